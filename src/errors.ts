@@ -1,0 +1,52 @@
+/**
+ * The error codes of the tool contract (DESIGN section 1) and the typed errors that carry
+ * them from the pipeline to the tool result. Vendor errors are mapped to these at the
+ * adapter boundary (src/providers), so nothing above the providers sees a vendor type.
+ */
+export const ERROR_CODES = [
+  'INVALID_VIA',
+  'MISSING_FIELD',
+  'FIELD_NOT_ON_CHANNEL',
+  'INVALID_FIELD',
+  'TOO_LONG',
+  'CHANNEL_UNAVAILABLE',
+  'RECIPIENT_NOT_ALLOWED',
+  'RECIPIENT_OPTED_OUT',
+  'IDEMPOTENCY_CONFLICT',
+  'IDEMPOTENCY_IN_PROGRESS',
+  'RATE_LIMITED',
+  'PROVIDER_REJECTED',
+  'PROVIDER_UNAVAILABLE',
+  'DELIVERY_UNKNOWN',
+  'NOT_FOUND',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** The `structuredContent.error` object of a failed tool call. */
+export interface ToolErrorBody {
+  code: ErrorCode | string;
+  message: string;
+  path?: string;
+  via?: string;
+  retry_after_s?: number;
+}
+
+/** A failure that becomes an `isError: true` tool result, never a thrown JSON-RPC error. */
+export class NotifyError extends Error {
+  override readonly name = 'NotifyError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: { path?: string; via?: string; retryAfterS?: number; cause?: unknown } = {},
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+  }
+
+  toBody(): ToolErrorBody {
+    const body: ToolErrorBody = { code: this.code, message: this.message };
+    if (this.details.path !== undefined) body.path = this.details.path;
+    if (this.details.via !== undefined) body.via = this.details.via;
+    if (this.details.retryAfterS !== undefined) body.retry_after_s = this.details.retryAfterS;
+    return body;
+  }
+}
