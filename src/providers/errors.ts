@@ -1,0 +1,42 @@
+/**
+ * Provider failures, one class per kind, each keeping the vendor error as `cause`.
+ * Adapters throw these; src/providers/retry.ts decides what to retry and maps them to the
+ * tool's error codes.
+ */
+export abstract class ProviderError extends Error {
+  constructor(
+    readonly provider: string,
+    message: string,
+    readonly vendorCode?: string | number,
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}
+
+/** Permanent: the provider refused this message; sending it again would fail the same way. */
+export class ProviderRejectedError extends ProviderError {
+  override readonly name = 'ProviderRejectedError';
+}
+
+/** Transient: 429, 5xx, connection resets, SMTP 4xx. Safe to retry. */
+export class ProviderTransientError extends ProviderError {
+  override readonly name = 'ProviderTransientError';
+  constructor(
+    provider: string,
+    message: string,
+    readonly opts: { retryAfterMs?: number; rateLimited?: boolean; vendorCode?: string | number; cause?: unknown } = {},
+  ) {
+    super(provider, message, opts.vendorCode, opts.cause);
+  }
+}
+
+/** The message may have been handed over (timeout after sending): never retried. */
+export class DeliveryUnknownError extends ProviderError {
+  override readonly name = 'DeliveryUnknownError';
+}
+
+/** The recipient opted out at the provider (Twilio 21610, replied STOP). */
+export class RecipientOptedOutError extends ProviderError {
+  override readonly name = 'RecipientOptedOutError';
+}

@@ -1,0 +1,35 @@
+/**
+ * What a tool is, independent of profile and transport: a zod input, a JSON output schema,
+ * annotations, and a handler that returns structured content or throws NotifyError.
+ * src/server.ts turns these into tools/list entries (shaped by the profile) and answers
+ * tools/call. `send_notification` is not one of these: its input is a union, and the
+ * union library shapes it (src/notification/tool.ts).
+ */
+import type { z } from 'zod';
+import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Store } from './store/types.js';
+
+export interface ToolContext {
+  store: Store;
+  config: Config;
+  log: Logger;
+  /** Authenticated client name (HTTP) or clientInfo.name (stdio), when known. */
+  client: string | null;
+  now: () => number;
+  signal: AbortSignal;
+  /** Sends an MCP progress notification when the caller asked for progress. */
+  progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
+}
+
+export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  input: Input;
+  /** JSON Schema with root `type: "object"`; it must admit the error shape too (DESIGN section 7). */
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
