@@ -1,0 +1,223 @@
+import { describe, expect, it } from 'vitest';
+import { NotifyError } from '../errors.js';
+import { silentLogger } from '../log.js';
+import {
+  DeliveryUnknownError,
+  ProviderRejectedError,
+  ProviderTransientError,
+  RecipientOptedOutError,
+} from './errors.js';
+import { sendFailureInfo, sendWithRetry, type RetryOptions } from './retry.js';
+import type { Provider, ProviderReceipt, SendContext } from './types.js';
+
+/** A provider that plays a script of outcomes, one per call, on a fake clock. */
+function scripted(steps: Array<(() => ProviderReceipt) | Error>, clock: { t: number }, costMs = 10) {
+  const calls: SendContext[] = [];
+  const provider: Provider<{ n: number }> = {
+    name: 'fake',
+    async send(_payload, ctx) {
+      calls.push(ctx);
+      clock.t += costMs;
+      const step = steps[calls.length - 1];
+      if (step === undefined) throw new Error('script ran out');
+      if (step instanceof Error) throw step;
+      return step();
+    },
+  };
+  return { provider, calls };
+}
+
+function harness(budgetMs = 20_000, random = () => 0.5) {
+  const clock = { t: 1_000_000 };
+  const sleeps: number[] = [];
+  const retries: Array<[number, number, string]> = [];
+  const opts: RetryOptions = {
+    notificationId: 'ntf_test',
+    budgetMs,
+    log: silentLogger,
+    now: () => clock.t,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      clock.t += ms;
+    },
+    random,
+    onRetry: (a, d, r) => retries.push([a, d, r]),
+  };
+  return { clock, sleeps, retries, opts };
+}
+
+async function rejection(p: Promise<unknown>): Promise<NotifyError> {
+  try {
+    await p;
+  } catch (err) {
+    expect(err).toBeInstanceOf(NotifyError);
+    return err as NotifyError;
+  }
+  throw new Error('expected a rejection');
+}
+
+const transient = (opts: ConstructorParameters<typeof ProviderTransientError>[2] = {}) =>
+  new ProviderTransientError('fake', 'HTTP 503', { vendorCode: 503, ...opts });
+
+describe('sendWithRetry', () => {
+  it('returns the receipt of a first-time success with one attempt', async () => {
+    const h = harness();
+    const { provider, calls } = scripted([() => ({ providerMessageId: 'm1' })], h.clock);
+    const out = await sendWithRetry(provider, { n: 1 }, h.opts);
+    expect(out.receipt).toEqual({ providerMessageId: 'm1' });
+    expect(out.attempts).toBe(1);
+    expect(out.history).toEqual([{ attempt: 1, outcome: 'sent', latencyMs: 10 }]);
+    expect(calls[0]!.notificationId).toBe('ntf_test');
+    expect(calls[0]!.signal.aborted).toBe(false);
+    expect(h.sleeps).toEqual([]);
+  });
+
+  it('retries transient failures with exponential full-jitter backoff, then succeeds', async () => {
+    const h = harness(20_000, () => 0.5);
+    const { provider } = scripted([transient(), transient(), () => ({ providerMessageId: 'm3' })], h.clock);
+    const out = await sendWithRetry(provider, { n: 1 }, h.opts);
+    expect(out.attempts).toBe(3);
+    // ceilings 250 and 500 (base 250, doubled), half of each with random() = 0.5
+    expect(h.sleeps).toEqual([125, 250]);
+    expect(h.retries).toEqual([
+      [1, 125, 'transient: 503'],
+      [2, 250, 'transient: 503'],
+    ]);
+    expect(out.history.map((r) => r.outcome)).toEqual(['transient', 'transient', 'sent']);
+  });
+
+  it('caps the backoff ceiling at maxDelayMs', async () => {
+    const h = harness(1_000_000, () => 0.999);
+    const steps = [...Array.from({ length: 7 }, () => transient()), () => ({})];
+    const { provider } = scripted(steps, h.clock);
+    await sendWithRetry(provider, { n: 1 }, { ...h.opts, maxDelayMs: 1000 });
+    expect(Math.max(...h.sleeps)).toBeLessThan(1000);
+    expect(h.sleeps[0]).toBeLessThan(250);
+  });
+
+  it('honours Retry-After when it is longer than the jittered delay', async () => {
+    const h = harness();
+    const { provider } = scripted(
+      [transient({ retryAfterMs: 3000, rateLimited: true, vendorCode: 429 }), () => ({ providerMessageId: 'ok' })],
+      h.clock,
+    );
+    const out = await sendWithRetry(provider, { n: 1 }, h.opts);
+    expect(h.sleeps).toEqual([3000]);
+    expect(h.retries[0]![2]).toBe('rate_limited');
+    expect(out.history[0]).toMatchObject({ outcome: 'rate_limited', vendorCode: 429 });
+  });
+
+  it('never sleeps past the budget: a Retry-After beyond it gives up at once with RATE_LIMITED', async () => {
+    const h = harness(5_000);
+    const { provider, calls } = scripted([transient({ retryAfterMs: 30_000, rateLimited: true })], h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(err.details.retryAfterS).toBe(30);
+    expect(h.sleeps).toEqual([]);
+    expect(calls).toHaveLength(1);
+    expect(sendFailureInfo(err)).toMatchObject({ attempts: 1, provider: 'fake' });
+  });
+
+  it('gives up with PROVIDER_UNAVAILABLE when transient failures outlast the budget', async () => {
+    const h = harness(2_000, () => 0.999);
+    const { provider, calls } = scripted(Array.from({ length: 20 }, () => transient()), h.clock, 100);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(err.details.retryAfterS).toBeGreaterThanOrEqual(1);
+    const spent = h.clock.t - 1_000_000;
+    expect(spent).toBeLessThanOrEqual(2_000);
+    const info = sendFailureInfo(err)!;
+    expect(info.attempts).toBe(calls.length);
+    expect(info.attempts).toBeGreaterThan(1);
+    expect(err.cause).toBeInstanceOf(ProviderTransientError);
+  });
+
+  it('reports RATE_LIMITED only when the last failure was a rate limit', async () => {
+    const h = harness(600, () => 0);
+    const { provider } = scripted(
+      [transient({ rateLimited: true, retryAfterMs: 100 }), transient({ retryAfterMs: 10_000 })],
+      h.clock,
+    );
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(err.details.retryAfterS).toBe(10);
+  });
+
+  it('stops at maxAttempts even with budget left', async () => {
+    const h = harness(1_000_000);
+    const { provider, calls } = scripted(Array.from({ length: 10 }, () => transient()), h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, { ...h.opts, maxAttempts: 3 }));
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(calls).toHaveLength(3);
+  });
+
+  it('does not retry a rejection, and tells what was refused', async () => {
+    const h = harness();
+    const cause = new ProviderRejectedError('fake', "'To' is not a valid phone number; use E.164 such as +14155550100.", 21211);
+    const { provider, calls } = scripted([cause], h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('PROVIDER_REJECTED');
+    expect(err.message).toContain('E.164');
+    expect(err.cause).toBe(cause);
+    expect(calls).toHaveLength(1);
+    expect(sendFailureInfo(err)).toMatchObject({ attempts: 1, vendorCode: 21211 });
+  });
+
+  it('maps an opt-out to RECIPIENT_OPTED_OUT without retrying', async () => {
+    const h = harness();
+    const { provider, calls } = scripted([new RecipientOptedOutError('fake', 'The recipient replied STOP.', 21610)], h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('RECIPIENT_OPTED_OUT');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('never retries a delivery whose outcome is unknown', async () => {
+    const h = harness();
+    const { provider, calls } = scripted(
+      [new DeliveryUnknownError('fake', 'timed out after the request was sent'), () => ({})],
+      h.clock,
+    );
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('DELIVERY_UNKNOWN');
+    expect(calls).toHaveLength(1);
+    expect(h.sleeps).toEqual([]);
+  });
+
+  it('treats an unclassified error as DELIVERY_UNKNOWN, not as retryable', async () => {
+    const h = harness();
+    const { provider, calls } = scripted([new TypeError('boom'), () => ({})], h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('DELIVERY_UNKNOWN');
+    expect(calls).toHaveLength(1);
+  });
+
+  it('aborts the attempt signal when the budget ends (real timer, short budget)', async () => {
+    let seen: AbortSignal | undefined;
+    const provider: Provider<null> = {
+      name: 'hang',
+      send: (_p, ctx) =>
+        new Promise((_resolve, reject) => {
+          seen = ctx.signal;
+          ctx.signal.addEventListener('abort', () =>
+            reject(new DeliveryUnknownError('hang', 'no answer before the budget ran out', undefined, ctx.signal.reason)),
+          );
+        }),
+    };
+    const started = Date.now();
+    const err = await rejection(sendWithRetry(provider, null, { notificationId: 'ntf_x', budgetMs: 50, log: silentLogger }));
+    expect(err.code).toBe('DELIVERY_UNKNOWN');
+    expect(seen?.aborted).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('reports every attempt through onAttempt', async () => {
+    const h = harness();
+    const records: unknown[] = [];
+    const { provider } = scripted([transient(), () => ({})], h.clock);
+    await sendWithRetry(provider, { n: 1 }, { ...h.opts, onAttempt: (r) => records.push(r) });
+    expect(records).toEqual([
+      { attempt: 1, outcome: 'transient', vendorCode: 503, latencyMs: 10 },
+      { attempt: 2, outcome: 'sent', latencyMs: 10 },
+    ]);
+  });
+});

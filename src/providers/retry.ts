@@ -1,0 +1,173 @@
+/**
+ * One send, retried inside one time budget. Transient failures (429, 5xx, resets, SMTP 4xx)
+ * are retried with exponential backoff and full jitter, honouring Retry-After, never sleeping
+ * past the budget; everything else ends the send at once. Provider errors become the tool's
+ * error codes here (src/errors.ts), with the attempt history attached for the delivery log.
+ */
+import { NotifyError } from '../errors.js';
+import type { Logger } from '../log.js';
+import {
+  DeliveryUnknownError,
+  ProviderError,
+  ProviderRejectedError,
+  ProviderTransientError,
+  RecipientOptedOutError,
+} from './errors.js';
+import type { Provider, ProviderReceipt } from './types.js';
+
+export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown';
+
+/** One provider call, as the delivery log records it (no payload, no vendor message). */
+export interface AttemptRecord {
+  attempt: number;
+  outcome: AttemptOutcome;
+  vendorCode?: string | number;
+  latencyMs: number;
+}
+
+export interface RetryOptions {
+  notificationId: string;
+  /** Total wall time for every attempt and every wait. */
+  budgetMs: number;
+  log: Logger;
+  /** Called before each wait: for progress notifications. `attempt` is the one that failed. */
+  onRetry?(attempt: number, delayMs: number, reason: string): void;
+  /** Called after each attempt, successful or not. */
+  onAttempt?(record: AttemptRecord): void;
+  sleep?(ms: number): Promise<void>;
+  /** In [0, 1). */
+  random?(): number;
+  now?(): number;
+  /** First backoff ceiling; doubled per attempt up to maxDelayMs. */
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** A hard cap besides the budget, so a fast-failing peer is not hammered. */
+  maxAttempts?: number;
+}
+
+export interface RetryResult {
+  receipt: ProviderReceipt;
+  attempts: number;
+  history: AttemptRecord[];
+}
+
+/** What sendWithRetry attaches to the NotifyError it throws. */
+export interface SendFailureInfo {
+  attempts: number;
+  history: AttemptRecord[];
+  provider: string;
+  vendorCode?: string | number;
+}
+
+export type SendFailure = NotifyError & SendFailureInfo;
+
+/** The attempt count and history of an error thrown by sendWithRetry, if it is one. */
+export function sendFailureInfo(err: unknown): SendFailureInfo | undefined {
+  if (err instanceof NotifyError && typeof (err as Partial<SendFailureInfo>).attempts === 'number') {
+    const e = err as SendFailure;
+    return { attempts: e.attempts, history: e.history, provider: e.provider, vendorCode: e.vendorCode };
+  }
+  return undefined;
+}
+
+/** Thrown into an attempt's signal when the budget ends. */
+export class BudgetExceededError extends Error {
+  override readonly name = 'BudgetExceededError';
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function outcomeOf(err: unknown): AttemptOutcome {
+  if (err instanceof ProviderTransientError) return err.opts.rateLimited ? 'rate_limited' : 'transient';
+  if (err instanceof RecipientOptedOutError) return 'opted_out';
+  if (err instanceof ProviderRejectedError) return 'rejected';
+  return 'unknown';
+}
+
+export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: RetryOptions): Promise<RetryResult> {
+  const now = opts.now ?? Date.now;
+  const sleep = opts.sleep ?? defaultSleep;
+  const random = opts.random ?? Math.random;
+  const base = opts.baseDelayMs ?? 250;
+  const maxDelay = opts.maxDelayMs ?? 8_000;
+  const maxAttempts = opts.maxAttempts ?? 10;
+  const deadline = now() + opts.budgetMs;
+  const history: AttemptRecord[] = [];
+  const log = opts.log.child({ notificationId: opts.notificationId, provider: provider.name });
+
+  const fail = (code: NotifyError['code'], message: string, cause: unknown, retryAfterS?: number): SendFailure => {
+    const err = new NotifyError(code, message, retryAfterS === undefined ? { cause } : { cause, retryAfterS });
+    return Object.assign(err, {
+      attempts: history.length,
+      history,
+      provider: provider.name,
+      vendorCode: cause instanceof ProviderError ? cause.vendorCode : undefined,
+    });
+  };
+
+  for (let attempt = 1; ; attempt++) {
+    const controller = new AbortController();
+    const remaining = Math.max(0, deadline - now());
+    const timer = setTimeout(
+      () => controller.abort(new BudgetExceededError(`send budget of ${opts.budgetMs} ms ran out`)),
+      remaining,
+    );
+    const started = now();
+    let err: unknown;
+    try {
+      const receipt = await provider.send(payload, { notificationId: opts.notificationId, signal: controller.signal });
+      const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - started };
+      history.push(record);
+      opts.onAttempt?.(record);
+      log.info('provider attempt', { ...record });
+      return { receipt, attempts: attempt, history };
+    } catch (e) {
+      err = e;
+    } finally {
+      clearTimeout(timer);
+    }
+
+    const record: AttemptRecord = { attempt, outcome: outcomeOf(err), latencyMs: now() - started };
+    if (err instanceof ProviderError && err.vendorCode !== undefined) record.vendorCode = err.vendorCode;
+    history.push(record);
+    opts.onAttempt?.(record);
+    log.info('provider attempt', { ...record });
+
+    if (err instanceof RecipientOptedOutError) {
+      throw fail('RECIPIENT_OPTED_OUT', `${err.message} Do not send to this recipient again unless they opt back in.`, err);
+    }
+    if (err instanceof ProviderRejectedError) {
+      throw fail('PROVIDER_REJECTED', `${provider.name} rejected the message: ${err.message}`, err);
+    }
+    if (!(err instanceof ProviderTransientError)) {
+      // DeliveryUnknownError, or anything an adapter failed to classify: it may have gone out,
+      // and a second attempt could deliver it twice.
+      const detail = err instanceof DeliveryUnknownError ? err.message : 'unexpected error during the send';
+      throw fail(
+        'DELIVERY_UNKNOWN',
+        `${provider.name} may or may not have delivered the message (${detail}). It was not retried, to avoid a duplicate; check with the recipient before sending again.`,
+        err,
+      );
+    }
+
+    const rateLimited = err.opts.rateLimited === true;
+    const ceiling = Math.min(maxDelay, base * 2 ** (attempt - 1));
+    let delay = Math.floor(random() * ceiling);
+    if (err.opts.retryAfterMs !== undefined) delay = Math.max(delay, err.opts.retryAfterMs);
+    const left = deadline - now();
+    if (attempt >= maxAttempts || controller.signal.aborted || delay >= left) {
+      const retryAfterS = Math.max(1, Math.ceil((err.opts.retryAfterMs ?? Math.max(delay, base)) / 1000));
+      const what = rateLimited ? 'is rate limiting these sends' : 'is unavailable';
+      throw fail(
+        rateLimited ? 'RATE_LIMITED' : 'PROVIDER_UNAVAILABLE',
+        `${provider.name} ${what} (${err.message}); gave up after ${attempt} attempt(s) within the ${opts.budgetMs} ms budget. Try again in ${retryAfterS} s.`,
+        err,
+        retryAfterS,
+      );
+    }
+    const reason = rateLimited ? 'rate_limited' : `transient${err.vendorCode !== undefined ? `: ${err.vendorCode}` : ''}`;
+    opts.onRetry?.(attempt, delay, reason);
+    log.debug('provider retry', { attempt, delayMs: delay, reason });
+    await sleep(delay);
+  }
+}
