@@ -71,7 +71,14 @@ export interface Store {
   isOptedOut(via: string, recipient: string): Promise<boolean>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;
 
-  insertBanner(banner: BannerRecord): Promise<void>;
+  /**
+   * Inserts `banner`, unless it has a dedupe_key and an active banner (at
+   * `banner.created_at`) already holds that key: then that banner is returned and nothing is
+   * inserted. Atomic across processes, so replicas racing on one key create one banner.
+   */
+  insertBanner(banner: BannerRecord): Promise<BannerRecord>;
+  /** Deletes banners dismissed or expired before `before` (the retention policy); returns how many. */
+  purgeBanners(before: number): Promise<number>;
   getBanner(id: string): Promise<BannerRecord | null>;
   /** The active (undismissed, unexpired) banner with this dedupe key, if any. */
   findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null>;

@@ -1,0 +1,311 @@
+/**
+ * The shared store for replicas: PostgreSQL through a `pg` Pool. Migrations run under an
+ * advisory lock so replicas starting together migrate once. Every read-decide-write is one
+ * statement (INSERT … ON CONFLICT … WHERE, which re-checks the condition on the locked,
+ * latest row) or a transaction serialised by an advisory lock, so it is atomic across
+ * processes at READ COMMITTED.
+ */
+import pg from 'pg';
+import type { Logger } from '../log.js';
+import { bannerStatusSql } from './banner-status.js';
+import { StoreError } from './errors.js';
+import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
+import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, Store } from './types.js';
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  log: Logger;
+  /** Tables live in this schema (created if missing) instead of the default search_path; for tests. */
+  schema?: string;
+  /** Pool size (default 10). */
+  max?: number;
+}
+
+/** Arbitrary but fixed: the advisory lock key that serialises migrations. */
+const MIGRATION_LOCK = 7_301_775_001;
+const KEY_PURGE_INTERVAL_MS = 60_000;
+const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
+const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
+
+type Row = Record<string, unknown>;
+
+/** BIGINT arrives as a string from pg; our times and counts are well inside 2^53. */
+function num(v: unknown): number {
+  return typeof v === 'number' ? v : Number(v);
+}
+function numOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : num(v);
+}
+
+function toBanner(r: Row): BannerRecord {
+  return {
+    id: r.id as string,
+    text: r.text as string,
+    audience: r.audience as string,
+    severity: r.severity as BannerRecord['severity'],
+    dedupe_key: (r.dedupe_key as string | null) ?? null,
+    created_at: num(r.created_at),
+    expires_at: numOrNull(r.expires_at),
+    dismissed_at: numOrNull(r.dismissed_at),
+  };
+}
+
+function toDelivery(r: Row): DeliveryRecord {
+  return {
+    id: r.id as string,
+    via: r.via as string,
+    status: r.status as DeliveryRecord['status'],
+    provider: r.provider as string,
+    provider_message_id: (r.provider_message_id as string | null) ?? null,
+    payload: r.payload,
+    error_code: (r.error_code as string | null) ?? null,
+    attempts: num(r.attempts),
+    latency_ms: num(r.latency_ms),
+    client: (r.client as string | null) ?? null,
+    idempotency_key: (r.idempotency_key as string | null) ?? null,
+    created_at: num(r.created_at),
+  };
+}
+
+async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+    try {
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      await client.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
+      );
+      const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
+      const current = rows[0]?.v ?? 0;
+      if (current > LATEST_VERSION) {
+        throw new StoreError(
+          `the PostgreSQL store is at schema version ${current}, newer than this build knows (${LATEST_VERSION}); upgrade notify-mcp`,
+        );
+      }
+      for (const m of MIGRATIONS) {
+        if (m.version <= current) continue;
+        await client.query('BEGIN');
+        try {
+          await client.query(m.postgres);
+          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            Date.now(),
+          ]);
+          await client.query('COMMIT');
+        } catch (err) {
+          await client.query('ROLLBACK');
+          throw err;
+        }
+        log.info('store migrated', { store: 'postgres', version: m.version, migration: m.name });
+      }
+    } finally {
+      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres';
+  private lastKeyPurge = 0;
+
+  private constructor(
+    readonly pool: pg.Pool,
+    private readonly log: Logger,
+  ) {}
+
+  static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
+    if (opts.schema !== undefined && !SCHEMA_RE.test(opts.schema)) {
+      throw new StoreError(`schema name "${opts.schema}" must match ${SCHEMA_RE.source}`);
+    }
+    const pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: 10_000,
+      ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
+    });
+    // An idle client's network error must not crash the process; the next query reconnects.
+    pool.on('error', (err) => opts.log.warn('postgres idle client error', { error: err.message }));
+    try {
+      await migrate(pool, opts.log, opts.schema);
+    } catch (err) {
+      await pool.end().catch(() => {});
+      if (err instanceof StoreError) throw err;
+      throw new StoreError(`could not open the PostgreSQL store: ${(err as Error).message}`, { cause: err });
+    }
+    opts.log.debug('store opened', { store: 'postgres', schema: opts.schema ?? null });
+    return new PostgresStore(pool, opts.log);
+  }
+
+  async recordDelivery(r: DeliveryRecord): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      [
+        r.id,
+        r.via,
+        r.status,
+        r.provider,
+        r.provider_message_id,
+        JSON.stringify(r.payload ?? null),
+        r.error_code,
+        r.attempts,
+        r.latency_ms,
+        r.client,
+        r.idempotency_key,
+        r.created_at,
+      ],
+    );
+  }
+
+  async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
+    const { rows } = await this.pool.query('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1', [
+      Math.max(0, Math.trunc(limit)),
+    ]);
+    return rows.map(toDelivery);
+  }
+
+  async claimIdempotency(
+    key: string,
+    payloadHash: string,
+    now: number,
+    opts: { ttlMs: number; staleAfterMs: number },
+  ): Promise<IdempotencyClaim> {
+    if (now - this.lastKeyPurge >= KEY_PURGE_INTERVAL_MS) {
+      this.lastKeyPurge = now;
+      await this.pool.query('DELETE FROM idempotency_keys WHERE claimed_at <= $1', [now - opts.ttlMs]);
+    }
+    // A row that vanishes between the upsert and the read was released: claim again.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      // The WHERE of ON CONFLICT DO UPDATE is evaluated on the locked latest row version,
+      // so of several racing claimers exactly one gets a row back.
+      const claimed = await this.pool.query(
+        `INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at) VALUES ($1, $2, 'pending', NULL, $3)
+         ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL, claimed_at = EXCLUDED.claimed_at
+         WHERE $3 - k.claimed_at >= $4
+            OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
+         RETURNING 1`,
+        [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs],
+      );
+      if (claimed.rowCount === 1) return { kind: 'claimed' };
+      const { rows } = await this.pool.query('SELECT payload_hash, state, result, claimed_at FROM idempotency_keys WHERE key = $1', [key]);
+      const row = rows[0] as Row | undefined;
+      if (!row) continue;
+      const base = { kind: 'existing' as const, payload_hash: row.payload_hash as string, claimed_at: num(row.claimed_at) };
+      return row.state === 'pending' ? { ...base, state: 'pending' } : { ...base, state: 'done', result: row.result ?? null };
+    }
+    throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
+  }
+
+  async completeIdempotency(key: string, result: unknown): Promise<void> {
+    await this.pool.query(`UPDATE idempotency_keys SET state = 'done', result = $2 WHERE key = $1`, [key, JSON.stringify(result ?? null)]);
+  }
+
+  async releaseIdempotency(key: string): Promise<void> {
+    await this.pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND state = 'pending'`, [key]);
+  }
+
+  async isOptedOut(via: string, recipient: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2', [via, recipient]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async addOptOut(via: string, recipient: string, now: number): Promise<void> {
+    await this.pool.query('INSERT INTO opt_outs (via, recipient, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+      via,
+      recipient,
+      now,
+    ]);
+  }
+
+  async insertBanner(b: BannerRecord): Promise<BannerRecord> {
+    const insert = (q: pg.Pool | pg.PoolClient) =>
+      q.query(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        b.id,
+        b.text,
+        b.audience,
+        b.severity,
+        b.dedupe_key,
+        b.created_at,
+        b.expires_at,
+        b.dismissed_at,
+      ]);
+    if (b.dedupe_key === null) {
+      await insert(this.pool);
+      return { ...b };
+    }
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Serialises writers of this dedupe key only; released at COMMIT/ROLLBACK.
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext('notify-mcp:banner-dedupe:' || $1))`, [b.dedupe_key]);
+      const existing = await this.activeByDedupe(client, b.dedupe_key, b.created_at);
+      if (existing) {
+        await client.query('COMMIT');
+        return existing;
+      }
+      await insert(client);
+      await client.query('COMMIT');
+      return { ...b };
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async purgeBanners(before: number): Promise<number> {
+    const { rowCount } = await this.pool.query('DELETE FROM banners WHERE dismissed_at < $1 OR expires_at < $1', [before]);
+    return rowCount ?? 0;
+  }
+
+  async getBanner(id: string): Promise<BannerRecord | null> {
+    const { rows } = await this.pool.query(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = $1`, [id]);
+    return rows[0] ? toBanner(rows[0] as Row) : null;
+  }
+
+  async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    return this.activeByDedupe(this.pool, dedupeKey, now);
+  }
+
+  private async activeByDedupe(q: pg.Pool | pg.PoolClient, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    const { rows } = await q.query(
+      `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = $1 AND ${bannerStatusSql('active', '$2')}
+       ORDER BY created_at DESC, seq DESC LIMIT 1`,
+      [dedupeKey, now],
+    );
+    return rows[0] ? toBanner(rows[0] as Row) : null;
+  }
+
+  async dismissBanner(id: string, now: number): Promise<BannerRecord | null> {
+    await this.pool.query('UPDATE banners SET dismissed_at = $2 WHERE id = $1 AND dismissed_at IS NULL', [id, now]);
+    return this.getBanner(id);
+  }
+
+  async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
+    const params: unknown[] = [query.now, query.limit ?? null];
+    const where: string[] = [];
+    if (query.audiences !== undefined) {
+      params.push(query.audiences);
+      where.push(`audience = ANY($${params.length}::text[])`);
+    }
+    if (query.status !== undefined) where.push(bannerStatusSql(query.status, '$1'));
+    // $1 is referenced even without a status filter, so its type is always known.
+    const sql = `SELECT ${BANNER_COLUMNS} FROM banners WHERE $1::bigint IS NOT NULL ${where.map((w) => `AND ${w}`).join(' ')}
+                 ORDER BY created_at DESC, seq DESC LIMIT $2`;
+    const { rows } = await this.pool.query(sql, params);
+    return rows.map((r) => toBanner(r as Row));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
+  return PostgresStore.open(opts);
+}

@@ -1,0 +1,254 @@
+/**
+ * The default store: one SQLite file (`<dataDir>/notify.db`) in WAL mode, shared safely by
+ * several processes. better-sqlite3 is synchronous, so within one process every statement
+ * is already serialised; across processes, each read-decide-write is a single
+ * `BEGIN IMMEDIATE` transaction (the write lock is taken before the read), and a busy
+ * timeout makes writers queue instead of failing.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { Logger } from '../log.js';
+import { bannerStatusSql } from './banner-status.js';
+import { StoreError } from './errors.js';
+import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
+import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, Store } from './types.js';
+
+export const SQLITE_FILE_NAME = 'notify.db';
+
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, SQLITE_FILE_NAME);
+}
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; its directory is created if missing. */
+  file: string;
+  log: Logger;
+  /** How long a writer waits for another process's lock before failing (default 10 s). */
+  busyTimeoutMs?: number;
+}
+
+interface DeliveryRow {
+  id: string;
+  via: string;
+  status: DeliveryRecord['status'];
+  provider: string;
+  provider_message_id: string | null;
+  payload: string;
+  error_code: string | null;
+  attempts: number;
+  latency_ms: number;
+  client: string | null;
+  idempotency_key: string | null;
+  created_at: number;
+}
+
+interface KeyRow {
+  payload_hash: string;
+  state: 'pending' | 'done';
+  result: string | null;
+  claimed_at: number;
+}
+
+const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
+/** Expired idempotency rows are deleted at most this often (they already count as absent). */
+const KEY_PURGE_INTERVAL_MS = 60_000;
+
+function migrate(db: Database.Database, log: Logger): void {
+  const run = db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+    const current = row.v ?? 0;
+    if (current > LATEST_VERSION) {
+      throw new StoreError(
+        `the SQLite store is at schema version ${current}, newer than this build knows (${LATEST_VERSION}); upgrade notify-mcp`,
+      );
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      db.exec(m.sqlite);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+      log.info('store migrated', { store: 'sqlite', version: m.version, migration: m.name });
+    }
+  });
+  // IMMEDIATE: two processes starting together migrate one after the other, never both.
+  run.immediate();
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  private lastKeyPurge = 0;
+
+  private constructor(
+    readonly db: Database.Database,
+    private readonly log: Logger,
+  ) {}
+
+  static open(opts: SqliteStoreOptions): SqliteStore {
+    mkdirSync(dirname(opts.file), { recursive: true });
+    const db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 10_000 });
+    try {
+      db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 10_000)}`);
+      const mode = db.pragma('journal_mode = WAL', { simple: true });
+      if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
+      // FULL: an acknowledged claim or banner must survive a power loss, not only a crash;
+      // writes here are small and few, so the extra fsync is cheap.
+      db.pragma('synchronous = FULL');
+      migrate(db, opts.log);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+    opts.log.debug('store opened', { store: 'sqlite', file: opts.file });
+    return new SqliteStore(db, opts.log);
+  }
+
+  async recordDelivery(r: DeliveryRecord): Promise<void> {
+    this.db
+      .prepare(
+        `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        r.id,
+        r.via,
+        r.status,
+        r.provider,
+        r.provider_message_id,
+        JSON.stringify(r.payload ?? null),
+        r.error_code,
+        r.attempts,
+        r.latency_ms,
+        r.client,
+        r.idempotency_key,
+        r.created_at,
+      );
+  }
+
+  async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
+    const rows = this.db
+      .prepare('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
+      .all(Math.max(0, Math.trunc(limit))) as (DeliveryRow & { seq: number })[];
+    return rows.map(({ seq: _seq, ...r }) => ({ ...r, payload: JSON.parse(r.payload) as unknown }));
+  }
+
+  async claimIdempotency(
+    key: string,
+    payloadHash: string,
+    now: number,
+    opts: { ttlMs: number; staleAfterMs: number },
+  ): Promise<IdempotencyClaim> {
+    const tx = this.db.transaction((): IdempotencyClaim => {
+      if (now - this.lastKeyPurge >= KEY_PURGE_INTERVAL_MS) {
+        this.db.prepare('DELETE FROM idempotency_keys WHERE claimed_at <= ?').run(now - opts.ttlMs);
+        this.lastKeyPurge = now;
+      }
+      const row = this.db.prepare('SELECT payload_hash, state, result, claimed_at FROM idempotency_keys WHERE key = ?').get(key) as
+        | KeyRow
+        | undefined;
+      const free =
+        row === undefined ||
+        now - row.claimed_at >= opts.ttlMs ||
+        // The owner died mid-send: same payload, pending past its budget. A different
+        // payload under a stale claim stays a conflict until the key expires.
+        (row.state === 'pending' && row.payload_hash === payloadHash && now - row.claimed_at >= opts.staleAfterMs);
+      if (free) {
+        this.db
+          .prepare(
+            `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES (?, ?, 'pending', NULL, ?)
+             ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, state = 'pending', result = NULL, claimed_at = excluded.claimed_at`,
+          )
+          .run(key, payloadHash, now);
+        return { kind: 'claimed' };
+      }
+      if (row.state === 'pending') return { kind: 'existing', payload_hash: row.payload_hash, state: 'pending', claimed_at: row.claimed_at };
+      return {
+        kind: 'existing',
+        payload_hash: row.payload_hash,
+        state: 'done',
+        result: row.result === null ? null : (JSON.parse(row.result) as unknown),
+        claimed_at: row.claimed_at,
+      };
+    });
+    return tx.immediate();
+  }
+
+  async completeIdempotency(key: string, result: unknown): Promise<void> {
+    this.db.prepare(`UPDATE idempotency_keys SET state = 'done', result = ? WHERE key = ?`).run(JSON.stringify(result ?? null), key);
+  }
+
+  async releaseIdempotency(key: string): Promise<void> {
+    // Only a pending claim: a finished send's result must stay replayable.
+    this.db.prepare(`DELETE FROM idempotency_keys WHERE key = ? AND state = 'pending'`).run(key);
+  }
+
+  async isOptedOut(via: string, recipient: string): Promise<boolean> {
+    return this.db.prepare('SELECT 1 FROM opt_outs WHERE via = ? AND recipient = ?').get(via, recipient) !== undefined;
+  }
+
+  async addOptOut(via: string, recipient: string, now: number): Promise<void> {
+    this.db.prepare('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
+  }
+
+  async insertBanner(b: BannerRecord): Promise<BannerRecord> {
+    const tx = this.db.transaction((): BannerRecord => {
+      if (b.dedupe_key !== null) {
+        const existing = this.activeByDedupe(b.dedupe_key, b.created_at);
+        if (existing) return existing;
+      }
+      this.db
+        .prepare(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+        .run(b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at);
+      return { ...b };
+    });
+    return tx.immediate();
+  }
+
+  async purgeBanners(before: number): Promise<number> {
+    return this.db.prepare('DELETE FROM banners WHERE dismissed_at < ? OR expires_at < ?').run(before, before).changes;
+  }
+
+  async getBanner(id: string): Promise<BannerRecord | null> {
+    return (this.db.prepare(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = ?`).get(id) as BannerRecord | undefined) ?? null;
+  }
+
+  async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    return this.activeByDedupe(dedupeKey, now);
+  }
+
+  private activeByDedupe(dedupeKey: string, now: number): BannerRecord | null {
+    const row = this.db
+      .prepare(
+        `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
+         ORDER BY created_at DESC, seq DESC LIMIT 1`,
+      )
+      .get({ key: dedupeKey, now }) as BannerRecord | undefined;
+    return row ?? null;
+  }
+
+  async dismissBanner(id: string, now: number): Promise<BannerRecord | null> {
+    this.db.prepare('UPDATE banners SET dismissed_at = ? WHERE id = ? AND dismissed_at IS NULL').run(now, id);
+    return this.getBanner(id);
+  }
+
+  async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
+    const where: string[] = [];
+    const params: Record<string, unknown> = { now: query.now, limit: query.limit ?? -1 };
+    if (query.audiences !== undefined) {
+      where.push('audience IN (SELECT value FROM json_each(@audiences))');
+      params.audiences = JSON.stringify(query.audiences);
+    }
+    if (query.status !== undefined) where.push(bannerStatusSql(query.status, '@now'));
+    const sql = `SELECT ${BANNER_COLUMNS} FROM banners ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+                 ORDER BY created_at DESC, seq DESC LIMIT @limit`;
+    return this.db.prepare(sql).all(params) as BannerRecord[];
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+}
+
+export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
+  return SqliteStore.open(opts);
+}

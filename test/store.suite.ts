@@ -1,0 +1,292 @@
+/**
+ * The contract every Store implementation passes (src/store/types.ts). Run by
+ * test/store-sqlite.test.ts always and test/store-postgres.test.ts when PostgreSQL answers.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { BannerRecord, DeliveryRecord, Store } from '../src/store/types.js';
+
+export interface StoreHandle {
+  store: Store;
+  /** A second store on the same database (another process's view; migrations re-run). */
+  reopen(): Promise<Store>;
+  cleanup(): Promise<void>;
+}
+
+const T0 = Date.UTC(2026, 0, 1);
+const HOUR = 3_600_000;
+const OPTS = { ttlMs: 24 * HOUR, staleAfterMs: 20_000 };
+
+function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord> = {}): DeliveryRecord {
+  return {
+    id,
+    via: 'email',
+    status: 'dry_run',
+    provider: 'dry-run',
+    provider_message_id: null,
+    payload: { envelope: { from: 'a@x', to: ['b@y'] }, raw: 'Subject: h\u00e9llo \u2603\r\n\r\nbody' },
+    error_code: null,
+    attempts: 1,
+    latency_ms: 3,
+    client: null,
+    idempotency_key: null,
+    created_at,
+    ...extra,
+  };
+}
+
+function banner(extra: Partial<BannerRecord> = {}): BannerRecord {
+  return {
+    id: `bnr_${randomUUID()}`,
+    text: 'Maintenance tonight',
+    audience: 'all',
+    severity: 'info',
+    dedupe_key: null,
+    created_at: T0,
+    expires_at: T0 + HOUR,
+    dismissed_at: null,
+    ...extra,
+  };
+}
+
+export function storeSuite(name: string, open: () => Promise<StoreHandle>): void {
+  describe(`Store contract: ${name}`, () => {
+    let h: StoreHandle;
+    let store: Store;
+    beforeEach(async () => {
+      h = await open();
+      store = h.store;
+    });
+    afterEach(async () => {
+      await h.cleanup();
+    });
+
+    describe('deliveries', () => {
+      it('lists newest first, ties in insertion order reversed, and round-trips every field', async () => {
+        await store.recordDelivery(delivery('ntf_a', T0));
+        await store.recordDelivery(delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }));
+        await store.recordDelivery(delivery('ntf_c', T0));
+        await store.recordDelivery(delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3 }));
+        const all = await store.listDeliveries(10);
+        expect(all.map((d) => d.id)).toEqual(['ntf_b', 'ntf_c', 'ntf_a', 'ntf_d']);
+        expect(all[0]).toEqual(
+          delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }),
+        );
+        expect(all[3]).toMatchObject({ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3 });
+        expect((await store.listDeliveries(2)).map((d) => d.id)).toEqual(['ntf_b', 'ntf_c']);
+      });
+
+      it('rejects a duplicate delivery id', async () => {
+        await store.recordDelivery(delivery('ntf_dup', T0));
+        await expect(store.recordDelivery(delivery('ntf_dup', T0))).rejects.toThrow();
+      });
+    });
+
+    describe('idempotency', () => {
+      it('claims once, then reports the pending claim with its hash and time', async () => {
+        expect(await store.claimIdempotency('k1', 'h1', T0, OPTS)).toEqual({ kind: 'claimed' });
+        expect(await store.claimIdempotency('k1', 'h1', T0 + 10, OPTS)).toEqual({
+          kind: 'existing',
+          payload_hash: 'h1',
+          state: 'pending',
+          claimed_at: T0,
+        });
+        // A different payload sees the first one's hash, so the caller can report a conflict.
+        expect(await store.claimIdempotency('k1', 'h2', T0 + 10, OPTS)).toMatchObject({ kind: 'existing', payload_hash: 'h1' });
+      });
+
+      it('stores the result; later claims see it as done', async () => {
+        await store.claimIdempotency('k2', 'h', T0, OPTS);
+        const result = { id: 'ntf_1', via: 'sms', status: 'sent', segments: 1, nested: { list: [1, 'two', null] } };
+        await store.completeIdempotency('k2', result);
+        expect(await store.claimIdempotency('k2', 'h', T0 + HOUR, OPTS)).toEqual({
+          kind: 'existing',
+          payload_hash: 'h',
+          state: 'done',
+          result,
+          claimed_at: T0,
+        });
+        // A done claim is never "stale": it replays until the ttl.
+        expect(await store.claimIdempotency('k2', 'h', T0 + OPTS.staleAfterMs * 10, OPTS)).toMatchObject({ state: 'done' });
+      });
+
+      it('takes over a pending claim of the same payload once it is stale, and only then', async () => {
+        await store.claimIdempotency('k3', 'h', T0, OPTS);
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs - 1, OPTS)).toMatchObject({ state: 'pending' });
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs, OPTS)).toEqual({ kind: 'claimed' });
+        // The takeover restarted the clock.
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 1, OPTS)).toMatchObject({
+          state: 'pending',
+          claimed_at: T0 + OPTS.staleAfterMs,
+        });
+      });
+
+      it('does not hand a stale claim to a different payload (still a conflict)', async () => {
+        await store.claimIdempotency('k4', 'h1', T0, OPTS);
+        expect(await store.claimIdempotency('k4', 'h2', T0 + OPTS.staleAfterMs * 2, OPTS)).toMatchObject({
+          kind: 'existing',
+          payload_hash: 'h1',
+          state: 'pending',
+        });
+      });
+
+      it('treats claims older than the ttl as absent, whatever their payload or state', async () => {
+        await store.claimIdempotency('k5', 'h1', T0, OPTS);
+        await store.completeIdempotency('k5', { id: 'ntf_old' });
+        expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs - 1, OPTS)).toMatchObject({ state: 'done', payload_hash: 'h1' });
+        expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs, OPTS)).toEqual({ kind: 'claimed' });
+        expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs + 1, OPTS)).toMatchObject({ state: 'pending', payload_hash: 'h2' });
+      });
+
+      it('release frees a pending claim but never a finished one', async () => {
+        await store.claimIdempotency('k6', 'h', T0, OPTS);
+        await store.releaseIdempotency('k6');
+        expect(await store.claimIdempotency('k6', 'h2', T0 + 1, OPTS)).toEqual({ kind: 'claimed' });
+        await store.completeIdempotency('k6', { ok: true });
+        await store.releaseIdempotency('k6');
+        expect(await store.claimIdempotency('k6', 'h2', T0 + 2, OPTS)).toMatchObject({ state: 'done', result: { ok: true } });
+        await store.releaseIdempotency('never-claimed');
+      });
+
+      it('gives exactly one of many simultaneous claimers the key', async () => {
+        const claims = await Promise.all(Array.from({ length: 40 }, () => store.claimIdempotency('k7', 'h', T0, OPTS)));
+        expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
+        expect(claims.filter((c) => c.kind === 'existing' && c.state === 'pending')).toHaveLength(39);
+      });
+
+      it('gives exactly one of many simultaneous stale takeovers the key', async () => {
+        await store.claimIdempotency('k8', 'h', T0, OPTS);
+        const later = T0 + OPTS.staleAfterMs + 5;
+        const claims = await Promise.all(Array.from({ length: 20 }, () => store.claimIdempotency('k8', 'h', later, OPTS)));
+        expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
+      });
+
+      it('is shared between two stores on the same database', async () => {
+        const other = await h.reopen();
+        try {
+          expect(await store.claimIdempotency('k9', 'h', T0, OPTS)).toEqual({ kind: 'claimed' });
+          expect(await other.claimIdempotency('k9', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending' });
+          await store.completeIdempotency('k9', { id: 'ntf_x' });
+          expect(await other.claimIdempotency('k9', 'h', T0 + 2, OPTS)).toMatchObject({ state: 'done', result: { id: 'ntf_x' } });
+        } finally {
+          await other.close();
+        }
+      });
+    });
+
+    describe('opt-outs', () => {
+      it('remembers a recipient per channel; adding twice is harmless', async () => {
+        expect(await store.isOptedOut('sms', '+15551234567')).toBe(false);
+        await store.addOptOut('sms', '+15551234567', T0);
+        await store.addOptOut('sms', '+15551234567', T0 + 1);
+        expect(await store.isOptedOut('sms', '+15551234567')).toBe(true);
+        expect(await store.isOptedOut('sms', '+15551234568')).toBe(false);
+        expect(await store.isOptedOut('email', '+15551234567')).toBe(false);
+      });
+    });
+
+    describe('banners', () => {
+      it('inserts and reads back every field', async () => {
+        const b = banner({ severity: 'critical', dedupe_key: 'deploy', text: 'Déploiement \u26a0' });
+        expect(await store.insertBanner(b)).toEqual(b);
+        expect(await store.getBanner(b.id)).toEqual(b);
+        expect(await store.getBanner('bnr_missing')).toBeNull();
+        const forever = banner({ expires_at: null });
+        await store.insertBanner(forever);
+        expect(await store.getBanner(forever.id)).toEqual(forever);
+      });
+
+      it('dedupes only among active banners', async () => {
+        const first = banner({ dedupe_key: 'outage' });
+        await store.insertBanner(first);
+        const second = banner({ dedupe_key: 'outage', created_at: T0 + 10, text: 'other' });
+        expect(await store.insertBanner(second)).toEqual(first);
+        expect(await store.getBanner(second.id)).toBeNull();
+        expect(await store.findActiveBannerByDedupe('outage', T0 + 10)).toEqual(first);
+
+        // Dismissed: a new one is created.
+        await store.dismissBanner(first.id, T0 + 20);
+        expect(await store.findActiveBannerByDedupe('outage', T0 + 21)).toBeNull();
+        const third = banner({ dedupe_key: 'outage', created_at: T0 + 30 });
+        expect(await store.insertBanner(third)).toEqual(third);
+
+        // Expired: a new one is created too.
+        const fourth = banner({ dedupe_key: 'outage', created_at: third.expires_at!, expires_at: third.expires_at! + HOUR });
+        expect(await store.insertBanner(fourth)).toEqual(fourth);
+        expect(await store.findActiveBannerByDedupe('outage', third.expires_at!)).toEqual(fourth);
+        // Other keys and no key never dedupe.
+        expect(await store.insertBanner(banner({ dedupe_key: 'other', created_at: T0 + 40 }))).toMatchObject({ dedupe_key: 'other' });
+        const a = banner({ created_at: T0 + 50 });
+        const b = banner({ created_at: T0 + 50 });
+        expect(await store.insertBanner(a)).toEqual(a);
+        expect(await store.insertBanner(b)).toEqual(b);
+      });
+
+      it('creates one banner when many insert the same dedupe key at once', async () => {
+        const many = Array.from({ length: 20 }, () => banner({ dedupe_key: 'race' }));
+        const results = await Promise.all(many.map((b) => store.insertBanner(b)));
+        expect(new Set(results.map((r) => r.id)).size).toBe(1);
+        expect(await store.listBanners({ now: T0 })).toHaveLength(1);
+      });
+
+      it('dismisses idempotently, keeping the first dismissal time', async () => {
+        const b = banner();
+        await store.insertBanner(b);
+        expect(await store.dismissBanner(b.id, T0 + 5)).toEqual({ ...b, dismissed_at: T0 + 5 });
+        expect(await store.dismissBanner(b.id, T0 + 9)).toEqual({ ...b, dismissed_at: T0 + 5 });
+        expect(await store.dismissBanner('bnr_unknown', T0)).toBeNull();
+      });
+
+      it('lists by exact audience and by status, newest first', async () => {
+        const all1 = banner({ audience: 'all', created_at: T0 });
+        const admins = banner({ audience: 'admins', created_at: T0 + 1 });
+        const billing = banner({ audience: 'team:billing', created_at: T0 + 2, expires_at: T0 + 100 });
+        const dismissed = banner({ audience: 'all', created_at: T0 + 3 });
+        const all2 = banner({ audience: 'all', created_at: T0 + 4, expires_at: null });
+        for (const b of [all1, admins, billing, dismissed, all2]) await store.insertBanner(b);
+        await store.dismissBanner(dismissed.id, T0 + 5);
+        const now = T0 + 100; // billing has just expired
+
+        const ids = (bs: BannerRecord[]) => bs.map((b) => b.id);
+        expect(ids(await store.listBanners({ now }))).toEqual([all2.id, dismissed.id, billing.id, admins.id, all1.id]);
+        expect(ids(await store.listBanners({ now, status: 'active' }))).toEqual([all2.id, admins.id, all1.id]);
+        expect(ids(await store.listBanners({ now, status: 'dismissed' }))).toEqual([dismissed.id]);
+        expect(ids(await store.listBanners({ now, status: 'expired' }))).toEqual([billing.id]);
+        expect(ids(await store.listBanners({ now, audiences: ['all'], status: 'active' }))).toEqual([all2.id, all1.id]);
+        // `all` is a segment, not a wildcard; the viewer passes every segment it belongs to.
+        expect(ids(await store.listBanners({ now, audiences: ['admins'], status: 'active' }))).toEqual([admins.id]);
+        expect(ids(await store.listBanners({ now, audiences: ['all', 'admins'], status: 'active' }))).toEqual([
+          all2.id,
+          admins.id,
+          all1.id,
+        ]);
+        expect(ids(await store.listBanners({ now: T0 + 99, audiences: ['team:billing'], status: 'active' }))).toEqual([billing.id]);
+        expect(ids(await store.listBanners({ now, audiences: ['team'] }))).toEqual([]);
+        expect(ids(await store.listBanners({ now, audiences: [] }))).toEqual([]);
+        expect(ids(await store.listBanners({ now, limit: 2 }))).toEqual([all2.id, dismissed.id]);
+      });
+
+      it('purges banners dismissed or expired before the cut-off, and nothing else', async () => {
+        const oldDismissed = banner({ created_at: T0 });
+        const oldExpired = banner({ created_at: T0, expires_at: T0 + 10 });
+        const recentExpired = banner({ created_at: T0, expires_at: T0 + 1000 });
+        const active = banner({ created_at: T0, expires_at: null });
+        for (const b of [oldDismissed, oldExpired, recentExpired, active]) await store.insertBanner(b);
+        await store.dismissBanner(oldDismissed.id, T0 + 5);
+        expect(await store.purgeBanners(T0 + 500)).toBe(2);
+        expect((await store.listBanners({ now: T0 + 2000 })).map((b) => b.id).sort()).toEqual([recentExpired.id, active.id].sort());
+      });
+
+      it('survives reopening (migrations are re-run as no-ops)', async () => {
+        const b = banner();
+        await store.insertBanner(b);
+        const again = await h.reopen();
+        try {
+          expect(await again.getBanner(b.id)).toEqual(b);
+        } finally {
+          await again.close();
+        }
+      });
+    });
+  });
+}
