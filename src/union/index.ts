@@ -1,0 +1,14 @@
+/**
+ * notify-mcp/union: one zod discriminated union in, every wire shape, description and
+ * validator out. Generic: it knows nothing of notifications.
+ */
+export { defineUnion, variantOf, UnionDefinitionError } from './define.js';
+export type { UnionDef, UnionOptions, Variant, VariantMeta } from './define.js';
+export { describeUnion, describeVariant, listWords } from './describe.js';
+export { toJsonSchema, type JsonSchema } from './json-schema.js';
+export { profileTools, flatSchema, nestedSchema, oneOfSchema, UNION_PROFILES } from './profiles.js';
+export type { ProfileTool, UnionProfile } from './profiles.js';
+export { toStrict } from './strict.js';
+export { validateUnionCall, validateObject, dropNulls, pointer } from './validate.js';
+export type { ValidationIssue, ValidationResult } from './validate.js';
+export { schemaHash, canonicalJson } from './schema-hash.js';

@@ -1,0 +1,108 @@
+/**
+ * The wire shapes of one union. Each profile yields the tools a client lists, and for each
+ * tool how its arguments map back onto the union (so validation is always the union's,
+ * and error paths point into the arguments as the client sent them).
+ */
+import type { UnionDef, Variant } from './define.js';
+import { describeUnion, describeVariant } from './describe.js';
+import { cloneJson, type JsonSchema } from './json-schema.js';
+import { canonicalJson } from './schema-hash.js';
+import { toStrict } from './strict.js';
+
+export const UNION_PROFILES = ['flat', 'nested', 'oneOf', 'per-variant'] as const;
+export type UnionProfile = (typeof UNION_PROFILES)[number];
+
+export interface ProfileTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: JsonSchema;
+  /** How this tool's arguments reach the union validator. */
+  binding: { wrapKey?: string; impliedVariant?: string };
+}
+
+export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[] {
+  const { toolName: name, title } = def.options;
+  switch (profile) {
+    case 'flat':
+      return [{ name, title, description: describeUnion(def), inputSchema: flatSchema(def), binding: {} }];
+    case 'nested':
+      return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: { wrapKey: def.options.nestedKey } }];
+    case 'oneOf':
+      return [{ name, title, description: describeUnion(def), inputSchema: oneOfSchema(def), binding: {} }];
+    case 'per-variant':
+      return def.variants.map((v) => ({
+        name: def.options.variantToolName(v.value),
+        title: `${title} (${v.value})`,
+        description: describeVariant(def, v),
+        inputSchema: withoutDiscriminator(def, v),
+        binding: { impliedVariant: v.value },
+      }));
+  }
+}
+
+/**
+ * One object: the discriminator an enum, every field optional. A field that variants share
+ * with different rules becomes an `anyOf` of each variant's rule, so that every variant's
+ * valid value passes (taking the first variant's rule would reject the others').
+ */
+export function flatSchema(def: UnionDef): JsonSchema {
+  const properties: Record<string, JsonSchema> = {
+    [def.discriminator]: { type: 'string', enum: def.variants.map((v) => v.value) },
+  };
+  const owners = new Map<string, Variant[]>();
+  for (const v of def.variants) for (const f of v.fields) owners.set(f, [...(owners.get(f) ?? []), v]);
+  for (const [field, variants] of owners) properties[field] = mergeField(def, field, variants);
+  return { type: 'object', properties, required: [def.discriminator], additionalProperties: false };
+}
+
+function fieldSchema(v: Variant, field: string): JsonSchema {
+  return cloneJson((v.json.properties as Record<string, JsonSchema>)[field]!);
+}
+
+function mergeField(def: UnionDef, field: string, variants: Variant[]): JsonSchema {
+  const everyone = variants.length === def.variants.length;
+  const rules = new Map<string, { schema: JsonSchema; variants: string[]; description?: string }>();
+  for (const v of variants) {
+    const { description, ...rule } = fieldSchema(v, field);
+    const key = canonicalJson(rule);
+    const seen = rules.get(key);
+    if (seen) seen.variants.push(v.value);
+    else rules.set(key, { schema: rule, variants: [v.value], description: description as string | undefined });
+  }
+  const groups = [...rules.values()];
+  const describe = (g: (typeof groups)[number]) =>
+    everyone && groups.length === 1
+      ? g.description
+      : g.description
+        ? `${g.variants.join(', ')}: ${g.description}`
+        : `${g.variants.join(', ')} only`;
+  if (groups.length === 1) {
+    const text = describe(groups[0]!);
+    return text ? { ...groups[0]!.schema, description: text } : groups[0]!.schema;
+  }
+  const anyOf = groups.flatMap((g) => (Array.isArray(g.schema.anyOf) && Object.keys(g.schema).length === 1 ? (g.schema.anyOf as JsonSchema[]) : [g.schema]));
+  return { anyOf, description: groups.map(describe).join('. ') };
+}
+
+/** OpenAI strict mode: one required wrapper property holding an `anyOf` of closed variants. */
+export function nestedSchema(def: UnionDef): JsonSchema {
+  return toStrict({
+    type: 'object',
+    properties: { [def.options.nestedKey]: { anyOf: def.variants.map((v) => cloneJson(v.json)) } },
+    required: [def.options.nestedKey],
+    additionalProperties: false,
+  });
+}
+
+/** SEP-2106: root `type: "object"` with a `oneOf` of closed variants, the discriminator a `const`. */
+export function oneOfSchema(def: UnionDef): JsonSchema {
+  return { type: 'object', oneOf: def.variants.map((v) => cloneJson(v.json)) };
+}
+
+function withoutDiscriminator(def: UnionDef, v: Variant): JsonSchema {
+  const json = cloneJson(v.json);
+  delete (json.properties as Record<string, unknown>)[def.discriminator];
+  json.required = ((json.required as string[]) ?? []).filter((k) => k !== def.discriminator);
+  return json;
+}
