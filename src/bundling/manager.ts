@@ -1,0 +1,178 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { schemaHash } from '../union/schema-hash.js';
+import { silentLogger, type Logger } from '../log.js';
+import { createDispatcher, type CallOptions, type CallUpstream, type Dispatcher, type ToolArguments } from './dispatcher.js';
+import { listFingerprint } from './fingerprint.js';
+import { reconcile, reverseKey } from './reconcile.js';
+import type { Reconciled, ServerBundle, Tool } from './types.js';
+
+export interface BundleState {
+  reconciled: Reconciled;
+  /** `listFingerprint(reconciled.tools)`: a cache key for the list as served. */
+  fingerprint: string;
+}
+
+/** One agent turn: the tool list it sees and calls against stays fixed until `end()`. */
+export interface Turn extends BundleState {
+  call(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult>;
+  /** Idempotent. The last open turn to end applies a pending list. */
+  end(): void;
+}
+
+export type ChangeListener = (state: BundleState) => void;
+
+export interface ManagerOptions {
+  callUpstream: CallUpstream;
+  log?: Logger;
+}
+
+/**
+ * Holds the registered servers and the reconciled list. A rebuild while any turn is open is
+ * kept pending and applied when the last open turn ends, so a model never sees the list move
+ * under a call it already made. Listeners hear about an applied list whose fingerprint
+ * changed. Under constant overlapping turns a pending list waits for a quiet moment.
+ */
+export class BundleManager {
+  private readonly servers = new Map<string, ServerBundle>();
+  /** Last schema hash seen per `serverId:tool`, kept across unregister to catch drift on reconnect. */
+  private readonly knownHashes = new Map<string, string>();
+  private readonly listeners = new Set<ChangeListener>();
+  private readonly log: Logger;
+  private readonly callUpstream: CallUpstream;
+  private applied: BundleState;
+  private dispatcher: Dispatcher;
+  private pendingState: BundleState | undefined;
+  private openTurns = 0;
+
+  constructor(options: ManagerOptions) {
+    this.log = options.log ?? silentLogger;
+    this.callUpstream = options.callUpstream;
+    this.applied = stateOf(reconcile([]));
+    this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream);
+  }
+
+  /** Add or replace a server's tools; logs each tool's schema hash and warns on drift. */
+  register(serverId: string, tools: readonly Tool[], options: { label?: string } = {}): void {
+    for (const tool of tools) {
+      const hash = schemaHash(tool);
+      const key = reverseKey(serverId, tool.name);
+      const previous = this.knownHashes.get(key);
+      this.log.info('bundle tool registered', { server: serverId, tool: tool.name, schema_hash: hash });
+      if (previous !== undefined && previous !== hash) {
+        this.log.warn('bundle tool changed its schema under the same name', {
+          server: serverId,
+          tool: tool.name,
+          previous_hash: previous,
+          schema_hash: hash,
+        });
+      }
+      this.knownHashes.set(key, hash);
+    }
+    const bundle: ServerBundle = { serverId, tools: [...tools] };
+    if (options.label !== undefined) bundle.label = options.label;
+    this.servers.set(serverId, bundle);
+    this.rebuild();
+  }
+
+  /** Remove a server's tools. Returns false when it was not registered. */
+  unregister(serverId: string): boolean {
+    if (!this.servers.delete(serverId)) return false;
+    this.rebuild();
+    return true;
+  }
+
+  has(serverId: string): boolean {
+    return this.servers.has(serverId);
+  }
+
+  /** Reconcile the registered servers; applied now, or at the end of the open turns. */
+  rebuild(): void {
+    const next = stateOf(reconcile([...this.servers.values()]));
+    const { collisions, renames } = next.reconciled.report;
+    this.log.info('bundle rebuilt', {
+      fingerprint: next.fingerprint,
+      tools: next.reconciled.tools.length,
+      collisions: collisions.map((c) => `${c.name} (${c.serverIds.join(', ')})`),
+      renames: renames.map((r) => `${r.serverId}:${r.originalName} -> ${r.newName} [${r.reasons.join(',')}]`),
+    });
+    if (this.openTurns > 0) {
+      this.pendingState = next;
+      return;
+    }
+    this.apply(next);
+  }
+
+  /** The list clients see now. */
+  get current(): BundleState {
+    return this.applied;
+  }
+
+  get fingerprint(): string {
+    return this.applied.fingerprint;
+  }
+
+  /** True while a rebuilt list waits for the open turns to end. */
+  get pending(): boolean {
+    return this.pendingState !== undefined;
+  }
+
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  beginTurn(): Turn {
+    this.openTurns++;
+    const { reconciled, fingerprint } = this.applied;
+    const dispatcher = this.dispatcher;
+    let ended = false;
+    return {
+      reconciled,
+      fingerprint,
+      call: (name, args, options) => dispatcher.call(name, args, options),
+      end: () => {
+        if (ended) return;
+        ended = true;
+        this.openTurns--;
+        if (this.openTurns === 0 && this.pendingState) {
+          const next = this.pendingState;
+          this.pendingState = undefined;
+          this.apply(next);
+        }
+      },
+    };
+  }
+
+  async withTurn<T>(fn: (turn: Turn) => Promise<T>): Promise<T> {
+    const turn = this.beginTurn();
+    try {
+      return await fn(turn);
+    } finally {
+      turn.end();
+    }
+  }
+
+  /** One call as its own turn. Never rejects. */
+  call(name: string, args?: ToolArguments, options?: CallOptions): Promise<CallToolResult> {
+    return this.withTurn((turn) => turn.call(name, args, options));
+  }
+
+  private apply(next: BundleState): void {
+    const changed = next.fingerprint !== this.applied.fingerprint;
+    // Always swap: the same list can route differently (a server left, another joined).
+    this.applied = next;
+    this.dispatcher = createDispatcher(next.reconciled, this.callUpstream);
+    if (!changed) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(next);
+      } catch (err) {
+        this.log.error('bundle change listener failed', { error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+  }
+}
+
+function stateOf(reconciled: Reconciled): BundleState {
+  return { reconciled, fingerprint: listFingerprint(reconciled.tools) };
+}

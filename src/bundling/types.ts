@@ -1,0 +1,52 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+
+export type { Tool };
+
+/** One upstream server's tools, as the reconciler receives them. */
+export interface ServerBundle {
+  /** Stable id of the server (the `mcpServers` key); the prefix of its colliding tools. */
+  serverId: string;
+  /** Human name for the provenance tag (`[GitHub] …`); the serverId when absent. */
+  label?: string;
+  tools: Tool[];
+}
+
+/** Where a reconciled name is sent: the server and the name that server knows. */
+export interface ToolTarget {
+  serverId: string;
+  originalName: string;
+}
+
+/** Why a tool's name changed. A tool may have several reasons. */
+export type RenameReason =
+  | 'collision' // the same name is offered by more than one tool
+  | 'illegal-characters' // outside [a-zA-Z0-9_-]
+  | 'too-long' // over 64 characters (after prefixing)
+  | 'empty'
+  | 'duplicate'; // the result would equal another tool's final name
+
+export interface Collision {
+  name: string;
+  /** Every server offering the name, sorted; a server appears twice when it lists the name twice. */
+  serverIds: string[];
+}
+
+export interface Rename extends ToolTarget {
+  newName: string;
+  reasons: RenameReason[];
+}
+
+export interface ReconcileReport {
+  collisions: Collision[];
+  renames: Rename[];
+}
+
+export interface Reconciled {
+  /** The tools to list, in a deterministic order (by serverId, then original name). */
+  tools: Tool[];
+  /** New name → upstream target. */
+  forward: ReadonlyMap<string, ToolTarget>;
+  /** `serverId:originalName` (see `reverseKey`) → new name. */
+  reverse: ReadonlyMap<string, string>;
+  report: ReconcileReport;
+}

@@ -1,0 +1,207 @@
+import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Logger } from '../log.js';
+import type { CallOptions, ToolArguments } from './dispatcher.js';
+import { UpstreamUnavailableError } from './errors.js';
+import { isStdioSpec, type UpstreamSpec } from './servers-config.js';
+
+export interface BackoffOptions {
+  /** First retry delay; doubles per failed attempt. */
+  initialMs: number;
+  /** Cap of the delay. */
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 10_000 };
+
+export interface UpstreamHooks {
+  /** Connected, or its tool list changed: the full current list. */
+  onTools(serverId: string, tools: Tool[]): void;
+  /** It was up and is not any more; its tools must go. */
+  onDown(serverId: string): void;
+}
+
+export interface UpstreamOptions {
+  log: Logger;
+  hooks: UpstreamHooks;
+  backoff?: BackoffOptions;
+  /** How often an HTTP upstream is pinged (a stdio one is watched through its process). */
+  healthIntervalMs?: number;
+  /** Bound on connect + initialize + first tools/list. */
+  connectTimeoutMs?: number;
+  clientInfo?: { name: string; version: string };
+}
+
+type State = 'idle' | 'connecting' | 'up' | 'down' | 'closed';
+const MAX_STDERR_LINE = 2000;
+
+/** Backoff delay before retry number `attempt` (0-based). */
+export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
+  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(attempt, 30));
+}
+
+/**
+ * One upstream MCP server: connects, lists its tools, follows its `tools/list_changed`, and
+ * when it dies (process exit, closed connection, failed health ping) reports it down and
+ * reconnects with exponential backoff until closed.
+ */
+export class Upstream {
+  private state: State = 'idle';
+  private client: Client | undefined;
+  private generation = 0;
+  private attempt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private healthTimer: NodeJS.Timeout | undefined;
+  private readonly log: Logger;
+  private readonly backoff: BackoffOptions;
+
+  constructor(
+    readonly serverId: string,
+    private readonly spec: UpstreamSpec,
+    private readonly options: UpstreamOptions,
+  ) {
+    this.log = options.log.child({ server: serverId });
+    this.backoff = options.backoff ?? DEFAULT_BACKOFF;
+  }
+
+  get connected(): boolean {
+    return this.state === 'up';
+  }
+
+  /** The first attempt; a failure schedules retries and still resolves. */
+  start(): Promise<void> {
+    return this.connect();
+  }
+
+  async callTool(name: string, args: ToolArguments, options: CallOptions = {}): Promise<CallToolResult> {
+    const client = this.client;
+    if (this.state !== 'up' || !client) throw new UpstreamUnavailableError(this.serverId);
+    const params = args === undefined ? { name } : { name, arguments: args };
+    const requestOptions = options.signal ? { signal: options.signal } : undefined;
+    return (await client.callTool(params, undefined, requestOptions)) as CallToolResult;
+  }
+
+  async close(): Promise<void> {
+    this.state = 'closed';
+    this.generation++;
+    clearTimeout(this.retryTimer);
+    clearInterval(this.healthTimer);
+    const client = this.client;
+    this.client = undefined;
+    await client?.close().catch(() => {});
+  }
+
+  private async connect(): Promise<void> {
+    if (this.state === 'closed') return;
+    this.state = 'connecting';
+    const gen = ++this.generation;
+    const client = new Client(this.options.clientInfo ?? { name: 'notify-mcp-bundle', version: '0.1.0' });
+    this.client = client;
+    const transport = this.createTransport();
+    client.onclose = () => {
+      if (gen === this.generation) this.lost('connection closed');
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (gen === this.generation && this.state === 'up') void this.refresh(client, gen);
+    });
+    try {
+      const timeout = this.options.connectTimeoutMs ?? 30_000;
+      await client.connect(transport, { timeout });
+      const tools = await listAllTools(client, timeout);
+      if (gen !== this.generation) return; // closed meanwhile
+      this.state = 'up';
+      this.attempt = 0;
+      const pid = transport instanceof StdioClientTransport ? transport.pid : undefined;
+      this.log.info('upstream connected', { pid, tools: tools.length });
+      this.options.hooks.onTools(this.serverId, tools);
+      if (!isStdioSpec(this.spec)) this.watchHealth(client, gen);
+    } catch (err) {
+      if (gen !== this.generation) return;
+      this.log.warn('upstream connect failed', { error: errorText(err) });
+      this.lost('connect failed');
+    }
+  }
+
+  private createTransport(): Transport {
+    if (isStdioSpec(this.spec)) {
+      const transport = new StdioClientTransport({
+        command: this.spec.command,
+        args: this.spec.args,
+        env: this.spec.env,
+        ...(this.spec.cwd !== undefined ? { cwd: this.spec.cwd } : {}),
+        // Piped, never inherited: its lines become our JSON log lines on stderr, and
+        // nothing of it can reach our stdout (the JSON-RPC channel).
+        stderr: 'pipe',
+      });
+      const stderr = transport.stderr as Readable | null;
+      if (stderr) {
+        createInterface({ input: stderr }).on('line', (line) => {
+          this.log.info('upstream stderr', { line: line.slice(0, MAX_STDERR_LINE) });
+        });
+      }
+      return transport;
+    }
+    return new StreamableHTTPClientTransport(new URL(this.spec.url), {
+      requestInit: { headers: this.spec.headers },
+    });
+  }
+
+  private async refresh(client: Client, gen: number): Promise<void> {
+    try {
+      const tools = await listAllTools(client, this.options.connectTimeoutMs ?? 30_000);
+      if (gen !== this.generation || this.state !== 'up') return;
+      this.log.info('upstream tool list changed', { tools: tools.length });
+      this.options.hooks.onTools(this.serverId, tools);
+    } catch (err) {
+      if (gen === this.generation) this.log.warn('upstream tools/list failed', { error: errorText(err) });
+    }
+  }
+
+  private watchHealth(client: Client, gen: number): void {
+    const every = this.options.healthIntervalMs ?? 15_000;
+    this.healthTimer = setInterval(() => {
+      client.ping({ timeout: every }).catch((err: unknown) => {
+        if (gen === this.generation) {
+          this.log.warn('upstream ping failed', { error: errorText(err) });
+          this.lost('ping failed');
+        }
+      });
+    }, every);
+  }
+
+  /** Down from any state: drop the client, tell the hooks if it was up, schedule a retry. */
+  private lost(reason: string): void {
+    if (this.state === 'closed' || this.state === 'down') return;
+    const wasUp = this.state === 'up';
+    this.state = 'down';
+    this.generation++;
+    clearInterval(this.healthTimer);
+    const client = this.client;
+    this.client = undefined;
+    void client?.close().catch(() => {});
+    const delay = backoffDelay(this.attempt++, this.backoff);
+    this.log.warn('upstream down', { reason, retry_in_ms: delay });
+    if (wasUp) this.options.hooks.onDown(this.serverId);
+    this.retryTimer = setTimeout(() => void this.connect(), delay);
+  }
+}
+
+async function listAllTools(client: Client, timeout: number): Promise<Tool[]> {
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+    tools.push(...page.tools);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return tools;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
