@@ -1,0 +1,160 @@
+/**
+ * Email over SMTP with nodemailer. The pipeline builds the complete MIME message; this
+ * adapter sends those exact bytes with the recorded envelope (`sendMail({ envelope, raw })`),
+ * so the delivery log holds what went over the wire.
+ *
+ * Whether the message was handed over decides between retrying and DELIVERY_UNKNOWN: the raw
+ * message is given to nodemailer as a stream, and once nodemailer has read all of it (which
+ * it does only after the server answered DATA with 354) a dropped connection or a timeout may
+ * have left the message with the server.
+ */
+import { Readable } from 'node:stream';
+import type { Logger } from '../log.js';
+import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from './errors.js';
+import type { EmailPayload, Provider, ProviderReceipt } from './types.js';
+
+export interface SmtpTimeouts {
+  /** TCP connect. */
+  connection?: number;
+  /** The server's 220 greeting. */
+  greeting?: number;
+  /** Inactivity on an open socket (nodemailer's default is 10 minutes). */
+  socket?: number;
+}
+
+export interface SmtpProviderOptions {
+  /** `smtp://user:pass@host:587` or `smtps://…`; nodemailer reads TLS and auth from it. */
+  url: string;
+  /** Reuse connections (default true). */
+  pool?: boolean;
+  timeoutsMs?: SmtpTimeouts;
+  log: Logger;
+}
+
+/** What nodemailer attaches to its errors (see its NodemailerError). */
+interface SmtpErrorShape {
+  code?: string;
+  originalCode?: string;
+  responseCode?: number;
+  response?: string;
+  command?: string;
+  permanent?: boolean;
+  message?: string;
+  name?: string;
+}
+
+const PERMANENT_CODES = new Set(['EAUTH', 'ENOAUTH', 'EOAUTH2', 'ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EMAXRECIPIENTS', 'EFILEACCESS', 'EURLACCESS', 'EREQUIRETLS']);
+
+/** A reply line for a message, without the code: the model reads it. */
+function replyText(e: SmtpErrorShape): string {
+  return (e.response ?? e.message ?? 'no reply').replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Maps a nodemailer error to a provider error. `handedOver`: the whole message went to the
+ * server, so a failure without an SMTP reply leaves its fate unknown.
+ */
+export function classifySmtpError(err: unknown, handedOver: boolean): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const e = (err ?? {}) as SmtpErrorShape;
+  const code = e.responseCode ?? e.code;
+  if (e.code === 'EAUTH' || e.code === 'ENOAUTH' || e.code === 'EOAUTH2') {
+    return new ProviderRejectedError(
+      'smtp',
+      `the SMTP server refused the login (${replyText(e)}); the operator must fix the credentials in SMTP_URL, resending will not help`,
+      code,
+      err,
+    );
+  }
+  if (typeof e.responseCode === 'number' && e.responseCode >= 400) {
+    const permanent = e.permanent ?? (e.responseCode >= 500 && e.responseCode !== 503);
+    if (permanent) {
+      const stage = e.command === 'RCPT TO' ? 'a recipient' : e.command === 'MAIL FROM' ? 'the sender' : 'the message';
+      return new ProviderRejectedError(
+        'smtp',
+        `the SMTP server refused ${stage} (${replyText(e)}); change the recipients or the content, sending it unchanged will fail again`,
+        e.responseCode,
+        err,
+      );
+    }
+    return new ProviderTransientError('smtp', `the SMTP server deferred the message (${replyText(e)})`, {
+      vendorCode: e.responseCode,
+      cause: err,
+    });
+  }
+  if (e.code && PERMANENT_CODES.has(e.code)) {
+    return new ProviderRejectedError('smtp', `nodemailer refused the message (${e.code}: ${e.message ?? ''})`, e.code, err);
+  }
+  const vendorCode = e.originalCode ?? e.code ?? e.name;
+  if (handedOver) {
+    return new DeliveryUnknownError(
+      'smtp',
+      `the connection failed after the message was handed to the SMTP server (${vendorCode ?? 'error'}) and before it confirmed`,
+      vendorCode,
+      err,
+    );
+  }
+  return new ProviderTransientError('smtp', `could not reach the SMTP server (${vendorCode ?? 'error'})`, {
+    vendorCode,
+    cause: err,
+  });
+}
+
+/** The server's queue id from its final reply (`250 2.0.0 Ok: queued as 4XyZ`), if it names one. */
+export function queueIdFromResponse(response: string | undefined): string | undefined {
+  if (!response) return undefined;
+  const m = /queued as ([A-Za-z0-9._@<>-]+)/i.exec(response) ?? /\b(?:id|queue-id)[=: ]+([A-Za-z0-9._@<>-]+)/i.exec(response);
+  return m?.[1];
+}
+
+export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Provider<EmailPayload>> {
+  const { createTransport } = await import('nodemailer');
+  const t = opts.timeoutsMs ?? {};
+  const transport = createTransport({
+    url: opts.url,
+    pool: opts.pool ?? true,
+    // nodemailer's defaults are minutes; a send has a budget of seconds.
+    connectionTimeout: t.connection ?? 10_000,
+    greetingTimeout: t.greeting ?? 10_000,
+    socketTimeout: t.socket ?? 15_000,
+    // The pool would resend a message whose connection closed mid-send, possibly after the
+    // server took it; retries belong to sendWithRetry, which knows what is safe.
+    maxRequeues: 0,
+    // The raw message is ours; nothing in it may make nodemailer read files or fetch URLs.
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    logger: false,
+  } as Parameters<typeof createTransport>[0]);
+  const log = opts.log.child({ provider: 'smtp' });
+
+  return {
+    name: 'smtp',
+    async send(payload: EmailPayload, ctx): Promise<ProviderReceipt> {
+      let handedOver = false;
+      const raw = Readable.from([Buffer.from(payload.raw, 'utf8')], { objectMode: false });
+      raw.once('end', () => {
+        handedOver = true;
+      });
+      try {
+        const info = (await transport.sendMail({
+          envelope: { from: payload.envelope.from, to: payload.envelope.to },
+          raw,
+          signal: ctx.signal,
+        })) as { response?: string; serverMessageId?: string; messageId?: string };
+        const id = info.serverMessageId ?? queueIdFromResponse(info.response) ?? payload.messageId;
+        return { providerMessageId: id };
+      } catch (err) {
+        const mapped = classifySmtpError(ctx.signal.aborted && !hasReply(err) ? (ctx.signal.reason ?? err) : err, handedOver);
+        log.debug('smtp send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
+        throw mapped;
+      }
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}
+
+function hasReply(err: unknown): boolean {
+  return typeof (err as SmtpErrorShape | undefined)?.responseCode === 'number';
+}
