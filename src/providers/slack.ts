@@ -1,0 +1,216 @@
+/**
+ * Slack through `@slack/web-api` (`chat.postMessage`). The client's own retries are off
+ * (by default they last about 30 minutes) and rate-limited calls are rejected, so that
+ * sendWithRetry owns every wait; its console logger is replaced, since stdout is JSON-RPC's.
+ */
+import type { Logger } from '../log.js';
+import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from './errors.js';
+import { untilAborted } from './abort.js';
+import { headerValue, parseRetryAfterMs } from './retry-after.js';
+import type { Provider, ProviderReceipt, SlackPayload } from './types.js';
+
+export interface SlackProviderOptions {
+  token: string;
+  /** Test override: a loopback origin that replaces `https://slack.com/api/`. */
+  apiUrl?: string;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  log: Logger;
+}
+
+/** Model-facing explanations of Slack's `ok: false` errors; the channel is filled in. */
+const REJECTIONS: Record<string, (channel: string) => string> = {
+  channel_not_found: (c) =>
+    `channel ${c} was not found, or the bot cannot see it (private channels need the bot invited); check the channel ID or #name`,
+  not_in_channel: (c) => `the bot is not a member of ${c}; invite it with /invite @<bot name> in that channel, then send again`,
+  is_archived: (c) => `channel ${c} is archived; pick another channel`,
+  channel_is_archived: (c) => `channel ${c} is archived; pick another channel`,
+  msg_too_long: () => 'the text is too long for Slack; shorten it',
+  no_text: () => 'the message has no text; send some text',
+  thread_not_found: () => 'the thread was not found; drop thread or use the ts of an existing parent message',
+  invalid_thread_ts: () => 'thread is not a valid parent message ts; drop it or use one like 1712345678.123456',
+  cannot_reply_to_message: () => 'that message cannot be replied to in a thread; drop thread',
+  restricted_action: (c) => `the workspace does not let the bot post in ${c}; pick another channel`,
+  restricted_action_read_only_channel: (c) => `${c} is read-only for the bot; pick another channel`,
+  restricted_action_thread_only_channel: (c) => `${c} accepts thread replies only; set thread to a parent message ts`,
+  restricted_action_non_threadable_channel: (c) => `${c} does not allow threads; drop thread`,
+  ekm_access_denied: (c) => `the workspace's key management denies posting to ${c}`,
+  duplicate_channel_not_found: (c) => `channel ${c} was not found`,
+};
+
+/** Credential and scope problems: for the operator, not the model. */
+const CREDENTIAL_ERRORS = new Set([
+  'invalid_auth',
+  'not_authed',
+  'account_inactive',
+  'token_revoked',
+  'token_expired',
+  'no_permission',
+  'missing_scope',
+  'not_allowed_token_type',
+  'org_login_required',
+  'team_access_not_granted',
+  'access_denied',
+]);
+
+/** Slack could not take the call; nothing was posted. */
+const TRANSIENT_ERRORS = new Set(['service_unavailable', 'request_timeout', 'team_added_to_org']);
+/** Slack's docs: "it's possible some aspect of the operation succeeded". */
+const UNKNOWN_ERRORS = new Set(['internal_error', 'fatal_error']);
+
+interface SlackErrorShape {
+  code?: string;
+  name?: string;
+  message?: string;
+  data?: { error?: string; response_metadata?: { retryAfter?: number } };
+  retryAfter?: number;
+  statusCode?: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  original?: unknown;
+}
+
+function rootCode(err: unknown): string | undefined {
+  let cur: unknown = err;
+  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
+    const c = cur as { code?: unknown; name?: unknown; cause?: unknown; original?: unknown };
+    if (typeof c.code === 'string' && !c.code.startsWith('slack_webapi_')) return c.code;
+    if (c.name === 'TimeoutError' || c.name === 'AbortError' || c.name === 'BudgetExceededError') return c.name;
+    cur = c.original ?? c.cause;
+  }
+  return undefined;
+}
+
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function bodyError(body: unknown): string | undefined {
+  if (typeof body !== 'string') return undefined;
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown };
+    return typeof parsed.error === 'string' ? parsed.error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Maps what the WebClient threw to a provider error. */
+export function classifySlackError(err: unknown, channel: string): ProviderError {
+  if (err instanceof ProviderError) return err;
+  const e = (err ?? {}) as SlackErrorShape;
+  switch (e.code) {
+    case 'slack_webapi_platform_error': {
+      const code = e.data?.error ?? 'unknown_error';
+      if (code === 'ratelimited' || code === 'rate_limited') {
+        const s = e.data?.response_metadata?.retryAfter;
+        return new ProviderTransientError('slack', `Slack rate limited the call (${code})`, {
+          rateLimited: true,
+          retryAfterMs: typeof s === 'number' ? s * 1000 : undefined,
+          vendorCode: code,
+          cause: err,
+        });
+      }
+      if (TRANSIENT_ERRORS.has(code)) {
+        return new ProviderTransientError('slack', `Slack could not take the call (${code})`, { vendorCode: code, cause: err });
+      }
+      if (UNKNOWN_ERRORS.has(code)) {
+        return new DeliveryUnknownError('slack', `Slack failed part-way (${code}) and may have posted the message`, code, err);
+      }
+      if (CREDENTIAL_ERRORS.has(code)) {
+        return new ProviderRejectedError(
+          'slack',
+          `Slack refused the bot token (${code}); the operator must fix SLACK_BOT_TOKEN or its scopes (chat:write), resending will not help`,
+          code,
+          err,
+        );
+      }
+      const hint = REJECTIONS[code];
+      return new ProviderRejectedError('slack', hint ? `${hint(channel)} (${code}).` : `Slack refused the message (${code}).`, code, err);
+    }
+    case 'slack_webapi_rate_limited_error':
+      return new ProviderTransientError('slack', 'Slack answered HTTP 429', {
+        rateLimited: true,
+        retryAfterMs: typeof e.retryAfter === 'number' ? e.retryAfter * 1000 : undefined,
+        vendorCode: 429,
+        cause: err,
+      });
+    case 'slack_webapi_http_error': {
+      const status = e.statusCode ?? 0;
+      if (status === 429 || status >= 500) {
+        return new ProviderTransientError('slack', `Slack answered HTTP ${status}`, {
+          rateLimited: status === 429,
+          retryAfterMs: parseRetryAfterMs(headerValue(e.headers, 'retry-after')),
+          vendorCode: status,
+          cause: err,
+        });
+      }
+      const code = bodyError(e.body);
+      if (status === 401 || status === 403) {
+        return new ProviderRejectedError(
+          'slack',
+          `Slack refused the bot token (HTTP ${status}); the operator must fix SLACK_BOT_TOKEN, resending will not help`,
+          status,
+          err,
+        );
+      }
+      return new ProviderRejectedError(
+        'slack',
+        `Slack refused the request (HTTP ${status}${code ? `, ${code}` : ''}); check channel, text and thread`,
+        status,
+        err,
+      );
+    }
+    default: {
+      const net = rootCode(err);
+      if (net && NOT_SENT_CODES.has(net)) {
+        return new ProviderTransientError('slack', `could not reach Slack (${net})`, { vendorCode: net, cause: err });
+      }
+      if (e.code === 'slack_webapi_request_error' || net) {
+        return new DeliveryUnknownError('slack', `no answer from Slack after the request was sent (${net ?? 'request error'})`, net, err);
+      }
+      return new DeliveryUnknownError('slack', `unexpected Slack client error (${e.message ?? String(err)})`, undefined, err);
+    }
+  }
+}
+
+export async function createSlackProvider(opts: SlackProviderOptions): Promise<Provider<SlackPayload>> {
+  const { WebClient, LogLevel } = await import('@slack/web-api');
+  const log = opts.log.child({ provider: 'slack' });
+  // Debug lines carry request bodies (message text): dropped. Warnings keep no arguments.
+  const slackLogger = {
+    debug: () => {},
+    info: () => {},
+    warn: (...msg: unknown[]) => log.warn('slack client warning', { detail: typeof msg[0] === 'string' ? msg[0] : undefined }),
+    error: (...msg: unknown[]) => log.error('slack client error', { detail: typeof msg[0] === 'string' ? msg[0] : undefined }),
+    setLevel: () => {},
+    getLevel: () => LogLevel.WARN,
+    setName: () => {},
+  };
+  const client = new WebClient(opts.token, {
+    ...(opts.apiUrl ? { slackApiUrl: `${new URL(opts.apiUrl).origin}/` } : {}),
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    timeout: opts.timeoutMs,
+    logger: slackLogger,
+  });
+
+  return {
+    name: 'slack',
+    async send(payload: SlackPayload, ctx): Promise<ProviderReceipt> {
+      try {
+        const call = client.chat.postMessage({
+          channel: payload.channel,
+          text: payload.text,
+          ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
+        });
+        // The WebClient takes no per-call signal; the budget ends our wait, the request is
+        // still bounded by `timeout`.
+        const res = await untilAborted(call, ctx.signal);
+        return res.ts ? { providerMessageId: res.ts } : {};
+      } catch (err) {
+        const mapped = classifySlackError(err, payload.channel);
+        log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
+        throw mapped;
+      }
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Prism serving the vendors' own API descriptions (../shared/provider-specs) on a free
+ * loopback port. One Prism per spec per test file: each takes about 5 s to start.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const specsDir = path.resolve(repoRoot, '../shared/provider-specs');
+const prismCli = path.join(repoRoot, 'node_modules/@stoplight/prism-cli/dist/index.js');
+
+/** Why the Prism contract tests cannot run here, or undefined when they can. */
+export function prismUnavailableReason(): string | undefined {
+  if (!existsSync(path.join(specsDir, 'make-prism-specs.mjs'))) {
+    return `the vendor specs are not at ${specsDir} (the shared/ folder beside the repository); the Prism contract tests need them`;
+  }
+  if (!existsSync(prismCli)) return `@stoplight/prism-cli is not installed (${prismCli})`;
+  return undefined;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface PrismPeer {
+  /** `http://127.0.0.1:<port>` */
+  origin: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/** Starts Prism on `which` spec and resolves once it says it is listening. */
+export async function startPrism(which: 'twilio' | 'slack', readyTimeoutMs = 45_000): Promise<PrismPeer> {
+  const outDir = mkdtempSync(path.join(tmpdir(), `prism-${which}-`));
+  execFileSync(process.execPath, [path.join(specsDir, 'make-prism-specs.mjs'), outDir], { stdio: 'ignore' });
+  const spec = path.join(outDir, `${which}.prism.json`);
+
+  for (let tries = 0; ; tries++) {
+    const port = await freePort();
+    const child = spawn(process.execPath, [prismCli, 'mock', '-h', '127.0.0.1', '-p', String(port), spec], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      await waitForListening(child, readyTimeoutMs);
+    } catch (err) {
+      await stopChild(child);
+      if (tries < 2 && /EADDRINUSE/.test(String(err))) continue; // the free port was taken meanwhile
+      rmSync(outDir, { recursive: true, force: true });
+      throw err;
+    }
+    return {
+      origin: `http://127.0.0.1:${port}`,
+      pid: child.pid!,
+      stop: async () => {
+        await stopChild(child);
+        rmSync(outDir, { recursive: true, force: true });
+      },
+    };
+  }
+}
+
+function waitForListening(child: ChildProcess, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const timer = setTimeout(() => done(new Error(`Prism did not start within ${timeoutMs} ms:\n${output.slice(-2000)}`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Prism is listening')) done();
+      else if (output.includes('EADDRINUSE')) done(new Error(`EADDRINUSE: ${output.slice(-500)}`));
+    };
+    const onExit = (code: number | null) => done(new Error(`Prism exited (${code}) before listening:\n${output.slice(-2000)}`));
+    function done(err?: Error) {
+      clearTimeout(timer);
+      child.stdout?.off('data', onData);
+      child.stderr?.off('data', onData);
+      child.off('exit', onExit);
+      // keep draining so a full pipe never blocks Prism
+      child.stdout?.resume();
+      child.stderr?.resume();
+      if (err) reject(err);
+      else resolve();
+    }
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', onExit);
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+  await exited;
+  clearTimeout(timer);
+}
