@@ -1,0 +1,99 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { canonicalJson, schemaHash } from './index.js';
+import type { Tool } from './types.js';
+
+const fixture = JSON.parse(
+  readFileSync(new URL('../../test/fixtures/bundle-create-issue.json', import.meta.url), 'utf8'),
+) as Tool;
+const clone = <T>(x: T): T => structuredClone(x);
+type Obj = Record<string, any>;
+
+/** The same value with every object's keys inserted in reverse order, at every depth. */
+function reverseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reverseKeys);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(value).reverse()) out[k] = reverseKeys((value as Obj)[k]);
+    return out;
+  }
+  return value;
+}
+
+/** Five drifts a client would notice, all below the root of the input schema. */
+const drifts: Record<string, (schema: Obj) => void> = {
+  'optional property added': (s) => void (s.properties.milestone = { type: 'integer' }),
+  'nested type changed': (s) => void (s.properties.priority.properties.rank = { type: 'string' }),
+  'enum value added': (s) => void s.properties.assignee.properties.kind.enum.push('team'),
+  'nested property renamed': (s) => {
+    const { login, ...rest } = s.properties.assignee.properties;
+    s.properties.assignee.properties = { ...rest, username: login };
+    s.properties.assignee.required = ['username'];
+  },
+  'nested required changed': (s) => void s.properties.priority.required.push('rank'),
+};
+
+function drifted(name: string): Obj {
+  const schema = clone(fixture.inputSchema) as Obj;
+  drifts[name]!(schema);
+  return schema;
+}
+
+describe('schemaHash (re-exported from the union library)', () => {
+  it('is 16 hex and ignores key order at every depth', () => {
+    const h = schemaHash(fixture);
+    expect(h).toMatch(/^[0-9a-f]{16}$/);
+    const reordered = reverseKeys(fixture);
+    expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(fixture)); // the reorder is real
+    expect(schemaHash(reordered)).toBe(h);
+    expect(canonicalJson(reordered)).toBe(canonicalJson(fixture));
+  });
+
+  it('ignores key order for arbitrary JSON (property)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        expect(schemaHash(reverseKeys(v))).toBe(schemaHash(v));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('keeps array order significant', () => {
+    const a = clone(fixture.inputSchema) as Obj;
+    const b = clone(fixture.inputSchema) as Obj;
+    b.required.reverse();
+    expect(schemaHash(a)).not.toBe(schemaHash(b));
+  });
+
+  for (const name of Object.keys(drifts)) {
+    it(`changes when the schema drifts: ${name}`, () => {
+      const after = drifted(name);
+      expect(schemaHash(after)).not.toBe(schemaHash(fixture.inputSchema));
+      expect(schemaHash({ ...fixture, inputSchema: after })).not.toBe(schemaHash(fixture));
+    });
+  }
+
+  it('the five drifts differ from each other too', () => {
+    const hashes = new Set(Object.keys(drifts).map((n) => schemaHash(drifted(n))));
+    hashes.add(schemaHash(fixture.inputSchema));
+    expect(hashes.size).toBe(6);
+  });
+});
+
+describe('the replacer-allowlist form must not be used', () => {
+  // `JSON.stringify(x, keysArray)` treats the array as an allowlist of property names at
+  // EVERY depth: nested properties whose names are not root keys vanish from the output.
+  const naive = (schema: Obj): string => JSON.stringify(schema, Object.keys(schema).sort());
+
+  for (const name of Object.keys(drifts)) {
+    it(`collapses the drift "${name}" (so it would miss it)`, () => {
+      expect(naive(drifted(name))).toBe(naive(fixture.inputSchema as Obj));
+    });
+  }
+
+  it('drops the nested properties entirely', () => {
+    expect(JSON.parse(naive(fixture.inputSchema as Obj)).properties).toEqual({});
+    expect(Object.keys(JSON.parse(canonicalJson(fixture.inputSchema)).properties)).toHaveLength(7);
+  });
+});

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { GatewayConfigError, parseServersConfig } from './index.js';
+
+describe('parseServersConfig (the mcpServers format)', () => {
+  it('reads stdio and url servers, in id order, skipping disabled ones', () => {
+    const specs = parseServersConfig(
+      JSON.stringify({
+        mcpServers: {
+          memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], env: { A: '1' }, autoApprove: [] },
+          remote: { url: 'http://127.0.0.1:3001/mcp', label: 'Remote' },
+          off: { command: 'x', disabled: true },
+        },
+      }),
+    );
+    expect([...specs.keys()]).toEqual(['memory', 'remote']);
+    expect(specs.get('memory')).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], env: { A: '1' } });
+    expect(specs.get('remote')).toEqual({ url: 'http://127.0.0.1:3001/mcp', headers: {}, label: 'Remote' });
+  });
+
+  it('says what is wrong and what the format is', () => {
+    expect(() => parseServersConfig('{')).toThrow(GatewayConfigError);
+    expect(() => parseServersConfig('{"servers":{}}')).toThrow(/mcpServers/);
+    expect(() => parseServersConfig('{"mcpServers":{"a":{"args":[]}}}')).toThrow(/mcpServers\.a/);
+    expect(() => parseServersConfig('{"mcpServers":{"a":{"url":"ftp://x"}}}')).toThrow(GatewayConfigError);
+    expect(() => parseServersConfig('{"mcpServers":{}}')).toThrow(/no enabled server/);
+  });
+});
