@@ -84,7 +84,7 @@ export function notificationDef(settings: UnionSettings): UnionDef {
     title: 'Send notification',
     intro: 'Sends one notification by email, SMS or Slack.',
     outro:
-      'Any channel takes idempotency_key (1-128 characters): the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.',
+      'idempotency_key (1-128 characters): the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.',
     variantNoun: 'channel',
     variantToolName: (via) => `send_${via}`,
     nestedKey: 'notification',

@@ -28,7 +28,16 @@ export function describeUnion(def: UnionDef): string {
   const { intro, outro } = def.options;
   const head = `${intro} Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`;
   const body = def.variants.map((v) => variantSentence(def, v)).join(' ');
-  return [head, body, outro].filter(Boolean).join(' ');
+  return [head, body, commonSentence(def), outro].filter(Boolean).join(' ');
+}
+
+/** "Every channel also takes optional idempotency_key." (fields left out of the variant sentences) */
+function commonSentence(def: UnionDef): string {
+  if (!def.commonFields.length) return '';
+  const optional = def.commonFields.filter((f) => def.variants.every((v) => !v.required.includes(f)));
+  const required = def.commonFields.filter((f) => !optional.includes(f));
+  const parts = [required.length ? listWords(required) : '', optional.length ? `optional ${listWords(optional)}` : ''];
+  return `Every ${def.options.variantNoun} also takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 
 /** Description of one variant's own tool (per-variant profile). */

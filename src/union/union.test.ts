@@ -1,0 +1,68 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineUnion, profileTools, validateUnionCall, describeUnion, UnionDefinitionError } from './index.js';
+
+// A union that has nothing to do with notifications: the library must not care.
+const shape = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('circle'), r: z.number().positive(), label: z.string().max(5).optional() }).meta({ description: 'A circle.', limits: 'r > 0' }),
+  z.object({ kind: z.literal('rect'), w: z.number(), h: z.number(), label: z.string().optional() }).meta({ description: 'A rectangle.' }),
+]);
+const def = defineUnion(shape, {
+  toolName: 'draw',
+  title: 'Draw',
+  intro: 'Draws a shape.',
+  variantNoun: 'shape',
+  variantToolName: (v) => `draw_${v}`,
+  nestedKey: 'shape',
+});
+
+describe('union library on a foreign union', () => {
+  it('derives codes from the discriminator and the variant noun', () => {
+    const r = validateUnionCall(def, {}, { kind: 'circle', r: 1, w: 2 });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues[0]).toEqual({
+      code: 'FIELD_NOT_ON_SHAPE',
+      path: '/w',
+      variant: 'circle',
+      message: 'circle takes r only (r > 0). Drop w, or set kind to rect.',
+    });
+    const bad = validateUnionCall(def, {}, { kind: 'hexagon' });
+    expect(!bad.ok && bad.issues[0].code).toBe('INVALID_KIND');
+  });
+
+  it('merges a shared field whose rules differ into an anyOf that admits both', () => {
+    const [flat] = profileTools(def, 'flat');
+    const label = (flat!.inputSchema.properties as Record<string, unknown>).label as { anyOf: unknown[] };
+    expect(label.anyOf).toHaveLength(2);
+  });
+
+  it('lists the variants in the description, one sentence each', () => {
+    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r. A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
+  });
+
+  it('per-variant tools imply the discriminator and refuse a different one', () => {
+    const tools = profileTools(def, 'per-variant');
+    expect(tools.map((t) => t.name)).toEqual(['draw_circle', 'draw_rect']);
+    expect(validateUnionCall(def, tools[1]!.binding, { w: 1, h: 2 })).toMatchObject({ ok: true, variant: 'rect' });
+    const wrong = validateUnionCall(def, tools[1]!.binding, { kind: 'circle', w: 1, h: 2 });
+    expect(!wrong.ok && wrong.issues[0]).toMatchObject({ code: 'INVALID_KIND', path: '/kind' });
+  });
+
+  it('nested paths point into the wrapper as sent, and null means absent', () => {
+    const [nested] = profileTools(def, 'nested');
+    const r = validateUnionCall(def, nested!.binding, { shape: { kind: 'circle', r: -1, label: null } });
+    expect(!r.ok && r.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/shape/r' });
+    expect(validateUnionCall(def, nested!.binding, { shape: { kind: 'circle', r: 2, label: null } })).toMatchObject({ ok: true, value: { kind: 'circle', r: 2 } });
+  });
+
+  it('escapes JSON Pointer tokens', () => {
+    const r = validateUnionCall(def, {}, { kind: 'rect', w: 1, h: 1, 'a/b~c': 1 });
+    expect(!r.ok && r.issues[0].path).toBe('/a~1b~0c');
+  });
+
+  it('refuses a union whose variants lack a description', () => {
+    const bare = z.discriminatedUnion('k', [z.object({ k: z.literal('a') }), z.object({ k: z.literal('b') })]);
+    expect(() => defineUnion(bare, def.options)).toThrow(UnionDefinitionError);
+  });
+});
