@@ -1,0 +1,65 @@
+/**
+ * A scriptable HTTP peer on a free loopback port, for what Prism cannot answer: Slack's
+ * `ok: false` bodies, 429 with Retry-After, Twilio error codes, and hangs.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  /** The body as sent; `form` holds it parsed when it is form-encoded. */
+  body: string;
+  form: Record<string, string>;
+}
+
+export type FakeReply =
+  | { status: number; headers?: Record<string, string>; json?: unknown }
+  /** Read the request, then never answer. */
+  | 'hang';
+
+export interface FakePeer {
+  origin: string;
+  requests: FakeRequest[];
+  /** Replies for the next requests, in order; when empty, `fallback` answers. */
+  replies: FakeReply[];
+  close(): Promise<void>;
+}
+
+export async function startFakePeer(fallback: FakeReply = { status: 404, json: { error: 'no reply scripted' } }): Promise<FakePeer> {
+  const requests: FakeRequest[] = [];
+  const replies: FakeReply[] = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const form = (req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')
+        ? Object.fromEntries(new URLSearchParams(body))
+        : {};
+      requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, form });
+      const reply = replies.shift() ?? fallback;
+      if (reply === 'hang') return;
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
+      res.end(reply.json === undefined ? '' : JSON.stringify(reply.json));
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    requests,
+    replies,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * Slack adapter contract: the official @slack/web-api client against Prism serving Slack's
+ * published Web API description, plus a small fake for what Prism cannot answer.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotifyError } from '../src/errors.js';
+import { silentLogger } from '../src/log.js';
+import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../src/providers/errors.js';
+import { sendFailureInfo, sendWithRetry } from '../src/providers/retry.js';
+import { createSlackProvider } from '../src/providers/slack.js';
+import type { Provider, SlackPayload } from '../src/providers/types.js';
+import { startFakePeer, type FakePeer } from './helpers/fakes.js';
+import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from './helpers/prism.js';
+
+const TOKEN = 'xoxb-test-token';
+const ctx = (id = 'ntf_slack') => ({ notificationId: id, signal: new AbortController().signal });
+
+async function caught(p: Promise<unknown>): Promise<unknown> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected the send to fail');
+}
+
+const skipReason = prismUnavailableReason();
+const describePrism = skipReason ? describe.skip : describe;
+
+describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ? ` [skipped: ${skipReason}]` : ''}`, () => {
+  let prism: PrismPeer;
+  let provider: Provider<SlackPayload>;
+
+  beforeAll(async () => {
+    prism = await startPrism('slack');
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+  });
+  afterAll(async () => {
+    await prism?.stop();
+  });
+
+  it('posts a message and returns its ts as the provider message id', async () => {
+    const receipt = await provider.send({ channel: 'C0123ABCD', text: 'deploy finished' }, ctx());
+    expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('posts a thread reply (thread_ts) that the spec accepts', async () => {
+    const receipt = await provider.send({ channel: '#alerts', text: 'still failing', thread_ts: '1712345678.123456' }, ctx());
+    expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
+    const err = await caught(provider.send({ text: 'no channel' } as SlackPayload, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(422);
+  });
+
+  it('maps a missing token (401) to ProviderRejectedError naming SLACK_BOT_TOKEN', async () => {
+    const anonymous = await createSlackProvider({ token: '', apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    const err = await caught(anonymous.send({ channel: 'C0123ABCD', text: 'hi' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(401);
+    expect((err as Error).message).toContain('SLACK_BOT_TOKEN');
+  });
+});
+
+describe('Slack provider against a fake for what Prism cannot answer', () => {
+  let fake: FakePeer;
+  let provider: Provider<SlackPayload>;
+  const ok = { status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000100' } };
+
+  beforeAll(async () => {
+    fake = await startFakePeer();
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: fake.origin, timeoutMs: 5_000, log: silentLogger });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('sends channel, text and thread_ts with the bot token as Bearer', async () => {
+    fake.replies.push(ok);
+    const receipt = await provider.send({ channel: 'C0123ABCD', text: 'hello', thread_ts: '1712345678.123456' }, ctx());
+    expect(receipt.providerMessageId).toBe('1712345678.000100');
+    const req = fake.requests.at(-1)!;
+    expect(req.path).toBe('/chat.postMessage');
+    expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(req.form).toMatchObject({ channel: 'C0123ABCD', text: 'hello', thread_ts: '1712345678.123456' });
+  });
+
+  it('maps ok:false channel_not_found to ProviderRejectedError', async () => {
+    fake.replies.push({ status: 200, json: { ok: false, error: 'channel_not_found' } });
+    const err = await caught(provider.send({ channel: '#nowhere', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe('channel_not_found');
+    expect((err as Error).message).toContain('#nowhere');
+  });
+
+  it('maps ok:false not_in_channel to ProviderRejectedError telling to /invite the bot, never retried', async () => {
+    fake.replies.push({ status: 200, json: { ok: false, error: 'not_in_channel' } }, ok);
+    const before = fake.requests.length;
+    const err = await caught(
+      sendWithRetry(provider, { channel: 'C0999', text: 'x' }, { notificationId: 'ntf_nic', budgetMs: 5_000, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('PROVIDER_REJECTED');
+    expect((err as Error).message).toContain('/invite');
+    expect(fake.requests.length - before).toBe(1);
+    fake.replies.length = 0;
+  });
+
+  it('maps ok:false invalid_auth to ProviderRejectedError for the operator', async () => {
+    fake.replies.push({ status: 200, json: { ok: false, error: 'invalid_auth' } });
+    const err = await caught(provider.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as Error).message).toContain('SLACK_BOT_TOKEN');
+  });
+
+  it('retries a 429 after its Retry-After, then succeeds', async () => {
+    fake.replies.push({ status: 429, headers: { 'retry-after': '2' }, json: { ok: false, error: 'ratelimited' } }, ok);
+    const before = fake.requests.length;
+    const sleeps: number[] = [];
+    const out = await sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, {
+      notificationId: 'ntf_429',
+      budgetMs: 10_000,
+      log: silentLogger,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    expect(out.attempts).toBe(2);
+    expect(out.receipt.providerMessageId).toBe('1712345678.000100');
+    expect(sleeps).toEqual([2000]);
+    expect(out.history[0]).toMatchObject({ outcome: 'rate_limited', vendorCode: 429 });
+    expect(fake.requests.length - before).toBe(2);
+  });
+
+  it('answers RATE_LIMITED with retry_after_s when Retry-After is beyond the budget', async () => {
+    fake.replies.push({ status: 429, headers: { 'retry-after': '60' }, json: { ok: false, error: 'ratelimited' } });
+    const err = await caught(
+      sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_429b', budgetMs: 3_000, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('RATE_LIMITED');
+    expect((err as NotifyError).details.retryAfterS).toBe(60);
+    expect(sendFailureInfo(err)?.attempts).toBe(1);
+  });
+
+  it('maps HTTP 503 to ProviderTransientError', async () => {
+    fake.replies.push({ status: 503, headers: { 'retry-after': '1' }, json: {} });
+    const err = await caught(provider.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).opts.retryAfterMs).toBe(1000);
+  });
+
+  it('maps a hang past the client timeout to DeliveryUnknownError', async () => {
+    const quick = await createSlackProvider({ token: TOKEN, apiUrl: fake.origin, timeoutMs: 300, log: silentLogger });
+    fake.replies.push('hang');
+    const started = Date.now();
+    const err = await caught(quick.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(DeliveryUnknownError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('maps a hang past the send budget to DELIVERY_UNKNOWN without a second request', async () => {
+    fake.replies.push('hang', ok);
+    const before = fake.requests.length;
+    const started = Date.now();
+    const err = await caught(
+      sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_hang', budgetMs: 500, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(fake.requests.length - before).toBe(1);
+    fake.replies.length = 0;
+  });
+
+  it('maps a refused connection to ProviderTransientError, and PROVIDER_UNAVAILABLE past the budget', async () => {
+    const port = await freePort();
+    const nowhere = await createSlackProvider({ token: TOKEN, apiUrl: `http://127.0.0.1:${port}`, timeoutMs: 1_000, log: silentLogger });
+    const err = await caught(nowhere.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
+    const started = Date.now();
+    const gaveUp = await caught(
+      sendWithRetry(nowhere, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_down', budgetMs: 1_000, log: silentLogger }),
+    );
+    expect((gaveUp as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+    expect(sendFailureInfo(gaveUp)!.attempts).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
