@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from '../log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
@@ -83,7 +83,24 @@ export class Upstream {
     if (this.state !== 'up' || !client) throw new UpstreamUnavailableError(this.serverId);
     const params = args === undefined ? { name } : { name, arguments: args };
     const requestOptions = options.signal ? { signal: options.signal } : undefined;
-    return (await client.callTool(params, undefined, requestOptions)) as CallToolResult;
+    try {
+      return (await client.callTool(params, undefined, requestOptions)) as CallToolResult;
+    } catch (err) {
+      // An HTTP upstream has no process to watch: a failed call is the first sign of death,
+      // so check now rather than at the next health ping.
+      if (!isStdioSpec(this.spec) && !(err instanceof McpError)) this.checkHealth(client);
+      throw err;
+    }
+  }
+
+  private checkHealth(client: Client): void {
+    const gen = this.generation;
+    client.ping({ timeout: this.options.healthIntervalMs ?? 15_000 }).catch((err: unknown) => {
+      if (gen === this.generation && this.client === client) {
+        this.log.warn('upstream ping failed', { error: errorText(err) });
+        this.lost('ping failed');
+      }
+    });
   }
 
   async close(): Promise<void> {
@@ -165,12 +182,7 @@ export class Upstream {
   private watchHealth(client: Client, gen: number): void {
     const every = this.options.healthIntervalMs ?? 15_000;
     this.healthTimer = setInterval(() => {
-      client.ping({ timeout: every }).catch((err: unknown) => {
-        if (gen === this.generation) {
-          this.log.warn('upstream ping failed', { error: errorText(err) });
-          this.lost('ping failed');
-        }
-      });
+      if (gen === this.generation) this.checkHealth(client);
     }, every);
   }
 
