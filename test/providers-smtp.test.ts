@@ -1,6 +1,7 @@
 /**
  * SMTP adapter contract: nodemailer talking to a real SMTP server (smtp-server) on loopback.
  */
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { NotifyError } from '../src/errors.js';
@@ -190,5 +191,26 @@ describe('SMTP provider against smtp-server', () => {
     expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(server.dataCount() - before).toBe(1);
+  });
+
+  it('turns a server that never greets into PROVIDER_UNAVAILABLE within the budget (nothing was handed over)', async () => {
+    const sockets: Socket[] = [];
+    const silent = createTcpServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const p = await createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, log: silentLogger, timeoutsMs: { greeting: 30_000 } });
+      extra.push(p);
+      const started = Date.now();
+      const err = await caught(
+        sendWithRetry(p, await buildPayload('ntf_nogreet'), { notificationId: 'ntf_nogreet', budgetMs: 700, log: silentLogger }),
+      );
+      expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+      expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
   });
 });
