@@ -8,8 +8,6 @@ import { cloneJson, type JsonSchema } from './json-schema.js';
 
 /** Keywords strict mode does not accept; each is restated in words. */
 const UNSUPPORTED: Record<string, (v: unknown) => string> = {
-  minLength: (v) => `at least ${v} characters`,
-  maxLength: (v) => `at most ${v} characters`,
   default: (v) => `default ${JSON.stringify(v)}`,
   uniqueItems: () => 'items unique',
   minProperties: (v) => `at least ${v} properties`,
@@ -24,6 +22,10 @@ export function toStrict(schema: JsonSchema): JsonSchema {
 
 function strictNode(node: JsonSchema): JsonSchema {
   const notes: string[] = [];
+  const length = lengthNote(node.minLength, node.maxLength);
+  if (length) notes.push(length);
+  delete node.minLength;
+  delete node.maxLength;
   for (const [key, say] of Object.entries(UNSUPPORTED)) {
     if (key in node) {
       notes.push(say(node[key]));
@@ -35,7 +37,9 @@ function strictNode(node: JsonSchema): JsonSchema {
     node.enum = [node.const];
     delete node.const;
   }
-  if (notes.length) node.description = [node.description, `(${notes.join(', ')})`].filter(Boolean).join(' ');
+  const said = typeof node.description === 'string' ? node.description : '';
+  const unsaid = notes.filter((n) => !said.includes(n));
+  if (unsaid.length) node.description = [said, `(${unsaid.join(', ')})`].filter(Boolean).join(' ');
 
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
     if (Array.isArray(node[key])) node[key] = (node[key] as JsonSchema[]).map(strictNode);
@@ -64,4 +68,10 @@ function nullable(node: JsonSchema): JsonSchema {
   const branches = Array.isArray(rest.anyOf) && Object.keys(rest).length === 1 ? (rest.anyOf as JsonSchema[]) : [rest];
   const anyOf = [...branches.filter((b) => b.type !== 'null'), { type: 'null' }];
   return description === undefined ? { anyOf } : { anyOf, description };
+}
+
+function lengthNote(min: unknown, max: unknown): string | undefined {
+  if (typeof max === 'number') return `${typeof min === 'number' ? min : 0}-${max} characters`;
+  if (typeof min === 'number') return min === 1 ? 'non-empty' : `at least ${min} characters`;
+  return undefined;
 }

@@ -1,0 +1,72 @@
+/**
+ * The long-lived parts of a running server, shared by every connection: configuration,
+ * store, providers and the tool catalog. Transports create one MCP server per connection
+ * on top of this (src/server.ts).
+ */
+import { buildCatalog, type Catalog } from './catalog.js';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { PipelineDeps, RateGate } from './notification/pipeline.js';
+import { createProviders } from './providers/index.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/types.js';
+
+export interface App extends PipelineDeps {
+  catalog: Catalog;
+  /** Runs a tool call so that close() waits for it. */
+  track<T>(call: Promise<T>): Promise<T>;
+  /** Resolves when no call is in flight, or after `timeoutMs`. */
+  drain(timeoutMs?: number): Promise<void>;
+  /** Waits for in-flight calls (bounded by the send budget), then closes providers and store. */
+  close(): Promise<void>;
+}
+
+export interface AppOverrides {
+  store?: Store;
+  providers?: PipelineDeps['providers'];
+  now?: () => number;
+  rateGate?: RateGate;
+}
+
+export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
+  const store = overrides.store ?? (await openStore(config, log));
+  const created = overrides.providers ? undefined : await createProviders(config, log);
+  const providers = overrides.providers ?? created!;
+  const deps: PipelineDeps = { config, store, providers, log, now: overrides.now ?? Date.now, rateGate: overrides.rateGate };
+  const catalog = buildCatalog(config);
+  for (const [profile, c] of Object.entries(catalog)) {
+    log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes });
+  }
+  log.info('channels', {
+    email: config.email.live ? 'live' : 'dry-run',
+    sms: config.sms.live ? 'live' : 'dry-run',
+    slack: config.slack.live ? 'live' : 'dry-run',
+    store: store.kind,
+  });
+  const inflight = new Set<Promise<unknown>>();
+  const drain = async (timeoutMs = config.sendBudgetMs + 1_000) => {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+    await Promise.race([Promise.allSettled([...inflight]).then(() => undefined), timeout]);
+    clearTimeout(timer);
+  };
+  let closing: Promise<void> | undefined;
+  return {
+    ...deps,
+    catalog,
+    track(call) {
+      inflight.add(call);
+      void call.finally(() => inflight.delete(call)).catch(() => {});
+      return call;
+    },
+    drain,
+    close() {
+      closing ??= (async () => {
+        await drain();
+        await created?.closeAll();
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

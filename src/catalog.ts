@@ -1,0 +1,90 @@
+/**
+ * Every tool the server offers, per profile, built once at start-up: tools/list is the same
+ * bytes for the same profile and configuration, in a fixed order (prompt caches depend on
+ * it), with a schema hash per tool and a fingerprint per list.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { bannerTools } from './banners/index.js';
+import { PROFILES, type Config, type Profile } from './config.js';
+import { notificationDef } from './notification/union.js';
+import { callSendTool, SEND_ANNOTATIONS, SEND_OUTPUT_SCHEMA, type SendCallContext } from './notification/tool.js';
+import type { PipelineDeps } from './notification/pipeline.js';
+import type { ObjectToolSpec, ToolContext } from './tool.js';
+import { failureResult, invalidResult, okResult } from './tool-result.js';
+import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject, type UnionProfile } from './union/index.js';
+
+export interface CatalogEntry {
+  tool: Tool;
+  hash: string;
+  call(args: unknown, ctx: ToolContext & SendCallContext & { deps: PipelineDeps }): Promise<CallToolResult>;
+}
+
+export interface ProfileCatalog {
+  tools: Tool[];
+  entries: Map<string, CatalogEntry>;
+  hashes: Record<string, string>;
+  fingerprint: string;
+}
+
+export type Catalog = Record<Profile, ProfileCatalog>;
+
+const UNION_PROFILE: Record<Profile, UnionProfile> = {
+  flat: 'flat',
+  nested: 'nested',
+  oneOf: 'oneOf',
+  'per-channel': 'per-variant',
+};
+
+function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry, 'hash'> {
+  const input = toJsonSchema(spec.input.strict());
+  return {
+    tool: {
+      name: spec.name,
+      title: spec.title,
+      description: spec.description,
+      inputSchema: (profile === 'nested' ? toStrict(input) : input) as Tool['inputSchema'],
+      outputSchema: spec.outputSchema as Tool['outputSchema'],
+      annotations: { title: spec.title, ...spec.annotations },
+    },
+    async call(args, ctx) {
+      const checked = validateObject(spec.input, spec.name, args);
+      if (!checked.ok) return invalidResult(checked.issues);
+      try {
+        return okResult(await spec.handler(checked.value, ctx));
+      } catch (err) {
+        return failureResult(err, ctx.log, spec.name);
+      }
+    },
+  };
+}
+
+/** Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither. */
+export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = bannerTools): Catalog {
+  const def = notificationDef({ smsMaxSegments: config.smsMaxSegments });
+  const catalog = {} as Catalog;
+  for (const profile of PROFILES) {
+    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, UNION_PROFILE[profile]).map((pt) => ({
+      tool: {
+        name: pt.name,
+        title: pt.title,
+        description: pt.description,
+        inputSchema: pt.inputSchema as Tool['inputSchema'],
+        outputSchema: SEND_OUTPUT_SCHEMA as Tool['outputSchema'],
+        annotations: { title: pt.title, ...SEND_ANNOTATIONS },
+      },
+      call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),
+    }));
+    const entries = [...sendEntries, ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => ({
+      ...e,
+      hash: schemaHash(e.tool),
+    }));
+    const tools = entries.map((e) => e.tool);
+    catalog[profile] = {
+      tools,
+      entries: new Map(entries.map((e) => [e.tool.name, e])),
+      hashes: Object.fromEntries(entries.map((e) => [e.tool.name, e.hash])),
+      fingerprint: schemaHash(tools),
+    };
+  }
+  return catalog;
+}

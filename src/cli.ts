@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+/**
+ * notify-mcp: arguments → config → serve. The only place that exits.
+ *
+ *   notify-mcp                         serve MCP over stdio
+ *   notify-mcp --http [--port N] [--host H]
+ *   notify-mcp schema [--profile P]    print what a client of that profile receives
+ *   notify-mcp outbox [--limit N]      print the latest delivery records
+ *   notify-mcp bundle --config F [--http …]
+ */
+import { parseArgs } from 'node:util';
+import { createApp } from './app.js';
+import { buildCatalog } from './catalog.js';
+import { ConfigError, loadConfig, PROFILES, type Profile } from './config.js';
+import { createLogger } from './log.js';
+import { openStore } from './store/index.js';
+import { serveStdio } from './transports/stdio.js';
+import { VERSION } from './version.js';
+
+const USAGE = `Usage:
+  notify-mcp                          serve MCP over stdio
+  notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
+  notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
+  notify-mcp --help | --version
+Configuration is read from the environment; see .env.example.`;
+
+const out = (text: string) => process.stdout.write(text + '\n');
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      profile: { type: 'string' },
+      limit: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'v' },
+    },
+  });
+  if (values.help) return out(USAGE), 0;
+  if (values.version) return out(VERSION), 0;
+  const command = positionals[0] ?? 'serve';
+
+  const config = loadConfig();
+  const log = createLogger(config.logLevel);
+
+  switch (command) {
+    case 'schema': {
+      const profile = (values.profile ?? config.defaultProfile) as Profile;
+      if (!PROFILES.includes(profile)) throw new ConfigError(`--profile must be one of ${PROFILES.join(', ')}`);
+      const c = buildCatalog(config)[profile];
+      out(JSON.stringify({ profile, fingerprint: c.fingerprint, hashes: c.hashes, tools: c.tools }, null, 2));
+      return 0;
+    }
+    case 'outbox': {
+      const limit = Number(values.limit ?? 20);
+      if (!Number.isInteger(limit) || limit <= 0) throw new ConfigError('--limit must be a positive integer');
+      const store = await openStore(config, log);
+      try {
+        for (const record of await store.listDeliveries(limit)) {
+          out(JSON.stringify({ ...record, created_at: new Date(record.created_at).toISOString() }));
+        }
+      } finally {
+        await store.close();
+      }
+      return 0;
+    }
+    case 'serve': {
+      const app = await createApp(config, log);
+      const { closed } = await serveStdio(app);
+      log.info('serving stdio', { version: VERSION });
+      const stop = () => void app.close().finally(() => process.exit(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+      await closed;
+      await app.close();
+      return 0;
+    }
+    default:
+      process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+      process.stderr.write(`notify-mcp: ${err.message}\n`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(JSON.stringify({ level: 'error', msg: 'fatal', error: err instanceof Error ? err.stack : String(err) }) + '\n');
+      process.exitCode = 1;
+    }
+  },
+);

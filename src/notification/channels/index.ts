@@ -1,0 +1,18 @@
+import type { Notification } from '../union.js';
+import { emailChannel } from './email.js';
+import { slackChannel } from './slack.js';
+import { smsChannel } from './sms.js';
+import type { Channel } from './types.js';
+
+export type Via = Notification['via'];
+
+/** Channel glue by `via`; the type makes a union branch without a channel a compile error. */
+export const channels: { [V in Via]: Channel<Extract<Notification, { via: V }>, unknown> } = {
+  email: emailChannel,
+  sms: smsChannel,
+  slack: slackChannel,
+};
+
+export function channelFor<N extends Notification>(n: N): Channel<N, unknown> {
+  return channels[n.via] as unknown as Channel<N, unknown>;
+}

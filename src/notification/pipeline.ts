@@ -1,0 +1,163 @@
+/**
+ * The send pipeline for one validated notification: recipient policy, opt-outs, rate
+ * limits, idempotency, then the provider (retried inside the send's budget), and a delivery
+ * record for every outcome. Knows nothing of MCP: the tool layer turns results and
+ * NotifyErrors into tool results.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Config } from '../config.js';
+import { NotifyError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { isAllowed } from '../policy/allowlist.js';
+import type { Provider } from '../providers/types.js';
+import { sendFailureInfo, sendWithRetry } from '../providers/retry.js';
+import type { DeliveryRecord, Store } from '../store/types.js';
+import { schemaHash } from '../union/schema-hash.js';
+import { channelFor, type Via } from './channels/index.js';
+import { runIdempotent } from './idempotency.js';
+import type { Notification } from './union.js';
+
+export interface SendResult {
+  id: string;
+  via: Via;
+  status: 'sent' | 'dry_run';
+  provider: string;
+  provider_message_id?: string;
+  segments?: number;
+  encoding?: string;
+  replayed?: boolean;
+  accepted_at: string;
+}
+
+/** Checked before idempotency and the provider; throws NotifyError('RATE_LIMITED'). */
+export interface RateGate {
+  check(client: string | null, via: Via, now: number): void;
+}
+
+export interface PipelineDeps {
+  config: Config;
+  store: Store;
+  providers: { [V in Via]: Provider<never> };
+  log: Logger;
+  now: () => number;
+  rateGate?: RateGate;
+}
+
+export interface SendOptions {
+  /** Authenticated client (HTTP token) or clientInfo.name; scopes idempotency keys. */
+  client: string | null;
+  /** Called before each retry wait, for progress notifications. */
+  onRetry?: (attempt: number, delayMs: number, reason: string) => void;
+}
+
+const ALLOW_VARIABLE: Record<Via, string> = { email: 'NOTIFY_EMAIL_ALLOW', sms: 'NOTIFY_SMS_ALLOW', slack: 'NOTIFY_SLACK_ALLOW' };
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
+
+export function newNotificationId(): string {
+  return `ntf_${randomUUID().replaceAll('-', '')}`;
+}
+
+export async function sendNotification(deps: PipelineDeps, n: Notification, opts: SendOptions): Promise<SendResult> {
+  const channel = channelFor(n);
+  const recipients = channel.recipients(n);
+  const allow = deps.config[n.via].allow;
+  for (const recipient of recipients) {
+    if (!isAllowed(n.via, recipient, allow)) {
+      throw new NotifyError(
+        'RECIPIENT_NOT_ALLOWED',
+        `${recipient} is not on this server's ${n.via} allowlist (${ALLOW_VARIABLE[n.via]}); nothing was sent. Use an allowed recipient, or ask the operator to add it.`,
+        { via: n.via },
+      );
+    }
+    if (await deps.store.isOptedOut(n.via, recipient)) {
+      throw new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via: n.via });
+    }
+  }
+  deps.rateGate?.check(opts.client, n.via, deps.now());
+
+  const key = n.idempotency_key;
+  if (!key) return deliver(deps, n, opts);
+  const { idempotency_key: _, ...content } = n;
+  const { result, replayed } = await runIdempotent(
+    {
+      store: deps.store,
+      key: `${opts.client ?? ''}\u0000${key}`,
+      payloadHash: schemaHash(content),
+      budgetMs: deps.config.sendBudgetMs,
+      ttlMs: IDEMPOTENCY_TTL_MS,
+      now: deps.now,
+    },
+    () => deliver(deps, n, opts),
+  );
+  return replayed ? { ...result, replayed: true } : result;
+}
+
+async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): Promise<SendResult> {
+  const id = newNotificationId();
+  const startedAt = deps.now();
+  const provider = deps.providers[n.via] as Provider<unknown>;
+  const { payload, meta } = await channelFor(n).buildPayload(n, { id, config: deps.config });
+  const live = deps.config[n.via].live;
+  const record: DeliveryRecord = {
+    id,
+    via: n.via,
+    status: live ? 'sent' : 'dry_run',
+    provider: provider.name,
+    provider_message_id: null,
+    payload,
+    error_code: null,
+    attempts: 0,
+    latency_ms: 0,
+    client: opts.client,
+    idempotency_key: n.idempotency_key ?? null,
+    created_at: startedAt,
+  };
+  const log = deps.log.child({ notificationId: id, via: n.via, client: opts.client });
+
+  let providerMessageId: string | undefined;
+  if (live) {
+    try {
+      const sent = await sendWithRetry(provider, payload, {
+        notificationId: id,
+        budgetMs: deps.config.sendBudgetMs,
+        log,
+        onRetry: opts.onRetry,
+      });
+      providerMessageId = sent.receipt.providerMessageId;
+      record.attempts = sent.attempts;
+    } catch (err) {
+      const info = sendFailureInfo(err);
+      record.status = 'failed';
+      record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
+      record.attempts = info?.attempts ?? 1;
+      record.latency_ms = deps.now() - startedAt;
+      await deps.store.recordDelivery(record);
+      if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
+        for (const r of channelFor(n).recipients(n)) await deps.store.addOptOut(n.via, r, deps.now());
+      }
+      log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
+      if (err instanceof NotifyError) {
+        err.details.via ??= n.via;
+        throw err;
+      }
+      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via: n.via, cause: err });
+    }
+  }
+  record.provider_message_id = providerMessageId ?? null;
+  record.latency_ms = deps.now() - startedAt;
+  await deps.store.recordDelivery(record);
+  log.info(live ? 'sent' : 'dry run recorded', { attempts: record.attempts, latencyMs: record.latency_ms });
+
+  const result: SendResult = {
+    id,
+    via: n.via,
+    status: record.status as SendResult['status'],
+    provider: provider.name,
+    accepted_at: new Date(startedAt).toISOString(),
+  };
+  if (providerMessageId) result.provider_message_id = providerMessageId;
+  if (meta?.segments !== undefined) result.segments = meta.segments;
+  if (meta?.encoding !== undefined) result.encoding = meta.encoding;
+  return result;
+}

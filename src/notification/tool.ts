@@ -1,0 +1,60 @@
+/**
+ * send_notification as MCP tools: the union's profile tools, each validated against the
+ * union (whatever shape the client saw) and handed to the pipeline.
+ */
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
+import type { ProfileTool, UnionDef } from '../union/index.js';
+import { validateUnionCall } from '../union/index.js';
+import { sendNotification, type PipelineDeps } from './pipeline.js';
+import type { Notification } from './union.js';
+
+export const SEND_ANNOTATIONS: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+export const SEND_OUTPUT_SCHEMA = withErrorShape({
+  properties: {
+    id: { type: 'string', description: 'notification id, ntf_…' },
+    via: { type: 'string', enum: ['email', 'sms', 'slack'] },
+    status: { type: 'string', enum: ['sent', 'dry_run'] },
+    provider: { type: 'string' },
+    provider_message_id: { type: 'string' },
+    segments: { type: 'integer' },
+    encoding: { type: 'string', enum: ['GSM-7', 'UCS-2'] },
+    replayed: { type: 'boolean' },
+    accepted_at: { type: 'string', format: 'date-time' },
+  },
+  required: ['id', 'via', 'status', 'provider', 'accepted_at'],
+});
+
+export interface SendCallContext {
+  client: string | null;
+  progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
+}
+
+export async function callSendTool(
+  def: UnionDef,
+  tool: ProfileTool,
+  deps: PipelineDeps,
+  args: unknown,
+  ctx: SendCallContext,
+): Promise<CallToolResult> {
+  const checked = validateUnionCall(def, tool.binding, args);
+  if (!checked.ok) return invalidResult(checked.issues, def.discriminator);
+  try {
+    const result = await sendNotification(deps, checked.value as Notification, {
+      client: ctx.client,
+      onRetry: ctx.progress
+        ? (attempt, delayMs, reason) =>
+            void ctx.progress!(attempt, undefined, `attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`).catch(() => {})
+        : undefined,
+    });
+    return okResult({ ...result });
+  } catch (err) {
+    return failureResult(err, deps.log, tool.name);
+  }
+}

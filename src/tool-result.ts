@@ -1,0 +1,59 @@
+/**
+ * Tool results in one shape for every tool: the structured object is also the text (as
+ * JSON); failures are `isError: true` results whose structuredContent is
+ * `{ error, issues }`, never JSON-RPC errors, so a model can read and fix its call.
+ */
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { NotifyError, type ToolErrorBody } from './errors.js';
+import type { Logger } from './log.js';
+import type { ValidationIssue } from './union/index.js';
+
+export function okResult(structured: Record<string, unknown>): CallToolResult {
+  return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+}
+
+export function errorResult(error: ToolErrorBody, issues: ToolErrorBody[] = [error]): CallToolResult {
+  const structured = { error, issues };
+  return {
+    content: [{ type: 'text', text: `${error.message}\n${JSON.stringify(structured)}` }],
+    structuredContent: structured,
+    isError: true,
+  };
+}
+
+/** Validation issues, with the variant reported under the discriminator's name (`via`). */
+export function invalidResult(issues: readonly ValidationIssue[], discriminator = 'via'): CallToolResult {
+  const bodies = issues.map(({ variant, ...rest }) => (variant ? { ...rest, [discriminator]: variant } : rest) as ToolErrorBody);
+  return errorResult(bodies[0]!, bodies);
+}
+
+/** NotifyError → its result; anything else is a bug: logged, and answered INTERNAL_ERROR. */
+export function failureResult(err: unknown, log: Logger, tool: string): CallToolResult {
+  if (err instanceof NotifyError) return errorResult(err.toBody());
+  log.error('tool failed unexpectedly', { tool, error: err instanceof Error ? err.stack : String(err) });
+  return errorResult({ code: 'INTERNAL_ERROR', message: 'The server failed unexpectedly; nothing is known to have been sent. Try again later.' });
+}
+
+const errorBodySchema = {
+  type: 'object',
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+    path: { type: 'string' },
+    via: { type: 'string' },
+    retry_after_s: { type: 'number' },
+  },
+  required: ['code', 'message'],
+};
+
+/**
+ * Every outputSchema admits this shape too: the SDK 1.x client validates structuredContent
+ * against the outputSchema even when isError is true (DESIGN section 7).
+ */
+export function withErrorShape(result: { properties: Record<string, unknown>; required: string[] }): Record<string, unknown> {
+  return {
+    type: 'object',
+    properties: { ...result.properties, error: errorBodySchema, issues: { type: 'array', items: errorBodySchema } },
+    anyOf: [{ required: result.required }, { required: ['error'] }],
+  };
+}
