@@ -7,7 +7,10 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/log.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
+import { runIdempotent } from '../src/notification/idempotency.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres.js';
+import { openStore } from '../src/store/index.js';
+import { loadConfig } from '../src/config.js';
 import { storeSuite } from './store.suite.js';
 
 // The test harness may read the environment; src/ may not (only src/config.ts does).
@@ -79,6 +82,58 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
       const { rows } = await stores[0]!.pool.query('SELECT version FROM schema_migrations ORDER BY version');
       expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
       await Promise.all(stores.map((s) => s.close()));
+    } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('runIdempotent: 50 simultaneous duplicates over 4 pools make one send, all with its result', async () => {
+    const schema = freshSchema();
+    const stores = await Promise.all(
+      Array.from({ length: 4 }, () => openPostgresStore({ connectionString: url, schema, log: silentLogger, max: 5 })),
+    );
+    try {
+      let calls = 0;
+      const send = async () => {
+        calls++;
+        await new Promise((r) => setTimeout(r, 100));
+        return { id: 'ntf_pg_once' };
+      };
+      const outcomes = await Promise.all(
+        Array.from({ length: 50 }, (_, i) =>
+          runIdempotent({ store: stores[i % 4]!, key: 'burst', payloadHash: 'h', budgetMs: 10_000, pollMs: 10 }, send),
+        ),
+      );
+      expect(calls).toBe(1);
+      expect(outcomes.filter((o) => o.replayed)).toHaveLength(49);
+      expect(outcomes.every((o) => (o.result as { id: string }).id === 'ntf_pg_once')).toBe(true);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+      await dropSchema(schema);
+    }
+  });
+
+  it('openStore picks PostgreSQL when DATABASE_URL is set', async () => {
+    const schema = freshSchema();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    await client.query(`CREATE SCHEMA ${schema}`);
+    await client.end();
+    try {
+      const withSchema = new URL(url);
+      withSchema.searchParams.set('options', `-c search_path=${schema}`);
+      const store = await openStore(loadConfig({ DATABASE_URL: withSchema.toString(), NOTIFY_DATA_DIR: '/nonexistent/never-created' }), silentLogger);
+      try {
+        expect(store.kind).toBe('postgres');
+        expect(await store.listBanners({ now: 0 })).toEqual([]);
+        const check = new pg.Client({ connectionString: url });
+        await check.connect();
+        const { rows } = await check.query(`SELECT count(*)::int AS n FROM ${schema}.schema_migrations`);
+        await check.end();
+        expect(rows[0].n).toBe(MIGRATIONS.length);
+      } finally {
+        await store.close();
+      }
     } finally {
       await dropSchema(schema);
     }

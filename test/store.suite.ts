@@ -121,6 +121,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         });
       });
 
+      it('never takes over when staleAfterMs is Number.MAX_SAFE_INTEGER (a waiter polling)', async () => {
+        await store.claimIdempotency('k3b', 'h', T0, OPTS);
+        const polling = { ttlMs: OPTS.ttlMs, staleAfterMs: Number.MAX_SAFE_INTEGER };
+        expect(await store.claimIdempotency('k3b', 'h', T0 + OPTS.ttlMs - 1, polling)).toMatchObject({ state: 'pending', claimed_at: T0 });
+      });
+
       it('does not hand a stale claim to a different payload (still a conflict)', async () => {
         await store.claimIdempotency('k4', 'h1', T0, OPTS);
         expect(await store.claimIdempotency('k4', 'h2', T0 + OPTS.staleAfterMs * 2, OPTS)).toMatchObject({
