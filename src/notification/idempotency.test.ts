@@ -168,6 +168,26 @@ describe('runIdempotent', () => {
     expect((await runIdempotent({ store, key: 'k2', payloadHash: 'b', budgetMs: 1000 }, ok)).replayed).toBe(false);
   });
 
+  it('keeps DELIVERY_UNKNOWN under the key and replays it to duplicates instead of sending again', async () => {
+    const unknown = new NotifyError('DELIVERY_UNKNOWN', 'the provider may have sent it', { via: 'sms' });
+    const failing = counter({ id: 'x' }, 20, unknown);
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, pollMs: 5 };
+    const [first, waiting] = await Promise.allSettled([runIdempotent(opts, failing), runIdempotent(opts, failing)]);
+    expect(first).toEqual({ status: 'rejected', reason: unknown });
+    expect(waiting.status).toBe('rejected');
+    const replayed = (waiting as PromiseRejectedResult).reason as NotifyError;
+    expect(replayed).toBeInstanceOf(NotifyError);
+    expect(replayed.toBody()).toEqual({ code: 'DELIVERY_UNKNOWN', message: 'the provider may have sent it', via: 'sms' });
+    const later = await codeOf(runIdempotent(opts, counter({ id: 'y' })));
+    expect(later.code).toBe('DELIVERY_UNKNOWN');
+    expect(failing.calls).toBe(1);
+    // A caller may choose which failures are final.
+    const rejected = new NotifyError('PROVIDER_REJECTED', 'bad number');
+    const opts2 = { ...opts, key: 'k2', isFinalFailure: (e: unknown) => e instanceof NotifyError && e.code === 'PROVIDER_REJECTED' };
+    await expect(runIdempotent(opts2, counter({ id: 'x' }, 0, rejected))).rejects.toBe(rejected);
+    expect((await codeOf(runIdempotent(opts2, counter({ id: 'z' })))).code).toBe('PROVIDER_REJECTED');
+  });
+
   it('50 simultaneous duplicates in one process make exactly one send, and all get its result', async () => {
     const send = counter({ id: 'ntf_once', status: 'sent' }, 80);
     const outcomes = await Promise.all(

@@ -11,9 +11,12 @@
  *   is already waiting does not take over mid-wait: its own send would then overrun its
  *   budget, so it answers IN_PROGRESS and its retry takes over;
  * - a different payload under a live key is IDEMPOTENCY_CONFLICT;
- * - a send that throws releases the claim, so a retry (or a waiting duplicate) may send.
+ * - a send that throws releases the claim, so a retry (or a waiting duplicate) may send;
+ *   except DELIVERY_UNKNOWN (the provider may have sent it): that outcome is stored like a
+ *   result and every duplicate within the ttl gets the same error, so a retry under the key
+ *   can never send a second copy.
  */
-import { NotifyError } from '../errors.js';
+import { NotifyError, type ErrorCode, type ToolErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/types.js';
 
@@ -34,6 +37,27 @@ export interface IdempotentOptions {
   pollMs?: number;
   /** Where to report a send that succeeded but whose result could not be stored. */
   log?: Logger;
+  /** Failures kept under the key and replayed instead of released (default: DELIVERY_UNKNOWN). */
+  isFinalFailure?: (err: unknown) => boolean;
+}
+
+/** How a final failure is stored in place of a result. */
+interface StoredFailure {
+  notify_error: ToolErrorBody;
+}
+
+const deliveryUnknown = (err: unknown) => err instanceof NotifyError && err.code === 'DELIVERY_UNKNOWN';
+
+function isStoredFailure(v: unknown): v is StoredFailure {
+  return typeof v === 'object' && v !== null && Object.keys(v).length === 1 && 'notify_error' in v;
+}
+
+function replayFailure(body: ToolErrorBody): NotifyError {
+  const details: { path?: string; via?: string; retryAfterS?: number } = {};
+  if (body.path !== undefined) details.path = body.path;
+  if (body.via !== undefined) details.via = body.via;
+  if (body.retry_after_s !== undefined) details.retryAfterS = body.retry_after_s;
+  return new NotifyError(body.code as ErrorCode, body.message, details);
 }
 
 export interface IdempotentOutcome<R> {
@@ -61,8 +85,12 @@ export async function runIdempotent<R>(opts: IdempotentOptions, send: () => Prom
       try {
         result = await send();
       } catch (err) {
-        await store.releaseIdempotency(key).catch((releaseErr: unknown) =>
-          opts.log?.warn('idempotency release failed', { error: (releaseErr as Error).message }),
+        const keep = (opts.isFinalFailure ?? deliveryUnknown)(err) && err instanceof NotifyError;
+        const settle = keep
+          ? store.completeIdempotency(key, { notify_error: err.toBody() } satisfies StoredFailure)
+          : store.releaseIdempotency(key);
+        await settle.catch((storeErr: unknown) =>
+          opts.log?.warn('idempotency claim not settled after a failed send', { error: (storeErr as Error).message }),
         );
         throw err;
       }
@@ -84,7 +112,10 @@ export async function runIdempotent<R>(opts: IdempotentOptions, send: () => Prom
       );
     }
 
-    if (claim.state === 'done') return { result: claim.result as R, replayed: true };
+    if (claim.state === 'done') {
+      if (isStoredFailure(claim.result)) throw replayFailure(claim.result.notify_error);
+      return { result: claim.result as R, replayed: true };
+    }
 
     const t = now();
     if (t >= deadline) {
