@@ -7,6 +7,7 @@ import { buildCatalog, type Catalog } from './catalog.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
+import { createRateGate } from './policy/rate-limit.js';
 import { createProviders } from './providers/index.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -32,7 +33,15 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
   const store = overrides.store ?? (await openStore(config, log));
   const created = overrides.providers ? undefined : await createProviders(config, log);
   const providers = overrides.providers ?? created!;
-  const deps: PipelineDeps = { config, store, providers, log, now: overrides.now ?? Date.now, rateGate: overrides.rateGate };
+  const deps: PipelineDeps = {
+    config,
+    store,
+    providers,
+    log,
+    now: overrides.now ?? Date.now,
+    // In memory, per process (src/policy/rate-limit.ts).
+    rateGate: overrides.rateGate ?? createRateGate(config.rateLimits),
+  };
   const catalog = buildCatalog(config);
   for (const [profile, c] of Object.entries(catalog)) {
     log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes });
