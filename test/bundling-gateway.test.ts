@@ -19,6 +19,7 @@ import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelco
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const gatewayMain = join(root, 'dist/bundling/gateway-main.js');
+const notifyCli = join(root, 'dist/cli.js');
 const require = createRequire(import.meta.url);
 
 /** A package's bin script, from its package.json `bin` entry. */
@@ -32,7 +33,9 @@ const memoryBin = binOf('@modelcontextprotocol/server-memory');
 
 /** Fail with instructions rather than test stale code. */
 function assertBuilt(): void {
-  if (!existsSync(gatewayMain)) throw new Error(`${gatewayMain} is missing: run \`npm run build\` first`);
+  for (const f of [gatewayMain, notifyCli]) {
+    if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first`);
+  }
   const built = statSync(gatewayMain).mtimeMs;
   const srcDir = join(root, 'src/bundling');
   const stale = readdirSync(srcDir).filter(
@@ -98,6 +101,8 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
           'ev-a': { command: process.execPath, args: [everythingBin, 'stdio'], env: { WHICH_COPY: 'copy-a' }, label: 'Everything A' },
           'ev-b': { command: process.execPath, args: [everythingBin, 'stdio'], env: { WHICH_COPY: 'copy-b' } },
           memory: { command: process.execPath, args: [memoryBin], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } },
+          // notify-mcp itself, zero-configuration (every channel in dry run), data in the temp dir.
+          notify: { command: process.execPath, args: [notifyCli], env: { NOTIFY_DATA_DIR: join(dir, 'notify-data') } },
         },
       }),
     );
@@ -127,7 +132,7 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
   });
 
   afterAll(async () => {
-    const pids = ['ev-a', 'ev-b', 'memory'].flatMap(upstreamPids);
+    const pids = ['ev-a', 'ev-b', 'memory', 'notify'].flatMap(upstreamPids);
     await client?.close();
     // Closing our end stops the gateway, and the gateway stops every upstream it started.
     if (pids.length) await until('upstreams to exit', () => pids.every((p) => !alive(p)) || undefined, 10_000);
@@ -156,7 +161,7 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
     expect(nonJsonStderr).toEqual([]);
     expect(clientErrors).toEqual([]);
     // Each tool's schema hash was logged at registration.
-    expect(logs.filter((l) => l.msg === 'bundle tool registered' && l.server === 'memory').length).toBe(
+    expect(logs.filter((l) => l.msg === 'bundle tool registered' && (l.server === 'memory' || l.server === 'notify')).length).toBe(
       all.filter((n) => !n.startsWith('ev-')).length,
     );
   });
@@ -216,8 +221,20 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
     expect(clientErrors).toEqual([]);
   });
 
-  // TODO(lead, once src/cli.ts exists): add notify-mcp itself (`node dist/cli.js`) as a
-  // third kind of upstream and assert its `send_notification` is routed (dry run).
+  it('routes to notify-mcp itself: send_notification in dry run, structured result intact', async () => {
+    const all = await names();
+    expect(all).toEqual(expect.arrayContaining(['send_notification', 'show_banner', 'dismiss_banner', 'list_banners']));
+    const r = (await client.callTool({
+      name: 'send_notification',
+      arguments: { via: 'slack', channel: '#ops', text: 'from the bundle' },
+    })) as CallToolResult;
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ via: 'slack', status: 'dry_run' });
+    // A validation error from notify-mcp comes back as its own error result, untouched.
+    const bad = (await client.callTool({ name: 'send_notification', arguments: { via: 'pigeon' } })) as CallToolResult;
+    expect(bad.isError).toBe(true);
+    expect(JSON.stringify(bad.structuredContent ?? bad.content)).toContain('INVALID_VIA');
+  });
 });
 
 describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', () => {

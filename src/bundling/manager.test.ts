@@ -208,3 +208,12 @@ describe('createDispatcher (through the manager)', () => {
     expect(textOf(await empty.call('x'))).toBe('Unknown tool "x". Available tools: (none).');
   });
 });
+
+describe('reconnect backoff', () => {
+  it('doubles from the initial delay and is capped', async () => {
+    const { backoffDelay, DEFAULT_BACKOFF } = await import('./upstream.js');
+    expect([0, 1, 2, 3, 4, 5, 6, 50].map((n) => backoffDelay(n, DEFAULT_BACKOFF))).toEqual([
+      500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000,
+    ]);
+  });
+});
