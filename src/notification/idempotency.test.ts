@@ -89,34 +89,49 @@ describe('runIdempotent', () => {
   });
 
   it('makes a duplicate that arrives mid-send wait for the result and replay it', async () => {
-    const send = counter({ id: 'ntf_1' }, 150);
-    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 2000, pollMs: 10 };
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const send = async () => {
+      calls++;
+      await gate;
+      return { id: 'ntf_1' };
+    };
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 10_000, pollMs: 10 };
     const first = runIdempotent(opts, send);
-    await sleep(20);
-    const started = Date.now();
-    const dup = await runIdempotent(opts, send);
-    expect(dup).toEqual({ result: { id: 'ntf_1' }, replayed: true });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    await sleep(5); // let the first claim
+    let dupDone = false;
+    const dup = runIdempotent(opts, send).finally(() => (dupDone = true));
+    await sleep(100);
+    expect(dupDone).toBe(false); // still waiting: the first has not finished
+    release();
+    expect(await dup).toEqual({ result: { id: 'ntf_1' }, replayed: true });
     expect(await first).toEqual({ result: { id: 'ntf_1' }, replayed: false });
-    expect(send.calls).toBe(1);
+    expect(calls).toBe(1);
   });
 
   it('answers IDEMPOTENCY_IN_PROGRESS with retry_after_s when the first is still unresolved after the budget', async () => {
-    const send = counter({ id: 'ntf_1' }, 500);
-    const first = runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 3000 }, send);
-    await sleep(10);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const send = async () => {
+      calls++;
+      await gate;
+      return { id: 'ntf_1' };
+    };
+    const first = runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 30_000 }, send);
+    await sleep(5);
     const started = Date.now();
     const err = await codeOf(runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 100, pollMs: 10 }, send));
-    const waited = Date.now() - started;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
     expect(err.code).toBe('IDEMPOTENCY_IN_PROGRESS');
     expect(err.details.retryAfterS).toBeGreaterThanOrEqual(1);
     expect(err.toBody()).toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS', retry_after_s: err.details.retryAfterS });
-    expect(waited).toBeGreaterThanOrEqual(95);
-    expect(waited).toBeLessThan(450);
     // Once the first finishes, the retry replays.
+    release();
     await first;
     expect((await runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 100 }, send)).replayed).toBe(true);
-    expect(send.calls).toBe(1);
+    expect(calls).toBe(1);
   });
 
   it('takes over a claim abandoned by a dead owner once its budget has passed', async () => {
