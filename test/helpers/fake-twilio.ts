@@ -1,0 +1,69 @@
+/**
+ * A small fake of Twilio's Messages endpoint on a free loopback port: 201 with a message SID
+ * for any number, except the numbers marked opted out, which get Twilio's 400 with error
+ * 21610 (the recipient replied STOP). Every request is counted.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+
+export interface FakeTwilioRequest {
+  path: string;
+  authorization?: string;
+  form: Record<string, string>;
+}
+
+export interface FakeTwilio {
+  origin: string;
+  requests: FakeTwilioRequest[];
+  /** Numbers (E.164, as sent in `To`) answered with error 21610. */
+  optedOut: Set<string>;
+  close(): Promise<void>;
+}
+
+export async function startFakeTwilio(optedOut: Iterable<string> = []): Promise<FakeTwilio> {
+  const requests: FakeTwilioRequest[] = [];
+  const stopped = new Set(optedOut);
+  const sockets = new Set<Socket>();
+  let seq = 0;
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
+      requests.push({ path: req.url ?? '', authorization: req.headers.authorization, form });
+      const reply = (status: number, json: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(json));
+      };
+      if (req.method !== 'POST' || !/^\/2010-04-01\/Accounts\/[^/]+\/Messages\.json$/.test(req.url ?? '')) {
+        return reply(404, { code: 20404, message: 'The requested resource was not found', status: 404 });
+      }
+      if (form.To && stopped.has(form.To)) {
+        return reply(400, {
+          code: 21610,
+          message: 'Attempt to send to unsubscribed recipient',
+          more_info: 'https://www.twilio.com/docs/errors/21610',
+          status: 400,
+        });
+      }
+      seq++;
+      reply(201, { sid: `SM${String(seq).padStart(32, '0')}`, status: 'queued', to: form.To, from: form.From, body: form.Body });
+    });
+  });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    origin: `http://127.0.0.1:${port}`,
+    requests,
+    optedOut: stopped,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * The built CLI as an MCP server for e2e suites: connect the SDK's Client to it over stdio,
+ * read tool results, and read its delivery log with `notify-mcp outbox`.
+ */
+import { existsSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ChildStdioTransport, CLI, runCli } from './cli.js';
+
+/** Fails early, with what to do, when the suite runs before a build. */
+export function assertBuilt(): void {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npm run build\` before the e2e suites`);
+}
+
+export interface CliSession {
+  client: Client;
+  transport: ChildStdioTransport;
+  close(): Promise<void>;
+}
+
+export async function connectCli(env: Record<string, string>, clientName = 'e2e'): Promise<CliSession> {
+  assertBuilt();
+  const transport = new ChildStdioTransport([], env);
+  const client = new Client({ name: clientName, version: '1.0.0' });
+  try {
+    await client.connect(transport);
+  } catch (err) {
+    await transport.close().catch(() => {});
+    throw new Error(`the CLI did not start: ${(err as Error).message}\n${transport.stderr}`);
+  }
+  return { client, transport, close: () => transport.close() };
+}
+
+export interface ToolOutcome {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+}
+
+/** `structuredContent.error` of a failed call, or a readable failure if the call succeeded. */
+export function errorOf(result: ToolOutcome): { code: string; message: string; via?: string } {
+  if (!result.isError) throw new Error(`expected an error result, got ${JSON.stringify(result.structuredContent)}`);
+  return (result.structuredContent as { error: { code: string; message: string; via?: string } }).error;
+}
+
+export interface OutboxRecord {
+  id: string;
+  via: string;
+  status: string;
+  provider: string;
+  provider_message_id: string | null;
+  error_code: string | null;
+  attempts: number;
+  latency_ms: number;
+  client: string | null;
+  payload: unknown;
+}
+
+/** `notify-mcp outbox` with the same environment (and so the same data dir). */
+export async function readOutbox(env: Record<string, string>, limit = 100): Promise<OutboxRecord[]> {
+  const { code, stdout, stderr } = await runCli(['outbox', '--limit', String(limit)], env);
+  if (code !== 0) throw new Error(`notify-mcp outbox exited ${code}: ${stderr}`);
+  return stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as OutboxRecord);
+}
