@@ -264,7 +264,7 @@ describe('Twilio 21610 (the recipient replied STOP)', () => {
 });
 
 describe('a live channel without its allowlist', () => {
-  it.each([
+  it.each<{ variable: string; env: Record<string, string> }>([
     { variable: 'NOTIFY_EMAIL_ALLOW', env: { SMTP_URL: 'smtp://u:p@127.0.0.1:2525', EMAIL_FROM: FROM_ADDRESS } },
     { variable: 'NOTIFY_SMS_ALLOW', env: { TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: TWILIO_TOKEN, TWILIO_FROM: '+14155550111' } },
     { variable: 'NOTIFY_SLACK_ALLOW', env: { SLACK_BOT_TOKEN: SLACK_TOKEN } },
