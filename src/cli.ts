@@ -11,14 +11,16 @@
 import { parseArgs } from 'node:util';
 import { createApp } from './app.js';
 import { buildCatalog } from './catalog.js';
-import { ConfigError, loadConfig, PROFILES, type Profile } from './config.js';
-import { createLogger } from './log.js';
+import { ConfigError, loadConfig, PROFILES, type Config, type Profile } from './config.js';
+import { createLogger, type Logger } from './log.js';
 import { openStore } from './store/index.js';
+import { assertBindable, DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serveHttp } from './transports/http.js';
 import { serveStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage:
   notify-mcp                          serve MCP over stdio
+  notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
   notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
   notify-mcp --help | --version
@@ -33,6 +35,9 @@ async function main(argv: string[]): Promise<number> {
     options: {
       profile: { type: 'string' },
       limit: { type: 'string' },
+      http: { type: 'boolean' },
+      port: { type: 'string' },
+      host: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'v' },
     },
@@ -66,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'serve': {
+      if (values.http) return serveHttpUntilSignal(config, log, values);
       const app = await createApp(config, log);
       const { closed } = await serveStdio(app);
       log.info('serving stdio', { version: VERSION });
@@ -80,6 +86,25 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);
       return 2;
   }
+}
+
+/** HTTP mode: SIGTERM/SIGINT stop accepting, let in-flight sends finish, then close the store. */
+async function serveHttpUntilSignal(config: Config, log: Logger, values: { port?: string; host?: string }): Promise<number> {
+  const port = Number(values.port ?? DEFAULT_HTTP_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('--port must be an integer from 0 to 65535');
+  const host = values.host ?? DEFAULT_HTTP_HOST;
+  assertBindable(config, host);
+  const app = await createApp(config, log);
+  const http = await serveHttp(app, { host, port }, log);
+  const signal = await new Promise<string>((resolve) => {
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+  });
+  log.info('shutting down', { signal });
+  await http.close();
+  await app.close();
+  log.info('stopped');
+  return 0;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,0 +1,58 @@
+/**
+ * GET /banners?audience=all,admins: the active banners apps show, as JSON, with an ETag
+ * and a short max-age so that apps polling every few seconds mostly get 304s.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { activeBanners, parseAudienceParam } from '../banners/feed.js';
+import { NotifyError } from '../errors.js';
+import type { Store } from '../store/types.js';
+
+/** Seconds an app may reuse a feed without asking; a dismissed banner lingers at most this long. */
+export const FEED_MAX_AGE_S = 5;
+
+export async function serveBannerFeed(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  deps: { store: Store; now: () => number; privateCache: boolean },
+): Promise<void> {
+  let audiences: string[];
+  try {
+    audiences = parseAudienceParam(url.searchParams.get('audience'));
+  } catch (err) {
+    if (!(err instanceof NotifyError)) throw err;
+    return sendJson(res, 400, { error: err.toBody() });
+  }
+  const banners = await activeBanners(deps.store, audiences, deps.now());
+  const body = JSON.stringify({ audience: audiences, banners });
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  const headers = {
+    ETag: etag,
+    'Cache-Control': `${deps.privateCache ? 'private' : 'public'}, max-age=${FEED_MAX_AGE_S}`,
+    ...(deps.privateCache ? { Vary: 'Authorization' } : {}),
+  };
+  if (etagMatches(req.headers['if-none-match'], etag)) {
+    res.writeHead(304, headers).end();
+    return;
+  }
+  sendJson(res, 200, body, headers);
+}
+
+/** If-None-Match: `*`, or a list of tags compared weakly (RFC 9110 13.1.2). */
+function etagMatches(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, {
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(text)),
+    'X-Content-Type-Options': 'nosniff',
+    ...headers,
+  });
+  res.end(text);
+}

@@ -1,0 +1,320 @@
+/**
+ * Streamable HTTP for ops bots (DESIGN section 3), on node:http and the SDK's
+ * StreamableHTTPServerTransport in stateful mode: one MCP server per session, so each
+ * session keeps its clientInfo and its profile.
+ *
+ *   POST|GET|DELETE /mcp, /mcp/<profile>   MCP; Bearer token when NOTIFY_HTTP_TOKENS is set
+ *   GET /healthz, /metrics, /banners        read-only; token only with NOTIFY_READ_AUTH=1
+ *
+ * Every request passes the Host check (DNS rebinding); MCP requests also pass the Origin
+ * check and a 1 MiB body bound.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { App } from '../app.js';
+import { ConfigError, PROFILES, type Config, type HttpToken, type Profile } from '../config.js';
+import type { Logger } from '../log.js';
+import { createMetrics, type Metrics } from '../metrics.js';
+import { createServer } from '../server.js';
+import { challenge, createAuthenticator } from './auth.js';
+import { sendJson, serveBannerFeed } from './banner-feed.js';
+import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
+import { createHostPolicy, isLoopbackHost } from './host-check.js';
+import { SessionRegistry, type Session } from './sessions.js';
+
+export interface HttpOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** A session with no request for this long is closed (default 30 min). */
+  sessionIdleMs?: number;
+  maxSessions?: number;
+  maxBodyBytes?: number;
+  /** Extra Host names to accept (a reverse proxy's public name), on any port. */
+  allowedHosts?: string[];
+  headersTimeoutMs?: number;
+  requestTimeoutMs?: number;
+  keepAliveTimeoutMs?: number;
+  /** Bound on waiting for in-flight requests at shutdown (default: the send budget + 2 s). */
+  shutdownMs?: number;
+}
+
+export interface HttpHandle {
+  host: string;
+  port: number;
+  /** Base URL, e.g. http://127.0.0.1:8787 (the MCP endpoint is `${url}/mcp`). */
+  url: string;
+  metrics: Metrics;
+  sessionCount(): number;
+  /** Stops accepting, lets in-flight requests finish (bounded), closes every session. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_HTTP_PORT = 8787;
+export const DEFAULT_HTTP_HOST = '127.0.0.1';
+
+/** Without tokens the server has no authentication, so it serves loopback only. */
+export function assertBindable(config: Pick<Config, 'http'>, host: string): void {
+  if (config.http.tokens.length === 0 && !isLoopbackHost(host)) {
+    throw new ConfigError(
+      `refusing to serve HTTP on ${host} without authentication: set NOTIFY_HTTP_TOKENS (client:token[:profile], ` +
+        `tokens of 16+ characters from [A-Za-z0-9._~-]) or bind to 127.0.0.1`,
+    );
+  }
+}
+
+type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'other';
+
+const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger = app.log): Promise<HttpHandle> {
+  const host = options.host ?? DEFAULT_HTTP_HOST;
+  assertBindable(app.config, host);
+  const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
+  const maxSessions = options.maxSessions ?? 1_000;
+  const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
+  const auth = createAuthenticator(app.config.http.tokens);
+  const metrics = createMetrics();
+  const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
+  const sessions = new SessionRegistry({
+    idleMs: options.sessionIdleMs ?? 30 * 60_000,
+    log,
+    onCountChange: (n) => metrics.activeSessions.set(n),
+  });
+  if (app.config.http.readAuth && !auth.required) {
+    log.warn('NOTIFY_READ_AUTH=1 but NOTIFY_HTTP_TOKENS is empty: read endpoints refuse every request');
+  }
+
+  let closing = false;
+  let inflightPosts = 0;
+  let idle: (() => void) | undefined;
+  let hostPolicy = createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts);
+
+  const unauthorized = (res: ServerResponse, reason: 'missing' | 'invalid', mcp: boolean) => {
+    const message = reason === 'missing' ? 'Authorization: Bearer <token> is required' : 'The bearer token is not valid';
+    sendJson(res, 401, mcp ? jsonRpcError(-32001, message) : { error: { code: 'UNAUTHORIZED', message } }, {
+      'WWW-Authenticate': challenge(reason),
+    });
+  };
+
+  /** null: answered (401). undefined: no tokens configured. */
+  const authenticate = (req: IncomingMessage, res: ServerResponse, mcp: boolean): HttpToken | null | undefined => {
+    const needed = mcp ? auth.required : app.config.http.readAuth;
+    if (!needed) return undefined;
+    const result = auth.check(req.headers.authorization);
+    if (!result.ok) {
+      unauthorized(res, result.reason, mcp);
+      return null;
+    }
+    return result.token;
+  };
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, path: string, endpointProfile: Profile | undefined) => {
+    if (!hostPolicy.originAllowed(req.headers.origin)) {
+      return sendJson(res, 403, jsonRpcError(-32000, 'Forbidden: Origin not allowed'));
+    }
+    const token = authenticate(req, res, true);
+    if (token === null) return;
+
+    let parsed: unknown;
+    if (req.method === 'POST') {
+      try {
+        const body = await readBody(req, maxBody);
+        parsed = JSON.parse(body.toString('utf8'));
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) {
+          return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes`), { Connection: 'close' });
+        }
+        if (err instanceof SyntaxError) return sendJson(res, 400, jsonRpcError(-32700, 'Parse error: Invalid JSON'));
+        throw err;
+      }
+    } else if (req.method !== 'GET' && req.method !== 'DELETE') {
+      return sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed'), { Allow: 'GET, POST, DELETE' });
+    }
+
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const session = sessions.get(sid);
+      // A session answers only on the endpoint and to the credential that opened it.
+      if (!session || session.endpoint !== path || session.client !== token?.client) {
+        return sendJson(res, 404, jsonRpcError(-32001, 'Session not found'));
+      }
+      const finished = sessions.begin(session);
+      res.once('close', finished);
+      return session.transport.handleRequest(req, res, parsed);
+    }
+
+    if (req.method !== 'POST' || !isInitializeRequest(parsed)) {
+      return sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
+    }
+    if (sessions.size >= maxSessions) {
+      return sendJson(res, 503, jsonRpcError(-32000, 'Too many open sessions; retry later'), { 'Retry-After': '5' });
+    }
+    await openSession(req, res, parsed, path, endpointProfile, token);
+  };
+
+  const openSession = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    initialize: unknown,
+    path: string,
+    endpointProfile: Profile | undefined,
+    token: HttpToken | undefined,
+  ) => {
+    const sessionLog = token ? log.child({ client: token.client }) : log;
+    const server = createServer(app, {
+      credentialProfile: token?.profile,
+      endpointProfile,
+      client: token?.client,
+      log: sessionLog,
+    });
+    let session: Session | undefined;
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session = { id, server, transport, client: token?.client, endpoint: path, open: 0, lastSeen: Date.now() };
+        sessions.add(session);
+        res.once('close', sessions.begin(session));
+        sessionLog.debug('session opened', { session: id, endpoint: path });
+      },
+      onsessionclosed: (id) => void sessions.close(id, 'deleted'),
+    });
+    const observer = metrics.observeSession(knownTools);
+    // Set before connect: the SDK's Protocol chains handlers that are already there.
+    transport.onmessage = (message: JSONRPCMessage) => observer.incoming(message);
+    transport.onclose = () => {
+      if (transport.sessionId) void sessions.close(transport.sessionId, 'transport closed');
+    };
+    const send = transport.send.bind(transport);
+    transport.send = (message, opts) => {
+      observer.outgoing(message);
+      return send(message, opts);
+    };
+    await server.connect(transport);
+    await transport.handleRequest(req, res, initialize);
+    if (!session) await server.close(); // initialize was refused; nothing to keep
+  };
+
+  const handle = async (req: IncomingMessage, res: ServerResponse, route: { name: Route }) => {
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    const path = url.pathname;
+    if (!hostPolicy.hostAllowed(req.headers.host)) {
+      return sendJson(res, 403, { error: { code: 'FORBIDDEN_HOST', message: 'Host not allowed' } });
+    }
+    if (closing) {
+      return sendJson(res, 503, { error: { code: 'SHUTTING_DOWN', message: 'The server is shutting down' } }, {
+        Connection: 'close',
+        'Retry-After': '1',
+      });
+    }
+    const mcp = /^\/mcp(?:\/([^/]+))?\/?$/.exec(path);
+    if (mcp) {
+      route.name = 'mcp';
+      const name = mcp[1];
+      if (name !== undefined && !(PROFILES as readonly string[]).includes(name)) {
+        return sendJson(res, 404, {
+          error: { code: 'UNKNOWN_PROFILE', message: `Unknown profile "${name}": use /mcp or /mcp/<${PROFILES.join('|')}>` },
+        });
+      }
+      return handleMcp(req, res, path.replace(/\/$/, ''), name as Profile | undefined);
+    }
+    const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners' } as const)[path];
+    if (!read) return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${path}` } });
+    route.name = read;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
+    }
+    if (authenticate(req, res, false) === null) return;
+    switch (read) {
+      case 'healthz':
+        return sendJson(res, 200, { ok: true }, { 'Cache-Control': 'no-store' });
+      case 'metrics': {
+        const text = await metrics.registry.metrics();
+        res.writeHead(200, { 'Content-Type': metrics.registry.contentType, 'Cache-Control': 'no-store' });
+        return void res.end(text);
+      }
+      case 'banners':
+        return serveBannerFeed(req, res, url, { store: app.store, now: app.now, privateCache: app.config.http.readAuth });
+    }
+  };
+
+  const http = createHttpServer(
+    {
+      headersTimeout: options.headersTimeoutMs ?? 10_000,
+      requestTimeout: options.requestTimeoutMs ?? 30_000,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
+    },
+    (req, res) => {
+      const route: { name: Route } = { name: 'other' };
+      const post = req.method === 'POST';
+      if (post) inflightPosts++;
+      res.once('close', () => {
+        metrics.httpRequests.inc({ route: route.name, method: methodLabel(req.method), status: String(res.statusCode) });
+        if (post && --inflightPosts === 0) idle?.();
+      });
+      handle(req, res, route).catch((err: unknown) => {
+        log.error('http request failed', { route: route.name, error: err instanceof Error ? err.stack : String(err) });
+        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Internal error' } });
+        else res.destroy();
+      });
+    },
+  );
+  http.on('clientError', (err, socket) => {
+    // Header timeouts and malformed requests: answer if the socket still can, then drop it.
+    const status = (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\n\r\n`);
+    else socket.destroy();
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? DEFAULT_HTTP_PORT, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (http.address() as AddressInfo).port;
+  hostPolicy = createHostPolicy({ host, port }, options.allowedHosts);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  log.info('serving http', {
+    url: `${url}/mcp`,
+    auth: auth.required ? `bearer (${app.config.http.tokens.length} tokens)` : 'none (loopback only)',
+    readAuth: app.config.http.readAuth,
+  });
+
+  let closed: Promise<void> | undefined;
+  const close = () =>
+    (closed ??= (async () => {
+      closing = true;
+      const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeIdleConnections();
+      const deadline = Date.now() + shutdownMs;
+      // In-flight POSTs carry the tool calls and their answers; let them finish, bounded.
+      if (inflightPosts > 0) {
+        log.info('draining', { inflight: inflightPosts, boundMs: shutdownMs });
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, shutdownMs);
+          idle = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      // Calls whose HTTP request went away still run to their delivery record.
+      await app.drain(Math.max(0, deadline - Date.now()));
+      await sessions.closeAll('shutdown');
+      http.closeAllConnections();
+      await stopped;
+      log.info('http stopped', { unfinished: inflightPosts });
+    })());
+
+  return { host, port, url, metrics, sessionCount: () => sessions.size, close };
+}
+
+function methodLabel(method: string | undefined): string {
+  return method && ['GET', 'POST', 'DELETE', 'HEAD'].includes(method) ? method : 'other';
+}

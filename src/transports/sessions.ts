@@ -1,0 +1,82 @@
+/**
+ * The open MCP sessions of the HTTP server: one SDK Server and transport each, bound to
+ * the credential and endpoint that opened them, closed on DELETE, on an idle timeout, and
+ * at shutdown.
+ */
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Logger } from '../log.js';
+
+export interface Session {
+  id: string;
+  server: Server;
+  transport: StreamableHTTPServerTransport;
+  /** Authenticated client (token), if any; a session answers only to the same credential. */
+  client: string | undefined;
+  /** The path that opened it (`/mcp` or `/mcp/<profile>`). */
+  endpoint: string;
+  /** HTTP requests of this session still open (an SSE stream counts while it is open). */
+  open: number;
+  lastSeen: number;
+}
+
+export class SessionRegistry {
+  private readonly sessions = new Map<string, Session>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(
+    private readonly options: { idleMs: number; log: Logger; onCountChange: (count: number) => void },
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(1_000, Math.min(options.idleMs / 4, 60_000)));
+    this.sweeper.unref();
+  }
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  get(id: string): Session | undefined {
+    return this.sessions.get(id);
+  }
+
+  add(session: Session): void {
+    this.sessions.set(session.id, session);
+    this.options.onCountChange(this.sessions.size);
+  }
+
+  /** Marks a request of the session as started; returns the matching "finished". */
+  begin(session: Session): () => void {
+    session.open++;
+    session.lastSeen = Date.now();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      session.open--;
+      session.lastSeen = Date.now();
+    };
+  }
+
+  /** Forgets the session (DELETE, transport closed, idle) and closes its server once. */
+  async close(id: string, reason: string): Promise<void> {
+    const session = this.sessions.get(id);
+    if (!session) return;
+    this.sessions.delete(id);
+    this.options.onCountChange(this.sessions.size);
+    this.options.log.debug('session closed', { session: id, reason, ...(session.client ? { client: session.client } : {}) });
+    await session.server.close().catch((err: unknown) => {
+      this.options.log.warn('session close failed', { session: id, error: err instanceof Error ? err.message : String(err) });
+    });
+  }
+
+  async closeAll(reason: string): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.sessions.keys()].map((id) => this.close(id, reason)));
+  }
+
+  private sweep(now = Date.now()): void {
+    for (const s of this.sessions.values()) {
+      if (s.open === 0 && now - s.lastSeen > this.options.idleMs) void this.close(s.id, 'idle');
+    }
+  }
+}
