@@ -14,7 +14,7 @@ import { sendFailureInfo, sendWithRetry } from '../providers/retry.js';
 import type { DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { channelFor, type Via } from './channels/index.js';
-import { runIdempotent } from './idempotency.js';
+import { IDEMPOTENCY_TTL_MS, runIdempotent } from './idempotency.js';
 import type { Notification } from './union.js';
 
 export interface SendResult {
@@ -52,8 +52,6 @@ export interface SendOptions {
 
 const ALLOW_VARIABLE: Record<Via, string> = { email: 'NOTIFY_EMAIL_ALLOW', sms: 'NOTIFY_SMS_ALLOW', slack: 'NOTIFY_SLACK_ALLOW' };
 
-export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
-
 export function newNotificationId(): string {
   return `ntf_${randomUUID().replaceAll('-', '')}`;
 }
@@ -82,7 +80,8 @@ export async function sendNotification(deps: PipelineDeps, n: Notification, opts
   const { result, replayed } = await runIdempotent(
     {
       store: deps.store,
-      key: `${opts.client ?? ''}\u0000${key}`,
+      // Keys are scoped by client: two bots that pick the same key do not share results.
+      key: JSON.stringify([opts.client ?? '', key]),
       payloadHash: schemaHash(content),
       budgetMs: deps.config.sendBudgetMs,
       ttlMs: IDEMPOTENCY_TTL_MS,
