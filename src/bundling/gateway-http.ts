@@ -9,6 +9,17 @@ import { GatewayConfigError } from './errors.js';
 const MAX_BODY = 1024 * 1024;
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
+/** The host to bind, or GatewayConfigError when it is not loopback. Accepts "[::1]". */
+export function loopbackHost(requested: string): string {
+  const host = requested.replace(/^\[(.*)\]$/, '$1');
+  if (!LOOPBACK.has(host)) {
+    throw new GatewayConfigError(
+      `the bundle gateway has no authentication and serves loopback only; use --host 127.0.0.1 (got ${requested})`,
+    );
+  }
+  return host;
+}
+
 export interface HttpGateway {
   host: string;
   port: number;
@@ -29,11 +40,7 @@ export async function serveHttp(
   createMcpServer: () => Server,
   log: Logger,
 ): Promise<HttpGateway> {
-  if (!LOOPBACK.has(options.host)) {
-    throw new GatewayConfigError(
-      `the bundle gateway has no authentication and serves loopback only; use --host 127.0.0.1 (got ${options.host})`,
-    );
-  }
+  const host = loopbackHost(options.host);
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
   let port = options.port;
 
@@ -71,12 +78,12 @@ export async function serveHttp(
   });
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(options.port, options.host, () => resolve());
+    http.listen(options.port, host, () => resolve());
   });
   port = (http.address() as AddressInfo).port;
-  const urlHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  const urlHost = host.includes(':') ? `[${host}]` : host;
   return {
-    host: options.host,
+    host,
     port,
     url: `http://${urlHost}:${port}/mcp`,
     servers: () => [...sessions.values()].map((s) => s.server),

@@ -4,7 +4,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Logger } from '../log.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
-import { serveHttp, type HttpGateway } from './gateway-http.js';
+import { loopbackHost, serveHttp, type HttpGateway } from './gateway-http.js';
 import { BundleManager } from './manager.js';
 import { loadServersConfig } from './servers-config.js';
 import { DEFAULT_BACKOFF, Upstream, type BackoffOptions } from './upstream.js';
@@ -40,6 +40,7 @@ export interface Gateway {
  */
 export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   const log = options.log.child({ component: 'bundle' });
+  if (options.http) loopbackHost(options.http.host); // refuse before starting any upstream
   const specs = await loadServersConfig(options.configPath);
   const upstreams = new Map<string, Upstream>();
 

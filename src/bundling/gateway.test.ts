@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../log.js';
+import { GatewayConfigError, runGateway } from './index.js';
+
+/** In-process: runGateway with injected streams, one real upstream (server-memory). */
+const require = createRequire(import.meta.url);
+const memoryManifest = require.resolve('@modelcontextprotocol/server-memory/package.json');
+const memoryBin = join(dirname(memoryManifest), (require(memoryManifest) as { bin: Record<string, string> }).bin['mcp-server-memory']!);
+
+let dir: string;
+let configPath: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'bundle-gw-'));
+  configPath = join(dir, 'servers.json');
+  writeFileSync(
+    configPath,
+    JSON.stringify({
+      mcpServers: { memory: { command: process.execPath, args: [memoryBin], env: { MEMORY_FILE_PATH: join(dir, 'm.jsonl') } } },
+    }),
+  );
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function jsonLines(stream: PassThrough): { next(id: number): Promise<Record<string, any>> } {
+  const got: Record<string, any>[] = [];
+  let buf = '';
+  stream.on('data', (c: Buffer) => {
+    buf += c.toString();
+    for (let nl; (nl = buf.indexOf('\n')) >= 0; buf = buf.slice(nl + 1)) got.push(JSON.parse(buf.slice(0, nl)));
+  });
+  return {
+    async next(id) {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const m = got.find((x) => x.id === id);
+        if (m) return m;
+        if (Date.now() > deadline) throw new Error(`no response ${id}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}
+
+describe('runGateway (in process)', () => {
+  it('serves over injected streams and stops its upstreams when the input ends', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = jsonLines(stdout);
+    const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout });
+    const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const init = await out.next(1);
+    expect(init.result.capabilities.tools).toEqual({ listChanged: true });
+    send({ method: 'notifications/initialized' });
+    send({ id: 2, method: 'tools/list' });
+    const list = await out.next(2);
+    expect(list.result.tools.map((t: { name: string }) => t.name)).toContain('read_graph');
+    send({ id: 3, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
+    const call = await out.next(3);
+    expect(call.result.isError).toBe(true);
+    expect(call.result.content[0].text).toContain('read_graph');
+
+    stdin.end();
+    await gateway.closed; // would hang (and time out) if input end did not stop it
+    expect(gateway.manager.current.reconciled.tools.length).toBeGreaterThan(0);
+  });
+
+  it('rejects a non-loopback HTTP address and a bad servers file with GatewayConfigError', async () => {
+    await expect(runGateway({ configPath, log: silentLogger, http: { host: '0.0.0.0', port: 0 } })).rejects.toThrow(
+      GatewayConfigError,
+    );
+    await expect(runGateway({ configPath: join(dir, 'missing.json'), log: silentLogger })).rejects.toThrow(
+      GatewayConfigError,
+    );
+  });
+
+  it('serves HTTP on an ephemeral loopback port, and nothing but /mcp', async () => {
+    const gateway = await runGateway({ configPath, log: silentLogger, http: { host: '127.0.0.1', port: 0 } });
+    try {
+      expect(gateway.http?.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      const res = await fetch(gateway.http!.url.replace('/mcp', '/other'));
+      expect(res.status).toBe(404);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
