@@ -1,0 +1,125 @@
+/**
+ * Starting the two servers under test the same way: notify-mcp (dist/cli.js) and the bare
+ * baseline (bench/bare-server.mjs), each as a child process with a controlled environment,
+ * reached by the SDK's own Client over stdio or Streamable HTTP.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { sleep } from './stats.mjs';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const CLI = join(ROOT, 'dist/cli.js');
+export const BARE = join(ROOT, 'bench/bare-server.mjs');
+
+const tempDirs = [];
+export function tempDir(prefix = 'notify-bench-') {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+export function removeTempDirs() {
+  for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Nothing inherited but PATH and HOME, so a developer's DATABASE_URL or tokens never leak in. */
+export function serverEnv(extra = {}) {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? tmpdir(), ...extra };
+}
+
+export function serverCommand(kind) {
+  return kind === 'notify' ? [CLI] : [BARE];
+}
+
+/** Spawns a server over stdio and returns a connected SDK client. */
+export async function connectStdio(kind, env) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: serverCommand(kind),
+    env,
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'notify-bench', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, close: () => client.close() };
+}
+
+export async function freePort() {
+  const srv = createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+/** Resolves once anything answers HTTP on the port (any status), or throws after `ms`. */
+export async function waitForHttp(port, path = '/', ms = 15_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const ok = await new Promise((r) => {
+      const req = request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+        res.resume();
+        r(true);
+      });
+      req.on('error', () => r(false));
+      req.end();
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing answered on 127.0.0.1:${port} within ${ms} ms`);
+    await sleep(25);
+  }
+}
+
+/** Spawns a server in HTTP mode on a free port; returns its port and a stop function. */
+export async function startHttpServer(kind, env, { mcpPath = '/mcp' } = {}) {
+  const port = await freePort();
+  const args = kind === 'notify' ? [CLI, '--http', '--port', String(port)] : [BARE, '--http', String(port)];
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c) => {
+    if (stderr.length < 20_000) stderr += c;
+  });
+  const exited = new Promise((r) => child.once('exit', (code) => r(code)));
+  try {
+    await Promise.race([
+      waitForHttp(port, kind === 'notify' ? '/healthz' : '/'),
+      exited.then((code) => {
+        throw new Error(`${kind} --http exited with ${code} before listening: ${stderr.slice(0, 2000)}`);
+      }),
+    ]);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    port,
+    url: new URL(`http://127.0.0.1:${port}${mcpPath}`),
+    stderr: () => stderr,
+    async stop() {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+export async function connectHttp(url) {
+  const transport = new StreamableHTTPClientTransport(url);
+  const client = new Client({ name: 'notify-bench', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    async close() {
+      await transport.terminateSession().catch(() => {});
+      await client.close();
+    },
+  };
+}
