@@ -142,7 +142,11 @@ function mapZodIssues(
   base: string,
   ctx: { subject: string; schema: z.ZodObject; variant?: string },
 ): ValidationIssue[] {
-  return zodIssues.map((issue) => {
+  // One issue per unknown key, each pointing at the key itself.
+  const flat = zodIssues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ ...issue, keys: [key], path: [...issue.path, key] })) : [issue],
+  );
+  return flat.map((issue) => {
     const path = pointer(base, issue.path);
     const field = issue.path.length ? issue.path.map(String).join('.') : 'arguments';
     const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
@@ -152,7 +156,8 @@ function mapZodIssues(
     const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
     if (issue.code === 'unrecognized_keys') {
       code = 'INVALID_FIELD';
-      message = `${field} does not take ${listWords(issue.keys)}; drop ${issue.keys.length > 1 ? 'them' : 'it'}.`;
+      const owner = issue.path.length > 1 ? issue.path.slice(0, -1).map(String).join('.') : ctx.subject;
+      message = `${owner} does not take ${issue.keys[0]}; drop it.`;
     } else if (custom) {
       code = custom;
       message = issue.message;
