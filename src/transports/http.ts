@@ -142,8 +142,9 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       if (!session || session.endpoint !== path || session.client !== token?.client) {
         return sendJson(res, 404, jsonRpcError(-32001, 'Session not found'));
       }
-      const finished = sessions.begin(session);
-      res.once('close', finished);
+      // A GET stream may stay open for hours: it does not keep an otherwise idle session alive.
+      if (req.method === 'GET') sessions.touch(session);
+      else res.once('close', sessions.begin(session));
       return session.transport.handleRequest(req, res, parsed);
     }
 

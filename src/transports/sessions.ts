@@ -1,7 +1,8 @@
 /**
  * The open MCP sessions of the HTTP server: one SDK Server and transport each, bound to
- * the credential and endpoint that opened them, closed on DELETE, on an idle timeout, and
- * at shutdown.
+ * the credential and endpoint that opened them, closed on DELETE, at shutdown, and after
+ * `idleMs` without an MCP request (an open GET stream does not count: a client that comes
+ * back gets 404 and initializes again, as the spec says).
  */
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -15,7 +16,7 @@ export interface Session {
   client: string | undefined;
   /** The path that opened it (`/mcp` or `/mcp/<profile>`). */
   endpoint: string;
-  /** HTTP requests of this session still open (an SSE stream counts while it is open). */
+  /** POST and DELETE requests of this session still being answered. */
   open: number;
   lastSeen: number;
 }
@@ -42,6 +43,10 @@ export class SessionRegistry {
   add(session: Session): void {
     this.sessions.set(session.id, session);
     this.options.onCountChange(this.sessions.size);
+  }
+
+  touch(session: Session): void {
+    session.lastSeen = Date.now();
   }
 
   /** Marks a request of the session as started; returns the matching "finished". */
