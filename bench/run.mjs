@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: every figure of issue 7 as a ratio against a baseline measured in the
+ * same run (absolute times on a shared 2-core machine drift). Prints the table and writes
+ * it, with the date, the machine and the command, to bench/results.md.
+ *
+ *   node bench/run.mjs [--quick]    (--quick: fewer, shorter runs, for trying the bench out)
+ */
+import { cpus, loadavg, platform, release } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchBannerFeed } from './banner-feed.mjs';
+import { benchCalls } from './calls.mjs';
+import { benchColdStart } from './cold-start.mjs';
+import { ROOT, removeTempDirs } from './lib/servers.mjs';
+import { markdownTable } from './lib/table.mjs';
+import { benchStoreSends } from './store.mjs';
+import { benchTokens } from './tokens.mjs';
+import { benchValidation } from './validation.mjs';
+
+const quick = process.argv.includes('--quick');
+const started = Date.now();
+const load0 = loadavg();
+
+function step(label) {
+  process.stderr.write(`[bench ${((Date.now() - started) / 1000).toFixed(0).padStart(3)} s] ${label}\n`);
+}
+
+/** A row that could not be measured is reported as skipped with the reason, not dropped. */
+async function guarded(section, name, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    step(`${name}: ${err.message}`);
+    return [{ section, name, skipped: `not measured: ${String(err.message).split('\n')[0].slice(0, 200)}` }];
+  }
+}
+
+const rows = [];
+try {
+  step('per-call overhead, stdio');
+  rows.push(...(await benchCalls('stdio', quick ? { runs: 3, calls: 100, warmup: 50 } : {})));
+  step('per-call overhead, Streamable HTTP');
+  rows.push(
+    ...(await guarded('1. Per-call overhead', 'Streamable HTTP: send_notification (email, dry-run)', () =>
+      benchCalls('http', quick ? { runs: 3, calls: 100, warmup: 50 } : {}),
+    )),
+  );
+  step('cold start');
+  rows.push(...(await benchColdStart(quick ? { runs: 3 } : {})));
+  step('context cost');
+  rows.push(...benchTokens());
+  step('validation');
+  rows.push(...benchValidation(quick ? { runs: 3, ms: 100 } : {}));
+  step('store: idempotent sends');
+  rows.push(...(await benchStoreSends(quick ? { runs: 3, calls: 50 } : {})));
+  step('store: banner feed');
+  rows.push(
+    ...(await guarded('5. Store', 'GET /banners, 10,000 active banners', () =>
+      benchBannerFeed(quick ? { runs: 2, ms: 500 } : {}),
+    )),
+  );
+} finally {
+  removeTempDirs();
+}
+
+const seconds = (Date.now() - started) / 1000;
+const table = markdownTable(rows);
+const date = new Date().toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+const machine = `${cpus().length} cores (nproc), ${cpus()[0]?.model.trim() ?? 'unknown CPU'}, Node ${process.version}, ${platform()} ${release()}`;
+const md = `# notify-mcp benchmarks
+
+${date}. Machine: ${machine}. Load average at start ${load0.map((x) => x.toFixed(2)).join(' / ')}, at end ${loadavg()
+  .map((x) => x.toFixed(2))
+  .join(' / ')} (1/5/15 min). Bench time ${seconds.toFixed(0)} s${quick ? ' (--quick)' : ''}.
+
+Reproduce: \`npm run bench\` (builds, then \`node bench/run.mjs\`).
+
+${table}
+
+How to read it: each figure is the median over repeated runs with the min–max across runs;
+the ratio is notify-mcp over its baseline, both measured in this run, runs interleaved
+(the spread is over back-to-back pairs). Absolute times drift on a shared 2-core machine;
+the ratios are the figures to compare. Per-call rows: SDK \`Client\` → server, one call in
+flight, ms per call; the bare server (bench/bare-server.mjs) is the same SDK's low-level
+\`Server\` with one tool that declares an outputSchema and answers at once. Tokens: o200k_base
+(gpt-tokenizer) of \`name\\ndescription\\nJSON(inputSchema)\`; the two single-channel tools
+are cited constants (this machine has no network to fetch those servers). Targets are
+reported, never asserted.
+`;
+writeFileSync(join(ROOT, 'bench/results.md'), md);
+process.stdout.write(`\n${table}\n\nWritten to bench/results.md (${seconds.toFixed(0)} s).\n`);
