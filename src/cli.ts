@@ -10,6 +10,7 @@
  */
 import { parseArgs } from 'node:util';
 import { createApp } from './app.js';
+import { GatewayConfigError, runGateway } from './bundling/index.js';
 import { buildCatalog } from './catalog.js';
 import { ConfigError, loadConfig, PROFILES, type Config, type Profile } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -23,6 +24,8 @@ const USAGE = `Usage:
   notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
   notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
+  notify-mcp bundle --config F [--http [--port N] [--host H]]
+                                      serve the reconciled tools of every server in an mcpServers file
   notify-mcp --help | --version
 Configuration is read from the environment; see .env.example.`;
 
@@ -35,6 +38,7 @@ async function main(argv: string[]): Promise<number> {
     options: {
       profile: { type: 'string' },
       limit: { type: 'string' },
+      config: { type: 'string' },
       http: { type: 'boolean' },
       port: { type: 'string' },
       host: { type: 'string' },
@@ -82,16 +86,34 @@ async function main(argv: string[]): Promise<number> {
       await app.close();
       return 0;
     }
+    case 'bundle': {
+      if (!values.config) throw new ConfigError('bundle needs --config <servers.json> (the mcpServers format)');
+      const gateway = await runGateway({
+        configPath: values.config,
+        log,
+        ...(values.http ? { http: { port: parsePort(values.port), host: values.host ?? DEFAULT_HTTP_HOST } } : {}),
+      });
+      const stop = () => void gateway.close();
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+      await gateway.closed;
+      return 0;
+    }
     default:
       process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);
       return 2;
   }
 }
 
+function parsePort(raw: string | undefined): number {
+  const port = Number(raw ?? DEFAULT_HTTP_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('--port must be an integer from 0 to 65535');
+  return port;
+}
+
 /** HTTP mode: SIGTERM/SIGINT stop accepting, let in-flight sends finish, then close the store. */
 async function serveHttpUntilSignal(config: Config, log: Logger, values: { port?: string; host?: string }): Promise<number> {
-  const port = Number(values.port ?? DEFAULT_HTTP_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('--port must be an integer from 0 to 65535');
+  const port = parsePort(values.port);
   const host = values.host ?? DEFAULT_HTTP_HOST;
   assertBindable(config, host);
   const app = await createApp(config, log);
@@ -112,7 +134,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+    if (err instanceof ConfigError || err instanceof GatewayConfigError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`notify-mcp: ${err.message}\n`);
       process.exitCode = 2;
     } else {

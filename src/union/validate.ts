@@ -143,7 +143,7 @@ function mapZodIssues(
   ctx: { subject: string; schema: z.ZodObject; variant?: string },
 ): ValidationIssue[] {
   // One issue per unknown key, each pointing at the key itself.
-  const flat = zodIssues.flatMap((issue) =>
+  const flat = zodIssues.flatMap((issue): z.core.$ZodIssue[] =>
     issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ ...issue, keys: [key], path: [...issue.path, key] })) : [issue],
   );
   return flat.map((issue) => {
