@@ -11,6 +11,7 @@ import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, Store } from './types.js';
+import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -28,6 +29,8 @@ const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, ex
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 type Row = Record<string, unknown>;
+
+const INSERT_DELIVERY = insertDeliverySql((i) => `$${i}`);
 
 /** BIGINT arrives as a string from pg; our times and counts are well inside 2^53. */
 function num(v: unknown): number {
@@ -141,24 +144,7 @@ export class PostgresStore implements Store {
   }
 
   async recordDelivery(r: DeliveryRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [
-        r.id,
-        r.via,
-        r.status,
-        r.provider,
-        r.provider_message_id,
-        JSON.stringify(r.payload ?? null),
-        r.error_code,
-        r.attempts,
-        r.latency_ms,
-        r.client,
-        r.idempotency_key,
-        r.created_at,
-      ],
-    );
+    await this.pool.query(INSERT_DELIVERY, deliveryValues(r));
   }
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {

@@ -13,6 +13,7 @@ import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, Store } from './types.js';
+import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
 
@@ -50,6 +51,7 @@ interface KeyRow {
   claimed_at: number;
 }
 
+const INSERT_DELIVERY = insertDeliverySql(() => '?');
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 /** Expired idempotency rows are deleted at most this often (they already count as absent). */
 const KEY_PURGE_INTERVAL_MS = 60_000;
@@ -104,25 +106,7 @@ export class SqliteStore implements Store {
   }
 
   async recordDelivery(r: DeliveryRecord): Promise<void> {
-    this.db
-      .prepare(
-        `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        r.id,
-        r.via,
-        r.status,
-        r.provider,
-        r.provider_message_id,
-        JSON.stringify(r.payload ?? null),
-        r.error_code,
-        r.attempts,
-        r.latency_ms,
-        r.client,
-        r.idempotency_key,
-        r.created_at,
-      );
+    this.db.prepare(INSERT_DELIVERY).run(...deliveryValues(r));
   }
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {

@@ -1,0 +1,17 @@
+/** Column order shared by both stores' delivery INSERT, so the two cannot drift apart. */
+import type { DeliveryRecord } from './types.js';
+
+export const DELIVERY_COLUMNS = [
+  'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
+  'attempts', 'latency_ms', 'client', 'idempotency_key', 'created_at',
+] as const;
+
+/** The values of a delivery record in DELIVERY_COLUMNS order; the payload as JSON text. */
+export function deliveryValues(r: DeliveryRecord): unknown[] {
+  return DELIVERY_COLUMNS.map((c) => (c === 'payload' ? JSON.stringify(r.payload ?? null) : r[c]));
+}
+
+/** `INSERT INTO deliveries (…) VALUES (…)` with the given placeholder style. */
+export function insertDeliverySql(placeholder: (i: number) => string): string {
+  return `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})`;
+}
