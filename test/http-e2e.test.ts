@@ -5,6 +5,7 @@
  */
 import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -330,6 +331,39 @@ describe('HTTP transport without tokens', () => {
       await new Promise((r) => setTimeout(r, 2_500));
       expect(http.sessionCount()).toBe(0);
       expect(await statusOf(client.listTools())).toBe(404);
+      await client.close();
+    } finally {
+      await http.close();
+      await app.close();
+    }
+  });
+});
+
+describe('HTTP server timeouts', () => {
+  it('drops a client that never finishes its headers, but keeps an open GET stream', async () => {
+    const app = await createApp(loadConfig(env()), createLogger('error', () => {}));
+    const http = await serveHttp(app, { port: 0, headersTimeoutMs: 400, requestTimeoutMs: 800 });
+    try {
+      const started = Date.now();
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = tcpConnect(http.port, '127.0.0.1', () => socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\n`));
+        let data = '';
+        socket.setEncoding('utf8').on('data', (c: string) => (data += c));
+        socket.on('close', () => resolve(data));
+        socket.on('error', reject);
+      });
+      expect(answer).toMatch(/^HTTP\/1\.1 408/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+
+      // The standalone SSE stream outlives requestTimeout: the request itself was complete.
+      const client = new Client({ name: 'stream', version: '1' });
+      const transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`));
+      const errors: Error[] = [];
+      client.onerror = (e) => void errors.push(e);
+      await client.connect(transport);
+      await new Promise((r) => setTimeout(r, 2_000));
+      expect(errors).toEqual([]);
+      expect((await client.ping())).toEqual({});
       await client.close();
     } finally {
       await http.close();

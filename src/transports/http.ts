@@ -247,6 +247,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       headersTimeout: options.headersTimeoutMs ?? 10_000,
       requestTimeout: options.requestTimeoutMs ?? 30_000,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
+      // Node checks the two timeouts above only this often (default 30 s).
+      connectionsCheckingInterval: 1_000,
     },
     (req, res) => {
       const route: { name: Route } = { name: 'other' };
