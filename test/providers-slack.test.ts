@@ -11,18 +11,10 @@ import { createSlackProvider } from '../src/providers/slack.js';
 import type { Provider, SlackPayload } from '../src/providers/types.js';
 import { startFakePeer, type FakePeer } from './helpers/fakes.js';
 import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from './helpers/prism.js';
+import { caught } from './helpers/caught.js';
 
 const TOKEN = 'xoxb-test-token';
 const ctx = (id = 'ntf_slack') => ({ notificationId: id, signal: new AbortController().signal });
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the send to fail');
-}
 
 const skipReason = prismUnavailableReason();
 const describePrism = skipReason ? describe.skip : describe;

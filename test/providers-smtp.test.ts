@@ -11,6 +11,7 @@ import { sendFailureInfo, sendWithRetry } from '../src/providers/retry.js';
 import { createSmtpProvider } from '../src/providers/smtp.js';
 import type { EmailPayload, Provider } from '../src/providers/types.js';
 import { SMTP_USER, startSmtpServer, type TestSmtpServer } from './helpers/smtp.js';
+import { caught } from './helpers/caught.js';
 
 const FROM = 'notify-mcp@sender.test';
 
@@ -33,15 +34,6 @@ async function buildPayload(id: string, to: string[] = ['ops@example.com', 'onca
 
 function signal(): AbortSignal {
   return new AbortController().signal;
-}
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the send to fail');
 }
 
 describe('SMTP provider against smtp-server', () => {

@@ -16,20 +16,12 @@ import { createTwilioProvider } from '../src/providers/twilio.js';
 import type { Provider, SmsPayload } from '../src/providers/types.js';
 import { startFakePeer, type FakePeer } from './helpers/fakes.js';
 import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from './helpers/prism.js';
+import { caught } from './helpers/caught.js';
 
 const SID = 'AC' + 'a'.repeat(32);
 const TOKEN = 'test-auth-token';
 const ctx = (id = 'ntf_sms') => ({ notificationId: id, signal: new AbortController().signal });
 const sms = (over: Partial<SmsPayload> = {}): SmsPayload => ({ To: '+14155550100', Body: 'Disk full', From: '+14155550111', ...over });
-
-async function caught(p: Promise<unknown>): Promise<unknown> {
-  try {
-    await p;
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected the send to fail');
-}
 
 const skipReason = prismUnavailableReason();
 const describePrism = skipReason ? describe.skip : describe;
