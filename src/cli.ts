@@ -117,7 +117,7 @@ async function serveHttpUntilSignal(config: Config, log: Logger, values: { port?
   const host = values.host ?? DEFAULT_HTTP_HOST;
   assertBindable(config, host);
   const app = await createApp(config, log);
-  const http = await serveHttp(app, { host, port }, log);
+  const http = await serveHttp(app, { host, port, allowedHosts: [...config.http.allowedHosts] }, log);
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));

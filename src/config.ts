@@ -52,7 +52,8 @@ export interface Config {
     allow?: Allowlist;
   };
   slack: { live: boolean; botToken?: string; apiUrl?: string; allow?: Allowlist };
-  http: { tokens: HttpToken[]; readAuth: boolean };
+  /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
+  http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[] };
   rateLimits: RateLimit[];
 }
 
@@ -205,7 +206,11 @@ export function loadConfig(env: Env = process.env): Config {
       apiUrl: loopbackOrigin(env, 'SLACK_API_URL'),
       allow: allowlist(env, 'NOTIFY_SLACK_ALLOW', slackLive, 'slack'),
     },
-    http: { tokens: httpTokens(env.NOTIFY_HTTP_TOKENS), readAuth: env.NOTIFY_READ_AUTH === '1' },
+    http: {
+      tokens: httpTokens(env.NOTIFY_HTTP_TOKENS),
+      readAuth: env.NOTIFY_READ_AUTH === '1',
+      allowedHosts: list(env.NOTIFY_HTTP_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
+    },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS),
   };
   return deepFreeze(config);

@@ -72,7 +72,6 @@ export async function sendNotification(deps: PipelineDeps, n: Notification, opts
       throw new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via: n.via });
     }
   }
-  deps.rateGate?.check(opts.client, n.via, deps.now());
 
   const key = n.idempotency_key;
   if (!key) return deliver(deps, n, opts);
@@ -93,6 +92,8 @@ export async function sendNotification(deps: PipelineDeps, n: Notification, opts
 }
 
 async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): Promise<SendResult> {
+  // Here, not before idempotency: a replayed result sends nothing and costs no quota.
+  deps.rateGate?.check(opts.client, n.via, deps.now());
   const id = newNotificationId();
   const startedAt = deps.now();
   const provider = deps.providers[n.via] as Provider<unknown>;

@@ -1,0 +1,135 @@
+/**
+ * The send pipeline's own logic, with a counting fake provider injected through the deps
+ * and a real SQLite store: what is checked before a provider call, what is recorded after.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../config.js';
+import { NotifyError } from '../errors.js';
+import { silentLogger } from '../log.js';
+import { createRateGate } from '../policy/rate-limit.js';
+import { dryRunProvider } from '../providers/dry-run.js';
+import { ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
+import type { Provider } from '../providers/types.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { sendNotification, type PipelineDeps } from './pipeline.js';
+import type { Notification } from './union.js';
+
+class FakeProvider implements Provider<unknown> {
+  readonly name = 'fake';
+  payloads: unknown[] = [];
+  failWith?: Error;
+  async send(payload: unknown) {
+    this.payloads.push(payload);
+    if (this.failWith) throw this.failWith;
+    return { providerMessageId: `fake-${this.payloads.length}` };
+  }
+}
+
+let store: SqliteStore;
+let sms: FakeProvider;
+
+function deps(env: Record<string, string> = {}): PipelineDeps {
+  const config = loadConfig({
+    NOTIFY_DATA_DIR: '/unused',
+    TWILIO_ACCOUNT_SID: 'AC0',
+    TWILIO_AUTH_TOKEN: 'secret',
+    TWILIO_FROM: '+14155550000',
+    NOTIFY_SMS_ALLOW: '+1415',
+    ...env,
+  });
+  return {
+    config,
+    store,
+    providers: { email: dryRunProvider, sms, slack: dryRunProvider } as PipelineDeps['providers'],
+    log: silentLogger,
+    now: Date.now,
+    rateGate: createRateGate(config.rateLimits),
+  };
+}
+
+const text = (to = '+14155550123', extra: Partial<Notification> = {}) => ({ via: 'sms', to, body: 'Disk full', ...extra }) as Notification;
+
+async function failure(p: Promise<unknown>): Promise<NotifyError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(NotifyError);
+  return err as NotifyError;
+}
+
+beforeEach(async () => {
+  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'pipeline-')), 'notify.db'), log: silentLogger });
+  sms = new FakeProvider();
+});
+afterEach(async () => store.close());
+
+describe('sendNotification', () => {
+  it('sends a live SMS once and records it with segments and the provider id', async () => {
+    const result = await sendNotification(deps(), text(), { client: 'bot' });
+    expect(result).toMatchObject({ via: 'sms', status: 'sent', provider: 'fake', provider_message_id: 'fake-1', segments: 1, encoding: 'GSM-7' });
+    expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000' }]);
+    const [record] = await store.listDeliveries(1);
+    expect(record).toMatchObject({ id: result.id, status: 'sent', attempts: 1, client: 'bot', provider_message_id: 'fake-1' });
+  });
+
+  it('refuses a recipient off the allowlist without calling the provider or recording anything', async () => {
+    const err = await failure(sendNotification(deps(), text('+447911123456'), { client: null }));
+    expect(err.code).toBe('RECIPIENT_NOT_ALLOWED');
+    expect(err.message).toContain('NOTIFY_SMS_ALLOW');
+    expect(sms.payloads).toEqual([]);
+    expect(await store.listDeliveries(10)).toEqual([]);
+  });
+
+  it('remembers an opt-out and refuses later sends to that number without a call', async () => {
+    sms.failWith = new RecipientOptedOutError('twilio', 'The recipient replied STOP.', 21610);
+    expect((await failure(sendNotification(deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect(sms.payloads).toHaveLength(1);
+    expect((await failure(sendNotification(deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect(sms.payloads).toHaveLength(1);
+    expect(await sendNotification(deps(), text('+14155550999'), { client: null }).catch((e) => e.code)).toBe('RECIPIENT_OPTED_OUT');
+    expect(sms.payloads).toHaveLength(2); // another number was tried: the opt-out is per number
+  });
+
+  it('records a rejected send as failed with its code, and releases the idempotency key', async () => {
+    sms.failWith = new ProviderRejectedError('twilio', 'The To number is not a mobile number.', 21614);
+    const err = await failure(sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null }));
+    expect(err.code).toBe('PROVIDER_REJECTED');
+    expect(await store.listDeliveries(1)).toMatchObject([{ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 1 }]);
+    sms.failWith = undefined;
+    expect(await sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
+  });
+
+  it('replays under an idempotency key per client, and a replay costs no rate-limit quota', async () => {
+    const d = deps({ NOTIFY_RATE_LIMITS: 'sms=1/h' });
+    const first = await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'a' });
+    const again = await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'a' });
+    expect(again).toEqual({ ...first, replayed: true });
+    expect(sms.payloads).toHaveLength(1);
+    const limited = await failure(sendNotification(d, text(undefined, { idempotency_key: 'deploy-2' }), { client: 'a' }));
+    expect(limited.code).toBe('RATE_LIMITED');
+    expect(limited.details.retryAfterS).toBeGreaterThan(0);
+    // Another client's identical key is its own: it sends.
+    expect(await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'b' })).not.toHaveProperty('replayed');
+    expect(sms.payloads).toHaveLength(2);
+  });
+
+  it('answers a different payload under a used key with IDEMPOTENCY_CONFLICT', async () => {
+    await sendNotification(deps(), text(undefined, { idempotency_key: 'k' }), { client: null });
+    const err = await failure(sendNotification(deps(), text(undefined, { idempotency_key: 'k', body: 'Other' } as Partial<Notification>), { client: null }));
+    expect(err.code).toBe('IDEMPOTENCY_CONFLICT');
+  });
+
+  it('records a dry-run email as the complete MIME message', async () => {
+    const result = await sendNotification(
+      deps(),
+      { via: 'email', to: 'ops@example.com', subject: 'Hi', body_html: '<p>A &amp; B</p>' } as Notification,
+      { client: null },
+    );
+    expect(result.status).toBe('dry_run');
+    const [record] = await store.listDeliveries(1);
+    const raw = (record!.payload as { raw: string }).raw;
+    expect(raw).toContain(`X-Notification-ID: ${result.id}`);
+    expect(raw).toMatch(/Content-Type: text\/plain[\s\S]*A & B/);
+  });
+});
