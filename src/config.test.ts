@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+
+describe('loadConfig', () => {
+  it('runs every channel in dry-run with nothing set', () => {
+    const c = loadConfig({ HOME: '/home/u' });
+    expect([c.email.live, c.sms.live, c.slack.live]).toEqual([false, false, false]);
+    expect(c.dataDir).toBe('/home/u/.local/share/notify-mcp');
+    expect(loadConfig({ XDG_DATA_HOME: '/x' }).dataDir).toBe('/x/notify-mcp');
+    expect(c.defaultProfile).toBe('flat');
+    expect(c.sendBudgetMs).toBe(20_000);
+    expect(Object.isFrozen(c.email)).toBe(true);
+  });
+
+  it.each([
+    [{ SMTP_URL: 'smtp://127.0.0.1:25', EMAIL_FROM: 'a@b.co' }, 'NOTIFY_EMAIL_ALLOW'],
+    [{ TWILIO_ACCOUNT_SID: 'AC1', TWILIO_AUTH_TOKEN: 't', TWILIO_FROM: '+1415' }, 'NOTIFY_SMS_ALLOW'],
+    [{ SLACK_BOT_TOKEN: 'xoxb-1' }, 'NOTIFY_SLACK_ALLOW'],
+  ])('refuses a live channel without its allowlist, naming the variable (%#)', (env, variable) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError);
+    expect(() => loadConfig(env)).toThrow(variable);
+    expect(loadConfig({ ...env, [variable]: '' })[variable === 'NOTIFY_EMAIL_ALLOW' ? 'email' : variable === 'NOTIFY_SMS_ALLOW' ? 'sms' : 'slack'].allow).toEqual({ any: false, entries: [] });
+  });
+
+  it('parses tokens, client profiles, rate limits and allowed hosts', () => {
+    const c = loadConfig({
+      NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234:nested, ci:ZZZZZZZZZZZZZZZZ',
+      NOTIFY_CLIENT_PROFILES: 'ops-agent=oneOf,billing-bot=per-channel',
+      NOTIFY_RATE_LIMITS: 'sms=20/h,*=300/d',
+      NOTIFY_HTTP_ALLOWED_HOSTS: 'Notify.Example.com',
+    });
+    expect(c.http.tokens).toEqual([
+      { client: 'ops', token: 'abcdefghijklmnop1234', profile: 'nested' },
+      { client: 'ci', token: 'ZZZZZZZZZZZZZZZZ' },
+    ]);
+    expect(c.clientProfiles).toEqual({ 'ops-agent': 'oneOf', 'billing-bot': 'per-channel' });
+    expect(c.rateLimits).toEqual([
+      { via: 'sms', limit: 20, windowMs: 3_600_000 },
+      { via: '*', limit: 300, windowMs: 86_400_000 },
+    ]);
+    expect(c.http.allowedHosts).toEqual(['notify.example.com']);
+  });
+
+  it.each([
+    [{ NOTIFY_HTTP_TOKENS: 'ops:short' }, /must match/],
+    [{ NOTIFY_DEFAULT_PROFILE: 'fancy' }, /unknown profile/],
+    [{ NOTIFY_RATE_LIMITS: 'sms=lots' }, /sms=20\/h/],
+    [{ NOTIFY_SEND_BUDGET_MS: '-5' }, /positive integer/],
+    [{ SLACK_API_URL: 'https://slack.com' }, /loopback/],
+    [{ SMTP_URL: 'smtp://x' }, /EMAIL_FROM/],
+  ])('rejects bad values with a message that says what to set (%#)', (env, message) => {
+    expect(() => loadConfig(env)).toThrow(message);
+  });
+});
