@@ -10,19 +10,19 @@ import { quantile, ratio, summarize } from './lib/stats.mjs';
 export const EMAIL = { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' };
 const TOOL = { notify: 'send_notification', bare: 'send' };
 
-async function callOnce(client, kind) {
-  const result = await client.callTool({ name: TOOL[kind], arguments: EMAIL });
+async function callOnce(client, kind, args = EMAIL) {
+  const result = await client.callTool({ name: TOOL[kind], arguments: args });
   if (result.isError || result.structuredContent?.status !== 'dry_run') {
     throw new Error(`${kind}: unexpected result ${JSON.stringify(result).slice(0, 500)}`);
   }
 }
 
-async function run(client, kind, n) {
+async function run(client, kind, n, args) {
   const lat = new Array(n);
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {
     const s = performance.now();
-    await callOnce(client, kind);
+    await callOnce(client, kind, args);
     lat[i] = performance.now() - s;
   }
   const elapsed = performance.now() - t0;
@@ -33,12 +33,12 @@ async function run(client, kind, n) {
  * @param transport 'stdio' | 'http'
  * @returns rows for p50, p99 and calls/s
  */
-export async function benchCalls(transport, { runs = 5, calls = 300, warmup = 200 } = {}) {
+export async function benchCalls(transport, { runs = 5, calls = 300, warmup = 200, args = EMAIL, dataDirBase, label = 'email, dry-run' } = {}) {
   const conns = {};
   const stops = [];
   try {
     for (const kind of ['notify', 'bare']) {
-      const env = serverEnv(kind === 'notify' ? { NOTIFY_DATA_DIR: tempDir() } : {});
+      const env = serverEnv(kind === 'notify' ? { NOTIFY_DATA_DIR: tempDir(dataDirBase) } : {});
       if (transport === 'stdio') {
         conns[kind] = await connectStdio(kind, env);
       } else {
@@ -47,12 +47,12 @@ export async function benchCalls(transport, { runs = 5, calls = 300, warmup = 20
         conns[kind] = await connectHttp(srv.url);
       }
     }
-    for (const kind of ['notify', 'bare']) for (let i = 0; i < warmup; i++) await callOnce(conns[kind].client, kind);
+    for (const kind of ['notify', 'bare']) for (let i = 0; i < warmup; i++) await callOnce(conns[kind].client, kind, args);
 
     const res = { notify: [], bare: [] };
     for (let r = 0; r < runs; r++) {
       const order = r % 2 === 0 ? ['notify', 'bare'] : ['bare', 'notify'];
-      for (const kind of order) res[kind].push(await run(conns[kind].client, kind, calls));
+      for (const kind of order) res[kind].push(await run(conns[kind].client, kind, calls, args));
     }
     const rows = [];
     for (const [metric, unit, better] of [['p50', 'ms', 'lower'], ['p99', 'ms', 'lower'], ['cps', 'calls/s', 'higher']]) {
@@ -62,7 +62,7 @@ export async function benchCalls(transport, { runs = 5, calls = 300, warmup = 20
       const sb = summarize(b);
       rows.push({
         section: '1. Per-call overhead',
-        name: `${transport}: send_notification (email, dry-run) ${metric === 'cps' ? 'calls/s' : metric}`,
+        name: `${transport}: send_notification (${label}) ${metric === 'cps' ? 'calls/s' : metric}`,
         unit,
         better,
         value: sa,

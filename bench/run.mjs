@@ -7,7 +7,7 @@
  *   node bench/run.mjs [--quick]    (--quick: fewer, shorter runs, for trying the bench out)
  */
 import { cpus, loadavg, platform, release } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchBannerFeed } from './banner-feed.mjs';
 import { benchCalls } from './calls.mjs';
@@ -40,10 +40,17 @@ const rows = [];
 try {
   step('per-call overhead, stdio');
   rows.push(...(await benchCalls('stdio', quick ? { runs: 3, calls: 100, warmup: 50 } : {})));
+  if (existsSync('/dev/shm')) {
+    // Diagnostic: the same measure with the store on tmpfs, where fsync costs nothing, to
+    // show how much of the per-call gap is the SQLite commit's fsync on this machine's disk.
+    step('per-call overhead, stdio, store on tmpfs (diagnostic)');
+    const [p50] = await benchCalls('stdio', { runs: 3, calls: quick ? 100 : 200, warmup: 100, dataDirBase: '/dev/shm', label: 'email, dry-run; store on tmpfs' });
+    rows.push({ ...p50, target: undefined, note: `${p50.note}; diagnostic: fsync-free store` });
+  }
   step('per-call overhead, Streamable HTTP');
   rows.push(
-    ...(await guarded('1. Per-call overhead', 'Streamable HTTP: send_notification (email, dry-run)', () =>
-      benchCalls('http', quick ? { runs: 3, calls: 100, warmup: 50 } : {}),
+    ...(await guarded('1. Per-call overhead', 'http: send_notification (email, dry-run)', () =>
+      benchCalls('http', quick ? { runs: 3, calls: 100, warmup: 50 } : { runs: 5, calls: 200, warmup: 100 }),
     )),
   );
   step('cold start');
@@ -53,7 +60,7 @@ try {
   step('validation');
   rows.push(...benchValidation(quick ? { runs: 3, ms: 100 } : {}));
   step('store: idempotent sends');
-  rows.push(...(await benchStoreSends(quick ? { runs: 3, calls: 50 } : {})));
+  rows.push(...(await benchStoreSends(quick ? { runs: 3, calls: 50 } : { runs: 5, calls: 100 })));
   step('store: banner feed');
   rows.push(
     ...(await guarded('5. Store', 'GET /banners, 10,000 active banners', () =>

@@ -14,12 +14,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { sleep } from './stats.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-export const CLI = join(ROOT, 'dist/cli.js');
+/** NOTIFY_BENCH_CLI: measure another build (say, a patched copy of dist/) against the same baselines. */
+export const CLI = process.env.NOTIFY_BENCH_CLI ? resolve(process.env.NOTIFY_BENCH_CLI) : join(ROOT, 'dist/cli.js');
 export const BARE = join(ROOT, 'bench/bare-server.mjs');
 
 const tempDirs = [];
-export function tempDir(prefix = 'notify-bench-') {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+/** `base`: where to make it (default the OS temp dir; /dev/shm to take fsync out of a measure). */
+export function tempDir(base = tmpdir()) {
+  const dir = mkdtempSync(join(base, 'notify-bench-'));
   tempDirs.push(dir);
   return dir;
 }
