@@ -1,0 +1,50 @@
+/**
+ * The configuration a user reads agrees with the one the code reads: every variable
+ * src/config.ts reads is in .env.example and the other way round, DESIGN section 3's names
+ * are all there, and docker-compose.yml wires only known variables. (No Docker engine runs
+ * here, so this is what can be checked of the compose file.)
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from './helpers/cli.js';
+
+const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
+// Read as env.NAME, or by name through a helper (positiveInt(env, 'NAME', …)).
+const configVars = new Set([...read('src/config.ts').matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]!));
+const exampleVars = new Set([...read('.env.example').matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!));
+const PLATFORM = new Set(['HOME', 'XDG_DATA_HOME']);
+
+const DESIGN_VARS = [
+  'NOTIFY_EMAIL_ALLOW', 'NOTIFY_SMS_ALLOW', 'NOTIFY_SLACK_ALLOW', 'NOTIFY_DATA_DIR', 'DATABASE_URL',
+  'SMTP_URL', 'EMAIL_FROM', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM',
+  'TWILIO_MESSAGING_SERVICE_SID', 'SLACK_BOT_TOKEN', 'TWILIO_API_URL', 'SLACK_API_URL',
+  'NOTIFY_HTTP_TOKENS', 'NOTIFY_READ_AUTH', 'NOTIFY_CLIENT_PROFILES', 'NOTIFY_DEFAULT_PROFILE', 'NOTIFY_RATE_LIMITS',
+];
+
+describe('configuration documents', () => {
+  it('.env.example lists exactly what src/config.ts reads, each with a comment', () => {
+    expect([...exampleVars].sort()).toEqual([...configVars].filter((v) => !PLATFORM.has(v)).sort());
+    const lines = read('.env.example').split('\n');
+    for (const v of exampleVars) {
+      const at = lines.findIndex((l) => new RegExp(`^#? ?${v}=`).test(l));
+      expect(lines[at - 1], v).toMatch(/^# /);
+    }
+  });
+
+  it('has every variable of DESIGN section 3', () => {
+    for (const v of DESIGN_VARS) expect(exampleVars, v).toContain(v);
+  });
+
+  it('docker-compose.yml sets only known variables, and wires PostgreSQL and the SMTP sink', () => {
+    const compose = read('docker-compose.yml');
+    const envBlock = compose.slice(compose.indexOf('    environment:'), compose.indexOf('    depends_on:'));
+    const keys = [...envBlock.matchAll(/^ {6}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
+    expect(keys.length).toBeGreaterThan(3);
+    for (const k of keys) expect(exampleVars, k).toContain(k);
+    expect(compose).toMatch(/DATABASE_URL: postgres:\/\/\S+@postgres:5432\//);
+    expect(compose).toMatch(/SMTP_URL: smtp:\/\/mailpit:1025/);
+    expect(compose).toMatch(/^ {2}mailpit:/m);
+    expect(compose).toMatch(/^ {2}postgres:/m);
+  });
+});
