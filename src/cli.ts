@@ -10,12 +10,12 @@
  */
 import { parseArgs } from 'node:util';
 import { createApp } from './app.js';
-import { GatewayConfigError, runGateway } from './bundling/index.js';
+import { GatewayConfigError } from './bundling/errors.js';
 import { buildCatalog } from './catalog.js';
 import { ConfigError, loadConfig, PROFILES, type Config, type Profile } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openStore } from './store/index.js';
-import { assertBindable, DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT, serveHttp } from './transports/http.js';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './transports/defaults.js';
 import { serveStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
 
@@ -88,6 +88,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'bundle': {
       if (!values.config) throw new ConfigError('bundle needs --config <servers.json> (the mcpServers format)');
+      // Loaded only for this command: stdio start-up stays as small as it can be.
+      const { runGateway } = await import('./bundling/index.js');
       const gateway = await runGateway({
         configPath: values.config,
         log,
@@ -113,6 +115,7 @@ function parsePort(raw: string | undefined): number {
 
 /** HTTP mode: SIGTERM/SIGINT stop accepting, let in-flight sends finish, then close the store. */
 async function serveHttpUntilSignal(config: Config, log: Logger, values: { port?: string; host?: string }): Promise<number> {
+  const { assertBindable, serveHttp } = await import('./transports/http.js');
   const port = parsePort(values.port);
   const host = values.host ?? DEFAULT_HTTP_HOST;
   assertBindable(config, host);

@@ -80,6 +80,9 @@ function migrate(db: Database.Database, log: Logger): void {
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   private lastKeyPurge = 0;
+  /** Prepared once: the feed runs these on every request that misses its cache. */
+  private readonly byAudience = new Map<string, Database.Statement>();
+  private versionStmt: Database.Statement | undefined;
 
   private constructor(
     readonly db: Database.Database,
@@ -93,9 +96,10 @@ export class SqliteStore implements Store {
       db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 10_000)}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
-      // FULL: an acknowledged claim or banner must survive a power loss, not only a crash;
-      // writes here are small and few, so the extra fsync is cheap.
-      db.pragma('synchronous = FULL');
+      // NORMAL under WAL: a commit survives a process crash (SIGKILL included); a power loss
+      // may undo the last commits. FULL would fsync every delivery record, which measured
+      // as most of a dry-run send's time (bench/results.md).
+      db.pragma('synchronous = NORMAL');
       migrate(db, opts.log);
     } catch (err) {
       db.close();
@@ -216,16 +220,52 @@ export class SqliteStore implements Store {
   }
 
   async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
-    const where: string[] = [];
-    const params: Record<string, unknown> = { now: query.now, limit: query.limit ?? -1 };
-    if (query.audiences !== undefined) {
-      where.push('audience IN (SELECT value FROM json_each(@audiences))');
-      params.audiences = JSON.stringify(query.audiences);
-    }
-    if (query.status !== undefined) where.push(bannerStatusSql(query.status, '@now'));
-    const sql = `SELECT ${BANNER_COLUMNS} FROM banners ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-                 ORDER BY created_at DESC, seq DESC LIMIT @limit`;
+    const limit = query.limit ?? -1;
+    if (query.audiences !== undefined) return this.listBannersByAudience([...new Set(query.audiences)], query.status, query.now, limit);
+    const params = { now: query.now, limit };
+    const where = query.status !== undefined ? `WHERE ${bannerStatusSql(query.status, '@now')}` : '';
+    const sql = `SELECT ${BANNER_COLUMNS} FROM banners ${where} ORDER BY created_at DESC, seq DESC LIMIT @limit`;
     return this.db.prepare(sql).all(params) as BannerRecord[];
+  }
+
+  /**
+   * One index walk per audience, each stopping after `limit` rows, merged here: a single
+   * `audience IN (…) ORDER BY` query would read and sort every matching row. Each banner has
+   * one audience, so the per-audience lists are disjoint.
+   */
+  private listBannersByAudience(audiences: string[], status: BannerStatus | undefined, now: number, limit: number): BannerRecord[] {
+    const stmt = this.byAudienceStatement(status);
+    const rows: (BannerRecord & { seq: number })[] = [];
+    for (const audience of audiences) {
+      const params = status !== undefined ? { audience, now, limit } : { audience, limit };
+      rows.push(...(stmt.all(params) as (BannerRecord & { seq: number })[]));
+    }
+    if (audiences.length > 1) rows.sort((a, b) => b.created_at - a.created_at || b.seq - a.seq);
+    const kept = limit >= 0 ? rows.slice(0, limit) : rows;
+    return kept.map(({ seq: _seq, ...b }) => b);
+  }
+
+  private byAudienceStatement(status: BannerStatus | undefined): Database.Statement {
+    const key = status ?? 'any';
+    let stmt = this.byAudience.get(key);
+    if (!stmt) {
+      // INDEXED BY makes a plan that cannot use the index an error, not a silent full sort.
+      const index = status === 'active' ? 'banners_active' : 'banners_newest';
+      const filter = status !== undefined ? `AND ${bannerStatusSql(status, '@now')}` : '';
+      stmt = this.db.prepare(
+        `SELECT seq, ${BANNER_COLUMNS} FROM banners INDEXED BY ${index} WHERE audience = @audience ${filter}
+         ORDER BY created_at DESC, seq DESC LIMIT @limit`,
+      );
+      this.byAudience.set(key, stmt);
+    }
+    return stmt;
+  }
+
+  async bannersVersion(): Promise<string> {
+    this.versionStmt ??= this.db.prepare('SELECT epoch, n FROM banners_version WHERE id = 1');
+    const row = this.versionStmt.get() as { epoch: string; n: number } | undefined;
+    if (!row) throw new StoreError('banners_version has no row; the database was altered by hand');
+    return `${row.epoch}:${row.n}`;
   }
 
   async close(): Promise<void> {

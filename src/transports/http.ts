@@ -21,6 +21,7 @@ import { createMetrics, type Metrics } from '../metrics.js';
 import { createServer } from '../server.js';
 import { challenge, createAuthenticator } from './auth.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, isLoopbackHost } from './host-check.js';
 import { SessionRegistry, type Session } from './sessions.js';
@@ -53,8 +54,7 @@ export interface HttpHandle {
   close(): Promise<void>;
 }
 
-export const DEFAULT_HTTP_PORT = 8787;
-export const DEFAULT_HTTP_HOST = '127.0.0.1';
+export { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT };
 
 /** Without tokens the server has no authentication, so it serves loopback only. */
 export function assertBindable(config: Pick<Config, 'http'>, host: string): void {

@@ -1,4 +1,3 @@
-import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import type { EmailPayload } from '../../providers/types.js';
 import { htmlToText } from '../html-to-text.js';
 import type { EmailNotification } from '../union.js';
@@ -18,6 +17,8 @@ export const emailChannel: Channel<EmailNotification, EmailPayload> = {
     const from = config.email.from;
     const to = this.recipients(n);
     const messageId = `<${id}@${address(from).split('@')[1] ?? 'notify-mcp.local'}>`;
+    // Loaded on the first email, not at start-up (it is a fair share of cold start).
+    const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
     const composer = new MailComposer({
       from,
       to,
