@@ -63,5 +63,5 @@ export function segmentProblem(text: string, maxSegments: number): string | unde
       `it has ${count.units}. Replace that character (and any other outside GSM-7) to get ${capacity('GSM-7', maxSegments)}, or shorten the body.`
     );
   }
-  return `body is ${count.units} GSM-7 characters (extension characters such as € { } [ ] count as two); ${segs} allow ${limit}. Shorten the body.`;
+  return `body is ${count.units} GSM-7 characters (extension characters such as € { } [ ] count as two); ${segs} allow${maxSegments === 1 ? 's' : ''} ${limit}. Shorten the body.`;
 }

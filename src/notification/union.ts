@@ -45,7 +45,9 @@ export function notificationUnion({ smsMaxSegments }: UnionSettings) {
       body: z
         .string()
         .min(1)
-        .max(gsm)
+        // The JSON Schema bound is the GSM-7 capacity; the exact rule (extension characters,
+        // UCS-2) is the refinement's, so that one problem gets one message.
+        .meta({ maxLength: gsm })
         .superRefine((body, ctx) => {
           const problem = segmentProblem(body, smsMaxSegments);
           if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });

@@ -136,16 +136,29 @@ function hintFor(schema: z.ZodObject, path: readonly PropertyKey[]): string | un
   return field?.description;
 }
 
+/**
+ * One issue per unknown key, each pointing at the key itself; and a union whose value
+ * matched one alternative's type reports that alternative's problem (`to` with 51
+ * addresses is "at most 50 items", not "invalid input").
+ */
+function expandIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({ ...issue, keys: [key], path: [...issue.path, key] }));
+  }
+  if (issue.code === 'invalid_union' && issue.errors.length) {
+    const typed = issue.errors.filter((alt) => !alt.every((e) => e.code === 'invalid_type' && e.path.length === 0));
+    if (typed.length === 1) return typed[0]!.map((e) => ({ ...e, path: [...issue.path, ...e.path] })).flatMap(expandIssue);
+  }
+  return [issue];
+}
+
 function mapZodIssues(
   zodIssues: z.core.$ZodIssue[],
   input: unknown,
   base: string,
   ctx: { subject: string; schema: z.ZodObject; variant?: string },
 ): ValidationIssue[] {
-  // One issue per unknown key, each pointing at the key itself.
-  const flat = zodIssues.flatMap((issue): z.core.$ZodIssue[] =>
-    issue.code === 'unrecognized_keys' ? issue.keys.map((key) => ({ ...issue, keys: [key], path: [...issue.path, key] })) : [issue],
-  );
+  const flat = zodIssues.flatMap(expandIssue);
   return flat.map((issue) => {
     const path = pointer(base, issue.path);
     const field = issue.path.length ? issue.path.map(String).join('.') : 'arguments';

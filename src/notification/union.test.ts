@@ -1,0 +1,47 @@
+/** The notification union's rules and the messages a model reads when it breaks them. */
+import { describe, expect, it } from 'vitest';
+import { validateUnionCall } from '../union/index.js';
+import { notificationDef } from './union.js';
+
+const one = notificationDef({ smsMaxSegments: 1 });
+const issues = (call: unknown, def = one) => {
+  const r = validateUnionCall(def, {}, call);
+  return r.ok ? [] : r.issues.map(({ code, path, message }) => ({ code, path, message }));
+};
+
+describe('notification union', () => {
+  it('answers an SMS with a subject exactly as DESIGN shows', () => {
+    expect(issues({ via: 'sms', to: '+14155550123', body: 'Down', subject: 'Outage' })).toEqual([
+      { code: 'FIELD_NOT_ON_CHANNEL', path: '/subject', message: 'sms takes to and body only (160 GSM-7 characters). Drop subject, or set via to email.' },
+    ]);
+  });
+
+  it('reports the branch that matched: 51 recipients are too many, not "invalid input"', () => {
+    const to = Array.from({ length: 51 }, (_, i) => `a${i}@example.com`);
+    expect(issues({ via: 'email', to, subject: 's', body_html: 'h' })).toEqual([
+      { code: 'TOO_LONG', path: '/to', message: 'to is too long for email: at most 50 items. Shorten it.' },
+    ]);
+    expect(issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to/1' });
+  });
+
+  it('gives an SMS length problem one message, with the encoding, and honours the segment setting', () => {
+    expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
+      { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('body is 162 GSM-7 characters') },
+    ]);
+    const three = notificationDef({ smsMaxSegments: 3 });
+    expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
+    expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
+    expect(three.variants.find((v) => v.value === 'sms')!.meta.description).toContain('3 segments: 459 GSM-7 characters, or 201');
+  });
+
+  it('checks Slack channels and thread timestamps', () => {
+    expect(issues({ via: 'slack', channel: 'general', text: 'x' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/channel' });
+    expect(issues({ via: 'slack', channel: 'G01ABCDEF', text: 'x', thread: '1712345678.123456' })).toEqual([]);
+    expect(issues({ via: 'slack', channel: '#ops', text: 'x', thread: '1712345678' })[0]).toMatchObject({ path: '/thread' });
+  });
+
+  it('names the channels when via is missing or unknown', () => {
+    expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: 'via is required: set it to email, sms or slack.' }]);
+    expect(issues({ via: 'fax' })[0]!.message).toBe('via "fax" is not a channel: set it to email, sms or slack.');
+  });
+});
