@@ -283,6 +283,97 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect((await store.listBanners({ now: T0 + 2000 })).map((b) => b.id).sort()).toEqual([recentExpired.id, active.id].sort());
       });
 
+      it('lists several audiences newest first, ties by insertion order reversed, across audiences and limits', async () => {
+        // Deterministic pseudo-random data with many created_at ties, compared with a
+        // reference computed here from the inserted records (insertion order = seq).
+        let x = 42;
+        const rnd = (n: number) => ((x = (x * 1103515245 + 12345) % 2 ** 31), x % n);
+        const audiences = ['all', 'admins', 'team:a', 'team:b'];
+        const inserted: BannerRecord[] = [];
+        for (let i = 0; i < 120; i++) {
+          const b = banner({
+            audience: audiences[rnd(4)]!,
+            created_at: T0 + rnd(15),
+            expires_at: rnd(4) === 0 ? null : T0 + 50 + rnd(100),
+          });
+          await store.insertBanner(b);
+          inserted.push(b);
+        }
+        for (const b of inserted) {
+          if (rnd(3) === 0) {
+            await store.dismissBanner(b.id, T0 + 60);
+            b.dismissed_at = T0 + 60;
+          }
+        }
+        const seq = new Map(inserted.map((b, i) => [b.id, i]));
+        const now = T0 + 100;
+        const status = (b: BannerRecord) =>
+          b.dismissed_at !== null ? 'dismissed' : b.expires_at !== null && b.expires_at <= now ? 'expired' : 'active';
+        const cases: { audiences: string[]; status?: 'active' | 'dismissed' | 'expired'; limit?: number }[] = [
+          { audiences: ['all', 'admins'], status: 'active', limit: 10 },
+          { audiences: ['admins', 'all', 'team:a'], status: 'active', limit: 7 },
+          { audiences: ['all', 'admins', 'team:a', 'team:b'], status: 'active' },
+          { audiences: ['all', 'all', 'team:b'], status: 'active', limit: 5 },
+          { audiences: ['team:b', 'nobody'], status: 'dismissed', limit: 4 },
+          { audiences: ['all', 'team:a'], status: 'expired' },
+          { audiences: ['all', 'admins'], limit: 12 },
+          { audiences: ['admins'] },
+          { audiences: ['all', 'admins'], status: 'active', limit: 0 },
+        ];
+        for (const c of cases) {
+          const expected = inserted
+            .filter((b) => c.audiences.includes(b.audience) && (c.status === undefined || status(b) === c.status))
+            .sort((a, b) => b.created_at - a.created_at || seq.get(b.id)! - seq.get(a.id)!)
+            .slice(0, c.limit ?? Infinity);
+          expect(await store.listBanners({ now, ...c }), JSON.stringify(c)).toEqual(expected);
+        }
+      });
+
+      it('bannersVersion changes on every insert, dismissal and purge, and is shared with other stores', async () => {
+        const other = await h.reopen();
+        try {
+          const seen = new Set<string>();
+          const fresh = async () => {
+            const v = await store.bannersVersion();
+            expect(typeof v).toBe('string');
+            expect(seen.has(v), `version ${v} seen before`).toBe(false);
+            seen.add(v);
+            expect(await other.bannersVersion()).toBe(v);
+            return v;
+          };
+          let v = await fresh();
+          // Reads and no-op writes leave it alone.
+          await store.listBanners({ now: T0 });
+          await store.getBanner('bnr_none');
+          await store.dismissBanner('bnr_none', T0);
+          expect(await store.bannersVersion()).toBe(v);
+
+          const a = banner({ expires_at: T0 + 10 });
+          await store.insertBanner(a);
+          v = await fresh();
+          // A dedupe hit inserts nothing.
+          const keyed = banner({ dedupe_key: 'k' });
+          await other.insertBanner(keyed);
+          v = await fresh();
+          await store.insertBanner(banner({ dedupe_key: 'k' }));
+          expect(await store.bannersVersion()).toBe(v);
+
+          await other.dismissBanner(keyed.id, T0 + 1);
+          v = await fresh();
+          await other.dismissBanner(keyed.id, T0 + 2); // already dismissed
+          expect(await store.bannersVersion()).toBe(v);
+
+          expect(await store.purgeBanners(T0 + 5)).toBe(1); // the dismissed one
+          v = await fresh();
+          expect(await store.purgeBanners(T0 + 5)).toBe(0);
+          expect(await store.bannersVersion()).toBe(v);
+          expect(await other.purgeBanners(T0 + 20)).toBe(1); // the expired one
+          await fresh();
+        } finally {
+          await other.close();
+        }
+      });
+
       it('survives reopening (migrations are re-run as no-ops)', async () => {
         const b = banner();
         await store.insertBanner(b);

@@ -111,6 +111,52 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX banners_dedupe ON banners (dedupe_key) WHERE dedupe_key IS NOT NULL;
     `,
   },
+  {
+    version: 2,
+    name: 'banner feed indexes, banners change counter',
+    // banners_newest: any-status listing by audience, newest first, with the seq tie-break in
+    // the index (SQLite's implicit rowid suffix is ascending, so the old index could not
+    // serve `created_at DESC, seq DESC` without a sort). banners_active: the feed; dismissed
+    // rows are not in it, and expires_at rides along so expired rows are skipped from the
+    // index alone. banners_version: bumped by triggers on every change to banners, so a
+    // cached feed is validated by reading one row; the random epoch tells a recreated
+    // database from the one a cache was filled from.
+    sqlite: `
+      DROP INDEX banners_audience;
+      CREATE INDEX banners_newest ON banners (audience, created_at DESC, seq DESC);
+      CREATE INDEX banners_active ON banners (audience, created_at DESC, seq DESC, expires_at) WHERE dismissed_at IS NULL;
+
+      CREATE TABLE banners_version (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        epoch TEXT NOT NULL,
+        n INTEGER NOT NULL
+      );
+      INSERT INTO banners_version (id, epoch, n) VALUES (1, lower(hex(randomblob(8))), 0);
+      CREATE TRIGGER banners_version_insert AFTER INSERT ON banners BEGIN UPDATE banners_version SET n = n + 1 WHERE id = 1; END;
+      CREATE TRIGGER banners_version_update AFTER UPDATE ON banners BEGIN UPDATE banners_version SET n = n + 1 WHERE id = 1; END;
+      CREATE TRIGGER banners_version_delete AFTER DELETE ON banners BEGIN UPDATE banners_version SET n = n + 1 WHERE id = 1; END;
+    `,
+    postgres: `
+      DROP INDEX banners_audience;
+      CREATE INDEX banners_newest ON banners (audience, created_at DESC, seq DESC);
+      CREATE INDEX banners_active ON banners (audience, created_at DESC, seq DESC, expires_at) WHERE dismissed_at IS NULL;
+
+      CREATE TABLE banners_version (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        epoch TEXT NOT NULL,
+        n BIGINT NOT NULL
+      );
+      INSERT INTO banners_version (id, epoch, n) VALUES (1, substr(md5(random()::text || clock_timestamp()::text), 1, 16), 0);
+      -- search_path pinned: a writer whose session has another search_path bumps this counter.
+      CREATE FUNCTION banners_version_bump() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+        BEGIN UPDATE banners_version SET n = n + 1 WHERE id = 1; RETURN NULL; END $$;
+      CREATE TRIGGER banners_version_change AFTER INSERT OR UPDATE OR DELETE ON banners
+        FOR EACH ROW EXECUTE FUNCTION banners_version_bump();
+      -- TRUNCATE fires no row triggers.
+      CREATE TRIGGER banners_version_truncate AFTER TRUNCATE ON banners
+        FOR EACH STATEMENT EXECUTE FUNCTION banners_version_bump();
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

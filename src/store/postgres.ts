@@ -274,17 +274,34 @@ export class PostgresStore implements Store {
 
   async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
     const params: unknown[] = [query.now, query.limit ?? null];
-    const where: string[] = [];
+    const status = query.status !== undefined ? `AND ${bannerStatusSql(query.status, '$1')}` : '';
+    let sql: string;
     if (query.audiences !== undefined) {
-      params.push(query.audiences);
-      where.push(`audience = ANY($${params.length}::text[])`);
+      // One index walk per audience, each stopping after `limit` rows (LATERAL … LIMIT), then
+      // a sort of at most audiences × limit rows: `audience = ANY(…) ORDER BY` would read and
+      // sort every matching row. Each banner has one audience, so the walks are disjoint.
+      params.push([...new Set(query.audiences)]);
+      sql = `SELECT ${BANNER_COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')} FROM unnest($3::text[]) AS a(name)
+             CROSS JOIN LATERAL (
+               SELECT seq, ${BANNER_COLUMNS} FROM banners
+               WHERE audience = a.name AND $1::bigint IS NOT NULL ${status}
+               ORDER BY created_at DESC, seq DESC LIMIT $2
+             ) AS b
+             ORDER BY created_at DESC, seq DESC LIMIT $2`;
+    } else {
+      // $1 is referenced even without a status filter, so its type is always known.
+      sql = `SELECT ${BANNER_COLUMNS} FROM banners WHERE $1::bigint IS NOT NULL ${status}
+             ORDER BY created_at DESC, seq DESC LIMIT $2`;
     }
-    if (query.status !== undefined) where.push(bannerStatusSql(query.status, '$1'));
-    // $1 is referenced even without a status filter, so its type is always known.
-    const sql = `SELECT ${BANNER_COLUMNS} FROM banners WHERE $1::bigint IS NOT NULL ${where.map((w) => `AND ${w}`).join(' ')}
-                 ORDER BY created_at DESC, seq DESC LIMIT $2`;
     const { rows } = await this.pool.query(sql, params);
     return rows.map((r) => toBanner(r as Row));
+  }
+
+  async bannersVersion(): Promise<string> {
+    const { rows } = await this.pool.query({ name: 'notify-banners-version', text: 'SELECT epoch, n FROM banners_version WHERE id = 1' });
+    const row = rows[0] as Row | undefined;
+    if (!row) throw new StoreError('banners_version has no row; the database was altered by hand');
+    return `${String(row.epoch)}:${String(row.n)}`;
   }
 
   async close(): Promise<void> {

@@ -86,6 +86,12 @@ export interface Store {
   dismissBanner(id: string, now: number): Promise<BannerRecord | null>;
   /** Banners for any of `audiences` (all when omitted) in `status` (all when omitted), newest first. */
   listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]>;
+  /**
+   * An opaque token that changes whenever any banner is inserted, updated or deleted, by
+   * this process or any other sharing the database. Read it BEFORE the banners it guards:
+   * a cache entry filled after reading token T is fresh for as long as the token is T.
+   */
+  bannersVersion(): Promise<string>;
 
   close(): Promise<void>;
 }
