@@ -23,7 +23,7 @@ export function htmlToText(html: string): string {
     )
     .replace(/<br\s*\/?>/gi, '\n')
     .replace(/<li\b[^>]*>/gi, '\n- ')
-    .replace(/<\/(p|div|h[1-6]|li|tr|table|ul|ol|blockquote|pre|section|article|header|footer)\s*>/gi, '\n')
+    .replace(/<\/(p|div|h[1-6]|tr|table|ul|ol|blockquote|pre|section|article|header|footer)\s*>/gi, '\n')
     .replace(/<(p|div|h[1-6]|tr|table|ul|ol|blockquote|pre|section|article|header|footer)\b[^>]*>/gi, '\n')
     .replace(/<[^>]*>/g, '');
   return decodeEntities(text)
