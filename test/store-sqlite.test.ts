@@ -6,6 +6,7 @@ import { silentLogger } from '../src/log.js';
 import { openStore } from '../src/store/index.js';
 import { MIGRATIONS } from '../src/store/migrations.js';
 import { openSqliteStore, SqliteStore } from '../src/store/sqlite.js';
+import Database from 'better-sqlite3';
 import { storeSuite } from './store.suite.js';
 import { loadConfig } from '../src/config.js';
 
@@ -56,6 +57,64 @@ describe('SQLite store specifics', () => {
       s.db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, ?, 0)').run('future');
       await s.close();
       await expect(openSqliteStore({ file, log: silentLogger })).rejects.toThrow(/schema version 999.*upgrade/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('upgrades a version-1 database that holds banners: feed indexes, version counter, same listing', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const file = join(dir, 'notify.db');
+      const v1 = new Database(file);
+      v1.exec(MIGRATIONS[0]!.sqlite);
+      v1.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+      v1.prepare('INSERT INTO schema_migrations VALUES (1, ?, 0)').run(MIGRATIONS[0]!.name);
+      const insert = v1.prepare(
+        `INSERT INTO banners (id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at) VALUES (?, 't', ?, 'info', NULL, ?, NULL, NULL)`,
+      );
+      for (let i = 0; i < 30; i++) insert.run(`bnr_${i}`, i % 2 ? 'all' : 'admins', 1000 + Math.floor(i / 3));
+      v1.close();
+
+      const store = await openSqliteStore({ file, log: silentLogger });
+      try {
+        const names = store.db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'banners' AND type = 'index'`).all();
+        expect(names.map((r) => (r as { name: string }).name).sort()).toEqual(
+          expect.arrayContaining(['banners_active', 'banners_newest']),
+        );
+        const ids = (await store.listBanners({ audiences: ['all', 'admins'], status: 'active', now: 2000, limit: 5 })).map((b) => b.id);
+        // created_at 1009 holds bnr_27..29; ties newest-inserted first.
+        expect(ids).toEqual(['bnr_29', 'bnr_28', 'bnr_27', 'bnr_26', 'bnr_25']);
+        const v = await store.bannersVersion();
+        await store.dismissBanner('bnr_29', 2000);
+        expect(await store.bannersVersion()).not.toBe(v);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('answers the feed query from the partial index, without sorting the matching rows', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
+      try {
+        // The statement listBanners prepares for an active feed (INDEXED BY makes it fail if unusable).
+        const plan = store.db
+          .prepare(
+            `EXPLAIN QUERY PLAN SELECT seq, id FROM banners INDEXED BY banners_active WHERE audience = ?
+             AND (dismissed_at IS NULL AND (expires_at IS NULL OR expires_at > ?)) ORDER BY created_at DESC, seq DESC LIMIT 50`,
+          )
+          .all('all', 0) as { detail: string }[];
+        const text = plan.map((p) => p.detail).join('\n');
+        expect(text).toMatch(/USING INDEX banners_active \(audience=\?\)/);
+        expect(text).not.toMatch(/TEMP B-TREE/);
+        await store.listBanners({ audiences: ['all', 'admins'], status: 'active', now: 0, limit: 50 });
+      } finally {
+        await store.close();
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
