@@ -15,6 +15,7 @@ import { createApp, type App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { serveHttp, type HttpHandle } from '../src/transports/http.js';
+import { openSqliteStore, sqliteFile } from '../src/store/sqlite.js';
 
 const TOKENS = {
   ops: 'ops-token-0123456789abcdef',
@@ -280,6 +281,30 @@ describe('HTTP transport', () => {
     const after = await feed(tag);
     expect(after.status).toBe(200);
     expect(JSON.parse(after.body).banners).toEqual([]);
+
+    // A repeat is the same bytes and tag (served from the feed cache), and a banner written
+    // by another process on the same SQLite file shows at once, not after a cache lifetime.
+    const repeat = await feed();
+    expect(repeat.body).toBe(after.body);
+    expect(repeat.headers.etag).toBe(after.headers.etag);
+    const otherProcess = await openSqliteStore({ file: sqliteFile(app.config.dataDir), log: createLogger('error', () => {}) });
+    try {
+      await otherProcess.insertBanner({
+        id: 'bnr_from_another_process',
+        text: 'Written elsewhere',
+        audience: 'admins',
+        severity: 'info',
+        dedupe_key: null,
+        created_at: app.now(),
+        expires_at: null,
+        dismissed_at: null,
+      });
+    } finally {
+      await otherProcess.close();
+    }
+    const elsewhere = await feed(repeat.headers.etag as string);
+    expect(elsewhere.status).toBe(200);
+    expect(JSON.parse(elsewhere.body).banners.map((b: { banner_id: string }) => b.banner_id)).toEqual(['bnr_from_another_process']);
 
     const bad = await raw(`${http.url}/banners?audience=Not%20A%20Segment`);
     expect(bad.status).toBe(400);

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BannerRecord, DeliveryRecord, Store } from '../src/store/types.js';
+import { FeedCache } from '../src/banners/feed.js';
 
 export interface StoreHandle {
   store: Store;
@@ -369,6 +370,32 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           expect(await store.bannersVersion()).toBe(v);
           expect(await other.purgeBanners(T0 + 20)).toBe(1); // the expired one
           await fresh();
+        } finally {
+          await other.close();
+        }
+      });
+
+      it("a process's feed cache sees another store's insert, dismissal and purge on the next read", async () => {
+        const other = await h.reopen();
+        try {
+          const cache = new FeedCache(store);
+          const feedIds = async (now: number) =>
+            (JSON.parse((await cache.render(['all', 'admins'], now)).body.toString('utf8')) as { banners: { banner_id: string }[] }).banners.map(
+              (b) => b.banner_id,
+            );
+          const a = banner({ created_at: T0 - 2, expires_at: T0 + 10 });
+          await store.insertBanner(a);
+          expect(await feedIds(T0)).toEqual([a.id]);
+          const b = banner({ audience: 'admins', created_at: T0 - 1, expires_at: null });
+          await other.insertBanner(b);
+          expect(await feedIds(T0)).toEqual([b.id, a.id]);
+          await other.dismissBanner(b.id, T0);
+          expect(await feedIds(T0)).toEqual([a.id]);
+          expect(await feedIds(T0 + 10)).toEqual([]); // a expired: no write, the cache knows
+          expect(await other.purgeBanners(T0 + 20)).toBe(2);
+          const c = banner({ created_at: T0 + 20, expires_at: null });
+          await other.insertBanner(c);
+          expect(await feedIds(T0 + 20)).toEqual([c.id]);
         } finally {
           await other.close();
         }

@@ -1,11 +1,12 @@
 /**
  * The query apps use to show banners: the active banners of every segment the viewer
- * belongs to. Served by the HTTP transport at GET /banners?audience=all,admins.
+ * belongs to, and the cache of its rendered answer. Served by the HTTP transport at
+ * GET /banners?audience=all,admins.
  */
+import { createHash } from 'node:crypto';
 import { NotifyError } from '../errors.js';
-import type { Store } from '../store/types.js';
+import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
 import { AUDIENCE_RE, iso } from './model.js';
-import type { BannerSeverity } from '../store/types.js';
 
 export interface FeedBanner {
   banner_id: string;
@@ -27,7 +28,10 @@ const SEVERITY_RANK: Record<BannerSeverity, number> = { critical: 0, warning: 1,
 export async function activeBanners(store: Store, audiences: string[], now: number): Promise<FeedBanner[]> {
   const segments = [...new Set(audiences)];
   if (segments.length === 0) return [];
-  const rows = await store.listBanners({ audiences: segments, status: 'active', now, limit: FEED_LIMIT });
+  return toFeed(await store.listBanners({ audiences: segments, status: 'active', now, limit: FEED_LIMIT }));
+}
+
+function toFeed(rows: BannerRecord[]): FeedBanner[] {
   return rows
     .map((b, order) => ({ b, order }))
     .sort((x, y) => SEVERITY_RANK[x.b.severity] - SEVERITY_RANK[y.b.severity] || x.order - y.order)
@@ -39,6 +43,83 @@ export async function activeBanners(store: Store, audiences: string[], now: numb
       created_at: iso(b.created_at),
       expires_at: iso(b.expires_at),
     }));
+}
+
+/** The feed as served: `{"audience":[…],"banners":[…]}` as UTF-8 bytes, and its strong ETag. */
+export interface RenderedFeed {
+  readonly body: Buffer;
+  readonly etag: string;
+}
+
+function rendered(audiences: string[], banners: FeedBanner[]): RenderedFeed {
+  const body = Buffer.from(JSON.stringify({ audience: audiences, banners }));
+  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
+/** Distinct audience lists cached per store; past this the least recently used is dropped. */
+export const FEED_CACHE_ENTRIES = 256;
+
+interface CacheEntry extends RenderedFeed {
+  /** store.bannersVersion() read before the rows were. */
+  version: string;
+  /** The `now` the rows were read at, and the first instant one of them has expired. */
+  filledAt: number;
+  validUntil: number;
+}
+
+/**
+ * Rendered feeds per audience list, correct across processes and replicas sharing the
+ * store: every use first reads the store's banners version (one indexed row), so any
+ * insert, dismissal or purge anywhere makes the next request re-read. The one change
+ * that writes nothing, a held banner reaching its expires_at, is covered by validUntil
+ * (a banner outside the answer can only enter when one inside leaves). A clock that
+ * steps back behind filledAt also re-reads: a banner expired then may be active again.
+ */
+export class FeedCache {
+  private readonly entries = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly maxEntries = FEED_CACHE_ENTRIES,
+  ) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** `audiences` as parseAudienceParam returns them (distinct; the body echoes their order). */
+  async render(audiences: string[], now: number): Promise<RenderedFeed> {
+    if (audiences.length === 0) return rendered(audiences, []);
+    const key = audiences.join(',');
+    // Before the rows: a write landing in between leaves the entry older than its data, never newer.
+    const version = await this.store.bannersVersion();
+    const hit = this.entries.get(key);
+    if (hit !== undefined && hit.version === version && now >= hit.filledAt && now < hit.validUntil) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+      return hit;
+    }
+    const rows = await this.store.listBanners({ audiences, status: 'active', now, limit: FEED_LIMIT });
+    let validUntil = Infinity;
+    for (const b of rows) if (b.expires_at !== null && b.expires_at < validUntil) validUntil = b.expires_at;
+    const entry: CacheEntry = { ...rendered(audiences, toFeed(rows)), version, filledAt: now, validUntil };
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    return entry;
+  }
+}
+
+const caches = new WeakMap<Store, FeedCache>();
+
+/** The process's feed cache for `store`, made on first use; it lives as long as the store. */
+export function feedCacheFor(store: Store): FeedCache {
+  let cache = caches.get(store);
+  if (!cache) {
+    cache = new FeedCache(store);
+    caches.set(store, cache);
+  }
+  return cache;
 }
 
 /**

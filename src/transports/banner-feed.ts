@@ -2,9 +2,8 @@
  * GET /banners?audience=all,admins: the active banners apps show, as JSON, with an ETag
  * and a short max-age so that apps polling every few seconds mostly get 304s.
  */
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { activeBanners, parseAudienceParam } from '../banners/feed.js';
+import { feedCacheFor, parseAudienceParam } from '../banners/feed.js';
 import { NotifyError } from '../errors.js';
 import type { Store } from '../store/types.js';
 
@@ -24,9 +23,8 @@ export async function serveBannerFeed(
     if (!(err instanceof NotifyError)) throw err;
     return sendJson(res, 400, { error: err.toBody() });
   }
-  const banners = await activeBanners(deps.store, audiences, deps.now());
-  const body = JSON.stringify({ audience: audiences, banners });
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  // Cached per audience list, validated against the store on every request (src/banners/feed.ts).
+  const { body, etag } = await feedCacheFor(deps.store).render(audiences, deps.now());
   const headers = {
     ETag: etag,
     'Cache-Control': `${deps.privateCache ? 'private' : 'public'}, max-age=${FEED_MAX_AGE_S}`,
@@ -46,8 +44,9 @@ function etagMatches(header: string | undefined, etag: string): boolean {
   return header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
+/** `body`: JSON text or bytes as they are, or a value to serialise. */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  const text = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
   res.writeHead(status, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': String(Buffer.byteLength(text)),
