@@ -320,6 +320,9 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           { audiences: ['all', 'admins'], limit: 12 },
           { audiences: ['admins'] },
           { audiences: ['all', 'admins'], status: 'active', limit: 0 },
+          // Longer than one SQLite statement's worth of audiences (read in chunks, merged).
+          { audiences: [...Array.from({ length: 18 }, (_, i) => `x${i}`), 'team:b', 'all', 'admins'], status: 'active', limit: 9 },
+          { audiences: [...Array.from({ length: 40 }, (_, i) => `x${i}`), 'team:a', 'all'] },
         ];
         for (const c of cases) {
           const expected = inserted

@@ -55,6 +55,8 @@ const INSERT_DELIVERY = insertDeliverySql(() => '?');
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 /** Expired idempotency rows are deleted at most this often (they already count as absent). */
 const KEY_PURGE_INTERVAL_MS = 60_000;
+/** Audience lists up to this long get one index walk each (SQLite caps a compound SELECT at 500 terms). */
+const AUDIENCE_WALKS = 16;
 
 function migrate(db: Database.Database, log: Logger): void {
   const run = db.transaction(() => {
@@ -80,7 +82,7 @@ function migrate(db: Database.Database, log: Logger): void {
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   private lastKeyPurge = 0;
-  /** Prepared once: the feed runs these on every request that misses its cache. */
+  /** Prepared once per (status, audience count): the feed runs these on every cache miss. */
   private readonly byAudience = new Map<string, Database.Statement>();
   private versionStmt: Database.Statement | undefined;
 
@@ -229,32 +231,41 @@ export class SqliteStore implements Store {
   }
 
   /**
-   * One index walk per audience, each stopping after `limit` rows, merged here: a single
-   * `audience IN (…) ORDER BY` query would read and sort every matching row. Each banner has
-   * one audience, so the per-audience lists are disjoint.
+   * One index walk per audience, each stopping after `limit` rows, combined by UNION ALL
+   * and cut to `limit` in SQL, so only the answer is materialised: `audience IN (…) ORDER
+   * BY` would, with any index but one ending in `seq DESC`, read and sort every matching
+   * row. Each banner has one audience, so the walks are disjoint. A list longer than
+   * AUDIENCE_WALKS (rare: apps pass a viewer's few segments) takes the IN form on the same
+   * index, where SQLite's ORDER BY LIMIT optimisation usually stops each walk early too.
    */
   private listBannersByAudience(audiences: string[], status: BannerStatus | undefined, now: number, limit: number): BannerRecord[] {
-    const stmt = this.byAudienceStatement(status);
-    const rows: (BannerRecord & { seq: number })[] = [];
-    for (const audience of audiences) {
-      const params = status !== undefined ? { audience, now, limit } : { audience, limit };
-      rows.push(...(stmt.all(params) as (BannerRecord & { seq: number })[]));
+    if (audiences.length === 0) return [];
+    const params: Record<string, unknown> = status !== undefined ? { now, limit } : { limit };
+    if (audiences.length > AUDIENCE_WALKS) {
+      params.audiences = JSON.stringify(audiences);
+      return this.byAudienceStatement(status, 0).all(params) as BannerRecord[];
     }
-    if (audiences.length > 1) rows.sort((a, b) => b.created_at - a.created_at || b.seq - a.seq);
-    const kept = limit >= 0 ? rows.slice(0, limit) : rows;
-    return kept.map(({ seq: _seq, ...b }) => b);
+    audiences.forEach((audience, j) => (params[`a${j}`] = audience));
+    return this.byAudienceStatement(status, audiences.length).all(params) as BannerRecord[];
   }
 
-  private byAudienceStatement(status: BannerStatus | undefined): Database.Statement {
-    const key = status ?? 'any';
+  /** `audiences` 0: the IN form over a JSON array. */
+  private byAudienceStatement(status: BannerStatus | undefined, audiences: number): Database.Statement {
+    const key = `${status ?? 'any'}:${audiences}`;
     let stmt = this.byAudience.get(key);
     if (!stmt) {
       // INDEXED BY makes a plan that cannot use the index an error, not a silent full sort.
-      const index = status === 'active' ? 'banners_active' : 'banners_newest';
+      const from = `FROM banners INDEXED BY ${status === 'active' ? 'banners_active' : 'banners_newest'}`;
       const filter = status !== undefined ? `AND ${bannerStatusSql(status, '@now')}` : '';
+      const order = 'ORDER BY created_at DESC, seq DESC LIMIT @limit';
+      const walks = Array.from(
+        { length: audiences },
+        (_, j) => `SELECT * FROM (SELECT seq, ${BANNER_COLUMNS} ${from} WHERE audience = @a${j} ${filter} ${order})`,
+      );
       stmt = this.db.prepare(
-        `SELECT seq, ${BANNER_COLUMNS} FROM banners INDEXED BY ${index} WHERE audience = @audience ${filter}
-         ORDER BY created_at DESC, seq DESC LIMIT @limit`,
+        audiences === 0
+          ? `SELECT ${BANNER_COLUMNS} ${from} WHERE audience IN (SELECT value FROM json_each(@audiences)) ${filter} ${order}`
+          : `SELECT ${BANNER_COLUMNS} FROM (${walks.join(' UNION ALL ')}) ${order}`,
       );
       this.byAudience.set(key, stmt);
     }
