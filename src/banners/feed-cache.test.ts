@@ -149,6 +149,42 @@ describe('FeedCache', () => {
     expect(lists).toBe(5);
   });
 
+  it('shares version reads among concurrent requests, but never one that started before the request', async () => {
+    await store.insertBanner(banner({ created_at: T0 - 10 }));
+    // bannersVersion reads the store when called and answers when the gate opens, like a
+    // round trip to PostgreSQL whose snapshot was taken at its start.
+    let reads = 0;
+    let open: () => void = () => {};
+    let gate = Promise.resolve();
+    const slow: Store = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop === 'bannersVersion')
+          return async () => {
+            reads++;
+            const v = await target.bannersVersion();
+            await gate;
+            return v;
+          };
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const cache = new FeedCache(slow);
+    await cache.render(['all'], T0);
+    expect(reads).toBe(1);
+
+    gate = new Promise((r) => (open = r));
+    const early = cache.render(['all'], T0); // its read starts now, before the write
+    const added = banner({ created_at: T0 - 1 });
+    await other.insertBanner(added);
+    const late = Array.from({ length: 10 }, () => cache.render(['all'], T0)); // after the write
+    await Promise.resolve();
+    open();
+    expect(ids((await early).body)).toHaveLength(1);
+    for (const r of await Promise.all(late)) expect(ids(r.body)[0]).toBe(added.id);
+    expect(reads).toBe(3); // the first, the early one, and one shared by the ten late ones
+  });
+
   it('is one cache per store', () => {
     expect(feedCacheFor(store)).toBe(feedCacheFor(store));
     expect(feedCacheFor(other)).not.toBe(feedCacheFor(store));

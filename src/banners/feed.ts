@@ -77,6 +77,8 @@ interface CacheEntry extends RenderedFeed {
  */
 export class FeedCache {
   private readonly entries = new Map<string, CacheEntry>();
+  private versionInFlight: Promise<string> | undefined;
+  private versionQueued: Promise<string> | undefined;
 
   constructor(
     private readonly store: Store,
@@ -92,7 +94,7 @@ export class FeedCache {
     if (audiences.length === 0) return rendered(audiences, []);
     const key = audiences.join(',');
     // Before the rows: a write landing in between leaves the entry older than its data, never newer.
-    const version = await this.store.bannersVersion();
+    const version = await this.currentVersion();
     const hit = this.entries.get(key);
     if (hit !== undefined && hit.version === version && now >= hit.filledAt && now < hit.validUntil) {
       this.entries.delete(key);
@@ -107,6 +109,34 @@ export class FeedCache {
     this.entries.set(key, entry);
     if (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
     return entry;
+  }
+
+  /**
+   * The store's version as read by a query that started after this call, shared by the
+   * callers waiting for it: at most one read in flight and one queued, however many
+   * requests arrive (on PostgreSQL each read is a round trip). Joining the read already in
+   * flight would be wrong: it may have started before a write this caller has seen commit.
+   */
+  private currentVersion(): Promise<string> {
+    if (this.versionInFlight === undefined) return this.readVersion();
+    this.versionQueued ??= this.versionInFlight.then(
+      () => this.startQueued(),
+      () => this.startQueued(),
+    );
+    return this.versionQueued;
+  }
+
+  private startQueued(): Promise<string> {
+    this.versionQueued = undefined;
+    return this.readVersion();
+  }
+
+  private readVersion(): Promise<string> {
+    const read = this.store.bannersVersion().finally(() => {
+      if (this.versionInFlight === read) this.versionInFlight = undefined;
+    });
+    this.versionInFlight = read;
+    return read;
   }
 }
 
