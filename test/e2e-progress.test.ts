@@ -69,7 +69,15 @@ describe('progress while a send waits on a retry', () => {
     for (let i = 1; i < heard.length; i++) expect(heard[i]!.progress).toBeGreaterThan(heard[i - 1]!.progress);
 
     const record = (await readOutbox(patientEnv)).find((r) => r.id === (result.structuredContent as { id: string }).id);
-    expect(record).toMatchObject({ status: 'sent', attempts: 2, error_code: null });
+    expect(record).toMatchObject({
+      status: 'sent',
+      attempts: 2,
+      error_code: null,
+      attempt_log: [
+        { attempt: 1, outcome: 'rate_limited', latency_ms: expect.any(Number) },
+        { attempt: 2, outcome: 'sent', latency_ms: expect.any(Number) },
+      ],
+    });
   });
 
   it('sends none to a client that did not ask, and still retries', async () => {

@@ -28,6 +28,7 @@ function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord>
     payload: { envelope: { from: 'a@x', to: ['b@y'] }, raw: 'Subject: h\u00e9llo \u2603\r\n\r\nbody' },
     error_code: null,
     attempts: 1,
+    attempt_log: [{ attempt: 1, outcome: 'sent', latency_ms: 3 }],
     latency_ms: 3,
     client: null,
     idempotency_key: null,
@@ -67,13 +68,18 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         await store.recordDelivery(delivery('ntf_a', T0));
         await store.recordDelivery(delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }));
         await store.recordDelivery(delivery('ntf_c', T0));
-        await store.recordDelivery(delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3 }));
+        const log = [
+          { attempt: 1, outcome: 'rate_limited', vendor_code: 429, latency_ms: 12 },
+          { attempt: 2, outcome: 'transient', vendor_code: 'ECONNRESET', latency_ms: 5 },
+          { attempt: 3, outcome: 'rejected', vendor_code: 21211, latency_ms: 40 },
+        ];
+        await store.recordDelivery(delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log }));
         const all = await store.listDeliveries(10);
         expect(all.map((d) => d.id)).toEqual(['ntf_b', 'ntf_c', 'ntf_a', 'ntf_d']);
         expect(all[0]).toEqual(
           delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }),
         );
-        expect(all[3]).toMatchObject({ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3 });
+        expect(all[3]).toMatchObject({ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log });
         expect((await store.listDeliveries(2)).map((d) => d.id)).toEqual(['ntf_b', 'ntf_c']);
       });
 

@@ -95,7 +95,9 @@ describe('sendNotification', () => {
     sms.failWith = new ProviderRejectedError('twilio', 'The To number is not a mobile number.', 21614);
     const err = await failure(sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null }));
     expect(err.code).toBe('PROVIDER_REJECTED');
-    expect(await store.listDeliveries(1)).toMatchObject([{ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 1 }]);
+    expect(await store.listDeliveries(1)).toMatchObject([
+      { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 1, attempt_log: [{ attempt: 1, outcome: 'rejected', vendor_code: 21614 }] },
+    ]);
     sms.failWith = undefined;
     expect(await sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
   });

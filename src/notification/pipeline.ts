@@ -10,8 +10,8 @@ import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isAllowed } from '../policy/allowlist.js';
 import type { Provider } from '../providers/types.js';
-import { sendFailureInfo, sendWithRetry } from '../providers/retry.js';
-import type { DeliveryRecord, Store } from '../store/types.js';
+import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
+import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { channelFor, type Via } from './channels/index.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent } from './idempotency.js';
@@ -51,6 +51,12 @@ export interface SendOptions {
 }
 
 const ALLOW_VARIABLE: Record<Via, string> = { email: 'NOTIFY_EMAIL_ALLOW', sms: 'NOTIFY_SMS_ALLOW', slack: 'NOTIFY_SLACK_ALLOW' };
+
+function toDeliveryAttempt(a: AttemptRecord): DeliveryAttempt {
+  const entry: DeliveryAttempt = { attempt: a.attempt, outcome: a.outcome, latency_ms: a.latencyMs };
+  if (a.vendorCode !== undefined) entry.vendor_code = a.vendorCode;
+  return entry;
+}
 
 export function newNotificationId(): string {
   return `ntf_${randomUUID().replaceAll('-', '')}`;
@@ -108,6 +114,7 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): 
     payload,
     error_code: null,
     attempts: 0,
+    attempt_log: [],
     latency_ms: 0,
     client: opts.client,
     idempotency_key: n.idempotency_key ?? null,
@@ -126,11 +133,13 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): 
       });
       providerMessageId = sent.receipt.providerMessageId;
       record.attempts = sent.attempts;
+      record.attempt_log = sent.history.map(toDeliveryAttempt);
     } catch (err) {
       const info = sendFailureInfo(err);
       record.status = 'failed';
       record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
       record.attempts = info?.attempts ?? 1;
+      record.attempt_log = (info?.history ?? []).map(toDeliveryAttempt);
       record.latency_ms = deps.now() - startedAt;
       await deps.store.recordDelivery(record);
       if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {

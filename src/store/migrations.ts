@@ -157,6 +157,13 @@ export const MIGRATIONS: readonly Migration[] = [
         FOR EACH STATEMENT EXECUTE FUNCTION banners_version_bump();
     `,
   },
+  {
+    version: 3,
+    name: 'per-attempt log on deliveries',
+    // One entry per provider call (outcome, vendor code, latency): what a retried send did.
+    sqlite: `ALTER TABLE deliveries ADD COLUMN attempt_log TEXT NOT NULL DEFAULT '[]';`,
+    postgres: `ALTER TABLE deliveries ADD COLUMN attempt_log JSON NOT NULL DEFAULT '[]';`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

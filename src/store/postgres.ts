@@ -63,6 +63,7 @@ function toDelivery(r: Row): DeliveryRecord {
     payload: r.payload,
     error_code: (r.error_code as string | null) ?? null,
     attempts: num(r.attempts),
+    attempt_log: (r.attempt_log ?? []) as DeliveryRecord['attempt_log'],
     latency_ms: num(r.latency_ms),
     client: (r.client as string | null) ?? null,
     idempotency_key: (r.idempotency_key as string | null) ?? null,

@@ -3,12 +3,14 @@ import type { DeliveryRecord } from './types.js';
 
 export const DELIVERY_COLUMNS = [
   'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
-  'attempts', 'latency_ms', 'client', 'idempotency_key', 'created_at',
+  'attempts', 'attempt_log', 'latency_ms', 'client', 'idempotency_key', 'created_at',
 ] as const;
 
-/** The values of a delivery record in DELIVERY_COLUMNS order; the payload as JSON text. */
+const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log']);
+
+/** The values of a delivery record in DELIVERY_COLUMNS order; JSON columns as JSON text. */
 export function deliveryValues(r: DeliveryRecord): unknown[] {
-  return DELIVERY_COLUMNS.map((c) => (c === 'payload' ? JSON.stringify(r.payload ?? null) : r[c]));
+  return DELIVERY_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(r[c] ?? null) : r[c]));
 }
 
 /** `INSERT INTO deliveries (…) VALUES (…)` with the given placeholder style. */

@@ -38,6 +38,7 @@ interface DeliveryRow {
   payload: string;
   error_code: string | null;
   attempts: number;
+  attempt_log: string;
   latency_ms: number;
   client: string | null;
   idempotency_key: string | null;
@@ -119,7 +120,11 @@ export class SqliteStore implements Store {
     const rows = this.db
       .prepare('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
       .all(Math.max(0, Math.trunc(limit))) as (DeliveryRow & { seq: number })[];
-    return rows.map(({ seq: _seq, ...r }) => ({ ...r, payload: JSON.parse(r.payload) as unknown }));
+    return rows.map(({ seq: _seq, ...r }) => ({
+      ...r,
+      payload: JSON.parse(r.payload) as unknown,
+      attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
+    }));
   }
 
   async claimIdempotency(

@@ -6,6 +6,15 @@
 
 export type DeliveryStatus = 'sent' | 'dry_run' | 'failed';
 
+/** One provider call of a send, as the delivery log keeps it (no payload, no vendor message). */
+export interface DeliveryAttempt {
+  attempt: number;
+  /** sent, transient, rate_limited, rejected, opted_out or unknown */
+  outcome: string;
+  vendor_code?: string | number;
+  latency_ms: number;
+}
+
 export interface DeliveryRecord {
   /** `ntf_…` */
   id: string;
@@ -17,6 +26,8 @@ export interface DeliveryRecord {
   payload: unknown;
   error_code: string | null;
   attempts: number;
+  /** Every provider call, in order; empty for a dry run. */
+  attempt_log: DeliveryAttempt[];
   latency_ms: number;
   /** Authenticated client name (HTTP tokens) or clientInfo.name, when known. */
   client: string | null;
