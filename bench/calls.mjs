@@ -7,6 +7,7 @@
 import { connectHttp, connectStdio, serverEnv, startHttpServer, tempDir } from './lib/servers.mjs';
 import { quantile, ratio, summarize } from './lib/stats.mjs';
 
+export const SMS = { via: 'sms', to: '+14155550123', body: 'Server down' };
 export const EMAIL = { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' };
 const TOOL = { notify: 'send_notification', bare: 'send' };
 

@@ -83,9 +83,10 @@ function migrate(db: Database.Database, log: Logger): void {
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   private lastKeyPurge = 0;
-  /** Prepared once per (status, audience count): the feed runs these on every cache miss. */
+  /** Statements by SQL text, prepared once: preparing cost more than running on the send path. */
+  private readonly statements = new Map<string, Database.Statement>();
+  /** The feed's statements by (status, audience count), so a hit does not rebuild the SQL. */
   private readonly byAudience = new Map<string, Database.Statement>();
-  private versionStmt: Database.Statement | undefined;
 
   private constructor(
     readonly db: Database.Database,
@@ -113,12 +114,11 @@ export class SqliteStore implements Store {
   }
 
   async recordDelivery(r: DeliveryRecord): Promise<void> {
-    this.db.prepare(INSERT_DELIVERY).run(...deliveryValues(r));
+    this.statement(INSERT_DELIVERY).run(...deliveryValues(r));
   }
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
-    const rows = this.db
-      .prepare('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
+    const rows = this.statement('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
       .all(Math.max(0, Math.trunc(limit))) as (DeliveryRow & { seq: number })[];
     return rows.map(({ seq: _seq, ...r }) => ({
       ...r,
@@ -135,10 +135,10 @@ export class SqliteStore implements Store {
   ): Promise<IdempotencyClaim> {
     const tx = this.db.transaction((): IdempotencyClaim => {
       if (now - this.lastKeyPurge >= KEY_PURGE_INTERVAL_MS) {
-        this.db.prepare('DELETE FROM idempotency_keys WHERE claimed_at <= ?').run(now - opts.ttlMs);
+        this.statement('DELETE FROM idempotency_keys WHERE claimed_at <= ?').run(now - opts.ttlMs);
         this.lastKeyPurge = now;
       }
-      const row = this.db.prepare('SELECT payload_hash, state, result, claimed_at FROM idempotency_keys WHERE key = ?').get(key) as
+      const row = this.statement('SELECT payload_hash, state, result, claimed_at FROM idempotency_keys WHERE key = ?').get(key) as
         | KeyRow
         | undefined;
       const free =
@@ -148,8 +148,7 @@ export class SqliteStore implements Store {
         // payload under a stale claim stays a conflict until the key expires.
         (row.state === 'pending' && row.payload_hash === payloadHash && now - row.claimed_at >= opts.staleAfterMs);
       if (free) {
-        this.db
-          .prepare(
+        this.statement(
             `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES (?, ?, 'pending', NULL, ?)
              ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, state = 'pending', result = NULL, claimed_at = excluded.claimed_at`,
           )
@@ -169,20 +168,20 @@ export class SqliteStore implements Store {
   }
 
   async completeIdempotency(key: string, result: unknown): Promise<void> {
-    this.db.prepare(`UPDATE idempotency_keys SET state = 'done', result = ? WHERE key = ?`).run(JSON.stringify(result ?? null), key);
+    this.statement(`UPDATE idempotency_keys SET state = 'done', result = ? WHERE key = ?`).run(JSON.stringify(result ?? null), key);
   }
 
   async releaseIdempotency(key: string): Promise<void> {
     // Only a pending claim: a finished send's result must stay replayable.
-    this.db.prepare(`DELETE FROM idempotency_keys WHERE key = ? AND state = 'pending'`).run(key);
+    this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND state = 'pending'`).run(key);
   }
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {
-    return this.db.prepare('SELECT 1 FROM opt_outs WHERE via = ? AND recipient = ?').get(via, recipient) !== undefined;
+    return this.statement('SELECT 1 FROM opt_outs WHERE via = ? AND recipient = ?').get(via, recipient) !== undefined;
   }
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {
-    this.db.prepare('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
+    this.statement('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
   }
 
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {
@@ -191,8 +190,7 @@ export class SqliteStore implements Store {
         const existing = this.activeByDedupe(b.dedupe_key, b.created_at);
         if (existing) return existing;
       }
-      this.db
-        .prepare(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+      this.statement(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
         .run(b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at);
       return { ...b };
     });
@@ -200,11 +198,11 @@ export class SqliteStore implements Store {
   }
 
   async purgeBanners(before: number): Promise<number> {
-    return this.db.prepare('DELETE FROM banners WHERE dismissed_at < ? OR expires_at < ?').run(before, before).changes;
+    return this.statement('DELETE FROM banners WHERE dismissed_at < ? OR expires_at < ?').run(before, before).changes;
   }
 
   async getBanner(id: string): Promise<BannerRecord | null> {
-    return (this.db.prepare(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = ?`).get(id) as BannerRecord | undefined) ?? null;
+    return (this.statement(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = ?`).get(id) as BannerRecord | undefined) ?? null;
   }
 
   async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
@@ -212,8 +210,7 @@ export class SqliteStore implements Store {
   }
 
   private activeByDedupe(dedupeKey: string, now: number): BannerRecord | null {
-    const row = this.db
-      .prepare(
+    const row = this.statement(
         `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
          ORDER BY created_at DESC, seq DESC LIMIT 1`,
       )
@@ -222,7 +219,7 @@ export class SqliteStore implements Store {
   }
 
   async dismissBanner(id: string, now: number): Promise<BannerRecord | null> {
-    this.db.prepare('UPDATE banners SET dismissed_at = ? WHERE id = ? AND dismissed_at IS NULL').run(now, id);
+    this.statement('UPDATE banners SET dismissed_at = ? WHERE id = ? AND dismissed_at IS NULL').run(now, id);
     return this.getBanner(id);
   }
 
@@ -232,7 +229,7 @@ export class SqliteStore implements Store {
     const params = { now: query.now, limit };
     const where = query.status !== undefined ? `WHERE ${bannerStatusSql(query.status, '@now')}` : '';
     const sql = `SELECT ${BANNER_COLUMNS} FROM banners ${where} ORDER BY created_at DESC, seq DESC LIMIT @limit`;
-    return this.db.prepare(sql).all(params) as BannerRecord[];
+    return this.statement(sql).all(params) as BannerRecord[];
   }
 
   /**
@@ -267,7 +264,7 @@ export class SqliteStore implements Store {
         { length: audiences },
         (_, j) => `SELECT * FROM (SELECT seq, ${BANNER_COLUMNS} ${from} WHERE audience = @a${j} ${filter} ${order})`,
       );
-      stmt = this.db.prepare(
+      stmt = this.statement(
         audiences === 0
           ? `SELECT ${BANNER_COLUMNS} ${from} WHERE audience IN (SELECT value FROM json_each(@audiences)) ${filter} ${order}`
           : `SELECT ${BANNER_COLUMNS} FROM (${walks.join(' UNION ALL ')}) ${order}`,
@@ -278,10 +275,18 @@ export class SqliteStore implements Store {
   }
 
   async bannersVersion(): Promise<string> {
-    this.versionStmt ??= this.db.prepare('SELECT epoch, n FROM banners_version WHERE id = 1');
-    const row = this.versionStmt.get() as { epoch: string; n: number } | undefined;
+    const row = this.statement('SELECT epoch, n FROM banners_version WHERE id = 1').get() as { epoch: string; n: number } | undefined;
     if (!row) throw new StoreError('banners_version has no row; the database was altered by hand');
     return `${row.epoch}:${row.n}`;
+  }
+
+  private statement(sql: string): Database.Statement {
+    let stmt = this.statements.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      this.statements.set(sql, stmt);
+    }
+    return stmt;
   }
 
   async close(): Promise<void> {
