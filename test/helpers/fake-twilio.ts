@@ -4,7 +4,7 @@
  * 21610 (the recipient replied STOP). Every request is counted.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { listenOnLoopback } from './fakes.js';
 
 export interface FakeTwilioRequest {
   path: string;
@@ -23,7 +23,6 @@ export interface FakeTwilio {
 export async function startFakeTwilio(optedOut: Iterable<string> = []): Promise<FakeTwilio> {
   const requests: FakeTwilioRequest[] = [];
   const stopped = new Set(optedOut);
-  const sockets = new Set<Socket>();
   let seq = 0;
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -50,20 +49,5 @@ export async function startFakeTwilio(optedOut: Iterable<string> = []): Promise<
       reply(201, { sid: `SM${String(seq).padStart(32, '0')}`, status: 'queued', to: form.To, from: form.From, body: form.Body });
     });
   });
-  server.on('connection', (s: Socket) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    requests,
-    optedOut: stopped,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), requests, optedOut: stopped };
 }

@@ -2,7 +2,7 @@
  * A scriptable HTTP peer on a free loopback port, for what Prism cannot answer: Slack's
  * `ok: false` bodies, 429 with Retry-After, Twilio error codes, and hangs.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 
 export interface FakeRequest {
@@ -30,7 +30,6 @@ export interface FakePeer {
 export async function startFakePeer(fallback: FakeReply = { status: 404, json: { error: 'no reply scripted' } }): Promise<FakePeer> {
   const requests: FakeRequest[] = [];
   const replies: FakeReply[] = [];
-  const sockets = new Set<Socket>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -46,6 +45,12 @@ export async function startFakePeer(fallback: FakeReply = { status: 404, json: {
       res.end(reply.json === undefined ? '' : JSON.stringify(reply.json));
     });
   });
+  return { ...(await listenOnLoopback(server)), requests, replies };
+}
+
+/** Listens on a free loopback port; close() also ends open keep-alive sockets. */
+export async function listenOnLoopback(server: Server): Promise<{ origin: string; close(): Promise<void> }> {
+  const sockets = new Set<Socket>();
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -54,8 +59,6 @@ export async function startFakePeer(fallback: FakeReply = { status: 404, json: {
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://127.0.0.1:${port}`,
-    requests,
-    replies,
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of sockets) s.destroy();
