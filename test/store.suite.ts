@@ -2,10 +2,10 @@
  * The contract every Store implementation passes (src/store/types.ts). Run by
  * test/store-sqlite.test.ts always and test/store-postgres.test.ts when PostgreSQL answers.
  */
-import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BannerRecord, DeliveryRecord, Store } from '../src/store/types.js';
 import { FeedCache } from '../src/banners/feed.js';
+import { bannerRecord } from './helpers/banner-record.js';
 
 export interface StoreHandle {
   store: Store;
@@ -37,19 +37,7 @@ function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord>
   };
 }
 
-function banner(extra: Partial<BannerRecord> = {}): BannerRecord {
-  return {
-    id: `bnr_${randomUUID()}`,
-    text: 'Maintenance tonight',
-    audience: 'all',
-    severity: 'info',
-    dedupe_key: null,
-    created_at: T0,
-    expires_at: T0 + HOUR,
-    dismissed_at: null,
-    ...extra,
-  };
-}
+const banner = (extra: Partial<BannerRecord> = {}) => bannerRecord(T0, extra);
 
 export function storeSuite(name: string, open: () => Promise<StoreHandle>): void {
   describe(`Store contract: ${name}`, () => {

@@ -4,7 +4,6 @@
  * back each force a re-read; the cache holds at most its bound, dropping the least
  * recently used.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +12,7 @@ import { silentLogger } from '../log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { BannerRecord, Store } from '../store/types.js';
 import { activeBanners, FEED_LIMIT, FeedCache, feedCacheFor } from './feed.js';
+import { bannerRecord } from '../../test/helpers/banner-record.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 const HOUR = 3_600_000;
@@ -43,19 +43,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function banner(extra: Partial<BannerRecord> = {}): BannerRecord {
-  return {
-    id: `bnr_${randomUUID()}`,
-    text: 'Maintenance tonight',
-    audience: 'all',
-    severity: 'info',
-    dedupe_key: null,
-    created_at: T0,
-    expires_at: T0 + HOUR,
-    dismissed_at: null,
-    ...extra,
-  };
-}
+const banner = (extra: Partial<BannerRecord> = {}) => bannerRecord(T0, extra);
 
 const parse = (body: Buffer) => JSON.parse(body.toString('utf8')) as { audience: string[]; banners: { banner_id: string }[] };
 const ids = (body: Buffer) => parse(body).banners.map((b) => b.banner_id);
