@@ -14,7 +14,7 @@ import { GatewayConfigError } from './bundling/errors.js';
 import { buildCatalog } from './catalog.js';
 import { ConfigError, loadConfig, PROFILES, type Config, type Profile } from './config.js';
 import { createLogger, type Logger } from './log.js';
-import { openStore } from './store/index.js';
+import { openStore, StoreError } from './store/index.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './transports/defaults.js';
 import { serveStdio } from './transports/stdio.js';
 import { VERSION } from './version.js';
@@ -140,6 +140,10 @@ main(process.argv.slice(2)).then(
     if (err instanceof ConfigError || err instanceof GatewayConfigError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
       process.stderr.write(`notify-mcp: ${err.message}\n`);
       process.exitCode = 2;
+    } else if (err instanceof StoreError) {
+      // The store is unreachable or unreadable: an operator's problem, said in one line.
+      process.stderr.write(`notify-mcp: ${err.message}\n`);
+      process.exitCode = 1;
     } else {
       process.stderr.write(JSON.stringify({ level: 'error', msg: 'fatal', error: err instanceof Error ? err.stack : String(err) }) + '\n');
       process.exitCode = 1;

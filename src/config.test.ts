@@ -48,6 +48,7 @@ describe('loadConfig', () => {
     [{ NOTIFY_SEND_BUDGET_MS: '-5' }, /positive integer/],
     [{ SLACK_API_URL: 'https://slack.com' }, /loopback/],
     [{ SMTP_URL: 'smtp://x' }, /EMAIL_FROM/],
+    [{ SMTP_URL: 'mail.example.com', EMAIL_FROM: 'a@b.co', NOTIFY_EMAIL_ALLOW: '*' }, /smtp:\/\/ or smtps:\/\//],
   ])('rejects bad values with a message that says what to set (%#)', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

@@ -160,6 +160,9 @@ function deepFreeze<T>(value: T): T {
 
 export function loadConfig(env: Env = process.env): Config {
   const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl && !/^smtps?:\/\/[^/]/.test(smtpUrl)) {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com:465');
+  }
   const emailLive = Boolean(smtpUrl);
   if (emailLive && !env.EMAIL_FROM) throw new ConfigError('SMTP_URL is set but EMAIL_FROM is not: set the sender address');
 
