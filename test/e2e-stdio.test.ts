@@ -75,6 +75,12 @@ describe.each(Object.keys(SHAPES))('stdio, profile %s', (profile) => {
       message: expect.stringContaining('Drop subject, or set via to email'),
     });
 
+    // Banner tools under every profile; the strict (nested) shape sends every optional as null.
+    const optional = profile === 'nested' ? { severity: null, expires_at: null, dedupe_key: null } : {};
+    const shown = await client.callTool({ name: 'show_banner', arguments: { text: 'Deploy freeze', audience: 'admins', ...optional } });
+    expect(shown.isError, JSON.stringify(shown)).toBeFalsy();
+    expect(shown.structuredContent).toMatchObject({ status: 'active', banner_id: expect.stringMatching(/^bnr_/) });
+
     await transport.close();
     expect(transport.child.exitCode).toBe(0);
     expect(transport.stdoutLines.length).toBeGreaterThan(0);
