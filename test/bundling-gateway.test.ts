@@ -1,7 +1,7 @@
 /**
  * The bundle gateway end to end, as a real process, against real MCP servers from npm:
  * two copies of server-everything (every name collides) and server-memory. Runs the built
- * entry dist/bundling/gateway-main.js (`npm test` builds first).
+ * CLI, `node dist/cli.js bundle` (`npm test` builds first).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
@@ -18,7 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const gatewayMain = join(root, 'dist/bundling/gateway-main.js');
+const builtGateway = join(root, 'dist/bundling/gateway.js');
 const notifyCli = join(root, 'dist/cli.js');
 const require = createRequire(import.meta.url);
 
@@ -33,10 +33,10 @@ const memoryBin = binOf('@modelcontextprotocol/server-memory');
 
 /** Fail with instructions rather than test stale code. */
 function assertBuilt(): void {
-  for (const f of [gatewayMain, notifyCli]) {
+  for (const f of [builtGateway, notifyCli]) {
     if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` first`);
   }
-  const built = statSync(gatewayMain).mtimeMs;
+  const built = statSync(builtGateway).mtimeMs;
   const srcDir = join(root, 'src/bundling');
   const stale = readdirSync(srcDir).filter(
     (f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && statSync(join(srcDir, f)).mtimeMs > built,
@@ -108,7 +108,7 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
     );
     transport = new StdioClientTransport({
       command: process.execPath,
-      args: [gatewayMain, '--config', config, '--backoff-ms', '200'],
+      args: [notifyCli, 'bundle', '--config', config],
       stderr: 'pipe',
     });
     let buf = '';
@@ -273,7 +273,7 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
         },
       }),
     );
-    gateway = spawn(process.execPath, [gatewayMain, '--config', config, '--http', '--port', '0', '--backoff-ms', '200'], {
+    gateway = spawn(process.execPath, [notifyCli, 'bundle', '--config', config, '--http', '--port', '0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let gwErr = '';
