@@ -1,14 +1,18 @@
 /**
  * SIGTERM in the middle of a burst of sends against the built CLI (`npm run build` first):
  * every send that was answered with a result has its delivery record afterwards, the
- * process drains and exits 0, and later sends are refused rather than half-done.
+ * process drains and exits 0, and later sends are refused rather than half-done. Slack is
+ * live against a fake that answers in 300 ms, so sends are always in flight at the signal
+ * (dry-run sends alone finish too fast to be sure of that).
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, it } from 'vitest';
 import { CLI, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
+import { listenOnLoopback } from './helpers/fakes.js';
 
 const WORKERS = 30;
 const SIGTERM_AFTER_ACKS = 40;
@@ -22,7 +26,23 @@ const NOTIFICATIONS = [
 describe('notify-mcp --http under SIGTERM', () => {
   it('loses no acknowledged delivery record and exits 0', async () => {
     expect(existsSync(CLI), `${CLI} is missing: run npm run build first`).toBe(true);
-    const env = cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-sigterm-') });
+    const slowSlack = await listenOnLoopback(
+      createServer((req, res) => {
+        req.resume();
+        req.on('end', () =>
+          setTimeout(() => {
+            res.writeHead(200, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ ok: true, channel: 'C0123ABCD', ts: '1712345678.000100' }));
+          }, 300),
+        );
+      }),
+    );
+    const env = cliEnv({
+      NOTIFY_DATA_DIR: tempDataDir('notify-sigterm-'),
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_API_URL: slowSlack.origin,
+      NOTIFY_SLACK_ALLOW: '*',
+    });
     const child = spawn(process.execPath, [CLI, '--http', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
@@ -76,6 +96,7 @@ describe('notify-mcp --http under SIGTERM', () => {
     await Promise.all(Array.from({ length: WORKERS }, (_, w) => worker(w)));
     const exit = await exited;
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    await slowSlack.close();
 
     expect(signalled).toBe(true);
     expect(exit, stderr.slice(-2000)).toEqual({ code: 0, signal: null });
