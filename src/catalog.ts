@@ -7,7 +7,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './notification/union.js';
-import { callSendTool, SEND_ANNOTATIONS, SEND_OUTPUT_SCHEMA, type SendCallContext } from './notification/tool.js';
+import { callSendTool, SEND_ANNOTATIONS, SEND_OUTPUT_SCHEMA } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
 import { failureResult, invalidResult, okResult } from './tool-result.js';
@@ -16,7 +16,7 @@ import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject, type 
 export interface CatalogEntry {
   tool: Tool;
   hash: string;
-  call(args: unknown, ctx: ToolContext & SendCallContext & { deps: PipelineDeps }): Promise<CallToolResult>;
+  call(args: unknown, ctx: ToolContext & { deps: PipelineDeps }): Promise<CallToolResult>;
 }
 
 export interface ProfileCatalog {

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { isAllowed } from '../policy/allowlist.js';
+import { ALLOW_VARIABLE, isAllowed } from '../policy/allowlist.js';
 import type { Provider } from '../providers/types.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
@@ -50,15 +50,13 @@ export interface SendOptions {
   onRetry?: (attempt: number, delayMs: number, reason: string) => void;
 }
 
-const ALLOW_VARIABLE: Record<Via, string> = { email: 'NOTIFY_EMAIL_ALLOW', sms: 'NOTIFY_SMS_ALLOW', slack: 'NOTIFY_SLACK_ALLOW' };
-
 function toDeliveryAttempt(a: AttemptRecord): DeliveryAttempt {
   const entry: DeliveryAttempt = { attempt: a.attempt, outcome: a.outcome, latency_ms: a.latencyMs };
   if (a.vendorCode !== undefined) entry.vendor_code = a.vendorCode;
   return entry;
 }
 
-export function newNotificationId(): string {
+function newNotificationId(): string {
   return `ntf_${randomUUID().replaceAll('-', '')}`;
 }
 

@@ -3,6 +3,7 @@
  * union (whatever shape the client saw) and handed to the pipeline.
  */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolContext } from '../tool.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
 import type { ProfileTool, UnionDef } from '../union/index.js';
 import { validateUnionCall } from '../union/index.js';
@@ -31,10 +32,8 @@ export const SEND_OUTPUT_SCHEMA = withErrorShape({
   required: ['id', 'via', 'status', 'provider', 'accepted_at'],
 });
 
-export interface SendCallContext {
-  client: string | null;
-  progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
-}
+/** What a send needs of the tool context: who is calling, and a way to report progress. */
+export type SendCallContext = Pick<ToolContext, 'client' | 'progress'>;
 
 export async function callSendTool(
   def: UnionDef,

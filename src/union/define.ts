@@ -75,7 +75,3 @@ export function defineUnion(union: z.ZodDiscriminatedUnion, options: UnionOption
   const commonFields = variants[0]!.fields.filter((f) => variants.every((v) => v.fields.includes(f)));
   return { discriminator, variants, commonFields, options };
 }
-
-export function variantOf(def: UnionDef, value: unknown): Variant | undefined {
-  return def.variants.find((v) => v.value === value);
-}
