@@ -271,24 +271,50 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         const second = banner({ dedupe_key: 'outage', created_at: T0 + 10, text: 'other' });
         expect(await store.insertBanner(second)).toEqual(first);
         expect(await store.getBanner(second.id)).toBeNull();
-        expect(await store.findActiveBannerByDedupe('outage', T0 + 10)).toEqual(first);
+        expect(await store.findActiveBannerByDedupe('all', 'outage', T0 + 10)).toEqual(first);
 
         // Dismissed: a new one is created.
         await store.dismissBanner(first.id, T0 + 20);
-        expect(await store.findActiveBannerByDedupe('outage', T0 + 21)).toBeNull();
+        expect(await store.findActiveBannerByDedupe('all', 'outage', T0 + 21)).toBeNull();
         const third = banner({ dedupe_key: 'outage', created_at: T0 + 30 });
         expect(await store.insertBanner(third)).toEqual(third);
 
         // Expired: a new one is created too.
         const fourth = banner({ dedupe_key: 'outage', created_at: third.expires_at!, expires_at: third.expires_at! + HOUR });
         expect(await store.insertBanner(fourth)).toEqual(fourth);
-        expect(await store.findActiveBannerByDedupe('outage', third.expires_at!)).toEqual(fourth);
+        expect(await store.findActiveBannerByDedupe('all', 'outage', third.expires_at!)).toEqual(fourth);
         // Other keys and no key never dedupe.
         expect(await store.insertBanner(banner({ dedupe_key: 'other', created_at: T0 + 40 }))).toMatchObject({ dedupe_key: 'other' });
         const a = banner({ created_at: T0 + 50 });
         const b = banner({ created_at: T0 + 50 });
         expect(await store.insertBanner(a)).toEqual(a);
         expect(await store.insertBanner(b)).toEqual(b);
+      });
+
+      it('scopes a dedupe key to its audience: the same key in another audience is another banner', async () => {
+        const forAll = banner({ audience: 'all', dedupe_key: 'outage' });
+        const forAdmins = banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 1, text: 'admins only' });
+        expect(await store.insertBanner(forAll)).toEqual(forAll);
+        expect(await store.insertBanner(forAdmins)).toEqual(forAdmins);
+        // Each audience dedupes against its own banner only.
+        expect(await store.insertBanner(banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 2 }))).toEqual(forAdmins);
+        expect(await store.insertBanner(banner({ audience: 'all', dedupe_key: 'outage', created_at: T0 + 2 }))).toEqual(forAll);
+        const ids = async (audience: string) => (await store.listBanners({ audiences: [audience], status: 'active', now: T0 + 3 })).map((b) => b.id);
+        expect(await ids('admins')).toEqual([forAdmins.id]);
+        expect(await ids('all')).toEqual([forAll.id]);
+        expect(await store.findActiveBannerByDedupe('admins', 'outage', T0 + 3)).toEqual(forAdmins);
+        expect(await store.findActiveBannerByDedupe('team:billing', 'outage', T0 + 3)).toBeNull();
+        // Dismissing one audience's banner leaves the other's dedupe in place.
+        await store.dismissBanner(forAll.id, T0 + 4);
+        expect(await store.insertBanner(banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 5 }))).toEqual(forAdmins);
+      });
+
+      it('creates one banner per audience when many insert the same dedupe key at once', async () => {
+        const many = Array.from({ length: 20 }, (_, i) => banner({ dedupe_key: 'race-audiences', audience: i % 2 ? 'all' : 'admins' }));
+        const results = await Promise.all(many.map((b) => store.insertBanner(b)));
+        expect(new Set(results.map((r) => r.id)).size).toBe(2);
+        expect(new Set(results.filter((r) => r.audience === 'admins').map((r) => r.id)).size).toBe(1);
+        expect(results.every((r, i) => r.audience === many[i]!.audience)).toBe(true);
       });
 
       it('creates one banner when many insert the same dedupe key at once', async () => {

@@ -181,6 +181,21 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE idempotency_keys ADD COLUMN phase TEXT NOT NULL DEFAULT 'sending' CHECK (phase IN ('claimed', 'sending'));
     `,
   },
+  {
+    version: 5,
+    name: 'banner dedupe keys scoped to their audience',
+    // A dedupe key is looked up within one audience (DESIGN section 2), so the index leads
+    // with the audience. No data changes: an older build allowed one active banner per key
+    // across all audiences, which is a subset of what this allows.
+    sqlite: `
+      DROP INDEX banners_dedupe;
+      CREATE INDEX banners_dedupe ON banners (audience, dedupe_key) WHERE dedupe_key IS NOT NULL;
+    `,
+    postgres: `
+      DROP INDEX banners_dedupe;
+      CREATE INDEX banners_dedupe ON banners (audience, dedupe_key) WHERE dedupe_key IS NOT NULL;
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

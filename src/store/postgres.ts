@@ -257,9 +257,12 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      // Serialises writers of this dedupe key only; released at COMMIT/ROLLBACK.
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext('notify-mcp:banner-dedupe:' || $1))`, [b.dedupe_key]);
-      const existing = await this.activeByDedupe(client, b.dedupe_key, b.created_at);
+      // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
+        b.audience,
+        b.dedupe_key,
+      ]);
+      const existing = await this.activeByDedupe(client, b.audience, b.dedupe_key, b.created_at);
       if (existing) {
         await client.query('COMMIT');
         return existing;
@@ -285,15 +288,15 @@ export class PostgresStore implements Store {
     return rows[0] ? toBanner(rows[0] as Row) : null;
   }
 
-  async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    return this.activeByDedupe(this.pool, dedupeKey, now);
+  async findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    return this.activeByDedupe(this.pool, audience, dedupeKey, now);
   }
 
-  private async activeByDedupe(q: pg.Pool | pg.PoolClient, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+  private async activeByDedupe(q: pg.Pool | pg.PoolClient, audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
     const { rows } = await q.query(
-      `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = $1 AND ${bannerStatusSql('active', '$2')}
+      `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = $1 AND dedupe_key = $2 AND ${bannerStatusSql('active', '$3')}
        ORDER BY created_at DESC, seq DESC LIMIT 1`,
-      [dedupeKey, now],
+      [audience, dedupeKey, now],
     );
     return rows[0] ? toBanner(rows[0] as Row) : null;
   }

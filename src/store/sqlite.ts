@@ -209,7 +209,7 @@ export class SqliteStore implements Store {
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {
     const tx = this.db.transaction((): BannerRecord => {
       if (b.dedupe_key !== null) {
-        const existing = this.activeByDedupe(b.dedupe_key, b.created_at);
+        const existing = this.activeByDedupe(b.audience, b.dedupe_key, b.created_at);
         if (existing) return existing;
       }
       this.statement(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -227,16 +227,16 @@ export class SqliteStore implements Store {
     return (this.statement(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = ?`).get(id) as BannerRecord | undefined) ?? null;
   }
 
-  async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    return this.activeByDedupe(dedupeKey, now);
+  async findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    return this.activeByDedupe(audience, dedupeKey, now);
   }
 
-  private activeByDedupe(dedupeKey: string, now: number): BannerRecord | null {
+  private activeByDedupe(audience: string, dedupeKey: string, now: number): BannerRecord | null {
     const row = this.statement(
-        `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
+        `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = @audience AND dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
          ORDER BY created_at DESC, seq DESC LIMIT 1`,
       )
-      .get({ key: dedupeKey, now }) as BannerRecord | undefined;
+      .get({ audience, key: dedupeKey, now }) as BannerRecord | undefined;
     return row ?? null;
   }
 

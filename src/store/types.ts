@@ -100,15 +100,16 @@ export interface Store {
 
   /**
    * Inserts `banner`, unless it has a dedupe_key and an active banner (at
-   * `banner.created_at`) already holds that key: then that banner is returned and nothing is
-   * inserted. Atomic across processes, so replicas racing on one key create one banner.
+   * `banner.created_at`) of the same audience already holds that key: then that banner is
+   * returned and nothing is inserted. A dedupe key is scoped to its audience. Atomic across
+   * processes, so replicas racing on one key create one banner per audience.
    */
   insertBanner(banner: BannerRecord): Promise<BannerRecord>;
   /** Deletes banners dismissed or expired before `before` (the retention policy); returns how many. */
   purgeBanners(before: number): Promise<number>;
   getBanner(id: string): Promise<BannerRecord | null>;
-  /** The active (undismissed, unexpired) banner with this dedupe key, if any. */
-  findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null>;
+  /** The active (undismissed, unexpired) banner of `audience` with this dedupe key, if any. */
+  findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null>;
   /** Sets dismissed_at if unset; returns the banner as it is after the call. */
   dismissBanner(id: string, now: number): Promise<BannerRecord | null>;
   /** Banners for any of `audiences` (all when omitted) in `status` (all when omitted), newest first. */
