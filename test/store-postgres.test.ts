@@ -1,6 +1,7 @@
 /**
  * The shared store suite on PostgreSQL: DATABASE_URL when set (then it must answer), else
- * the local server, skipped with a message when it does not answer. Each store gets a fresh schema (search_path), dropped afterwards.
+ * the local server, skipped with a message when it does not answer (test/helpers/postgres.ts).
+ * Each store gets a fresh schema (search_path), dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -12,32 +13,10 @@ import { openPostgresStore, type PostgresStore } from '../src/store/postgres.js'
 import { openStore } from '../src/store/index.js';
 import { loadConfig } from '../src/config.js';
 import { storeSuite } from './store.suite.js';
+import { PG_URL, postgresSkipReason } from './helpers/postgres.js';
 
-// The test harness may read the environment; src/ may not (only src/config.ts does).
-const url = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
-
-async function probe(): Promise<string | null> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return null;
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-const unavailable = await probe();
-if (unavailable && process.env.DATABASE_URL) {
-  // Asked for explicitly (CI sets it only when the server answers): fail, never skip.
-  throw new Error(`DATABASE_URL is set but PostgreSQL does not answer: ${unavailable}`);
-}
-if (unavailable) {
-  // Said loudly: a skipped suite must not pass for a green one.
-  process.stderr.write(`store-postgres: SKIPPED, PostgreSQL at ${url.replace(/:[^:@/]*@/, ':***@')} does not answer (${unavailable})\n`);
-}
+const url = PG_URL;
+const unavailable = await postgresSkipReason('store-postgres');
 
 function freshSchema(): string {
   return `notify_test_${randomBytes(6).toString('hex')}`;
@@ -135,6 +114,37 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
         await store.close();
       }
     } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('upgrades a version-3 database: a claim left pending by an older build counts as sending', async () => {
+    const schema = freshSchema();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA ${schema}; SET search_path = ${schema}`);
+      await admin.query('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)');
+      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+        await admin.query(m.postgres);
+        await admin.query('INSERT INTO schema_migrations VALUES ($1, $2, 0)', [m.version, m.name]);
+      }
+      await admin.query(
+        `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES ('mid-send', 'h', 'pending', NULL, 1000), ('finished', 'h', 'done', '{"id":"ntf_old"}', 1000)`,
+      );
+      const store = await openPostgresStore({ connectionString: url, schema, log: silentLogger });
+      try {
+        const opts = { ttlMs: 86_400_000, staleAfterMs: 500 };
+        expect(await store.claimIdempotency('mid-send', 'h', 1001, opts)).toMatchObject({ state: 'pending', phase: 'sending' });
+        expect(await store.completeIdempotency('mid-send', 'null', { id: 'x' })).toBe(false);
+        expect(await store.claimIdempotency('mid-send', 'h', 1500, opts)).toMatchObject({ kind: 'claimed', phase: 'sending' });
+        expect(await store.claimIdempotency('finished', 'h', 1500, opts)).toMatchObject({ state: 'done', result: { id: 'ntf_old' } });
+        expect(await store.claimIdempotency('new', 'h', 1500, opts)).toMatchObject({ kind: 'claimed', phase: 'claimed' });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await admin.end();
       await dropSchema(schema);
     }
   });

@@ -96,6 +96,39 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it('upgrades a version-3 database: a claim left pending by an older build counts as sending', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const file = join(dir, 'notify.db');
+      const v3 = new Database(file);
+      v3.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
+        v3.exec(m.sqlite);
+        v3.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
+      }
+      const row = v3.prepare(`INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES (?, 'h', ?, ?, 1000)`);
+      row.run('mid-send', 'pending', null);
+      row.run('finished', 'done', JSON.stringify({ id: 'ntf_old' }));
+      v3.close();
+
+      const store = await openSqliteStore({ file, log: silentLogger });
+      try {
+        const opts = { ttlMs: 86_400_000, staleAfterMs: 500 };
+        expect(await store.claimIdempotency('mid-send', 'h', 1001, opts)).toMatchObject({ state: 'pending', phase: 'sending' });
+        // Its owner is unknown (NULL): no fenced write matches it.
+        expect(await store.completeIdempotency('mid-send', 'null', { id: 'x' })).toBe(false);
+        // A takeover must not send: the older build may have called the provider.
+        expect(await store.claimIdempotency('mid-send', 'h', 1500, opts)).toMatchObject({ kind: 'claimed', phase: 'sending' });
+        expect(await store.claimIdempotency('finished', 'h', 1500, opts)).toMatchObject({ state: 'done', result: { id: 'ntf_old' } });
+        expect(await store.claimIdempotency('new', 'h', 1500, opts)).toMatchObject({ kind: 'claimed', phase: 'claimed' });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers the feed query from the partial index, without sorting the matching rows', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {

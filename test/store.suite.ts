@@ -78,22 +78,35 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     });
 
     describe('idempotency', () => {
-      it('claims once, then reports the pending claim with its hash and time', async () => {
-        expect(await store.claimIdempotency('k1', 'h1', T0, OPTS)).toEqual({ kind: 'claimed' });
+      /** Claims `key` and returns the owner token, failing when the claim is not won. */
+      async function own(key: string, hash = 'h', now = T0, opts = OPTS): Promise<string> {
+        const claim = await store.claimIdempotency(key, hash, now, opts);
+        expect(claim).toMatchObject({ kind: 'claimed', phase: 'claimed' });
+        return (claim as { owner: string }).owner;
+      }
+
+      it('claims once with a fresh owner token, then reports the pending claim with its hash, phase and time', async () => {
+        const first = await store.claimIdempotency('k1', 'h1', T0, OPTS);
+        expect(first).toEqual({ kind: 'claimed', owner: expect.stringMatching(/^\S{16,}$/), phase: 'claimed' });
         expect(await store.claimIdempotency('k1', 'h1', T0 + 10, OPTS)).toEqual({
           kind: 'existing',
           payload_hash: 'h1',
           state: 'pending',
+          phase: 'claimed',
           claimed_at: T0,
         });
         // A different payload sees the first one's hash, so the caller can report a conflict.
         expect(await store.claimIdempotency('k1', 'h2', T0 + 10, OPTS)).toMatchObject({ kind: 'existing', payload_hash: 'h1' });
+        // Owner tokens are never reused.
+        expect((await store.claimIdempotency('k1b', 'h1', T0, OPTS)) as { owner: string }).not.toMatchObject({
+          owner: (first as { owner: string }).owner,
+        });
       });
 
       it('stores the result; later claims see it as done', async () => {
-        await store.claimIdempotency('k2', 'h', T0, OPTS);
+        const owner = await own('k2');
         const result = { id: 'ntf_1', via: 'sms', status: 'sent', segments: 1, nested: { list: [1, 'two', null] } };
-        await store.completeIdempotency('k2', result);
+        expect(await store.completeIdempotency('k2', owner, result)).toBe(true);
         expect(await store.claimIdempotency('k2', 'h', T0 + HOUR, OPTS)).toEqual({
           kind: 'existing',
           payload_hash: 'h',
@@ -105,25 +118,69 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.claimIdempotency('k2', 'h', T0 + OPTS.staleAfterMs * 10, OPTS)).toMatchObject({ state: 'done' });
       });
 
-      it('takes over a pending claim of the same payload once it is stale, and only then', async () => {
-        await store.claimIdempotency('k3', 'h', T0, OPTS);
+      it('moves a claim to sending for its owner only', async () => {
+        const owner = await own('k2s');
+        expect(await store.markIdempotencySending('k2s', 'someone-else')).toBe(false);
+        expect(await store.claimIdempotency('k2s', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
+        expect(await store.markIdempotencySending('k2s', owner)).toBe(true);
+        expect(await store.markIdempotencySending('k2s', owner)).toBe(true); // idempotent
+        expect(await store.claimIdempotency('k2s', 'h', T0 + 2, OPTS)).toMatchObject({ state: 'pending', phase: 'sending', claimed_at: T0 });
+        expect(await store.markIdempotencySending('never-claimed', owner)).toBe(false);
+        // A finished claim does not go back to sending.
+        expect(await store.completeIdempotency('k2s', owner, { ok: 1 })).toBe(true);
+        expect(await store.markIdempotencySending('k2s', owner)).toBe(false);
+      });
+
+      it('takes over a stale claim that never reached sending: new owner, phase claimed, the old owner fenced out', async () => {
+        const old = await own('k3');
         expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs - 1, OPTS)).toMatchObject({ state: 'pending' });
-        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs, OPTS)).toEqual({ kind: 'claimed' });
+        const taken = await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs, OPTS);
+        expect(taken).toEqual({ kind: 'claimed', owner: expect.any(String), phase: 'claimed' });
+        const owner = (taken as { owner: string }).owner;
+        expect(owner).not.toBe(old);
         // The takeover restarted the clock.
         expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 1, OPTS)).toMatchObject({
           state: 'pending',
           claimed_at: T0 + OPTS.staleAfterMs,
         });
+        // The old owner, alive after all, can neither start sending, nor store, nor release.
+        expect(await store.markIdempotencySending('k3', old)).toBe(false);
+        expect(await store.completeIdempotency('k3', old, { id: 'ntf_old' })).toBe(false);
+        expect(await store.releaseIdempotency('k3', old)).toBe(false);
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 2, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
+        expect(await store.markIdempotencySending('k3', owner)).toBe(true);
+        expect(await store.completeIdempotency('k3', owner, { id: 'ntf_new' })).toBe(true);
+        expect(await store.completeIdempotency('k3', old, { id: 'ntf_old' })).toBe(false);
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 3, OPTS)).toMatchObject({ state: 'done', result: { id: 'ntf_new' } });
+      });
+
+      it('hands a stale claim that reached sending over with phase sending, so the taker knows not to send', async () => {
+        const old = await own('k3s');
+        expect(await store.markIdempotencySending('k3s', old)).toBe(true);
+        const taken = await store.claimIdempotency('k3s', 'h', T0 + OPTS.staleAfterMs, OPTS);
+        expect(taken).toEqual({ kind: 'claimed', owner: expect.any(String), phase: 'sending' });
+        const owner = (taken as { owner: string }).owner;
+        // A taker that died too leaves it sending for the next one.
+        const again = await store.claimIdempotency('k3s', 'h', T0 + 2 * OPTS.staleAfterMs, OPTS);
+        expect(again).toMatchObject({ kind: 'claimed', phase: 'sending' });
+        const last = (again as { owner: string }).owner;
+        expect(await store.completeIdempotency('k3s', owner, { lost: true })).toBe(false);
+        expect(await store.completeIdempotency('k3s', last, { notify_error: { code: 'DELIVERY_UNKNOWN' } })).toBe(true);
+        expect(await store.completeIdempotency('k3s', old, { id: 'ntf_old' })).toBe(false);
+        expect(await store.claimIdempotency('k3s', 'h', T0 + 3 * OPTS.staleAfterMs, OPTS)).toMatchObject({
+          state: 'done',
+          result: { notify_error: { code: 'DELIVERY_UNKNOWN' } },
+        });
       });
 
       it('never takes over when staleAfterMs is Number.MAX_SAFE_INTEGER (a waiter polling)', async () => {
-        await store.claimIdempotency('k3b', 'h', T0, OPTS);
+        await own('k3b');
         const polling = { ttlMs: OPTS.ttlMs, staleAfterMs: Number.MAX_SAFE_INTEGER };
         expect(await store.claimIdempotency('k3b', 'h', T0 + OPTS.ttlMs - 1, polling)).toMatchObject({ state: 'pending', claimed_at: T0 });
       });
 
       it('does not hand a stale claim to a different payload (still a conflict)', async () => {
-        await store.claimIdempotency('k4', 'h1', T0, OPTS);
+        await own('k4', 'h1');
         expect(await store.claimIdempotency('k4', 'h2', T0 + OPTS.staleAfterMs * 2, OPTS)).toMatchObject({
           kind: 'existing',
           payload_hash: 'h1',
@@ -131,22 +188,29 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         });
       });
 
-      it('treats claims older than the ttl as absent, whatever their payload or state', async () => {
-        await store.claimIdempotency('k5', 'h1', T0, OPTS);
-        await store.completeIdempotency('k5', { id: 'ntf_old' });
+      it('treats claims older than the ttl as absent, whatever their payload, state or phase', async () => {
+        const owner = await own('k5', 'h1');
+        await store.completeIdempotency('k5', owner, { id: 'ntf_old' });
         expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs - 1, OPTS)).toMatchObject({ state: 'done', payload_hash: 'h1' });
-        expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs, OPTS)).toEqual({ kind: 'claimed' });
+        expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs, OPTS)).toMatchObject({ kind: 'claimed', phase: 'claimed' });
         expect(await store.claimIdempotency('k5', 'h2', T0 + OPTS.ttlMs + 1, OPTS)).toMatchObject({ state: 'pending', payload_hash: 'h2' });
+        const sending = await own('k5s');
+        await store.markIdempotencySending('k5s', sending);
+        expect(await store.claimIdempotency('k5s', 'h', T0 + OPTS.ttlMs, OPTS)).toMatchObject({ kind: 'claimed', phase: 'claimed' });
       });
 
-      it('release frees a pending claim but never a finished one', async () => {
-        await store.claimIdempotency('k6', 'h', T0, OPTS);
-        await store.releaseIdempotency('k6');
-        expect(await store.claimIdempotency('k6', 'h2', T0 + 1, OPTS)).toEqual({ kind: 'claimed' });
-        await store.completeIdempotency('k6', { ok: true });
-        await store.releaseIdempotency('k6');
+      it('release frees its owner\'s pending claim but never a finished one, nor another owner\'s', async () => {
+        const first = await own('k6');
+        expect(await store.releaseIdempotency('k6', 'not-the-owner')).toBe(false);
+        expect(await store.claimIdempotency('k6', 'h2', T0 + 1, OPTS)).toMatchObject({ state: 'pending', payload_hash: 'h' });
+        expect(await store.releaseIdempotency('k6', first)).toBe(true);
+        const second = await own('k6', 'h2', T0 + 1);
+        expect(await store.releaseIdempotency('k6', first)).toBe(false);
+        await store.markIdempotencySending('k6', second);
+        expect(await store.completeIdempotency('k6', second, { ok: true })).toBe(true);
+        expect(await store.releaseIdempotency('k6', second)).toBe(false);
         expect(await store.claimIdempotency('k6', 'h2', T0 + 2, OPTS)).toMatchObject({ state: 'done', result: { ok: true } });
-        await store.releaseIdempotency('never-claimed');
+        expect(await store.releaseIdempotency('never-claimed', second)).toBe(false);
       });
 
       it('gives exactly one of many simultaneous claimers the key', async () => {
@@ -155,20 +219,24 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(claims.filter((c) => c.kind === 'existing' && c.state === 'pending')).toHaveLength(39);
       });
 
-      it('gives exactly one of many simultaneous stale takeovers the key', async () => {
-        await store.claimIdempotency('k8', 'h', T0, OPTS);
+      it('gives exactly one of many simultaneous stale takeovers the key, keeping its phase', async () => {
+        const owner = await own('k8');
+        await store.markIdempotencySending('k8', owner);
         const later = T0 + OPTS.staleAfterMs + 5;
         const claims = await Promise.all(Array.from({ length: 20 }, () => store.claimIdempotency('k8', 'h', later, OPTS)));
-        expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);
+        expect(claims.filter((c) => c.kind === 'claimed')).toEqual([{ kind: 'claimed', owner: expect.any(String), phase: 'sending' }]);
       });
 
-      it('is shared between two stores on the same database', async () => {
+      it('is shared between two stores on the same database, fencing included', async () => {
         const other = await h.reopen();
         try {
-          expect(await store.claimIdempotency('k9', 'h', T0, OPTS)).toEqual({ kind: 'claimed' });
-          expect(await other.claimIdempotency('k9', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending' });
-          await store.completeIdempotency('k9', { id: 'ntf_x' });
-          expect(await other.claimIdempotency('k9', 'h', T0 + 2, OPTS)).toMatchObject({ state: 'done', result: { id: 'ntf_x' } });
+          const owner = await own('k9');
+          expect(await other.claimIdempotency('k9', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
+          expect(await other.markIdempotencySending('k9', 'forged')).toBe(false);
+          expect(await store.markIdempotencySending('k9', owner)).toBe(true);
+          expect(await other.claimIdempotency('k9', 'h', T0 + 2, OPTS)).toMatchObject({ state: 'pending', phase: 'sending' });
+          expect(await other.completeIdempotency('k9', owner, { id: 'ntf_x' })).toBe(true);
+          expect(await store.claimIdempotency('k9', 'h', T0 + 3, OPTS)).toMatchObject({ state: 'done', result: { id: 'ntf_x' } });
         } finally {
           await other.close();
         }
@@ -203,24 +271,50 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         const second = banner({ dedupe_key: 'outage', created_at: T0 + 10, text: 'other' });
         expect(await store.insertBanner(second)).toEqual(first);
         expect(await store.getBanner(second.id)).toBeNull();
-        expect(await store.findActiveBannerByDedupe('outage', T0 + 10)).toEqual(first);
+        expect(await store.findActiveBannerByDedupe('all', 'outage', T0 + 10)).toEqual(first);
 
         // Dismissed: a new one is created.
         await store.dismissBanner(first.id, T0 + 20);
-        expect(await store.findActiveBannerByDedupe('outage', T0 + 21)).toBeNull();
+        expect(await store.findActiveBannerByDedupe('all', 'outage', T0 + 21)).toBeNull();
         const third = banner({ dedupe_key: 'outage', created_at: T0 + 30 });
         expect(await store.insertBanner(third)).toEqual(third);
 
         // Expired: a new one is created too.
         const fourth = banner({ dedupe_key: 'outage', created_at: third.expires_at!, expires_at: third.expires_at! + HOUR });
         expect(await store.insertBanner(fourth)).toEqual(fourth);
-        expect(await store.findActiveBannerByDedupe('outage', third.expires_at!)).toEqual(fourth);
+        expect(await store.findActiveBannerByDedupe('all', 'outage', third.expires_at!)).toEqual(fourth);
         // Other keys and no key never dedupe.
         expect(await store.insertBanner(banner({ dedupe_key: 'other', created_at: T0 + 40 }))).toMatchObject({ dedupe_key: 'other' });
         const a = banner({ created_at: T0 + 50 });
         const b = banner({ created_at: T0 + 50 });
         expect(await store.insertBanner(a)).toEqual(a);
         expect(await store.insertBanner(b)).toEqual(b);
+      });
+
+      it('scopes a dedupe key to its audience: the same key in another audience is another banner', async () => {
+        const forAll = banner({ audience: 'all', dedupe_key: 'outage' });
+        const forAdmins = banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 1, text: 'admins only' });
+        expect(await store.insertBanner(forAll)).toEqual(forAll);
+        expect(await store.insertBanner(forAdmins)).toEqual(forAdmins);
+        // Each audience dedupes against its own banner only.
+        expect(await store.insertBanner(banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 2 }))).toEqual(forAdmins);
+        expect(await store.insertBanner(banner({ audience: 'all', dedupe_key: 'outage', created_at: T0 + 2 }))).toEqual(forAll);
+        const ids = async (audience: string) => (await store.listBanners({ audiences: [audience], status: 'active', now: T0 + 3 })).map((b) => b.id);
+        expect(await ids('admins')).toEqual([forAdmins.id]);
+        expect(await ids('all')).toEqual([forAll.id]);
+        expect(await store.findActiveBannerByDedupe('admins', 'outage', T0 + 3)).toEqual(forAdmins);
+        expect(await store.findActiveBannerByDedupe('team:billing', 'outage', T0 + 3)).toBeNull();
+        // Dismissing one audience's banner leaves the other's dedupe in place.
+        await store.dismissBanner(forAll.id, T0 + 4);
+        expect(await store.insertBanner(banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 5 }))).toEqual(forAdmins);
+      });
+
+      it('creates one banner per audience when many insert the same dedupe key at once', async () => {
+        const many = Array.from({ length: 20 }, (_, i) => banner({ dedupe_key: 'race-audiences', audience: i % 2 ? 'all' : 'admins' }));
+        const results = await Promise.all(many.map((b) => store.insertBanner(b)));
+        expect(new Set(results.map((r) => r.id)).size).toBe(2);
+        expect(new Set(results.filter((r) => r.audience === 'admins').map((r) => r.id)).size).toBe(1);
+        expect(results.every((r, i) => r.audience === many[i]!.audience)).toBe(true);
       });
 
       it('creates one banner when many insert the same dedupe key at once', async () => {

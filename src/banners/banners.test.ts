@@ -126,6 +126,15 @@ describe('banner tools', () => {
       expect(d.deduplicated).toBe(false);
     });
 
+    it('scopes dedupe_key to the audience: another audience gets its own banner', async () => {
+      const all = await call(showBanner, { text: 'Deploy running', audience: 'all', dedupe_key: 'deploy-42' });
+      const admins = await call(showBanner, { text: 'Deploy running: check the logs', audience: 'admins', dedupe_key: 'deploy-42' });
+      expect(admins.deduplicated).toBe(false);
+      expect(admins.banner_id).not.toBe(all.banner_id);
+      expect(await activeBanners(store, ['admins'], clock)).toEqual([expect.objectContaining({ banner_id: admins.banner_id, audience: 'admins' })]);
+      expect(await call(showBanner, { text: 'again', audience: 'admins', dedupe_key: 'deploy-42' })).toEqual({ ...admins, deduplicated: true });
+    });
+
     it('purges banners 30 days after they were dismissed or expired, on write', async () => {
       const dismissed = await call(showBanner, { text: 'old', audience: 'all' });
       await call(dismissBanner, { banner_id: dismissed.banner_id });

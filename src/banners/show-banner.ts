@@ -20,7 +20,7 @@ const input = z
       .min(1)
       .max(128)
       .optional()
-      .describe('while a banner with this key is active, it is returned instead of creating another'),
+      .describe('while a banner of this audience with this key is active, it is returned instead of creating another; the same key in another audience is another banner'),
   })
   .strict();
 
@@ -32,7 +32,7 @@ export const showBanner: ObjectToolSpec<typeof input> = {
     'audience is one segment name, matched exactly (lowercase letters, digits and : _ -, up to 64 characters, e.g. all, admins, team:billing); ' +
     'apps show a viewer the banners of every segment it belongs to, so "all" is a segment like any other, not a wildcard. ' +
     'severity is info (default), warning or critical. expires_at must be in the future and at most 90 days ahead; it defaults to 7 days from now. ' +
-    'With dedupe_key, an active banner holding that key is returned (deduplicated: true) instead of a second one. ' +
+    'With dedupe_key, an active banner of the same audience holding that key is returned (deduplicated: true) instead of a second one; a key is scoped to its audience. ' +
     'Retention: dismissed and expired banners stay visible to list_banners for 30 days after they end, then are deleted.',
   input,
   outputSchema: withErrorShape({
@@ -40,7 +40,7 @@ export const showBanner: ObjectToolSpec<typeof input> = {
       banner_id: { type: 'string', description: 'bnr_<uuid>; pass it to dismiss_banner' },
       status: { type: 'string', enum: ['active'] },
       expires_at: { type: 'string', format: 'date-time' },
-      deduplicated: { type: 'boolean', description: 'true when an active banner with the same dedupe_key was returned' },
+      deduplicated: { type: 'boolean', description: 'true when an active banner with the same audience and dedupe_key was returned' },
     },
     required: ['banner_id', 'status', 'expires_at', 'deduplicated'],
   }),

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotifyError } from '../errors.js';
-import { silentLogger } from '../log.js';
+import { createLogger, silentLogger } from '../log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import { runIdempotent } from './idempotency.js';
 
@@ -127,6 +127,9 @@ describe('runIdempotent', () => {
     expect(err.code).toBe('IDEMPOTENCY_IN_PROGRESS');
     expect(err.details.retryAfterS).toBeGreaterThanOrEqual(1);
     expect(err.toBody()).toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS', retry_after_s: err.details.retryAfterS });
+    // It says what is true: the other call may be sending; this one sent nothing.
+    expect(err.message).toMatch(/Another call with idempotency_key "k" is still sending it; this call sent nothing\. Retry the same call in \d+ s/);
+    expect(err.message).not.toMatch(/twice/);
     // Once the first finishes, the retry replays.
     release();
     await first;
@@ -134,10 +137,13 @@ describe('runIdempotent', () => {
     expect(calls).toBe(1);
   });
 
-  it('takes over a claim abandoned by a dead owner once its budget has passed', async () => {
+  it('takes over a claim abandoned before its provider call once its budget has passed, and sends', async () => {
     const T = 1_000_000;
-    // A process claimed the key and died before completing.
-    expect(await store.claimIdempotency('k', 'h', T, { ttlMs: 86_400_000, staleAfterMs: 1000 })).toEqual({ kind: 'claimed' });
+    // A process claimed the key and died before it reached the provider (phase `claimed`).
+    expect(await store.claimIdempotency('k', 'h', T, { ttlMs: 86_400_000, staleAfterMs: 1000 })).toMatchObject({
+      kind: 'claimed',
+      phase: 'claimed',
+    });
     const send = counter({ id: 'ntf_2' });
     // Arrives half-way through the dead owner's budget; its clock moves 100 ms per reading.
     let t = T + 400;
@@ -192,7 +198,11 @@ describe('runIdempotent', () => {
     expect(waiting.status).toBe('rejected');
     const replayed = (waiting as PromiseRejectedResult).reason as NotifyError;
     expect(replayed).toBeInstanceOf(NotifyError);
-    expect(replayed.toBody()).toEqual({ code: 'DELIVERY_UNKNOWN', message: 'the provider may have sent it', via: 'sms' });
+    expect(replayed.toBody()).toEqual({
+      code: 'DELIVERY_UNKNOWN',
+      message: 'the provider may have sent it (Replayed for idempotency_key "k": this call sent nothing.)',
+      via: 'sms',
+    });
     const later = await codeOf(runIdempotent(opts, counter({ id: 'y' })));
     expect(later.code).toBe('DELIVERY_UNKNOWN');
     expect(failing.calls).toBe(1);
@@ -243,5 +253,176 @@ describe('runIdempotent', () => {
     expect(a.status).toBe('rejected');
     expect(b).toEqual({ status: 'fulfilled', value: { result: { id: 'ntf_2' }, replayed: false } });
     expect(calls).toBe(2);
+  });
+});
+
+/** A clock the test moves, and a logger whose lines the test reads. */
+function harness(start = 1_000_000) {
+  const h = {
+    t: start,
+    now: () => h.t,
+    lines: [] as { level: string; msg: string }[],
+  };
+  const log = createLogger('debug', (line) => h.lines.push(JSON.parse(line) as { level: string; msg: string }));
+  return { h, log };
+}
+
+/** Resolves once `ready()` returns true, polling on the event loop (no wall-clock waits). */
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; !ready(); i++) {
+    if (i > 10_000) throw new Error('never became ready');
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+describe('runIdempotent fencing (owner token and phase)', () => {
+  it('after a crash mid-send, the takeover answers DELIVERY_UNKNOWN and sends nothing; so does every later duplicate', async () => {
+    const { h, log } = harness();
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log, via: 'sms' };
+    // The owner reaches the provider, then its process dies: the call never returns.
+    let atProvider = false;
+    void runIdempotent(opts, () => {
+      atProvider = true;
+      return new Promise<never>(() => {});
+    });
+    await until(() => atProvider);
+    h.t += 1000; // its budget has passed: the claim counts as abandoned
+    const send = counter({ id: 'ntf_2' });
+    const err = await codeOf(runIdempotent(opts, send));
+    expect(err.code).toBe('DELIVERY_UNKNOWN');
+    expect(err.details.via).toBe('sms');
+    expect(err.message).toMatch(/may or may not have been sent\. This call sent nothing/);
+    expect(send.calls).toBe(0);
+    expect(h.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/abandoned idempotency claim/) }));
+    // Stored: later duplicates, however late within the ttl, get the same answer.
+    for (const later of [1, 5_000, 3_600_000]) {
+      h.t += later;
+      const again = await codeOf(runIdempotent(opts, send));
+      expect(again.code).toBe('DELIVERY_UNKNOWN');
+      expect(again.message).toMatch(/Replayed for idempotency_key "k": this call sent nothing/);
+    }
+    expect(send.calls).toBe(0);
+  });
+
+  it('an owner whose slow preparation outlives its budget does not send; the takeover sends once', async () => {
+    const { h, log } = harness();
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log };
+    let sends = 0;
+    let finishPreparing!: () => void;
+    const slowOwner = runIdempotent(opts, {
+      prepare: () => new Promise<string>((r) => (finishPreparing = () => r('payload-a'))),
+      send: async (p: string) => `sent ${p} #${++sends}`,
+    });
+    await until(() => finishPreparing !== undefined);
+    h.t += 1000; // building the payload took the whole budget
+    const taker = await runIdempotent(opts, { prepare: async () => 'payload-b', send: async (p: string) => `sent ${p} #${++sends}` });
+    expect(taker).toEqual({ result: 'sent payload-b #1', replayed: false });
+    finishPreparing();
+    const err = await codeOf(slowOwner);
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(err.message).toMatch(/budget was spent before the provider was called.*nothing was sent/);
+    expect(sends).toBe(1);
+    // The lost owner's release did not drop the taker's result.
+    expect(await runIdempotent(opts, async () => 'never')).toEqual({ result: 'sent payload-b #1', replayed: true });
+  });
+
+  it('an owner fenced out before its provider call (its claim taken over) sends nothing and says so', async () => {
+    // Two clocks that disagree: the taker's runs 1 s ahead, so it takes over a claim whose
+    // owner still thinks it is within budget. Only the fence stops the owner.
+    const { h, log } = harness();
+    const ownerOpts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log };
+    let sends = 0;
+    let finishPreparing!: () => void;
+    const owner = runIdempotent(ownerOpts, {
+      prepare: () => new Promise<void>((r) => (finishPreparing = r)),
+      send: async () => `owner #${++sends}`,
+    });
+    await until(() => finishPreparing !== undefined);
+    const taker = await runIdempotent({ ...ownerOpts, now: () => h.t + 1000 }, async () => `taker #${++sends}`);
+    expect(taker.result).toBe('taker #1');
+    finishPreparing();
+    const err = await codeOf(owner);
+    expect(err.code).toBe('IDEMPOTENCY_IN_PROGRESS');
+    expect(err.message).toMatch(/took the key over; this call sent nothing/);
+    expect(err.details.retryAfterS).toBe(1);
+    expect(sends).toBe(1);
+    expect(h.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/no longer owns the claim/) }));
+  });
+
+  it('an owner that lost its claim mid-send keeps its own answer but never overwrites the new owner\'s row', async () => {
+    const { h, log } = harness();
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log };
+    let finish!: (r: { id: string }) => void;
+    const slow = runIdempotent(opts, () => new Promise<{ id: string }>((r) => (finish = r)));
+    await until(() => finish !== undefined);
+    h.t += 1000;
+    const taker = counter({ id: 'ntf_2' });
+    expect((await codeOf(runIdempotent(opts, taker))).code).toBe('DELIVERY_UNKNOWN');
+    // The provider answered after all: that caller hears the truth (it was sent)…
+    finish({ id: 'ntf_1' });
+    expect(await slow).toEqual({ result: { id: 'ntf_1' }, replayed: false });
+    expect(h.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/taken over during the send/) }));
+    // …but the key keeps the answer its new owner stored, and nothing was sent twice.
+    expect((await codeOf(runIdempotent(opts, taker))).code).toBe('DELIVERY_UNKNOWN');
+    expect(taker.calls).toBe(0);
+  });
+
+  it('a lost owner whose send failed does not release the new owner\'s claim', async () => {
+    const { h, log } = harness();
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log };
+    let fail!: () => void;
+    const slow = runIdempotent(opts, () => new Promise<never>((_, reject) => (fail = () => reject(new NotifyError('PROVIDER_REJECTED', 'no')))));
+    await until(() => fail !== undefined);
+    h.t += 1000;
+    expect((await codeOf(runIdempotent(opts, counter({ id: 'x' })))).code).toBe('DELIVERY_UNKNOWN');
+    fail();
+    expect((await codeOf(slow)).code).toBe('PROVIDER_REJECTED');
+    // Not released: a retry still gets the stored answer instead of sending.
+    const retry = counter({ id: 'ntf_retry' });
+    expect((await codeOf(runIdempotent(opts, retry))).code).toBe('DELIVERY_UNKNOWN');
+    expect(retry.calls).toBe(0);
+  });
+
+  it('writes phase sending before the provider call starts, and only after preparing', async () => {
+    const { h } = harness();
+    const phases: string[] = [];
+    const phase = async () => {
+      const c = await store.claimIdempotency('k', 'h', h.t, { ttlMs: 86_400_000, staleAfterMs: Number.MAX_SAFE_INTEGER });
+      return c.kind === 'existing' && c.state === 'pending' ? c.phase : c.kind;
+    };
+    await runIdempotent(
+      { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now },
+      {
+        prepare: async () => void phases.push(`prepare: ${await phase()}`),
+        send: async (_p: void, left: number) => {
+          phases.push(`send: ${await phase()}, ${left} ms left`);
+          return 'ok';
+        },
+      },
+    );
+    expect(phases).toEqual(['prepare: claimed', 'send: sending, 1000 ms left']);
+  });
+
+  it('gives the send only the budget preparation left, counted from startedAt', async () => {
+    const { h } = harness();
+    let left = -1;
+    await runIdempotent(
+      { store, key: 'k', payloadHash: 'h', budgetMs: 1000, startedAt: h.t - 100, now: h.now },
+      {
+        prepare: async () => void (h.t += 250),
+        send: async (_p: void, budgetLeftMs: number) => void (left = budgetLeftMs),
+      },
+    );
+    expect(left).toBe(650);
+  });
+
+  it('a claim that fails before the provider call is released for a retry', async () => {
+    const { h } = harness();
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now };
+    const boom = new NotifyError('RATE_LIMITED', 'slow down', { retryAfterS: 2 });
+    const never = counter('x');
+    await expect(runIdempotent(opts, { prepare: async () => Promise.reject(boom), send: never })).rejects.toBe(boom);
+    expect(never.calls).toBe(0);
+    expect(await runIdempotent(opts, async () => 'sent')).toEqual({ result: 'sent', replayed: false });
   });
 });

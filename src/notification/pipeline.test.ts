@@ -5,7 +5,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../config.js';
 import { NotifyError } from '../errors.js';
 import { silentLogger } from '../log.js';
@@ -14,6 +14,8 @@ import { dryRunProvider } from '../providers/dry-run.js';
 import { ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/types.js';
+import { channels } from './channels/index.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 import type { Notification } from './union.js';
 
@@ -133,5 +135,87 @@ describe('sendNotification', () => {
     const raw = (record!.payload as { raw: string }).raw;
     expect(raw).toContain(`X-Notification-ID: ${result.id}`);
     expect(raw).toMatch(/Content-Type: text\/plain[\s\S]*A & B/);
+  });
+});
+
+/** Resolves once `ready()` returns true, polling on the event loop (no wall-clock waits). */
+async function until(ready: () => boolean): Promise<void> {
+  for (let i = 0; !ready(); i++) {
+    if (i > 10_000) throw new Error('never became ready');
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** The test's store, whose delivery records fail while `failing()` says so. */
+function failingRecords(failing: () => boolean): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === 'recordDelivery' && failing()) return async () => Promise.reject(new Error('disk full'));
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+describe('sendNotification: the budget covers the whole path, and one key sends once', () => {
+  /** Holds the next SMS payload build until `finish()`; the test moves the clock meanwhile. */
+  function slowNextBuild() {
+    const real = channels.sms.buildPayload;
+    const held = { finish: undefined as (() => void) | undefined };
+    vi.spyOn(channels.sms, 'buildPayload').mockImplementationOnce(async (n, ctx) => {
+      await new Promise<void>((r) => (held.finish = r));
+      return real(n, ctx);
+    });
+    return held;
+  }
+  afterEach(() => vi.restoreAllMocks());
+
+  it('a send whose payload building outlives the budget does not send; the duplicate that took over sends once', async () => {
+    let t = Date.UTC(2026, 0, 1);
+    const d = { ...deps({ NOTIFY_SEND_BUDGET_MS: '1000' }), now: () => t };
+    const held = slowNextBuild();
+    const first = sendNotification(d, text(undefined, { idempotency_key: 'slow' }), { client: null });
+    await until(() => held.finish !== undefined);
+    t += 1000; // the first call's claim now counts as abandoned
+    const second = await sendNotification(d, text(undefined, { idempotency_key: 'slow' }), { client: null });
+    expect(second).toMatchObject({ status: 'sent', provider_message_id: 'fake-1' });
+    held.finish!();
+    const err = await failure(first);
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(err.message).toMatch(/budget was spent before the provider was called.*nothing was sent/);
+    expect(err.details).toMatchObject({ via: 'sms', retryAfterS: 1 });
+    expect(sms.payloads).toHaveLength(1);
+    // The key still holds the one send's result.
+    expect(await sendNotification(d, text(undefined, { idempotency_key: 'slow' }), { client: null })).toEqual({ ...second, replayed: true });
+    expect(sms.payloads).toHaveLength(1);
+  });
+
+  it('without a key too, a budget spent before the provider call sends and records nothing', async () => {
+    let t = Date.UTC(2026, 0, 1);
+    const d = { ...deps({ NOTIFY_SEND_BUDGET_MS: '1000' }), now: () => t };
+    const held = slowNextBuild();
+    const pending = sendNotification(d, text(), { client: null });
+    await until(() => held.finish !== undefined);
+    t += 1000;
+    held.finish!();
+    expect((await failure(pending)).code).toBe('PROVIDER_UNAVAILABLE');
+    expect(sms.payloads).toEqual([]);
+    expect(await store.listDeliveries(10)).toEqual([]);
+  });
+
+  it('a sent message stays sent when its delivery record cannot be written: no error, and a retry replays', async () => {
+    let failRecord = true;
+    const d = { ...deps(), store: failingRecords(() => failRecord) };
+    const sent = await sendNotification(d, text(undefined, { idempotency_key: 'rec' }), { client: null });
+    expect(sent).toMatchObject({ status: 'sent', provider_message_id: 'fake-1' });
+    failRecord = false;
+    expect(await sendNotification(d, text(undefined, { idempotency_key: 'rec' }), { client: null })).toEqual({ ...sent, replayed: true });
+    expect(sms.payloads).toHaveLength(1);
+  });
+
+  it('a failed send keeps its error when the failure record cannot be written', async () => {
+    sms.failWith = new ProviderRejectedError('twilio', 'The To number is not a mobile number.', 21614);
+    const d = { ...deps(), store: failingRecords(() => true) };
+    expect((await failure(sendNotification(d, text(), { client: null }))).code).toBe('PROVIDER_REJECTED');
   });
 });

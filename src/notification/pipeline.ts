@@ -1,8 +1,8 @@
 /**
- * The send pipeline for one validated notification: recipient policy, opt-outs, rate
- * limits, idempotency, then the provider (retried inside the send's budget), and a delivery
- * record for every outcome. Knows nothing of MCP: the tool layer turns results and
- * NotifyErrors into tool results.
+ * The send pipeline for one validated notification: recipient policy, opt-outs,
+ * idempotency, rate limits and payload building, then the provider (retried inside what is
+ * left of the send's budget), and a delivery record for every outcome the provider gave.
+ * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
@@ -14,7 +14,9 @@ import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers
 import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { channelFor, type Via } from './channels/index.js';
-import { IDEMPOTENCY_TTL_MS, runIdempotent } from './idempotency.js';
+import type { PayloadMeta } from './channels/types.js';
+import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
+import { budgetLeft } from './send-budget.js';
 import type { Notification } from './union.js';
 
 export interface SendResult {
@@ -29,7 +31,7 @@ export interface SendResult {
   accepted_at: string;
 }
 
-/** Checked before idempotency and the provider; throws NotifyError('RATE_LIMITED'). */
+/** Checked once the idempotency key is claimed, before the payload is built; throws NotifyError('RATE_LIMITED'). */
 export interface RateGate {
   check(client: string | null, via: Via, now: number): void;
 }
@@ -61,6 +63,9 @@ function newNotificationId(): string {
 }
 
 export async function sendNotification(deps: PipelineDeps, n: Notification, opts: SendOptions): Promise<SendResult> {
+  // The budget covers the whole call: what is spent before the provider call is not given to it.
+  const startedAt = deps.now();
+  const budgetMs = deps.config.sendBudgetMs;
   const channel = channelFor(n);
   const recipients = channel.recipients(n);
   const allow = deps.config[n.via].allow;
@@ -77,8 +82,12 @@ export async function sendNotification(deps: PipelineDeps, n: Notification, opts
     }
   }
 
+  const steps = deliverySteps(deps, n, opts);
   const key = n.idempotency_key;
-  if (!key) return deliver(deps, n, opts);
+  if (!key) {
+    const prepared = await steps.prepare();
+    return steps.send(prepared, budgetLeft(startedAt + budgetMs, deps.now(), budgetMs, n.via));
+  }
   const { idempotency_key: _, ...content } = n;
   const { result, replayed } = await runIdempotent(
     {
@@ -86,22 +95,43 @@ export async function sendNotification(deps: PipelineDeps, n: Notification, opts
       // Keys are scoped by client: two bots that pick the same key do not share results.
       key: JSON.stringify([opts.client ?? '', key]),
       payloadHash: schemaHash(content),
-      budgetMs: deps.config.sendBudgetMs,
+      budgetMs,
+      startedAt,
       ttlMs: IDEMPOTENCY_TTL_MS,
       now: deps.now,
+      log: deps.log,
+      via: n.via,
     },
-    () => deliver(deps, n, opts),
+    steps,
   );
   return replayed ? { ...result, replayed: true } : result;
 }
 
-async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): Promise<SendResult> {
-  // Here, not before idempotency: a replayed result sends nothing and costs no quota.
-  deps.rateGate?.check(opts.client, n.via, deps.now());
-  const id = newNotificationId();
-  const startedAt = deps.now();
+interface Prepared {
+  id: string;
+  startedAt: number;
+  payload: unknown;
+  meta?: PayloadMeta;
+}
+
+/** The send split where idempotency writes its `sending` phase: before the provider (or the dry-run record) is reached. */
+function deliverySteps(deps: PipelineDeps, n: Notification, opts: SendOptions): SendSteps<Prepared, SendResult> {
+  return {
+    async prepare() {
+      // Here, not before idempotency: a replayed result sends nothing and costs no quota.
+      deps.rateGate?.check(opts.client, n.via, deps.now());
+      const id = newNotificationId();
+      const startedAt = deps.now();
+      const { payload, meta } = await channelFor(n).buildPayload(n, { id, config: deps.config });
+      return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
+    },
+    send: (prepared, budgetLeftMs) => deliver(deps, n, opts, prepared, budgetLeftMs),
+  };
+}
+
+async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, prepared: Prepared, budgetLeftMs: number): Promise<SendResult> {
+  const { id, startedAt, payload, meta } = prepared;
   const provider = deps.providers[n.via] as Provider<unknown>;
-  const { payload, meta } = await channelFor(n).buildPayload(n, { id, config: deps.config });
   const live = deps.config[n.via].live;
   const record: DeliveryRecord = {
     id,
@@ -119,13 +149,17 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): 
     created_at: startedAt,
   };
   const log = deps.log.child({ notificationId: id, via: n.via, client: opts.client });
+  // Once the provider has answered, a store failure must not change the answer: reporting a
+  // sent message as failed invites a retry that sends it again.
+  const keepRecord = async (what: string, write: () => Promise<void>) =>
+    write().catch((err: unknown) => log.error(`${what} not stored after the provider answered`, { error: (err as Error).message }));
 
   let providerMessageId: string | undefined;
   if (live) {
     try {
       const sent = await sendWithRetry(provider, payload, {
         notificationId: id,
-        budgetMs: deps.config.sendBudgetMs,
+        budgetMs: budgetLeftMs,
         log,
         onRetry: opts.onRetry,
       });
@@ -139,9 +173,11 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): 
       record.attempts = info?.attempts ?? 1;
       record.attempt_log = (info?.history ?? []).map(toDeliveryAttempt);
       record.latency_ms = deps.now() - startedAt;
-      await deps.store.recordDelivery(record);
+      await keepRecord('delivery record', () => deps.store.recordDelivery(record));
       if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
-        for (const r of channelFor(n).recipients(n)) await deps.store.addOptOut(n.via, r, deps.now());
+        await keepRecord('opt-out', async () => {
+          for (const r of channelFor(n).recipients(n)) await deps.store.addOptOut(n.via, r, deps.now());
+        });
       }
       log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
       if (err instanceof NotifyError) {
@@ -153,7 +189,9 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions): 
   }
   record.provider_message_id = providerMessageId ?? null;
   record.latency_ms = deps.now() - startedAt;
-  await deps.store.recordDelivery(record);
+  // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
+  if (live) await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+  else await deps.store.recordDelivery(record);
   log.info(live ? 'sent' : 'dry run recorded', { attempts: record.attempts, latencyMs: record.latency_ms });
 
   const result: SendResult = {

@@ -164,6 +164,38 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: `ALTER TABLE deliveries ADD COLUMN attempt_log TEXT NOT NULL DEFAULT '[]';`,
     postgres: `ALTER TABLE deliveries ADD COLUMN attempt_log JSON NOT NULL DEFAULT '[]';`,
   },
+  {
+    version: 4,
+    name: 'idempotency claim owner and phase',
+    // Fencing: every write after a claim names its owner, so an owner that lost its claim
+    // changes nothing; `phase` says whether the provider call may have started. A row
+    // claimed before this version may have been mid-send, so it counts as `sending`: a
+    // takeover answers DELIVERY_UNKNOWN instead of risking a second send. Its owner is NULL,
+    // which no fenced write matches.
+    sqlite: `
+      ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
+      ALTER TABLE idempotency_keys ADD COLUMN phase TEXT NOT NULL DEFAULT 'sending' CHECK (phase IN ('claimed', 'sending'));
+    `,
+    postgres: `
+      ALTER TABLE idempotency_keys ADD COLUMN owner TEXT;
+      ALTER TABLE idempotency_keys ADD COLUMN phase TEXT NOT NULL DEFAULT 'sending' CHECK (phase IN ('claimed', 'sending'));
+    `,
+  },
+  {
+    version: 5,
+    name: 'banner dedupe keys scoped to their audience',
+    // A dedupe key is looked up within one audience (DESIGN section 2), so the index leads
+    // with the audience. No data changes: an older build allowed one active banner per key
+    // across all audiences, which is a subset of what this allows.
+    sqlite: `
+      DROP INDEX banners_dedupe;
+      CREATE INDEX banners_dedupe ON banners (audience, dedupe_key) WHERE dedupe_key IS NOT NULL;
+    `,
+    postgres: `
+      DROP INDEX banners_dedupe;
+      CREATE INDEX banners_dedupe ON banners (audience, dedupe_key) WHERE dedupe_key IS NOT NULL;
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

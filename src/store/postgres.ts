@@ -5,12 +5,13 @@
  * latest row) or a transaction serialised by an advisory lock, so it is atomic across
  * processes at READ COMMITTED.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
-import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, Store } from './types.js';
+import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, IdempotencyPhase, Store } from './types.js';
 import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export interface PostgresStoreOptions {
@@ -165,34 +166,63 @@ export class PostgresStore implements Store {
       this.lastKeyPurge = now;
       await this.pool.query('DELETE FROM idempotency_keys WHERE claimed_at <= $1', [now - opts.ttlMs]);
     }
+    const owner = randomUUID();
     // A row that vanishes between the upsert and the read was released: claim again.
     for (let attempt = 0; attempt < 5; attempt++) {
       // The WHERE of ON CONFLICT DO UPDATE is evaluated on the locked latest row version,
-      // so of several racing claimers exactly one gets a row back.
+      // so of several racing claimers exactly one gets a row back. A taken-over claim keeps
+      // its phase (an expired one starts afresh): once a provider call may have started, no
+      // taker sends.
       const claimed = await this.pool.query(
-        `INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at) VALUES ($1, $2, 'pending', NULL, $3)
-         ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL, claimed_at = EXCLUDED.claimed_at
+        `INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
+         VALUES ($1, $2, 'pending', NULL, $3, $6, 'claimed')
+         ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL,
+           claimed_at = EXCLUDED.claimed_at, owner = EXCLUDED.owner,
+           phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END
          WHERE $3 - k.claimed_at >= $4
             OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
-         RETURNING 1`,
-        [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs],
+         RETURNING phase`,
+        [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner],
       );
-      if (claimed.rowCount === 1) return { kind: 'claimed' };
-      const { rows } = await this.pool.query('SELECT payload_hash, state, result, claimed_at FROM idempotency_keys WHERE key = $1', [key]);
+      const won = claimed.rows[0] as Row | undefined;
+      if (won) return { kind: 'claimed', owner, phase: won.phase as IdempotencyPhase };
+      const { rows } = await this.pool.query('SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1', [
+        key,
+      ]);
       const row = rows[0] as Row | undefined;
       if (!row) continue;
       const base = { kind: 'existing' as const, payload_hash: row.payload_hash as string, claimed_at: num(row.claimed_at) };
-      return row.state === 'pending' ? { ...base, state: 'pending' } : { ...base, state: 'done', result: row.result ?? null };
+      return row.state === 'pending'
+        ? { ...base, state: 'pending', phase: row.phase as IdempotencyPhase }
+        : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
   }
 
-  async completeIdempotency(key: string, result: unknown): Promise<void> {
-    await this.pool.query(`UPDATE idempotency_keys SET state = 'done', result = $2 WHERE key = $1`, [key, JSON.stringify(result ?? null)]);
+  // Fenced: each write names the owner, so one that lost its claim changes nothing.
+  async markIdempotencySending(key: string, owner: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE idempotency_keys SET phase = 'sending' WHERE key = $1 AND owner = $2 AND state = 'pending'`,
+      [key, owner],
+    );
+    return rowCount === 1;
   }
 
-  async releaseIdempotency(key: string): Promise<void> {
-    await this.pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND state = 'pending'`, [key]);
+  async completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE idempotency_keys SET state = 'done', result = $3 WHERE key = $1 AND owner = $2 AND state = 'pending'`,
+      [key, owner, JSON.stringify(result ?? null)],
+    );
+    return rowCount === 1;
+  }
+
+  async releaseIdempotency(key: string, owner: string): Promise<boolean> {
+    // Only a pending claim: a finished send's result must stay replayable.
+    const { rowCount } = await this.pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`, [
+      key,
+      owner,
+    ]);
+    return rowCount === 1;
   }
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {
@@ -227,9 +257,12 @@ export class PostgresStore implements Store {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
-      // Serialises writers of this dedupe key only; released at COMMIT/ROLLBACK.
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext('notify-mcp:banner-dedupe:' || $1))`, [b.dedupe_key]);
-      const existing = await this.activeByDedupe(client, b.dedupe_key, b.created_at);
+      // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
+      await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
+        b.audience,
+        b.dedupe_key,
+      ]);
+      const existing = await this.activeByDedupe(client, b.audience, b.dedupe_key, b.created_at);
       if (existing) {
         await client.query('COMMIT');
         return existing;
@@ -255,15 +288,15 @@ export class PostgresStore implements Store {
     return rows[0] ? toBanner(rows[0] as Row) : null;
   }
 
-  async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    return this.activeByDedupe(this.pool, dedupeKey, now);
+  async findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    return this.activeByDedupe(this.pool, audience, dedupeKey, now);
   }
 
-  private async activeByDedupe(q: pg.Pool | pg.PoolClient, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+  private async activeByDedupe(q: pg.Pool | pg.PoolClient, audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
     const { rows } = await q.query(
-      `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = $1 AND ${bannerStatusSql('active', '$2')}
+      `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = $1 AND dedupe_key = $2 AND ${bannerStatusSql('active', '$3')}
        ORDER BY created_at DESC, seq DESC LIMIT 1`,
-      [dedupeKey, now],
+      [audience, dedupeKey, now],
     );
     return rows[0] ? toBanner(rows[0] as Row) : null;
   }

@@ -5,6 +5,7 @@
  * `BEGIN IMMEDIATE` transaction (the write lock is taken before the read), and a busy
  * timeout makes writers queue instead of failing.
  */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,7 +13,7 @@ import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
-import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, Store } from './types.js';
+import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, IdempotencyPhase, Store } from './types.js';
 import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
@@ -48,6 +49,7 @@ interface DeliveryRow {
 interface KeyRow {
   payload_hash: string;
   state: 'pending' | 'done';
+  phase: IdempotencyPhase;
   result: string | null;
   claimed_at: number;
 }
@@ -138,24 +140,30 @@ export class SqliteStore implements Store {
         this.statement('DELETE FROM idempotency_keys WHERE claimed_at <= ?').run(now - opts.ttlMs);
         this.lastKeyPurge = now;
       }
-      const row = this.statement('SELECT payload_hash, state, result, claimed_at FROM idempotency_keys WHERE key = ?').get(key) as
+      const row = this.statement('SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = ?').get(key) as
         | KeyRow
         | undefined;
+      const expired = row === undefined || now - row.claimed_at >= opts.ttlMs;
       const free =
-        row === undefined ||
-        now - row.claimed_at >= opts.ttlMs ||
-        // The owner died mid-send: same payload, pending past its budget. A different
-        // payload under a stale claim stays a conflict until the key expires.
+        expired ||
+        // The owner died: same payload, pending past its budget. A different payload under
+        // a stale claim stays a conflict until the key expires.
         (row.state === 'pending' && row.payload_hash === payloadHash && now - row.claimed_at >= opts.staleAfterMs);
       if (free) {
+        // A taken-over claim keeps its phase: once a provider call may have started, no taker sends.
+        const phase: IdempotencyPhase = expired ? 'claimed' : row.phase;
+        const owner = randomUUID();
         this.statement(
-            `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES (?, ?, 'pending', NULL, ?)
-             ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, state = 'pending', result = NULL, claimed_at = excluded.claimed_at`,
+            `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase) VALUES (?, ?, 'pending', NULL, ?, ?, ?)
+             ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, state = 'pending', result = NULL,
+               claimed_at = excluded.claimed_at, owner = excluded.owner, phase = excluded.phase`,
           )
-          .run(key, payloadHash, now);
-        return { kind: 'claimed' };
+          .run(key, payloadHash, now, owner, phase);
+        return { kind: 'claimed', owner, phase };
       }
-      if (row.state === 'pending') return { kind: 'existing', payload_hash: row.payload_hash, state: 'pending', claimed_at: row.claimed_at };
+      if (row.state === 'pending') {
+        return { kind: 'existing', payload_hash: row.payload_hash, state: 'pending', phase: row.phase, claimed_at: row.claimed_at };
+      }
       return {
         kind: 'existing',
         payload_hash: row.payload_hash,
@@ -167,13 +175,27 @@ export class SqliteStore implements Store {
     return tx.immediate();
   }
 
-  async completeIdempotency(key: string, result: unknown): Promise<void> {
-    this.statement(`UPDATE idempotency_keys SET state = 'done', result = ? WHERE key = ?`).run(JSON.stringify(result ?? null), key);
+  // Fenced: each write names the owner, so one that lost its claim changes nothing.
+  async markIdempotencySending(key: string, owner: string): Promise<boolean> {
+    return (
+      this.statement(`UPDATE idempotency_keys SET phase = 'sending' WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner)
+        .changes === 1
+    );
   }
 
-  async releaseIdempotency(key: string): Promise<void> {
+  async completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean> {
+    return (
+      this.statement(`UPDATE idempotency_keys SET state = 'done', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`).run(
+        JSON.stringify(result ?? null),
+        key,
+        owner,
+      ).changes === 1
+    );
+  }
+
+  async releaseIdempotency(key: string, owner: string): Promise<boolean> {
     // Only a pending claim: a finished send's result must stay replayable.
-    this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND state = 'pending'`).run(key);
+    return this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner).changes === 1;
   }
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {
@@ -187,7 +209,7 @@ export class SqliteStore implements Store {
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {
     const tx = this.db.transaction((): BannerRecord => {
       if (b.dedupe_key !== null) {
-        const existing = this.activeByDedupe(b.dedupe_key, b.created_at);
+        const existing = this.activeByDedupe(b.audience, b.dedupe_key, b.created_at);
         if (existing) return existing;
       }
       this.statement(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
@@ -205,16 +227,16 @@ export class SqliteStore implements Store {
     return (this.statement(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = ?`).get(id) as BannerRecord | undefined) ?? null;
   }
 
-  async findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    return this.activeByDedupe(dedupeKey, now);
+  async findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
+    return this.activeByDedupe(audience, dedupeKey, now);
   }
 
-  private activeByDedupe(dedupeKey: string, now: number): BannerRecord | null {
+  private activeByDedupe(audience: string, dedupeKey: string, now: number): BannerRecord | null {
     const row = this.statement(
-        `SELECT ${BANNER_COLUMNS} FROM banners WHERE dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
+        `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = @audience AND dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
          ORDER BY created_at DESC, seq DESC LIMIT 1`,
       )
-      .get({ key: dedupeKey, now }) as BannerRecord | undefined;
+      .get({ audience, key: dedupeKey, now }) as BannerRecord | undefined;
     return row ?? null;
   }
 

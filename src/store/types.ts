@@ -35,9 +35,20 @@ export interface DeliveryRecord {
   created_at: number;
 }
 
+/**
+ * Where a pending claim stands: `claimed` while its owner has not yet called the provider
+ * (it may be taken over, and the taker may send); `sending` from just before the provider
+ * call on (a taker must never send: the message may have gone out).
+ */
+export type IdempotencyPhase = 'claimed' | 'sending';
+
 export type IdempotencyClaim =
-  | { kind: 'claimed' }
-  | { kind: 'existing'; payload_hash: string; state: 'pending'; claimed_at: number }
+  /**
+   * This caller owns the key; `owner` fences its later writes. `phase: 'sending'` when it took
+   * over a claim whose provider call may have started: it must not send.
+   */
+  | { kind: 'claimed'; owner: string; phase: IdempotencyPhase }
+  | { kind: 'existing'; payload_hash: string; state: 'pending'; phase: IdempotencyPhase; claimed_at: number }
   | { kind: 'existing'; payload_hash: string; state: 'done'; result: unknown; claimed_at: number };
 
 export type BannerSeverity = 'info' | 'warning' | 'critical';
@@ -64,9 +75,9 @@ export interface Store {
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
 
   /**
-   * Atomically claims `key` for a send (`claimed`), or reports the existing claim.
-   * A pending claim older than `staleAfterMs` (its owner died) is taken over: `claimed`.
-   * Claims older than `ttlMs` count as absent.
+   * Atomically claims `key` for a send (`claimed`, with a fresh owner token), or reports the
+   * existing claim. A pending claim of the same payload older than `staleAfterMs` (its owner
+   * died) is taken over and keeps its phase. Claims older than `ttlMs` count as absent.
    */
   claimIdempotency(
     key: string,
@@ -74,25 +85,31 @@ export interface Store {
     now: number,
     opts: { ttlMs: number; staleAfterMs: number },
   ): Promise<IdempotencyClaim>;
-  /** Stores the result of a claimed send; later claims see `state: 'done'`. */
-  completeIdempotency(key: string, result: unknown): Promise<void>;
-  /** Drops a claim whose send failed, so that a retry may send. */
-  releaseIdempotency(key: string): Promise<void>;
+  /**
+   * Moves `owner`'s pending claim to `sending`, just before the provider call. False when
+   * `owner` no longer holds the claim (it was taken over): then it must not send.
+   */
+  markIdempotencySending(key: string, owner: string): Promise<boolean>;
+  /** Stores the result of `owner`'s send; later claims see `state: 'done'`. False (nothing written) when `owner` lost the claim. */
+  completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean>;
+  /** Drops `owner`'s pending claim whose send failed, so that a retry may send. False when `owner` lost the claim. */
+  releaseIdempotency(key: string, owner: string): Promise<boolean>;
 
   isOptedOut(via: string, recipient: string): Promise<boolean>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;
 
   /**
    * Inserts `banner`, unless it has a dedupe_key and an active banner (at
-   * `banner.created_at`) already holds that key: then that banner is returned and nothing is
-   * inserted. Atomic across processes, so replicas racing on one key create one banner.
+   * `banner.created_at`) of the same audience already holds that key: then that banner is
+   * returned and nothing is inserted. A dedupe key is scoped to its audience. Atomic across
+   * processes, so replicas racing on one key create one banner per audience.
    */
   insertBanner(banner: BannerRecord): Promise<BannerRecord>;
   /** Deletes banners dismissed or expired before `before` (the retention policy); returns how many. */
   purgeBanners(before: number): Promise<number>;
   getBanner(id: string): Promise<BannerRecord | null>;
-  /** The active (undismissed, unexpired) banner with this dedupe key, if any. */
-  findActiveBannerByDedupe(dedupeKey: string, now: number): Promise<BannerRecord | null>;
+  /** The active (undismissed, unexpired) banner of `audience` with this dedupe key, if any. */
+  findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null>;
   /** Sets dismissed_at if unset; returns the banner as it is after the call. */
   dismissBanner(id: string, now: number): Promise<BannerRecord | null>;
   /** Banners for any of `audiences` (all when omitted) in `status` (all when omitted), newest first. */

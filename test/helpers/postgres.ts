@@ -1,0 +1,39 @@
+/**
+ * Which PostgreSQL the suites use, and whether they may skip. DATABASE_URL set means the
+ * run asked for PostgreSQL: a server that does not answer then fails the suite, never skips
+ * it. Unset, the local test server is tried, and a suite that finds none skips, saying so.
+ */
+import pg from 'pg';
+
+// The test harness may read the environment; src/ may not (only src/config.ts does).
+export const PG_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+async function probe(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 2000 });
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Null when PostgreSQL answers; otherwise why a suite skips (reported on stderr). Throws
+ * when DATABASE_URL is set and the server does not answer.
+ */
+export async function postgresSkipReason(suite: string): Promise<string | null> {
+  const unavailable = await probe();
+  if (unavailable === null) return null;
+  const where = PG_URL.replace(/:[^:@/]*@/, ':***@');
+  if (process.env.DATABASE_URL) {
+    throw new Error(`${suite}: DATABASE_URL is set but PostgreSQL at ${where} does not answer (${unavailable}); failing instead of skipping`);
+  }
+  // Said loudly: a skipped suite must not pass for a green one.
+  const reason = `PostgreSQL at ${where} does not answer (${unavailable}); set DATABASE_URL to require it`;
+  process.stderr.write(`${suite}: SKIPPED, ${reason}\n`);
+  return reason;
+}
