@@ -211,7 +211,14 @@ describe('Twilio provider under a burst against a slow Twilio (issue 16: nothing
 
   it('runs at most maxConcurrent requests at once; the next ones go in order, are aborted in flight at the budget, or are dropped unsent', async () => {
     peer.arrivals.length = 0;
-    const provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, maxConcurrent: 2, log: silentLogger });
+    const provider = await createTwilioProvider({
+      accountSid: SID,
+      authToken: TOKEN,
+      apiUrl: peer.origin,
+      timeoutMs: 10_000,
+      maxConcurrent: 2,
+      log: silentLogger,
+    });
     const answers = await burst(Array.from({ length: 6 }, (_, i) => `wave-${i}`), send(provider));
     await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
     expectNothingAfterAnswer(answers, peer, 2);

@@ -2,8 +2,8 @@
  * One send, retried inside one time budget. Transient failures (429, 5xx, resets, SMTP 4xx)
  * are retried with exponential backoff and full jitter, honouring Retry-After, never sleeping
  * so long that less than MIN_SEND_WINDOW_MS of the budget is left for the retry; everything
- * else ends the send at once. Provider errors become the tool's
- * error codes here (src/errors.ts), with the attempt history attached for the delivery log.
+ * else ends the send at once. Provider errors become the tool's error codes here
+ * (src/errors.ts), with the attempt history attached for the delivery log.
  */
 import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -18,7 +18,7 @@ import {
 import { MIN_SEND_WINDOW_MS } from './slots.js';
 import type { Provider, ProviderReceipt } from './types.js';
 
-/** `dropped`: the attempt waited for one of the provider's slots until its budget was spent; nothing was sent. */
+/** `dropped`: the attempt waited for a provider slot until (almost) no budget was left; nothing was sent. */
 export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown' | 'dropped';
 
 /** One provider call, as the delivery log records it (no payload, no vendor message). */
@@ -148,7 +148,8 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
       const retryAfterS = Math.max(1, Math.ceil(err.waitedMs / 1000));
       throw fail(
         'RATE_LIMITED',
-        `Nothing was sent: this server runs at most ${err.limit} ${provider.name} requests at a time, and all of them stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget. Try again in ${retryAfterS} s.`,
+        `Nothing was sent: this server runs at most ${err.limit} ${provider.name} requests at a time, and all of them ` +
+          `stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget. Try again in ${retryAfterS} s.`,
         err,
         retryAfterS,
       );

@@ -27,7 +27,9 @@ export class Slots {
     readonly limit: number,
     private readonly minWindowMs = MIN_SEND_WINDOW_MS,
   ) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`${provider}: the concurrency limit must be a positive integer, got ${limit}`);
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new RangeError(`${provider}: the concurrency limit must be a positive integer, got ${limit}`);
+    }
   }
 
   /**
@@ -91,7 +93,7 @@ export class Slots {
     else this.busy--;
   }
 
-  /** For tests and metrics: requests running, and sends waiting. */
+  /** Requests running and sends waiting, as the tests observe them. */
   get stats(): { inFlight: number; waiting: number } {
     return { inFlight: this.busy, waiting: this.waiting.length };
   }

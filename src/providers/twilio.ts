@@ -122,13 +122,17 @@ export function classifyTwilioError(err: unknown, call: TwilioCallFacts): Provid
     return new ProviderRejectedError('twilio', `the Twilio client refused the message: ${e.message ?? String(err)}`, undefined, err);
   }
   if (!(call.mayHaveReached ?? call.requested)) {
-    const why = call.aborted ? "the send's budget ran out before the request was written" : `could not reach Twilio (${netCode ?? 'error'})`;
+    const why = call.aborted
+      ? "the send's budget ran out before the request was written"
+      : `could not reach Twilio (${netCode ?? 'error'})`;
     return new ProviderTransientError('twilio', `${why}; nothing was sent`, { vendorCode: netCode, cause: err });
   }
   if (netCode && NOT_SENT_CODES.has(netCode)) {
     return new ProviderTransientError('twilio', `could not reach Twilio (${netCode})`, { vendorCode: netCode, cause: err });
   }
-  const why = call.aborted ? "the send's budget ran out while the request was in flight" : `no answer from Twilio after the request was sent (${netCode ?? e.name ?? 'error'})`;
+  const why = call.aborted
+    ? "the send's budget ran out while the request was in flight"
+    : `no answer from Twilio after the request was sent (${netCode ?? e.name ?? 'error'})`;
   return new DeliveryUnknownError('twilio', why, netCode ?? e.name, err);
 }
 
