@@ -8,6 +8,9 @@ import { join } from 'node:path';
 export const PROFILES = ['flat', 'nested', 'oneOf', 'per-channel'] as const;
 export type Profile = (typeof PROFILES)[number];
 
+/** Requests in flight at once per provider unless NOTIFY_PROVIDER_CONCURRENCY says otherwise. */
+export const DEFAULT_PROVIDER_CONCURRENCY = 5;
+
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
@@ -39,6 +42,8 @@ export interface Config {
   clientProfiles: Record<string, Profile>;
   /** Per-call time budget for a send, retries included. */
   sendBudgetMs: number;
+  /** Requests in flight at once per provider (SMTP server, Twilio, Slack); more wait in order. */
+  providerConcurrency: number;
   smsMaxSegments: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   email: { live: boolean; smtpUrl?: string; from: string; allow?: Allowlist };
@@ -186,6 +191,7 @@ export function loadConfig(env: Env = process.env): Config {
     defaultProfile: env.NOTIFY_DEFAULT_PROFILE ? profile(env.NOTIFY_DEFAULT_PROFILE, 'NOTIFY_DEFAULT_PROFILE') : 'flat',
     clientProfiles: clientProfiles(env.NOTIFY_CLIENT_PROFILES),
     sendBudgetMs: positiveInt(env, 'NOTIFY_SEND_BUDGET_MS', 20_000),
+    providerConcurrency: positiveInt(env, 'NOTIFY_PROVIDER_CONCURRENCY', DEFAULT_PROVIDER_CONCURRENCY),
     smsMaxSegments: positiveInt(env, 'NOTIFY_SMS_MAX_SEGMENTS', 1),
     logLevel: level as Config['logLevel'],
     email: {

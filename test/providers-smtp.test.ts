@@ -12,6 +12,7 @@ import { createSmtpProvider } from '../src/providers/smtp.js';
 import type { EmailPayload, Provider } from '../src/providers/types.js';
 import { SMTP_USER, startSmtpServer, type TestSmtpServer } from './helpers/smtp.js';
 import { caught } from './helpers/caught.js';
+import { burst, expectNothingAfterAnswer, sleep, startSlowSmtpPeer } from './helpers/burst.js';
 
 const FROM = 'notify-mcp@sender.test';
 
@@ -203,6 +204,34 @@ describe('SMTP provider against smtp-server', () => {
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
+
+describe('SMTP provider under a burst against a slow SMTP server (issue 16: nothing reaches it after its call answered)', () => {
+  // A message takes DELAY_MS to be confirmed; a second wave starts with BUDGET_MS - DELAY_MS left, too little to finish.
+  const DELAY_MS = 1_000;
+  const BUDGET_MS = 1_600;
+
+  it('runs at most maxConcurrent messages (and pool connections) at once; the next ones go in order, are cut off at the budget, or are dropped unsent', async () => {
+    const peer = await startSlowSmtpPeer(DELAY_MS);
+    const provider = await createSmtpProvider({ url: peer.url, log: silentLogger, maxConcurrent: 2, timeoutsMs: { socket: 10_000 } });
+    try {
+      const keys = Array.from({ length: 6 }, (_, i) => `wave-${i}@example.com`);
+      const answers = await burst(keys, async (to) =>
+        sendWithRetry(provider, await buildPayload(`ntf_${to.split('@')[0]}`, [to]), {
+          notificationId: `ntf_${to}`,
+          budgetMs: BUDGET_MS,
+          log: silentLogger,
+        }),
+      );
+      await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
+      expectNothingAfterAnswer(answers, peer, 2);
+      // 0-1 confirmed, 2-3 handed over when those finished and cut off at the budget, 4-5 never got a slot.
+      expect(answers.map((a) => a.code)).toEqual(['sent', 'sent', 'DELIVERY_UNKNOWN', 'DELIVERY_UNKNOWN', 'RATE_LIMITED', 'RATE_LIMITED']);
+    } finally {
+      await provider.close?.();
+      await peer.close();
     }
   });
 });

@@ -1,6 +1,7 @@
 /**
- * Ends a wait when the send's budget runs out, for clients that take no per-call signal.
- * The vendor call itself goes on until its own timeout; its outcome is then ignored.
+ * Ends a wait when the send's budget runs out, so a call answers at its budget even if the
+ * vendor client is slow to honour the abort it was also given. The vendor call's late outcome
+ * is ignored.
  */
 export function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) {

@@ -33,6 +33,16 @@ describe('classifySmtpError', () => {
     expect(classifySmtpError(smtpErr(fields), handedOver)).toBeInstanceOf(kind);
   });
 
+  it('says whether the budget ran out before or after the message was handed over', () => {
+    const budget = Object.assign(new Error('send budget of 800 ms ran out'), { name: 'BudgetExceededError' });
+    const before = classifySmtpError(budget, false);
+    expect(before).toBeInstanceOf(ProviderTransientError);
+    expect(before.message).toContain('nothing was sent');
+    const after = classifySmtpError(budget, true);
+    expect(after).toBeInstanceOf(DeliveryUnknownError);
+    expect(after.message).toContain('before it confirmed');
+  });
+
   it('keeps the SMTP reply code and the cause', () => {
     const cause = smtpErr({ code: 'EMESSAGE', responseCode: 554, response: '554 5.7.1 Rejected as spam' });
     const mapped = classifySmtpError(cause, true);
@@ -80,6 +90,18 @@ describe('classifyTwilioError', () => {
     expect(classifyTwilioError(new Error("Required parameter \"params['to']\" missing."), { requested: false })).toBeInstanceOf(
       ProviderRejectedError,
     );
+  });
+
+  it('tells an abort before the request was written (nothing sent) from one in flight', () => {
+    const aborted = Object.assign(new Error('canceled'), { code: 'ERR_CANCELED' });
+    const unsent = classifyTwilioError(aborted, { requested: true, mayHaveReached: false, aborted: true });
+    expect(unsent).toBeInstanceOf(ProviderTransientError);
+    expect(unsent.message).toContain('nothing was sent');
+    const inFlight = classifyTwilioError(aborted, { requested: true, mayHaveReached: true, aborted: true });
+    expect(inFlight).toBeInstanceOf(DeliveryUnknownError);
+    expect(inFlight.message).toContain('in flight');
+    // Not known to be unwritten: an issued request may have reached Twilio.
+    expect(classifyTwilioError(aborted, { requested: true, aborted: true })).toBeInstanceOf(DeliveryUnknownError);
   });
 });
 

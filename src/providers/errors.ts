@@ -40,3 +40,21 @@ export class DeliveryUnknownError extends ProviderError {
 export class RecipientOptedOutError extends ProviderError {
   override readonly name = 'RecipientOptedOutError';
 }
+
+/**
+ * Nothing was sent: every one of this server's slots for the provider stayed busy until the
+ * send's budget was spent (or too little of it was left to start a request). Not retried
+ * within the budget: the wait already used it.
+ */
+export class ProviderBusyError extends ProviderError {
+  override readonly name = 'ProviderBusyError';
+  constructor(
+    provider: string,
+    /** Requests this server lets run at once against the provider. */
+    readonly limit: number,
+    /** How long the send waited for a slot. */
+    readonly waitedMs: number,
+  ) {
+    super(provider, `all ${limit} of this server's ${provider} slots stayed busy for the ${waitedMs} ms this send waited`);
+  }
+}

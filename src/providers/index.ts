@@ -25,6 +25,7 @@ export async function createProviders(config: Config, log: Logger): Promise<Prov
           url: config.email.smtpUrl,
           pool: true,
           timeoutsMs: { connection: 10_000, greeting: 10_000, socket: requestTimeout },
+          maxConcurrent: config.providerConcurrency,
           log,
         })
       : dryRunProvider;
@@ -35,6 +36,7 @@ export async function createProviders(config: Config, log: Logger): Promise<Prov
           authToken: config.sms.authToken,
           apiUrl: config.sms.apiUrl,
           timeoutMs: requestTimeout,
+          maxConcurrent: config.providerConcurrency,
           log,
         })
       : dryRunProvider;
@@ -44,6 +46,7 @@ export async function createProviders(config: Config, log: Logger): Promise<Prov
           token: config.slack.botToken,
           apiUrl: config.slack.apiUrl,
           timeoutMs: requestTimeout,
+          maxConcurrent: config.providerConcurrency,
           log,
         })
       : dryRunProvider;

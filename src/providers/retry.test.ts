@@ -3,6 +3,7 @@ import { NotifyError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import {
   DeliveryUnknownError,
+  ProviderBusyError,
   ProviderRejectedError,
   ProviderTransientError,
   RecipientOptedOutError,
@@ -149,6 +150,51 @@ describe('sendWithRetry', () => {
     const err = await rejection(sendWithRetry(provider, { n: 1 }, { ...h.opts, maxAttempts: 3 }));
     expect(err.code).toBe('PROVIDER_UNAVAILABLE');
     expect(calls).toHaveLength(3);
+  });
+
+  it('answers RATE_LIMITED saying nothing was sent when the send waited out its budget for a slot, and does not retry it', async () => {
+    const h = harness(5_000);
+    const { provider, calls } = scripted([new ProviderBusyError('fake', 3, 4_800), () => ({})], h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('RATE_LIMITED');
+    expect(err.details.retryAfterS).toBe(5);
+    expect(err.message).toMatch(/^Nothing was sent: this server runs at most 3 fake requests at a time/);
+    expect(calls).toHaveLength(1);
+    expect(h.sleeps).toEqual([]);
+    expect(sendFailureInfo(err)?.history).toEqual([{ attempt: 1, outcome: 'dropped', latencyMs: 10 }]);
+  });
+
+  it('does not start a retry that would have less than MIN_SEND_WINDOW_MS of the budget left', async () => {
+    const h = harness(600);
+    // After 10 ms, a 400 ms wait would leave 190 ms for the retry: too little, give up now.
+    const { provider, calls } = scripted([transient({ retryAfterMs: 400 }), () => ({})], h.clock);
+    const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+    expect(calls).toHaveLength(1);
+    expect(h.sleeps).toEqual([]);
+  });
+
+  it('hands the provider an aborted signal when the budget is already spent', async () => {
+    let seen: boolean | undefined;
+    const provider: Provider<null> = {
+      name: 'fake',
+      async send(_p, ctx) {
+        seen = ctx.signal.aborted;
+        throw new ProviderTransientError('fake', 'nothing was sent');
+      },
+    };
+    const err = await rejection(sendWithRetry(provider, null, { notificationId: 'ntf_0', budgetMs: 0, log: silentLogger }));
+    expect(seen).toBe(true);
+    expect(err.code).toBe('PROVIDER_UNAVAILABLE');
+  });
+
+  it("tells the provider when the attempt's budget ends, on the real clock", async () => {
+    const h = harness(5_000);
+    const { provider, calls } = scripted([() => ({})], h.clock);
+    const before = Date.now();
+    await sendWithRetry(provider, { n: 1 }, h.opts);
+    expect(calls[0]!.deadline).toBeGreaterThanOrEqual(before + 5_000);
+    expect(calls[0]!.deadline).toBeLessThanOrEqual(Date.now() + 5_000);
   });
 
   it('does not retry a rejection, and tells what was refused', async () => {

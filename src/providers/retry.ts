@@ -1,21 +1,25 @@
 /**
  * One send, retried inside one time budget. Transient failures (429, 5xx, resets, SMTP 4xx)
  * are retried with exponential backoff and full jitter, honouring Retry-After, never sleeping
- * past the budget; everything else ends the send at once. Provider errors become the tool's
- * error codes here (src/errors.ts), with the attempt history attached for the delivery log.
+ * so long that less than MIN_SEND_WINDOW_MS of the budget is left for the retry; everything
+ * else ends the send at once. Provider errors become the tool's error codes here
+ * (src/errors.ts), with the attempt history attached for the delivery log.
  */
 import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import {
   DeliveryUnknownError,
+  ProviderBusyError,
   ProviderError,
   ProviderRejectedError,
   ProviderTransientError,
   RecipientOptedOutError,
 } from './errors.js';
+import { MIN_SEND_WINDOW_MS } from './slots.js';
 import type { Provider, ProviderReceipt } from './types.js';
 
-export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown';
+/** `dropped`: the attempt waited for a provider slot until (almost) no budget was left; nothing was sent. */
+export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown' | 'dropped';
 
 /** One provider call, as the delivery log records it (no payload, no vendor message). */
 export interface AttemptRecord {
@@ -79,6 +83,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 
 function outcomeOf(err: unknown): AttemptOutcome {
   if (err instanceof ProviderTransientError) return err.opts.rateLimited ? 'rate_limited' : 'transient';
+  if (err instanceof ProviderBusyError) return 'dropped';
   if (err instanceof RecipientOptedOutError) return 'opted_out';
   if (err instanceof ProviderRejectedError) return 'rejected';
   return 'unknown';
@@ -108,14 +113,19 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
   for (let attempt = 1; ; attempt++) {
     const controller = new AbortController();
     const remaining = Math.max(0, deadline - now());
-    const timer = setTimeout(
-      () => controller.abort(new BudgetExceededError(`send budget of ${opts.budgetMs} ms ran out`)),
-      remaining,
-    );
+    const spent = () => controller.abort(new BudgetExceededError(`send budget of ${opts.budgetMs} ms ran out`));
+    // A budget already spent aborts before the provider is called, so it sends nothing.
+    if (remaining === 0) spent();
+    const timer = setTimeout(spent, remaining);
     const started = now();
     let err: unknown;
     try {
-      const receipt = await provider.send(payload, { notificationId: opts.notificationId, signal: controller.signal });
+      const receipt = await provider.send(payload, {
+        notificationId: opts.notificationId,
+        signal: controller.signal,
+        // On the real clock, as the timer above: `now` may be a test's.
+        deadline: Date.now() + remaining,
+      });
       const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - started };
       history.push(record);
       opts.onAttempt?.(record);
@@ -133,6 +143,17 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     opts.onAttempt?.(record);
     log.info('provider attempt', { ...record });
 
+    if (err instanceof ProviderBusyError) {
+      // The queue was saturated for about as long as this send waited: a hint, not a promise.
+      const retryAfterS = Math.max(1, Math.ceil(err.waitedMs / 1000));
+      throw fail(
+        'RATE_LIMITED',
+        `Nothing was sent: this server runs at most ${err.limit} ${provider.name} requests at a time, and all of them ` +
+          `stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget. Try again in ${retryAfterS} s.`,
+        err,
+        retryAfterS,
+      );
+    }
     if (err instanceof RecipientOptedOutError) {
       throw fail('RECIPIENT_OPTED_OUT', `${err.message} Do not send to this recipient again unless they opt back in.`, err);
     }
@@ -155,7 +176,9 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     let delay = Math.floor(random() * ceiling);
     if (err.opts.retryAfterMs !== undefined) delay = Math.max(delay, err.opts.retryAfterMs);
     const left = deadline - now();
-    if (attempt >= maxAttempts || controller.signal.aborted || delay >= left) {
+    // A retry must have time to run after its wait: one started at the very end of the budget
+    // would be cut off in flight (DELIVERY_UNKNOWN), where giving up now says nothing was sent.
+    if (attempt >= maxAttempts || controller.signal.aborted || delay + MIN_SEND_WINDOW_MS > left) {
       const retryAfterS = Math.max(1, Math.ceil((err.opts.retryAfterMs ?? Math.max(delay, base)) / 1000));
       const what = rateLimited ? 'is rate limiting these sends' : 'is unavailable';
       throw fail(

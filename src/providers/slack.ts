@@ -2,11 +2,18 @@
  * Slack through `@slack/web-api` (`chat.postMessage`). The client's own retries are off
  * (by default they last about 30 minutes) and rate-limited calls are rejected, so that
  * sendWithRetry owns every wait; its console logger is replaced, since stdout is JSON-RPC's.
+ *
+ * The client queues requests itself (a p-queue): here its concurrency is unbounded, so
+ * that this adapter's own Slots are the only queue, and the client is given a `fetch` that
+ * carries the send's budget signal, so an in-flight post is aborted at the budget and one
+ * the client would start after it is never sent.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../config.js';
 import type { Logger } from '../log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from './errors.js';
-import { untilAborted } from './abort.js';
 import { headerValue, parseRetryAfterMs } from './retry-after.js';
+import { Slots } from './slots.js';
 import type { Provider, ProviderReceipt, SlackPayload } from './types.js';
 
 export interface SlackProviderOptions {
@@ -15,7 +22,16 @@ export interface SlackProviderOptions {
   apiUrl?: string;
   /** Per-request timeout. */
   timeoutMs: number;
+  /** Requests in flight at once; more wait in order (default DEFAULT_PROVIDER_CONCURRENCY). */
+  maxConcurrent?: number;
   log: Logger;
+}
+
+/** Per-call state, carried to the client's fetch through the async context. */
+interface CallState {
+  signal: AbortSignal;
+  /** The request was handed to fetch: from then on it may reach Slack. */
+  requested: boolean;
 }
 
 /** Model-facing explanations of Slack's `ok: false` errors; the channel is filled in. */
@@ -164,6 +180,9 @@ export function classifySlackError(err: unknown, channel: string): ProviderError
       if (net && NOT_SENT_CODES.has(net)) {
         return new ProviderTransientError('slack', `could not reach Slack (${net})`, { vendorCode: net, cause: err });
       }
+      if (net === 'BudgetExceededError') {
+        return new DeliveryUnknownError('slack', "the send's budget ran out while the request was in flight", net, err);
+      }
       if (e.code === 'slack_webapi_request_error' || net) {
         return new DeliveryUnknownError('slack', `no answer from Slack after the request was sent (${net ?? 'request error'})`, net, err);
       }
@@ -175,6 +194,8 @@ export function classifySlackError(err: unknown, channel: string): ProviderError
 export async function createSlackProvider(opts: SlackProviderOptions): Promise<Provider<SlackPayload>> {
   const { WebClient, LogLevel } = await import('@slack/web-api');
   const log = opts.log.child({ provider: 'slack' });
+  const slots = new Slots('slack', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
+  const calls = new AsyncLocalStorage<CallState>();
   // Debug lines carry request bodies (message text): dropped. Warnings keep no arguments.
   const slackLogger = {
     debug: () => {},
@@ -185,10 +206,22 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
     getLevel: () => LogLevel.WARN,
     setName: () => {},
   };
+  /** The client's timeout signal, joined with the send's budget; refuses once the budget is spent. */
+  const fetchInBudget = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const call = calls.getStore();
+    if (!call) return fetch(input, init);
+    if (call.signal.aborted) return Promise.reject(call.signal.reason);
+    call.requested = true;
+    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, call.signal]) : call.signal });
+  };
   const client = new WebClient(opts.token, {
     ...(opts.apiUrl ? { slackApiUrl: `${new URL(opts.apiUrl).origin}/` } : {}),
     retryConfig: { retries: 0 },
     rejectRateLimitedCalls: true,
+    // Unbounded, so that no request waits in the client's queue past its call's answer:
+    // Slots bound the concurrency.
+    maxRequestConcurrency: Infinity,
+    fetch: fetchInBudget,
     timeout: opts.timeoutMs,
     logger: slackLogger,
   });
@@ -196,21 +229,33 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
   return {
     name: 'slack',
     async send(payload: SlackPayload, ctx): Promise<ProviderReceipt> {
+      const state: CallState = { signal: ctx.signal, requested: false };
       try {
-        const call = client.chat.postMessage({
-          channel: payload.channel,
-          text: payload.text,
-          ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
-        });
-        // The WebClient takes no per-call signal; the budget ends our wait, the request is
-        // still bounded by `timeout`.
-        const res = await untilAborted(call, ctx.signal);
+        const res = await slots.run(ctx, () =>
+          calls.run(state, () =>
+            client.chat.postMessage({
+              channel: payload.channel,
+              text: payload.text,
+              ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
+            }),
+          ),
+        );
         return res.ts ? { providerMessageId: res.ts } : {};
       } catch (err) {
-        const mapped = classifySlackError(err, payload.channel);
+        const mapped = state.requested ? classifySlackError(err, payload.channel) : notRequested(err, ctx.signal.aborted);
         log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;
       }
     },
   };
+}
+
+/** A failure before the request was handed to fetch: nothing reached Slack. */
+function notRequested(err: unknown, aborted: boolean): ProviderError {
+  if (err instanceof ProviderError) return err;
+  if (aborted) {
+    return new ProviderTransientError('slack', "the send's budget ran out before the request was sent; nothing was sent", { cause: err });
+  }
+  const message = err instanceof Error ? err.message : String(err);
+  return new ProviderRejectedError('slack', `the Slack client refused the call before sending it (${message})`, undefined, err);
 }

@@ -9,8 +9,10 @@
  * have left the message with the server.
  */
 import { Readable } from 'node:stream';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../config.js';
 import type { Logger } from '../log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from './errors.js';
+import { Slots } from './slots.js';
 import type { EmailPayload, Provider, ProviderReceipt } from './types.js';
 
 export interface SmtpTimeouts {
@@ -28,6 +30,8 @@ export interface SmtpProviderOptions {
   /** Reuse connections (default true). */
   pool?: boolean;
   timeoutsMs?: SmtpTimeouts;
+  /** Messages in flight at once, and the pool's connection count (default DEFAULT_PROVIDER_CONCURRENCY). */
+  maxConcurrent?: number;
   log: Logger;
 }
 
@@ -86,18 +90,24 @@ export function classifySmtpError(err: unknown, handedOver: boolean): ProviderEr
     return new ProviderRejectedError('smtp', `nodemailer refused the message (${e.code}: ${e.message ?? ''})`, e.code, err);
   }
   const vendorCode = e.originalCode ?? e.code ?? e.name;
+  const budget = e.name === 'BudgetExceededError';
   if (handedOver) {
     return new DeliveryUnknownError(
       'smtp',
-      `the connection failed after the message was handed to the SMTP server (${vendorCode ?? 'error'}) and before it confirmed`,
+      budget
+        ? "the send's budget ran out after the message was handed to the SMTP server and before it confirmed"
+        : `the connection failed after the message was handed to the SMTP server (${vendorCode ?? 'error'}) and before it confirmed`,
       vendorCode,
       err,
     );
   }
-  return new ProviderTransientError('smtp', `could not reach the SMTP server (${vendorCode ?? 'error'})`, {
-    vendorCode,
-    cause: err,
-  });
+  return new ProviderTransientError(
+    'smtp',
+    budget
+      ? "the send's budget ran out before the message was handed to the SMTP server; nothing was sent"
+      : `could not reach the SMTP server (${vendorCode ?? 'error'})`,
+    { vendorCode, cause: err },
+  );
 }
 
 /** The server's queue id from its final reply (`250 2.0.0 Ok: queued as 4XyZ`), if it names one. */
@@ -110,9 +120,13 @@ export function queueIdFromResponse(response: string | undefined): string | unde
 export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Provider<EmailPayload>> {
   const { createTransport } = await import('nodemailer');
   const t = opts.timeoutsMs ?? {};
+  const slots = new Slots('smtp', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
   const transport = createTransport({
     url: opts.url,
     pool: opts.pool ?? true,
+    // One connection per slot, so the pool's own queue stays empty; a message it would hold
+    // is still dropped there at the budget (the signal below), never sent late.
+    maxConnections: slots.limit,
     // nodemailer's defaults are minutes; a send has a budget of seconds.
     connectionTimeout: t.connection ?? 10_000,
     greetingTimeout: t.greeting ?? 10_000,
@@ -136,11 +150,14 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
         handedOver = true;
       });
       try {
-        const info = (await transport.sendMail({
-          envelope: { from: payload.envelope.from, to: payload.envelope.to },
-          raw,
-          signal: ctx.signal,
-        })) as { response?: string; serverMessageId?: string; messageId?: string };
+        // nodemailer closes the connection of an aborted message, or drops it from the pool's queue.
+        const info = (await slots.run(ctx, () =>
+          transport.sendMail({
+            envelope: { from: payload.envelope.from, to: payload.envelope.to },
+            raw,
+            signal: ctx.signal,
+          }),
+        )) as { response?: string; serverMessageId?: string; messageId?: string };
         const id = info.serverMessageId ?? queueIdFromResponse(info.response) ?? payload.messageId;
         return { providerMessageId: id };
       } catch (err) {

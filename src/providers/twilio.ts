@@ -2,15 +2,22 @@
  * SMS through Twilio's official client (`client.messages.create`). The client is given our
  * own `RequestClient` subclass, which (1) rewrites the origin of each request when `apiUrl`
  * points at a loopback test peer, (2) keeps the response headers of the current call, which
- * the client's exceptions drop, so that Retry-After survives, and (3) ends the wait when the
- * send's budget runs out. Auth, form encoding and headers stay the client's own.
+ * the client's exceptions drop, so that Retry-After survives, and (3) gives each request the
+ * send's budget signal (axios aborts it) and watches its socket, so that an abort before the
+ * request was written is known to have sent nothing. Auth, form encoding and headers stay
+ * the client's own. Its agent's socket limit is lifted: Slots are the only queue.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import http, { type ClientRequest, type RequestOptions } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../config.js';
 import type { Logger } from '../log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from './errors.js';
-import { untilAborted } from './abort.js';
 import { headerValue, parseRetryAfterMs } from './retry-after.js';
+import { Slots } from './slots.js';
 import type { Provider, ProviderReceipt, SmsPayload } from './types.js';
 
 export interface TwilioProviderOptions {
@@ -20,13 +27,31 @@ export interface TwilioProviderOptions {
   apiUrl?: string;
   /** Per-request timeout (the client's default is 30 s). */
   timeoutMs: number;
+  /** Requests in flight at once; more wait in order (default DEFAULT_PROVIDER_CONCURRENCY). */
+  maxConcurrent?: number;
   log: Logger;
 }
 
 /** Per-call state, carried to the RequestClient through the async context. */
 interface CallState {
   signal: AbortSignal;
+  /** The client issued the HTTP request. */
   requested: boolean;
+  /** Our transport created it, so `written` can be trusted. */
+  tracked: boolean;
+  /** Its socket was connected: from then on the request may reach Twilio. */
+  written: boolean;
+  headers?: unknown;
+}
+
+/** What classifyTwilioError needs to know of the call. */
+export interface TwilioCallFacts {
+  /** The client issued the HTTP request (false: it refused before, or the budget was spent). */
+  requested: boolean;
+  /** The request may have reached Twilio; defaults to `requested`. */
+  mayHaveReached?: boolean;
+  /** The send's budget ended the call. */
+  aborted?: boolean;
   headers?: unknown;
 }
 
@@ -55,10 +80,10 @@ interface TwilioErrorShape {
 }
 
 /**
- * Maps what `messages.create` threw to a provider error. `requested`: the HTTP request was
- * issued, so a timeout or reset may have left the message with Twilio.
+ * Maps what `messages.create` threw to a provider error. Once the request may have reached
+ * Twilio, a timeout, reset or abort may have left the message with Twilio.
  */
-export function classifyTwilioError(err: unknown, call: { requested: boolean; headers?: unknown }): ProviderError {
+export function classifyTwilioError(err: unknown, call: TwilioCallFacts): ProviderError {
   if (err instanceof ProviderError) return err;
   const e = (err ?? {}) as TwilioErrorShape;
   if (typeof e.status === 'number') {
@@ -92,19 +117,23 @@ export function classifyTwilioError(err: unknown, call: { requested: boolean; he
     );
   }
   const netCode = networkCode(err);
-  if (!call.requested || (netCode && NOT_SENT_CODES.has(netCode))) {
-    if (!call.requested && !netCode) {
-      // The client refused the parameters before any request (e.g. a missing 'to').
-      return new ProviderRejectedError('twilio', `the Twilio client refused the message: ${e.message ?? String(err)}`, undefined, err);
-    }
-    return new ProviderTransientError('twilio', `could not reach Twilio (${netCode ?? 'error'})`, { vendorCode: netCode, cause: err });
+  if (!call.requested && !netCode && !call.aborted) {
+    // The client refused the parameters before any request (e.g. a missing 'to').
+    return new ProviderRejectedError('twilio', `the Twilio client refused the message: ${e.message ?? String(err)}`, undefined, err);
   }
-  return new DeliveryUnknownError(
-    'twilio',
-    `no answer from Twilio after the request was sent (${netCode ?? e.name ?? 'error'})`,
-    netCode ?? e.name,
-    err,
-  );
+  if (!(call.mayHaveReached ?? call.requested)) {
+    const why = call.aborted
+      ? "the send's budget ran out before the request was written"
+      : `could not reach Twilio (${netCode ?? 'error'})`;
+    return new ProviderTransientError('twilio', `${why}; nothing was sent`, { vendorCode: netCode, cause: err });
+  }
+  if (netCode && NOT_SENT_CODES.has(netCode)) {
+    return new ProviderTransientError('twilio', `could not reach Twilio (${netCode})`, { vendorCode: netCode, cause: err });
+  }
+  const why = call.aborted
+    ? "the send's budget ran out while the request was in flight"
+    : `no answer from Twilio after the request was sent (${netCode ?? e.name ?? 'error'})`;
+  return new DeliveryUnknownError('twilio', why, netCode ?? e.name, err);
 }
 
 function networkCode(err: unknown): string | undefined {
@@ -119,13 +148,52 @@ function networkCode(err: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * An axios transport (Node's http/https `request`) that records when the request's socket
+ * is connected: the request is written then, and not before. A TLS socket counts once its
+ * handshake is done; a reused keep-alive socket at once.
+ */
+function watchedTransport(state: CallState) {
+  return {
+    request(options: RequestOptions, onResponse?: (res: http.IncomingMessage) => void): ClientRequest {
+      const req = (options.protocol === 'https:' ? https : http).request(options, onResponse);
+      state.tracked = true;
+      req.once('socket', (socket: Socket) => {
+        const written = () => {
+          state.written = true;
+        };
+        if (!socket.connecting) written();
+        else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', written);
+      });
+      return req;
+    },
+  };
+}
 
 export async function createTwilioProvider(opts: TwilioProviderOptions): Promise<Provider<SmsPayload>> {
   const twilio = (await import('twilio')).default;
   const calls = new AsyncLocalStorage<CallState>();
   const origin = opts.apiUrl ? new URL(opts.apiUrl).origin : undefined;
+  const slots = new Slots('twilio', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
 
   class NotifyRequestClient extends twilio.RequestClient {
+    constructor(options: TwilioRequestClient.RequestClientOptions) {
+      super(options);
+      // Synchronous, so it runs in the caller's async context, where the call's state is.
+      this.axios.interceptors.request.use(
+        (config) => {
+          const state = calls.getStore();
+          if (state) {
+            config.signal = state.signal;
+            config.transport = watchedTransport(state);
+          }
+          return config;
+        },
+        undefined,
+        { synchronous: true },
+      );
+    }
+
     override async request<T>(req: TwilioRequestClient.RequestOptions<T>) {
       const state = calls.getStore();
       let uri = req.uri;
@@ -136,14 +204,22 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
       // logLevel 'debug' would make the client console.log to stdout, which is JSON-RPC's.
       const pending = super.request<T>({ ...req, uri, logLevel: 'none' });
       if (state) state.requested = true;
-      const res = state ? await untilAborted(pending, state.signal) : await pending;
+      const res = await pending;
       if (state) state.headers = res.headers;
       return res;
     }
   }
 
   const client = twilio(opts.accountSid, opts.authToken, {
-    httpClient: new NotifyRequestClient({ timeout: opts.timeoutMs, keepAlive: true, autoRetry: false }),
+    httpClient: new NotifyRequestClient({
+      timeout: opts.timeoutMs,
+      keepAlive: true,
+      autoRetry: false,
+      // The agent would queue requests past its socket limit (20 by default), a second queue
+      // the budget's floor (MIN_SEND_WINDOW_MS) cannot see; Slots bound them instead.
+      maxSockets: Infinity,
+      maxTotalSockets: Infinity,
+    }),
     logLevel: 'none',
   });
   const log = opts.log.child({ provider: 'twilio' });
@@ -151,19 +227,27 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
   return {
     name: 'twilio',
     async send(payload: SmsPayload, ctx): Promise<ProviderReceipt> {
-      const state: CallState = { signal: ctx.signal, requested: false };
+      const state: CallState = { signal: ctx.signal, requested: false, tracked: false, written: false };
       try {
-        const message = await calls.run(state, () =>
-          client.messages.create({
-            to: payload.To,
-            body: payload.Body,
-            ...(payload.MessagingServiceSid ? { messagingServiceSid: payload.MessagingServiceSid } : {}),
-            ...(payload.From ? { from: payload.From } : {}),
-          }),
+        const message = await slots.run(ctx, () =>
+          calls.run(state, () =>
+            client.messages.create({
+              to: payload.To,
+              body: payload.Body,
+              ...(payload.MessagingServiceSid ? { messagingServiceSid: payload.MessagingServiceSid } : {}),
+              ...(payload.From ? { from: payload.From } : {}),
+            }),
+          ),
         );
         return { providerMessageId: message.sid };
       } catch (err) {
-        const mapped = classifyTwilioError(err, state);
+        const mapped = classifyTwilioError(err, {
+          requested: state.requested,
+          // Without our transport's word, a request that was issued may have been written.
+          mayHaveReached: state.requested && (!state.tracked || state.written),
+          aborted: ctx.signal.aborted,
+          headers: state.headers,
+        });
         log.debug('twilio send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;
       }

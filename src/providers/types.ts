@@ -8,6 +8,8 @@ export interface SendContext {
   notificationId: string;
   /** Aborted when the send's time budget runs out. */
   signal: AbortSignal;
+  /** When `signal` aborts (epoch ms), so that a request is not started with too little time left. */
+  deadline?: number;
 }
 
 export interface ProviderReceipt {
