@@ -4,6 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { allowEntryProblem, type Via } from './policy/allowlist.js';
 
 export const PROFILES = ['flat', 'nested', 'oneOf', 'per-channel'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -71,18 +72,24 @@ function list(value: string): string[] {
     .filter(Boolean);
 }
 
-function allowlist(env: Env, variable: string, live: boolean, channel: string): Allowlist | undefined {
+function allowlist(env: Env, variable: string, via: Via, live: boolean): Allowlist | undefined {
   const raw = env[variable];
   if (raw === undefined) {
     if (live) {
       throw new ConfigError(
-        `${channel} is live (credentials are set) but ${variable} is not: set ${variable} to the recipients it may reach (comma list; "*" allows any)`,
+        `${via} is live (credentials are set) but ${variable} is not: set ${variable} to the recipients it may reach (comma list; "*" allows any)`,
       );
     }
     return undefined;
   }
-  const entries = list(raw);
-  return { any: entries.includes('*'), entries: entries.filter((e) => e !== '*').map((e) => e.toLowerCase()) };
+  const entries = list(raw).filter((e) => e !== '*');
+  // An entry the matcher cannot read would match nothing, or the wrong thing: refuse it now.
+  for (const entry of entries) {
+    const problem = allowEntryProblem(via, entry);
+    if (problem) throw new ConfigError(`${variable}: "${entry}" ${problem}`);
+  }
+  // Kept as written: Slack IDs are case-sensitive; each matcher folds what it compares.
+  return { any: list(raw).includes('*'), entries };
 }
 
 function positiveInt(env: Env, variable: string, fallback: number): number {
@@ -192,7 +199,7 @@ export function loadConfig(env: Env = process.env): Config {
       live: emailLive,
       smtpUrl,
       from: env.EMAIL_FROM || 'notify-mcp <notify-mcp@localhost>',
-      allow: allowlist(env, 'NOTIFY_EMAIL_ALLOW', emailLive, 'email'),
+      allow: allowlist(env, 'NOTIFY_EMAIL_ALLOW', 'email', emailLive),
     },
     sms: {
       live: smsLive,
@@ -201,13 +208,13 @@ export function loadConfig(env: Env = process.env): Config {
       from: env.TWILIO_FROM || undefined,
       messagingServiceSid: env.TWILIO_MESSAGING_SERVICE_SID || undefined,
       apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
-      allow: allowlist(env, 'NOTIFY_SMS_ALLOW', smsLive, 'sms'),
+      allow: allowlist(env, 'NOTIFY_SMS_ALLOW', 'sms', smsLive),
     },
     slack: {
       live: slackLive,
       botToken,
       apiUrl: loopbackOrigin(env, 'SLACK_API_URL'),
-      allow: allowlist(env, 'NOTIFY_SLACK_ALLOW', slackLive, 'slack'),
+      allow: allowlist(env, 'NOTIFY_SLACK_ALLOW', 'slack', slackLive),
     },
     http: {
       tokens: httpTokens(env.NOTIFY_HTTP_TOKENS),
