@@ -38,6 +38,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NOTIFY_SMS_ALLOW: '+1415,+1-800-FLOWERS' })).toThrow('NOTIFY_SMS_ALLOW: "+1-800-FLOWERS" is not an E.164 prefix');
   });
 
+  it('reads NOTIFY_SLACK_ALLOW_BROADCAST as 1 or 0 (off unless set), and refuses anything else', () => {
+    expect(loadConfig({}).slack.allowBroadcast).toBe(false);
+    expect(loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: '0' }).slack.allowBroadcast).toBe(false);
+    expect(loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' }).slack.allowBroadcast).toBe(true);
+    expect(() => loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: 'yes' })).toThrow('NOTIFY_SLACK_ALLOW_BROADCAST must be 1 (on) or 0 (off), got "yes"');
+  });
+
   it('parses tokens, client profiles, rate limits and allowed hosts', () => {
     const c = loadConfig({
       NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234:nested, ci:ZZZZZZZZZZZZZZZZ',

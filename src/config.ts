@@ -52,7 +52,14 @@ export interface Config {
     apiUrl?: string;
     allow?: Allowlist;
   };
-  slack: { live: boolean; botToken?: string; apiUrl?: string; allow?: Allowlist };
+  slack: {
+    live: boolean;
+    botToken?: string;
+    apiUrl?: string;
+    allow?: Allowlist;
+    /** Post broadcast mentions (<!channel>, <!here>, user groups…) as written; otherwise they are made inert. */
+    allowBroadcast: boolean;
+  };
   /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[] };
   rateLimits: RateLimit[];
@@ -90,6 +97,14 @@ function allowlist(env: Env, variable: string, via: Via, live: boolean): Allowli
   }
   // Kept as written: Slack IDs are case-sensitive; each matcher folds what it compares.
   return { any: list(raw).includes('*'), entries };
+}
+
+/** `1` on, `0` or empty off; anything else is refused rather than guessed. */
+function flag(env: Env, variable: string): boolean {
+  const raw = env[variable];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new ConfigError(`${variable} must be 1 (on) or 0 (off), got "${raw}"`);
 }
 
 function positiveInt(env: Env, variable: string, fallback: number): number {
@@ -215,6 +230,7 @@ export function loadConfig(env: Env = process.env): Config {
       botToken,
       apiUrl: loopbackOrigin(env, 'SLACK_API_URL'),
       allow: allowlist(env, 'NOTIFY_SLACK_ALLOW', 'slack', slackLive),
+      allowBroadcast: flag(env, 'NOTIFY_SLACK_ALLOW_BROADCAST'),
     },
     http: {
       tokens: httpTokens(env.NOTIFY_HTTP_TOKENS),
