@@ -60,7 +60,7 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry,
 
 /** Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither. */
 export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = bannerTools): Catalog {
-  const def = notificationDef({ smsMaxSegments: config.smsMaxSegments });
+  const def = notificationDef({ smsMaxSegments: config.smsMaxSegments, slackAllowBroadcast: config.slack.allowBroadcast });
   const catalog = {} as Catalog;
   for (const profile of PROFILES) {
     const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, UNION_PROFILE[profile]).map((pt) => ({

@@ -22,6 +22,29 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...env, [variable]: '' })[variable === 'NOTIFY_EMAIL_ALLOW' ? 'email' : variable === 'NOTIFY_SMS_ALLOW' ? 'sms' : 'slack'].allow).toEqual({ any: false, entries: [] });
   });
 
+  it('keeps allowlist entries as written (Slack IDs are case-sensitive) and refuses one no matcher can read, naming it', () => {
+    const slack = { SLACK_BOT_TOKEN: 'xoxb-1' };
+    expect(loadConfig({ ...slack, NOTIFY_SLACK_ALLOW: 'C0123ABCD, #Ops-Alerts,*' }).slack.allow).toEqual({
+      any: true,
+      entries: ['C0123ABCD', '#Ops-Alerts'],
+    });
+    expect(() => loadConfig({ ...slack, NOTIFY_SLACK_ALLOW: 'C0123ABCD,alerts' })).toThrow(
+      'NOTIFY_SLACK_ALLOW: "alerts" is neither a channel ID nor a #name: write #alerts for the channel named alerts',
+    );
+    expect(() => loadConfig({ ...slack, NOTIFY_SLACK_ALLOW: 'c0123abcd' })).toThrow(/"c0123abcd".*upper case \(C0123ABCD\)/);
+    // checked in dry-run too: the list is applied there as well
+    expect(() => loadConfig({ NOTIFY_SLACK_ALLOW: 'general' })).toThrow(ConfigError);
+    expect(() => loadConfig({ NOTIFY_EMAIL_ALLOW: 'example.com,*@partner.org' })).toThrow('NOTIFY_EMAIL_ALLOW: "*@partner.org" is not a wildcard');
+    expect(() => loadConfig({ NOTIFY_SMS_ALLOW: '+1415,+1-800-FLOWERS' })).toThrow('NOTIFY_SMS_ALLOW: "+1-800-FLOWERS" is not an E.164 prefix');
+  });
+
+  it('reads NOTIFY_SLACK_ALLOW_BROADCAST as 1 or 0 (off unless set), and refuses anything else', () => {
+    expect(loadConfig({}).slack.allowBroadcast).toBe(false);
+    expect(loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: '0' }).slack.allowBroadcast).toBe(false);
+    expect(loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' }).slack.allowBroadcast).toBe(true);
+    expect(() => loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: 'yes' })).toThrow('NOTIFY_SLACK_ALLOW_BROADCAST must be 1 (on) or 0 (off), got "yes"');
+  });
+
   it('parses tokens, client profiles, rate limits and allowed hosts', () => {
     const c = loadConfig({
       NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234:nested, ci:ZZZZZZZZZZZZZZZZ',

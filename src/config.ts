@@ -4,6 +4,7 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { allowEntryProblem, type Via } from './policy/allowlist.js';
 
 export const PROFILES = ['flat', 'nested', 'oneOf', 'per-channel'] as const;
 export type Profile = (typeof PROFILES)[number];
@@ -56,7 +57,14 @@ export interface Config {
     apiUrl?: string;
     allow?: Allowlist;
   };
-  slack: { live: boolean; botToken?: string; apiUrl?: string; allow?: Allowlist };
+  slack: {
+    live: boolean;
+    botToken?: string;
+    apiUrl?: string;
+    allow?: Allowlist;
+    /** Post broadcast mentions (<!channel>, <!here>, user groups…) as written; otherwise they are made inert. */
+    allowBroadcast: boolean;
+  };
   /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[] };
   rateLimits: RateLimit[];
@@ -76,18 +84,32 @@ function list(value: string): string[] {
     .filter(Boolean);
 }
 
-function allowlist(env: Env, variable: string, live: boolean, channel: string): Allowlist | undefined {
+function allowlist(env: Env, variable: string, via: Via, live: boolean): Allowlist | undefined {
   const raw = env[variable];
   if (raw === undefined) {
     if (live) {
       throw new ConfigError(
-        `${channel} is live (credentials are set) but ${variable} is not: set ${variable} to the recipients it may reach (comma list; "*" allows any)`,
+        `${via} is live (credentials are set) but ${variable} is not: set ${variable} to the recipients it may reach (comma list; "*" allows any)`,
       );
     }
     return undefined;
   }
-  const entries = list(raw);
-  return { any: entries.includes('*'), entries: entries.filter((e) => e !== '*').map((e) => e.toLowerCase()) };
+  const entries = list(raw).filter((e) => e !== '*');
+  // An entry the matcher cannot read would match nothing, or the wrong thing: refuse it now.
+  for (const entry of entries) {
+    const problem = allowEntryProblem(via, entry);
+    if (problem) throw new ConfigError(`${variable}: "${entry}" ${problem}`);
+  }
+  // Kept as written: Slack IDs are case-sensitive; each matcher folds what it compares.
+  return { any: list(raw).includes('*'), entries };
+}
+
+/** `1` on, `0` or empty off; anything else is refused rather than guessed. */
+function flag(env: Env, variable: string): boolean {
+  const raw = env[variable];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new ConfigError(`${variable} must be 1 (on) or 0 (off), got "${raw}"`);
 }
 
 function positiveInt(env: Env, variable: string, fallback: number): number {
@@ -198,7 +220,7 @@ export function loadConfig(env: Env = process.env): Config {
       live: emailLive,
       smtpUrl,
       from: env.EMAIL_FROM || 'notify-mcp <notify-mcp@localhost>',
-      allow: allowlist(env, 'NOTIFY_EMAIL_ALLOW', emailLive, 'email'),
+      allow: allowlist(env, 'NOTIFY_EMAIL_ALLOW', 'email', emailLive),
     },
     sms: {
       live: smsLive,
@@ -207,13 +229,14 @@ export function loadConfig(env: Env = process.env): Config {
       from: env.TWILIO_FROM || undefined,
       messagingServiceSid: env.TWILIO_MESSAGING_SERVICE_SID || undefined,
       apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
-      allow: allowlist(env, 'NOTIFY_SMS_ALLOW', smsLive, 'sms'),
+      allow: allowlist(env, 'NOTIFY_SMS_ALLOW', 'sms', smsLive),
     },
     slack: {
       live: slackLive,
       botToken,
       apiUrl: loopbackOrigin(env, 'SLACK_API_URL'),
-      allow: allowlist(env, 'NOTIFY_SLACK_ALLOW', slackLive, 'slack'),
+      allow: allowlist(env, 'NOTIFY_SLACK_ALLOW', 'slack', slackLive),
+      allowBroadcast: flag(env, 'NOTIFY_SLACK_ALLOW_BROADCAST'),
     },
     http: {
       tokens: httpTokens(env.NOTIFY_HTTP_TOKENS),

@@ -3,6 +3,7 @@
  * union (whatever shape the client saw) and handed to the pipeline.
  */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import { NotifyError, type ErrorCode } from '../errors.js';
 import type { ToolContext } from '../tool.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
 import type { ProfileTool, UnionDef } from '../union/index.js';
@@ -32,8 +33,11 @@ export const SEND_OUTPUT_SCHEMA = withErrorShape({
   required: ['id', 'via', 'status', 'provider', 'accepted_at'],
 });
 
-/** What a send needs of the tool context: who is calling, and a way to report progress. */
-export type SendCallContext = Pick<ToolContext, 'client' | 'progress'>;
+/** What a send needs of the tool context: who is calling, its log, and a way to report progress. */
+export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'>;
+
+/** Sends that policy refused; each is logged (its log carries tool and client; never the body). */
+const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set(['RECIPIENT_NOT_ALLOWED', 'RECIPIENT_OPTED_OUT', 'RATE_LIMITED', 'IDEMPOTENCY_CONFLICT']);
 
 export async function callSendTool(
   def: UnionDef,
@@ -54,6 +58,9 @@ export async function callSendTool(
     });
     return okResult({ ...result });
   } catch (err) {
+    if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
+      ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client });
+    }
     return failureResult(err, deps.log, tool.name);
   }
 }

@@ -15,9 +15,18 @@ const idempotencyKey = z.string().min(1).max(128).optional();
 export interface UnionSettings {
   /** How many SMS segments a body may take (NOTIFY_SMS_MAX_SEGMENTS). */
   smsMaxSegments: number;
+  /** Whether Slack broadcast mentions are posted as written (NOTIFY_SLACK_ALLOW_BROADCAST); default no. */
+  slackAllowBroadcast?: boolean;
 }
 
-export function notificationUnion({ smsMaxSegments }: UnionSettings) {
+/** What happens to broadcast mentions, for the Slack sentence of the description. */
+function broadcastRule(allowed: boolean): string {
+  return allowed
+    ? 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups) are allowed by the operator and notify everyone they name.'
+    : 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups, @channel) are posted as plain text that notifies no one; mention people with <@U…>.';
+}
+
+export function notificationUnion({ smsMaxSegments, slackAllowBroadcast = false }: UnionSettings) {
   const gsm = capacity('GSM-7', smsMaxSegments);
   const ucs = capacity('UCS-2', smsMaxSegments);
   const smsLimits =
@@ -68,7 +77,7 @@ export function notificationUnion({ smsMaxSegments }: UnionSettings) {
       idempotency_key: idempotencyKey,
     })
     .meta({
-      description: 'Posts a Slack message as the bot: text up to 40,000 characters.',
+      description: `Posts a Slack message as the bot: text up to 40,000 characters. ${broadcastRule(slackAllowBroadcast)}`,
       limits: 'text up to 40,000 characters',
     });
 

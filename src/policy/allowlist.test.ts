@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isAllowed } from './allowlist.js';
+import { allowEntryProblem, isAllowed } from './allowlist.js';
 
 const list = (...entries: string[]) => ({ any: false, entries });
 
@@ -36,11 +36,38 @@ describe('isAllowed', () => {
     it('takes @domain as a domain', () => {
       expect(isAllowed('email', 'x@acme.io', allow)).toBe(true);
     });
-    it('uses the last @ and the bracketed address', () => {
-      expect(isAllowed('email', '"a@example.com"@evil.test', allow)).toBe(false);
-      expect(isAllowed('email', 'Ops Team <ops@example.com>', allow)).toBe(true);
-      expect(isAllowed('email', 'not-an-address', allow)).toBe(false);
-      expect(isAllowed('email', 'trailing@', allow)).toBe(false);
+    it('refuses what it cannot read with certainty, even at an allowed domain', () => {
+      for (const recipient of [
+        '"a@example.com"@evil.test', // quoted local part: the domain is evil.test
+        '"x"@example.com', // quoted local parts are refused outright
+        'Ops Team <ops@example.com>', // display names are the channel's to take apart
+        'ops@example.com, x@evil.test', // so are lists
+        'ops@example.com\r\nBcc: x@evil.test',
+        ' ops@example.com', // not the exact envelope address
+        'x%evil.test@example.com', // percent hack: relayed on to evil.test
+        'evil.test!x@example.com', // bang path
+        '@evil.test:x@example.com', // source route
+        'x@[127.0.0.1]', // domain literal
+        'x@example.com.', // trailing dot
+        'x@ex%61mple.com', // percent-encoded domain
+        'not-an-address',
+        'trailing@',
+        '@example.com',
+      ]) {
+        expect(isAllowed('email', recipient, allow), recipient).toBe(false);
+      }
+    });
+    it('compares IDN domains in their ASCII form, on both sides', () => {
+      const idn = list('bücher.de', '*.münchen.example');
+      expect(isAllowed('email', 'a@xn--bcher-kva.de', idn)).toBe(true);
+      expect(isAllowed('email', 'a@BÜCHER.de', idn)).toBe(true);
+      expect(isAllowed('email', 'a@bucher.de', idn)).toBe(false);
+      expect(isAllowed('email', 'a@x.xn--mnchen-3ya.example', idn)).toBe(true);
+      expect(isAllowed('email', 'a@xn--bcher-kva.de', list('xn--bcher-kva.de'))).toBe(true);
+      // a lookalike that maps to an allowed domain is the domain nodemailer sends to (UTS 46)
+      expect(isAllowed('email', 'a@ＥＸＡＭＰＬＥ.com', allow)).toBe(true);
+      // ... but a local part outside ASCII is never read as an allowed address
+      expect(isAllowed('email', 'boſs@partner.org', allow)).toBe(false);
     });
   });
 
@@ -59,19 +86,73 @@ describe('isAllowed', () => {
     it('ignores an entry that is only a plus', () => {
       expect(isAllowed('sms', '+14155550100', list('+'))).toBe(false);
     });
+    it('refuses a recipient that is not E.164 as written', () => {
+      for (const recipient of ['+1 415 555 0100', '14155550100', '+1415abc0100', '+1415555010012345', '+14155550100\n']) {
+        expect(isAllowed('sms', recipient, allow), recipient).toBe(false);
+      }
+    });
   });
 
   describe('slack', () => {
-    const allow = list('c0123abcd', '#alerts', 'ops-room');
-    it('matches channel IDs case-insensitively', () => {
+    const allow = list('C0123ABCD', '#alerts', '#Ops-Room');
+    it('matches channel IDs exactly: a folded ID is another channel', () => {
       expect(isAllowed('slack', 'C0123ABCD', allow)).toBe(true);
       expect(isAllowed('slack', 'C0123ABCE', allow)).toBe(false);
+      expect(isAllowed('slack', 'c0123abcd', allow)).toBe(false);
+      expect(isAllowed('slack', 'C0123ABCD', list('c0123abcd'))).toBe(false);
     });
-    it('matches #names, and takes a bare entry as a name', () => {
+    it('matches #names case-insensitively', () => {
       expect(isAllowed('slack', '#alerts', allow)).toBe(true);
       expect(isAllowed('slack', '#Alerts', allow)).toBe(true);
       expect(isAllowed('slack', '#ops-room', allow)).toBe(true);
       expect(isAllowed('slack', '#general', allow)).toBe(false);
     });
+    it('never matches an ID with a name, either way', () => {
+      expect(isAllowed('slack', '#c0123abcd', allow)).toBe(false);
+      expect(isAllowed('slack', '#C0123ABCD', allow)).toBe(false);
+      expect(isAllowed('slack', 'DEPLOYS', list('#deploys'))).toBe(false);
+      expect(isAllowed('slack', '#deploys', list('DEPLOYS'))).toBe(false);
+      // a bare word is neither (and refused at start), so it allows nothing
+      expect(isAllowed('slack', 'DEPLOYS', list('deploys'))).toBe(false);
+      expect(isAllowed('slack', '#deploys', list('deploys'))).toBe(false);
+    });
+    it('folds ASCII only: no Unicode case mapping makes two names equal', () => {
+      // U+212A KELVIN SIGN lower-cases to "k" in JavaScript
+      expect(isAllowed('slack', '#\u212Aeys', list('#keys'))).toBe(false);
+      expect(isAllowed('slack', '#keys', list('#\u212Aeys'))).toBe(false);
+    });
+  });
+});
+
+describe('allowEntryProblem (checked at start)', () => {
+  it('accepts what each channel documents', () => {
+    for (const e of ['example.com', '@example.com', '*.example.com', 'ops@example.com', 'bücher.de', 'localhost']) {
+      expect(allowEntryProblem('email', e), e).toBeUndefined();
+    }
+    for (const e of ['+1415', '1415', '+44 20 7946', '+1 (415) 555-0100', '+4915112345678']) {
+      expect(allowEntryProblem('sms', e), e).toBeUndefined();
+    }
+    for (const e of ['C0123ABCD', 'G0123ABCD', 'D0123ABCD', '#alerts', '#Ops-Room', '#a.b_c-d']) {
+      expect(allowEntryProblem('slack', e), e).toBeUndefined();
+    }
+  });
+
+  it('refuses a Slack entry that is neither an ID nor a #name, and says what to write', () => {
+    expect(allowEntryProblem('slack', 'alerts')).toContain('write #alerts');
+    expect(allowEntryProblem('slack', 'c0123abcd')).toContain('channel IDs are upper case (C0123ABCD)');
+    expect(allowEntryProblem('slack', 'deploys')).toMatch(/DEPLOYS.*#deploys/);
+    for (const e of ['U0123ABCD', '#', '# alerts', '<#C0123ABCD>', 'https://x.slack.com/archives/C0123ABCD']) {
+      expect(allowEntryProblem('slack', e), e).toMatch(/neither a channel ID/);
+    }
+  });
+
+  it('refuses email and SMS entries that could never match as meant', () => {
+    expect(allowEntryProblem('email', '*@example.com')).toContain('write example.com');
+    for (const e of ['exa mple.com', 'example.com.', '"x"@example.com', 'a%b@example.com', '[127.0.0.1]', '*.', 'ops@', '@']) {
+      expect(allowEntryProblem('email', e), e).toMatch(/is not an address/);
+    }
+    for (const e of ['+', '+1-800-FLOWERS', '0044', '+0', '+1234567890123456']) {
+      expect(allowEntryProblem('sms', e), e).toMatch(/is not an E\.164 prefix/);
+    }
   });
 });

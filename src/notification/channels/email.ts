@@ -1,6 +1,7 @@
 import type { EmailPayload } from '../../providers/types.js';
 import { htmlToText } from '../html-to-text.js';
 import type { EmailNotification } from '../union.js';
+import { emailRecipients, toFields } from './email-recipients.js';
 import type { Channel } from './types.js';
 
 /** `Name <a@b>` → `a@b`. */
@@ -11,11 +12,11 @@ function address(mailbox: string): string {
 
 /** The complete MIME message is built here, so dry-run records the bytes SMTP would carry. */
 export const emailChannel: Channel<EmailNotification, EmailPayload> = {
-  recipients: (n) => (Array.isArray(n.to) ? n.to : [n.to]),
+  recipients: emailRecipients,
 
   async buildPayload(n, { id, config }) {
     const from = config.email.from;
-    const to = this.recipients(n);
+    const to = toFields(n);
     const messageId = `<${id}@${address(from).split('@')[1] ?? 'notify-mcp.local'}>`;
     // Loaded on the first email, not at start-up (it is a fair share of cold start).
     const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');

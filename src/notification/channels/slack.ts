@@ -1,12 +1,15 @@
 import type { SlackPayload } from '../../providers/types.js';
+import { neutraliseBroadcasts } from '../slack-mentions.js';
 import type { SlackNotification } from '../union.js';
 import type { Channel } from './types.js';
 
 export const slackChannel: Channel<SlackNotification, SlackPayload> = {
   recipients: (n) => [n.channel],
 
-  async buildPayload(n) {
-    const payload: SlackPayload = { channel: n.channel, text: n.text };
+  async buildPayload(n, { config }) {
+    // Broadcast mentions need the operator's consent (DESIGN section 3).
+    const text = config.slack.allowBroadcast ? n.text : neutraliseBroadcasts(n.text).text;
+    const payload: SlackPayload = { channel: n.channel, text };
     if (n.thread) payload.thread_ts = n.thread;
     return { payload };
   },

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import { isAllowed } from '../../policy/allowlist.js';
+import type { EmailNotification } from '../union.js';
+import { emailChannel } from './email.js';
+import { addressesIn, emailRecipients } from './email-recipients.js';
+
+const mail = (to: string | string[], reply_to?: string): EmailNotification => ({
+  via: 'email',
+  to,
+  subject: 's',
+  body_html: '<p>x</p>',
+  ...(reply_to === undefined ? {} : { reply_to }),
+});
+const allow = { any: false, entries: ['example.com'] };
+const allAllowed = (n: EmailNotification) => emailRecipients(n).every((r) => isAllowed('email', r, allow));
+
+describe('emailRecipients', () => {
+  it('names reply_to as a recipient, besides every to (the email channel asks it)', () => {
+    expect(emailChannel.recipients(mail('ops@example.com', 'oncall@example.com'))).toEqual(['ops@example.com', 'oncall@example.com']);
+    expect(emailChannel.recipients(mail(['a@example.com', 'b@example.com']))).toEqual(['a@example.com', 'b@example.com']);
+    expect(allAllowed(mail('ops@example.com', 'exfil@attacker.example'))).toBe(false);
+    expect(allAllowed(mail('ops@example.com', 'oncall@example.com'))).toBe(true);
+  });
+
+  it('takes each field apart as nodemailer does, so every address in it meets the allowlist', () => {
+    expect(addressesIn('Ops <ops@example.com>')).toEqual(['ops@example.com']);
+    expect(addressesIn('a@example.com, b@attacker.example')).toEqual(['a@example.com', 'b@attacker.example']);
+    expect(addressesIn('a@example.com;b@attacker.example')).toEqual(['a@example.com', 'b@attacker.example']);
+    expect(addressesIn('team: a@example.com, b@attacker.example;')).toEqual(['a@example.com', 'b@attacker.example']);
+    for (const field of ['Ops <ops@example.com>, x@attacker.example', 'team: a@example.com, b@attacker.example;']) {
+      expect(allAllowed(mail('ops@example.com', field)), field).toBe(false);
+      expect(allAllowed(mail(['ops@example.com', field])), field).toBe(false);
+    }
+    expect(allAllowed(mail('Ops <ops@example.com>', 'Team <team@EXAMPLE.com>'))).toBe(true);
+  });
+
+  it('returns a field whole, and so refused, when the parser could hide an address in it', () => {
+    for (const field of [
+      'ops@example.com\r\nBcc: x@attacker.example', // the parser would keep only the Bcc address
+      'ops@example.com\nx@attacker.example',
+      'x@attacker.example <ops@example.com>', // an address in the display name
+      'ops@example.com (x@attacker.example)',
+      '"x" <ops@example.com>, y', // a member without an address
+      '',
+      '"a@example.com"@attacker.example',
+    ]) {
+      expect(addressesIn(field), JSON.stringify(field)).toEqual([field]);
+      expect(allAllowed(mail('ops@example.com', field)), JSON.stringify(field)).toBe(false);
+    }
+  });
+});
