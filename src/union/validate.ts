@@ -1,12 +1,16 @@
 /**
  * Branch-first validation: read the discriminator, then validate against that variant
  * alone, so every problem is reported in that variant's terms with a fix the caller can
- * apply. Never throws; every rejection carries code, path (a JSON Pointer into the
- * arguments as sent) and message.
+ * apply. Total over whatever a client can send: any JSON value in any position ends in a
+ * result, never a throw. Every rejection carries code, path (a JSON Pointer into the
+ * arguments as sent) and message; client data reaches messages only through ./echo.ts.
  */
 import { z } from 'zod';
 import type { UnionDef, Variant } from './define.js';
 import { listWords } from './describe.js';
+import { clipText, describeKey, describeValue, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
+import { toJsonSchema, type JsonSchema } from './json-schema.js';
+import { typeMismatches, type TypeMismatch } from './json-type.js';
 import type { ProfileTool } from './profiles.js';
 
 export interface ValidationIssue {
@@ -18,15 +22,47 @@ export interface ValidationIssue {
   variant?: string;
 }
 
-export type ValidationResult<T = Record<string, unknown>> =
-  | { ok: true; variant: string; value: T }
-  | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] };
+/** At most this many issues are returned; `omitted` counts the rest. */
+export const MAX_ISSUES = 20;
 
+export interface ValidationFailure {
+  ok: false;
+  issues: [ValidationIssue, ...ValidationIssue[]];
+  /** Issues found beyond MAX_ISSUES and left out, so that no call can make an answer of any size. */
+  omitted: number;
+}
+
+export type ValidationResult<T = Record<string, unknown>> = { ok: true; variant: string; value: T } | ValidationFailure;
+
+/** An exact JSON Pointer. */
 export function pointer(base: string, segments: readonly PropertyKey[]): string {
-  return base + segments.map((s) => '/' + String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
+  return base + segments.map((s) => '/' + pointerToken(s)).join('');
+}
+
+function pointerToken(s: PropertyKey): string {
+  const raw = typeof s === 'symbol' ? (s.description ?? '') : `${s}`;
+  return raw.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * The pointer an issue carries. A key longer than POINTER_KEY_MAX_CHARS is not repeated in
+ * it: the pointer stops at the object that holds the key, and the message names the key
+ * clipped (an answer never echoes a client's megabyte-long key).
+ */
+function issuePath(base: string, segments: readonly PropertyKey[]): string {
+  const long = segments.findIndex((s) => typeof s === 'string' && s.length > POINTER_KEY_MAX_CHARS);
+  return pointer(base, long < 0 ? segments : segments.slice(0, long));
+}
+
+/** How a message names a place in the arguments: `to`, `to.0`. */
+function fieldLabel(segments: readonly PropertyKey[]): string {
+  return segments.map(describeKey).join('.');
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Own properties only: a client key such as `constructor` must never find an inherited one. */
+const own = (o: object, key: PropertyKey): unknown => (Object.hasOwn(o, key) ? (o as Record<PropertyKey, unknown>)[key] : undefined);
 
 /** `null` means absent for optional fields (the strict profile sends nulls). */
 export function dropNulls(args: Record<string, unknown>): Record<string, unknown> {
@@ -36,76 +72,143 @@ export function dropNulls(args: Record<string, unknown>): Record<string, unknown
 /** Validates a tools/call's arguments for one profile tool against the union. */
 export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding'], raw: unknown): ValidationResult {
   const disc = def.discriminator;
-  const noun = def.options.variantNoun;
+  const discCode = `INVALID_${disc.toUpperCase()}`;
   let base = '';
   let args: unknown = raw ?? {};
-  if (!isRecord(args)) return fail({ code: 'INVALID_FIELD', path: '', message: 'Arguments must be a JSON object.' });
+  if (!isRecord(args)) return notAnObject(args);
 
   if (binding.wrapKey) {
     const key = binding.wrapKey;
     const extra = Object.keys(args).filter((k) => k !== key);
     if (extra.length) {
-      return fail({ code: 'INVALID_FIELD', path: pointer('', [extra[0]!]), message: `Put every field inside ${key}; drop ${extra[0]} from the top level.` });
+      return fail({ code: 'INVALID_FIELD', path: issuePath('', [extra[0]!]), message: `Put every field inside ${key}; drop ${describeKey(extra[0]!)} from the top level.` });
     }
-    if (!isRecord(args[key])) {
-      return fail({ code: 'MISSING_FIELD', path: pointer('', [key]), message: `${key} is required: an object with ${disc} set to ${variantList(def)}.` });
+    const inner = own(args, key);
+    if (!isRecord(inner)) {
+      const needs = `an object with ${disc} set to ${variantList(def)}`;
+      return inner === undefined || inner === null
+        ? fail({ code: 'MISSING_FIELD', path: pointer('', [key]), message: `${key} is required: ${needs}.` })
+        : fail({ code: 'INVALID_FIELD', path: pointer('', [key]), message: `${key} must be ${needs}, not ${describeValue(inner)}.` });
     }
-    args = args[key];
+    args = inner;
     base = pointer('', [key]);
   }
   const call = dropNulls(args as Record<string, unknown>);
 
   if (binding.impliedVariant) {
     const implied = binding.impliedVariant;
-    if (disc in call && call[disc] !== implied) {
+    const sent = own(call, disc);
+    if (sent !== undefined && sent !== implied) {
+      const other = def.variants.find((v) => v.value === sent);
+      const fix = other ? `drop ${disc}, or call ${def.options.variantToolName(other.value)}` : `drop ${disc}`;
       return fail({
-        code: `INVALID_${disc.toUpperCase()}`,
+        code: discCode,
         path: pointer(base, [disc]),
-        message: `This tool always uses ${disc} ${implied}; drop ${disc}, or call ${def.options.variantToolName(String(call[disc]))}.`,
+        message: `This tool always uses ${disc} ${implied}, not ${describeValue(sent)}; ${fix}.`,
         variant: implied,
       });
     }
     call[disc] = implied;
   }
 
-  const tag = call[disc];
+  const tag = own(call, disc);
   const variant = def.variants.find((v) => v.value === tag);
   if (!variant) {
-    const what = tag === undefined ? `${disc} is required` : `${disc} ${JSON.stringify(tag)} is not a ${noun}`;
-    return fail({ code: `INVALID_${disc.toUpperCase()}`, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
+    const noun = def.options.variantNoun;
+    const what =
+      tag === undefined
+        ? `${disc} is required`
+        : typeof tag === 'string'
+          ? `${disc} ${describeValue(tag)} is not a ${noun}`
+          : `${disc} is ${describeValue(tag)}, not a ${noun}`;
+    return fail({ code: discCode, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
   }
 
   const issues: ValidationIssue[] = [];
   for (const field of Object.keys(call)) {
     if (field === disc || variant.fields.includes(field)) continue;
     issues.push({
-      code: `FIELD_NOT_ON_${noun.toUpperCase()}`,
-      path: pointer(base, [field]),
+      code: `FIELD_NOT_ON_${def.options.variantNoun.toUpperCase()}`,
+      path: issuePath(base, [field]),
       message: notOnVariant(def, variant, field),
       variant: variant.value,
     });
   }
   const known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
-  const parsed = variant.schema.safeParse(known);
-  if (!parsed.success) {
-    issues.push(...mapZodIssues(parsed.error.issues, known, base, { subject: variant.value, schema: variant.schema, variant: variant.value }));
-  }
-  if (issues.length) return fail(...(issues as [ValidationIssue, ...ValidationIssue[]]));
-  return { ok: true, variant: variant.value, value: parsed.data as Record<string, unknown> };
+  const checked = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value });
+  if (checked.ok && !issues.length) return { ok: true, variant: variant.value, value: checked.value as Record<string, unknown> };
+  if (!checked.ok) issues.push(...checked.issues);
+  const [first, ...rest] = issues;
+  return fail(first!, ...rest); // non-empty: an unknown field, or checkFields' issues
 }
 
 /** Validates the arguments of a plain object tool; same issue shapes as the union's. */
-export function validateObject<S extends z.ZodObject>(schema: S, toolName: string, raw: unknown): { ok: true; value: z.infer<S> } | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] } {
+export function validateObject<S extends z.ZodObject>(schema: S, toolName: string, raw: unknown): { ok: true; value: z.infer<S> } | ValidationFailure {
   const args = raw ?? {};
-  if (!isRecord(args)) return fail({ code: 'INVALID_FIELD', path: '', message: 'Arguments must be a JSON object.' });
+  if (!isRecord(args)) return notAnObject(args);
   const call = dropNulls(args);
-  const parsed = schema.safeParse(call);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  return fail(...(mapZodIssues(parsed.error.issues, call, '', { subject: toolName, schema }) as [ValidationIssue, ...ValidationIssue[]]));
+  const checked = checkFields(schema, jsonOf(schema), call, '', { subject: toolName });
+  return checked.ok ? { ok: true, value: checked.value } : fail(...checked.issues);
 }
 
-function fail(...issues: [ValidationIssue, ...ValidationIssue[]]): { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] } {
-  return { ok: false, issues };
+/**
+ * Problems with the fields the schema takes. Before zod, each field's JSON types are
+ * checked against the JSON Schema and its text for lone surrogates; a field with such a
+ * problem is reported from here and withheld from zod, which only refines values of the
+ * right type (./json-type.ts says why).
+ */
+function checkFields<S extends z.ZodObject>(
+  schema: S,
+  json: JsonSchema,
+  call: Record<string, unknown>,
+  base: string,
+  ctx: { subject: string; variant?: string },
+): { ok: true; value: z.infer<S> } | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] } {
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const early: ValidationIssue[] = [];
+  const withheld = new Set<string>();
+  for (const [field, value] of Object.entries(call)) {
+    if (!Object.hasOwn(schema.shape, field)) continue;
+    const rule = Object.hasOwn(properties, field) ? properties[field] : undefined;
+    const mismatches = rule ? typeMismatches(rule, value, MAX_ISSUES, [field]) : [];
+    const found = mismatches.length
+      ? mismatches.map((m) => typeIssue(m, schema, base, ctx.variant))
+      : loneSurrogateIssues({ [field]: value }, base, ctx.variant);
+    if (!found.length) continue;
+    withheld.add(field);
+    early.push(...found);
+  }
+  const input = withheld.size ? Object.fromEntries(Object.entries(call).filter(([k]) => !withheld.has(k))) : call;
+  const parsed = schema.safeParse(input);
+  if (parsed.success && !early.length) return { ok: true, value: parsed.data };
+  const zodIssues = parsed.success ? [] : parsed.error.issues.filter((i) => !(typeof i.path[0] === 'string' && withheld.has(i.path[0])));
+  const [first, ...rest] = [...early, ...mapZodIssues(zodIssues, input, base, { ...ctx, schema })];
+  // A failed parse always yields an issue; the fallback only keeps the type honest.
+  return { ok: false, issues: [first ?? { code: 'INVALID_FIELD', path: base, message: `The arguments are not valid for ${ctx.subject}.` }, ...rest] };
+}
+
+function typeIssue(m: TypeMismatch, schema: z.ZodObject, base: string, variant?: string): ValidationIssue {
+  const hint = hintFor(schema, m.segments);
+  const message = `${fieldLabel(m.segments)} must be ${m.expected}, not ${describeValue(m.value)}.${hint ? ` Expected ${hint}.` : ''}`;
+  const issue = { code: 'INVALID_FIELD', path: issuePath(base, m.segments), message };
+  return variant ? { ...issue, variant } : issue;
+}
+
+/** JSON Schemas of plain object tools, made once per zod schema. */
+const objectJson = new WeakMap<z.ZodObject, JsonSchema>();
+function jsonOf(schema: z.ZodObject): JsonSchema {
+  let json = objectJson.get(schema);
+  if (!json) objectJson.set(schema, (json = toJsonSchema(schema)));
+  return json;
+}
+
+function notAnObject(args: unknown): ValidationFailure {
+  return fail({ code: 'INVALID_FIELD', path: '', message: `Arguments must be a JSON object, not ${describeValue(args)}.` });
+}
+
+function fail(first: ValidationIssue, ...rest: ValidationIssue[]): ValidationFailure {
+  const kept = rest.slice(0, MAX_ISSUES - 1);
+  return { ok: false, issues: [first, ...kept], omitted: rest.length - kept.length };
 }
 
 function variantList(def: UnionDef): string {
@@ -116,24 +219,66 @@ function notOnVariant(def: UnionDef, variant: Variant, field: string): string {
   const own = variant.fields.filter((f) => !def.commonFields.includes(f));
   const limits = variant.meta.limits ? ` (${variant.meta.limits})` : '';
   const others = def.variants.filter((v) => v.fields.includes(field)).map((v) => v.value);
+  const name = describeKey(field);
   const fix = others.length
-    ? `Drop ${field}, or set ${def.discriminator} to ${listWords(others, 'or')}.`
-    : `Drop ${field}: no ${def.options.variantNoun} takes it.`;
+    ? `Drop ${name}, or set ${def.discriminator} to ${listWords(others, 'or')}.`
+    : `Drop ${name}: no ${def.options.variantNoun} takes it.`;
   return `${variant.value} takes ${listWords(own)} only${limits}. ${fix}`;
+}
+
+/** A path segment chain, shared between siblings so a deep walk stays linear. */
+interface Trail {
+  key: PropertyKey;
+  up: Trail | null;
+}
+
+const segmentsOf = (trail: Trail): PropertyKey[] => {
+  const out: PropertyKey[] = [];
+  for (let t: Trail | null = trail; t; t = t.up) out.unshift(t.key);
+  return out;
+};
+
+/**
+ * Every string among the values that holds half of a UTF-16 surrogate pair: it cannot be
+ * encoded as UTF-8, so it would reach a provider mangled. Iterative, so nesting of any
+ * depth is walked without the stack.
+ */
+function loneSurrogateIssues(fields: Record<string, unknown>, base: string, variant?: string): ValidationIssue[] {
+  const issues: ValidationIssue[] = [];
+  const todo: [unknown, Trail][] = Object.entries(fields)
+    .reverse()
+    .map(([k, v]) => [v, { key: k, up: null }]);
+  while (todo.length && issues.length < MAX_ISSUES) {
+    const [value, trail] = todo.pop()!;
+    if (typeof value === 'string') {
+      const at = loneSurrogateAt(value);
+      if (at < 0) continue;
+      const segments = segmentsOf(trail);
+      const unit = value.charCodeAt(at).toString(16).toUpperCase();
+      const message = `${fieldLabel(segments)} holds a lone surrogate (U+${unit}) at character ${at}: text must be well-formed Unicode. Send both halves of the pair, or drop the character.`;
+      issues.push(variant ? { code: 'INVALID_FIELD', path: issuePath(base, segments), message, variant } : { code: 'INVALID_FIELD', path: issuePath(base, segments), message });
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i -= 1) todo.push([value[i], { key: i, up: trail }]);
+    } else if (isRecord(value)) {
+      for (const [k, v] of Object.entries(value).reverse()) todo.push([v, { key: k, up: trail }]);
+    }
+  }
+  return issues;
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let node = input;
   for (const seg of path) {
     if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<PropertyKey, unknown>)[seg];
+    node = own(node, seg);
   }
   return node;
 }
 
 function hintFor(schema: z.ZodObject, path: readonly PropertyKey[]): string | undefined {
-  const field = schema.shape[String(path[0])] as z.ZodType | undefined;
-  return field?.description;
+  const key = path[0];
+  if (typeof key !== 'string' || !Object.hasOwn(schema.shape, key)) return undefined;
+  return (schema.shape[key] as z.ZodType).description;
 }
 
 /**
@@ -160,8 +305,8 @@ function mapZodIssues(
 ): ValidationIssue[] {
   const flat = zodIssues.flatMap(expandIssue);
   return flat.map((issue) => {
-    const path = pointer(base, issue.path);
-    const field = issue.path.length ? issue.path.map(String).join('.') : 'arguments';
+    const path = issuePath(base, issue.path);
+    const field = issue.path.length ? fieldLabel(issue.path) : 'arguments';
     const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
     const expected = hint ? ` Expected ${hint}.` : '';
     let code: string;
@@ -169,21 +314,21 @@ function mapZodIssues(
     const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
     if (issue.code === 'unrecognized_keys') {
       code = 'INVALID_FIELD';
-      const owner = issue.path.length > 1 ? issue.path.slice(0, -1).map(String).join('.') : ctx.subject;
-      message = `${owner} does not take ${issue.keys[0]}; drop it.`;
+      const owner = issue.path.length > 1 ? fieldLabel(issue.path.slice(0, -1)) : ctx.subject;
+      message = `${owner} does not take ${describeKey(issue.keys[0]!)}; drop it.`;
     } else if (custom) {
       code = custom;
-      message = issue.message;
+      message = clipText(issue.message, 400);
     } else if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
       code = 'MISSING_FIELD';
       message = `${ctx.subject} needs ${field}.${expected}`;
     } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
       code = 'TOO_LONG';
       const unit = issue.origin === 'string' ? 'characters' : 'items';
-      message = `${field} is too long for ${ctx.subject}: at most ${String(issue.maximum)} ${unit}. Shorten it.`;
+      message = `${field} is too long for ${ctx.subject}: at most ${issue.maximum} ${unit}. Shorten it.`;
     } else {
       code = 'INVALID_FIELD';
-      message = `${field} is not valid for ${ctx.subject}: ${issue.message}.${expected}`;
+      message = `${field} is not valid for ${ctx.subject}: ${clipText(issue.message, 400)}.${expected}`;
     }
     return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
   });
