@@ -103,12 +103,19 @@ describe('echoes are capped (defect 10)', () => {
   });
 
   it('any number of problems gives at most MAX_ISSUES issues, and says how many were left out', () => {
-    const call = Object.fromEntries([['kind', 'circle'], ['r', 1], ...Array.from({ length: 5000 }, (_, i) => [`extra${i}`, i])]);
-    const result = validateUnionCall(def, flat!.binding, call);
-    expect(result.ok).toBe(false);
-    if (result.ok) return;
-    expect(result.issues).toHaveLength(MAX_ISSUES);
-    expect(result.omitted).toBe(5000 - MAX_ISSUES);
+    const many = 200_000; // more than a function call takes as spread arguments
+    const keys = Object.fromEntries([['kind', 'circle'], ['r', 1], ...Array.from({ length: many }, (_, i) => [`extra${i}`, i])]);
+    const items = { kind: 'poly', points: Array.from({ length: many }, () => 7) };
+    const lone = { kind: 'poly', points: ['a', 'b', 'c', ...Array.from({ length: many }, () => '\ud800')] };
+    for (const call of [keys, items, lone]) {
+      const result = validateUnionCall(def, flat!.binding, call);
+      expect(result.ok).toBe(false);
+      if (result.ok) continue;
+      expect(result.issues).toHaveLength(MAX_ISSUES);
+      expect(result.omitted).toBe(many - MAX_ISSUES);
+    }
+    const object = validateObject(z.strictObject({}), 'tool', Object.fromEntries(Array.from({ length: many }, (_, i) => [`k${i}`, i])));
+    expect(!object.ok && object.omitted).toBe(many - MAX_ISSUES);
   });
 });
 

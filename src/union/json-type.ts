@@ -64,45 +64,59 @@ function expectedOf(node: JsonSchema): string {
   return types ? listWords(types.map((t) => ARTICLE[t] ?? t), 'or') : 'any value';
 }
 
-/** Every place in `value` whose JSON type `schema` does not admit, up to `limit`. */
-export function typeMismatches(schema: JsonSchema, value: unknown, limit: number, segments: PropertyKey[] = []): TypeMismatch[] {
-  const out: TypeMismatch[] = [];
-  walk(schema, value, segments, out, limit);
-  return out;
+/** Places in a value whose JSON type the schema does not admit: the first `limit`, and how many in all. */
+export interface TypeMismatches {
+  list: TypeMismatch[];
+  total: number;
 }
 
-function walk(node: JsonSchema, value: unknown, segments: PropertyKey[], out: TypeMismatch[], limit: number): void {
-  if (out.length >= limit) return;
+/** Every place in `value` whose JSON type `schema` does not admit. */
+export function typeMismatches(schema: JsonSchema, value: unknown, limit: number, segments: PropertyKey[] = []): TypeMismatches {
+  const found: TypeMismatches = { list: [], total: 0 };
+  walk(schema, value, segments, found, limit);
+  return found;
+}
+
+function report(found: TypeMismatches, limit: number, m: TypeMismatch): void {
+  found.total += 1;
+  if (found.list.length < limit) found.list.push(m);
+}
+
+function walk(node: JsonSchema, value: unknown, segments: PropertyKey[], found: TypeMismatches, limit: number): void {
   const alternatives = alternativesOf(node);
   if (alternatives.length) {
-    const found = alternatives.map((alt) => typeMismatches(alt, value, limit, segments));
-    if (found.every((f) => f.length)) {
+    const each = alternatives.map((alt) => typeMismatches(alt, value, limit, segments));
+    if (each.every((f) => f.total)) {
       // One alternative of the value's own type: its problem is the one to report (a list
       // with one bad item is that item's problem, not "neither a string nor a list").
       const sameType = alternatives.flatMap((alt, i) => {
         const types = ownTypes(alt);
         return types && admits(types, value) ? [i] : [];
       });
-      if (sameType.length === 1) out.push(...found[sameType[0]!]!.slice(0, limit - out.length));
-      else out.push({ segments, expected: expectedOf(node), value });
+      if (sameType.length === 1) {
+        const chosen = each[sameType[0]!]!;
+        for (const m of chosen.list) report(found, limit, m);
+        found.total += chosen.total - chosen.list.length;
+      } else {
+        report(found, limit, { segments, expected: expectedOf(node), value });
+      }
       return;
     }
   }
-  if (Array.isArray(node.allOf)) for (const part of node.allOf.filter(isSchema)) walk(part, value, segments, out, limit);
+  if (Array.isArray(node.allOf)) for (const part of node.allOf.filter(isSchema)) walk(part, value, segments, found, limit);
   const types = ownTypes(node);
   if (types && !admits(types, value)) {
-    out.push({ segments, expected: expectedOf(node), value });
+    report(found, limit, { segments, expected: expectedOf(node), value });
     return;
   }
   if (Array.isArray(value) && isSchema(node.items)) {
-    for (let i = 0; i < value.length && out.length < limit; i += 1) walk(node.items, value[i], [...segments, i], out, limit);
+    for (let i = 0; i < value.length; i += 1) walk(node.items, value[i], [...segments, i], found, limit);
   } else if (isRecord(value)) {
     const properties = isSchema(node.properties) ? node.properties : {};
     const rest = isSchema(node.additionalProperties) ? node.additionalProperties : undefined;
     for (const key of Object.keys(value)) {
-      if (out.length >= limit) return;
       const sub = Object.hasOwn(properties, key) ? properties[key] : rest;
-      if (isSchema(sub)) walk(sub, value[key], [...segments, key], out, limit);
+      if (isSchema(sub)) walk(sub, value[key], [...segments, key], found, limit);
     }
   }
 }

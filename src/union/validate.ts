@@ -34,6 +34,34 @@ export interface ValidationFailure {
 
 export type ValidationResult<T = Record<string, unknown>> = { ok: true; variant: string; value: T } | ValidationFailure;
 
+/**
+ * Issues as they are found: the first MAX_ISSUES kept, the rest only counted, and a
+ * message built only for an issue that is kept. (A call may hold 200,000 unknown keys.)
+ */
+class Issues {
+  private readonly kept: ValidationIssue[] = [];
+  private omitted = 0;
+
+  add(make: () => ValidationIssue): void {
+    if (this.kept.length < MAX_ISSUES) this.kept.push(make());
+    else this.omitted += 1;
+  }
+
+  /** Issues found elsewhere and not described here. */
+  count(n: number): void {
+    this.omitted += n;
+  }
+
+  get size(): number {
+    return this.kept.length + this.omitted;
+  }
+
+  failure(): ValidationFailure | undefined {
+    const [first, ...rest] = this.kept;
+    return first ? { ok: false, issues: [first, ...rest], omitted: this.omitted } : undefined;
+  }
+}
+
 /** An exact JSON Pointer. */
 export function pointer(base: string, segments: readonly PropertyKey[]): string {
   return base + segments.map((s) => '/' + pointerToken(s)).join('');
@@ -124,22 +152,19 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     return fail({ code: discCode, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
   }
 
-  const issues: ValidationIssue[] = [];
+  const found = new Issues();
   for (const field of Object.keys(call)) {
     if (field === disc || variant.fields.includes(field)) continue;
-    issues.push({
+    found.add(() => ({
       code: `FIELD_NOT_ON_${def.options.variantNoun.toUpperCase()}`,
       path: issuePath(base, [field]),
       message: notOnVariant(def, variant, field),
       variant: variant.value,
-    });
+    }));
   }
   const known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
-  const checked = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value });
-  if (checked.ok && !issues.length) return { ok: true, variant: variant.value, value: checked.value as Record<string, unknown> };
-  if (!checked.ok) issues.push(...checked.issues);
-  const [first, ...rest] = issues;
-  return fail(first!, ...rest); // non-empty: an unknown field, or checkFields' issues
+  const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value }, found);
+  return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
 
 /** Validates the arguments of a plain object tool; same issue shapes as the union's. */
@@ -147,8 +172,9 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
   const args = raw ?? {};
   if (!isRecord(args)) return notAnObject(args);
   const call = dropNulls(args);
-  const checked = checkFields(schema, jsonOf(schema), call, '', { subject: toolName });
-  return checked.ok ? { ok: true, value: checked.value } : fail(...checked.issues);
+  const found = new Issues();
+  const value = checkFields(schema, jsonOf(schema), call, '', { subject: toolName }, found);
+  return found.failure() ?? { ok: true, value: value as z.infer<S> };
 }
 
 /**
@@ -157,34 +183,25 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
  * problem is reported from here and withheld from zod, which only refines values of the
  * right type (./json-type.ts says why).
  */
-function checkFields<S extends z.ZodObject>(
-  schema: S,
-  json: JsonSchema,
-  call: Record<string, unknown>,
-  base: string,
-  ctx: { subject: string; variant?: string },
-): { ok: true; value: z.infer<S> } | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] } {
+function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string, unknown>, base: string, ctx: { subject: string; variant?: string }, found: Issues): unknown {
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
-  const early: ValidationIssue[] = [];
   const withheld = new Set<string>();
   for (const [field, value] of Object.entries(call)) {
     if (!Object.hasOwn(schema.shape, field)) continue;
+    const before = found.size;
     const rule = Object.hasOwn(properties, field) ? properties[field] : undefined;
-    const mismatches = rule ? typeMismatches(rule, value, MAX_ISSUES, [field]) : [];
-    const found = mismatches.length
-      ? mismatches.map((m) => typeIssue(m, schema, base, ctx.variant))
-      : loneSurrogateIssues({ [field]: value }, base, ctx.variant);
-    if (!found.length) continue;
-    withheld.add(field);
-    early.push(...found);
+    const mismatches = rule ? typeMismatches(rule, value, MAX_ISSUES, [field]) : { list: [], total: 0 };
+    for (const m of mismatches.list) found.add(() => typeIssue(m, schema, base, ctx.variant));
+    found.count(mismatches.total - mismatches.list.length);
+    if (!mismatches.total) addLoneSurrogates(field, value, base, ctx.variant, found);
+    if (found.size > before) withheld.add(field);
   }
   const input = withheld.size ? Object.fromEntries(Object.entries(call).filter(([k]) => !withheld.has(k))) : call;
   const parsed = schema.safeParse(input);
-  if (parsed.success && !early.length) return { ok: true, value: parsed.data };
-  const zodIssues = parsed.success ? [] : parsed.error.issues.filter((i) => !(typeof i.path[0] === 'string' && withheld.has(i.path[0])));
-  const [first, ...rest] = [...early, ...mapZodIssues(zodIssues, input, base, { ...ctx, schema })];
-  // A failed parse always yields an issue; the fallback only keeps the type honest.
-  return { ok: false, issues: [first ?? { code: 'INVALID_FIELD', path: base, message: `The arguments are not valid for ${ctx.subject}.` }, ...rest] };
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.filter((i) => !(typeof i.path[0] === 'string' && withheld.has(i.path[0])));
+  addZodIssues(issues, input, base, { ...ctx, schema }, found);
+  return undefined;
 }
 
 function typeIssue(m: TypeMismatch, schema: z.ZodObject, base: string, variant?: string): ValidationIssue {
@@ -206,9 +223,9 @@ function notAnObject(args: unknown): ValidationFailure {
   return fail({ code: 'INVALID_FIELD', path: '', message: `Arguments must be a JSON object, not ${describeValue(args)}.` });
 }
 
-function fail(first: ValidationIssue, ...rest: ValidationIssue[]): ValidationFailure {
-  const kept = rest.slice(0, MAX_ISSUES - 1);
-  return { ok: false, issues: [first, ...kept], omitted: rest.length - kept.length };
+/** A failure found before any field is looked at: one issue. */
+function fail(issue: ValidationIssue): ValidationFailure {
+  return { ok: false, issues: [issue], omitted: 0 };
 }
 
 function variantList(def: UnionDef): string {
@@ -239,31 +256,30 @@ const segmentsOf = (trail: Trail): PropertyKey[] => {
 };
 
 /**
- * Every string among the values that holds half of a UTF-16 surrogate pair: it cannot be
+ * Every string in a field's value that holds half of a UTF-16 surrogate pair: it cannot be
  * encoded as UTF-8, so it would reach a provider mangled. Iterative, so nesting of any
  * depth is walked without the stack.
  */
-function loneSurrogateIssues(fields: Record<string, unknown>, base: string, variant?: string): ValidationIssue[] {
-  const issues: ValidationIssue[] = [];
-  const todo: [unknown, Trail][] = Object.entries(fields)
-    .reverse()
-    .map(([k, v]) => [v, { key: k, up: null }]);
-  while (todo.length && issues.length < MAX_ISSUES) {
-    const [value, trail] = todo.pop()!;
-    if (typeof value === 'string') {
-      const at = loneSurrogateAt(value);
-      if (at < 0) continue;
-      const segments = segmentsOf(trail);
-      const unit = value.charCodeAt(at).toString(16).toUpperCase();
-      const message = `${fieldLabel(segments)} holds a lone surrogate (U+${unit}) at character ${at}: text must be well-formed Unicode. Send both halves of the pair, or drop the character.`;
-      issues.push(variant ? { code: 'INVALID_FIELD', path: issuePath(base, segments), message, variant } : { code: 'INVALID_FIELD', path: issuePath(base, segments), message });
-    } else if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i -= 1) todo.push([value[i], { key: i, up: trail }]);
-    } else if (isRecord(value)) {
-      for (const [k, v] of Object.entries(value).reverse()) todo.push([v, { key: k, up: trail }]);
+function addLoneSurrogates(field: string, value: unknown, base: string, variant: string | undefined, found: Issues): void {
+  const todo: [unknown, Trail][] = [[value, { key: field, up: null }]];
+  while (todo.length) {
+    const [node, trail] = todo.pop()!;
+    if (typeof node === 'string') {
+      const at = loneSurrogateAt(node);
+      if (at >= 0) found.add(() => loneSurrogateIssue(node, at, segmentsOf(trail), base, variant));
+    } else if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i -= 1) todo.push([node[i], { key: i, up: trail }]);
+    } else if (isRecord(node)) {
+      for (const [k, v] of Object.entries(node).reverse()) todo.push([v, { key: k, up: trail }]);
     }
   }
-  return issues;
+}
+
+function loneSurrogateIssue(text: string, at: number, segments: PropertyKey[], base: string, variant?: string): ValidationIssue {
+  const unit = text.charCodeAt(at).toString(16).toUpperCase();
+  const message = `${fieldLabel(segments)} holds a lone surrogate (U+${unit}) at character ${at}: text must be well-formed Unicode. Send both halves of the pair, or drop the character.`;
+  const issue = { code: 'INVALID_FIELD', path: issuePath(base, segments), message };
+  return variant ? { ...issue, variant } : issue;
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
@@ -297,39 +313,41 @@ function expandIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   return [issue];
 }
 
-function mapZodIssues(
+function addZodIssues(
   zodIssues: z.core.$ZodIssue[],
   input: unknown,
   base: string,
   ctx: { subject: string; schema: z.ZodObject; variant?: string },
-): ValidationIssue[] {
-  const flat = zodIssues.flatMap(expandIssue);
-  return flat.map((issue) => {
-    const path = issuePath(base, issue.path);
-    const field = issue.path.length ? fieldLabel(issue.path) : 'arguments';
-    const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
-    const expected = hint ? ` Expected ${hint}.` : '';
-    let code: string;
-    let message: string;
-    const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
-    if (issue.code === 'unrecognized_keys') {
-      code = 'INVALID_FIELD';
-      const owner = issue.path.length > 1 ? fieldLabel(issue.path.slice(0, -1)) : ctx.subject;
-      message = `${owner} does not take ${describeKey(issue.keys[0]!)}; drop it.`;
-    } else if (custom) {
-      code = custom;
-      message = clipText(issue.message, 400);
-    } else if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
-      code = 'MISSING_FIELD';
-      message = `${ctx.subject} needs ${field}.${expected}`;
-    } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
-      code = 'TOO_LONG';
-      const unit = issue.origin === 'string' ? 'characters' : 'items';
-      message = `${field} is too long for ${ctx.subject}: at most ${issue.maximum} ${unit}. Shorten it.`;
-    } else {
-      code = 'INVALID_FIELD';
-      message = `${field} is not valid for ${ctx.subject}: ${clipText(issue.message, 400)}.${expected}`;
-    }
-    return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
-  });
+  found: Issues,
+): void {
+  for (const issue of zodIssues.flatMap(expandIssue)) found.add(() => zodIssue(issue, input, base, ctx));
+}
+
+function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: { subject: string; schema: z.ZodObject; variant?: string }): ValidationIssue {
+  const path = issuePath(base, issue.path);
+  const field = issue.path.length ? fieldLabel(issue.path) : 'arguments';
+  const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
+  const expected = hint ? ` Expected ${hint}.` : '';
+  let code: string;
+  let message: string;
+  const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
+  if (issue.code === 'unrecognized_keys') {
+    code = 'INVALID_FIELD';
+    const owner = issue.path.length > 1 ? fieldLabel(issue.path.slice(0, -1)) : ctx.subject;
+    message = `${owner} does not take ${describeKey(issue.keys[0]!)}; drop it.`;
+  } else if (custom) {
+    code = custom;
+    message = clipText(issue.message, 400);
+  } else if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+    code = 'MISSING_FIELD';
+    message = `${ctx.subject} needs ${field}.${expected}`;
+  } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
+    code = 'TOO_LONG';
+    const unit = issue.origin === 'string' ? 'characters' : 'items';
+    message = `${field} is too long for ${ctx.subject}: at most ${issue.maximum} ${unit}. Shorten it.`;
+  } else {
+    code = 'INVALID_FIELD';
+    message = `${field} is not valid for ${ctx.subject}: ${clipText(issue.message, 400)}.${expected}`;
+  }
+  return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
 }
