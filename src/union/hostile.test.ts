@@ -65,6 +65,14 @@ describe('hostile values', () => {
     expect(() => validateObject(z.strictObject({ a: z.string().max(2) }), 'tool', { a: deep })).not.toThrow();
   });
 
+  it('a lone surrogate at the bottom of a deep value in a field that takes anything', () => {
+    let value: unknown = 'x\ud800';
+    for (let i = 0; i < 200_000; i += 1) value = [value];
+    const [issue] = issues(validateObject(z.object({ data: z.unknown() }), 'tool', { data: value }));
+    expect(issue).toMatchObject({ code: 'INVALID_FIELD', path: expect.stringMatching(/^\/data(\/0)+$/) });
+    expect(issue!.message.length).toBeLessThan(300);
+  });
+
   it('arguments that are not an object are a coded issue at the root', () => {
     for (const args of ['text', 42, true, [1, 2], J('[{"toString":1}]')]) {
       const [issue] = issues(validateUnionCall(def, flat!.binding, args));

@@ -82,9 +82,10 @@ function issuePath(base: string, segments: readonly PropertyKey[]): string {
   return pointer(base, long < 0 ? segments : segments.slice(0, long));
 }
 
-/** How a message names a place in the arguments: `to`, `to.0`. */
+/** How a message names a place in the arguments: `to`, `to.0` (clipped: a place may be deep). */
 function fieldLabel(segments: readonly PropertyKey[]): string {
-  return segments.map(describeKey).join('.');
+  const label = segments.slice(0, 8).map(describeKey).join('.');
+  return segments.length > 8 ? `${label}.…` : label;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -251,8 +252,8 @@ interface Trail {
 
 const segmentsOf = (trail: Trail): PropertyKey[] => {
   const out: PropertyKey[] = [];
-  for (let t: Trail | null = trail; t; t = t.up) out.unshift(t.key);
-  return out;
+  for (let t: Trail | null = trail; t; t = t.up) out.push(t.key);
+  return out.reverse();
 };
 
 /**
