@@ -3,7 +3,7 @@
  * bytes for the same profile and configuration, in a fixed order (prompt caches depend on
  * it), with a schema hash per tool and a fingerprint per list.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './notification/union.js';

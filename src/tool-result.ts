@@ -3,7 +3,7 @@
  * JSON); failures are `isError: true` results whose structuredContent is
  * `{ error, issues }`, never JSON-RPC errors, so a model can read and fix its call.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { NotifyError, type ToolErrorBody } from './errors.js';
 import type { Logger } from './log.js';
 import type { ValidationIssue } from './union/index.js';
