@@ -143,7 +143,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     },
   );
 
-  const handleMcp = async (req: IncomingMessage, res: ServerResponse, url: URL, path: string, endpointProfile: Profile | undefined) => {
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, path: string, endpointProfile: Profile | undefined) => {
     if (!hostPolicy.originAllowed(req.headers.origin)) {
       return sendJson(res, 403, jsonRpcError(-32000, 'Forbidden: Origin not allowed'));
     }
@@ -166,7 +166,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       return sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed'), { Allow: 'GET, POST, DELETE' });
     }
 
-    const request = toWebRequest(req, res, url, req.method === 'POST' ? lenientHeaders(req.headers, parsed) : undefined);
+    const request = toWebRequest(req, res, req.method === 'POST' ? lenientHeaders(req.headers, parsed) : undefined);
     if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBody }))) {
       requestConnections.set(request, connectionFor(token, endpointProfile));
       return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
@@ -244,7 +244,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
           error: { code: 'UNKNOWN_PROFILE', message: `Unknown profile "${name}": use /mcp or /mcp/<${PROFILES.join('|')}>` },
         });
       }
-      return handleMcp(req, res, url, path.replace(/\/$/, ''), name as Profile | undefined);
+      return handleMcp(req, res, path.replace(/\/$/, ''), name as Profile | undefined);
     }
     const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners' } as const)[path];
     if (!read) return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${path}` } });

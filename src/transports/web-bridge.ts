@@ -10,7 +10,8 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 
-export function toWebRequest(req: IncomingMessage, res: ServerResponse, url: URL, overrides: Record<string, string> = {}): Request {
+/** The Request for a node request whose Host header has been checked already. */
+export function toWebRequest(req: IncomingMessage, res: ServerResponse, overrides: Record<string, string> = {}): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     // The body travels parsed, beside the Request.
@@ -22,7 +23,7 @@ export function toWebRequest(req: IncomingMessage, res: ServerResponse, url: URL
   res.once('close', () => {
     if (!res.writableFinished) aborted.abort();
   });
-  return new Request(url, { method: req.method, headers, signal: aborted.signal });
+  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { method: req.method, headers, signal: aborted.signal });
 }
 
 export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {
