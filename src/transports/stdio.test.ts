@@ -1,6 +1,7 @@
 /**
  * The stdio transport over injected streams (no subprocess): it answers JSON-RPC line by
- * line, and at end of input it still answers the calls in flight before closing.
+ * line, in either protocol era, and at end of input it still answers the calls in flight
+ * before closing (the SDK's own transport would drop them).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,9 @@ import { serveStdio } from './stdio.js';
 const rpc = (id: number | undefined, method: string, params: unknown = {}) =>
   JSON.stringify({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), method, params }) + '\n';
 
-describe('serveStdio', () => {
+const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+describe.each(['2025-11-25', '2026-07-28'])('serveStdio, a %s client', (version) => {
   it('answers every call sent before end of input, then closes', async () => {
     const app = await createApp(loadConfig({ NOTIFY_DATA_DIR: mkdtempSync(join(tmpdir(), 'stdio-')) }), silentLogger);
     const stdin = new PassThrough();
@@ -24,11 +27,17 @@ describe('serveStdio', () => {
     stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
     const { closed } = await serveStdio(app, { stdin, stdout });
 
-    stdin.write(rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }));
-    stdin.write(rpc(undefined, 'notifications/initialized'));
-    stdin.write(rpc(2, 'tools/list'));
+    const modern = version === '2026-07-28';
+    const withMeta = (params: Record<string, unknown>) => (modern ? { ...params, _meta: envelope } : params);
+    if (modern) {
+      stdin.write(rpc(1, 'server/discover', withMeta({})));
+    } else {
+      stdin.write(rpc(1, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+      stdin.write(rpc(undefined, 'notifications/initialized'));
+    }
+    stdin.write(rpc(2, 'tools/list', withMeta({})));
     const email = { via: 'email', to: 'ops@example.com', subject: 'Hi', body_html: '<p>hi</p>' };
-    stdin.end(rpc(3, 'tools/call', { name: 'send_notification', arguments: email }));
+    stdin.end(rpc(3, 'tools/call', withMeta({ name: 'send_notification', arguments: email })));
     await closed;
     await app.close();
 
