@@ -3,18 +3,22 @@
  * MCP-Protocol-Version / Mcp-Method / Mcp-Name rules and their status codes (-32020,
  * -32022, -32602, 404, 405), a 2025 header in front of a 2026 body, what stays in front
  * (401, 403, 413), the profile chosen per request from each request's clientInfo, and
- * tools/list with ttlMs and a truthful cacheScope, byte-identical per profile in both eras.
+ * tools/list with ttlMs and a truthful cacheScope, byte-identical per profile in both eras;
+ * progress on the request's own stream in both eras.
  */
 import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { TOOLS_LIST_TTL_MS } from '../src/server.js';
 import { serveHttp, type HttpHandle } from '../src/transports/http.js';
+import { startFakePeer } from './helpers/fakes.js';
+import { ERAS, eraClient } from './helpers/mcp-cli.js';
 
 const MODERN = '2026-07-28';
 const OPS = 'ops-token-0123456789abcdef';
@@ -316,3 +320,33 @@ function parseSse(reply: Reply): any {
   const data = reply.body.split('\n').find((l) => l.startsWith('data: '));
   return JSON.parse(data!.slice('data: '.length));
 }
+
+describe('progress over Streamable HTTP', () => {
+  it.each(ERAS)('reaches a %s client on the request\'s own stream while a send waits on a retry', async (era) => {
+    const ok = { status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000300' } };
+    const slack = await startFakePeer(ok);
+    const app = await createApp(
+      loadConfig(env({ SLACK_BOT_TOKEN: 'xoxb-progress', SLACK_API_URL: slack.origin, NOTIFY_SLACK_ALLOW: 'C0123ABCD' })),
+      silentLogger,
+    );
+    const http = await serveHttp(app, { port: 0 });
+    const client = eraClient(`progress-${era}`, era);
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`)));
+      slack.replies.push({ status: 429, headers: { 'retry-after': '1' }, json: { ok: false, error: 'ratelimited' } }, ok);
+      const heard: { progress: number; message?: string }[] = [];
+      const result = await client.callTool(
+        { name: 'send_notification', arguments: { via: 'slack', channel: 'C0123ABCD', text: 'deploy finished' } },
+        { onprogress: (p) => void heard.push(p) },
+      );
+      expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'sent' });
+      expect(heard.length).toBeGreaterThanOrEqual(1);
+      expect(heard[0]!.message).toMatch(/retrying in \d+ ms/);
+    } finally {
+      await client.close();
+      await http.close();
+      await app.close();
+      await slack.close();
+    }
+  });
+});
