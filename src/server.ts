@@ -22,6 +22,7 @@ import type { Profile } from './config.js';
 import type { Logger } from './log.js';
 import type { CallObserver } from './metrics.js';
 import { callerDependentList, selectProfile } from './profile.js';
+import { callArguments } from './transports/inbound.js';
 import { VERSION } from './version.js';
 
 /** The protocol family a server instance speaks: 2025-era (`initialize`) or 2026-07-28. */
@@ -83,7 +84,8 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
   });
 
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
-    const { name, arguments: args } = request.params;
+    const { name } = request.params;
+    const args = callArguments(request.params);
     const done = conn.observeCall?.(name, args);
     const profile = profileFor(ctx);
     const entry = app.catalog[profile].entries.get(name);

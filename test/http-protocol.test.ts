@@ -290,6 +290,90 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
   });
 });
 
+describe('what the SDK would dump or drop, over HTTP', () => {
+  let app: App;
+  let http: HttpHandle;
+  beforeAll(async () => {
+    app = await createApp(loadConfig(env({})), silentLogger);
+    http = await serveHttp(app, { port: 0 });
+  });
+  afterAll(async () => {
+    await http?.close();
+    await app?.close();
+  });
+
+  /** A 2025-11-25 session: its id and the headers its requests carry. */
+  async function legacySession(): Promise<Record<string, string>> {
+    const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+    const init = await raw(`${http.url}/mcp`, {
+      headers,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+    });
+    const session = { ...headers, 'Mcp-Session-Id': init.headers['mcp-session-id'] as string, 'MCP-Protocol-Version': '2025-11-25' };
+    await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    return session;
+  }
+
+  it.each(ERAS)('answers a tools/call whose arguments are not an object with the coded INVALID_FIELD result (%s)', async (era) => {
+    const session = era === 'legacy' ? await legacySession() : undefined;
+    for (const args of ['to me', [1], 5]) {
+      const params = { name: 'send_notification', arguments: args };
+      const r = session
+        ? await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params }) })
+        : await raw(`${http.url}/mcp`, modern('tools/call', { params, id: 3 }));
+      const message = parseSse(r);
+      expect(message.error, r.body).toBeUndefined();
+      expect(message.result.isError).toBe(true);
+      expect(message.result.structuredContent.error).toMatchObject({ code: 'INVALID_FIELD', path: '' });
+    }
+  });
+
+  it('refuses a batch or a value that is not JSON-RPC with 400 and -32600, in a session too', async () => {
+    const session = await legacySession();
+    const list = { jsonrpc: '2.0', id: 4, method: 'tools/list' };
+    const batch = await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify([list, { ...list, id: 5 }]) });
+    expect(batch.status).toBe(400);
+    expect(batch.json.error).toMatchObject({ code: -32600, message: expect.stringContaining('batch') });
+    const notRpc = await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ id: 6, hello: 'world' }) });
+    expect(notRpc.status).toBe(400);
+    expect(notRpc.json).toMatchObject({ id: 6, error: { code: -32600 } });
+    // The session still answers.
+    expect(parseSse(await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify(list) })).result.tools.length).toBeGreaterThan(0);
+  });
+});
+
+describe('2025-11-25 sessions per token', () => {
+  it('caps the sessions one token may hold, so one client cannot take every session', async () => {
+    const app = await createApp(loadConfig(env({ NOTIFY_HTTP_TOKENS: `ops-bot:${OPS},billing-bot:${BILLING}` })), silentLogger);
+    const http = await serveHttp(app, { port: 0, maxSessionsPerClient: 2 });
+    const open = (token: string) =>
+      raw(`${http.url}/mcp`, {
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      });
+    try {
+      const first = await open(OPS);
+      expect((await open(OPS)).status).toBe(200);
+      const third = await open(OPS);
+      expect(third.status).toBe(429);
+      expect(third.json.error.message).toContain('ops-bot');
+      // Another token is not affected, and 2026-07-28 requests hold no session.
+      expect((await open(BILLING)).status).toBe(200);
+      expect((await raw(`${http.url}/mcp`, modern('tools/list', { token: OPS }))).status).toBe(200);
+      // Initializes in flight together count too: billing-bot holds one, so one more of four succeeds.
+      const burst = await Promise.all([1, 2, 3, 4].map(() => open(BILLING)));
+      expect(burst.map((r) => r.status).sort()).toEqual([200, 429, 429, 429]);
+      // Closing one makes room.
+      const sid = first.headers['mcp-session-id'] as string;
+      await raw(`${http.url}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${OPS}`, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' } });
+      expect((await open(OPS)).status).toBe(200);
+    } finally {
+      await http.close();
+      await app.close();
+    }
+  });
+});
+
 describe('cacheScope tells whether a tools/list can be shared', () => {
   it('public when no caller can get another list on that endpoint, private when clientInfo could change it', async () => {
     const cases: [Record<string, string>, string, string][] = [

@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import { BodyTooLargeError, readBody } from '../transports/body.js';
+import { screenMessage } from '../transports/inbound.js';
 import { namesModernVersion } from '../transports/protocol-headers.js';
 import { sendWebResponse, toWebRequest } from '../transports/web-bridge.js';
 import { GatewayConfigError } from './errors.js';
@@ -79,6 +80,12 @@ export async function serveHttp(
         if (err instanceof SyntaxError) return text(res, 400, 'invalid JSON');
         throw err;
       }
+      const screened = screenMessage(parsed);
+      if (screened.refusal) {
+        res.writeHead(400, { 'Content-Type': 'application/json' });
+        return void res.end(JSON.stringify({ jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error }));
+      }
+      parsed = screened.message;
     }
     const request = toWebRequest(req, res);
     if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY }))) {

@@ -1,5 +1,7 @@
 import { Server, type CallToolResult, type ListToolsResult } from '@modelcontextprotocol/server';
+import { callArguments } from '../transports/inbound.js';
 import type { BundleManager } from './manager.js';
+import type { ToolArguments } from './dispatcher.js';
 
 export const GATEWAY_INFO = { name: 'notify-mcp-bundle', version: '0.1.0' } as const;
 
@@ -20,8 +22,12 @@ export function createGatewayServer(manager: BundleManager): Server {
     cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'public' }, 'server/discover': { ttlMs: 0, cacheScope: 'public' } },
   });
   server.setRequestHandler('tools/list', (): ListToolsResult => ({ tools: manager.current.reconciled.tools }));
-  server.setRequestHandler('tools/call', (request, ctx): Promise<CallToolResult> =>
-    manager.call(request.params.name, request.params.arguments, { signal: ctx.mcpReq.signal }),
-  );
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+    const args = callArguments(request.params) ?? undefined;
+    if (args !== undefined && (typeof args !== 'object' || Array.isArray(args))) {
+      return { content: [{ type: 'text', text: 'Arguments must be a JSON object (name → value); nothing was forwarded.' }], isError: true };
+    }
+    return manager.call(request.params.name, args as ToolArguments, { signal: ctx.mcpReq.signal });
+  });
   return server;
 }

@@ -2,6 +2,8 @@ import type { Readable, Writable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../log.js';
+import { MAX_BODY_BYTES } from '../transports/body.js';
+import { LineScreen } from '../transports/stdio-lines.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
 import { loopbackHost, serveHttp, type HttpGateway } from './gateway-http.js';
@@ -110,6 +112,10 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
     } else {
       const stdin = options.stdin ?? process.stdin;
       const stdout = options.stdout ?? process.stdout;
+      // Screened first: the SDK's transport would close on an oversized line (stopping
+      // every upstream) and drop a batch or a non-JSON-RPC line without an answer.
+      const screen = new LineScreen({ maxLineBytes: MAX_BODY_BYTES, reply: (m) => void stdout.write(`${JSON.stringify(m)}\n`), log });
+      stdin.pipe(screen);
       stdio = serveStdio(
         () => {
           const server = createGatewayServer(manager);
@@ -117,7 +123,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
           return server;
         },
         {
-          transport: new StdioServerTransport(stdin, stdout),
+          transport: new StdioServerTransport(screen, stdout),
           onerror: (error) => log.warn('bundle stdio error', { error: error.message }),
         },
       );

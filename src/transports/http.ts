@@ -1,7 +1,8 @@
 /**
  * Streamable HTTP for ops bots (DESIGN section 3), on node:http, both protocol eras on one
  * endpoint. What stands in front (Host and Origin checks, bearer tokens, the 1 MiB body
- * bound, shutdown drain) is ours and applies to both; then the SDK's own classifier
+ * bound, the message screen of inbound.ts, shutdown drain) is ours and applies to both;
+ * then the SDK's own classifier
  * (isLegacyRequest) splits the traffic:
  *
  *   2026-07-28   stateless: createMcpHandler builds one server per request and checks the
@@ -31,6 +32,7 @@ import { sendJson, serveBannerFeed } from './banner-feed.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, isLoopbackHost } from './host-check.js';
+import { screenMessage } from './inbound.js';
 import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
@@ -42,6 +44,8 @@ export interface HttpOptions {
   /** A 2025-era session with no request for this long is closed (default 30 min). */
   sessionIdleMs?: number;
   maxSessions?: number;
+  /** Sessions one token may hold (default 100), so one client cannot take them all. */
+  maxSessionsPerClient?: number;
   maxBodyBytes?: number;
   /** Extra Host names to accept (a reverse proxy's public name), on any port. */
   allowedHosts?: string[];
@@ -85,6 +89,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   assertBindable(app.config, host);
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const maxSessions = options.maxSessions ?? 1_000;
+  const maxPerClient = options.maxSessionsPerClient ?? 100;
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createAuthenticator(app.config.http.tokens);
   const metrics = createMetrics();
@@ -100,6 +105,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
 
   let closing = false;
   let inflightPosts = 0;
+  /** The clients of sessions being opened (initialize answered, not yet registered). */
+  const opening: (string | undefined)[] = [];
   let idle: (() => void) | undefined;
   let hostPolicy = createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts);
 
@@ -162,6 +169,12 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
         if (err instanceof SyntaxError) return sendJson(res, 400, jsonRpcError(-32700, 'Parse error: Invalid JSON'));
         throw err;
       }
+      const screened = screenMessage(parsed);
+      if (screened.refusal) {
+        log.debug('mcp message refused', { reason: screened.refusal.reason });
+        return sendJson(res, 400, { jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error });
+      }
+      parsed = screened.message;
     } else if (req.method !== 'GET' && req.method !== 'DELETE') {
       return sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed'), { Allow: 'GET, POST, DELETE' });
     }
@@ -194,10 +207,23 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     if (!isInitializeRequest(parsed)) {
       return sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
     }
-    if (sessions.size >= maxSessions) {
+    // Sessions still opening count too: concurrent initializes must not overshoot the caps.
+    if (sessions.size + opening.length >= maxSessions) {
       return sendJson(res, 503, jsonRpcError(-32000, 'Too many open sessions; retry later'), { 'Retry-After': '5' });
     }
-    await openSession(res, request, parsed, path, connectionFor(token, endpointProfile));
+    if (token && sessions.countFor(token.client) + opening.filter((c) => c === token.client).length >= maxPerClient) {
+      return sendJson(
+        res,
+        429,
+        jsonRpcError(-32000, `Client ${token.client} already holds ${maxPerClient} open sessions: close one (DELETE) or let idle ones expire, or send 2026-07-28 requests, which hold none`),
+      );
+    }
+    opening.push(token?.client);
+    try {
+      await openSession(res, request, parsed, path, connectionFor(token, endpointProfile));
+    } finally {
+      opening.splice(opening.indexOf(token?.client), 1);
+    }
   };
 
   /** 2025-11-25: `initialize` opens a session with a server of its own. */

@@ -35,6 +35,13 @@ export class SessionRegistry {
     return this.sessions.size;
   }
 
+  /** Open sessions of one authenticated client. */
+  countFor(client: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.client === client) n++;
+    return n;
+  }
+
   get(id: string): Session | undefined {
     return this.sessions.get(id);
   }
