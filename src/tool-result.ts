@@ -47,8 +47,9 @@ const errorBodySchema = {
 };
 
 /**
- * Every outputSchema admits this shape too: the SDK 1.x client validates structuredContent
- * against the outputSchema even when isError is true (DESIGN section 7).
+ * Every outputSchema admits this shape too: SDK 1.x clients, which many hosts still run,
+ * validate structuredContent against the outputSchema even when isError is true (DESIGN
+ * section 7; the v2 client no longer does).
  */
 export function withErrorShape(result: { properties: Record<string, unknown>; required: string[] }): Record<string, unknown> {
   return {
