@@ -46,6 +46,8 @@ const env = cliEnv({
 });
 
 const transports: ChildStdioTransport[] = [];
+/** tools/list as each era's client saw it, by `${era} ${profile}`. */
+const listed = new Map<string, string>();
 afterAll(async () => {
   await Promise.all(transports.map((t) => t.close()));
 });
@@ -59,6 +61,7 @@ describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, p
     expect(client.getProtocolEra()).toBe(era);
 
     const { tools } = await client.listTools();
+    listed.set(`${era} ${profile}`, JSON.stringify(tools));
     const expected = profile === 'per-channel' ? ['send_email', 'send_sms', 'send_slack'] : ['send_notification'];
     expect(tools.map((t) => t.name)).toEqual([...expected, 'show_banner', 'dismiss_banner', 'list_banners']);
 
@@ -90,6 +93,15 @@ describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, p
     expect(transport.stdoutLines.length).toBeGreaterThan(0);
     for (const line of transport.stdoutLines) expect(() => JSONRPCMessageSchema.parse(JSON.parse(line)), line).not.toThrow();
     for (const line of transport.stderr.trim().split('\n')) expect(() => JSON.parse(line), line).not.toThrow();
+  });
+});
+
+describe('stdio, both eras', () => {
+  it('offer the same tools, byte for byte, for each profile', () => {
+    for (const profile of Object.keys(SHAPES)) {
+      expect(listed.get(`modern ${profile}`), profile).toBe(listed.get(`legacy ${profile}`));
+      expect(listed.get(`legacy ${profile}`), profile).toBeDefined();
+    }
   });
 });
 
