@@ -64,7 +64,7 @@ server_pid=$!
 
 url=
 for _ in $(seq 1 100); do
-  url=$(grep -o '"msg":"serving http","url":"[^"]*"' "$work/server.log" | sed 's/.*"url":"\([^"]*\)"/\1/' || true)
+  url=$(grep -so '"msg":"serving http","url":"[^"]*"' "$work/server.log" | sed 's/.*"url":"\([^"]*\)"/\1/' || true)
   [ -n "$url" ] && break
   if ! kill -0 "$server_pid" 2>/dev/null; then cat "$work/server.log" >&2; echo "conformance: the server did not start" >&2; exit 1; fi
   sleep 0.1
