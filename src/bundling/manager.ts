@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { schemaHash } from '../union/schema-hash.js';
 import { silentLogger, type Logger } from '../log.js';
 import { createDispatcher, type CallOptions, type CallUpstream, type Dispatcher, type ToolArguments } from './dispatcher.js';
