@@ -6,7 +6,7 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
-import { notificationDef } from './notification/union.js';
+import { notificationDef } from './channels/union.js';
 import { callSendTool, SEND_ANNOTATIONS, SEND_OUTPUT_SCHEMA } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';

@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../src/catalog.js';
 import { loadConfig, PROFILES } from '../src/config.js';
-import { notificationDef } from '../src/notification/union.js';
+import { notificationDef } from '../src/channels/union.js';
 import { profileTools, validateUnionCall } from '../src/union/index.js';
 import { anthropicViolations, openAiStrictViolations, sep2106Violations, typeArrayPaths } from './compat/checkers.js';
 import { ALL_VALID, VALID_EXAMPLES } from './helpers/examples.js';

@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ERROR_CODES } from '../src/errors.js';
-import { notificationDef } from '../src/notification/union.js';
+import { notificationDef } from '../src/channels/union.js';
 import { profileTools, validateUnionCall, type UnionProfile } from '../src/union/index.js';
 import { ALL_VALID } from './helpers/examples.js';
 

@@ -15,9 +15,9 @@ import { ProviderRejectedError, RecipientOptedOutError } from '../providers/erro
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
-import { channels } from './channels/index.js';
+import { channels } from '../channels/registry.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
-import type { Notification } from './union.js';
+import type { Notification } from '../channels/union.js';
 
 class FakeProvider implements Provider<unknown> {
   readonly name = 'fake';

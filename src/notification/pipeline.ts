@@ -5,6 +5,9 @@
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
 import { randomUUID } from 'node:crypto';
+import type { PayloadMeta } from '../channels/channel.js';
+import { channelFor, type Via } from '../channels/registry.js';
+import type { Notification } from '../channels/union.js';
 import type { Config } from '../config.js';
 import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -13,11 +16,8 @@ import type { Provider } from '../providers/types.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
-import { channelFor, type Via } from './channels/index.js';
-import type { PayloadMeta } from './channels/types.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
-import type { Notification } from './union.js';
 
 export interface SendResult {
   id: string;

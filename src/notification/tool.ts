@@ -9,7 +9,7 @@ import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-
 import type { ProfileTool, UnionDef } from '../union/index.js';
 import { validateUnionCall } from '../union/index.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
-import type { Notification } from './union.js';
+import type { Notification } from '../channels/union.js';
 
 export const SEND_ANNOTATIONS: ToolAnnotations = {
   readOnlyHint: false,

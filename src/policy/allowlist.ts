@@ -1,7 +1,7 @@
 /**
  * Recipient allowlists (DESIGN section 3), checked before any live send so that an agent
  * that read a prompt injection cannot reach arbitrary recipients. Each channel's entry
- * syntax and matching live in its own matcher (email-, sms-, slack-allowlist.ts); an entry
+ * syntax and matching live in its own matcher (src/channels/<name>/allowlist.ts); an entry
  * a matcher cannot read is refused at start, naming it, rather than silently matching
  * something else or nothing.
  *
@@ -9,10 +9,10 @@
  * any recipient; an empty list allows none.
  */
 import type { Allowlist } from '../config.js';
-import { emailMatcher } from './email-allowlist.js';
+import { emailMatcher } from '../channels/email/allowlist.js';
 import type { RecipientMatcher } from './matcher.js';
-import { slackMatcher } from './slack-allowlist.js';
-import { smsMatcher } from './sms-allowlist.js';
+import { slackMatcher } from '../channels/slack/allowlist.js';
+import { smsMatcher } from '../channels/sms/allowlist.js';
 
 export type Via = 'email' | 'sms' | 'slack';
 

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { defineUnion, type UnionDef } from '../union/index.js';
-import { capacity, segmentProblem } from './sms-segments.js';
+import { capacity, segmentProblem } from './sms/segments.js';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
 const SLACK_CHANNEL = /^([CGD][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { capacity, countSegments, segmentProblem } from './sms-segments.js';
+import { capacity, countSegments, segmentProblem } from './segments.js';
 
 describe('countSegments', () => {
   it('counts GSM-7 septets, extension characters as two', () => {

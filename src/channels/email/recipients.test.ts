@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isAllowed } from '../../policy/allowlist.js';
 import type { EmailNotification } from '../union.js';
-import { emailChannel } from './email.js';
-import { addressesIn, emailRecipients } from './email-recipients.js';
+import { emailChannel } from './index.js';
+import { addressesIn, emailRecipients } from './recipients.js';
 
 const mail = (to: string | string[], reply_to?: string): EmailNotification => ({
   via: 'email',

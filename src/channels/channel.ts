@@ -1,4 +1,4 @@
-import type { Config } from '../../config.js';
+import type { Config } from '../config.js';
 
 /** What a payload builder reports besides the payload (e.g. SMS segments). */
 export interface PayloadMeta {

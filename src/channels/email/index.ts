@@ -1,8 +1,8 @@
 import type { EmailPayload } from '../../providers/types.js';
-import { htmlToText } from '../html-to-text.js';
+import { htmlToText } from './html-to-text.js';
 import type { EmailNotification } from '../union.js';
-import { emailRecipients, toFields } from './email-recipients.js';
-import type { Channel } from './types.js';
+import { emailRecipients, toFields } from './recipients.js';
+import type { Channel } from '../channel.js';
 
 /** `Name <a@b>` → `a@b`. */
 function address(mailbox: string): string {

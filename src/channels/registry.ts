@@ -1,8 +1,8 @@
-import type { Notification } from '../union.js';
-import { emailChannel } from './email.js';
-import { slackChannel } from './slack.js';
-import { smsChannel } from './sms.js';
-import type { Channel } from './types.js';
+import type { Notification } from './union.js';
+import { emailChannel } from './email/index.js';
+import { slackChannel } from './slack/index.js';
+import { smsChannel } from './sms/index.js';
+import type { Channel } from './channel.js';
 
 export type Via = Notification['via'];
 

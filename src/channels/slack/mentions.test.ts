@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { neutraliseBroadcasts } from './slack-mentions.js';
+import { neutraliseBroadcasts } from './mentions.js';
 
 const WJ = '\u2060';
 const n = (text: string) => neutraliseBroadcasts(text).text;
