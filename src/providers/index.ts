@@ -5,7 +5,10 @@
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { dryRunProvider } from './dry-run.js';
-import type { EmailPayload, Provider, SlackPayload, SmsPayload } from './types.js';
+import type { EmailPayload } from '../channels/email/smtp.js';
+import type { SlackPayload } from '../channels/slack/web-api.js';
+import type { SmsPayload } from '../channels/sms/twilio.js';
+import type { Provider } from './types.js';
 
 export interface Providers {
   email: Provider<EmailPayload>;
@@ -21,7 +24,7 @@ export async function createProviders(config: Config, log: Logger): Promise<Prov
   const requestTimeout = Math.min(HTTP_TIMEOUT_MS, config.sendBudgetMs);
   const email: Provider<EmailPayload> =
     config.email.live && config.email.smtpUrl
-      ? await (await import('./smtp.js')).createSmtpProvider({
+      ? await (await import('../channels/email/smtp.js')).createSmtpProvider({
           url: config.email.smtpUrl,
           pool: true,
           timeoutsMs: { connection: 10_000, greeting: 10_000, socket: requestTimeout },
@@ -31,7 +34,7 @@ export async function createProviders(config: Config, log: Logger): Promise<Prov
       : dryRunProvider;
   const sms: Provider<SmsPayload> =
     config.sms.live && config.sms.accountSid && config.sms.authToken
-      ? await (await import('./twilio.js')).createTwilioProvider({
+      ? await (await import('../channels/sms/twilio.js')).createTwilioProvider({
           accountSid: config.sms.accountSid,
           authToken: config.sms.authToken,
           apiUrl: config.sms.apiUrl,
@@ -42,7 +45,7 @@ export async function createProviders(config: Config, log: Logger): Promise<Prov
       : dryRunProvider;
   const slack: Provider<SlackPayload> =
     config.slack.live && config.slack.botToken
-      ? await (await import('./slack.js')).createSlackProvider({
+      ? await (await import('../channels/slack/web-api.js')).createSlackProvider({
           token: config.slack.botToken,
           apiUrl: config.slack.apiUrl,
           timeoutMs: requestTimeout,

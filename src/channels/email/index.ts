@@ -1,7 +1,7 @@
-import type { EmailPayload } from '../../providers/types.js';
 import { htmlToText } from './html-to-text.js';
 import type { EmailNotification } from '../union.js';
 import { emailRecipients, toFields } from './recipients.js';
+import type { EmailPayload } from './smtp.js';
 import type { Channel } from '../channel.js';
 
 /** `Name <a@b>` → `a@b`. */

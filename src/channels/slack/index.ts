@@ -1,7 +1,7 @@
-import type { SlackPayload } from '../../providers/types.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import type { SlackNotification } from '../union.js';
 import type { Channel } from '../channel.js';
+import type { SlackPayload } from './web-api.js';
 
 export const slackChannel: Channel<SlackNotification, SlackPayload> = {
   recipients: (n) => [n.channel],

@@ -1,7 +1,7 @@
-import type { SmsPayload } from '../../providers/types.js';
 import { countSegments } from './segments.js';
 import type { SmsNotification } from '../union.js';
 import type { Channel } from '../channel.js';
+import type { SmsPayload } from './twilio.js';
 
 export const smsChannel: Channel<SmsNotification, SmsPayload> = {
   recipients: (n) => [n.to],
