@@ -7,7 +7,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './channels/union.js';
-import { callSendTool, SEND_ANNOTATIONS, SEND_OUTPUT_SCHEMA } from './notification/tool.js';
+import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
 import { failureResult, invalidResult, okResult } from './tool-result.js';
@@ -60,7 +60,8 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry,
 
 /** Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither. */
 export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = bannerTools): Catalog {
-  const def = notificationDef({ smsMaxSegments: config.smsMaxSegments, slackAllowBroadcast: config.slack.allowBroadcast });
+  const def = notificationDef(config.channels);
+  const outputSchema = sendOutputSchema(config.channels) as Tool['outputSchema'];
   const catalog = {} as Catalog;
   for (const profile of PROFILES) {
     const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, UNION_PROFILE[profile]).map((pt) => ({
@@ -69,7 +70,7 @@ export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = ban
         title: pt.title,
         description: pt.description,
         inputSchema: pt.inputSchema as Tool['inputSchema'],
-        outputSchema: SEND_OUTPUT_SCHEMA as Tool['outputSchema'],
+        outputSchema,
         annotations: { title: pt.title, ...SEND_ANNOTATIONS },
       },
       call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),

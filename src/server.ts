@@ -11,6 +11,7 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { App } from './app.js';
+import { channelToolName, SEND_TOOL } from './channels/union.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
 import { selectProfile } from './profile.js';
@@ -26,15 +27,16 @@ export interface Connection {
   log?: Logger;
 }
 
-const INSTRUCTIONS =
-  'Send notifications with send_notification (or send_email/send_sms/send_slack): pick the channel with via. ' +
+/** What a client's model reads first; the send tools are named from the server's channels. */
+const instructions = (channels: readonly { name: string }[]) =>
+  `Send notifications with ${SEND_TOOL} (or ${channels.map((c) => channelToolName(c.name)).join('/')}): pick the channel with via. ` +
   'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix. ' +
   'Use show_banner, list_banners and dismiss_banner for in-app banners.';
 
 export function createServer(app: App, conn: Connection = {}): Server {
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: false } }, instructions: instructions(app.channels) },
   );
   const profileNow = () =>
     selectProfile(app.config, { ...conn, clientName: server.getClientVersion()?.name });

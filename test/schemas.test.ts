@@ -14,7 +14,7 @@ import { ALL_VALID, VALID_EXAMPLES } from './helpers/examples.js';
 
 const config = loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' });
 const catalog = buildCatalog(config);
-const def = notificationDef({ smsMaxSegments: 1 });
+const def = notificationDef(config.channels);
 
 export function ajv() {
   const a = new Ajv2020({ strict: false, allErrors: true });

@@ -5,12 +5,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { notificationDef } from '../src/channels/union.js';
 import { profileTools, validateUnionCall, type UnionProfile } from '../src/union/index.js';
 import { ALL_VALID } from './helpers/examples.js';
 
-const def = notificationDef({ smsMaxSegments: 1 });
+const def = notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x' }).channels);
 const FIELDS = ['via', 'to', 'subject', 'body_html', 'body_text', 'reply_to', 'body', 'channel', 'text', 'thread', 'idempotency_key', 'extra/field', 'a~b'];
 
 function resolvePointer(root: unknown, pointer: string): { parentExists: boolean } {

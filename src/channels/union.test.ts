@@ -1,9 +1,11 @@
 /** The notification union's rules and the messages a model reads when it breaks them. */
 import { describe, expect, it } from 'vitest';
 import { validateUnionCall } from '../union/index.js';
+import { loadConfig } from '../config.js';
 import { notificationDef } from './union.js';
 
-const one = notificationDef({ smsMaxSegments: 1 });
+const defFor = (env: Record<string, string>) => notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x', ...env }).channels);
+const one = defFor({});
 const issues = (call: unknown, def = one) => {
   const r = validateUnionCall(def, {}, call);
   return r.ok ? [] : r.issues.map(({ code, path, message }) => ({ code, path, message }));
@@ -28,7 +30,7 @@ describe('notification union', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
       { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('body is 162 GSM-7 characters') },
     ]);
-    const three = notificationDef({ smsMaxSegments: 3 });
+    const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
     expect(three.variants.find((v) => v.value === 'sms')!.meta.description).toContain('3 segments: 459 GSM-7 characters, or 201');

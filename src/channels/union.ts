@@ -1,103 +1,34 @@
 /**
- * The notification union: the source of truth for send_notification. Every wire shape,
- * the description and the validator are generated from this file (src/union).
+ * send_notification's union, assembled from the configured channels, in registry order.
+ * Every wire shape, the description and the validator are generated from it (src/union).
  */
 import { z } from 'zod';
-import { defineUnion, type UnionDef } from '../union/index.js';
-import { capacity, segmentProblem } from './sms/segments.js';
+import { defineUnion, listWords, type UnionDef } from '../union/index.js';
+import type { ConfiguredChannel } from './channel.js';
 
-const E164 = /^\+[1-9]\d{1,14}$/;
-const SLACK_CHANNEL = /^([CGD][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;
-const SLACK_TS = /^\d{10}\.\d{6}$/;
+/** The polymorphic tool. */
+export const SEND_TOOL = 'send_notification';
 
-const idempotencyKey = z.string().min(1).max(128).optional();
-
-export interface UnionSettings {
-  /** How many SMS segments a body may take (NOTIFY_SMS_MAX_SEGMENTS). */
-  smsMaxSegments: number;
-  /** Whether Slack broadcast mentions are posted as written (NOTIFY_SLACK_ALLOW_BROADCAST); default no. */
-  slackAllowBroadcast?: boolean;
+/** One channel's own tool under the per-channel profile. */
+export function channelToolName(via: string): string {
+  return `send_${via}`;
 }
 
-/** What happens to broadcast mentions, for the Slack sentence of the description. */
-function broadcastRule(allowed: boolean): string {
-  return allowed
-    ? 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups) are allowed by the operator and notify everyone they name.'
-    : 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups, @channel) are posted as plain text that notifies no one; mention people with <@U…>.';
+export function notificationUnion(channels: readonly ConfiguredChannel[]) {
+  const [first, ...rest] = channels.map((c) => c.branch);
+  if (!first) throw new Error('no channel is registered: the union needs at least one');
+  return z.discriminatedUnion('via', [first, ...rest]);
 }
 
-export function notificationUnion({ smsMaxSegments, slackAllowBroadcast = false }: UnionSettings) {
-  const gsm = capacity('GSM-7', smsMaxSegments);
-  const ucs = capacity('UCS-2', smsMaxSegments);
-  const smsLimits =
-    smsMaxSegments === 1 ? `${gsm} GSM-7 characters` : `${smsMaxSegments} segments: ${gsm} GSM-7 characters`;
-
-  const email = z
-    .strictObject({
-      via: z.literal('email'),
-      to: z.union([z.email(), z.array(z.email()).min(1).max(50)]).describe('one address or a list of 1-50'),
-      subject: z.string().min(1).max(255),
-      body_html: z.string().min(1).describe('HTML body'),
-      body_text: z.string().min(1).optional().describe('plain-text part; derived from body_html when absent'),
-      reply_to: z.email().optional(),
-      idempotency_key: idempotencyKey,
-    })
-    .meta({
-      description: 'Sends a multipart HTML and text email by SMTP: subject 1-255 characters, up to 50 recipients.',
-      limits: 'up to 50 recipients, subject 1-255 characters',
-    });
-
-  const sms = z
-    .strictObject({
-      via: z.literal('sms'),
-      to: z.string().regex(E164).describe('E.164 number, e.g. +14155550123'),
-      body: z
-        .string()
-        .min(1)
-        // The JSON Schema bound is the GSM-7 capacity; the exact rule (extension characters,
-        // UCS-2) is the refinement's, so that one problem gets one message.
-        .meta({ maxLength: gsm })
-        .superRefine((body, ctx) => {
-          const problem = segmentProblem(body, smsMaxSegments);
-          if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });
-        }),
-      idempotency_key: idempotencyKey,
-    })
-    .meta({
-      description: `Sends a text message by Twilio: body fits ${smsLimits}, or ${ucs} when any character needs UCS-2 (emoji, most non-Latin scripts).`,
-      limits: smsLimits,
-    });
-
-  const slack = z
-    .strictObject({
-      via: z.literal('slack'),
-      channel: z.string().regex(SLACK_CHANNEL).describe('channel ID (C…, G…, D…) or #name'),
-      text: z.string().min(1).max(40_000),
-      thread: z.string().regex(SLACK_TS).optional().describe('parent message ts to reply in, e.g. 1712345678.123456'),
-      idempotency_key: idempotencyKey,
-    })
-    .meta({
-      description: `Posts a Slack message as the bot: text up to 40,000 characters. ${broadcastRule(slackAllowBroadcast)}`,
-      limits: 'text up to 40,000 characters',
-    });
-
-  return z.discriminatedUnion('via', [email, sms, slack]);
-}
-
-export type Notification = z.infer<ReturnType<typeof notificationUnion>>;
-export type EmailNotification = Extract<Notification, { via: 'email' }>;
-export type SmsNotification = Extract<Notification, { via: 'sms' }>;
-export type SlackNotification = Extract<Notification, { via: 'slack' }>;
-
-export function notificationDef(settings: UnionSettings): UnionDef {
-  return defineUnion(notificationUnion(settings), {
-    toolName: 'send_notification',
+export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDef {
+  return defineUnion(notificationUnion(channels), {
+    toolName: SEND_TOOL,
     title: 'Send notification',
-    intro: 'Sends one notification by email, SMS or Slack.',
+    intro: `Sends one notification by ${listWords(channels.map((c) => c.channel.label), 'or')}.`,
     outro:
       'idempotency_key (1-128 characters): the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.',
     variantNoun: 'channel',
-    variantToolName: (via) => `send_${via}`,
+    variantToolName: channelToolName,
     nestedKey: 'notification',
   });
 }

@@ -77,7 +77,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const maxSessions = options.maxSessions ?? 1_000;
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createAuthenticator(app.config.http.tokens);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
   const sessions = new SessionRegistry({
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
