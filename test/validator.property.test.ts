@@ -9,10 +9,11 @@ import { loadConfig } from '../src/config.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { notificationDef } from '../src/channels/union.js';
 import { profileTools, validateUnionCall, type UnionProfile } from '../src/union/index.js';
-import { ALL_VALID } from './helpers/examples.js';
+import { ALL_VALID, CHANNEL_NAMES } from './helpers/examples.js';
 
 const def = notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x' }).channels);
-const FIELDS = ['via', 'to', 'subject', 'body_html', 'body_text', 'reply_to', 'body', 'channel', 'text', 'thread', 'idempotency_key', 'extra/field', 'a~b'];
+// Every channel's fields, from the union: a new channel's are edited too.
+const FIELDS = ['via', ...new Set(def.variants.flatMap((v) => v.fields)), 'extra/field', 'a~b'];
 
 function resolvePointer(root: unknown, pointer: string): { parentExists: boolean } {
   if (pointer === '') return { parentExists: true };
@@ -31,7 +32,7 @@ const mutatedCall = fc
   .tuple(
     fc.constantFrom(...ALL_VALID),
     fc.array(
-      fc.tuple(fc.constantFrom('drop', 'set', 'set'), fc.constantFrom(...FIELDS), fc.oneof(fc.jsonValue(), fc.string(), fc.constantFrom('email', 'sms', 'slack', 'fax', null))),
+      fc.tuple(fc.constantFrom('drop', 'set', 'set'), fc.constantFrom(...FIELDS), fc.oneof(fc.jsonValue(), fc.string(), fc.constantFrom(...CHANNEL_NAMES, 'fax', null))),
       { maxLength: 4 },
     ),
   )
