@@ -11,7 +11,7 @@ import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './notification
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
 import { failureResult, invalidResult, okResult } from './tool-result.js';
-import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject, type UnionProfile } from './union/index.js';
+import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject } from './union/index.js';
 
 export interface CatalogEntry {
   tool: Tool;
@@ -27,13 +27,6 @@ export interface ProfileCatalog {
 }
 
 export type Catalog = Record<Profile, ProfileCatalog>;
-
-const UNION_PROFILE: Record<Profile, UnionProfile> = {
-  flat: 'flat',
-  nested: 'nested',
-  oneOf: 'oneOf',
-  'per-channel': 'per-variant',
-};
 
 function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry, 'hash'> {
   const input = toJsonSchema(spec.input.strict());
@@ -64,7 +57,7 @@ export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = ban
   const outputSchema = sendOutputSchema(config.channels) as Tool['outputSchema'];
   const catalog = {} as Catalog;
   for (const profile of PROFILES) {
-    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, UNION_PROFILE[profile]).map((pt) => ({
+    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, profile).map((pt) => ({
       tool: {
         name: pt.name,
         title: pt.title,

@@ -48,7 +48,7 @@ const errorBodySchema = {
 
 /**
  * Every outputSchema admits this shape too: the SDK 1.x client validates structuredContent
- * against the outputSchema even when isError is true (DESIGN section 7).
+ * against the outputSchema even when isError is true.
  */
 export function withErrorShape(result: { properties: Record<string, unknown>; required: string[] }): Record<string, unknown> {
   return {

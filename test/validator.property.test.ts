@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { notificationDef } from '../src/channels/union.js';
-import { profileTools, validateUnionCall, type UnionProfile } from '../src/union/index.js';
+import { profileTools, unionProfiles, validateUnionCall } from '../src/union/index.js';
 import { ALL_VALID, CHANNEL_NAMES } from './helpers/examples.js';
 
 const def = notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x' }).channels);
@@ -47,7 +47,7 @@ const mutatedCall = fc
 
 const anyArgs = fc.oneof(mutatedCall, fc.jsonValue(), fc.dictionary(fc.constantFrom(...FIELDS), fc.jsonValue()), fc.constant(undefined));
 
-const PROFILES: UnionProfile[] = ['flat', 'nested', 'oneOf', 'per-variant'];
+const PROFILES = unionProfiles(def);
 
 describe('validateUnionCall', () => {
   for (const profile of PROFILES) {

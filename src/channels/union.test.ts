@@ -12,7 +12,7 @@ const issues = (call: unknown, def = one) => {
 };
 
 describe('notification union', () => {
-  it('answers an SMS with a subject exactly as DESIGN shows', () => {
+  it('answers an SMS with a subject: the field, the channel, its limit, and both fixes', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: 'Down', subject: 'Outage' })).toEqual([
       { code: 'FIELD_NOT_ON_CHANNEL', path: '/subject', message: 'sms takes to and body only (160 GSM-7 characters). Drop subject, or set via to email.' },
     ]);

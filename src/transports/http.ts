@@ -1,5 +1,5 @@
 /**
- * Streamable HTTP for ops bots (DESIGN section 3), on node:http and the SDK's
+ * Streamable HTTP for ops bots, on node:http and the SDK's
  * StreamableHTTPServerTransport in stateful mode: one MCP server per session, so each
  * session keeps its clientInfo and its profile.
  *
