@@ -1,6 +1,7 @@
 /** The notification union's rules and the messages a model reads when it breaks them. */
 import { describe, expect, it } from 'vitest';
-import { validateUnionCall } from '../union/index.js';
+import { listWords, validateUnionCall } from '../union/index.js';
+import { CHANNELS } from './registry.js';
 import { loadConfig } from '../config.js';
 import { notificationDef } from './union.js';
 
@@ -43,7 +44,8 @@ describe('notification union', () => {
   });
 
   it('names the channels when via is missing or unknown', () => {
-    expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: 'via is required: set it to email, sms or slack.' }]);
-    expect(issues({ via: 'fax' })[0]!.message).toBe('via "fax" is not a channel: set it to email, sms or slack.');
+    const names = listWords(CHANNELS.map((c) => c.name), 'or'); // email, sms or slack
+    expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: `via is required: set it to ${names}.` }]);
+    expect(issues({ via: 'fax' })[0]!.message).toBe(`via "fax" is not a channel: set it to ${names}.`);
   });
 });
