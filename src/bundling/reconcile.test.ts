@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { assertProperty } from '../../test/helpers/property.js';
 import {
   DuplicateServerIdError,
   listFingerprint,
@@ -180,7 +181,7 @@ describe('reconcile: the 64-character limit and illegal names', () => {
     expectSound(bundles, r);
   });
 
-  it('never throws, drops or repeats, whatever the names (property)', () => {
+  it('never throws, drops or repeats, whatever the names (property)', async () => {
     const name = fc.oneof(
       fc.constantFrom('create_issue', 'search', 'a.b', 'a_b', '', 'x'.repeat(64), 'x'.repeat(70), 's__search'),
       fc.string({ maxLength: 80 }),
@@ -192,7 +193,7 @@ describe('reconcile: the 64-character limit and illegal names', () => {
       }),
       { selector: (b) => b.serverId, maxLength: 4 },
     );
-    fc.assert(fc.property(bundlesArb, (bundles) => expectSound(bundles, reconcile(bundles))), { numRuns: 300 });
+    await assertProperty('reconcile is sound', fc.property(bundlesArb, (bundles) => expectSound(bundles, reconcile(bundles))), { numRuns: 300 });
   });
 });
 
@@ -224,7 +225,7 @@ describe('reconcile: tagging and determinism', () => {
     expect(second.tools[0]!.description).toBe('[GitHub] does create_issue');
   });
 
-  it('gives the same output for shuffled servers and tools', () => {
+  it('gives the same output for shuffled servers and tools', async () => {
     const bundles: ServerBundle[] = [
       { serverId: 'github', label: 'GitHub', tools: ['create_issue', 'search', 'list_repos', 'z'].map((x) => tool(x)) },
       { serverId: 'linear', tools: ['create_issue', 'search', 'list_teams'].map((x) => tool(x)) },
@@ -233,7 +234,8 @@ describe('reconcile: tagging and determinism', () => {
     ];
     const expected = snapshot(reconcile(bundles));
     const fp = listFingerprint(reconcile(bundles).tools);
-    fc.assert(
+    await assertProperty(
+      'reconcile ignores order',
       fc.property(
         fc.shuffledSubarray(bundles, { minLength: bundles.length }),
         fc.array(fc.nat(), { minLength: 4, maxLength: 4 }),
