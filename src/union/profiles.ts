@@ -105,10 +105,28 @@ function mergeField(def: UnionDef, field: string, variants: Variant[]): JsonSche
 export function nestedSchema(def: UnionDef): JsonSchema {
   return toStrict({
     type: 'object',
-    properties: { [def.options.nestedKey]: { anyOf: def.variants.map((v) => cloneJson(v.json)) } },
+    properties: { [def.options.nestedKey]: { anyOf: def.variants.map(withOverriddenLimits) } },
     required: [def.options.nestedKey],
     additionalProperties: false,
   });
+}
+
+/**
+ * A variant's JSON Schema where a hand-written limit replaces the length keywords that strict
+ * mode restates in words: the override is the rule (a refinement's), the keyword only its bound.
+ */
+function withOverriddenLimits(v: Variant): JsonSchema {
+  const json = cloneJson(v.json);
+  const overrides = typeof v.meta.limits === 'object' ? v.meta.limits : {};
+  const properties = json.properties as Record<string, JsonSchema>;
+  for (const [field, phrase] of Object.entries(overrides)) {
+    const node = properties[field];
+    if (!node || !('minLength' in node || 'maxLength' in node)) continue;
+    delete node.minLength;
+    delete node.maxLength;
+    node.description = typeof node.description === 'string' ? `${node.description} (${phrase})` : phrase;
+  }
+  return json;
 }
 
 /** SEP-2106: root `type: "object"` with a `oneOf` of closed variants, the discriminator a `const`. */

@@ -2,9 +2,11 @@
  * OpenAI strict mode for a JSON Schema object: every property required, optional ones made
  * nullable (as an `anyOf` with a null branch, which travels further than a type array),
  * `additionalProperties: false` everywhere, and the keywords strict mode rejects moved into
- * the description. `enum`, `pattern`, `format`, `minItems`, `maxItems` stay.
+ * the description, in the words of ./limits.ts. `enum`, `pattern`, `format`, `minItems`,
+ * `maxItems` stay.
  */
 import { cloneJson, type JsonSchema } from './json-schema.js';
+import { exampleOf, lengthPhrase } from './limits.js';
 
 /** Keywords strict mode does not accept; each is restated in words. */
 const UNSUPPORTED: Record<string, (v: unknown) => string> = {
@@ -13,8 +15,9 @@ const UNSUPPORTED: Record<string, (v: unknown) => string> = {
   minProperties: (v) => `at least ${v} properties`,
   maxProperties: (v) => `at most ${v} properties`,
   multipleOf: (v) => `a multiple of ${v}`,
+  examples: (v) => `e.g. ${exampleOf({ examples: v })}`,
 };
-const DROPPED = ['$schema', 'examples', 'patternProperties', 'propertyNames', 'title'];
+const DROPPED = ['$schema', 'patternProperties', 'propertyNames', 'title'];
 
 export function toStrict(schema: JsonSchema): JsonSchema {
   return strictNode(cloneJson(schema));
@@ -22,7 +25,7 @@ export function toStrict(schema: JsonSchema): JsonSchema {
 
 function strictNode(node: JsonSchema): JsonSchema {
   const notes: string[] = [];
-  const length = lengthNote(node.minLength, node.maxLength);
+  const length = lengthPhrase(node.minLength, node.maxLength);
   if (length) notes.push(length);
   delete node.minLength;
   delete node.maxLength;
@@ -70,8 +73,3 @@ function nullable(node: JsonSchema): JsonSchema {
   return description === undefined ? { anyOf } : { anyOf, description };
 }
 
-function lengthNote(min: unknown, max: unknown): string | undefined {
-  if (typeof max === 'number') return `${typeof min === 'number' ? min : 0}-${max} characters`;
-  if (typeof min === 'number') return min === 1 ? 'non-empty' : `at least ${min} characters`;
-  return undefined;
-}

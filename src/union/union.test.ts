@@ -38,7 +38,7 @@ describe('union library on a foreign union', () => {
   });
 
   it('lists the variants in the description, one sentence each', () => {
-    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r. A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
+    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r (r > 0). A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
   });
 
   it('per-shape tools (one per variant, named for the noun) imply the discriminator and refuse a different one', () => {
