@@ -2,7 +2,7 @@
  * notify-mcp/union: one zod discriminated union in, every wire shape, description and
  * validator out. Generic: it knows nothing of notifications.
  */
-export { defineUnion, UnionDefinitionError } from './define.js';
+export { defineUnion, UnionDefinitionError, MANY_VARIANTS } from './define.js';
 export type { UnionDef, UnionOptions, Variant, VariantMeta } from './define.js';
 export { describeUnion, describeVariant, listWords } from './describe.js';
 export { toJsonSchema, type JsonSchema } from './json-schema.js';
