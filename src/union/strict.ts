@@ -6,6 +6,8 @@
  * `maxItems` stay.
  */
 import { cloneJson, type JsonSchema } from './json-schema.js';
+import { UnionDefinitionError } from './define.js';
+import { asJsonText, isFreeForm } from './free-form.js';
 import { exampleOf, lengthPhrase } from './limits.js';
 
 /** Keywords strict mode does not accept; each is restated in words. */
@@ -19,11 +21,29 @@ const UNSUPPORTED: Record<string, (v: unknown) => string> = {
 };
 const DROPPED = ['$schema', 'patternProperties', 'propertyNames', 'title'];
 
-export function toStrict(schema: JsonSchema): JsonSchema {
-  return strictNode(cloneJson(schema));
+export interface StrictOptions {
+  /**
+   * `json-text`: a free-form value (an open object, an untyped node) becomes a string of
+   * JSON text, which the caller must parse back (the union validator does, for the nested
+   * profile). Without it such a value is a UnionDefinitionError: closing it would make it `{}`
+   * and silently drop whatever it is sent.
+   */
+  freeForm?: 'json-text';
 }
 
-function strictNode(node: JsonSchema): JsonSchema {
+export function toStrict(schema: JsonSchema, options: StrictOptions = {}): JsonSchema {
+  return strictNode(cloneJson(schema), '', options);
+}
+
+function strictNode(node: JsonSchema, at: string, options: StrictOptions): JsonSchema {
+  if (at && isFreeForm(node)) {
+    if (options.freeForm !== 'json-text') {
+      throw new UnionDefinitionError(
+        `${at}: strict mode closes every object, so this free-form value would become {} and drop what it is sent; carry it as JSON text (freeForm: 'json-text') or give it properties`,
+      );
+    }
+    return asJsonText(node);
+  }
   const notes: string[] = [];
   const length = lengthPhrase(node.minLength, node.maxLength);
   if (length) notes.push(length);
@@ -45,18 +65,18 @@ function strictNode(node: JsonSchema): JsonSchema {
   if (unsaid.length) node.description = [said, `(${unsaid.join(', ')})`].filter(Boolean).join(' ');
 
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
-    if (Array.isArray(node[key])) node[key] = (node[key] as JsonSchema[]).map(strictNode);
+    if (Array.isArray(node[key])) node[key] = (node[key] as JsonSchema[]).map((n, i) => strictNode(n, `${at}/${key}/${i}`, options));
   }
   if (node.oneOf) {
     node.anyOf = node.oneOf;
     delete node.oneOf;
   }
-  if (node.items && typeof node.items === 'object') node.items = strictNode(node.items as JsonSchema);
+  if (node.items && typeof node.items === 'object') node.items = strictNode(node.items as JsonSchema, `${at}/items`, options);
   if (node.type === 'object' || node.properties) {
     const props = (node.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((node.required as string[] | undefined) ?? []);
     for (const [name, child] of Object.entries(props)) {
-      const strict = strictNode(child);
+      const strict = strictNode(child, `${at}/properties/${name}`, options);
       props[name] = required.has(name) ? strict : nullable(strict);
     }
     node.properties = props;

@@ -10,6 +10,7 @@ import type { UnionDef, Variant } from './define.js';
 import { fieldList, listWords, wholeLimits } from './describe.js';
 import { clipText, describeKey, describeValue, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
 import { toJsonSchema, type JsonSchema } from './json-schema.js';
+import { decodeJsonText } from './free-form.js';
 import { limitsOfObject, withLimits } from './limits.js';
 import { typeMismatches, type TypeMismatch } from './json-type.js';
 import type { ProfileTool } from './profiles.js';
@@ -164,7 +165,14 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
       variant: variant.value,
     }));
   }
-  const known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
+  let known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
+  if (binding.jsonText) {
+    // The strict shape sends free-form values as JSON text: parsed back, the union sees what other shapes send.
+    const decoded = decodeJsonText(variant.json, known);
+    for (const p of decoded.problems) found.add(() => ({ code: 'INVALID_FIELD', path: issuePath(base, p.segments), message: p.message, variant: variant.value }));
+    if (decoded.problems.length) return found.failure()!;
+    known = decoded.value;
+  }
   const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value, limits: variant.limits }, found);
   return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
