@@ -1,5 +1,5 @@
 import type { EmailPayload } from '../../providers/types.js';
-import { htmlToText } from '../html-to-text.js';
+import { buildEmailMime } from '../email-mime.js';
 import type { EmailNotification } from '../union.js';
 import type { Channel } from './types.js';
 
@@ -9,7 +9,7 @@ function address(mailbox: string): string {
   return (m ? m[1]! : mailbox).trim();
 }
 
-/** The complete MIME message is built here, so dry-run records the bytes SMTP would carry. */
+/** The complete MIME message is built here (in a worker), so dry-run records the bytes SMTP would carry. */
 export const emailChannel: Channel<EmailNotification, EmailPayload> = {
   recipients: (n) => (Array.isArray(n.to) ? n.to : [n.to]),
 
@@ -17,21 +17,20 @@ export const emailChannel: Channel<EmailNotification, EmailPayload> = {
     const from = config.email.from;
     const to = this.recipients(n);
     const messageId = `<${id}@${address(from).split('@')[1] ?? 'notify-mcp.local'}>`;
-    // Loaded on the first email, not at start-up (it is a fair share of cold start).
-    const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
-    const composer = new MailComposer({
-      from,
-      to,
-      subject: n.subject,
-      html: n.body_html,
-      text: n.body_text ?? htmlToText(n.body_html),
-      ...(n.reply_to ? { replyTo: n.reply_to } : {}),
-      messageId,
-      headers: { 'X-Notification-Id': id },
-      disableFileAccess: true,
-      disableUrlAccess: true,
-    });
-    const raw = await composer.compile().build();
-    return { payload: { envelope: { from: address(from), to }, messageId, raw: raw.toString('utf8') } };
+    // Off the main thread, within half the send's budget (payload building counts against it).
+    const raw = await buildEmailMime(
+      {
+        from,
+        to,
+        subject: n.subject,
+        html: n.body_html,
+        ...(n.body_text !== undefined ? { text: n.body_text } : {}),
+        ...(n.reply_to ? { replyTo: n.reply_to } : {}),
+        messageId,
+        headers: { 'X-Notification-Id': id },
+      },
+      { timeoutMs: config.sendBudgetMs / 2 },
+    );
+    return { payload: { envelope: { from: address(from), to }, messageId, raw } };
   },
 };
