@@ -24,6 +24,17 @@ describe('notification union', () => {
     expect(issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to/1' });
   });
 
+  it('takes addresses up to the 254 characters of RFC 5321, in to and reply_to', () => {
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
+    expect(longest).toHaveLength(254);
+    expect(issues({ via: 'email', to: [longest], reply_to: longest, subject: 's', body_html: 'h' })).toEqual([]);
+    const over = `x${longest}`;
+    expect(issues({ via: 'email', to: ['ok@example.com', over], subject: 's', body_html: 'h' })).toEqual([
+      { code: 'TOO_LONG', path: '/to/1', message: 'to.1 is too long for email: at most 254 characters. Shorten it.' },
+    ]);
+    expect(issues({ via: 'email', to: 'ok@example.com', reply_to: over, subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/reply_to' });
+  });
+
   it('gives an SMS length problem one message, with the encoding, and honours the segment setting', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
       { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('body is 162 GSM-7 characters') },
