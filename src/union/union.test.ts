@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineUnion, profileTools, validateUnionCall, describeUnion, UnionDefinitionError } from './index.js';
+import { MAX_FOREIGN_ISSUES } from './validate.js';
 
 // A union that has nothing to do with notifications: the library must not care.
 const shape = z.discriminatedUnion('kind', [
@@ -59,6 +60,18 @@ describe('union library on a foreign union', () => {
   it('escapes JSON Pointer tokens', () => {
     const r = validateUnionCall(def, {}, { kind: 'rect', w: 1, h: 1, 'a/b~c': 1 });
     expect(!r.ok && r.issues[0].path).toBe('/a~1b~0c');
+  });
+
+  it('bounds the issues for a call naming a flood of fields no variant takes, and counts the rest', () => {
+    const flood = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`f${i}`, 0]));
+    const r = validateUnionCall(def, {}, { kind: 'circle', r: 1, ...flood });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.issues).toHaveLength(MAX_FOREIGN_ISSUES);
+    expect(r.issues.every((i) => i.code === 'FIELD_NOT_ON_SHAPE')).toBe(true);
+    expect(r.issues.at(-1)!.message).toMatch(/ 99980 more fields are not on circle either: drop them too\.$/);
+    const few = validateUnionCall(def, {}, { kind: 'circle', r: 1, w: 1, h: 2 });
+    expect(!few.ok && few.issues.map((i) => i.path)).toEqual(['/w', '/h']);
   });
 
   it('refuses a union whose variants lack a description', () => {

@@ -22,6 +22,13 @@ export type ValidationResult<T = Record<string, unknown>> =
   | { ok: true; variant: string; value: T }
   | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] };
 
+/**
+ * Fields not on the variant get one issue each up to this many; the last one counts the rest.
+ * A 1 MiB call can name 100,000 fields, and an issue for each took a second to build and
+ * made a reply ten times the request's size.
+ */
+export const MAX_FOREIGN_ISSUES = 20;
+
 export function pointer(base: string, segments: readonly PropertyKey[]): string {
   return base + segments.map((s) => '/' + String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
 }
@@ -53,31 +60,39 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     args = args[key];
     base = pointer('', [key]);
   }
-  const call = dropNulls(args as Record<string, unknown>);
+  // One pass over the keys, which a 1 MiB call can have 100,000 of. `null` means absent.
+  const fields = args as Record<string, unknown>;
+  let tag = fields[disc] ?? undefined;
 
   if (binding.impliedVariant) {
     const implied = binding.impliedVariant;
-    if (disc in call && call[disc] !== implied) {
+    if (tag !== undefined && tag !== implied) {
       return fail({
         code: `INVALID_${disc.toUpperCase()}`,
         path: pointer(base, [disc]),
-        message: `This tool always uses ${disc} ${implied}; drop ${disc}, or call ${def.options.variantToolName(String(call[disc]))}.`,
+        message: `This tool always uses ${disc} ${implied}; drop ${disc}, or call ${def.options.variantToolName(String(tag))}.`,
         variant: implied,
       });
     }
-    call[disc] = implied;
+    tag = implied;
   }
 
-  const tag = call[disc];
   const variant = def.variants.find((v) => v.value === tag);
   if (!variant) {
     const what = tag === undefined ? `${disc} is required` : `${disc} ${JSON.stringify(tag)} is not a ${noun}`;
     return fail({ code: `INVALID_${disc.toUpperCase()}`, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
   }
 
+  const known: Record<string, unknown> = { [disc]: tag };
+  const foreign: string[] = [];
+  for (const field of Object.keys(fields)) {
+    const value = fields[field];
+    if (field === disc || value === null) continue;
+    if (variant.fields.includes(field)) known[field] = value;
+    else foreign.push(field);
+  }
   const issues: ValidationIssue[] = [];
-  for (const field of Object.keys(call)) {
-    if (field === disc || variant.fields.includes(field)) continue;
+  for (const field of foreign.slice(0, MAX_FOREIGN_ISSUES)) {
     issues.push({
       code: `FIELD_NOT_ON_${noun.toUpperCase()}`,
       path: pointer(base, [field]),
@@ -85,7 +100,8 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
       variant: variant.value,
     });
   }
-  const known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
+  const unlisted = foreign.length - MAX_FOREIGN_ISSUES;
+  if (unlisted > 0) issues.at(-1)!.message += ` ${unlisted} more field${unlisted === 1 ? ' is' : 's are'} not on ${variant.value} either: drop ${unlisted === 1 ? 'it' : 'them'} too.`;
   const parsed = variant.schema.safeParse(known);
   if (!parsed.success) {
     issues.push(...mapZodIssues(parsed.error.issues, known, base, { subject: variant.value, schema: variant.schema, variant: variant.value }));
