@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMime } from '../../test/helpers/mime.js';
 import { NotifyError } from '../errors.js';
-import { EmailMimeBuilder, buildEmailMime, type MailParts } from './email-mime.js';
+import { EmailMimeBuilder, INLINE_MAX_CHARS, buildEmailMime, type MailParts } from './email-mime.js';
 import { htmlToText } from './html-to-text.js';
 
 /** Nesting this deep keeps html-to-text busy for many seconds (its parser is quadratic in depth). */
@@ -33,23 +33,41 @@ describe('buildEmailMime', () => {
     builder = undefined;
   });
 
-  it('builds multipart/alternative with the text part derived by html-to-text', async () => {
-    const m = mail();
+  // A small email is built in this thread, a large one in a worker: the same message either way.
+  const LARGE_HTML = mail().html + '<p>Disk 91% on <a href="https://ops.example/db-1">db-1</a></p>'.repeat(INLINE_MAX_CHARS / 40);
+  expect(LARGE_HTML.length).toBeGreaterThan(INLINE_MAX_CHARS);
+
+  it.each([
+    ['small', mail().html],
+    ['large', LARGE_HTML],
+  ])('builds multipart/alternative with the text part derived by html-to-text (%s)', async (_, html) => {
+    const m = mail({ html });
     const parsed = parseMime(await buildEmailMime(m, { timeoutMs: 10_000 }));
     expect(parsed.type).toBe('multipart/alternative');
     expect(parsed.header('message-id')).toBe('<ntf_1@example.com>');
     expect(parsed.header('x-notification-id')).toBe('ntf_1');
     expect(parsed.header('to')).toBe('ops@example.com, oncall@example.com');
-    const [text, html] = parsed.parts;
-    expect(text!.type).toBe('text/plain');
-    expect(text!.body.replace(/\r\n/g, '\n').trim()).toBe(htmlToText(m.html));
-    expect(html!.type).toBe('text/html');
-    expect(html!.body).toContain('<a href="https://ci.example/42">');
+    const [textPart, htmlPart] = parsed.parts;
+    expect(textPart!.type).toBe('text/plain');
+    expect(textPart!.body.replace(/\r\n/g, '\n').trim()).toBe(htmlToText(m.html));
+    expect(htmlPart!.type).toBe('text/html');
+    expect(htmlPart!.body).toContain('<a href="https://ci.example/42">');
   });
 
-  it('keeps a body_text the caller sent', async () => {
-    const parsed = parseMime(await buildEmailMime(mail({ text: 'Mine, word for word.' }), { timeoutMs: 10_000 }));
+  it.each([
+    ['small', mail().html],
+    ['large', LARGE_HTML],
+  ])('keeps a body_text the caller sent (%s)', async (_, html) => {
+    const parsed = parseMime(await buildEmailMime(mail({ html, text: 'Mine, word for word.' }), { timeoutMs: 10_000 }));
     expect(parsed.parts[0]!.body.trim()).toBe('Mine, word for word.');
+  });
+
+  it('answers INVALID_FIELD for a small body the converter cannot take, without a worker', async () => {
+    // Small enough to be built inline; html-to-text is given no chance to fail on real input,
+    // so this checks the mapping with an html that is not a string.
+    const err = await caught(buildEmailMime(mail({ html: { length: 1 } as unknown as string }), { timeoutMs: 10_000 }));
+    expect(err.code).toBe('INVALID_FIELD');
+    expect(err.message).toMatch(/the converter failed/);
   });
 
   it('answers INVALID_FIELD naming body_text when the text part cannot be derived in time', async () => {
@@ -66,7 +84,7 @@ describe('buildEmailMime', () => {
   it('answers RATE_LIMITED with retry_after_s when every worker stayed busy past the deadline', async () => {
     builder = new EmailMimeBuilder(1);
     const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 3_000 }));
-    const waiting = await caught(builder.build(mail(), { timeoutMs: 600 }));
+    const waiting = await caught(builder.build(mail({ html: LARGE_HTML }), { timeoutMs: 600 }));
     expect(waiting.code).toBe('RATE_LIMITED');
     expect(waiting.details.retryAfterS).toBe(1);
     expect((await stalled).code).toBe('INVALID_FIELD');
@@ -75,7 +93,7 @@ describe('buildEmailMime', () => {
   it('does not hold an email that brings its body_text behind a stalled conversion', async () => {
     builder = new EmailMimeBuilder(1);
     const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 6_000 }));
-    const raw = await builder.build(mail({ text: 'brought along' }), { timeoutMs: 6_000 });
+    const raw = await builder.build(mail({ html: LARGE_HTML, text: 'brought along' }), { timeoutMs: 6_000 });
     expect(parseMime(raw).parts[0]!.body.trim()).toBe('brought along');
     await stalled;
   });
