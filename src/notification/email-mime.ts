@@ -166,7 +166,7 @@ export class EmailMimeBuilder {
 // One core is left to the event loop.
 const shared = new EmailMimeBuilder(Math.min(4, availableParallelism() - 1));
 
-/** The raw message for `mail`, built off the main thread; see EmailMimeBuilder.build. */
+/** The raw message for `mail` (a large one built off the main thread); see EmailMimeBuilder.build. */
 export function buildEmailMime(mail: MailParts, opts: { timeoutMs: number }): Promise<string> {
   return shared.build(mail, opts);
 }
