@@ -2,7 +2,7 @@
  * notify-mcp/bundling: tool-name reconciliation for agent hosts that bundle several MCP
  * servers, and the gateway behind `notify-mcp bundle`. Explicit export list.
  */
-export { reconcile, reverseKey } from './reconcile.js';
+export { reconcile, reverseKey, parseReverseKey } from './reconcile.js';
 export type {
   Collision,
   ReconcileReport,

@@ -156,6 +156,14 @@ describe('BundleManager', () => {
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 
+  it('does not mistake two tools for one when a `:` makes `serverId:name` equal', () => {
+    const { lines, log } = captureLog();
+    const m = new BundleManager({ ...echoUpstream(), log });
+    m.register('a:b', [tool('c')]);
+    m.register('a', [tool('b:c', { other: { type: 'boolean' } })]);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+  });
+
   it('a throwing listener does not break the manager or other listeners', () => {
     const { lines, log } = captureLog();
     const m = new BundleManager({ ...echoUpstream(), log });

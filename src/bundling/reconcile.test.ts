@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   DuplicateServerIdError,
   listFingerprint,
+  parseReverseKey,
   reconcile,
   reverseKey,
   tagDescription,
@@ -116,6 +117,63 @@ describe('reconcile: collisions', () => {
     const before = JSON.stringify(input);
     reconcile(input);
     expect(JSON.stringify(input)).toBe(before);
+  });
+});
+
+describe('reconcile: the reverse map key', () => {
+  it('keeps two tools apart when a `:` in a serverId or a name would make their keys equal', () => {
+    const bundles: ServerBundle[] = [
+      { serverId: 'a:b', tools: [tool('c')] },
+      { serverId: 'a', tools: [tool('b:c')] },
+    ];
+    const r = reconcile(bundles);
+    expect(r.reverse.size).toBe(2);
+    expect(r.reverse.get(reverseKey('a:b', 'c'))).toBe('c');
+    expect(r.reverse.get(reverseKey('a', 'b:c'))).toBe('b_c');
+    expect(reverseKey('a:b', 'c')).toBe('a%3Ab:c');
+    expect(reverseKey('a', 'b:c')).toBe('a:b%3Ac');
+    // `%` is escaped too, so an escaped-looking name is not confused with an escaped `:`.
+    expect(reverseKey('a', 'b%3Ac')).toBe('a:b%253Ac');
+    expect(reverseKey('github', 'create_issue')).toBe('github:create_issue');
+    expectSound(bundles, r);
+  });
+
+  it('is one-to-one, and parseReverseKey inverts it (property)', () => {
+    const part = fc.string({ unit: fc.constantFrom('a', ':', '%', '2', '5', '3', 'A'), maxLength: 8 });
+    fc.assert(
+      fc.property(part, part, part, part, (s1, n1, s2, n2) => {
+        expect(parseReverseKey(reverseKey(s1, n1))).toEqual({ serverId: s1, originalName: n1 });
+        if (s1 !== s2 || n1 !== n2) expect(reverseKey(s1, n1)).not.toBe(reverseKey(s2, n2));
+      }),
+      { seed: 14_140_001, numRuns: 500 },
+    );
+    expect(parseReverseKey('a:b:c')).toBeUndefined();
+    expect(parseReverseKey('no-separator')).toBeUndefined();
+    expect(parseReverseKey('a:%3a')).toBeUndefined(); // not what reverseKey writes
+  });
+
+  it('has one entry per distinct (server, name), whatever the characters (property)', () => {
+    // Few pieces, so that keys joined by a bare `:` would often meet.
+    const piece = fc.constantFrom('a', 'b', 'a:', ':b', 'a:b', ':', '%3A', 'a%3Ab');
+    const bundlesArb = fc.uniqueArray(
+      fc.record({ serverId: piece, tools: fc.uniqueArray(piece, { maxLength: 4 }).map((ns) => ns.map((n) => tool(n))) }),
+      { selector: (b) => b.serverId, maxLength: 4 },
+    );
+    fc.assert(
+      fc.property(bundlesArb, (bundles) => {
+        const r = reconcile(bundles);
+        expect(r.reverse.size).toBe(bundles.reduce((n, b) => n + b.tools.length, 0));
+        for (const b of bundles) {
+          for (const t of b.tools) {
+            expect(r.forward.get(r.reverse.get(reverseKey(b.serverId, t.name))!)).toEqual({
+              serverId: b.serverId,
+              originalName: t.name,
+            });
+          }
+        }
+      }),
+      { seed: 14_140_002, numRuns: 300 },
+    );
   });
 });
 
