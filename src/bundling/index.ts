@@ -17,8 +17,15 @@ export { TOOL_NAME_PATTERN, MAX_TOOL_NAME, isLegalToolName } from './names.js';
 export { provenanceTag, tagDescription } from './provenance.js';
 export { schemaHash, canonicalJson } from '../union/schema-hash.js';
 export { listFingerprint } from './fingerprint.js';
-export { createDispatcher, errorResult } from './dispatcher.js';
-export type { CallOptions, CallUpstream, Dispatcher, ToolArguments } from './dispatcher.js';
+export { createDispatcher, errorResult, DEFAULT_CALL_TIMEOUT_MS } from './dispatcher.js';
+export type {
+  CallOptions,
+  CallUpstream,
+  Dispatcher,
+  DispatcherOptions,
+  ToolArguments,
+  UpstreamCallOptions,
+} from './dispatcher.js';
 export { BundleManager } from './manager.js';
 export type { BundleState, ChangeListener, ManagerOptions, Turn } from './manager.js';
 export { DuplicateServerIdError, GatewayConfigError, UpstreamUnavailableError } from './errors.js';

@@ -1,7 +1,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { silentLogger, type Logger } from '../log.js';
-import { createDispatcher, type CallOptions, type CallUpstream, type Dispatcher, type ToolArguments } from './dispatcher.js';
+import {
+  createDispatcher,
+  type CallOptions,
+  type CallUpstream,
+  type Dispatcher,
+  type DispatcherOptions,
+  type ToolArguments,
+} from './dispatcher.js';
 import { listFingerprint } from './fingerprint.js';
 import { reconcile, reverseKey } from './reconcile.js';
 import type { Reconciled, ServerBundle, Tool } from './types.js';
@@ -21,7 +28,8 @@ export interface Turn extends BundleState {
 
 export type ChangeListener = (state: BundleState) => void;
 
-export interface ManagerOptions {
+/** `defaultTimeoutMs` and `serverTimeoutMs` bound every call (see `DispatcherOptions`). */
+export interface ManagerOptions extends DispatcherOptions {
   callUpstream: CallUpstream;
   log?: Logger;
 }
@@ -30,7 +38,8 @@ export interface ManagerOptions {
  * Holds the registered servers and the reconciled list. A rebuild while any turn is open is
  * kept pending and applied when the last open turn ends, so a model never sees the list move
  * under a call it already made. Listeners hear about an applied list whose fingerprint
- * changed. Under constant overlapping turns a pending list waits for a quiet moment.
+ * changed. Under constant overlapping turns a pending list waits for a quiet moment; every
+ * call is bounded (60 s unless set), so a hung upstream cannot hold a turn open for longer.
  */
 export class BundleManager {
   private readonly servers = new Map<string, ServerBundle>();
@@ -39,6 +48,7 @@ export class BundleManager {
   private readonly listeners = new Set<ChangeListener>();
   private readonly log: Logger;
   private readonly callUpstream: CallUpstream;
+  private readonly dispatcherOptions: DispatcherOptions;
   private applied: BundleState;
   private dispatcher: Dispatcher;
   private pendingState: BundleState | undefined;
@@ -47,8 +57,9 @@ export class BundleManager {
   constructor(options: ManagerOptions) {
     this.log = options.log ?? silentLogger;
     this.callUpstream = options.callUpstream;
+    this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs };
     this.applied = stateOf(reconcile([]));
-    this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream);
+    this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream, this.dispatcherOptions);
   }
 
   /** Add or replace a server's tools; logs each tool's schema hash and warns on drift. */
@@ -161,7 +172,7 @@ export class BundleManager {
     const changed = next.fingerprint !== this.applied.fingerprint;
     // Always swap: the same list can route differently (a server left, another joined).
     this.applied = next;
-    this.dispatcher = createDispatcher(next.reconciled, this.callUpstream);
+    this.dispatcher = createDispatcher(next.reconciled, this.callUpstream, this.dispatcherOptions);
     if (!changed) return;
     for (const listener of this.listeners) {
       try {
