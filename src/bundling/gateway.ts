@@ -46,6 +46,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
 
   const manager = new BundleManager({
     log,
+    serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);
       if (!upstream?.connected) throw new UpstreamUnavailableError(target.serverId);
