@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { schemaHash } from '../union/schema-hash.js';
 import { silentLogger, type Logger } from '../log.js';
 import {
   createDispatcher,
@@ -11,6 +10,7 @@ import {
 } from './dispatcher.js';
 import { listFingerprint } from './fingerprint.js';
 import { reconcile, reverseKey } from './reconcile.js';
+import { semanticSchemaHash } from './schema-hash.js';
 import type { Reconciled, ServerBundle, Tool } from './types.js';
 
 export interface BundleState {
@@ -62,10 +62,14 @@ export class BundleManager {
     this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream, this.dispatcherOptions);
   }
 
-  /** Add or replace a server's tools; logs each tool's schema hash and warns on drift. */
+  /**
+   * Add or replace a server's tools; logs each tool's schema hash and warns on drift. The
+   * hash is `semanticSchemaHash`: a reordered `required` or `enum` is not drift (the list
+   * fingerprint still changes, since the bytes served do).
+   */
   register(serverId: string, tools: readonly Tool[], options: { label?: string } = {}): void {
     for (const tool of tools) {
-      const hash = schemaHash(tool);
+      const hash = semanticSchemaHash(tool);
       const key = reverseKey(serverId, tool.name);
       const previous = this.knownHashes.get(key);
       this.log.info('bundle tool registered', { server: serverId, tool: tool.name, schema_hash: hash });
