@@ -16,6 +16,10 @@ import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject, type 
 export interface CatalogEntry {
   tool: Tool;
   hash: string;
+  /**
+   * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
+   * nothing): always a result, a coded `isError` one for bad input, never a rejection.
+   */
   call(args: unknown, ctx: ToolContext & { deps: PipelineDeps }): Promise<CallToolResult>;
 }
 
@@ -48,13 +52,23 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry,
     },
     async call(args, ctx) {
       const checked = validateObject(spec.input, spec.name, args);
-      if (!checked.ok) return invalidResult(checked.issues);
-      try {
-        return okResult(await spec.handler(checked.value, ctx));
-      } catch (err) {
-        return failureResult(err, ctx.log, spec.name);
-      }
+      if (!checked.ok) return invalidResult(checked);
+      return okResult(await spec.handler(checked.value, ctx));
     },
+  };
+}
+
+/**
+ * The last line of defence: whatever throws below a tool (a bug, by definition) is logged
+ * and answered as a coded INTERNAL_ERROR result, so a call never becomes a JSON-RPC error.
+ */
+function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call'] {
+  return async (args, ctx) => {
+    try {
+      return await call(args, ctx);
+    } catch (err) {
+      return failureResult(err, ctx.log, name);
+    }
   };
 }
 
@@ -75,7 +89,8 @@ export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = ban
       call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),
     }));
     const entries = [...sendEntries, ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => ({
-      ...e,
+      tool: e.tool,
+      call: totalCall(e.tool.name, e.call),
       hash: schemaHash(e.tool),
     }));
     const tools = entries.map((e) => e.tool);

@@ -15,7 +15,10 @@ export function selectProfile(config: Pick<Config, 'clientProfiles' | 'defaultPr
   return (
     inputs.credentialProfile ??
     inputs.endpointProfile ??
-    (inputs.clientName !== undefined ? config.clientProfiles[inputs.clientName] : undefined) ??
+    // Own entries only: a client named `constructor` or `__proto__` must not find Object's.
+    (inputs.clientName !== undefined && Object.hasOwn(config.clientProfiles, inputs.clientName)
+      ? config.clientProfiles[inputs.clientName]
+      : undefined) ??
     config.defaultProfile
   );
 }

@@ -6,14 +6,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { NotifyError, type ToolErrorBody } from './errors.js';
 import type { Logger } from './log.js';
-import type { ValidationIssue } from './union/index.js';
+import { describeValue, type ValidationFailure } from './union/index.js';
 
 export function okResult(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
 }
 
-export function errorResult(error: ToolErrorBody, issues: ToolErrorBody[] = [error]): CallToolResult {
-  const structured = { error, issues };
+export function errorResult(error: ToolErrorBody, issues: ToolErrorBody[] = [error], omitted = 0): CallToolResult {
+  const structured = omitted > 0 ? { error, issues, issues_omitted: omitted } : { error, issues };
   return {
     content: [{ type: 'text', text: `${error.message}\n${JSON.stringify(structured)}` }],
     structuredContent: structured,
@@ -22,15 +22,16 @@ export function errorResult(error: ToolErrorBody, issues: ToolErrorBody[] = [err
 }
 
 /** Validation issues, with the variant reported under the discriminator's name (`via`). */
-export function invalidResult(issues: readonly ValidationIssue[], discriminator = 'via'): CallToolResult {
-  const bodies = issues.map(({ variant, ...rest }) => (variant ? { ...rest, [discriminator]: variant } : rest) as ToolErrorBody);
-  return errorResult(bodies[0]!, bodies);
+export function invalidResult(failure: Pick<ValidationFailure, 'issues' | 'omitted'>, discriminator = 'via'): CallToolResult {
+  const bodies = failure.issues.map(({ variant, ...rest }) => (variant ? { ...rest, [discriminator]: variant } : rest) as ToolErrorBody);
+  return errorResult(bodies[0]!, bodies, failure.omitted);
 }
 
 /** NotifyError → its result; anything else is a bug: logged, and answered INTERNAL_ERROR. */
 export function failureResult(err: unknown, log: Logger, tool: string): CallToolResult {
   if (err instanceof NotifyError) return errorResult(err.toBody());
-  log.error('tool failed unexpectedly', { tool, error: err instanceof Error ? err.stack : String(err) });
+  // A thrown non-Error may be anything, even client data: never coerce it.
+  log.error('tool failed unexpectedly', { tool, error: err instanceof Error ? err.stack : describeValue(err) });
   return errorResult({ code: 'INTERNAL_ERROR', message: 'The server failed unexpectedly; nothing is known to have been sent. Try again later.' });
 }
 
@@ -53,7 +54,12 @@ const errorBodySchema = {
 export function withErrorShape(result: { properties: Record<string, unknown>; required: string[] }): Record<string, unknown> {
   return {
     type: 'object',
-    properties: { ...result.properties, error: errorBodySchema, issues: { type: 'array', items: errorBodySchema } },
+    properties: {
+      ...result.properties,
+      error: errorBodySchema,
+      issues: { type: 'array', items: errorBodySchema },
+      issues_omitted: { type: 'integer', description: 'problems found beyond those listed in issues' },
+    },
     anyOf: [{ required: result.required }, { required: ['error'] }],
   };
 }

@@ -303,5 +303,16 @@ describe('activeBanners (the app feed)', () => {
     expect(parseAudienceParam(undefined)).toEqual([]);
     expect(parseAudienceParam('')).toEqual([]);
     expect(() => parseAudienceParam('all,Admins')).toThrow(/audience "Admins" is not a segment name/);
+    // A name of any length is echoed clipped (issue 16: cap every echo).
+    const long = (() => {
+      try {
+        parseAudienceParam('x'.repeat(10_000) + 'X');
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    })();
+    expect(long).toContain('(10001 characters)');
+    expect(long.length).toBeLessThan(300);
   });
 });

@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { NotifyError } from '../errors.js';
 import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
+import { describeValue } from '../union/index.js';
 import { AUDIENCE_RE, iso } from './model.js';
 
 export interface FeedBanner {
@@ -167,7 +168,7 @@ export function parseAudienceParam(raw: string | null | undefined): string[] {
     if (!AUDIENCE_RE.test(name)) {
       throw new NotifyError(
         'INVALID_FIELD',
-        `audience "${name}" is not a segment name: use 1-64 of a-z 0-9 : _ -, starting with a letter or digit, comma-separated.`,
+        `audience ${describeValue(name)} is not a segment name: use 1-64 of a-z 0-9 : _ -, starting with a letter or digit, comma-separated.`,
         { path: '/audience' },
       );
     }

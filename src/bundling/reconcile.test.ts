@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { assertProperty } from '../../test/helpers/property.js';
 import {
   DuplicateServerIdError,
   listFingerprint,
@@ -138,28 +139,32 @@ describe('reconcile: the reverse map key', () => {
     expectSound(bundles, r);
   });
 
-  it('is one-to-one, and parseReverseKey inverts it (property)', () => {
+  it('is one-to-one, and parseReverseKey inverts it (property)', async () => {
     const part = fc.string({ unit: fc.constantFrom('a', ':', '%', '2', '5', '3', 'A'), maxLength: 8 });
-    fc.assert(
+    await assertProperty(
+      'reverseKey is one-to-one',
       fc.property(part, part, part, part, (s1, n1, s2, n2) => {
         expect(parseReverseKey(reverseKey(s1, n1))).toEqual({ serverId: s1, originalName: n1 });
         if (s1 !== s2 || n1 !== n2) expect(reverseKey(s1, n1)).not.toBe(reverseKey(s2, n2));
       }),
-      { seed: 14_140_001, numRuns: 500 },
+      // Found against the unescaped `serverId:name` key.
+      { numRuns: 500, examples: [[':', '', '', ':'], ['a:', 'b', 'a', ':b']] },
     );
     expect(parseReverseKey('a:b:c')).toBeUndefined();
     expect(parseReverseKey('no-separator')).toBeUndefined();
     expect(parseReverseKey('a:%3a')).toBeUndefined(); // not what reverseKey writes
   });
 
-  it('has one entry per distinct (server, name), whatever the characters (property)', () => {
+  it('has one entry per distinct (server, name), whatever the characters (property)', async () => {
     // Few pieces, so that keys joined by a bare `:` would often meet.
     const piece = fc.constantFrom('a', 'b', 'a:', ':b', 'a:b', ':', '%3A', 'a%3Ab');
-    const bundlesArb = fc.uniqueArray(
-      fc.record({ serverId: piece, tools: fc.uniqueArray(piece, { maxLength: 4 }).map((ns) => ns.map((n) => tool(n))) }),
-      { selector: (b) => b.serverId, maxLength: 4 },
-    );
-    fc.assert(
+    const toolsArb = fc.uniqueArray(piece, { maxLength: 4 }).map((names) => names.map((n) => tool(n)));
+    const bundlesArb = fc.uniqueArray(fc.record({ serverId: piece, tools: toolsArb }), {
+      selector: (b) => b.serverId,
+      maxLength: 4,
+    });
+    await assertProperty(
+      'the reverse map has an entry per tool',
       fc.property(bundlesArb, (bundles) => {
         const r = reconcile(bundles);
         expect(r.reverse.size).toBe(bundles.reduce((n, b) => n + b.tools.length, 0));
@@ -172,7 +177,18 @@ describe('reconcile: the reverse map key', () => {
           }
         }
       }),
-      { seed: 14_140_002, numRuns: 300 },
+      // Found against the unescaped key: two tools, one entry.
+      {
+        numRuns: 300,
+        examples: [
+          [
+            [
+              { serverId: 'a:', tools: [tool('b')] },
+              { serverId: 'a', tools: [tool(':b')] },
+            ],
+          ],
+        ],
+      },
     );
   });
 });
@@ -238,7 +254,7 @@ describe('reconcile: the 64-character limit and illegal names', () => {
     expectSound(bundles, r);
   });
 
-  it('never throws, drops or repeats, whatever the names (property)', () => {
+  it('never throws, drops or repeats, whatever the names (property)', async () => {
     const name = fc.oneof(
       fc.constantFrom('create_issue', 'search', 'a.b', 'a_b', '', 'x'.repeat(64), 'x'.repeat(70), 's__search'),
       fc.string({ maxLength: 80 }),
@@ -250,7 +266,7 @@ describe('reconcile: the 64-character limit and illegal names', () => {
       }),
       { selector: (b) => b.serverId, maxLength: 4 },
     );
-    fc.assert(fc.property(bundlesArb, (bundles) => expectSound(bundles, reconcile(bundles))), { numRuns: 300 });
+    await assertProperty('reconcile is sound', fc.property(bundlesArb, (bundles) => expectSound(bundles, reconcile(bundles))), { numRuns: 300 });
   });
 });
 
@@ -282,7 +298,7 @@ describe('reconcile: tagging and determinism', () => {
     expect(second.tools[0]!.description).toBe('[GitHub] does create_issue');
   });
 
-  it('gives the same output for shuffled servers and tools', () => {
+  it('gives the same output for shuffled servers and tools', async () => {
     const bundles: ServerBundle[] = [
       { serverId: 'github', label: 'GitHub', tools: ['create_issue', 'search', 'list_repos', 'z'].map((x) => tool(x)) },
       { serverId: 'linear', tools: ['create_issue', 'search', 'list_teams'].map((x) => tool(x)) },
@@ -291,7 +307,8 @@ describe('reconcile: tagging and determinism', () => {
     ];
     const expected = snapshot(reconcile(bundles));
     const fp = listFingerprint(reconcile(bundles).tools);
-    fc.assert(
+    await assertProperty(
+      'reconcile ignores order',
       fc.property(
         fc.shuffledSubarray(bundles, { minLength: bundles.length }),
         fc.array(fc.nat(), { minLength: 4, maxLength: 4 }),

@@ -47,7 +47,7 @@ export async function callSendTool(
   ctx: SendCallContext,
 ): Promise<CallToolResult> {
   const checked = validateUnionCall(def, tool.binding, args);
-  if (!checked.ok) return invalidResult(checked.issues, def.discriminator);
+  if (!checked.ok) return invalidResult(checked, def.discriminator);
   try {
     const result = await sendNotification(deps, checked.value as Notification, {
       client: ctx.client,

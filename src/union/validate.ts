@@ -1,12 +1,16 @@
 /**
  * Branch-first validation: read the discriminator, then validate against that variant
  * alone, so every problem is reported in that variant's terms with a fix the caller can
- * apply. Never throws; every rejection carries code, path (a JSON Pointer into the
- * arguments as sent) and message.
+ * apply. Total over whatever a client can send: any JSON value in any position ends in a
+ * result, never a throw. Every rejection carries code, path (a JSON Pointer into the
+ * arguments as sent) and message; client data reaches messages only through ./echo.ts.
  */
 import { z } from 'zod';
 import type { UnionDef, Variant } from './define.js';
 import { listWords } from './describe.js';
+import { clipText, describeKey, describeValue, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
+import { toJsonSchema, type JsonSchema } from './json-schema.js';
+import { typeMismatches, type TypeMismatch } from './json-type.js';
 import type { ProfileTool } from './profiles.js';
 
 export interface ValidationIssue {
@@ -18,15 +22,76 @@ export interface ValidationIssue {
   variant?: string;
 }
 
-export type ValidationResult<T = Record<string, unknown>> =
-  | { ok: true; variant: string; value: T }
-  | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] };
+/** At most this many issues are returned; `omitted` counts the rest. */
+export const MAX_ISSUES = 20;
 
+export interface ValidationFailure {
+  ok: false;
+  issues: [ValidationIssue, ...ValidationIssue[]];
+  /** Issues found beyond MAX_ISSUES and left out, so that no call can make an answer of any size. */
+  omitted: number;
+}
+
+export type ValidationResult<T = Record<string, unknown>> = { ok: true; variant: string; value: T } | ValidationFailure;
+
+/**
+ * Issues as they are found: the first MAX_ISSUES kept, the rest only counted, and a
+ * message built only for an issue that is kept. (A call may hold 200,000 unknown keys.)
+ */
+class Issues {
+  private readonly kept: ValidationIssue[] = [];
+  private omitted = 0;
+
+  add(make: () => ValidationIssue): void {
+    if (this.kept.length < MAX_ISSUES) this.kept.push(make());
+    else this.omitted += 1;
+  }
+
+  /** Issues found elsewhere and not described here. */
+  count(n: number): void {
+    this.omitted += n;
+  }
+
+  get size(): number {
+    return this.kept.length + this.omitted;
+  }
+
+  failure(): ValidationFailure | undefined {
+    const [first, ...rest] = this.kept;
+    return first ? { ok: false, issues: [first, ...rest], omitted: this.omitted } : undefined;
+  }
+}
+
+/** An exact JSON Pointer. */
 export function pointer(base: string, segments: readonly PropertyKey[]): string {
-  return base + segments.map((s) => '/' + String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('');
+  return base + segments.map((s) => '/' + pointerToken(s)).join('');
+}
+
+function pointerToken(s: PropertyKey): string {
+  const raw = typeof s === 'symbol' ? (s.description ?? '') : `${s}`;
+  return raw.replaceAll('~', '~0').replaceAll('/', '~1');
+}
+
+/**
+ * The pointer an issue carries. A key longer than POINTER_KEY_MAX_CHARS is not repeated in
+ * it: the pointer stops at the object that holds the key, and the message names the key
+ * clipped (an answer never echoes a client's megabyte-long key).
+ */
+function issuePath(base: string, segments: readonly PropertyKey[]): string {
+  const long = segments.findIndex((s) => typeof s === 'string' && s.length > POINTER_KEY_MAX_CHARS);
+  return pointer(base, long < 0 ? segments : segments.slice(0, long));
+}
+
+/** How a message names a place in the arguments: `to`, `to.0` (clipped: a place may be deep). */
+function fieldLabel(segments: readonly PropertyKey[]): string {
+  const label = segments.slice(0, 8).map(describeKey).join('.');
+  return segments.length > 8 ? `${label}.…` : label;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Own properties only: a client key such as `constructor` must never find an inherited one. */
+const own = (o: object, key: PropertyKey): unknown => (Object.hasOwn(o, key) ? (o as Record<PropertyKey, unknown>)[key] : undefined);
 
 /** `null` means absent for optional fields (the strict profile sends nulls). */
 export function dropNulls(args: Record<string, unknown>): Record<string, unknown> {
@@ -36,76 +101,132 @@ export function dropNulls(args: Record<string, unknown>): Record<string, unknown
 /** Validates a tools/call's arguments for one profile tool against the union. */
 export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding'], raw: unknown): ValidationResult {
   const disc = def.discriminator;
-  const noun = def.options.variantNoun;
+  const discCode = `INVALID_${disc.toUpperCase()}`;
   let base = '';
   let args: unknown = raw ?? {};
-  if (!isRecord(args)) return fail({ code: 'INVALID_FIELD', path: '', message: 'Arguments must be a JSON object.' });
+  if (!isRecord(args)) return notAnObject(args);
 
   if (binding.wrapKey) {
     const key = binding.wrapKey;
     const extra = Object.keys(args).filter((k) => k !== key);
     if (extra.length) {
-      return fail({ code: 'INVALID_FIELD', path: pointer('', [extra[0]!]), message: `Put every field inside ${key}; drop ${extra[0]} from the top level.` });
+      return fail({ code: 'INVALID_FIELD', path: issuePath('', [extra[0]!]), message: `Put every field inside ${key}; drop ${describeKey(extra[0]!)} from the top level.` });
     }
-    if (!isRecord(args[key])) {
-      return fail({ code: 'MISSING_FIELD', path: pointer('', [key]), message: `${key} is required: an object with ${disc} set to ${variantList(def)}.` });
+    const inner = own(args, key);
+    if (!isRecord(inner)) {
+      const needs = `an object with ${disc} set to ${variantList(def)}`;
+      return inner === undefined || inner === null
+        ? fail({ code: 'MISSING_FIELD', path: pointer('', [key]), message: `${key} is required: ${needs}.` })
+        : fail({ code: 'INVALID_FIELD', path: pointer('', [key]), message: `${key} must be ${needs}, not ${describeValue(inner)}.` });
     }
-    args = args[key];
+    args = inner;
     base = pointer('', [key]);
   }
   const call = dropNulls(args as Record<string, unknown>);
 
   if (binding.impliedVariant) {
     const implied = binding.impliedVariant;
-    if (disc in call && call[disc] !== implied) {
+    const sent = own(call, disc);
+    if (sent !== undefined && sent !== implied) {
+      const other = def.variants.find((v) => v.value === sent);
+      const fix = other ? `drop ${disc}, or call ${def.options.variantToolName(other.value)}` : `drop ${disc}`;
       return fail({
-        code: `INVALID_${disc.toUpperCase()}`,
+        code: discCode,
         path: pointer(base, [disc]),
-        message: `This tool always uses ${disc} ${implied}; drop ${disc}, or call ${def.options.variantToolName(String(call[disc]))}.`,
+        message: `This tool always uses ${disc} ${implied}, not ${describeValue(sent)}; ${fix}.`,
         variant: implied,
       });
     }
     call[disc] = implied;
   }
 
-  const tag = call[disc];
+  const tag = own(call, disc);
   const variant = def.variants.find((v) => v.value === tag);
   if (!variant) {
-    const what = tag === undefined ? `${disc} is required` : `${disc} ${JSON.stringify(tag)} is not a ${noun}`;
-    return fail({ code: `INVALID_${disc.toUpperCase()}`, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
+    const noun = def.options.variantNoun;
+    const what =
+      tag === undefined
+        ? `${disc} is required`
+        : typeof tag === 'string'
+          ? `${disc} ${describeValue(tag)} is not a ${noun}`
+          : `${disc} is ${describeValue(tag)}, not a ${noun}`;
+    return fail({ code: discCode, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
   }
 
-  const issues: ValidationIssue[] = [];
+  const found = new Issues();
   for (const field of Object.keys(call)) {
     if (field === disc || variant.fields.includes(field)) continue;
-    issues.push({
-      code: `FIELD_NOT_ON_${noun.toUpperCase()}`,
-      path: pointer(base, [field]),
+    found.add(() => ({
+      code: `FIELD_NOT_ON_${def.options.variantNoun.toUpperCase()}`,
+      path: issuePath(base, [field]),
       message: notOnVariant(def, variant, field),
       variant: variant.value,
-    });
+    }));
   }
   const known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
-  const parsed = variant.schema.safeParse(known);
-  if (!parsed.success) {
-    issues.push(...mapZodIssues(parsed.error.issues, known, base, { subject: variant.value, schema: variant.schema, variant: variant.value }));
-  }
-  if (issues.length) return fail(...(issues as [ValidationIssue, ...ValidationIssue[]]));
-  return { ok: true, variant: variant.value, value: parsed.data as Record<string, unknown> };
+  const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value }, found);
+  return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
 
 /** Validates the arguments of a plain object tool; same issue shapes as the union's. */
-export function validateObject<S extends z.ZodObject>(schema: S, toolName: string, raw: unknown): { ok: true; value: z.infer<S> } | { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] } {
+export function validateObject<S extends z.ZodObject>(schema: S, toolName: string, raw: unknown): { ok: true; value: z.infer<S> } | ValidationFailure {
   const args = raw ?? {};
-  if (!isRecord(args)) return fail({ code: 'INVALID_FIELD', path: '', message: 'Arguments must be a JSON object.' });
+  if (!isRecord(args)) return notAnObject(args);
   const call = dropNulls(args);
-  const parsed = schema.safeParse(call);
-  if (parsed.success) return { ok: true, value: parsed.data };
-  return fail(...(mapZodIssues(parsed.error.issues, call, '', { subject: toolName, schema }) as [ValidationIssue, ...ValidationIssue[]]));
+  const found = new Issues();
+  const value = checkFields(schema, jsonOf(schema), call, '', { subject: toolName }, found);
+  return found.failure() ?? { ok: true, value: value as z.infer<S> };
 }
 
-function fail(...issues: [ValidationIssue, ...ValidationIssue[]]): { ok: false; issues: [ValidationIssue, ...ValidationIssue[]] } {
-  return { ok: false, issues };
+/**
+ * Problems with the fields the schema takes. Before zod, each field's JSON types are
+ * checked against the JSON Schema and its text for lone surrogates; a field with such a
+ * problem is reported from here and withheld from zod, which only refines values of the
+ * right type (./json-type.ts says why).
+ */
+function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string, unknown>, base: string, ctx: { subject: string; variant?: string }, found: Issues): unknown {
+  const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
+  const withheld = new Set<string>();
+  for (const [field, value] of Object.entries(call)) {
+    if (!Object.hasOwn(schema.shape, field)) continue;
+    const before = found.size;
+    const rule = Object.hasOwn(properties, field) ? properties[field] : undefined;
+    const mismatches = rule ? typeMismatches(rule, value, MAX_ISSUES, [field]) : { list: [], total: 0 };
+    for (const m of mismatches.list) found.add(() => typeIssue(m, schema, base, ctx.variant));
+    found.count(mismatches.total - mismatches.list.length);
+    if (!mismatches.total) addLoneSurrogates(field, value, base, ctx.variant, found);
+    if (found.size > before) withheld.add(field);
+  }
+  const input = withheld.size ? Object.fromEntries(Object.entries(call).filter(([k]) => !withheld.has(k))) : call;
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.filter((i) => !(typeof i.path[0] === 'string' && withheld.has(i.path[0])));
+  addZodIssues(issues, input, base, { ...ctx, schema }, found);
+  return undefined;
+}
+
+function typeIssue(m: TypeMismatch, schema: z.ZodObject, base: string, variant?: string): ValidationIssue {
+  const hint = hintFor(schema, m.segments);
+  const message = `${fieldLabel(m.segments)} must be ${m.expected}, not ${describeValue(m.value)}.${hint ? ` Expected ${hint}.` : ''}`;
+  const issue = { code: 'INVALID_FIELD', path: issuePath(base, m.segments), message };
+  return variant ? { ...issue, variant } : issue;
+}
+
+/** JSON Schemas of plain object tools, made once per zod schema. */
+const objectJson = new WeakMap<z.ZodObject, JsonSchema>();
+function jsonOf(schema: z.ZodObject): JsonSchema {
+  let json = objectJson.get(schema);
+  if (!json) objectJson.set(schema, (json = toJsonSchema(schema)));
+  return json;
+}
+
+function notAnObject(args: unknown): ValidationFailure {
+  return fail({ code: 'INVALID_FIELD', path: '', message: `Arguments must be a JSON object, not ${describeValue(args)}.` });
+}
+
+/** A failure found before any field is looked at: one issue. */
+function fail(issue: ValidationIssue): ValidationFailure {
+  return { ok: false, issues: [issue], omitted: 0 };
 }
 
 function variantList(def: UnionDef): string {
@@ -116,24 +237,65 @@ function notOnVariant(def: UnionDef, variant: Variant, field: string): string {
   const own = variant.fields.filter((f) => !def.commonFields.includes(f));
   const limits = variant.meta.limits ? ` (${variant.meta.limits})` : '';
   const others = def.variants.filter((v) => v.fields.includes(field)).map((v) => v.value);
+  const name = describeKey(field);
   const fix = others.length
-    ? `Drop ${field}, or set ${def.discriminator} to ${listWords(others, 'or')}.`
-    : `Drop ${field}: no ${def.options.variantNoun} takes it.`;
+    ? `Drop ${name}, or set ${def.discriminator} to ${listWords(others, 'or')}.`
+    : `Drop ${name}: no ${def.options.variantNoun} takes it.`;
   return `${variant.value} takes ${listWords(own)} only${limits}. ${fix}`;
+}
+
+/** A path segment chain, shared between siblings so a deep walk stays linear. */
+interface Trail {
+  key: PropertyKey;
+  up: Trail | null;
+}
+
+const segmentsOf = (trail: Trail): PropertyKey[] => {
+  const out: PropertyKey[] = [];
+  for (let t: Trail | null = trail; t; t = t.up) out.push(t.key);
+  return out.reverse();
+};
+
+/**
+ * Every string in a field's value that holds half of a UTF-16 surrogate pair: it cannot be
+ * encoded as UTF-8, so it would reach a provider mangled. Iterative, so nesting of any
+ * depth is walked without the stack.
+ */
+function addLoneSurrogates(field: string, value: unknown, base: string, variant: string | undefined, found: Issues): void {
+  const todo: [unknown, Trail][] = [[value, { key: field, up: null }]];
+  while (todo.length) {
+    const [node, trail] = todo.pop()!;
+    if (typeof node === 'string') {
+      const at = loneSurrogateAt(node);
+      if (at >= 0) found.add(() => loneSurrogateIssue(node, at, segmentsOf(trail), base, variant));
+    } else if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i -= 1) todo.push([node[i], { key: i, up: trail }]);
+    } else if (isRecord(node)) {
+      for (const [k, v] of Object.entries(node).reverse()) todo.push([v, { key: k, up: trail }]);
+    }
+  }
+}
+
+function loneSurrogateIssue(text: string, at: number, segments: PropertyKey[], base: string, variant?: string): ValidationIssue {
+  const unit = text.charCodeAt(at).toString(16).toUpperCase();
+  const message = `${fieldLabel(segments)} holds a lone surrogate (U+${unit}) at character ${at}: text must be well-formed Unicode. Send both halves of the pair, or drop the character.`;
+  const issue = { code: 'INVALID_FIELD', path: issuePath(base, segments), message };
+  return variant ? { ...issue, variant } : issue;
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let node = input;
   for (const seg of path) {
     if (node === null || typeof node !== 'object') return undefined;
-    node = (node as Record<PropertyKey, unknown>)[seg];
+    node = own(node, seg);
   }
   return node;
 }
 
 function hintFor(schema: z.ZodObject, path: readonly PropertyKey[]): string | undefined {
-  const field = schema.shape[String(path[0])] as z.ZodType | undefined;
-  return field?.description;
+  const key = path[0];
+  if (typeof key !== 'string' || !Object.hasOwn(schema.shape, key)) return undefined;
+  return (schema.shape[key] as z.ZodType).description;
 }
 
 /**
@@ -152,39 +314,41 @@ function expandIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   return [issue];
 }
 
-function mapZodIssues(
+function addZodIssues(
   zodIssues: z.core.$ZodIssue[],
   input: unknown,
   base: string,
   ctx: { subject: string; schema: z.ZodObject; variant?: string },
-): ValidationIssue[] {
-  const flat = zodIssues.flatMap(expandIssue);
-  return flat.map((issue) => {
-    const path = pointer(base, issue.path);
-    const field = issue.path.length ? issue.path.map(String).join('.') : 'arguments';
-    const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
-    const expected = hint ? ` Expected ${hint}.` : '';
-    let code: string;
-    let message: string;
-    const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
-    if (issue.code === 'unrecognized_keys') {
-      code = 'INVALID_FIELD';
-      const owner = issue.path.length > 1 ? issue.path.slice(0, -1).map(String).join('.') : ctx.subject;
-      message = `${owner} does not take ${issue.keys[0]}; drop it.`;
-    } else if (custom) {
-      code = custom;
-      message = issue.message;
-    } else if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
-      code = 'MISSING_FIELD';
-      message = `${ctx.subject} needs ${field}.${expected}`;
-    } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
-      code = 'TOO_LONG';
-      const unit = issue.origin === 'string' ? 'characters' : 'items';
-      message = `${field} is too long for ${ctx.subject}: at most ${String(issue.maximum)} ${unit}. Shorten it.`;
-    } else {
-      code = 'INVALID_FIELD';
-      message = `${field} is not valid for ${ctx.subject}: ${issue.message}.${expected}`;
-    }
-    return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
-  });
+  found: Issues,
+): void {
+  for (const issue of zodIssues.flatMap(expandIssue)) found.add(() => zodIssue(issue, input, base, ctx));
+}
+
+function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: { subject: string; schema: z.ZodObject; variant?: string }): ValidationIssue {
+  const path = issuePath(base, issue.path);
+  const field = issue.path.length ? fieldLabel(issue.path) : 'arguments';
+  const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
+  const expected = hint ? ` Expected ${hint}.` : '';
+  let code: string;
+  let message: string;
+  const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
+  if (issue.code === 'unrecognized_keys') {
+    code = 'INVALID_FIELD';
+    const owner = issue.path.length > 1 ? fieldLabel(issue.path.slice(0, -1)) : ctx.subject;
+    message = `${owner} does not take ${describeKey(issue.keys[0]!)}; drop it.`;
+  } else if (custom) {
+    code = custom;
+    message = clipText(issue.message, 400);
+  } else if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+    code = 'MISSING_FIELD';
+    message = `${ctx.subject} needs ${field}.${expected}`;
+  } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
+    code = 'TOO_LONG';
+    const unit = issue.origin === 'string' ? 'characters' : 'items';
+    message = `${field} is too long for ${ctx.subject}: at most ${issue.maximum} ${unit}. Shorten it.`;
+  } else {
+    code = 'INVALID_FIELD';
+    message = `${field} is not valid for ${ctx.subject}: ${clipText(issue.message, 400)}.${expected}`;
+  }
+  return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
 }
