@@ -43,7 +43,7 @@ export interface ManagerOptions extends DispatcherOptions {
  */
 export class BundleManager {
   private readonly servers = new Map<string, ServerBundle>();
-  /** Last schema hash seen per tool (keyed by `reverseKey`), kept across unregister to catch drift on reconnect. */
+  /** Last semantic hash per tool (by `reverseKey`), kept across unregister to catch drift on reconnect. */
   private readonly knownHashes = new Map<string, string>();
   private readonly listeners = new Set<ChangeListener>();
   private readonly log: Logger;
@@ -108,7 +108,9 @@ export class BundleManager {
       fingerprint: next.fingerprint,
       tools: next.reconciled.tools.length,
       collisions: collisions.map((c) => `${c.name} (${c.serverIds.join(', ')})`),
-      renames: renames.map((r) => `${reverseKey(r.serverId, r.originalName)} -> ${r.newName} [${r.reasons.join(',')}]`),
+      renames: renames.map(
+        (r) => `${reverseKey(r.serverId, r.originalName)} -> ${r.newName} [${r.reasons.join(',')}]`,
+      ),
     });
     if (this.openTurns > 0) {
       this.pendingState = next;
