@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { assertProperty } from '../../test/helpers/property.js';
 import { neutraliseBroadcasts } from './slack-mentions.js';
 
 const WJ = '\u2060';
@@ -48,9 +49,10 @@ describe('neutraliseBroadcasts', () => {
     expect(pagesMany(n('<!<!<!here>here>here>'))).toBe(false);
   });
 
-  it('leaves nothing that pages many, is idempotent, and changes text without mentions not at all (fixed seed)', () => {
+  it('leaves nothing that pages many, is idempotent, and changes text without mentions not at all (fixed seed)', async () => {
     const piece = fc.constantFrom('<', '>', '!', '|', '^', ' ', '@', 'here', 'channel', 'Everyone', 'group', 'subteam', 'date^1', 'x', '.', '\u200b');
-    fc.assert(
+    await assertProperty(
+      'broadcast mentions are neutralised',
       fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
         const text = pieces.join('');
         const once = n(text);
@@ -58,7 +60,7 @@ describe('neutraliseBroadcasts', () => {
         expect(n(once)).toBe(once);
         if (!/<\s*!/.test(text) && !pagesMany(text)) expect(once).toBe(text);
       }),
-      { seed: 7_112_024, numRuns: 2000 },
+      { numRuns: 2000 },
     );
   });
 
