@@ -1,8 +1,8 @@
 /**
  * Row 1: per-call overhead. send_notification (email, dry-run) on notify-mcp against the
- * bare server's one tool, both through the SDK Client, one call in flight at a time.
- * Runs alternate between the two servers (and which goes first), so drift on a shared
- * machine lands on both.
+ * bare server's one tool, both through the SDK Client of the same protocol era, one call in
+ * flight at a time. Runs alternate between the two servers (and which goes first), so drift
+ * on a shared machine lands on both.
  */
 import { connectHttp, connectStdio, serverEnv, startHttpServer, tempDir } from './lib/servers.mjs';
 import { quantile, ratio, summarize } from './lib/stats.mjs';
@@ -10,6 +10,7 @@ import { quantile, ratio, summarize } from './lib/stats.mjs';
 export const SMS = { via: 'sms', to: '+14155550123', body: 'Server down' };
 export const EMAIL = { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' };
 const TOOL = { notify: 'send_notification', bare: 'send' };
+export const ERA_LABEL = { legacy: '2025-11-25', modern: '2026-07-28' };
 
 async function callOnce(client, kind, args = EMAIL) {
   const result = await client.callTool({ name: TOOL[kind], arguments: args });
@@ -32,20 +33,21 @@ async function run(client, kind, n, args) {
 
 /**
  * @param transport 'stdio' | 'http'
+ * @param era 'legacy' (2025-11-25) | 'modern' (2026-07-28)
  * @returns rows for p50, p99 and calls/s
  */
-export async function benchCalls(transport, { runs = 5, calls = 300, warmup = 200, args = EMAIL, dataDirBase, label = 'email, dry-run' } = {}) {
+export async function benchCalls(transport, { era = 'legacy', runs = 5, calls = 300, warmup = 200, args = EMAIL, dataDirBase, label = 'email, dry-run' } = {}) {
   const conns = {};
   const stops = [];
   try {
     for (const kind of ['notify', 'bare']) {
       const env = serverEnv(kind === 'notify' ? { NOTIFY_DATA_DIR: tempDir(dataDirBase) } : {});
       if (transport === 'stdio') {
-        conns[kind] = await connectStdio(kind, env);
+        conns[kind] = await connectStdio(kind, env, era);
       } else {
         const srv = await startHttpServer(kind, env);
         stops.push(srv.stop);
-        conns[kind] = await connectHttp(srv.url);
+        conns[kind] = await connectHttp(srv.url, era);
       }
     }
     for (const kind of ['notify', 'bare']) for (let i = 0; i < warmup; i++) await callOnce(conns[kind].client, kind, args);
@@ -63,11 +65,11 @@ export async function benchCalls(transport, { runs = 5, calls = 300, warmup = 20
       const sb = summarize(b);
       rows.push({
         section: '1. Per-call overhead',
-        name: `${transport}: send_notification (${label}) ${metric === 'cps' ? 'calls/s' : metric}`,
+        name: `${transport}, ${ERA_LABEL[era]}: send_notification (${label}) ${metric === 'cps' ? 'calls/s' : metric}`,
         unit,
         better,
         value: sa,
-        baselineName: 'bare SDK server, 1 tool with outputSchema',
+        baselineName: 'bare v2 SDK server, 1 tool with outputSchema',
         baseline: sb,
         ratio: ratio(sa, sb, a, b),
         target: metric === 'p50' ? { max: 1.3, text: 'p50 ≤ 1.3× bare' } : undefined,

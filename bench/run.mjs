@@ -10,9 +10,9 @@ import { cpus, loadavg, platform, release } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchBannerFeed } from './banner-feed.mjs';
-import { SMS, benchCalls } from './calls.mjs';
+import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
-import { ROOT, removeTempDirs } from './lib/servers.mjs';
+import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
 import { benchTokens } from './tokens.mjs';
@@ -38,21 +38,29 @@ async function guarded(section, name, fn) {
 
 const rows = [];
 try {
-  step('per-call overhead, stdio');
-  rows.push(...(await benchCalls('stdio', quick ? { runs: 3, calls: 100, warmup: 50 } : {})));
+  for (const era of ERAS) {
+    step(`per-call overhead, stdio, ${ERA_LABEL[era]}`);
+    rows.push(...(await benchCalls('stdio', { era, ...(quick ? { runs: 3, calls: 100, warmup: 50 } : {}) })));
+  }
   // Email builds the complete MIME message that dry-run records (nodemailer, ~0.6 ms);
   // the SMS row shows the pipeline's own overhead without it.
-  step('per-call overhead, stdio, sms');
-  const [smsP50] = await benchCalls('stdio', { runs: quick ? 3 : 5, calls: quick ? 100 : 300, warmup: quick ? 50 : 200, args: SMS, label: 'sms, dry-run' });
-  rows.push(smsP50);
-  step('per-call overhead, Streamable HTTP');
-  rows.push(
-    ...(await guarded('1. Per-call overhead', 'http: send_notification (email, dry-run)', () =>
-      benchCalls('http', quick ? { runs: 3, calls: 100, warmup: 50 } : { runs: 5, calls: 200, warmup: 100 }),
-    )),
-  );
-  step('cold start');
-  rows.push(...(await benchColdStart(quick ? { runs: 3 } : {})));
+  for (const era of ERAS) {
+    step(`per-call overhead, stdio, sms, ${ERA_LABEL[era]}`);
+    const [smsP50] = await benchCalls('stdio', { era, runs: quick ? 3 : 5, calls: quick ? 100 : 300, warmup: quick ? 50 : 200, args: SMS, label: 'sms, dry-run' });
+    rows.push(smsP50);
+  }
+  for (const era of ERAS) {
+    step(`per-call overhead, Streamable HTTP, ${ERA_LABEL[era]}`);
+    rows.push(
+      ...(await guarded('1. Per-call overhead', `http, ${ERA_LABEL[era]}: send_notification (email, dry-run)`, () =>
+        benchCalls('http', { era, ...(quick ? { runs: 3, calls: 100, warmup: 50 } : { runs: 5, calls: 200, warmup: 100 }) }),
+      )),
+    );
+  }
+  for (const era of ERAS) {
+    step(`cold start, ${ERA_LABEL[era]}`);
+    rows.push(...(await benchColdStart({ era, ...(quick ? { runs: 3 } : {}) })));
+  }
   step('context cost');
   rows.push(...benchTokens());
   step('validation');
@@ -87,8 +95,11 @@ How to read it: each figure is the median over repeated runs with the min–max 
 the ratio is notify-mcp over its baseline, both measured in this run, runs interleaved
 (the spread is over back-to-back pairs). Absolute times drift on a shared 2-core machine;
 the ratios are the figures to compare. Per-call rows: SDK \`Client\` → server, one call in
-flight, ms per call; the bare server (bench/bare-server.mjs) is the same SDK's low-level
-\`Server\` with one tool that declares an outputSchema and answers at once. Tokens: o200k_base
+flight, ms per call, once per protocol era (2025-11-25: initialize and, over HTTP, a session;
+2026-07-28: no handshake, one stateless request per call); the bare server
+(bench/bare-server.mjs) is the same v2 SDK's low-level \`Server\` with one tool that declares
+an outputSchema and answers at once, served the same way (serveStdio; createMcpHandler next
+to 2025 sessions). Tokens: o200k_base
 (gpt-tokenizer) of \`name\\ndescription\\nJSON(inputSchema)\`; the two single-channel tools
 are cited constants (this machine has no network to fetch those servers). Targets are
 reported, never asserted.

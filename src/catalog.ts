@@ -3,7 +3,7 @@
  * bytes for the same profile and configuration, in a fixed order (prompt caches depend on
  * it), with a schema hash per tool and a fingerprint per list.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './notification/union.js';
@@ -31,6 +31,22 @@ export interface ProfileCatalog {
 }
 
 export type Catalog = Record<Profile, ProfileCatalog>;
+
+/**
+ * A root schema with `type`, `properties` and `required` first, the rest after, in their
+ * order. The SDK's two wire codecs re-parse tool schemas with different models (2025-11-25
+ * puts those three keys first, 2026-07-28 keeps the order given), so only this order comes
+ * out as the same bytes in both eras.
+ */
+function wireOrder<S>(schema: S): S {
+  const { $schema, type, properties, required, ...rest } = schema as Record<string, unknown>;
+  const head = { $schema, type, properties, required };
+  return { ...Object.fromEntries(Object.entries(head).filter(([, v]) => v !== undefined)), ...rest } as S;
+}
+
+function wireTool(tool: Tool): Tool {
+  return { ...tool, inputSchema: wireOrder(tool.inputSchema), ...(tool.outputSchema ? { outputSchema: wireOrder(tool.outputSchema) } : {}) };
+}
 
 const UNION_PROFILE: Record<Profile, UnionProfile> = {
   flat: 'flat',
@@ -88,11 +104,10 @@ export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = ban
       },
       call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),
     }));
-    const entries = [...sendEntries, ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => ({
-      tool: e.tool,
-      call: totalCall(e.tool.name, e.call),
-      hash: schemaHash(e.tool),
-    }));
+    const entries = [...sendEntries, ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => {
+      const tool = wireTool(e.tool);
+      return { tool, call: totalCall(tool.name, e.call), hash: schemaHash(tool) };
+    });
     const tools = entries.map((e) => e.tool);
     catalog[profile] = {
       tools,

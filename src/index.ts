@@ -4,7 +4,7 @@
  * `notify-mcp/bundling`.
  */
 export { createApp, type App, type AppOverrides } from './app.js';
-export { createServer, type Connection } from './server.js';
+export { createServer, type Connection, type Era } from './server.js';
 export { serveStdio } from './transports/stdio.js';
 export { serveHttp } from './transports/http.js';
 export { loadConfig, ConfigError, PROFILES, type Config, type Profile } from './config.js';

@@ -5,7 +5,7 @@
  * grow the series count.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 
 export interface Metrics {
   registry: Registry;
@@ -13,14 +13,14 @@ export interface Metrics {
   toolCalls: Counter<'tool' | 'outcome'>;
   sendSeconds: Histogram<'via' | 'outcome'>;
   activeSessions: Gauge;
-  /** Watches one session's JSON-RPC traffic for tools/call requests and their answers. */
-  observeSession(knownTools: ReadonlySet<string>): SessionObserver;
+  /**
+   * Starts watching one tools/call (any protocol era); the returned function is told how it
+   * ended. Names outside `knownTools` count as `unknown`.
+   */
+  observeCall(knownTools: ReadonlySet<string>): CallObserver;
 }
 
-export interface SessionObserver {
-  incoming(message: JSONRPCMessage): void;
-  outgoing(message: JSONRPCMessage): void;
-}
+export type CallObserver = (tool: string, args: unknown) => (outcome: CallToolResult | 'protocol_error') => void;
 
 const SEND_TOOLS: Record<string, string | undefined> = {
   send_notification: undefined, // via comes from the arguments
@@ -58,42 +58,32 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     registers: [registry],
   });
 
-  const observeSession = (knownTools: ReadonlySet<string>): SessionObserver => {
-    const pending = new Map<string | number, { tool: string; via?: string; started: number }>();
-    return {
-      incoming(message) {
-        if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return;
-        const params = (message.params ?? {}) as { name?: unknown; arguments?: { via?: unknown; notification?: { via?: unknown } } };
-        const name = typeof params.name === 'string' && knownTools.has(params.name) ? params.name : 'unknown';
-        let via: string | undefined;
-        if (name in SEND_TOOLS) {
-          const raw = SEND_TOOLS[name] ?? params.arguments?.via ?? params.arguments?.notification?.via;
-          via = typeof raw === 'string' && VIAS.has(raw) ? raw : 'invalid';
-        }
-        pending.set(message.id, { tool: name, via, started: performance.now() });
-      },
-      outgoing(message) {
-        if (!('id' in message) || message.id === null || message.id === undefined || 'method' in message) return;
-        const call = pending.get(message.id);
-        if (!call) return;
-        pending.delete(message.id);
-        const outcome = outcomeOf(message);
-        toolCalls.inc({ tool: call.tool, outcome });
-        if (call.via) sendSeconds.observe({ via: call.via, outcome }, (performance.now() - call.started) / 1000);
-      },
+  const observeCall =
+    (knownTools: ReadonlySet<string>): CallObserver =>
+    (tool, args) => {
+      const name = knownTools.has(tool) ? tool : 'unknown';
+      let via: string | undefined;
+      if (name in SEND_TOOLS) {
+        const a = (args ?? {}) as { via?: unknown; notification?: { via?: unknown } };
+        const raw = SEND_TOOLS[name] ?? a.via ?? a.notification?.via;
+        via = typeof raw === 'string' && VIAS.has(raw) ? raw : 'invalid';
+      }
+      const started = performance.now();
+      return (answer) => {
+        const outcome = outcomeOf(answer);
+        toolCalls.inc({ tool: name, outcome });
+        if (via) sendSeconds.observe({ via, outcome }, (performance.now() - started) / 1000);
+      };
     };
-  };
 
-  return { registry, httpRequests, toolCalls, sendSeconds, activeSessions, observeSession };
+  return { registry, httpRequests, toolCalls, sendSeconds, activeSessions, observeCall };
 }
 
 const CODE_RE = /^[A-Z_]{1,40}$/;
 
-function outcomeOf(message: JSONRPCMessage): string {
-  if ('error' in message) return 'protocol_error';
-  if (!('result' in message)) return 'protocol_error';
-  const result = message.result as { isError?: boolean; structuredContent?: { error?: { code?: unknown } } };
-  if (!result.isError) return 'ok';
-  const code = result.structuredContent?.error?.code;
+function outcomeOf(answer: CallToolResult | 'protocol_error'): string {
+  if (answer === 'protocol_error') return 'protocol_error';
+  if (!answer.isError) return 'ok';
+  const code = (answer.structuredContent as { error?: { code?: unknown } } | undefined)?.error?.code;
   return typeof code === 'string' && CODE_RE.test(code) ? code : 'error';
 }

@@ -1,20 +1,32 @@
 /**
- * createServer(app, connection): the MCP server for one connection, on the SDK's low-level
- * Server (registerTool would publish an empty schema for a union). The profile is chosen
- * per request from the connection's inputs and the client's self-reported name.
+ * createServer(app, connection, era): the MCP server that answers one serving unit (a stdio
+ * connection, a 2025-11-25 HTTP session, or one 2026-07-28 HTTP request), on the v2 SDK's
+ * low-level Server with our own tools/list and tools/call: the list depends on the profile
+ * chosen per request, and calls are validated branch-first by the union library, which
+ * McpServer.registerTool would do neither of.
+ *
+ * The profile is chosen per request: credential > endpoint > clientInfo.name (through the
+ * opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
+ * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolResult,
+  type ListToolsResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { App } from './app.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
-import { selectProfile } from './profile.js';
+import type { CallObserver } from './metrics.js';
+import { callerDependentList, selectProfile } from './profile.js';
+import { callArguments } from './transports/inbound.js';
 import { VERSION } from './version.js';
+
+/** The protocol family a server instance speaks: 2025-era (`initialize`) or 2026-07-28. */
+export type Era = 'legacy' | 'modern';
 
 export interface Connection {
   /** Profile bound to the HTTP credential, if any. */
@@ -24,6 +36,7 @@ export interface Connection {
   /** The authenticated client name (HTTP token); overrides clientInfo.name in records. */
   client?: string;
   log?: Logger;
+  observeCall?: CallObserver;
 }
 
 const INSTRUCTIONS =
@@ -31,43 +44,85 @@ const INSTRUCTIONS =
   'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix. ' +
   'Use show_banner, list_banners and dismiss_banner for in-app banners.';
 
-export function createServer(app: App, conn: Connection = {}): Server {
+/**
+ * How long a 2026-07-28 client may reuse a tools/list: the list changes only when the
+ * server restarts with another configuration, so minutes are safe and save a round trip
+ * per turn for clients that cache.
+ */
+export const TOOLS_LIST_TTL_MS = 300_000;
+
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+
+/**
+ * The client's self-reported name for this request. 2.4.0's published types reduce the
+ * envelope to `{}`, hence the cast; on 2025-era instances the envelope is absent and the
+ * handshake's clientInfo answers.
+ */
+function clientNameOf(server: Server, ctx: ServerContext): string | undefined {
+  const envelope = ctx.mcpReq.envelope as { [CLIENT_INFO_KEY]?: { name?: unknown } } | undefined;
+  const name = envelope?.[CLIENT_INFO_KEY]?.name;
+  return typeof name === 'string' ? name : server.getClientVersion()?.name;
+}
+
+export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy'): Server {
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
-    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      // server/discover says the same to every caller.
+      cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+    },
   );
-  const profileNow = () =>
-    selectProfile(app.config, { ...conn, clientName: server.getClientVersion()?.name });
+  const profileFor = (ctx: ServerContext) => selectProfile(app.config, { ...conn, clientName: clientNameOf(server, ctx) });
+  // A list is public only when no caller could have been given another one on this endpoint.
+  const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
 
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: app.catalog[profileNow()].tools }));
+  server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
+    const tools = app.catalog[profileFor(ctx)].tools;
+    return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
+  });
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-    const profile = profileNow();
-    const entry = app.catalog[profile].entries.get(request.params.name);
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const args = callArguments(request.params);
+    const done = conn.observeCall?.(name, args);
+    const profile = profileFor(ctx);
+    const entry = app.catalog[profile].entries.get(name);
     if (!entry) {
+      done?.('protocol_error');
       const names = app.catalog[profile].tools.map((t) => t.name).join(', ');
-      throw new McpError(ErrorCode.InvalidParams, `Unknown tool "${request.params.name}". Available tools: ${names}.`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}". Available tools: ${names}.`);
     }
-    const client = conn.client ?? server.getClientVersion()?.name ?? null;
+    const client = conn.client ?? clientNameOf(server, ctx) ?? null;
     const log = (conn.log ?? app.log).child({ tool: entry.tool.name, profile, ...(client ? { client } : {}) });
     const token = request.params._meta?.progressToken;
-    return app.track(entry.call(request.params.arguments, {
-      deps: app,
-      store: app.store,
-      config: app.config,
-      log,
-      client,
-      now: app.now,
-      signal: extra.signal,
-      progress:
-        token === undefined
-          ? undefined
-          : (progress, total, message) =>
-              extra.sendNotification({
-                method: 'notifications/progress',
-                params: { progressToken: token, progress, ...(total === undefined ? {} : { total }), message },
-              }),
-    }));
+    try {
+      const result = await app.track(
+        entry.call(args, {
+          deps: app,
+          store: app.store,
+          config: app.config,
+          log,
+          client,
+          now: app.now,
+          signal: ctx.mcpReq.signal,
+          progress:
+            token === undefined
+              ? undefined
+              : (progress, total, message) =>
+                  ctx.mcpReq.notify({
+                    method: 'notifications/progress',
+                    params: { progressToken: token, progress, ...(total === undefined ? {} : { total }), message },
+                  }),
+        }),
+      );
+      done?.(result);
+      return result;
+    } catch (err) {
+      done?.('protocol_error');
+      throw err;
+    }
   });
   return server;
 }

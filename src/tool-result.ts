@@ -3,7 +3,7 @@
  * JSON); failures are `isError: true` results whose structuredContent is
  * `{ error, issues }`, never JSON-RPC errors, so a model can read and fix its call.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { NotifyError, type ToolErrorBody } from './errors.js';
 import type { Logger } from './log.js';
 import { describeValue, type ValidationFailure } from './union/index.js';
@@ -48,8 +48,9 @@ const errorBodySchema = {
 };
 
 /**
- * Every outputSchema admits this shape too: the SDK 1.x client validates structuredContent
- * against the outputSchema even when isError is true (DESIGN section 7).
+ * Every outputSchema admits this shape too: SDK 1.x clients, which many hosts still run,
+ * validate structuredContent against the outputSchema even when isError is true (DESIGN
+ * section 7; the v2 client no longer does).
  */
 export function withErrorShape(result: { properties: Record<string, unknown>; required: string[] }): Record<string, unknown> {
   return {

@@ -6,7 +6,7 @@
  * union library shapes it (src/notification/tool.ts).
  */
 import type { z } from 'zod';
-import type { ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolAnnotations } from '@modelcontextprotocol/server';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Store } from './store/types.js';

@@ -1,7 +1,9 @@
 /**
  * The bundle gateway end to end, as a real process, against real MCP servers from npm:
- * two copies of server-everything (every name collides) and server-memory. Runs the built
- * CLI, `node dist/cli.js bundle` (`npm test` builds first).
+ * two copies of server-everything (every name collides) and server-memory, which speak
+ * 2025-11-25 only, and notify-mcp itself, which the gateway reaches over 2026-07-28. Runs
+ * the built CLI, `node dist/cli.js bundle` (`npm test` builds first), and drives it with a
+ * 2025-11-25 client and a 2026-07-28 one.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
@@ -12,10 +14,9 @@ import { dirname, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { ERAS, MODERN_VERSION, type Era } from './helpers/mcp-cli.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const builtGateway = join(root, 'dist/bundling/gateway.js');
@@ -66,6 +67,17 @@ function alive(pid: number): boolean {
   }
 }
 
+/** A client of that era that counts tools/list_changed (2026-07-28: over its subscriptions/listen stream). */
+function countingClient(name: string, era: Era, onChanged: () => void): Client {
+  return new Client(
+    { name, version: '1.0.0' },
+    {
+      ...(era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {}),
+      listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged } },
+    },
+  );
+}
+
 function freePort(): Promise<number> {
   return new Promise((res, rej) => {
     const s = createServer();
@@ -77,7 +89,7 @@ function freePort(): Promise<number> {
   });
 }
 
-describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
+describe.each(ERAS)('notify-mcp bundle gateway (stdio, real upstreams, %s client)', (era) => {
   let dir: string;
   let client: Client;
   let transport: StdioClientTransport;
@@ -125,10 +137,10 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
         }
       }
     });
-    client = new Client({ name: 'bundle-e2e', version: '1.0.0' });
+    client = countingClient('bundle-e2e', era, () => void listChanged++);
     client.onerror = (e) => void clientErrors.push(e);
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
     await client.connect(transport);
+    expect(client.getProtocolEra()).toBe(era);
   });
 
   afterAll(async () => {
@@ -160,6 +172,10 @@ describe('notify-mcp bundle gateway (stdio, real upstreams)', () => {
     expect(logs.some((l) => l.msg === 'upstream stderr')).toBe(true);
     expect(nonJsonStderr).toEqual([]);
     expect(clientErrors).toEqual([]);
+    // The 2025-only upstreams were reached over 2025-11-25, notify-mcp over 2026-07-28.
+    const eraOf = (server: string) => logs.find((l) => l.msg === 'upstream connected' && l.server === server)?.era;
+    expect(['ev-a', 'ev-b', 'memory'].map(eraOf)).toEqual(['legacy', 'legacy', 'legacy']);
+    expect(eraOf('notify')).toBe('modern');
     // Each tool's schema hash was logged at registration.
     expect(logs.filter((l) => l.msg === 'bundle tool registered' && (l.server === 'memory' || l.server === 'notify')).length).toBe(
       all.filter((n) => !n.startsWith('ev-')).length,
@@ -243,8 +259,8 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
   let upstreamPort: number;
   let gateway: ChildProcess;
   let gatewayUrl: URL;
-  let client: Client;
-  let listChanged = 0;
+  const clients = {} as Record<Era, Client>;
+  const listChanged: Record<Era, number> = { legacy: 0, modern: 0 };
 
   async function startUpstream(): Promise<ChildProcess> {
     const child = spawn(process.execPath, [everythingBin, 'streamableHttp'], {
@@ -256,7 +272,7 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
     await until('the HTTP upstream to listen', () => err.includes('listening') || undefined);
     return child;
   }
-  const names = async () => (await client.listTools()).tools.map((t) => t.name);
+  const names = async (era: Era = 'legacy') => (await clients[era].listTools()).tools.map((t) => t.name);
 
   beforeAll(async () => {
     assertBuilt();
@@ -279,13 +295,15 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
     let gwErr = '';
     gateway.stderr!.on('data', (c: Buffer) => (gwErr += c.toString()));
     gatewayUrl = new URL(await until('the gateway URL', () => /"url":"(http:[^"]+)"/.exec(gwErr)?.[1]));
-    client = new Client({ name: 'bundle-http-e2e', version: '1.0.0' });
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
-    await client.connect(new StreamableHTTPClientTransport(gatewayUrl));
+    for (const era of ERAS) {
+      clients[era] = countingClient(`bundle-http-${era}`, era, () => void listChanged[era]++);
+      await clients[era].connect(new StreamableHTTPClientTransport(gatewayUrl));
+      expect(clients[era].getProtocolEra()).toBe(era);
+    }
   });
 
   afterAll(async () => {
-    await client?.close().catch(() => {});
+    await Promise.all(ERAS.map((era) => clients[era]?.close().catch(() => {})));
     if (gateway && gateway.exitCode === null) {
       const exited = new Promise((r) => gateway.once('exit', r));
       gateway.kill('SIGTERM'); // the gateway stops its stdio upstream on the way out
@@ -295,11 +313,11 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('serves the reconciled tools over HTTP and forwards to the HTTP upstream', async () => {
-    const all = await names();
+  it.each(ERAS)('serves the reconciled tools over HTTP and forwards to the HTTP upstream (%s client)', async (era) => {
+    const all = await names(era);
     expect(all).toContain('remote__echo');
     expect(all).toContain('local__echo');
-    expect(textOf(await client.callTool({ name: 'remote__echo', arguments: { message: 'over http' } }))).toBe(
+    expect(textOf(await clients[era].callTool({ name: 'remote__echo', arguments: { message: 'over http' } }))).toBe(
       'Echo: over http',
     );
   });
@@ -307,16 +325,19 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
   it('notices a dead HTTP upstream at the next call, drops its tools, and reconnects', async () => {
     upstream!.kill('SIGKILL');
     await until('the upstream to exit', () => (upstream!.exitCode !== null || upstream!.signalCode !== null) || undefined);
-    const before = listChanged;
-    const r = (await client.callTool({ name: 'remote__echo', arguments: { message: 'x' } })) as CallToolResult;
+    const before = { ...listChanged };
+    const r = (await clients.legacy.callTool({ name: 'remote__echo', arguments: { message: 'x' } })) as CallToolResult;
     expect(r.isError).toBe(true);
     await until('remote tools to disappear', async () => !(await names()).includes('remote__echo') || undefined);
-    await until('list_changed over HTTP', () => listChanged > before || undefined);
-    expect(await names()).toContain('echo'); // local's tools no longer collide
+    // Both eras hear of it: the 2025 session by notification, the 2026 client on its listen stream.
+    await until('list_changed over HTTP', () => ERAS.every((era) => listChanged[era] > before[era]) || undefined);
+    expect(await names('modern')).toContain('echo'); // local's tools no longer collide
 
     upstream = await startUpstream();
     await until('remote tools to return', async () => (await names()).includes('remote__echo') || undefined);
-    expect(textOf(await client.callTool({ name: 'remote__echo', arguments: { message: 'again' } }))).toBe('Echo: again');
+    for (const era of ERAS) {
+      expect(textOf(await clients[era].callTool({ name: 'remote__echo', arguments: { message: 'again' } }))).toBe('Echo: again');
+    }
   });
 
   it('refuses a foreign Host header (DNS rebinding)', async () => {

@@ -3,8 +3,7 @@
  * test moves: show, list, dedupe, expiry, dismiss twice, unknown handle; and the feed query
  * apps read agrees with the tools.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { activeBanners } from '../src/banners/feed.js';

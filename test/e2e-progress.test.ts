@@ -1,22 +1,23 @@
 /**
  * Progress and the send budget, end to end: the built CLI over stdio with Slack live against
  * a scripted fake. A client that asks for progress (the SDK's `onprogress`, which sets a
- * progressToken) hears about the wait on a 429 before the send completes; a peer that never
- * answers ends the call within the budget, not at the client's request timeout.
+ * progressToken), of either protocol era, hears about the wait on a 429 before the send
+ * completes; a peer that never answers ends the call within the budget, not at the client's
+ * request timeout.
  */
 import { rmSync } from 'node:fs';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Progress } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, tempDataDir } from './helpers/cli.js';
 import { startFakePeer, type FakePeer } from './helpers/fakes.js';
-import { assertBuilt, connectCli, errorOf, readOutbox, type CliSession, type ToolOutcome } from './helpers/mcp-cli.js';
+import { assertBuilt, connectCli, ERAS, errorOf, readOutbox, type CliSession, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
 
 const BUDGET_MS = 1_500;
 const OK = { status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000300' } };
 const call = { name: 'send_notification', arguments: { via: 'slack', channel: 'C0123ABCD', text: 'deploy finished' } };
 
 let slack: FakePeer;
-let patient: CliSession;
+const patient = {} as Record<Era, CliSession>;
 let hurried: CliSession;
 let patientEnv: Record<string, string>;
 let hurriedEnv: Record<string, string>;
@@ -35,23 +36,27 @@ beforeAll(async () => {
   slack = await startFakePeer(OK);
   patientEnv = env({});
   hurriedEnv = env({ NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS) });
-  [patient, hurried] = await Promise.all([connectCli(patientEnv, 'e2e-progress'), connectCli(hurriedEnv, 'e2e-budget')]);
+  [patient.legacy, patient.modern, hurried] = await Promise.all([
+    connectCli(patientEnv, 'e2e-progress', 'legacy'),
+    connectCli(patientEnv, 'e2e-progress', 'modern'),
+    connectCli(hurriedEnv, 'e2e-budget'),
+  ]);
 });
 
 afterAll(async () => {
-  await Promise.allSettled([patient?.close(), hurried?.close()]);
+  await Promise.allSettled([patient.legacy?.close(), patient.modern?.close(), hurried?.close()]);
   await slack?.close();
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('progress while a send waits on a retry', () => {
+describe.each(ERAS)('progress while a send waits on a retry (%s client)', (era) => {
   it('sends progress notifications during the Retry-After wait, then the result', async () => {
     const before = slack.requests.length;
     slack.replies.push({ status: 429, headers: { 'retry-after': '1' }, json: { ok: false, error: 'ratelimited' } }, OK);
     const heard: (Progress & { atMs: number })[] = [];
     const started = Date.now();
-    const result = (await patient.client.callTool(call, undefined, {
-      onprogress: (p) => heard.push({ ...p, atMs: Date.now() - started }),
+    const result = (await patient[era].client.callTool(call, {
+      onprogress: (p: Progress) => heard.push({ ...p, atMs: Date.now() - started }),
     })) as ToolOutcome;
     const elapsed = Date.now() - started;
 
@@ -82,12 +87,12 @@ describe('progress while a send waits on a retry', () => {
 
   it('sends none to a client that did not ask, and still retries', async () => {
     const before = slack.requests.length;
-    const progressBefore = progressLines(patient);
+    const progressBefore = progressLines(patient[era]);
     slack.replies.push({ status: 429, headers: { 'retry-after': '1' }, json: { ok: false, error: 'ratelimited' } }, OK);
-    const result = (await patient.client.callTool(call)) as ToolOutcome;
+    const result = (await patient[era].client.callTool(call)) as ToolOutcome;
     expect(result.structuredContent).toMatchObject({ status: 'sent' });
     expect(slack.requests.length).toBe(before + 2);
-    expect(progressLines(patient)).toBe(progressBefore);
+    expect(progressLines(patient[era])).toBe(progressBefore);
   });
 });
 

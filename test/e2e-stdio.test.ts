@@ -1,13 +1,16 @@
 /**
- * The built CLI over stdio, driven by the SDK's own Client as an MCP host would: each
- * profile chosen through NOTIFY_CLIENT_PROFILES, a dry-run send on every channel, a
- * channel-shaped error, and nothing but JSON-RPC on stdout.
+ * The built CLI over stdio, driven by the v2 SDK's Client as an MCP host would, once as a
+ * 2025-11-25 client (`initialize`) and once pinned to 2026-07-28 (no handshake, `_meta` on
+ * every request): each profile chosen through NOTIFY_CLIENT_PROFILES, a dry-run send on
+ * every channel, a channel-shaped error, and nothing but JSON-RPC on stdout. Then raw
+ * 2026-07-28 lines: one process answers requests with different clientInfo by each one's
+ * profile.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 import { VALID_EXAMPLES } from './helpers/examples.js';
+import { ERAS, eraClient, MODERN_VERSION } from './helpers/mcp-cli.js';
 
 type Call = { name: string; arguments: Record<string, unknown> };
 type Args = Record<string, unknown>;
@@ -43,18 +46,22 @@ const env = cliEnv({
 });
 
 const transports: ChildStdioTransport[] = [];
+/** tools/list as each era's client saw it, by `${era} ${profile}`. */
+const listed = new Map<string, string>();
 afterAll(async () => {
   await Promise.all(transports.map((t) => t.close()));
 });
 
-describe.each(Object.keys(SHAPES))('stdio, profile %s', (profile) => {
+describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, profile] as const)))('stdio, %s client, profile %s', (era, profile) => {
   it('lists, sends on every channel, and answers a misplaced field by channel', async () => {
     const transport = new ChildStdioTransport([], env);
     transports.push(transport);
-    const client = new Client({ name: `c-${profile}`, version: '1.0.0' });
+    const client = eraClient(`c-${profile}`, era);
     await client.connect(transport);
+    expect(client.getProtocolEra()).toBe(era);
 
     const { tools } = await client.listTools();
+    listed.set(`${era} ${profile}`, JSON.stringify(tools));
     const expected = profile === 'per-channel' ? ['send_email', 'send_sms', 'send_slack'] : ['send_notification'];
     expect(tools.map((t) => t.name)).toEqual([...expected, 'show_banner', 'dismiss_banner', 'list_banners']);
 
@@ -89,18 +96,98 @@ describe.each(Object.keys(SHAPES))('stdio, profile %s', (profile) => {
   });
 });
 
+describe('stdio, both eras', () => {
+  it('offer the same tools, byte for byte, for each profile', () => {
+    for (const profile of Object.keys(SHAPES)) {
+      expect(listed.get(`modern ${profile}`), profile).toBe(listed.get(`legacy ${profile}`));
+      expect(listed.get(`legacy ${profile}`), profile).toBeDefined();
+    }
+  });
+});
+
+/** Raw newline-delimited JSON-RPC over the CLI's stdio, answers matched by id. */
+async function rawSession(envVars: Record<string, string>) {
+  const transport = new ChildStdioTransport([], envVars);
+  transports.push(transport);
+  const waiting = new Map<number, (m: Record<string, any>) => void>();
+  transport.onmessage = (m) => {
+    const id = (m as { id?: number }).id;
+    if (id !== undefined) waiting.get(id)?.(m as Record<string, any>);
+  };
+  await transport.start();
+  let next = 1;
+  return {
+    transport,
+    request(method: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
+      const id = next++;
+      const answer = new Promise<Record<string, any>>((resolve) => waiting.set(id, resolve));
+      void transport.send({ jsonrpc: '2.0', id, method, params });
+      return answer;
+    },
+  };
+}
+
+const modernMeta = (clientName?: string) => ({
+  'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  ...(clientName === undefined ? {} : { 'io.modelcontextprotocol/clientInfo': { name: clientName, version: '1' } }),
+});
+
+describe('stdio, 2026-07-28 on the wire', () => {
+  it('answers server/discover, then each request by the profile of its own clientInfo, with ttlMs and cacheScope', async () => {
+    const s = await rawSession(env);
+    const discover = await s.request('server/discover', { _meta: modernMeta('c-nested') });
+    expect(discover.result.supportedVersions).toContain(MODERN_VERSION);
+    expect(discover.result.capabilities.tools).toBeDefined();
+    expect(discover.result._meta['io.modelcontextprotocol/serverInfo'].name).toBe('notify-mcp');
+
+    const names = async (client?: string) => {
+      const r = await s.request('tools/list', { _meta: modernMeta(client) });
+      expect(r.result.ttlMs).toBeGreaterThan(0);
+      // NOTIFY_CLIENT_PROFILES is set: the list depends on who asks, so it is not shareable.
+      expect(r.result.cacheScope).toBe('private');
+      return r.result.tools as { name: string; inputSchema: Record<string, any> }[];
+    };
+    const perChannel = await names('c-per-channel');
+    const nested = await names('c-nested');
+    const anonymous = await names();
+    expect(perChannel.map((t) => t.name).slice(0, 3)).toEqual(['send_email', 'send_sms', 'send_slack']);
+    expect(nested[0]!.inputSchema.properties).toHaveProperty('notification');
+    expect(anonymous[0]!.inputSchema.properties).toHaveProperty('via'); // the default, flat
+    // The same client again gets the same list: clientInfo is read per request, not kept.
+    expect(await names('c-per-channel')).toEqual(perChannel);
+
+    // A call is routed by its own clientInfo too: send_sms exists only under per-channel.
+    const sms = { to: '+14155550123', body: 'per-request profile' };
+    const asPerChannel = await s.request('tools/call', { name: 'send_sms', arguments: sms, _meta: modernMeta('c-per-channel') });
+    expect(asPerChannel.result.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
+    const asFlat = await s.request('tools/call', { name: 'send_sms', arguments: sms, _meta: modernMeta('c-flat') });
+    expect(asFlat.error.code).toBe(-32602);
+    expect(asFlat.error.message).toContain('Unknown tool "send_sms"');
+
+    // A request without the envelope on a 2026-07-28 connection is refused, and the process keeps serving.
+    const bare = await s.request('tools/list');
+    expect(bare.error).toBeDefined();
+    expect((await names('c-flat'))[0]!.name).toBe('send_notification');
+
+    await s.transport.close();
+    expect(s.transport.child.exitCode).toBe(0);
+    for (const line of s.transport.stdoutLines) expect(() => JSONRPCMessageSchema.parse(JSON.parse(line)), line).not.toThrow();
+  });
+});
+
 describe('outbox', () => {
   it('prints the delivery records of those sends, the email as a complete MIME message', async () => {
     const { code, stdout } = await runCli(['outbox', '--limit', '100'], env);
     expect(code).toBe(0);
     const records = stdout.trim().split('\n').map((l) => JSON.parse(l));
-    expect(records.length).toBeGreaterThanOrEqual(12);
+    expect(records.length).toBeGreaterThanOrEqual(24);
     const mail = records.find((r) => r.via === 'email');
     expect(mail.status).toBe('dry_run');
     expect(mail.payload.raw).toMatch(/^X-Notification-ID: ntf_/im);
     expect(mail.payload.raw).toContain('multipart/alternative');
     expect(mail.payload.raw).toContain(`Message-ID: <${mail.id}@`);
-    expect(records.find((r) => r.via === 'sms').payload).toEqual({ To: '+14155550123', Body: 'Server down' });
+    expect(records.filter((r) => r.via === 'sms').map((r) => r.payload)).toContainEqual({ To: '+14155550123', Body: 'Server down' });
     expect(records.map((r) => r.client)).toEqual(expect.arrayContaining(['c-flat', 'c-nested']));
   });
 });

@@ -1,21 +1,23 @@
 /**
- * Streamable HTTP end to end, in process on port 0, driven by the SDK's own Client:
- * tokens, the profile precedence (credential, endpoint, clientInfo, default), rate limits,
- * the body bound, Host and Origin checks, sessions, the banner feed and metrics.
+ * Streamable HTTP end to end, in process on port 0, driven by the v2 SDK's Client as a
+ * 2025-11-25 client (sessions) and pinned to 2026-07-28 (stateless): tokens, the profile
+ * precedence (credential, endpoint, clientInfo, default), rate limits, the body bound, Host
+ * and Origin checks, sessions, the banner feed and metrics. The header and status rules of
+ * 2026-07-28 are in http-protocol.test.ts.
  */
 import { mkdtempSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../src/app.js';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { serveHttp, type HttpHandle } from '../src/transports/http.js';
 import { openSqliteStore, sqliteFile } from '../src/store/sqlite.js';
+import { ERAS, eraClient, type Era } from './helpers/mcp-cli.js';
 
 const TOKENS = {
   ops: 'ops-token-0123456789abcdef',
@@ -28,12 +30,12 @@ function env(extra: Record<string, string> = {}): Record<string, string> {
   return { NOTIFY_DATA_DIR: dir, HOME: dir, ...extra };
 }
 
-/** The HTTP status the SDK client saw (StreamableHTTPError.code), or the error itself. */
+/** The HTTP status the SDK client saw (SdkHttpError.status), or the error itself. */
 async function statusOf(call: Promise<unknown>): Promise<unknown> {
   try {
     await call;
   } catch (err) {
-    return (err as { code?: unknown }).code ?? err;
+    return (err as { status?: unknown }).status ?? err;
   }
   return 'resolved';
 }
@@ -67,12 +69,13 @@ describe('HTTP transport', () => {
   let http: HttpHandle;
   const clients: Client[] = [];
 
-  async function connect(opts: { token?: string; path?: string; name?: string } = {}): Promise<Client> {
+  async function connect(opts: { token?: string; path?: string; name?: string; era?: Era } = {}): Promise<Client> {
     const transport = new StreamableHTTPClientTransport(new URL(`${http.url}${opts.path ?? '/mcp'}`), {
       requestInit: opts.token ? { headers: { Authorization: `Bearer ${opts.token}` } } : undefined,
     });
-    const client = new Client({ name: opts.name ?? 'e2e', version: '1.0.0' });
+    const client = eraClient(opts.name ?? 'e2e', opts.era ?? 'legacy');
     await client.connect(transport);
+    expect(client.getProtocolEra()).toBe(opts.era ?? 'legacy');
     clients.push(client);
     return client;
   }
@@ -100,12 +103,12 @@ describe('HTTP transport', () => {
     expect(logLines.some((l) => l.includes('"serving http"') && l.includes(`${http.url}/mcp`))).toBe(true);
   });
 
-  it('accepts a configured token and refuses a missing or wrong one with 401 and WWW-Authenticate', async () => {
-    const client = await connect({ token: TOKENS.ops });
+  it.each(ERAS)('accepts a configured token and refuses a missing or wrong one with 401 and WWW-Authenticate (%s client)', async (era) => {
+    const client = await connect({ token: TOKENS.ops, era });
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
 
-    expect(await statusOf(connect())).toBe(401);
-    expect(await statusOf(connect({ token: 'wrong-token-0123456789abcdef' }))).toBe(401);
+    expect(await statusOf(connect({ era }))).toBe(401);
+    expect(await statusOf(connect({ token: 'wrong-token-0123456789abcdef', era }))).toBe(401);
 
     const missing = await raw(`${http.url}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: INIT });
     expect(missing.status).toBe(401);
@@ -121,7 +124,7 @@ describe('HTTP transport', () => {
     expect(basic.status).toBe(401);
   });
 
-  it('chooses the profile by token, then path, then clientInfo, then the default', async () => {
+  it.each(ERAS)('chooses the profile by token, then path, then clientInfo, then the default (%s client)', async (era) => {
     const shape = async (client: Client) => {
       const { tools } = await client.listTools();
       const send = tools.find((t) => t.name.startsWith('send_'))!;
@@ -132,22 +135,22 @@ describe('HTTP transport', () => {
       return 'flat';
     };
     // Credential: billing-bot's token carries nested, which beats the path and clientInfo.
-    expect(await shape(await connect({ token: TOKENS.billing, path: '/mcp/per-channel', name: 'ops-agent' }))).toBe('nested');
+    expect(await shape(await connect({ token: TOKENS.billing, path: '/mcp/per-channel', name: 'ops-agent', era }))).toBe('nested');
     // Endpoint: beats clientInfo.
-    expect(await shape(await connect({ token: TOKENS.ops, path: '/mcp/per-channel', name: 'ops-agent' }))).toBe('per-channel');
-    expect(await shape(await connect({ token: TOKENS.ops, path: '/mcp/oneOf' }))).toBe('oneOf');
+    expect(await shape(await connect({ token: TOKENS.ops, path: '/mcp/per-channel', name: 'ops-agent', era }))).toBe('per-channel');
+    expect(await shape(await connect({ token: TOKENS.ops, path: '/mcp/oneOf', era }))).toBe('oneOf');
     // clientInfo.name through NOTIFY_CLIENT_PROFILES.
-    expect(await shape(await connect({ token: TOKENS.ops, name: 'ops-agent' }))).toBe('oneOf');
+    expect(await shape(await connect({ token: TOKENS.ops, name: 'ops-agent', era }))).toBe('oneOf');
     // Default.
-    expect(await shape(await connect({ token: TOKENS.ops, name: 'someone' }))).toBe('flat');
+    expect(await shape(await connect({ token: TOKENS.ops, name: 'someone', era }))).toBe('flat');
 
     const unknown = await raw(`${http.url}/mcp/openai`, { method: 'POST', headers: { ...MCP_HEADERS, Authorization: `Bearer ${TOKENS.ops}` }, body: INIT });
     expect(unknown.status).toBe(404);
     expect(JSON.parse(unknown.body).error.message).toContain('Unknown profile "openai"');
   });
 
-  it('records the token client in the delivery log and in log lines, and rate-limits per client and channel', async () => {
-    const ops = await connect({ token: TOKENS.ops, name: 'self-reported-name' });
+  it('records the token client in the delivery log and in log lines, and rate-limits per client and channel (2026-07-28 client)', async () => {
+    const ops = await connect({ token: TOKENS.ops, name: 'self-reported-name', era: 'modern' });
     const sms = { via: 'sms', to: '+14155550123', body: 'Disk full on db-1' };
     const first = await ops.callTool({ name: 'send_notification', arguments: sms });
     expect(first.isError, JSON.stringify(first)).toBeFalsy();
@@ -170,12 +173,15 @@ describe('HTTP transport', () => {
       arguments: { via: 'email', to: 'ops@example.com', subject: 'x', body_html: '<p>x</p>' },
     });
     expect(email.isError).toBeFalsy();
-    const pager = await connect({ token: TOKENS.pager });
+    const pager = await connect({ token: TOKENS.pager, era: 'modern' });
     expect((await pager.callTool({ name: 'send_notification', arguments: sms })).isError).toBeFalsy();
+    // A 2025-era session of the same token shares its limit: the limit is the client's, not the session's.
+    const legacy = await connect({ token: TOKENS.ops, era: 'legacy' });
+    expect((await legacy.callTool({ name: 'send_notification', arguments: sms })).structuredContent).toMatchObject({ error: { code: 'RATE_LIMITED' } });
   });
 
-  it('answers 413 to a body over 1 MiB, declared or streamed', async () => {
-    const client = await connect({ token: TOKENS.ops });
+  it.each(ERAS)('answers 413 to a body over 1 MiB, declared or streamed (%s client)', async (era) => {
+    const client = await connect({ token: TOKENS.ops, era });
     const huge = { via: 'email', to: 'ops@example.com', subject: 'big', body_html: `<p>${'x'.repeat(1024 * 1024)}</p>` };
     expect(await statusOf(client.callTool({ name: 'send_notification', arguments: huge }))).toBe(413);
 
@@ -230,6 +236,7 @@ describe('HTTP transport', () => {
     const client = new Client({ name: 'e2e', version: '1' });
     await client.connect(transport);
     const sid = transport.sessionId!;
+    expect(sid).toBeTruthy();
     const before = http.sessionCount();
     const ping = JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' });
     const asOther = await raw(`${http.url}/mcp`, {
@@ -319,7 +326,7 @@ describe('HTTP transport', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
     expect(metrics.body).toMatch(/notify_tool_calls_total\{tool="send_notification",outcome="ok"\} [1-9]/);
-    expect(metrics.body).toMatch(/notify_tool_calls_total\{tool="send_notification",outcome="RATE_LIMITED"\} 1/);
+    expect(metrics.body).toMatch(/notify_tool_calls_total\{tool="send_notification",outcome="RATE_LIMITED"\} 2/);
     expect(metrics.body).toMatch(/notify_send_duration_seconds_count\{via="sms",outcome="ok"\} [1-9]/);
     expect(metrics.body).toMatch(/notify_http_requests_total\{route="mcp",method="POST",status="401"\} [1-9]/);
     expect(metrics.body).toMatch(/notify_mcp_sessions_active [1-9]/);

@@ -3,16 +3,17 @@
  * every send that was answered with a result has its delivery record afterwards, the
  * process drains and exits 0, and later sends are refused rather than half-done. Slack is
  * live against a fake that answers in 300 ms, so sends are always in flight at the signal
- * (dry-run sends alone finish too fast to be sure of that).
+ * (dry-run sends alone finish too fast to be sure of that). Two 2025-11-25 clients (sessions)
+ * and one 2026-07-28 client (a request each) share the burst.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { CLI, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 import { listenOnLoopback } from './helpers/fakes.js';
+import { eraClient } from './helpers/mcp-cli.js';
 
 const WORKERS = 30;
 const SIGTERM_AFTER_ACKS = 40;
@@ -62,7 +63,7 @@ describe('notify-mcp --http under SIGTERM', () => {
 
     const clients = await Promise.all(
       [0, 1, 2].map(async (i) => {
-        const client = new Client({ name: `burst-${i}`, version: '1' });
+        const client = eraClient(`burst-${i}`, i === 2 ? 'modern' : 'legacy');
         client.onerror = () => {}; // the GET stream ends at shutdown; that is expected
         await client.connect(new StreamableHTTPClientTransport(new URL(url)));
         return client;
@@ -78,7 +79,6 @@ describe('notify-mcp --http under SIGTERM', () => {
         try {
           const result = await client.callTool(
             { name: 'send_notification', arguments: NOTIFICATIONS[(w + n) % NOTIFICATIONS.length]! },
-            undefined,
             { timeout: 15_000 },
           );
           if (result.isError) throw new Error(`tool error: ${JSON.stringify(result.structuredContent)}`);

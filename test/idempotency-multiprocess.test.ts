@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChildStdioTransport, cliEnv, tempDataDir } from './helpers/cli.js';

@@ -1,16 +1,16 @@
 /**
  * Starting the two servers under test the same way: notify-mcp (dist/cli.js) and the bare
  * baseline (bench/bare-server.mjs), each as a child process with a controlled environment,
- * reached by the SDK's own Client over stdio or Streamable HTTP.
+ * reached by the v2 SDK's Client over stdio or Streamable HTTP, as a 2025-11-25 client
+ * (`legacy`: initialize, sessions) or a 2026-07-28 one (`modern`).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { sleep } from './stats.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
@@ -38,16 +38,29 @@ export function serverCommand(kind) {
   return kind === 'notify' ? [CLI] : [BARE];
 }
 
-/** Spawns a server over stdio and returns a connected SDK client. */
-export async function connectStdio(kind, env) {
+export const ERAS = ['legacy', 'modern'];
+export const MODERN_VERSION = '2026-07-28';
+
+/** A v2 client of that era: the 2025 handshake, or pinned to 2026-07-28. */
+export function eraClient(era) {
+  return new Client({ name: 'notify-bench', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {});
+}
+
+/**
+ * Spawns a server over stdio and returns a connected SDK client. A 2026-07-28 client given
+ * `prior` (a DiscoverResult it already holds, as a host caches the era) sends no probe: the
+ * SDK would otherwise spend a second process on it.
+ */
+export async function connectStdio(kind, env, era = 'legacy', prior) {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: serverCommand(kind),
     env,
     stderr: 'ignore',
   });
-  const client = new Client({ name: 'notify-bench', version: '1.0.0' });
-  await client.connect(transport);
+  const client = eraClient(era);
+  await client.connect(transport, prior ? { prior: { kind: 'modern', discover: prior } } : undefined);
+  if (client.getProtocolEra() !== era) throw new Error(`${kind}: connected as ${client.getProtocolEra()}, not ${era}`);
   return { client, close: () => client.close() };
 }
 
@@ -113,14 +126,15 @@ export async function startHttpServer(kind, env, { mcpPath = '/mcp' } = {}) {
   };
 }
 
-export async function connectHttp(url) {
+export async function connectHttp(url, era = 'legacy') {
   const transport = new StreamableHTTPClientTransport(url);
-  const client = new Client({ name: 'notify-bench', version: '1.0.0' });
+  const client = eraClient(era);
   await client.connect(transport);
+  if (client.getProtocolEra() !== era) throw new Error(`${url}: connected as ${client.getProtocolEra()}, not ${era}`);
   return {
     client,
     async close() {
-      await transport.terminateSession().catch(() => {});
+      if (era === 'legacy') await transport.terminateSession().catch(() => {});
       await client.close();
     },
   };

@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { UpstreamUnavailableError } from './errors.js';
 import type { Reconciled, ToolTarget } from './types.js';
 

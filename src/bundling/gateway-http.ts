@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type Server,
+} from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
+import { BodyTooLargeError, readBody } from '../transports/body.js';
+import { screenMessage } from '../transports/inbound.js';
+import { namesModernVersion } from '../transports/protocol-headers.js';
+import { sendWebResponse, toWebRequest } from '../transports/web-bridge.js';
 import { GatewayConfigError } from './errors.js';
 
 const MAX_BODY = 1024 * 1024;
@@ -25,49 +34,86 @@ export interface HttpGateway {
   port: number;
   /** The MCP endpoint. */
   url: string;
-  /** Every live session's MCP server (to broadcast list_changed). */
-  servers(): Server[];
+  /** Tells every client that the tool list changed: 2025-era sessions and 2026-07-28 listen streams. */
+  toolsChanged(): void;
   close(): Promise<void>;
 }
 
+type Era = 'legacy' | 'modern';
+
+const text = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) =>
+  void res.writeHead(status, { 'Content-Type': 'text/plain', ...headers }).end(body);
+
 /**
- * Streamable HTTP, stateful (one SDK Server per session, so list_changed reaches each
- * client). The gateway has no authentication of its own, so it binds loopback only and
- * checks Host against DNS rebinding.
+ * Streamable HTTP at `/mcp`, both eras: 2026-07-28 per request (createMcpHandler, which also
+ * serves `subscriptions/listen` for list changes), 2025-era clients in sessions (one SDK
+ * Server each, so list_changed reaches each of them). The gateway has no authentication of
+ * its own, so it binds loopback only and checks Host against DNS rebinding.
  */
 export async function serveHttp(
   options: { port: number; host: string },
-  createMcpServer: () => Server,
+  createMcpServer: (era: Era) => Server,
   log: Logger,
 ): Promise<HttpGateway> {
   const host = loopbackHost(options.host);
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server }>();
+  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
+  const modern = createMcpHandler(({ era }) => createMcpServer(era), {
+    legacy: 'reject',
+    maxRequestBodySize: MAX_BODY,
+    onerror: (error) => log.debug('bundle mcp request refused', { error: error.message }),
+  });
   let port = options.port;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/mcp') return void res.writeHead(404).end('not found');
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    if (url.pathname !== '/mcp') return text(res, 404, 'not found');
     const hostHeader = (req.headers.host ?? '').toLowerCase();
     const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
-    if (!allowedHosts.includes(hostHeader)) return void res.writeHead(403).end('forbidden host');
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY) return void res.writeHead(413).end('body too large');
+    if (!allowedHosts.includes(hostHeader)) return text(res, 403, 'forbidden host');
+
+    let parsed: unknown;
+    if (req.method === 'POST') {
+      try {
+        parsed = JSON.parse((await readBody(req, MAX_BODY)).toString('utf8'));
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) return text(res, 413, 'body too large', { Connection: 'close' });
+        if (err instanceof SyntaxError) return text(res, 400, 'invalid JSON');
+        throw err;
+      }
+      const screened = screenMessage(parsed);
+      if (screened.refusal) {
+        res.writeHead(400, { 'Content-Type': 'application/json' });
+        return void res.end(JSON.stringify({ jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error }));
+      }
+      parsed = screened.message;
+    }
+    const request = toWebRequest(req, res);
+    if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY }))) {
+      return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
+    }
 
     const sid = req.headers['mcp-session-id'];
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (existing) return existing.transport.handleRequest(req, res);
-    if (sid !== undefined) return void res.writeHead(404).end('unknown session');
-    if (req.method !== 'POST') return void res.writeHead(405).end('method not allowed');
+    if (existing) return sendWebResponse(res, await existing.transport.handleRequest(request, { parsedBody: parsed }));
+    if (sid !== undefined) return text(res, 404, 'unknown session');
+    if (req.method !== 'POST') {
+      return text(res, namesModernVersion(req.headers['mcp-protocol-version']) ? 405 : 400, 'POST an initialize request (2025-11-25) or a 2026-07-28 request', { Allow: 'POST' });
+    }
+    if (!isInitializeRequest(parsed)) return text(res, 400, 'no session: start with an initialize request');
 
-    const server = createMcpServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const server = createMcpServer('legacy');
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
+      onsessionclosed: (id) => void sessions.delete(id),
     });
     transport.onclose = () => {
       if (transport.sessionId) sessions.delete(transport.sessionId);
     };
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    const response = await transport.handleRequest(request, { parsedBody: parsed });
+    if (!transport.sessionId) await server.close();
+    await sendWebResponse(res, response);
   };
 
   const http: HttpServer = createServer((req, res) => {
@@ -86,8 +132,16 @@ export async function serveHttp(
     host,
     port,
     url: `http://${urlHost}:${port}/mcp`,
-    servers: () => [...sessions.values()].map((s) => s.server),
+    toolsChanged: () => {
+      modern.notify.toolsChanged();
+      for (const { server } of sessions.values()) {
+        server.sendToolListChanged().catch((err: unknown) => {
+          log.warn('bundle list_changed not delivered', { error: err instanceof Error ? err.message : String(err) });
+        });
+      }
+    },
     close: async () => {
+      await modern.close();
       await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => {})));
       sessions.clear();
       http.closeAllConnections();

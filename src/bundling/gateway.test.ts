@@ -26,7 +26,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function jsonLines(stream: PassThrough): { next(id: number): Promise<Record<string, any>> } {
+function jsonLines(stream: PassThrough): { next(id: number | null): Promise<Record<string, any>> } {
   const got: Record<string, any>[] = [];
   let buf = '';
   stream.on('data', (c: Buffer) => {
@@ -68,6 +68,31 @@ describe('runGateway (in process)', () => {
     stdin.end();
     await gateway.closed; // would hang (and time out) if input end did not stop it
     expect(gateway.manager.current.reconciled.tools.length).toBeGreaterThan(0);
+  });
+
+  it('answers what the SDK would drop or dump (non-object arguments, a batch, an oversized line) and keeps serving', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = jsonLines(stdout);
+    const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout });
+    const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await out.next(1);
+    send({ method: 'notifications/initialized' });
+    send({ id: 2, method: 'tools/call', params: { name: 'read_graph', arguments: 'everything' } });
+    const call = await out.next(2);
+    expect(call.error).toBeUndefined();
+    expect(call.result.isError).toBe(true);
+    expect(call.result.content[0].text).toContain('must be a JSON object');
+    stdin.write(JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }]) + '\n');
+    expect((await out.next(null)).error.code).toBe(-32600);
+    // Over the SDK transport's 10 MB buffer: it would close, and the gateway with it.
+    send({ id: 4, method: 'tools/call', params: { name: 'create_entities', arguments: { entities: [{ name: 'x'.repeat(11 * 1024 * 1024) }] } } });
+    expect((await out.next(4)).error.code).toBe(-32600);
+    send({ id: 5, method: 'tools/list' });
+    expect((await out.next(5)).result.tools.length).toBeGreaterThan(0);
+    stdin.end();
+    await gateway.closed;
   });
 
   it('rejects a non-loopback HTTP address and a bad servers file with GatewayConfigError', async () => {

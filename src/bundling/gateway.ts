@@ -1,7 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
+import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../log.js';
+import { MAX_BODY_BYTES } from '../transports/body.js';
+import { LineScreen } from '../transports/stdio-lines.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
 import { loopbackHost, serveHttp, type HttpGateway } from './gateway-http.js';
@@ -75,12 +77,17 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
     fingerprint: manager.fingerprint,
   });
 
-  let stdioServer: Server | undefined;
+  // stdio: the instances serveStdio built (the connection's, and a discarded probe's).
+  const stdioServers = new Set<Server>();
+  let stdio: StdioServerHandle | undefined;
   let http: HttpGateway | undefined;
-  const liveServers = (): Server[] => (http ? http.servers() : stdioServer ? [stdioServer] : []);
   manager.onChange((state) => {
     log.info('bundle tool list changed', { fingerprint: state.fingerprint, tools: state.reconciled.tools.length });
-    for (const server of liveServers()) {
+    http?.toolsChanged();
+    // A 2025-era connection gets the notification; on a 2026-07-28 one serveStdio delivers it
+    // on the client's subscriptions/listen stream.
+    for (const server of stdioServers) {
+      if (!server.transport) continue;
       server.sendToolListChanged().catch((err: unknown) => {
         log.warn('bundle list_changed not delivered', { error: err instanceof Error ? err.message : String(err) });
       });
@@ -93,7 +100,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await Promise.all([...upstreams.values()].map((u) => u.close()));
-      await stdioServer?.close().catch(() => {});
+      await stdio?.close().catch(() => {});
       await http?.close();
       log.info('bundle stopped');
       resolveClosed();
@@ -106,10 +113,22 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
     } else {
       const stdin = options.stdin ?? process.stdin;
       const stdout = options.stdout ?? process.stdout;
-      stdioServer = createGatewayServer(manager);
-      await stdioServer.connect(new StdioServerTransport(stdin, stdout));
-      // The SDK's stdio transport does not close when its input ends; the client going
-      // away is our signal to stop the upstreams.
+      // Screened first: the SDK's transport would close on an oversized line (stopping
+      // every upstream) and drop a batch or a non-JSON-RPC line without an answer.
+      const screen = new LineScreen({ maxLineBytes: MAX_BODY_BYTES, reply: (m) => void stdout.write(`${JSON.stringify(m)}\n`), log });
+      stdin.pipe(screen);
+      stdio = serveStdio(
+        () => {
+          const server = createGatewayServer(manager);
+          stdioServers.add(server);
+          return server;
+        },
+        {
+          transport: new StdioServerTransport(screen, stdout),
+          onerror: (error) => log.warn('bundle stdio error', { error: error.message }),
+        },
+      );
+      // The client going away is our signal to stop the upstreams.
       stdin.once('end', () => void close());
       stdin.once('close', () => void close());
     }

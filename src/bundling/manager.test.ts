@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { createLogger } from '../log.js';
 import { BundleManager, listFingerprint, UpstreamUnavailableError, type CallUpstream, type Tool, type ToolTarget } from './index.js';
 
-const tool = (name: string, props: Record<string, object> = { q: { type: 'string' } }): Tool => ({
+const tool = (name: string, props: NonNullable<Tool['inputSchema']['properties']> = { q: { type: 'string' } }): Tool => ({
   name,
   description: `does ${name}`,
   inputSchema: { type: 'object', properties: props },

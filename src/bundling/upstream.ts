@@ -1,10 +1,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { McpError, ToolListChangedNotificationSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from '../log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
@@ -47,8 +44,14 @@ export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
 
 /**
  * One upstream MCP server: connects, lists its tools, follows its `tools/list_changed`, and
- * when it dies (process exit, closed connection, failed health ping) reports it down and
+ * when it dies (process exit, closed connection, failed health check) reports it down and
  * reconnects with exponential backoff until closed.
+ *
+ * Either protocol era: the v2 client probes with `server/discover` and falls back to the
+ * 2025 `initialize` handshake (on stdio the probe runs in a throwaway sibling process, so a
+ * server that exits on an unknown first request still gets a clean start). Under
+ * 2026-07-28, list changes arrive on a `subscriptions/listen` stream the client opens, and
+ * the health check is `server/discover` (there is no `ping`).
  */
 export class Upstream {
   private state: State = 'idle';
@@ -86,18 +89,20 @@ export class Upstream {
     // own 60 s request timeout, which would otherwise cut a longer bound short.
     const requestOptions = { signal: options.signal, timeout: options.timeoutMs };
     try {
-      return (await client.callTool(params, undefined, requestOptions)) as CallToolResult;
+      return await client.callTool(params, requestOptions);
     } catch (err) {
       // An HTTP upstream has no process to watch: a failed call is the first sign of death,
-      // so check now rather than at the next health ping.
-      if (!isStdioSpec(this.spec) && !(err instanceof McpError)) this.checkHealth(client);
+      // so check now rather than at the next health check.
+      if (!isStdioSpec(this.spec) && !(err instanceof ProtocolError)) this.checkHealth(client);
       throw err;
     }
   }
 
   private checkHealth(client: Client): void {
     const gen = this.generation;
-    client.ping({ timeout: this.options.healthIntervalMs ?? 15_000 }).catch((err: unknown) => {
+    const options = { timeout: this.options.healthIntervalMs ?? 15_000 };
+    const alive = client.getProtocolEra() === 'modern' ? client.discover(options) : client.ping(options);
+    alive.catch((err: unknown) => {
       if (gen === this.generation && this.client === client) {
         this.log.warn('upstream ping failed', { error: errorText(err) });
         this.lost('ping failed');
@@ -119,15 +124,24 @@ export class Upstream {
     if (this.state === 'closed') return;
     this.state = 'connecting';
     const gen = ++this.generation;
-    const client = new Client(this.options.clientInfo ?? { name: 'notify-mcp-bundle', version: '0.1.0' });
+    const client = new Client(this.options.clientInfo ?? { name: 'notify-mcp-bundle', version: '0.1.0' }, {
+      versionNegotiation: { mode: 'auto' },
+      // Both eras: an unsolicited notification (2025) or the listen stream the client opens (2026).
+      listChanged: {
+        tools: {
+          autoRefresh: false,
+          debounceMs: 0,
+          onChanged: () => {
+            if (gen === this.generation && this.state === 'up') void this.refresh(client, gen);
+          },
+        },
+      },
+    });
     this.client = client;
     const transport = this.createTransport();
     client.onclose = () => {
       if (gen === this.generation) this.lost('connection closed');
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      if (gen === this.generation && this.state === 'up') void this.refresh(client, gen);
-    });
     try {
       const timeout = this.options.connectTimeoutMs ?? 30_000;
       await client.connect(transport, { timeout });
@@ -136,7 +150,7 @@ export class Upstream {
       this.state = 'up';
       this.attempt = 0;
       const pid = transport instanceof StdioClientTransport ? transport.pid : undefined;
-      this.log.info('upstream connected', { pid, tools: tools.length });
+      this.log.info('upstream connected', { pid, era: client.getProtocolEra(), tools: tools.length });
       this.options.hooks.onTools(this.serverId, tools);
       if (!isStdioSpec(this.spec)) this.watchHealth(client, gen);
     } catch (err) {
@@ -209,7 +223,8 @@ async function listAllTools(client: Client, timeout: number): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout });
+    // Always from the upstream: this runs on connect and after a list change.
+    const page = await client.listTools(cursor === undefined ? {} : { cursor }, { timeout, cacheMode: 'bypass' });
     tools.push(...page.tools);
     cursor = page.nextCursor;
   } while (cursor !== undefined);

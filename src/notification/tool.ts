@@ -2,7 +2,7 @@
  * send_notification as MCP tools: the union's profile tools, each validated against the
  * union (whatever shape the client saw) and handed to the pipeline.
  */
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import { NotifyError, type ErrorCode } from '../errors.js';
 import type { ToolContext } from '../tool.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';

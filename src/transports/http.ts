@@ -1,38 +1,51 @@
 /**
- * Streamable HTTP for ops bots (DESIGN section 3), on node:http and the SDK's
- * StreamableHTTPServerTransport in stateful mode: one MCP server per session, so each
- * session keeps its clientInfo and its profile.
+ * Streamable HTTP for ops bots (DESIGN section 3), on node:http, both protocol eras on one
+ * endpoint. What stands in front (Host and Origin checks, bearer tokens, the 1 MiB body
+ * bound, the message screen of inbound.ts, shutdown drain) is ours and applies to both;
+ * then the SDK's own classifier
+ * (isLegacyRequest) splits the traffic:
+ *
+ *   2026-07-28   stateless: createMcpHandler builds one server per request and checks the
+ *                MCP-Protocol-Version / Mcp-Method / Mcp-Name headers against the body
+ *   2025-11-25   sessions: one server per session (WebStandardStreamableHTTPServerTransport),
+ *                so each keeps its handshake's clientInfo, bound to credential and path
  *
  *   POST|GET|DELETE /mcp, /mcp/<profile>   MCP; Bearer token when NOTIFY_HTTP_TOKENS is set
  *   GET /healthz, /metrics, /banners        read-only; token only with NOTIFY_READ_AUTH=1
- *
- * Every request passes the Host check (DNS rebinding); MCP requests also pass the Origin
- * check and a 1 MiB body bound.
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
 import type { App } from '../app.js';
 import { ConfigError, PROFILES, type Config, type HttpToken, type Profile } from '../config.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { createServer } from '../server.js';
+import { createServer, type Connection } from '../server.js';
 import { challenge, createAuthenticator } from './auth.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, isLoopbackHost } from './host-check.js';
+import { screenMessage } from './inbound.js';
+import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
+import { sendWebResponse, toWebRequest } from './web-bridge.js';
 
 export interface HttpOptions {
   host?: string;
   /** 0 picks a free port. */
   port?: number;
-  /** A session with no request for this long is closed (default 30 min). */
+  /** A 2025-era session with no request for this long is closed (default 30 min). */
   sessionIdleMs?: number;
   maxSessions?: number;
+  /** Sessions one token may hold (default 100), so one client cannot take them all. */
+  maxSessionsPerClient?: number;
   maxBodyBytes?: number;
   /** Extra Host names to accept (a reverse proxy's public name), on any port. */
   allowedHosts?: string[];
@@ -49,6 +62,7 @@ export interface HttpHandle {
   /** Base URL, e.g. http://127.0.0.1:8787 (the MCP endpoint is `${url}/mcp`). */
   url: string;
   metrics: Metrics;
+  /** Open 2025-era sessions (2026-07-28 traffic has none). */
   sessionCount(): number;
   /** Stops accepting, lets in-flight requests finish (bounded), closes every session. */
   close(): Promise<void>;
@@ -75,6 +89,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   assertBindable(app.config, host);
   const maxBody = options.maxBodyBytes ?? MAX_BODY_BYTES;
   const maxSessions = options.maxSessions ?? 1_000;
+  const maxPerClient = options.maxSessionsPerClient ?? 100;
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createAuthenticator(app.config.http.tokens);
   const metrics = createMetrics();
@@ -90,6 +105,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
 
   let closing = false;
   let inflightPosts = 0;
+  /** The clients of sessions being opened (initialize answered, not yet registered). */
+  const opening: (string | undefined)[] = [];
   let idle: (() => void) | undefined;
   let hostPolicy = createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts);
 
@@ -112,6 +129,27 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     return result.token;
   };
 
+  /** What a server instance needs to know about the request it answers. */
+  const connectionFor = (token: HttpToken | undefined, endpointProfile: Profile | undefined): Connection => ({
+    credentialProfile: token?.profile,
+    endpointProfile,
+    client: token?.client,
+    log: token ? log.child({ client: token.client }) : log,
+    observeCall: metrics.observeCall(knownTools),
+  });
+
+  // 2026-07-28: one server per request. Legacy traffic never reaches it (routed below), so
+  // `reject` keeps the SDK's stateless 2025 fallback, which would lose the handshake, out.
+  const requestConnections = new WeakMap<Request, Connection>();
+  const modern = createMcpHandler(
+    ({ era, requestInfo }) => createServer(app, (requestInfo && requestConnections.get(requestInfo)) ?? {}, era),
+    {
+      legacy: 'reject',
+      maxRequestBodySize: maxBody,
+      onerror: (error) => log.debug('mcp request refused', { error: error.message }),
+    },
+  );
+
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, path: string, endpointProfile: Profile | undefined) => {
     if (!hostPolicy.originAllowed(req.headers.origin)) {
       return sendJson(res, 403, jsonRpcError(-32000, 'Forbidden: Origin not allowed'));
@@ -131,8 +169,20 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
         if (err instanceof SyntaxError) return sendJson(res, 400, jsonRpcError(-32700, 'Parse error: Invalid JSON'));
         throw err;
       }
+      const screened = screenMessage(parsed);
+      if (screened.refusal) {
+        log.debug('mcp message refused', { reason: screened.refusal.reason });
+        return sendJson(res, 400, { jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error });
+      }
+      parsed = screened.message;
     } else if (req.method !== 'GET' && req.method !== 'DELETE') {
       return sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed'), { Allow: 'GET, POST, DELETE' });
+    }
+
+    const request = toWebRequest(req, res, req.method === 'POST' ? lenientHeaders(req.headers, parsed) : undefined);
+    if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBody }))) {
+      requestConnections.set(request, connectionFor(token, endpointProfile));
+      return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
     }
 
     const sid = req.headers['mcp-session-id'];
@@ -145,58 +195,58 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       // A GET stream may stay open for hours: it does not keep an otherwise idle session alive.
       if (req.method === 'GET') sessions.touch(session);
       else res.once('close', sessions.begin(session));
-      return session.transport.handleRequest(req, res, parsed);
+      return sendWebResponse(res, await session.transport.handleRequest(request, { parsedBody: parsed }));
     }
 
-    if (req.method !== 'POST' || !isInitializeRequest(parsed)) {
+    if (req.method !== 'POST') {
+      // 2026-07-28 has no GET stream and no sessions to delete.
+      return namesModernVersion(req.headers['mcp-protocol-version'])
+        ? sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed: 2026-07-28 has no GET stream or sessions; POST each request'), { Allow: 'POST' })
+        : sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
+    }
+    if (!isInitializeRequest(parsed)) {
       return sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
     }
-    if (sessions.size >= maxSessions) {
+    // Sessions still opening count too: concurrent initializes must not overshoot the caps.
+    if (sessions.size + opening.length >= maxSessions) {
       return sendJson(res, 503, jsonRpcError(-32000, 'Too many open sessions; retry later'), { 'Retry-After': '5' });
     }
-    await openSession(req, res, parsed, path, endpointProfile, token);
+    if (token && sessions.countFor(token.client) + opening.filter((c) => c === token.client).length >= maxPerClient) {
+      return sendJson(
+        res,
+        429,
+        jsonRpcError(-32000, `Client ${token.client} already holds ${maxPerClient} open sessions: close one (DELETE) or let idle ones expire, or send 2026-07-28 requests, which hold none`),
+      );
+    }
+    opening.push(token?.client);
+    try {
+      await openSession(res, request, parsed, path, connectionFor(token, endpointProfile));
+    } finally {
+      opening.splice(opening.indexOf(token?.client), 1);
+    }
   };
 
-  const openSession = async (
-    req: IncomingMessage,
-    res: ServerResponse,
-    initialize: unknown,
-    path: string,
-    endpointProfile: Profile | undefined,
-    token: HttpToken | undefined,
-  ) => {
-    const sessionLog = token ? log.child({ client: token.client }) : log;
-    const server = createServer(app, {
-      credentialProfile: token?.profile,
-      endpointProfile,
-      client: token?.client,
-      log: sessionLog,
-    });
+  /** 2025-11-25: `initialize` opens a session with a server of its own. */
+  const openSession = async (res: ServerResponse, request: Request, initialize: unknown, path: string, conn: Connection) => {
+    const server = createServer(app, conn, 'legacy');
     let session: Session | undefined;
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        session = { id, server, transport, client: token?.client, endpoint: path, open: 0, lastSeen: Date.now() };
+        session = { id, server, transport, client: conn.client, endpoint: path, open: 0, lastSeen: Date.now() };
         sessions.add(session);
         res.once('close', sessions.begin(session));
-        sessionLog.debug('session opened', { session: id, endpoint: path });
+        conn.log?.debug('session opened', { session: id, endpoint: path });
       },
       onsessionclosed: (id) => void sessions.close(id, 'deleted'),
     });
-    const observer = metrics.observeSession(knownTools);
-    // Set before connect: the SDK's Protocol chains handlers that are already there.
-    transport.onmessage = (message: JSONRPCMessage) => observer.incoming(message);
     transport.onclose = () => {
       if (transport.sessionId) void sessions.close(transport.sessionId, 'transport closed');
     };
-    const send = transport.send.bind(transport);
-    transport.send = (message, opts) => {
-      observer.outgoing(message);
-      return send(message, opts);
-    };
     await server.connect(transport);
-    await transport.handleRequest(req, res, initialize);
+    const response = await transport.handleRequest(request, { parsedBody: initialize });
     if (!session) await server.close(); // initialize was refused; nothing to keep
+    await sendWebResponse(res, response);
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, route: { name: Route }) => {
@@ -309,6 +359,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       }
       // Calls whose HTTP request went away still run to their delivery record.
       await app.drain(Math.max(0, deadline - Date.now()));
+      await modern.close();
       await sessions.closeAll('shutdown');
       http.closeAllConnections();
       await stopped;

@@ -1,17 +1,16 @@
 /**
- * The open MCP sessions of the HTTP server: one SDK Server and transport each, bound to
- * the credential and endpoint that opened them, closed on DELETE, at shutdown, and after
- * `idleMs` without an MCP request (an open GET stream does not count: a client that comes
- * back gets 404 and initializes again, as the spec says).
+ * The open 2025-era MCP sessions of the HTTP server (2026-07-28 has none): one SDK Server
+ * and transport each, bound to the credential and endpoint that opened them, closed on
+ * DELETE, at shutdown, and after `idleMs` without an MCP request (an open GET stream does
+ * not count: a client that comes back gets 404 and initializes again, as the spec says).
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 
 export interface Session {
   id: string;
   server: Server;
-  transport: StreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   /** Authenticated client (token), if any; a session answers only to the same credential. */
   client: string | undefined;
   /** The path that opened it (`/mcp` or `/mcp/<profile>`). */
@@ -34,6 +33,13 @@ export class SessionRegistry {
 
   get size(): number {
     return this.sessions.size;
+  }
+
+  /** Open sessions of one authenticated client. */
+  countFor(client: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.client === client) n++;
+    return n;
   }
 
   get(id: string): Session | undefined {

@@ -1,6 +1,7 @@
 /**
  * The stdio transport over injected streams (no subprocess): it answers JSON-RPC line by
- * line, and at end of input it still answers the calls in flight before closing.
+ * line, in either protocol era, and at end of input it still answers the calls in flight
+ * before closing (the SDK's own transport would drop them).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,9 @@ import { serveStdio } from './stdio.js';
 const rpc = (id: number | undefined, method: string, params: unknown = {}) =>
   JSON.stringify({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), method, params }) + '\n';
 
-describe('serveStdio', () => {
+const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+
+describe.each(['2025-11-25', '2026-07-28'])('serveStdio, a %s client', (version) => {
   it('answers every call sent before end of input, then closes', async () => {
     const app = await createApp(loadConfig({ NOTIFY_DATA_DIR: mkdtempSync(join(tmpdir(), 'stdio-')) }), silentLogger);
     const stdin = new PassThrough();
@@ -24,11 +27,17 @@ describe('serveStdio', () => {
     stdout.setEncoding('utf8').on('data', (c: string) => (output += c));
     const { closed } = await serveStdio(app, { stdin, stdout });
 
-    stdin.write(rpc(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } }));
-    stdin.write(rpc(undefined, 'notifications/initialized'));
-    stdin.write(rpc(2, 'tools/list'));
+    const modern = version === '2026-07-28';
+    const withMeta = (params: Record<string, unknown>) => (modern ? { ...params, _meta: envelope } : params);
+    if (modern) {
+      stdin.write(rpc(1, 'server/discover', withMeta({})));
+    } else {
+      stdin.write(rpc(1, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+      stdin.write(rpc(undefined, 'notifications/initialized'));
+    }
+    stdin.write(rpc(2, 'tools/list', withMeta({})));
     const email = { via: 'email', to: 'ops@example.com', subject: 'Hi', body_html: '<p>hi</p>' };
-    stdin.end(rpc(3, 'tools/call', { name: 'send_notification', arguments: email }));
+    stdin.end(rpc(3, 'tools/call', withMeta({ name: 'send_notification', arguments: email })));
     await closed;
     await app.close();
 
@@ -36,5 +45,88 @@ describe('serveStdio', () => {
     expect(messages.map((m) => m.id)).toEqual([1, 2, 3]);
     expect(messages[1].result.tools[0].name).toBe('send_notification');
     expect(messages[2].result.structuredContent).toMatchObject({ via: 'email', status: 'dry_run' });
+  });
+});
+
+/** A stdio connection over injected streams, opened in the given era, answers matched by id. */
+async function connection(version: string) {
+  const app = await createApp(loadConfig({ NOTIFY_DATA_DIR: mkdtempSync(join(tmpdir(), 'stdio-')) }), silentLogger);
+  const stdin = new PassThrough();
+  const stdout = new PassThrough();
+  const messages: Record<string, any>[] = [];
+  let buf = '';
+  stdout.setEncoding('utf8').on('data', (c: string) => {
+    buf += c;
+    for (let nl; (nl = buf.indexOf('\n')) >= 0; buf = buf.slice(nl + 1)) messages.push(JSON.parse(buf.slice(0, nl)));
+  });
+  const { closed } = await serveStdio(app, { stdin, stdout });
+  const modern = version === '2026-07-28';
+  const withMeta = (params: Record<string, unknown>) => (modern ? { ...params, _meta: envelope } : params);
+  if (!modern) {
+    stdin.write(rpc(0, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } }));
+    stdin.write(rpc(undefined, 'notifications/initialized'));
+  }
+  const answer = async (id: number | null, count = 1): Promise<Record<string, any>> => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const found = messages.filter((m) => m.id === id);
+      if (found.length >= count) return found[count - 1]!;
+      if (Date.now() > deadline) throw new Error(`no answer with id ${id}; got ${JSON.stringify(messages).slice(0, 500)}`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  };
+  return {
+    stdin,
+    answer,
+    withMeta,
+    async end() {
+      stdin.end();
+      await closed;
+      await app.close();
+    },
+  };
+}
+
+describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK would drop or dump, a %s client', (version) => {
+  it('answers a tools/call whose arguments are not an object with the tool\'s coded INVALID_FIELD result', async () => {
+    const c = await connection(version);
+    const cases: [unknown, string][] = [['to me', 'INVALID_FIELD'], [[1, 2], 'INVALID_FIELD'], [5, 'INVALID_FIELD'], [true, 'INVALID_FIELD'], [null, 'INVALID_VIA']];
+    let id = 10;
+    for (const [args, code] of cases) {
+      c.stdin.write(rpc(++id, 'tools/call', c.withMeta({ name: 'send_notification', arguments: args })));
+      const r = await c.answer(id);
+      expect(r.error, JSON.stringify(r)).toBeUndefined();
+      expect(r.result.isError).toBe(true);
+      expect(r.result.structuredContent.error).toMatchObject({ code, ...(code === 'INVALID_FIELD' ? { path: '' } : {}) });
+    }
+    // The private key a set-aside travels under cannot be sent by a client.
+    c.stdin.write(rpc(++id, 'tools/call', c.withMeta({ name: 'list_banners', arguments: {}, _meta: { ...(version === '2026-07-28' ? envelope : {}), 'dev.notify-mcp/arguments': 'x' } })));
+    expect((await c.answer(id)).result.structuredContent).toHaveProperty('banners');
+    await c.end();
+  });
+
+  it('answers a batch, a line that is not JSON and a non-JSON-RPC value with JSON-RPC errors, and keeps serving', async () => {
+    const c = await connection(version);
+    c.stdin.write(`${JSON.stringify([JSON.parse(rpc(1, 'tools/list', c.withMeta({})))])}\n`);
+    expect((await c.answer(null)).error).toMatchObject({ code: -32600, message: expect.stringContaining('batch') });
+    c.stdin.write('this is not json\n');
+    expect((await c.answer(null, 2)).error.code).toBe(-32700);
+    c.stdin.write(`${JSON.stringify({ id: 7, hello: 'world' })}\n`);
+    expect((await c.answer(7)).error.code).toBe(-32600);
+    c.stdin.write(rpc(8, 'tools/list', c.withMeta({})));
+    expect((await c.answer(8)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
+  it('refuses a message over the limit with an error naming its id, instead of closing, and keeps serving', async () => {
+    const c = await connection(version);
+    // Over the SDK transport's own 10 MB buffer, which would close the connection.
+    const huge = rpc(21, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'email', subject: 'x'.repeat(11 * 1024 * 1024) } }));
+    c.stdin.write(huge);
+    const refused = await c.answer(21);
+    expect(refused.error).toMatchObject({ code: -32600, message: expect.stringContaining('over the limit') });
+    c.stdin.write(rpc(22, 'tools/list', c.withMeta({})));
+    expect((await c.answer(22)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
   });
 });

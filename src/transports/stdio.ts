@@ -1,20 +1,53 @@
 /**
  * stdio: one connection over the process's streams (injectable, so tests need no
- * subprocess). stdout carries JSON-RPC only.
+ * subprocess), served by the v2 SDK's serveStdio: the opening message pins the connection's
+ * era (`initialize` for 2025-11-25; `server/discover` or any request carrying the `_meta`
+ * envelope for 2026-07-28) and one server instance from our factory answers it. stdout
+ * carries JSON-RPC only. Each line is screened first (stdio-lines.ts).
  */
 import type { Readable, Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { serveStdio as serveStdioEntry, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { App } from '../app.js';
 import { createServer } from '../server.js';
+import { MAX_BODY_BYTES } from './body.js';
+import { LineScreen } from './stdio-lines.js';
 
-export async function serveStdio(app: App, streams: { stdin?: Readable; stdout?: Writable } = {}): Promise<{ closed: Promise<void> }> {
-  const server = createServer(app);
-  const transport = new StdioServerTransport(streams.stdin, streams.stdout);
-  const closed = new Promise<void>((resolve) => {
-    server.onclose = () => resolve();
-    // EOF: answer what is in flight, then close.
-    (streams.stdin ?? process.stdin).once('end', () => void app.drain().finally(() => server.close()));
+export interface StdioOptions {
+  stdin?: Readable;
+  stdout?: Writable;
+  /** A longer message is refused (default 1 MiB, the HTTP body bound). */
+  maxMessageBytes?: number;
+}
+
+export async function serveStdio(app: App, options: StdioOptions = {}): Promise<{ closed: Promise<void> }> {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const screen = new LineScreen({
+    maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES,
+    reply: (message) => void stdout.write(`${JSON.stringify(message)}\n`),
+    log: app.log,
   });
-  await server.connect(transport);
+  // The SDK's transport closes at end of input and drops the calls still running. The
+  // screen in between hides the end until those calls are answered: a client may close
+  // its side right after writing its last request.
+  stdin.pipe(screen, { end: false });
+  const transport = new StdioServerTransport(screen, stdout);
+  const handle = serveStdioEntry(({ era }) => createServer(app, {}, era), {
+    transport,
+    onerror: (error) => app.log.warn('stdio transport error', { error: error.message }),
+  });
+  const closed = new Promise<void>((resolve) => {
+    stdin.once('end', () => {
+      // A last line without a newline is still screened and handed on; the SDK dispatches
+      // what it has read before the next turn of the event loop, then the calls are tracked.
+      screen.write('\n');
+      setImmediate(() =>
+        void app.drain().finally(() => {
+          screen.end();
+          void handle.close().finally(resolve);
+        }),
+      );
+    });
+  });
   return { closed };
 }

@@ -7,8 +7,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const CLI = join(ROOT, 'dist/cli.js');
@@ -44,7 +44,7 @@ export class ChildStdioTransport implements Transport {
         this.buffer = this.buffer.slice(nl + 1);
         this.stdoutLines.push(line);
         try {
-          this.onmessage?.(JSONRPCMessageSchema.parse(JSON.parse(line)));
+          this.onmessage?.(JSONRPCMessageSchema.parse(JSON.parse(line)) as JSONRPCMessage);
         } catch (err) {
           this.onerror?.(err as Error);
         }

@@ -3,7 +3,7 @@
  * read tool results, and read its delivery log with `notify-mcp outbox`.
  */
 import { existsSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/client';
 import { ChildStdioTransport, CLI, runCli } from './cli.js';
 
 /** Fails early, with what to do, when the suite runs before a build. */
@@ -17,10 +17,20 @@ export interface CliSession {
   close(): Promise<void>;
 }
 
-export async function connectCli(env: Record<string, string>, clientName = 'e2e'): Promise<CliSession> {
+/** The two protocol eras a client can speak: 2025-11-25 (`initialize`) and 2026-07-28. */
+export type Era = 'legacy' | 'modern';
+export const ERAS: readonly Era[] = ['legacy', 'modern'];
+export const MODERN_VERSION = '2026-07-28';
+
+/** A v2 SDK client of that era: the default handshake, or pinned to 2026-07-28 (no fallback). */
+export function eraClient(name: string, era: Era): Client {
+  return new Client({ name, version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {});
+}
+
+export async function connectCli(env: Record<string, string>, clientName = 'e2e', era: Era = 'legacy'): Promise<CliSession> {
   assertBuilt();
   const transport = new ChildStdioTransport([], env);
-  const client = new Client({ name: clientName, version: '1.0.0' });
+  const client = eraClient(clientName, era);
   try {
     await client.connect(transport);
   } catch (err) {

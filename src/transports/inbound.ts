@@ -1,0 +1,96 @@
+/**
+ * What every incoming JSON-RPC message goes through before the SDK sees it, on stdio and
+ * HTTP alike:
+ *
+ * - A batch (array) or a value that is not a JSON-RPC message is refused with a JSON-RPC
+ *   error naming why; the SDK would drop it without an answer.
+ * - A tools/call whose `arguments` is not an object (a string, a list, null…) is let
+ *   through with the arguments set aside under a private `_meta` key: the SDK would answer
+ *   it with a -32602 dump of its own schema errors, where the tool answers with its coded
+ *   `INVALID_FIELD` result that a model can read (src/server.ts takes them back with
+ *   `callArguments`). A client cannot put that key there itself: it is always removed.
+ */
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type RequestId,
+} from '@modelcontextprotocol/server';
+
+const ARGUMENTS_KEY = 'dev.notify-mcp/arguments';
+
+export interface Refusal {
+  /** The request's id when it could be read, else null (JSON-RPC's rule). */
+  id: RequestId | null;
+  error: { code: number; message: string };
+  /** A word for the logs. */
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large';
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function idOf(value: unknown): RequestId | null {
+  const id = isObject(value) ? value.id : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+}
+
+export const refusal = {
+  batch: (): Refusal => ({
+    id: null,
+    reason: 'batch',
+    error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 and later); send each message on its own' },
+  }),
+  invalid: (value: unknown): Refusal => ({
+    id: idOf(value),
+    reason: 'invalid',
+    error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' },
+  }),
+  parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
+  /** `head`: the first bytes of the message, where clients put the id before the params. */
+  tooLarge: (head: string, bytes: number, limit: number): Refusal => ({
+    id: idInHead(head),
+    reason: 'too_large',
+    error: { code: -32600, message: `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes` },
+  }),
+};
+
+/** The id of a message cut short, when it comes before `"params"` (as every SDK writes it). */
+function idInHead(head: string): RequestId | null {
+  const params = head.indexOf('"params"');
+  const m = /"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")/.exec(params === -1 ? head : head.slice(0, params));
+  if (!m) return null;
+  try {
+    const id = JSON.parse(m[1]!) as unknown;
+    return typeof id === 'string' || typeof id === 'number' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The message to hand to the SDK, or why it is refused. */
+export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
+  if (Array.isArray(message)) return { refusal: refusal.batch() };
+  if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
+  if (isJSONRPCNotification(message) || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) return { message };
+  return { refusal: refusal.invalid(message) };
+}
+
+function setArgumentsAside<M extends { params?: Record<string, unknown> }>(request: M): M {
+  const params = request.params;
+  if (!params) return request;
+  const meta = isObject(params._meta) ? params._meta : undefined;
+  const aside = 'arguments' in params && !isObject(params.arguments);
+  if (!aside && !(meta && ARGUMENTS_KEY in meta)) return request;
+  const { [ARGUMENTS_KEY]: _spoofed, ...restMeta } = meta ?? {};
+  const { arguments: args, ...rest } = params;
+  return {
+    ...request,
+    params: aside ? { ...rest, _meta: { ...restMeta, [ARGUMENTS_KEY]: args } } : { ...params, _meta: restMeta },
+  };
+}
+
+/** The arguments of a tools/call as the client sent them, set aside or not. */
+export function callArguments(params: { arguments?: unknown; _meta?: unknown }): unknown {
+  return isObject(params._meta) && Object.hasOwn(params._meta, ARGUMENTS_KEY) ? params._meta[ARGUMENTS_KEY] : params.arguments;
+}

@@ -1,0 +1,101 @@
+/**
+ * The lines of stdin, screened before the SDK's stdio transport reads them. That transport
+ * closes itself, and so ends the process, on a line over its buffer limit, and drops
+ * without a word a line that is not JSON, not a JSON-RPC message, or a batch (an array,
+ * which MCP stopped accepting in 2025-06-18): the client then waits for an answer that
+ * never comes. Here each of those is answered with a JSON-RPC error and logged, and the
+ * connection keeps serving. Lines that pass go on as they came, but for a tools/call whose
+ * `arguments` is not an object (see inbound.ts).
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+import type { Logger } from '../log.js';
+import { refusal, screenMessage, type Refusal } from './inbound.js';
+
+/** How much of an oversized line is kept to find its request id in. */
+const ID_PREFIX_BYTES = 512;
+
+export interface LineScreenOptions {
+  /** A line longer than this (bytes, newline excluded) is refused. */
+  maxLineBytes: number;
+  /** Writes one JSON-RPC message to the client (stdout). */
+  reply(message: object): void;
+  log: Logger;
+}
+
+export class LineScreen extends Transform {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  /** Set while the rest of an oversized line is being skipped: its first bytes. */
+  private oversized: Buffer | undefined;
+  private oversizedBytes = 0;
+
+  constructor(private readonly options: LineScreenOptions) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    let start = 0;
+    while (start < chunk.length) {
+      const nl = chunk.indexOf(0x0a, start);
+      const end = nl === -1 ? chunk.length : nl;
+      this.collect(chunk.subarray(start, end));
+      if (nl === -1) break;
+      this.endOfLine();
+      start = nl + 1;
+    }
+    done();
+  }
+
+  /** End of input: a last line without a newline still counts. */
+  override _flush(done: TransformCallback): void {
+    if (this.pendingBytes > 0 || this.oversized) this.endOfLine();
+    done();
+  }
+
+  private collect(part: Buffer): void {
+    if (part.length === 0) return;
+    if (this.oversized) {
+      this.oversizedBytes += part.length;
+      return;
+    }
+    if (this.pendingBytes + part.length > this.options.maxLineBytes) {
+      const head = Buffer.concat([...this.pending, part], this.pendingBytes + part.length);
+      this.oversized = head.subarray(0, ID_PREFIX_BYTES);
+      this.oversizedBytes = head.length;
+      this.pending = [];
+      this.pendingBytes = 0;
+      return;
+    }
+    this.pending.push(part);
+    this.pendingBytes += part.length;
+  }
+
+  private endOfLine(): void {
+    if (this.oversized) {
+      const head = this.oversized;
+      const bytes = this.oversizedBytes;
+      this.oversized = undefined;
+      this.oversizedBytes = 0;
+      return this.refuse(refusal.tooLarge(head.toString('utf8'), bytes, this.options.maxLineBytes));
+    }
+    const line = Buffer.concat(this.pending, this.pendingBytes);
+    this.pending = [];
+    this.pendingBytes = 0;
+    const text = line.toString('utf8').replace(/\r$/, '');
+    if (text.trim() === '') return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return this.refuse(refusal.parseError());
+    }
+    const screened = screenMessage(parsed);
+    if (screened.refusal) return this.refuse(screened.refusal);
+    this.push(screened.message === parsed ? `${text}\n` : `${JSON.stringify(screened.message)}\n`);
+  }
+
+  private refuse(r: Refusal): void {
+    this.options.log.warn('stdio message refused', { code: r.error.code, reason: r.reason, ...(r.id === null ? {} : { id: r.id }) });
+    this.options.reply({ jsonrpc: '2.0', id: r.id, error: r.error });
+  }
+}
