@@ -48,7 +48,7 @@ function deps(env: Record<string, string> = {}): PipelineDeps {
     providers: { email: dryRunProvider, sms, slack: dryRunProvider } as PipelineDeps['providers'],
     log: silentLogger,
     now: Date.now,
-    rateGate: createRateGate(config.rateLimits),
+    rateGate: createRateGate(config.rateLimits, store),
   };
 }
 

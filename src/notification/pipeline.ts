@@ -31,9 +31,9 @@ export interface SendResult {
   accepted_at: string;
 }
 
-/** Checked once the idempotency key is claimed, before the payload is built; throws NotifyError('RATE_LIMITED'). */
+/** Checked once the idempotency key is claimed, before the payload is built; rejects with NotifyError('RATE_LIMITED'). */
 export interface RateGate {
-  check(client: string | null, via: Via, now: number): void;
+  check(client: string | null, via: Via, now: number): Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -119,7 +119,7 @@ function deliverySteps(deps: PipelineDeps, n: Notification, opts: SendOptions): 
   return {
     async prepare() {
       // Here, not before idempotency: a replayed result sends nothing and costs no quota.
-      deps.rateGate?.check(opts.client, n.via, deps.now());
+      await deps.rateGate?.check(opts.client, n.via, deps.now());
       const id = newNotificationId();
       const startedAt = deps.now();
       const { payload, meta } = await channelFor(n).buildPayload(n, { id, config: deps.config });
