@@ -104,6 +104,39 @@ describe('sendNotification', () => {
     expect(await sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
   });
 
+  it('stops a call cancelled before the provider call: nothing sent, nothing recorded, the key released', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('client cancelled'));
+    for (const key of [undefined, 'k-cancel']) {
+      const n = key === undefined ? text() : text(undefined, { idempotency_key: key });
+      const err = await failure(sendNotification(deps(), n, { client: null, signal: cancelled.signal }));
+      expect(err.toBody()).toMatchObject({ code: 'CANCELLED', via: 'sms' });
+      expect(err.message).toContain('nothing was sent');
+    }
+    expect(sms.payloads).toHaveLength(0);
+    expect(await store.listDeliveries(10)).toEqual([]);
+    // The claim was released: the same key sends on a call that is not cancelled.
+    expect(await sendNotification(deps(), text(undefined, { idempotency_key: 'k-cancel' }), { client: null })).toMatchObject({ status: 'sent' });
+    expect(sms.payloads).toHaveLength(1);
+  });
+
+  it('lets a provider call that started before the cancel finish, and records its outcome', async () => {
+    const controller = new AbortController();
+    const slow: Provider<unknown> = {
+      name: 'fake',
+      async send(payload) {
+        sms.payloads.push(payload);
+        controller.abort(new Error('client cancelled')); // mid-call
+        await new Promise((r) => setTimeout(r, 20));
+        return { providerMessageId: 'fake-late' };
+      },
+    };
+    const d = { ...deps(), providers: { ...deps().providers, sms: slow } as PipelineDeps['providers'] };
+    const result = await sendNotification(d, text(undefined, { idempotency_key: 'k-mid' }), { client: null, signal: controller.signal });
+    expect(result).toMatchObject({ status: 'sent', provider_message_id: 'fake-late' });
+    expect(await store.listDeliveries(1)).toMatchObject([{ id: result.id, status: 'sent', provider_message_id: 'fake-late' }]);
+  });
+
   it('replays under an idempotency key per client, and a replay costs no rate-limit quota', async () => {
     const d = deps({ NOTIFY_RATE_LIMITS: 'sms=1/h' });
     const first = await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'a' });

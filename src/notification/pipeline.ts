@@ -50,6 +50,18 @@ export interface SendOptions {
   client: string | null;
   /** Called before each retry wait, for progress notifications. */
   onRetry?: (attempt: number, delayMs: number, reason: string) => void;
+  /**
+   * The client cancelled the call (MCP). Until the provider is called, the send stops with
+   * CANCELLED and nothing is sent; once a provider call has started it runs to its outcome,
+   * which is recorded like any other.
+   */
+  signal?: AbortSignal;
+}
+
+function throwIfCancelled(signal: AbortSignal | undefined, via: Via): void {
+  if (signal?.aborted) {
+    throw new NotifyError('CANCELLED', 'The call was cancelled before the provider was called; nothing was sent.', { via, cause: signal.reason });
+  }
 }
 
 function toDeliveryAttempt(a: AttemptRecord): DeliveryAttempt {
@@ -123,6 +135,8 @@ function deliverySteps(deps: PipelineDeps, n: Notification, opts: SendOptions): 
       const id = newNotificationId();
       const startedAt = deps.now();
       const { payload, meta } = await channelFor(n).buildPayload(n, { id, config: deps.config });
+      // Before the idempotency claim moves to `sending`: a throw here releases it.
+      throwIfCancelled(opts.signal, n.via);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
     send: (prepared, budgetLeftMs) => deliver(deps, n, opts, prepared, budgetLeftMs),
@@ -156,12 +170,14 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, p
 
   let providerMessageId: string | undefined;
   if (live) {
+    throwIfCancelled(opts.signal, n.via);
     try {
       const sent = await sendWithRetry(provider, payload, {
         notificationId: id,
         budgetMs: budgetLeftMs,
         log,
         onRetry: opts.onRetry,
+        ...(opts.signal ? { cancel: opts.signal } : {}),
       });
       providerMessageId = sent.receipt.providerMessageId;
       record.attempts = sent.attempts;
