@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The baseline of DESIGN section 3 ("Measuring"): a bare low-level v2 SDK server (the SDK
+ * The baseline that performance goals are ratios against: a bare low-level v2 SDK server (the SDK
  * notify-mcp runs on) with one tool that declares an outputSchema and answers at once with a
  * structured result, so the SDK client validates it on every call, as it does notify-mcp's.
  * No validation of arguments, no store, no logs. It serves both protocol eras the way the

@@ -8,7 +8,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { buildCatalog } from '../dist/catalog.js';
 import { loadConfig } from '../dist/config.js';
-import { notificationDef } from '../dist/notification/union.js';
+import { notificationDef } from '../dist/channels/union.js';
 import { validateUnionCall } from '../dist/union/validate.js';
 import { ratio, summarize } from './lib/stats.mjs';
 
@@ -41,7 +41,7 @@ function opsPerSec(fn, inputs, ms) {
 
 export function benchValidation({ runs = 5, ms = 250 } = {}) {
   const config = loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' });
-  const def = notificationDef({ smsMaxSegments: config.smsMaxSegments });
+  const def = notificationDef(config.channels);
   const schema = buildCatalog(config).oneOf.tools.find((t) => t.name === 'send_notification').inputSchema;
   const ajv = new Ajv2020({ allErrors: true, strict: false });
   addFormats(ajv);

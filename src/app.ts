@@ -4,11 +4,12 @@
  * on top of this (src/server.ts).
  */
 import { buildCatalog, type Catalog } from './catalog.js';
+import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
-import { createProviders } from './providers/index.js';
+import type { Provider } from './providers/types.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -24,19 +25,19 @@ export interface App extends PipelineDeps {
 
 export interface AppOverrides {
   store?: Store;
-  providers?: PipelineDeps['providers'];
+  /** Providers by channel name, in place of the configured ones (tests). */
+  providers?: Readonly<Record<string, Provider<unknown>>>;
   now?: () => number;
   rateGate?: RateGate;
 }
 
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
   const store = overrides.store ?? (await openStore(config, log));
-  const created = overrides.providers ? undefined : await createProviders(config, log);
-  const providers = overrides.providers ?? created!;
+  const channels = await connectChannels(config, log, overrides.providers);
   const deps: PipelineDeps = {
     config,
     store,
-    providers,
+    channels,
     log,
     now: overrides.now ?? Date.now,
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
@@ -47,9 +48,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes });
   }
   log.info('channels', {
-    email: config.email.live ? 'live' : 'dry-run',
-    sms: config.sms.live ? 'live' : 'dry-run',
-    slack: config.slack.live ? 'live' : 'dry-run',
+    ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
     store: store.kind,
   });
   const inflight = new Set<Promise<unknown>>();
@@ -72,7 +71,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     close() {
       closing ??= (async () => {
         await drain();
-        await created?.closeAll();
+        await closeChannels(channels);
         await store.close();
       })();
       return closing;

@@ -6,12 +6,12 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
-import { notificationDef } from './notification/union.js';
-import { callSendTool, SEND_ANNOTATIONS, SEND_OUTPUT_SCHEMA } from './notification/tool.js';
+import { notificationDef } from './channels/union.js';
+import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
 import { failureResult, invalidResult, okResult } from './tool-result.js';
-import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject, type UnionProfile } from './union/index.js';
+import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject } from './union/index.js';
 
 export interface CatalogEntry {
   tool: Tool;
@@ -48,13 +48,6 @@ function wireTool(tool: Tool): Tool {
   return { ...tool, inputSchema: wireOrder(tool.inputSchema), ...(tool.outputSchema ? { outputSchema: wireOrder(tool.outputSchema) } : {}) };
 }
 
-const UNION_PROFILE: Record<Profile, UnionProfile> = {
-  flat: 'flat',
-  nested: 'nested',
-  oneOf: 'oneOf',
-  'per-channel': 'per-variant',
-};
-
 function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry, 'hash'> {
   const input = toJsonSchema(spec.input.strict());
   return {
@@ -90,16 +83,17 @@ function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call
 
 /** Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither. */
 export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = bannerTools): Catalog {
-  const def = notificationDef({ smsMaxSegments: config.smsMaxSegments, slackAllowBroadcast: config.slack.allowBroadcast });
+  const def = notificationDef(config.channels);
+  const outputSchema = sendOutputSchema(config.channels) as Tool['outputSchema'];
   const catalog = {} as Catalog;
   for (const profile of PROFILES) {
-    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, UNION_PROFILE[profile]).map((pt) => ({
+    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, profile).map((pt) => ({
       tool: {
         name: pt.name,
         title: pt.title,
         description: pt.description,
         inputSchema: pt.inputSchema as Tool['inputSchema'],
-        outputSchema: SEND_OUTPUT_SCHEMA as Tool['outputSchema'],
+        outputSchema,
         annotations: { title: pt.title, ...SEND_ANNOTATIONS },
       },
       call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),

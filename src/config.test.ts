@@ -1,15 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { CHANNELS } from './channels/registry.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
+
+const channel = (config: Config, name: string) => config.channels.find((c) => c.name === name)!;
 
 describe('loadConfig', () => {
   it('runs every channel in dry-run with nothing set', () => {
     const c = loadConfig({ HOME: '/home/u' });
-    expect([c.email.live, c.sms.live, c.slack.live]).toEqual([false, false, false]);
+    expect(c.channels.map((ch) => [ch.name, ch.live])).toEqual(CHANNELS.map((ch) => [ch.name, false]));
     expect(c.dataDir).toBe('/home/u/.local/share/notify-mcp');
     expect(loadConfig({ XDG_DATA_HOME: '/x' }).dataDir).toBe('/x/notify-mcp');
     expect(c.defaultProfile).toBe('flat');
     expect(c.sendBudgetMs).toBe(20_000);
-    expect(Object.isFrozen(c.email)).toBe(true);
+    expect(Object.isFrozen(c.http)).toBe(true);
+    expect(Object.isFrozen(channel(c, 'email').settings)).toBe(true);
+    expect(Object.isFrozen(c.channels)).toBe(true);
   });
 
   it.each([
@@ -19,12 +24,13 @@ describe('loadConfig', () => {
   ])('refuses a live channel without its allowlist, naming the variable (%#)', (env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);
-    expect(loadConfig({ ...env, [variable]: '' })[variable === 'NOTIFY_EMAIL_ALLOW' ? 'email' : variable === 'NOTIFY_SMS_ALLOW' ? 'sms' : 'slack'].allow).toEqual({ any: false, entries: [] });
+    const name = variable === 'NOTIFY_EMAIL_ALLOW' ? 'email' : variable === 'NOTIFY_SMS_ALLOW' ? 'sms' : 'slack';
+    expect(channel(loadConfig({ ...env, [variable]: '' }), name).allow).toEqual({ any: false, entries: [] });
   });
 
   it('keeps allowlist entries as written (Slack IDs are case-sensitive) and refuses one no matcher can read, naming it', () => {
     const slack = { SLACK_BOT_TOKEN: 'xoxb-1' };
-    expect(loadConfig({ ...slack, NOTIFY_SLACK_ALLOW: 'C0123ABCD, #Ops-Alerts,*' }).slack.allow).toEqual({
+    expect(channel(loadConfig({ ...slack, NOTIFY_SLACK_ALLOW: 'C0123ABCD, #Ops-Alerts,*' }), 'slack').allow).toEqual({
       any: true,
       entries: ['C0123ABCD', '#Ops-Alerts'],
     });
@@ -39,9 +45,10 @@ describe('loadConfig', () => {
   });
 
   it('reads NOTIFY_SLACK_ALLOW_BROADCAST as 1 or 0 (off unless set), and refuses anything else', () => {
-    expect(loadConfig({}).slack.allowBroadcast).toBe(false);
-    expect(loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: '0' }).slack.allowBroadcast).toBe(false);
-    expect(loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' }).slack.allowBroadcast).toBe(true);
+    const allowBroadcast = (env: Record<string, string>) => channel(loadConfig(env), 'slack').settings;
+    expect(allowBroadcast({})).toMatchObject({ allowBroadcast: false });
+    expect(allowBroadcast({ NOTIFY_SLACK_ALLOW_BROADCAST: '0' })).toMatchObject({ allowBroadcast: false });
+    expect(allowBroadcast({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' })).toMatchObject({ allowBroadcast: true });
     expect(() => loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: 'yes' })).toThrow('NOTIFY_SLACK_ALLOW_BROADCAST must be 1 (on) or 0 (off), got "yes"');
   });
 
@@ -68,6 +75,7 @@ describe('loadConfig', () => {
     [{ NOTIFY_HTTP_TOKENS: 'ops:short' }, /must match/],
     [{ NOTIFY_DEFAULT_PROFILE: 'fancy' }, /unknown profile/],
     [{ NOTIFY_RATE_LIMITS: 'sms=lots' }, /sms=20\/h/],
+    [{ NOTIFY_RATE_LIMITS: 'mail=5/h' }, /^NOTIFY_RATE_LIMITS: "mail" is not a channel; use email, sms, slack, (.+, )?\*$/],
     [{ NOTIFY_SEND_BUDGET_MS: '-5' }, /positive integer/],
     [{ SLACK_API_URL: 'https://slack.com' }, /loopback/],
     [{ SMTP_URL: 'smtp://x' }, /EMAIL_FROM/],

@@ -1,7 +1,8 @@
 /**
- * The error codes of the tool contract (DESIGN section 1) and the typed errors that carry
- * them from the pipeline to the tool result. Vendor errors are mapped to these at the
- * adapter boundary (src/providers), so nothing above the providers sees a vendor type.
+ * The error codes a tool result carries (clients branch on them, so a renamed one breaks
+ * them), and the typed errors that carry them from the pipeline to the tool result. Vendor
+ * errors are mapped to these at each provider adapter, so nothing above the providers sees
+ * a vendor type.
  */
 export const ERROR_CODES = [
   'INVALID_VIA',

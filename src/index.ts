@@ -1,7 +1,8 @@
 /**
- * notify-mcp as a library: build the server yourself (e.g. to embed it or to test a host
- * against it). The union machinery is `notify-mcp/union`, the reconciler
- * `notify-mcp/bundling`.
+ * notify-mcp as a library: build the server yourself (e.g. to embed it, to test a host
+ * against it, or to add a channel of your own: `loadConfig(env, [...CHANNELS, mine])`, where
+ * `mine` is a defineChannel module). The union machinery is `notify-mcp/union`, the
+ * reconciler `notify-mcp/bundling`.
  */
 export { createApp, type App, type AppOverrides } from './app.js';
 export { createServer, type Connection, type Era } from './server.js';
@@ -9,9 +10,26 @@ export { serveStdio } from './transports/stdio.js';
 export { serveHttp } from './transports/http.js';
 export { loadConfig, ConfigError, PROFILES, type Config, type Profile } from './config.js';
 export { createLogger, silentLogger, type Logger } from './log.js';
-export { notificationUnion, notificationDef, type Notification } from './notification/union.js';
-export { countSegments, type SegmentCount, type SmsEncoding } from './notification/sms-segments.js';
+export { CHANNELS, type Notification, type Via } from './channels/registry.js';
+export { defineChannel, idempotencyKey } from './channels/channel.js';
+export type {
+  Branch,
+  CallOf,
+  CallOfChannel,
+  Channel,
+  ChannelModule,
+  ChannelSettings,
+  ConfiguredChannel,
+  ConnectedChannel,
+  LiveSettings,
+  ProviderContext,
+  ResultMeta,
+} from './channels/channel.js';
+export { notificationUnion, notificationDef, SEND_TOOL, channelToolName } from './channels/union.js';
+export { countSegments, type SegmentCount, type SmsEncoding } from './channels/sms/segments.js';
+export type { RecipientMatcher } from './policy/matcher.js';
 export { NotifyError, ERROR_CODES, type ErrorCode, type ToolErrorBody } from './errors.js';
 export type { Store } from './store/types.js';
-export type { Provider } from './providers/types.js';
+export type { Provider, ProviderReceipt, SendContext } from './providers/types.js';
+export { ProviderRejectedError, ProviderTransientError, DeliveryUnknownError, RecipientOptedOutError } from './providers/errors.js';
 export { VERSION } from './version.js';

@@ -6,6 +6,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { channelToolName, SEND_TOOL } from './channels/union.js';
 
 export interface Metrics {
   registry: Registry;
@@ -22,15 +23,20 @@ export interface Metrics {
 
 export type CallObserver = (tool: string, args: unknown) => (outcome: CallToolResult | 'protocol_error') => void;
 
-const SEND_TOOLS: Record<string, string | undefined> = {
-  send_notification: undefined, // via comes from the arguments
-  send_email: 'email',
-  send_sms: 'sms',
-  send_slack: 'slack',
-};
-const VIAS = new Set(['email', 'sms', 'slack']);
+export interface MetricsOptions {
+  defaultMetrics?: boolean;
+  /** The server's channels: the values the `via` label may take (anything else is `invalid`). */
+  channels?: readonly string[];
+}
 
-export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const channels = options.channels ?? [];
+  // Send tools and the channel each implies; the polymorphic tool's comes from its arguments.
+  const SEND_TOOLS: Record<string, string | undefined> = {
+    [SEND_TOOL]: undefined,
+    ...Object.fromEntries(channels.map((via) => [channelToolName(via), via])),
+  };
+  const VIAS = new Set(channels);
   const registry = new Registry();
   if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: 'notify_' });
   const httpRequests = new Counter({

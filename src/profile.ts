@@ -1,5 +1,5 @@
 /**
- * Which wire shape a connection sees (DESIGN section 1), first match wins: the HTTP
+ * Which wire shape a connection sees, first match wins: the HTTP
  * credential's profile, the endpoint (`/mcp/<profile>`), the client's self-reported name,
  * then the default.
  */

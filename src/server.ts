@@ -18,6 +18,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { App } from './app.js';
+import { channelToolName, SEND_TOOL } from './channels/union.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
 import type { CallObserver } from './metrics.js';
@@ -39,8 +40,9 @@ export interface Connection {
   observeCall?: CallObserver;
 }
 
-const INSTRUCTIONS =
-  'Send notifications with send_notification (or send_email/send_sms/send_slack): pick the channel with via. ' +
+/** What a client's model reads first; the send tools are named from the server's channels. */
+const instructions = (channels: readonly { name: string }[]) =>
+  `Send notifications with ${SEND_TOOL} (or ${channels.map((c) => channelToolName(c.name)).join('/')}): pick the channel with via. ` +
   'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix. ' +
   'Use show_banner, list_banners and dismiss_banner for in-app banners.';
 
@@ -69,7 +71,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
       capabilities: { tools: { listChanged: false } },
-      instructions: INSTRUCTIONS,
+      instructions: instructions(app.channels),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
     },

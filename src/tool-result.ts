@@ -49,8 +49,8 @@ const errorBodySchema = {
 
 /**
  * Every outputSchema admits this shape too: SDK 1.x clients, which many hosts still run,
- * validate structuredContent against the outputSchema even when isError is true (DESIGN
- * section 7; the v2 client no longer does).
+ * validate structuredContent against the outputSchema even when isError is true;
+ * the v2 client no longer does.
  */
 export function withErrorShape(result: { properties: Record<string, unknown>; required: string[] }): Record<string, unknown> {
   return {

@@ -28,7 +28,7 @@ export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
   title: string;
   description: string;
   input: Input;
-  /** JSON Schema with root `type: "object"`; it must admit the error shape too (DESIGN section 7). */
+  /** JSON Schema with root `type: "object"`; it must admit the error shape too: SDK clients validate errors against it. */
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
   handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown>>;

@@ -1,11 +1,13 @@
 /**
- * The layering DESIGN section 5 asks for, checked on the source: the union library knows
- * nothing of notifications, the providers nothing of MCP, and only config.ts reads the
- * environment. Plus the package's export map, as a user imports it (after the build).
+ * The layering, checked on the source: the union library knows nothing of notifications,
+ * the providers and channel modules nothing of MCP, a channel is named only in its own
+ * folder and the registry, and only config.ts reads the environment. Plus the package's
+ * export map, as a user imports it (after the build).
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CHANNELS } from '../src/channels/registry.js';
 import { ROOT } from './helpers/cli.js';
 
 function sources(dir: string): { file: string; text: string }[] {
@@ -32,6 +34,26 @@ describe('layering', () => {
       for (const spec of importsOf(text)) {
         expect(spec, file).not.toMatch(/modelcontextprotocol|\/union\/|\/notification\/|\/server|\/catalog/);
       }
+    }
+  });
+
+  it('channel modules know nothing of MCP, the pipeline or the server', () => {
+    for (const { file, text } of sources('src/channels')) {
+      for (const spec of importsOf(text)) {
+        expect(spec, file).not.toMatch(/modelcontextprotocol|\/notification\/|\/server|\/catalog|\/transports\//);
+      }
+    }
+  });
+
+  it('a channel is named in code only in its own folder and the registry (a new channel touches nothing else)', () => {
+    const code = (text: string) => text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '');
+    for (const { name } of CHANNELS) {
+      // A quoted name, its tool, a property or key of that name: a hard-coded channel list.
+      const named = new RegExp(`(['"\`])${name}\\1|send_${name}\\b|\\.${name}\\b|\\b${name}\\s*:`);
+      const outside = sources('src').filter(
+        ({ file }) => !file.startsWith(`src/channels/${name}/`) && file !== 'src/channels/registry.ts',
+      );
+      for (const { file, text } of outside) expect(code(text), `${file} names ${name}`).not.toMatch(named);
     }
   });
 

@@ -21,7 +21,7 @@ import { bannerTools } from '../src/banners/index.js';
 import { buildCatalog } from '../src/catalog.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
-import { createProviders } from '../src/providers/index.js';
+import { closeChannels, connectChannels } from '../src/channels/connect.js';
 import type { Provider } from '../src/providers/types.js';
 import type { ObjectToolSpec } from '../src/tool.js';
 import { serveHttp, type HttpHandle } from '../src/transports/http.js';
@@ -175,9 +175,9 @@ describe.each(ERAS)('a live send cancelled over HTTP (%s client)', (era: Era) =>
       NOTIFY_SLACK_ALLOW: '*',
       NOTIFY_PROVIDER_CONCURRENCY: '1',
     });
-    const providers = await createProviders(config, silentLogger);
-    closeProviders = () => providers.closeAll();
-    const slack = providers.slack as Provider<{ text: string }>;
+    const real = await connectChannels(config, silentLogger);
+    closeProviders = () => closeChannels(real);
+    const slack = real.find((c) => c.name === 'slack')!.open((c) => c.provider as Provider<unknown>) as Provider<{ text: string }>;
     const spied: Provider<{ text: string }> = {
       name: slack.name,
       send(payload, ctx) {
@@ -185,7 +185,7 @@ describe.each(ERAS)('a live send cancelled over HTTP (%s client)', (era: Era) =>
         return slack.send(payload, ctx);
       },
     };
-    live = await createApp(config, silentLogger, { providers: { ...providers, slack: spied } as App['providers'] });
+    live = await createApp(config, silentLogger, { providers: { slack: spied as Provider<unknown> } });
     http = await serveHttp(live, { port: 0 });
   });
   afterAll(async () => {

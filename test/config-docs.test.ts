@@ -1,17 +1,20 @@
 /**
  * The configuration a user reads agrees with the one the code reads: every variable
- * src/config.ts reads is in .env.example and the other way round, DESIGN section 3's names
- * are all there, and docker-compose.yml wires only known variables. (No Docker engine runs
- * here, so this is what can be checked of the compose file.)
+ * src/config.ts reads or a channel module declares is in .env.example and the other way
+ * round, the contract's names are all there, and docker-compose.yml wires only known
+ * variables. (No Docker engine runs here, so this is what can be checked of the compose file.)
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CHANNELS } from '../src/channels/registry.js';
 import { ROOT } from './helpers/cli.js';
 
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 // Read as env.NAME, or by name through a helper (positiveInt(env, 'NAME', …)).
 const configVars = new Set([...read('src/config.ts').matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]!));
+// A channel module reads only the variables it declares (settings() is given no others).
+for (const channel of CHANNELS) for (const v of [...channel.variables, channel.allowlist.variable]) configVars.add(v);
 const exampleVars = new Set([...read('.env.example').matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!));
 const PLATFORM = new Set(['HOME', 'XDG_DATA_HOME']);
 
@@ -23,7 +26,7 @@ const DESIGN_VARS = [
 ];
 
 describe('configuration documents', () => {
-  it('.env.example lists exactly what src/config.ts reads, each with a comment', () => {
+  it('.env.example lists exactly what src/config.ts and the channels read, each with a comment', () => {
     expect([...exampleVars].sort()).toEqual([...configVars].filter((v) => !PLATFORM.has(v)).sort());
     const lines = read('.env.example').split('\n');
     for (const v of exampleVars) {
@@ -32,7 +35,7 @@ describe('configuration documents', () => {
     }
   });
 
-  it('has every variable of DESIGN section 3', () => {
+  it('has every variable the contract names', () => {
     for (const v of DESIGN_VARS) expect(exampleVars, v).toContain(v);
   });
 

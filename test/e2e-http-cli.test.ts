@@ -91,10 +91,10 @@ describe('notify-mcp --http, both eras on one endpoint', () => {
 
   it.each(ERAS)('sends in dry-run and answers a misplaced field by channel (%s client)', async (era) => {
     const client = await connect(era);
-    const sent = (await client.callTool({ name: 'send_notification', arguments: VALID_EXAMPLES.sms[0]! })) as ToolOutcome;
+    const sent = (await client.callTool({ name: 'send_notification', arguments: VALID_EXAMPLES.sms![0]! })) as ToolOutcome;
     expect(sent.isError, JSON.stringify(sent)).toBeFalsy();
     expect(sent.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run', id: expect.stringMatching(/^ntf_/) });
-    const bad = (await client.callTool({ name: 'send_notification', arguments: { ...VALID_EXAMPLES.sms[0]!, subject: 'Outage' } })) as ToolOutcome;
+    const bad = (await client.callTool({ name: 'send_notification', arguments: { ...VALID_EXAMPLES.sms![0]!, subject: 'Outage' } })) as ToolOutcome;
     expect(errorOf(bad)).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', via: 'sms' });
   });
 });

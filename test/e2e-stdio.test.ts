@@ -9,17 +9,11 @@
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
-import { VALID_EXAMPLES } from './helpers/examples.js';
+import { CHANNEL_FIELDS as FIELDS, CHANNEL_TOOLS, FIRST_EXAMPLES, VALID_EXAMPLES } from './helpers/examples.js';
 import { ERAS, eraClient, MODERN_VERSION } from './helpers/mcp-cli.js';
 
 type Call = { name: string; arguments: Record<string, unknown> };
 type Args = Record<string, unknown>;
-
-const FIELDS: Record<string, string[]> = {
-  email: ['to', 'subject', 'body_html', 'body_text', 'reply_to', 'idempotency_key'],
-  sms: ['to', 'body', 'idempotency_key'],
-  slack: ['channel', 'text', 'thread', 'idempotency_key'],
-};
 
 /** The same notification, shaped as a client of each profile sends it. */
 const SHAPES: Record<string, { call: (a: Args) => Call; subjectPath: string }> = {
@@ -62,18 +56,19 @@ describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, p
 
     const { tools } = await client.listTools();
     listed.set(`${era} ${profile}`, JSON.stringify(tools));
-    const expected = profile === 'per-channel' ? ['send_email', 'send_sms', 'send_slack'] : ['send_notification'];
+    const expected = profile === 'per-channel' ? CHANNEL_TOOLS : ['send_notification'];
     expect(tools.map((t) => t.name)).toEqual([...expected, 'show_banner', 'dismiss_banner', 'list_banners']);
 
     const shape = SHAPES[profile]!;
-    for (const via of ['email', 'sms', 'slack'] as const) {
-      const result = await client.callTool(shape.call(VALID_EXAMPLES[via][0]!));
+    for (const example of FIRST_EXAMPLES) {
+      const via = example.via;
+      const result = await client.callTool(shape.call({ ...example }));
       expect(result.isError, JSON.stringify(result)).toBeFalsy();
       expect(result.structuredContent).toMatchObject({ via, status: 'dry_run', id: expect.stringMatching(/^ntf_/) });
       expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(result.structuredContent);
     }
 
-    const bad = await client.callTool(shape.call({ ...VALID_EXAMPLES.sms[0]!, subject: 'Outage' }));
+    const bad = await client.callTool(shape.call({ ...VALID_EXAMPLES.sms![0]!, subject: 'Outage' }));
     expect(bad.isError).toBe(true);
     expect((bad.structuredContent as { error: unknown }).error).toMatchObject({
       code: 'FIELD_NOT_ON_CHANNEL',

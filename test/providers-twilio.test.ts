@@ -12,8 +12,8 @@ import {
   RecipientOptedOutError,
 } from '../src/providers/errors.js';
 import { sendFailureInfo, sendWithRetry } from '../src/providers/retry.js';
-import { createTwilioProvider } from '../src/providers/twilio.js';
-import type { Provider, SmsPayload } from '../src/providers/types.js';
+import { createTwilioProvider, type SmsPayload } from '../src/channels/sms/twilio.js';
+import type { Provider } from '../src/providers/types.js';
 import { startFakePeer, type FakePeer } from './helpers/fakes.js';
 import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from './helpers/prism.js';
 import { caught } from './helpers/caught.js';

@@ -7,14 +7,14 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../src/catalog.js';
 import { loadConfig, PROFILES } from '../src/config.js';
-import { notificationDef } from '../src/notification/union.js';
+import { notificationDef } from '../src/channels/union.js';
 import { profileTools, validateUnionCall } from '../src/union/index.js';
 import { anthropicViolations, openAiStrictViolations, sep2106Violations, typeArrayPaths } from './compat/checkers.js';
-import { ALL_VALID, VALID_EXAMPLES } from './helpers/examples.js';
+import { ALL_VALID, CHANNEL_NAMES, CHANNEL_TOOLS, VALID_EXAMPLES } from './helpers/examples.js';
 
 const config = loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' });
 const catalog = buildCatalog(config);
-const def = notificationDef({ smsMaxSegments: 1 });
+const def = notificationDef(config.channels);
 
 export function ajv() {
   const a = new Ajv2020({ strict: false, allErrors: true });
@@ -66,8 +66,19 @@ describe('tool lists per profile', () => {
     expect(sep2106Violations(send.inputSchema, 'via')).toEqual([]);
   });
 
-  it('per-channel lists send_email, send_sms, send_slack', () => {
-    expect(catalog['per-channel'].tools.map((t) => t.name).slice(0, 3)).toEqual(['send_email', 'send_sms', 'send_slack']);
+  it('per-channel lists one send tool per channel, in registry order, then the banner tools', () => {
+    const names = catalog['per-channel'].tools.map((t) => t.name);
+    expect(names).toEqual([...CHANNEL_TOOLS, 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(CHANNEL_TOOLS).toEqual(expect.arrayContaining(['send_email', 'send_sms', 'send_slack']));
+  });
+
+  it("every send tool's output schema lists every channel, so a client accepts each channel's result", () => {
+    for (const profile of PROFILES) {
+      for (const tool of catalog[profile].tools.filter((t) => t.name.startsWith('send_'))) {
+        const via = (tool.outputSchema?.properties as Record<string, { enum?: string[] }>).via;
+        expect(via?.enum, `${profile}/${tool.name}`).toEqual(CHANNEL_NAMES);
+      }
+    }
   });
 });
 
@@ -119,6 +130,7 @@ describe('valid examples pass the union and every profile schema, with the same 
   });
 
   it('covers every branch', () => {
+    expect(Object.keys(VALID_EXAMPLES)).toEqual(def.variants.map((v) => v.value));
     expect(ALL_VALID.length).toBeGreaterThanOrEqual(8);
   });
 });

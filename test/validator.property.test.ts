@@ -13,19 +13,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { createApp, type App } from '../src/app.js';
+import { channelToolName, notificationDef } from '../src/channels/union.js';
 import { loadConfig, PROFILES } from '../src/config.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { silentLogger } from '../src/log.js';
-import { notificationDef } from '../src/notification/union.js';
-import { loneSurrogateAt, MAX_ISSUES, POINTER_KEY_MAX_CHARS, profileTools, validateUnionCall, type UnionProfile } from '../src/union/index.js';
+import { loneSurrogateAt, MAX_ISSUES, POINTER_KEY_MAX_CHARS, profileTools, unionProfiles, validateUnionCall } from '../src/union/index.js';
 import { tempDataDir } from './helpers/cli.js';
 import { ALL_VALID, VALID_EXAMPLES } from './helpers/examples.js';
 import { hostileArguments } from './helpers/hostile-json.js';
 import { assertProperty } from './helpers/property.js';
 
-const def = notificationDef({ smsMaxSegments: 1 });
-const FIELDS = ['via', 'to', 'subject', 'body_html', 'body_text', 'reply_to', 'body', 'channel', 'text', 'thread', 'idempotency_key', 'notification', 'extra/field', 'a~b'];
-const UNION_PROFILES: UnionProfile[] = ['flat', 'nested', 'oneOf', 'per-variant'];
+const def = notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x' }).channels);
+// Every channel's fields, from the union: a new channel's are edited too.
+const FIELDS = ['via', ...new Set(def.variants.flatMap((v) => v.fields)), 'notification', 'extra/field', 'a~b'];
+const UNION_PROFILES = unionProfiles(def);
 
 /**
  * Inputs that failed once; every run checks them first. (Huge inputs are regression tests
@@ -107,7 +108,7 @@ describe('validateUnionCall on hostile input', () => {
 const VALID_BY_TOOL: Record<string, readonly Record<string, unknown>[]> = {
   send_notification: ALL_VALID,
   ...Object.fromEntries(
-    Object.entries(VALID_EXAMPLES).map(([via, calls]) => [`send_${via}`, [...calls, ...calls.map(({ via: _, ...rest }) => rest)]]),
+    Object.entries(VALID_EXAMPLES).map(([via, calls]) => [channelToolName(via), [...calls, ...calls.map(({ via: _, ...rest }) => rest)]]),
   ),
   show_banner: [
     { text: 'Maintenance at 22:00 UTC', audience: 'all', severity: 'warning', dedupe_key: 'maint' },

@@ -1,7 +1,8 @@
 /**
- * At most one send under an idempotency key (DESIGN section 1). The key is claimed in the
- * store before anything is sent, so duplicates across processes that share a store cause one
- * provider call:
+ * At most one send under an idempotency key: the same key and payload within 24 h replay
+ * the first result, and a different payload under the key is a conflict. The key is claimed
+ * in the store before anything is sent, so duplicates across processes that share a store
+ * cause one provider call:
  * - the first caller claims (getting an owner token), prepares, moves the claim to phase
  *   `sending` with a write fenced by its token, calls the provider, and stores the result;
  * - a duplicate (same key, same payload hash) replays a finished result, or waits for a

@@ -6,18 +6,17 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { connectChannels } from '../channels/connect.js';
+import { sms as smsChannel } from '../channels/sms/index.js';
 import { loadConfig } from '../config.js';
 import { NotifyError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { createRateGate } from '../policy/rate-limit.js';
-import { dryRunProvider } from '../providers/dry-run.js';
 import { ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
-import { channels } from './channels/index.js';
-import { sendNotification, type PipelineDeps } from './pipeline.js';
-import type { Notification } from './union.js';
+import { sendNotification as sendVia, type PipelineDeps, type SendOptions } from './pipeline.js';
 
 class FakeProvider implements Provider<unknown> {
   readonly name = 'fake';
@@ -33,7 +32,12 @@ class FakeProvider implements Provider<unknown> {
 let store: SqliteStore;
 let sms: FakeProvider;
 
-function deps(env: Record<string, string> = {}): PipelineDeps {
+/** A call as the union validated it. */
+type Call = { via: string } & Record<string, unknown>;
+
+const sendNotification = (d: PipelineDeps, call: Call, opts: SendOptions) => sendVia(d, call.via, call, opts);
+
+async function deps(env: Record<string, string> = {}): Promise<PipelineDeps> {
   const config = loadConfig({
     NOTIFY_DATA_DIR: '/unused',
     TWILIO_ACCOUNT_SID: 'AC0',
@@ -45,14 +49,14 @@ function deps(env: Record<string, string> = {}): PipelineDeps {
   return {
     config,
     store,
-    providers: { email: dryRunProvider, sms, slack: dryRunProvider } as PipelineDeps['providers'],
+    channels: await connectChannels(config, silentLogger, { sms }),
     log: silentLogger,
     now: Date.now,
     rateGate: createRateGate(config.rateLimits, store),
   };
 }
 
-const text = (to = '+14155550123', extra: Partial<Notification> = {}) => ({ via: 'sms', to, body: 'Disk full', ...extra }) as Notification;
+const text = (to = '+14155550123', extra: Record<string, unknown> = {}): Call => ({ via: 'sms', to, body: 'Disk full', ...extra });
 
 async function failure(p: Promise<unknown>): Promise<NotifyError> {
   const err = await p.then(() => undefined, (e: unknown) => e);
@@ -68,7 +72,7 @@ afterEach(async () => store.close());
 
 describe('sendNotification', () => {
   it('sends a live SMS once and records it with segments and the provider id', async () => {
-    const result = await sendNotification(deps(), text(), { client: 'bot' });
+    const result = await sendNotification(await deps(), text(), { client: 'bot' });
     expect(result).toMatchObject({ via: 'sms', status: 'sent', provider: 'fake', provider_message_id: 'fake-1', segments: 1, encoding: 'GSM-7' });
     expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000' }]);
     const [record] = await store.listDeliveries(1);
@@ -76,7 +80,7 @@ describe('sendNotification', () => {
   });
 
   it('refuses a recipient off the allowlist without calling the provider or recording anything', async () => {
-    const err = await failure(sendNotification(deps(), text('+447911123456'), { client: null }));
+    const err = await failure(sendNotification(await deps(), text('+447911123456'), { client: null }));
     expect(err.code).toBe('RECIPIENT_NOT_ALLOWED');
     expect(err.message).toContain('NOTIFY_SMS_ALLOW');
     expect(sms.payloads).toEqual([]);
@@ -85,23 +89,23 @@ describe('sendNotification', () => {
 
   it('remembers an opt-out and refuses later sends to that number without a call', async () => {
     sms.failWith = new RecipientOptedOutError('twilio', 'The recipient replied STOP.', 21610);
-    expect((await failure(sendNotification(deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await failure(sendNotification(await deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
     expect(sms.payloads).toHaveLength(1);
-    expect((await failure(sendNotification(deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await failure(sendNotification(await deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
     expect(sms.payloads).toHaveLength(1);
-    expect(await sendNotification(deps(), text('+14155550999'), { client: null }).catch((e) => e.code)).toBe('RECIPIENT_OPTED_OUT');
+    expect(await sendNotification(await deps(), text('+14155550999'), { client: null }).catch((e) => e.code)).toBe('RECIPIENT_OPTED_OUT');
     expect(sms.payloads).toHaveLength(2); // another number was tried: the opt-out is per number
   });
 
   it('records a rejected send as failed with its code, and releases the idempotency key', async () => {
     sms.failWith = new ProviderRejectedError('twilio', 'The To number is not a mobile number.', 21614);
-    const err = await failure(sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null }));
+    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null }));
     expect(err.code).toBe('PROVIDER_REJECTED');
     expect(await store.listDeliveries(1)).toMatchObject([
       { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 1, attempt_log: [{ attempt: 1, outcome: 'rejected', vendor_code: 21614 }] },
     ]);
     sms.failWith = undefined;
-    expect(await sendNotification(deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
+    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
   });
 
   it('stops a call cancelled before the provider call: nothing sent, nothing recorded, the key released', async () => {
@@ -109,36 +113,33 @@ describe('sendNotification', () => {
     cancelled.abort(new Error('client cancelled'));
     for (const key of [undefined, 'k-cancel']) {
       const n = key === undefined ? text() : text(undefined, { idempotency_key: key });
-      const err = await failure(sendNotification(deps(), n, { client: null, signal: cancelled.signal }));
+      const err = await failure(sendNotification(await deps(), n, { client: null, signal: cancelled.signal }));
       expect(err.toBody()).toMatchObject({ code: 'CANCELLED', via: 'sms' });
       expect(err.message).toContain('nothing was sent');
     }
     expect(sms.payloads).toHaveLength(0);
     expect(await store.listDeliveries(10)).toEqual([]);
     // The claim was released: the same key sends on a call that is not cancelled.
-    expect(await sendNotification(deps(), text(undefined, { idempotency_key: 'k-cancel' }), { client: null })).toMatchObject({ status: 'sent' });
+    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k-cancel' }), { client: null })).toMatchObject({ status: 'sent' });
     expect(sms.payloads).toHaveLength(1);
   });
 
   it('lets a provider call that started before the cancel finish, and records its outcome', async () => {
     const controller = new AbortController();
-    const slow: Provider<unknown> = {
-      name: 'fake',
-      async send(payload) {
-        sms.payloads.push(payload);
-        controller.abort(new Error('client cancelled')); // mid-call
-        await new Promise((r) => setTimeout(r, 20));
-        return { providerMessageId: 'fake-late' };
-      },
+    sms.send = async (payload) => {
+      sms.payloads.push(payload);
+      controller.abort(new Error('client cancelled')); // mid-call
+      await new Promise((r) => setTimeout(r, 20));
+      return { providerMessageId: 'fake-late' };
     };
-    const d = { ...deps(), providers: { ...deps().providers, sms: slow } as PipelineDeps['providers'] };
+    const d = await deps();
     const result = await sendNotification(d, text(undefined, { idempotency_key: 'k-mid' }), { client: null, signal: controller.signal });
     expect(result).toMatchObject({ status: 'sent', provider_message_id: 'fake-late' });
     expect(await store.listDeliveries(1)).toMatchObject([{ id: result.id, status: 'sent', provider_message_id: 'fake-late' }]);
   });
 
   it('replays under an idempotency key per client, and a replay costs no rate-limit quota', async () => {
-    const d = deps({ NOTIFY_RATE_LIMITS: 'sms=1/h' });
+    const d = await deps({ NOTIFY_RATE_LIMITS: 'sms=1/h' });
     const first = await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'a' });
     const again = await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'a' });
     expect(again).toEqual({ ...first, replayed: true });
@@ -152,15 +153,15 @@ describe('sendNotification', () => {
   });
 
   it('answers a different payload under a used key with IDEMPOTENCY_CONFLICT', async () => {
-    await sendNotification(deps(), text(undefined, { idempotency_key: 'k' }), { client: null });
-    const err = await failure(sendNotification(deps(), text(undefined, { idempotency_key: 'k', body: 'Other' } as Partial<Notification>), { client: null }));
+    await sendNotification(await deps(), text(undefined, { idempotency_key: 'k' }), { client: null });
+    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'k', body: 'Other' }), { client: null }));
     expect(err.code).toBe('IDEMPOTENCY_CONFLICT');
   });
 
   it('records a dry-run email as the complete MIME message', async () => {
     const result = await sendNotification(
-      deps(),
-      { via: 'email', to: 'ops@example.com', subject: 'Hi', body_html: '<p>A &amp; B</p>' } as Notification,
+      await deps(),
+      { via: 'email', to: 'ops@example.com', subject: 'Hi', body_html: '<p>A &amp; B</p>' },
       { client: null },
     );
     expect(result.status).toBe('dry_run');
@@ -193,9 +194,9 @@ function failingRecords(failing: () => boolean): Store {
 describe('sendNotification: the budget covers the whole path, and one key sends once', () => {
   /** Holds the next SMS payload build until `finish()`; the test moves the clock meanwhile. */
   function slowNextBuild() {
-    const real = channels.sms.buildPayload;
+    const real = smsChannel.buildPayload;
     const held = { finish: undefined as (() => void) | undefined };
-    vi.spyOn(channels.sms, 'buildPayload').mockImplementationOnce(async (n, ctx) => {
+    vi.spyOn(smsChannel, 'buildPayload').mockImplementationOnce(async (n, ctx) => {
       await new Promise<void>((r) => (held.finish = r));
       return real(n, ctx);
     });
@@ -205,7 +206,7 @@ describe('sendNotification: the budget covers the whole path, and one key sends 
 
   it('a send whose payload building outlives the budget does not send; the duplicate that took over sends once', async () => {
     let t = Date.UTC(2026, 0, 1);
-    const d = { ...deps({ NOTIFY_SEND_BUDGET_MS: '1000' }), now: () => t };
+    const d = { ...(await deps({ NOTIFY_SEND_BUDGET_MS: '1000' })), now: () => t };
     const held = slowNextBuild();
     const first = sendNotification(d, text(undefined, { idempotency_key: 'slow' }), { client: null });
     await until(() => held.finish !== undefined);
@@ -225,7 +226,7 @@ describe('sendNotification: the budget covers the whole path, and one key sends 
 
   it('without a key too, a budget spent before the provider call sends and records nothing', async () => {
     let t = Date.UTC(2026, 0, 1);
-    const d = { ...deps({ NOTIFY_SEND_BUDGET_MS: '1000' }), now: () => t };
+    const d = { ...(await deps({ NOTIFY_SEND_BUDGET_MS: '1000' })), now: () => t };
     const held = slowNextBuild();
     const pending = sendNotification(d, text(), { client: null });
     await until(() => held.finish !== undefined);
@@ -238,7 +239,7 @@ describe('sendNotification: the budget covers the whole path, and one key sends 
 
   it('a sent message stays sent when its delivery record cannot be written: no error, and a retry replays', async () => {
     let failRecord = true;
-    const d = { ...deps(), store: failingRecords(() => failRecord) };
+    const d = { ...(await deps()), store: failingRecords(() => failRecord) };
     const sent = await sendNotification(d, text(undefined, { idempotency_key: 'rec' }), { client: null });
     expect(sent).toMatchObject({ status: 'sent', provider_message_id: 'fake-1' });
     failRecord = false;
@@ -248,7 +249,7 @@ describe('sendNotification: the budget covers the whole path, and one key sends 
 
   it('a failed send keeps its error when the failure record cannot be written', async () => {
     sms.failWith = new ProviderRejectedError('twilio', 'The To number is not a mobile number.', 21614);
-    const d = { ...deps(), store: failingRecords(() => true) };
+    const d = { ...(await deps()), store: failingRecords(() => true) };
     expect((await failure(sendNotification(d, text(), { client: null }))).code).toBe('PROVIDER_REJECTED');
   });
 });

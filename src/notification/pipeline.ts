@@ -5,41 +5,39 @@
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
 import { randomUUID } from 'node:crypto';
+import type { ConnectedChannel, ResultMeta, TypedChannel } from '../channels/channel.js';
 import type { Config } from '../config.js';
 import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { ALLOW_VARIABLE, isAllowed } from '../policy/allowlist.js';
-import type { Provider } from '../providers/types.js';
+import { isAllowed } from '../policy/allowlist.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
-import { channelFor, type Via } from './channels/index.js';
-import type { PayloadMeta } from './channels/types.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
-import type { Notification } from './union.js';
 
+/** A send's answer; a channel's `meta` adds its own properties (SMS: segments, encoding). */
 export interface SendResult {
   id: string;
-  via: Via;
+  via: string;
   status: 'sent' | 'dry_run';
   provider: string;
   provider_message_id?: string;
-  segments?: number;
-  encoding?: string;
   replayed?: boolean;
   accepted_at: string;
+  [meta: string]: string | number | boolean | undefined;
 }
 
 /** Checked once the idempotency key is claimed, before the payload is built; rejects with NotifyError('RATE_LIMITED'). */
 export interface RateGate {
-  check(client: string | null, via: Via, now: number): Promise<void>;
+  check(client: string | null, via: string, now: number): Promise<void>;
 }
 
 export interface PipelineDeps {
   config: Config;
   store: Store;
-  providers: { [V in Via]: Provider<never> };
+  /** Every channel, with its provider (src/channels/connect.ts). */
+  channels: readonly ConnectedChannel[];
   log: Logger;
   now: () => number;
   rateGate?: RateGate;
@@ -58,7 +56,7 @@ export interface SendOptions {
   signal?: AbortSignal;
 }
 
-function throwIfCancelled(signal: AbortSignal | undefined, via: Via): void {
+function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
   if (signal?.aborted) {
     throw new NotifyError('CANCELLED', 'The call was cancelled before the provider was called; nothing was sent.', { via, cause: signal.reason });
   }
@@ -74,33 +72,53 @@ function newNotificationId(): string {
   return `ntf_${randomUUID().replaceAll('-', '')}`;
 }
 
-export async function sendNotification(deps: PipelineDeps, n: Notification, opts: SendOptions): Promise<SendResult> {
+/**
+ * Sends one call the union validated as channel `via`'s. The channel is opened here with its
+ * types, so the call reaches recipients and payload building, and the payload its provider,
+ * as the channel module declared them.
+ */
+export async function sendNotification(
+  deps: PipelineDeps,
+  via: string,
+  value: Readonly<Record<string, unknown>>,
+  opts: SendOptions,
+): Promise<SendResult> {
+  const channel = deps.channels.find((c) => c.name === via);
+  // The union is built from the same channel list, so this is a bug, not a caller's mistake.
+  if (!channel) throw new Error(`no connected channel "${via}"`);
+  return channel.open((typed) => sendTyped(deps, typed, value, opts));
+}
+
+async function sendTyped<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  value: Readonly<Record<string, unknown>>,
+  opts: SendOptions,
+): Promise<SendResult> {
   // The budget covers the whole call: what is spent before the provider call is not given to it.
   const startedAt = deps.now();
   const budgetMs = deps.config.sendBudgetMs;
-  const channel = channelFor(n);
-  const recipients = channel.recipients(n);
-  const allow = deps.config[n.via].allow;
-  for (const recipient of recipients) {
-    if (!isAllowed(n.via, recipient, allow)) {
+  const via = channel.name;
+  const call = channel.parse(value);
+  for (const recipient of channel.recipients(call)) {
+    if (!isAllowed(channel.matcher, recipient, channel.allow)) {
       throw new NotifyError(
         'RECIPIENT_NOT_ALLOWED',
-        `${recipient} is not on this server's ${n.via} allowlist (${ALLOW_VARIABLE[n.via]}); nothing was sent. Use an allowed recipient, or ask the operator to add it.`,
-        { via: n.via },
+        `${recipient} is not on this server's ${via} allowlist (${channel.allowVariable}); nothing was sent. Use an allowed recipient, or ask the operator to add it.`,
+        { via },
       );
     }
-    if (await deps.store.isOptedOut(n.via, recipient)) {
-      throw new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via: n.via });
+    if (await deps.store.isOptedOut(via, recipient)) {
+      throw new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
     }
   }
 
-  const steps = deliverySteps(deps, n, opts);
-  const key = n.idempotency_key;
-  if (!key) {
+  const { idempotency_key: key, ...content } = value;
+  const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts);
+  if (typeof key !== 'string') {
     const prepared = await steps.prepare();
-    return steps.send(prepared, budgetLeft(startedAt + budgetMs, deps.now(), budgetMs, n.via));
+    return steps.send(prepared, budgetLeft(startedAt + budgetMs, deps.now(), budgetMs, via));
   }
-  const { idempotency_key: _, ...content } = n;
   const { result, replayed } = await runIdempotent(
     {
       store: deps.store,
@@ -112,44 +130,57 @@ export async function sendNotification(deps: PipelineDeps, n: Notification, opts
       ttlMs: IDEMPOTENCY_TTL_MS,
       now: deps.now,
       log: deps.log,
-      via: n.via,
+      via,
     },
     steps,
   );
   return replayed ? { ...result, replayed: true } : result;
 }
 
-interface Prepared {
+interface Prepared<P> {
   id: string;
   startedAt: number;
-  payload: unknown;
-  meta?: PayloadMeta;
+  payload: P;
+  meta?: ResultMeta;
 }
 
 /** The send split where idempotency writes its `sending` phase: before the provider (or the dry-run record) is reached. */
-function deliverySteps(deps: PipelineDeps, n: Notification, opts: SendOptions): SendSteps<Prepared, SendResult> {
+function deliverySteps<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  key: string | undefined,
+  opts: SendOptions,
+): SendSteps<Prepared<P>, SendResult> {
   return {
     async prepare() {
       // Here, not before idempotency: a replayed result sends nothing and costs no quota.
-      await deps.rateGate?.check(opts.client, n.via, deps.now());
+      await deps.rateGate?.check(opts.client, channel.name, deps.now());
       const id = newNotificationId();
       const startedAt = deps.now();
-      const { payload, meta } = await channelFor(n).buildPayload(n, { id, config: deps.config });
+      const { payload, meta } = await channel.buildPayload(call, id);
       // Before the idempotency claim moves to `sending`: a throw here releases it.
-      throwIfCancelled(opts.signal, n.via);
+      throwIfCancelled(opts.signal, channel.name);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
-    send: (prepared, budgetLeftMs) => deliver(deps, n, opts, prepared, budgetLeftMs),
+    send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs),
   };
 }
 
-async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, prepared: Prepared, budgetLeftMs: number): Promise<SendResult> {
+async function deliver<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  key: string | undefined,
+  opts: SendOptions,
+  prepared: Prepared<P>,
+  budgetLeftMs: number,
+): Promise<SendResult> {
   const { id, startedAt, payload, meta } = prepared;
-  const provider = deps.providers[n.via] as Provider<unknown>;
-  const live = deps.config[n.via].live;
+  const { provider, live, name: via } = channel;
   const record: DeliveryRecord = {
     id,
-    via: n.via,
+    via,
     status: live ? 'sent' : 'dry_run',
     provider: provider.name,
     provider_message_id: null,
@@ -159,10 +190,10 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, p
     attempt_log: [],
     latency_ms: 0,
     client: opts.client,
-    idempotency_key: n.idempotency_key ?? null,
+    idempotency_key: key ?? null,
     created_at: startedAt,
   };
-  const log = deps.log.child({ notificationId: id, via: n.via, client: opts.client });
+  const log = deps.log.child({ notificationId: id, via, client: opts.client });
   // Once the provider has answered, a store failure must not change the answer: reporting a
   // sent message as failed invites a retry that sends it again.
   const keepRecord = async (what: string, write: () => Promise<void>) =>
@@ -170,7 +201,7 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, p
 
   let providerMessageId: string | undefined;
   if (live) {
-    throwIfCancelled(opts.signal, n.via);
+    throwIfCancelled(opts.signal, via);
     try {
       const sent = await sendWithRetry(provider, payload, {
         notificationId: id,
@@ -192,15 +223,15 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, p
       await keepRecord('delivery record', () => deps.store.recordDelivery(record));
       if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
         await keepRecord('opt-out', async () => {
-          for (const r of channelFor(n).recipients(n)) await deps.store.addOptOut(n.via, r, deps.now());
+          for (const r of channel.recipients(call)) await deps.store.addOptOut(via, r, deps.now());
         });
       }
       log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
       if (err instanceof NotifyError) {
-        err.details.via ??= n.via;
+        err.details.via ??= via;
         throw err;
       }
-      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via: n.via, cause: err });
+      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err });
     }
   }
   record.provider_message_id = providerMessageId ?? null;
@@ -212,13 +243,11 @@ async function deliver(deps: PipelineDeps, n: Notification, opts: SendOptions, p
 
   const result: SendResult = {
     id,
-    via: n.via,
-    status: record.status as SendResult['status'],
+    via,
+    status: live ? 'sent' : 'dry_run',
     provider: provider.name,
     accepted_at: new Date(startedAt).toISOString(),
   };
   if (providerMessageId) result.provider_message_id = providerMessageId;
-  if (meta?.segments !== undefined) result.segments = meta.segments;
-  if (meta?.encoding !== undefined) result.encoding = meta.encoding;
-  return result;
+  return meta === undefined ? result : { ...result, ...meta };
 }

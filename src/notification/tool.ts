@@ -3,13 +3,13 @@
  * union (whatever shape the client saw) and handed to the pipeline.
  */
 import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { ConfiguredChannel } from '../channels/channel.js';
 import { NotifyError, type ErrorCode } from '../errors.js';
 import type { ToolContext } from '../tool.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
 import type { ProfileTool, UnionDef } from '../union/index.js';
-import { validateUnionCall } from '../union/index.js';
+import { canonicalJson, validateUnionCall } from '../union/index.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
-import type { Notification } from './union.js';
 
 export const SEND_ANNOTATIONS: ToolAnnotations = {
   readOnlyHint: false,
@@ -18,20 +18,37 @@ export const SEND_ANNOTATIONS: ToolAnnotations = {
   openWorldHint: true,
 };
 
-export const SEND_OUTPUT_SCHEMA = withErrorShape({
-  properties: {
-    id: { type: 'string', description: 'notification id, ntf_…' },
-    via: { type: 'string', enum: ['email', 'sms', 'slack'] },
-    status: { type: 'string', enum: ['sent', 'dry_run'] },
-    provider: { type: 'string' },
-    provider_message_id: { type: 'string' },
-    segments: { type: 'integer' },
-    encoding: { type: 'string', enum: ['GSM-7', 'UCS-2'] },
-    replayed: { type: 'boolean' },
-    accepted_at: { type: 'string', format: 'date-time' },
-  },
-  required: ['id', 'via', 'status', 'provider', 'accepted_at'],
-});
+/**
+ * The send tools' output schema, generated from the channels: SDK clients validate results
+ * against it after the send ran, so a `via` or a channel's result value it does not list
+ * would turn a completed send into a client-side error.
+ */
+export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record<string, unknown> {
+  const common = ['id', 'via', 'status', 'provider', 'provider_message_id', 'replayed', 'accepted_at'];
+  const extra: Record<string, unknown> = {};
+  for (const { name, channel } of channels) {
+    for (const [field, schema] of Object.entries(channel.result ?? {})) {
+      const seen = extra[field];
+      if (common.includes(field) || (seen !== undefined && canonicalJson(seen) !== canonicalJson(schema))) {
+        throw new Error(`channel ${name} declares result field "${field}", which another channel or the result itself defines otherwise`);
+      }
+      extra[field] = schema;
+    }
+  }
+  return withErrorShape({
+    properties: {
+      id: { type: 'string', description: 'notification id, ntf_…' },
+      via: { type: 'string', enum: channels.map((c) => c.name) },
+      status: { type: 'string', enum: ['sent', 'dry_run'] },
+      provider: { type: 'string' },
+      provider_message_id: { type: 'string' },
+      ...extra,
+      replayed: { type: 'boolean' },
+      accepted_at: { type: 'string', format: 'date-time' },
+    },
+    required: ['id', 'via', 'status', 'provider', 'accepted_at'],
+  });
+}
 
 /** What a send needs of the tool context: who is calling, its log, a way to report progress, and its cancellation. */
 export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'> & Partial<Pick<ToolContext, 'signal'>>;
@@ -49,7 +66,7 @@ export async function callSendTool(
   const checked = validateUnionCall(def, tool.binding, args);
   if (!checked.ok) return invalidResult(checked, def.discriminator);
   try {
-    const result = await sendNotification(deps, checked.value as Notification, {
+    const result = await sendNotification(deps, checked.variant, checked.value, {
       client: ctx.client,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       onRetry: ctx.progress

@@ -1,5 +1,11 @@
+/** The allowlist rule, and each built-in channel's matcher (its entry syntax), by channel name. */
 import { describe, expect, it } from 'vitest';
-import { allowEntryProblem, isAllowed } from './allowlist.js';
+import { CHANNELS, type Via } from '../channels/registry.js';
+import { isAllowed as allowedBy, type Allowlist } from './allowlist.js';
+
+const matcher = (via: Via) => CHANNELS.find((c) => c.name === via)!.allowlist.matcher;
+const isAllowed = (via: Via, recipient: string, allow: Allowlist | undefined) => allowedBy(matcher(via), recipient, allow);
+const allowEntryProblem = (via: Via, entry: string) => matcher(via).entryProblem(entry);
 
 const list = (...entries: string[]) => ({ any: false, entries });
 

@@ -1,36 +1,47 @@
 /**
- * Recipient allowlists (DESIGN section 3), checked before any live send so that an agent
- * that read a prompt injection cannot reach arbitrary recipients. Each channel's entry
- * syntax and matching live in its own matcher (email-, sms-, slack-allowlist.ts); an entry
- * a matcher cannot read is refused at start, naming it, rather than silently matching
- * something else or nothing.
+ * Recipient allowlists, checked before any send so that an agent that read a prompt
+ * injection cannot reach arbitrary recipients. Each channel brings its own entry syntax and
+ * matching (its module's matcher, src/channels/<name>/allowlist.ts); an entry its matcher
+ * cannot read is refused at start, naming it, rather than silently matching something else
+ * or nothing.
  *
- * `undefined` (a dry-run channel: nothing leaves the machine) allows everything; `*` allows
- * any recipient; an empty list allows none.
+ * `undefined` (a dry-run channel without a list: nothing leaves the machine) allows
+ * everything; `*` allows any recipient; an empty list allows none.
  */
-import type { Allowlist } from '../config.js';
-import { emailMatcher } from './email-allowlist.js';
+import { ConfigError, list, type Env } from '../env.js';
 import type { RecipientMatcher } from './matcher.js';
-import { slackMatcher } from './slack-allowlist.js';
-import { smsMatcher } from './sms-allowlist.js';
 
-export type Via = 'email' | 'sms' | 'slack';
+/** `*` allows any recipient; an empty list allows none. */
+export interface Allowlist {
+  any: boolean;
+  entries: string[];
+}
 
-const MATCHERS: Record<Via, RecipientMatcher> = { email: emailMatcher, sms: smsMatcher, slack: slackMatcher };
-
-export function isAllowed(via: Via, recipient: string, allow: Allowlist | undefined): boolean {
+export function isAllowed(matcher: RecipientMatcher, recipient: string, allow: Allowlist | undefined): boolean {
   if (allow === undefined || allow.any) return true;
-  return MATCHERS[via].allows(recipient, allow.entries);
+  return matcher.allows(recipient, allow.entries);
 }
 
-/** Why `entry` cannot be an entry of this channel's allowlist; undefined when it can. */
-export function allowEntryProblem(via: Via, entry: string): string | undefined {
-  return MATCHERS[via].entryProblem(entry);
+/**
+ * A channel's allowlist from its variable. A live channel must have one: the server refuses
+ * to start and names the variable. Entries are kept as written (Slack IDs are
+ * case-sensitive); each matcher folds what it compares.
+ */
+export function readAllowlist(env: Env, variable: string, channel: string, matcher: RecipientMatcher, live: boolean): Allowlist | undefined {
+  const raw = env[variable];
+  if (raw === undefined) {
+    if (live) {
+      throw new ConfigError(
+        `${channel} is live (credentials are set) but ${variable} is not: set ${variable} to the recipients it may reach (comma list; "*" allows any)`,
+      );
+    }
+    return undefined;
+  }
+  const entries = list(raw).filter((e) => e !== '*');
+  // An entry the matcher cannot read would match nothing, or the wrong thing: refuse it now.
+  for (const entry of entries) {
+    const problem = matcher.entryProblem(entry);
+    if (problem) throw new ConfigError(`${variable}: "${entry}" ${problem}`);
+  }
+  return { any: list(raw).includes('*'), entries };
 }
-
-/** The variable an operator edits to allow a recipient, for error messages. */
-export const ALLOW_VARIABLE: Record<Via, string> = {
-  email: 'NOTIFY_EMAIL_ALLOW',
-  sms: 'NOTIFY_SMS_ALLOW',
-  slack: 'NOTIFY_SLACK_ALLOW',
-};

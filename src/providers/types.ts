@@ -1,6 +1,7 @@
 /**
  * The provider contract: a provider takes a channel's exact wire payload (built by the
- * notification layer and recorded in the delivery log) and hands it to a vendor. Providers
+ * channel's module and recorded in the delivery log) and hands it to a vendor. Each
+ * channel's adapter (src/channels/<name>/) declares its payload type. Providers
  * know nothing of MCP or of the union; they throw the typed errors of ./errors.ts.
  */
 export interface SendContext {
@@ -28,27 +29,4 @@ export interface Provider<Payload = unknown> {
   /** One attempt; retries are the caller's (src/providers/retry.ts). */
   send(payload: Payload, ctx: SendContext): Promise<ProviderReceipt>;
   close?(): Promise<void>;
-}
-
-/** Email as it goes over SMTP: the envelope and the complete MIME message. */
-export interface EmailPayload {
-  envelope: { from: string; to: string[] };
-  messageId: string;
-  /** The complete RFC 5322 message as nodemailer builds it. */
-  raw: string;
-}
-
-/** The form fields of Twilio's `POST /Accounts/{sid}/Messages.json`. */
-export interface SmsPayload {
-  To: string;
-  Body: string;
-  From?: string;
-  MessagingServiceSid?: string;
-}
-
-/** The arguments of Slack's `chat.postMessage`. */
-export interface SlackPayload {
-  channel: string;
-  text: string;
-  thread_ts?: string;
 }

@@ -184,9 +184,9 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: 'banner dedupe keys scoped to their audience',
-    // A dedupe key is looked up within one audience (DESIGN section 2), so the index leads
-    // with the audience. No data changes: an older build allowed one active banner per key
-    // across all audiences, which is a subset of what this allows.
+    // A dedupe key is scoped to its audience (the same key in another audience is another
+    // banner), so the index leads with the audience. No data changes: an older build allowed
+    // one active banner per key across all audiences, which is a subset of what this allows.
     sqlite: `
       DROP INDEX banners_dedupe;
       CREATE INDEX banners_dedupe ON banners (audience, dedupe_key) WHERE dedupe_key IS NOT NULL;

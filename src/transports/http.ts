@@ -1,5 +1,5 @@
 /**
- * Streamable HTTP for ops bots (DESIGN section 3), on node:http, both protocol eras on one
+ * Streamable HTTP for ops bots, on node:http, both protocol eras on one
  * endpoint. What stands in front (Host and Origin checks, bearer tokens, the 1 MiB body
  * bound, the message screen of inbound.ts, shutdown drain) is ours and applies to both;
  * then the SDK's own classifier
@@ -92,7 +92,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const maxPerClient = options.maxSessionsPerClient ?? 100;
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createAuthenticator(app.config.http.tokens);
-  const metrics = createMetrics();
+  const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
   const sessions = new SessionRegistry({
     idleMs: options.sessionIdleMs ?? 30 * 60_000,

@@ -11,11 +11,14 @@ export interface UnionOptions {
   title: string;
   /** First sentence of the generated description. */
   intro: string;
-  /** Sentence(s) appended after the per-variant sentences (rules common to every variant). */
+  /** Sentence(s) appended after the variants' own sentences (rules common to every variant). */
   outro?: string;
-  /** What a variant is called in error codes and messages, e.g. `channel` → FIELD_NOT_ON_CHANNEL. */
+  /**
+   * What a variant is called in error codes, messages and the one-tool-per-variant profile's
+   * name, e.g. `channel` → FIELD_NOT_ON_CHANNEL and `per-channel`.
+   */
   variantNoun: string;
-  /** Tool name of a variant under the per-variant profile. */
+  /** Tool name of a variant under its own profile (`per-<variantNoun>`). */
   variantToolName: (value: string) => string;
   /** The one property that wraps the union under the nested (strict) profile. */
   nestedKey: string;

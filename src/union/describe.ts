@@ -40,7 +40,7 @@ function commonSentence(def: UnionDef): string {
   return `Every ${def.options.variantNoun} also takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 
-/** Description of one variant's own tool (per-variant profile). */
+/** Description of one variant's own tool (the `per-<variantNoun>` profile). */
 export function describeVariant(def: UnionDef, variant: Variant): string {
   const takes = fieldsSentence(def, variant);
   return [variant.meta.description, `${takes[0]!.toUpperCase()}${takes.slice(1)}.`, def.options.outro]

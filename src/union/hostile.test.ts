@@ -21,7 +21,7 @@ const def = defineUnion(shape, {
 });
 const [flat] = profileTools(def, 'flat');
 const [nested] = profileTools(def, 'nested');
-const [perCircle] = profileTools(def, 'per-variant');
+const [perCircle] = profileTools(def, 'per-shape');
 const J = (text: string): unknown => JSON.parse(text);
 
 function issues(result: { ok: true } | ValidationFailure) {
@@ -36,7 +36,7 @@ function nest(depth: number): unknown {
 }
 
 describe('hostile values', () => {
-  it('a discriminator whose toString is not a function, under the per-variant profile (defect 11)', () => {
+  it('a discriminator whose toString is not a function, under the per-shape profile (defect 11)', () => {
     for (const kind of [J('{"toString":1}'), J('[{"toString":1,"valueOf":1}]'), J('{"__proto__":{"toString":1}}')]) {
       const [issue] = issues(validateUnionCall(def, perCircle!.binding, { kind, r: 1 }));
       expect(issue).toMatchObject({ code: 'INVALID_KIND', path: '/kind', variant: 'circle' });

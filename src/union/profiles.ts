@@ -2,15 +2,29 @@
  * The wire shapes of one union. Each profile yields the tools a client lists, and for each
  * tool how its arguments map back onto the union (so validation is always the union's,
  * and error paths point into the arguments as the client sent them).
+ *
+ * The profile of one tool per variant is named for the union's variant noun, as its error
+ * codes are: `per-shape` for a union of shapes, `per-channel` for a union of channels. An
+ * application and the library then call it by one name.
  */
-import type { UnionDef, Variant } from './define.js';
+import { UnionDefinitionError, type UnionDef, type Variant } from './define.js';
 import { describeUnion, describeVariant } from './describe.js';
 import { cloneJson, type JsonSchema } from './json-schema.js';
 import { canonicalJson } from './schema-hash.js';
 import { toStrict } from './strict.js';
 
-export const UNION_PROFILES = ['flat', 'nested', 'oneOf', 'per-variant'] as const;
-export type UnionProfile = (typeof UNION_PROFILES)[number];
+export type VariantProfile = `per-${string}`;
+export type UnionProfile = 'flat' | 'nested' | 'oneOf' | VariantProfile;
+
+/** The profile of one tool per variant: `per-<variantNoun>`. */
+export function variantProfile(def: UnionDef): VariantProfile {
+  return `per-${def.options.variantNoun}`;
+}
+
+/** Every profile of a union, in a fixed order. */
+export function unionProfiles(def: UnionDef): UnionProfile[] {
+  return ['flat', 'nested', 'oneOf', variantProfile(def)];
+}
 
 export interface ProfileTool {
   name: string;
@@ -30,15 +44,17 @@ export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[
       return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: { wrapKey: def.options.nestedKey } }];
     case 'oneOf':
       return [{ name, title, description: describeUnion(def), inputSchema: oneOfSchema(def), binding: {} }];
-    case 'per-variant':
-      return def.variants.map((v) => ({
-        name: def.options.variantToolName(v.value),
-        title: `${title} (${v.value})`,
-        description: describeVariant(def, v),
-        inputSchema: withoutDiscriminator(def, v),
-        binding: { impliedVariant: v.value },
-      }));
   }
+  if (profile !== variantProfile(def)) {
+    throw new UnionDefinitionError(`"${profile}" is not a profile of this union; its profiles are ${unionProfiles(def).join(', ')}`);
+  }
+  return def.variants.map((v) => ({
+    name: def.options.variantToolName(v.value),
+    title: `${title} (${v.value})`,
+    description: describeVariant(def, v),
+    inputSchema: withoutDiscriminator(def, v),
+    binding: { impliedVariant: v.value },
+  }));
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineUnion, profileTools, validateUnionCall, describeUnion, UnionDefinitionError } from './index.js';
+import { defineUnion, profileTools, unionProfiles, validateUnionCall, describeUnion, UnionDefinitionError } from './index.js';
 
 // A union that has nothing to do with notifications: the library must not care.
 const shape = z.discriminatedUnion('kind', [
@@ -41,8 +41,10 @@ describe('union library on a foreign union', () => {
     expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r. A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
   });
 
-  it('per-variant tools imply the discriminator and refuse a different one', () => {
-    const tools = profileTools(def, 'per-variant');
+  it('per-shape tools (one per variant, named for the noun) imply the discriminator and refuse a different one', () => {
+    expect(unionProfiles(def)).toEqual(['flat', 'nested', 'oneOf', 'per-shape']);
+    expect(() => profileTools(def, 'per-variant')).toThrow('"per-variant" is not a profile of this union; its profiles are flat, nested, oneOf, per-shape');
+    const tools = profileTools(def, 'per-shape');
     expect(tools.map((t) => t.name)).toEqual(['draw_circle', 'draw_rect']);
     expect(validateUnionCall(def, tools[1]!.binding, { w: 1, h: 2 })).toMatchObject({ ok: true, variant: 'rect' });
     const wrong = validateUnionCall(def, tools[1]!.binding, { kind: 'circle', w: 1, h: 2 });

@@ -1,28 +1,28 @@
-/** Valid calls for every branch, used by the schema, validator and e2e suites. */
-export const VALID_EXAMPLES: Record<'email' | 'sms' | 'slack', Record<string, unknown>[]> = {
-  email: [
-    { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' },
-    {
-      via: 'email',
-      to: ['a@example.com', 'b@example.org'],
-      subject: 'x'.repeat(255),
-      body_html: '<p>hi</p>',
-      body_text: 'hi',
-      reply_to: 'noreply@example.com',
-      idempotency_key: 'deploy-42',
-    },
-  ],
-  sms: [
-    { via: 'sms', to: '+14155550123', body: 'Server down' },
-    { via: 'sms', to: '+447911123456', body: 'a'.repeat(160), idempotency_key: 'k' },
-    { via: 'sms', to: '+819012345678', body: 'é'.repeat(160) },
-    { via: 'sms', to: '+79001234567', body: 'я'.repeat(70) },
-    { via: 'sms', to: '+14155550123', body: 'ok 😀' },
-  ],
-  slack: [
-    { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished' },
-    { via: 'slack', channel: '#ops-alerts', text: 'x'.repeat(40_000), thread: '1712345678.123456', idempotency_key: 'k'.repeat(128) },
-  ],
-};
+/**
+ * Every registered channel and its valid calls, from each channel module's `examples`: the
+ * schema, validator and e2e suites loop over these, so a new channel is in them all.
+ */
+import { CHANNELS } from '../../src/channels/registry.js';
+import { loadConfig } from '../../src/config.js';
+import { channelToolName, notificationDef } from '../../src/channels/union.js';
 
-export const ALL_VALID = Object.values(VALID_EXAMPLES).flat();
+export type Call = Readonly<Record<string, unknown>>;
+
+/** Channel names, in registry order. */
+export const CHANNEL_NAMES: readonly string[] = CHANNELS.map((c) => c.name);
+
+/** The per-channel profile's send tools, in order. */
+export const CHANNEL_TOOLS: readonly string[] = CHANNEL_NAMES.map(channelToolName);
+
+/** Valid calls by channel name. */
+export const VALID_EXAMPLES: Readonly<Record<string, readonly Call[]>> = Object.fromEntries(CHANNELS.map((c) => [c.name, c.examples]));
+
+export const ALL_VALID: readonly Call[] = CHANNELS.flatMap((c): readonly Call[] => c.examples);
+
+/** The simplest valid call of each channel. */
+export const FIRST_EXAMPLES: readonly Call[] = CHANNELS.map((c) => c.examples[0]);
+
+/** Each channel's own fields (idempotency_key included), as the union lists them. */
+export const CHANNEL_FIELDS: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
+  notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' }).channels).variants.map((v) => [v.value, v.fields]),
+);

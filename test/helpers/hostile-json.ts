@@ -6,6 +6,7 @@
  * into Infinity or -0, and nesting deeper than any recursive walk survives.
  */
 import fc from 'fast-check';
+import { CHANNEL_NAMES } from './examples.js';
 
 /** Names that mean something to Object.prototype, to zod or to a serializer. */
 export const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'valueOf', 'toJSON', 'hasOwnProperty', 'isPrototypeOf', 'then', 'length', 'prototype'];
@@ -33,7 +34,7 @@ export const hostileString = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme' }),
   loneSurrogate,
-  fc.constantFrom('', 'email', 'sms', 'slack', 'fax', '\ud800', 'a\udfff', '\udc00\ud83d', '😀'.slice(0, 1), '[object Object]', HUGE, `${HUGE}@example.com`, '+1' + '4'.repeat(300)),
+  fc.constantFrom('', ...CHANNEL_NAMES, 'fax', '\ud800', 'a\udfff', '\udc00\ud83d', '😀'.slice(0, 1), '[object Object]', HUGE, `${HUGE}@example.com`, '+1' + '4'.repeat(300)),
 );
 
 export const hostileKey = fc.oneof(fc.constantFrom(...PROTO_KEYS, HUGE_KEY, '', 'a/b', 'a~b', '\ud800'), fc.string({ maxLength: 8 }), loneSurrogate);

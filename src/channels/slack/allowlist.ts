@@ -5,7 +5,7 @@
  * equal). An ID never matches a name: the server does not look names up, and a name can be
  * renamed onto another channel.
  */
-import type { RecipientMatcher } from './matcher.js';
+import type { RecipientMatcher } from '../../policy/matcher.js';
 
 const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
 const CHANNEL_NAME = /^#[a-z0-9][a-z0-9._-]{0,79}$/i;

@@ -13,12 +13,20 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../config.js';
-import type { Logger } from '../log.js';
-import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from './errors.js';
-import { headerValue, parseRetryAfterMs } from './retry-after.js';
-import { Slots } from './slots.js';
-import type { Provider, ProviderReceipt, SmsPayload } from './types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
+import type { Logger } from '../../log.js';
+import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../providers/errors.js';
+import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
+import { Slots } from '../../providers/slots.js';
+import type { Provider, ProviderReceipt } from '../../providers/types.js';
+
+/** The form fields of Twilio's `POST /Accounts/{sid}/Messages.json`. */
+export interface SmsPayload {
+  To: string;
+  Body: string;
+  From?: string;
+  MessagingServiceSid?: string;
+}
 
 export interface TwilioProviderOptions {
   accountSid: string;

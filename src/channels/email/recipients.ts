@@ -7,7 +7,12 @@
  * an address in a display name) comes back whole, which no allowlist matches.
  */
 import addressparser from 'nodemailer/lib/addressparser/index.js';
-import type { EmailNotification } from '../union.js';
+
+/** The address fields of an email call. */
+export interface AddressFields {
+  to: string | string[];
+  reply_to?: string | undefined;
+}
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
@@ -20,11 +25,11 @@ export function addressesIn(field: string): string[] {
 }
 
 /** The `to` field as given: one address or a list. */
-export function toFields(n: EmailNotification): string[] {
+export function toFields(n: AddressFields): string[] {
   return Array.isArray(n.to) ? n.to : [n.to];
 }
 
-export function emailRecipients(n: EmailNotification): string[] {
+export function emailRecipients(n: AddressFields): string[] {
   const fields = n.reply_to === undefined ? toFields(n) : [...toFields(n), n.reply_to];
   return fields.flatMap(addressesIn);
 }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../catalog.js';
 import { loadConfig } from '../../config.js';
-import { slackChannel } from './slack.js';
+import { slack } from './index.js';
 
 const post = { via: 'slack' as const, channel: 'C0123ABCD', text: '<!channel> db-1 is down, <!subteam^S0123|@oncall> please look' };
-const build = (env: Record<string, string>) => slackChannel.buildPayload(post, { id: 'ntf_1', config: loadConfig({ NOTIFY_DATA_DIR: '/x', ...env }) });
+const build = (env: Record<string, string>) => slack.buildPayload(post, { id: 'ntf_1', settings: slack.settings(env) });
 
 describe('slack channel: broadcast mentions', () => {
   it('are made inert by default, in the exact payload the provider gets', async () => {

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertProperty } from '../../test/helpers/property.js';
-import { neutraliseBroadcasts } from './slack-mentions.js';
+import { assertProperty } from '../../../test/helpers/property.js';
+import { neutraliseBroadcasts } from './mentions.js';
 
 const WJ = '\u2060';
 const n = (text: string) => neutraliseBroadcasts(text).text;

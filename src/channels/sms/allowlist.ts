@@ -4,7 +4,7 @@
  * compared as given, and must be E.164 itself: a number the matcher would have to
  * normalise is not the one Twilio receives.
  */
-import type { RecipientMatcher } from './matcher.js';
+import type { RecipientMatcher } from '../../policy/matcher.js';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
 const PREFIX = /^\+[1-9]\d{0,14}$/;

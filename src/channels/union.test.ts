@@ -1,16 +1,19 @@
 /** The notification union's rules and the messages a model reads when it breaks them. */
 import { describe, expect, it } from 'vitest';
-import { validateUnionCall } from '../union/index.js';
+import { listWords, validateUnionCall } from '../union/index.js';
+import { CHANNELS } from './registry.js';
+import { loadConfig } from '../config.js';
 import { notificationDef } from './union.js';
 
-const one = notificationDef({ smsMaxSegments: 1 });
+const defFor = (env: Record<string, string>) => notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x', ...env }).channels);
+const one = defFor({});
 const issues = (call: unknown, def = one) => {
   const r = validateUnionCall(def, {}, call);
   return r.ok ? [] : r.issues.map(({ code, path, message }) => ({ code, path, message }));
 };
 
 describe('notification union', () => {
-  it('answers an SMS with a subject exactly as DESIGN shows', () => {
+  it('answers an SMS with a subject: the field, the channel, its limit, and both fixes', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: 'Down', subject: 'Outage' })).toEqual([
       { code: 'FIELD_NOT_ON_CHANNEL', path: '/subject', message: 'sms takes to and body only (160 GSM-7 characters). Drop subject, or set via to email.' },
     ]);
@@ -28,7 +31,7 @@ describe('notification union', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
       { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('body is 162 GSM-7 characters') },
     ]);
-    const three = notificationDef({ smsMaxSegments: 3 });
+    const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
     expect(three.variants.find((v) => v.value === 'sms')!.meta.description).toContain('3 segments: 459 GSM-7 characters, or 201');
@@ -41,7 +44,8 @@ describe('notification union', () => {
   });
 
   it('names the channels when via is missing or unknown', () => {
-    expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: 'via is required: set it to email, sms or slack.' }]);
-    expect(issues({ via: 'fax' })[0]!.message).toBe('via "fax" is not a channel: set it to email, sms or slack.');
+    const names = listWords(CHANNELS.map((c) => c.name), 'or'); // email, sms or slack
+    expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: `via is required: set it to ${names}.` }]);
+    expect(issues({ via: 'fax' })[0]!.message).toBe(`via "fax" is not a channel: set it to ${names}.`);
   });
 });

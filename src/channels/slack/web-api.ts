@@ -9,12 +9,19 @@
  * the client would start after it is never sent.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../config.js';
-import type { Logger } from '../log.js';
-import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from './errors.js';
-import { headerValue, parseRetryAfterMs } from './retry-after.js';
-import { Slots } from './slots.js';
-import type { Provider, ProviderReceipt, SlackPayload } from './types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
+import type { Logger } from '../../log.js';
+import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
+import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
+import { Slots } from '../../providers/slots.js';
+import type { Provider, ProviderReceipt } from '../../providers/types.js';
+
+/** The arguments of Slack's `chat.postMessage`. */
+export interface SlackPayload {
+  channel: string;
+  text: string;
+  thread_ts?: string;
+}
 
 export interface SlackProviderOptions {
   token: string;

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isAllowed } from '../../policy/allowlist.js';
-import type { EmailNotification } from '../union.js';
-import { emailChannel } from './email.js';
-import { addressesIn, emailRecipients } from './email-recipients.js';
+import type { CallOfChannel } from '../channel.js';
+import { emailMatcher } from './allowlist.js';
+import { email } from './index.js';
+import { addressesIn, emailRecipients } from './recipients.js';
+
+type EmailNotification = CallOfChannel<typeof email>;
 
 const mail = (to: string | string[], reply_to?: string): EmailNotification => ({
   via: 'email',
@@ -12,12 +15,12 @@ const mail = (to: string | string[], reply_to?: string): EmailNotification => ({
   ...(reply_to === undefined ? {} : { reply_to }),
 });
 const allow = { any: false, entries: ['example.com'] };
-const allAllowed = (n: EmailNotification) => emailRecipients(n).every((r) => isAllowed('email', r, allow));
+const allAllowed = (n: EmailNotification) => emailRecipients(n).every((r) => isAllowed(emailMatcher, r, allow));
 
 describe('emailRecipients', () => {
   it('names reply_to as a recipient, besides every to (the email channel asks it)', () => {
-    expect(emailChannel.recipients(mail('ops@example.com', 'oncall@example.com'))).toEqual(['ops@example.com', 'oncall@example.com']);
-    expect(emailChannel.recipients(mail(['a@example.com', 'b@example.com']))).toEqual(['a@example.com', 'b@example.com']);
+    expect(email.recipients(mail('ops@example.com', 'oncall@example.com'))).toEqual(['ops@example.com', 'oncall@example.com']);
+    expect(email.recipients(mail(['a@example.com', 'b@example.com']))).toEqual(['a@example.com', 'b@example.com']);
     expect(allAllowed(mail('ops@example.com', 'exfil@attacker.example'))).toBe(false);
     expect(allAllowed(mail('ops@example.com', 'oncall@example.com'))).toBe(true);
   });

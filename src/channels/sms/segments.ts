@@ -13,7 +13,8 @@ const GSM7_EXTENSION = '\f^{}\\[~]|€';
 const BASIC = new Set(GSM7_BASIC);
 const EXTENSION = new Set(GSM7_EXTENSION);
 
-export type SmsEncoding = 'GSM-7' | 'UCS-2';
+export const SMS_ENCODINGS = ['GSM-7', 'UCS-2'] as const;
+export type SmsEncoding = (typeof SMS_ENCODINGS)[number];
 
 export interface CharAt {
   char: string;

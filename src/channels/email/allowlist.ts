@@ -11,7 +11,7 @@
  * anything with spaces or control characters are refused whatever the list says.
  */
 import { domainToASCII } from 'node:url';
-import type { RecipientMatcher } from './matcher.js';
+import type { RecipientMatcher } from '../../policy/matcher.js';
 
 /** RFC 5322 dot-atom without `%` and `!`, which route a mail onwards from the named host. */
 const LOCAL_PART = /^[A-Za-z0-9#$&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9#$&'*+/=?^_`{|}~-]+)*$/;

@@ -9,11 +9,19 @@
  * have left the message with the server.
  */
 import { Readable } from 'node:stream';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../config.js';
-import type { Logger } from '../log.js';
-import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from './errors.js';
-import { Slots } from './slots.js';
-import type { EmailPayload, Provider, ProviderReceipt } from './types.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
+import type { Logger } from '../../log.js';
+import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
+import { Slots } from '../../providers/slots.js';
+import type { Provider, ProviderReceipt } from '../../providers/types.js';
+
+/** Email as it goes over SMTP: the envelope and the complete MIME message. */
+export interface EmailPayload {
+  envelope: { from: string; to: string[] };
+  messageId: string;
+  /** The complete RFC 5322 message as nodemailer builds it. */
+  raw: string;
+}
 
 export interface SmtpTimeouts {
   /** TCP connect. */

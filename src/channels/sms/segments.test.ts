@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { assertProperty } from '../../test/helpers/property.js';
-import { capacity, countSegments, segmentProblem } from './sms-segments.js';
+import { assertProperty } from '../../../test/helpers/property.js';
+import { capacity, countSegments, segmentProblem } from './segments.js';
 
 describe('countSegments', () => {
   it('counts GSM-7 septets, extension characters as two', () => {

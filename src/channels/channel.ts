@@ -1,0 +1,206 @@
+/**
+ * What a channel is: one module (src/channels/<name>/index.ts) holding everything the
+ * channel knows, and defineChannel, which checks at compile time that its parts fit: the call
+ * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
+ * returns is what its provider sends, and settings() reads only the variables it declares.
+ *
+ * The registry lists channels with those types sealed in (Channel). Configured from an
+ * environment (ConfiguredChannel) and given a provider (ConnectedChannel), a channel is
+ * opened again only through `open`, whose callback receives it with its types intact: that
+ * is how the pipeline carries a call to its provider without a cast.
+ */
+import { z } from 'zod';
+import { deepFreeze, type Env } from '../env.js';
+import type { Logger } from '../log.js';
+import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
+import type { RecipientMatcher } from '../policy/matcher.js';
+import { dryRunProvider } from '../providers/dry-run.js';
+import type { Provider } from '../providers/types.js';
+import type { JsonSchema } from '../union/index.js';
+
+/** Every branch takes it besides its own fields: the same key and payload send once. */
+export const idempotencyKey = z.string().min(1).max(128).optional();
+
+/** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`; closed. */
+export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<
+  { via: z.ZodLiteral<V> } & Shape & { idempotency_key: typeof idempotencyKey },
+  z.core.$strict
+>;
+
+/** A call of channel V as the union validated it. */
+export type CallOf<V extends string, Shape extends z.ZodRawShape> = z.output<Branch<V, Shape>>;
+
+/** What every channel's settings say; a module adds its own (credentials, sender…). */
+export interface ChannelSettings {
+  /** Credentials are set: sends go to the provider. Otherwise the channel runs in dry-run. */
+  readonly live: boolean;
+}
+
+/** Settings of a live channel: what createProvider receives. */
+export type LiveSettings<S extends ChannelSettings> = S & { readonly live: true };
+
+/** Properties a channel adds to a successful result (SMS: segments, encoding). */
+export type ResultMeta = Readonly<Record<string, string | number>>;
+
+export interface BuiltPayload<P> {
+  /** The exact wire payload: what the provider sends, and what the delivery log records. */
+  payload: P;
+  meta?: ResultMeta;
+}
+
+/** What every provider is given besides its channel's settings. */
+export interface ProviderContext {
+  log: Logger;
+  /** Requests in flight at once (NOTIFY_PROVIDER_CONCURRENCY); more wait in order. */
+  maxConcurrent: number;
+  /** How long one request may take; the send's budget may end it sooner. */
+  requestTimeoutMs: number;
+}
+
+/**
+ * A channel as its author writes it. Type parameters are inferred by defineChannel: V the
+ * `via` value, K the variables it reads, S its settings, Shape its branch's own fields, P its
+ * provider's payload.
+ */
+export interface ChannelModule<V extends string, K extends string, S extends ChannelSettings, Shape extends z.ZodRawShape, P> {
+  /** The `via` value; it also names the per-channel tool (send_<name>) and the metrics label. */
+  name: V;
+  /** How a sentence names it: `email`, `SMS`, `Slack`. */
+  label: string;
+  /** Every environment variable settings() reads besides the allowlist's (.env.example lists them). */
+  variables: readonly K[];
+  /** Reads the settings; a value it cannot use is a ConfigError that says what to set. */
+  settings(env: Env<K>): S;
+  /** The recipient allowlist: its variable, and how its entries read and match recipients. */
+  allowlist: { variable: string; matcher: RecipientMatcher };
+  /**
+   * The branch under these settings: its own fields (`via` and `idempotency_key` are added),
+   * one sentence on what it accepts (the tool description), and its limits (quoted in errors).
+   */
+  branch(settings: S): { fields: Shape; description: string; limits?: string };
+  /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
+  result?: Readonly<Record<string, JsonSchema>>;
+  /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
+  recipients(call: CallOf<V, Shape>): string[];
+  buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S }): Promise<BuiltPayload<P>>;
+  /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
+  createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
+  /** Valid calls, simplest first: the test fixtures loop over them. */
+  examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
+}
+
+/** A channel with its types sealed in: what a registry lists. */
+export interface Channel {
+  readonly name: string;
+  readonly label: string;
+  readonly variables: readonly string[];
+  readonly allowlist: { readonly variable: string; readonly matcher: RecipientMatcher };
+  readonly result?: Readonly<Record<string, JsonSchema>>;
+  readonly examples: readonly Readonly<Record<string, unknown>>[];
+  /** Reads its settings and allowlist from `env` (config.ts hands it in). */
+  configure(env: Env): ConfiguredChannel;
+}
+
+/** A channel configured from an environment; nothing is connected yet (`notify-mcp schema` stops here). */
+export interface ConfiguredChannel {
+  readonly channel: Channel;
+  readonly name: string;
+  readonly live: boolean;
+  readonly allow: Allowlist | undefined;
+  /** Its settings, frozen; credentials included, so never logged whole. */
+  readonly settings: ChannelSettings;
+  /** Its union branch under these settings, with `.meta({ description, limits })`. */
+  readonly branch: z.ZodObject;
+  /** Gives it its provider: live with credentials, dry-run without; `provider` replaces either (tests). */
+  connect(ctx: ProviderContext, provider?: Provider<unknown>): Promise<ConnectedChannel>;
+}
+
+/** A configured channel with its provider. */
+export interface ConnectedChannel {
+  readonly name: string;
+  readonly live: boolean;
+  readonly providerName: string;
+  /** Calls `use` with the channel's types intact: there a call, its payload and its provider line up. */
+  open<R>(use: <C, P>(channel: TypedChannel<C, P>) => R): R;
+  /** Closes the provider it created (not one it was given). */
+  close(): Promise<void>;
+}
+
+/** One channel, opened: C its calls, P its payload. */
+export interface TypedChannel<C, P> {
+  readonly name: string;
+  readonly live: boolean;
+  readonly allow: Allowlist | undefined;
+  readonly allowVariable: string;
+  readonly matcher: RecipientMatcher;
+  readonly provider: Provider<P>;
+  /** The union validated the call against this branch; parsing it again gives it its type. */
+  parse(value: unknown): C;
+  recipients(call: C): string[];
+  buildPayload(call: C, id: string): Promise<BuiltPayload<P>>;
+}
+
+function isLive<S extends ChannelSettings>(settings: S): settings is LiveSettings<S> {
+  return settings.live;
+}
+
+/** The variables `declared`, and no other, out of `env`. */
+function only<K extends string>(env: Env, declared: readonly K[]): Env<K> {
+  const seen: { [P in K]?: string } = {};
+  for (const name of declared) seen[name] = env[name];
+  return seen;
+}
+
+/** Checks a channel module's parts against each other, and seals it for the registry. */
+export function defineChannel<const V extends string, const K extends string, S extends ChannelSettings, Shape extends z.ZodRawShape, P>(
+  module: ChannelModule<V, K, S, Shape, P>,
+): ChannelModule<V, K, S, Shape, P> & Channel {
+  const channel: ChannelModule<V, K, S, Shape, P> & Channel = {
+    ...module,
+    configure(env: Env): ConfiguredChannel {
+      const settings = deepFreeze(module.settings(only(env, module.variables)));
+      const { variable, matcher } = module.allowlist;
+      const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
+      const { fields, description, limits } = module.branch(settings);
+      const branch: Branch<V, Shape> = z
+        .strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey })
+        .meta(limits === undefined ? { description } : { description, limits });
+      return Object.freeze({
+        channel,
+        name: module.name,
+        live: settings.live,
+        allow,
+        settings,
+        branch,
+        async connect(ctx: ProviderContext, given?: Provider<unknown>): Promise<ConnectedChannel> {
+          const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);
+          // Through `channel`, not `module`, so a test can spy on one method of the module.
+          const typed: TypedChannel<CallOf<V, Shape>, P> = {
+            name: module.name,
+            live: settings.live,
+            allow,
+            allowVariable: variable,
+            matcher,
+            provider,
+            parse: (value) => branch.parse(value),
+            recipients: (call) => channel.recipients(call),
+            buildPayload: (call, id) => channel.buildPayload(call, { id, settings }),
+          };
+          return {
+            name: module.name,
+            live: settings.live,
+            providerName: provider.name,
+            open: (use) => use(typed),
+            close: async () => {
+              if (given === undefined) await provider.close?.();
+            },
+          };
+        },
+      });
+    },
+  };
+  return channel;
+}
+
+/** The call type of a defined channel: `CallOfChannel<typeof email>`. */
+export type CallOfChannel<C> = C extends ChannelModule<infer V, infer _K, infer _S, infer Shape, infer _P> ? CallOf<V, Shape> : never;

@@ -1,0 +1,69 @@
+/**
+ * Slack through the Web API (chat.postMessage): everything the channel knows. Broadcast
+ * mentions are made inert here (./mentions.ts) unless the operator allows them, so the
+ * delivery record and a dry run show the text as it is posted.
+ */
+import { z } from 'zod';
+import { flag, loopbackOrigin } from '../../env.js';
+import { defineChannel } from '../channel.js';
+import { slackMatcher } from './allowlist.js';
+import { neutraliseBroadcasts } from './mentions.js';
+import type { SlackPayload } from './web-api.js';
+
+const SLACK_CHANNEL = /^([CGD][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;
+const SLACK_TS = /^\d{10}\.\d{6}$/;
+
+/** What happens to broadcast mentions, for the description. */
+function broadcastRule(allowed: boolean): string {
+  return allowed
+    ? 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups) are allowed by the operator and notify everyone they name.'
+    : 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups, @channel) are posted as plain text that notifies no one; mention people with <@U…>.';
+}
+
+export const slack = defineChannel({
+  name: 'slack',
+  label: 'Slack',
+  variables: ['SLACK_BOT_TOKEN', 'SLACK_API_URL', 'NOTIFY_SLACK_ALLOW_BROADCAST'],
+
+  settings(env) {
+    const common = {
+      apiUrl: loopbackOrigin(env, 'SLACK_API_URL'),
+      /** Post broadcast mentions (<!channel>, <!here>, user groups…) as written; otherwise they are made inert. */
+      allowBroadcast: flag(env, 'NOTIFY_SLACK_ALLOW_BROADCAST'),
+    };
+    const botToken = env.SLACK_BOT_TOKEN || undefined;
+    return botToken ? { live: true, botToken, ...common } : { live: false, ...common };
+  },
+
+  allowlist: { variable: 'NOTIFY_SLACK_ALLOW', matcher: slackMatcher },
+
+  branch: ({ allowBroadcast }) => ({
+    fields: {
+      channel: z.string().regex(SLACK_CHANNEL).describe('channel ID (C…, G…, D…) or #name'),
+      text: z.string().min(1).max(40_000),
+      thread: z.string().regex(SLACK_TS).optional().describe('parent message ts to reply in, e.g. 1712345678.123456'),
+    },
+    description: `Posts a Slack message as the bot: text up to 40,000 characters. ${broadcastRule(allowBroadcast)}`,
+    limits: 'text up to 40,000 characters',
+  }),
+
+  recipients: (call) => [call.channel],
+
+  async buildPayload(call, { settings }) {
+    // A broadcast pages a whole channel: that needs the operator's consent, not the caller's.
+    const text = settings.allowBroadcast ? call.text : neutraliseBroadcasts(call.text).text;
+    const payload: SlackPayload = { channel: call.channel, text };
+    if (call.thread) payload.thread_ts = call.thread;
+    return { payload };
+  },
+
+  async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
+    const { createSlackProvider } = await import('./web-api.js');
+    return createSlackProvider({ token: settings.botToken, apiUrl: settings.apiUrl, timeoutMs: requestTimeoutMs, maxConcurrent, log });
+  },
+
+  examples: [
+    { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished' },
+    { via: 'slack', channel: '#ops-alerts', text: 'x'.repeat(40_000), thread: '1712345678.123456', idempotency_key: 'k'.repeat(128) },
+  ],
+});

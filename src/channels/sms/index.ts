@@ -1,0 +1,102 @@
+/**
+ * SMS through Twilio: everything the channel knows. The body's limit is counted as carriers
+ * split it (./segments.ts); ./twilio.ts sends the form fields built here.
+ */
+import { z } from 'zod';
+import { ConfigError, loopbackOrigin, positiveInt } from '../../env.js';
+import { defineChannel } from '../channel.js';
+import { smsMatcher } from './allowlist.js';
+import { capacity, countSegments, segmentProblem, SMS_ENCODINGS } from './segments.js';
+import type { SmsPayload } from './twilio.js';
+
+const E164 = /^\+[1-9]\d{1,14}$/;
+
+export const sms = defineChannel({
+  name: 'sms',
+  label: 'SMS',
+  variables: [
+    'TWILIO_ACCOUNT_SID',
+    'TWILIO_AUTH_TOKEN',
+    'TWILIO_FROM',
+    'TWILIO_MESSAGING_SERVICE_SID',
+    'TWILIO_API_URL',
+    'NOTIFY_SMS_MAX_SEGMENTS',
+  ],
+
+  settings(env) {
+    const common = {
+      from: env.TWILIO_FROM || undefined,
+      messagingServiceSid: env.TWILIO_MESSAGING_SERVICE_SID || undefined,
+      apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
+      /** How many segments a body may take. */
+      maxSegments: positiveInt(env, 'NOTIFY_SMS_MAX_SEGMENTS', 1),
+    };
+    const accountSid = env.TWILIO_ACCOUNT_SID || undefined;
+    const authToken = env.TWILIO_AUTH_TOKEN || undefined;
+    if (!accountSid || !authToken) return { live: false, ...common };
+    if (!common.from && !common.messagingServiceSid) {
+      throw new ConfigError('Twilio credentials are set but neither TWILIO_FROM nor TWILIO_MESSAGING_SERVICE_SID is');
+    }
+    return { live: true, accountSid, authToken, ...common };
+  },
+
+  allowlist: { variable: 'NOTIFY_SMS_ALLOW', matcher: smsMatcher },
+
+  branch: ({ maxSegments }) => {
+    const gsm = capacity('GSM-7', maxSegments);
+    const ucs = capacity('UCS-2', maxSegments);
+    const limits = maxSegments === 1 ? `${gsm} GSM-7 characters` : `${maxSegments} segments: ${gsm} GSM-7 characters`;
+    return {
+      fields: {
+        to: z.string().regex(E164).describe('E.164 number, e.g. +14155550123'),
+        body: z
+          .string()
+          .min(1)
+          // The JSON Schema bound is the GSM-7 capacity; the exact rule (extension characters,
+          // UCS-2) is the refinement's, so that one problem gets one message.
+          .meta({ maxLength: gsm })
+          .superRefine((body, ctx) => {
+            const problem = segmentProblem(body, maxSegments);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });
+          }),
+      },
+      description: `Sends a text message by Twilio: body fits ${limits}, or ${ucs} when any character needs UCS-2 (emoji, most non-Latin scripts).`,
+      limits,
+    };
+  },
+
+  result: {
+    segments: { type: 'integer' },
+    encoding: { type: 'string', enum: [...SMS_ENCODINGS] },
+  },
+
+  recipients: (call) => [call.to],
+
+  async buildPayload(call, { settings }) {
+    const payload: SmsPayload = { To: call.to, Body: call.body };
+    if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
+    else if (settings.from) payload.From = settings.from;
+    const { segments, encoding } = countSegments(call.body);
+    return { payload, meta: { segments, encoding } };
+  },
+
+  async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
+    const { createTwilioProvider } = await import('./twilio.js');
+    return createTwilioProvider({
+      accountSid: settings.accountSid,
+      authToken: settings.authToken,
+      apiUrl: settings.apiUrl,
+      timeoutMs: requestTimeoutMs,
+      maxConcurrent,
+      log,
+    });
+  },
+
+  examples: [
+    { via: 'sms', to: '+14155550123', body: 'Server down' },
+    { via: 'sms', to: '+447911123456', body: 'a'.repeat(160), idempotency_key: 'k' },
+    { via: 'sms', to: '+819012345678', body: 'é'.repeat(160) },
+    { via: 'sms', to: '+79001234567', body: 'я'.repeat(70) },
+    { via: 'sms', to: '+14155550123', body: 'ok 😀' },
+  ],
+});

@@ -1,0 +1,34 @@
+/**
+ * send_notification's union, assembled from the configured channels, in registry order.
+ * Every wire shape, the description and the validator are generated from it (src/union).
+ */
+import { z } from 'zod';
+import { defineUnion, listWords, type UnionDef } from '../union/index.js';
+import type { ConfiguredChannel } from './channel.js';
+
+/** The polymorphic tool. */
+export const SEND_TOOL = 'send_notification';
+
+/** One channel's own tool under the per-channel profile. */
+export function channelToolName(via: string): string {
+  return `send_${via}`;
+}
+
+export function notificationUnion(channels: readonly ConfiguredChannel[]) {
+  const [first, ...rest] = channels.map((c) => c.branch);
+  if (!first) throw new Error('no channel is registered: the union needs at least one');
+  return z.discriminatedUnion('via', [first, ...rest]);
+}
+
+export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDef {
+  return defineUnion(notificationUnion(channels), {
+    toolName: SEND_TOOL,
+    title: 'Send notification',
+    intro: `Sends one notification by ${listWords(channels.map((c) => c.channel.label), 'or')}.`,
+    outro:
+      'idempotency_key (1-128 characters): the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.',
+    variantNoun: 'channel',
+    variantToolName: channelToolName,
+    nestedKey: 'notification',
+  });
+}
