@@ -158,7 +158,8 @@ function deliverySteps<C, P>(
       await deps.rateGate?.check(opts.client, channel.name, deps.now());
       const id = newNotificationId();
       const startedAt = deps.now();
-      const { payload, meta } = await channel.buildPayload(call, id);
+      // At most half the budget, so that the provider call keeps the rest.
+      const { payload, meta } = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2);
       // Before the idempotency claim moves to `sending`: a throw here releases it.
       throwIfCancelled(opts.signal, channel.name);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
