@@ -11,7 +11,16 @@ import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
-import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, IdempotencyPhase, Store } from './types.js';
+import type {
+  BannerRecord,
+  BannerStatus,
+  DeliveryRecord,
+  IdempotencyClaim,
+  IdempotencyPhase,
+  RateBucket,
+  RateDecision,
+  Store,
+} from './types.js';
 import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export interface PostgresStoreOptions {
@@ -26,6 +35,8 @@ export interface PostgresStoreOptions {
 /** Arbitrary but fixed: the advisory lock key that serialises migrations. */
 const MIGRATION_LOCK = 7_301_775_001;
 const KEY_PURGE_INTERVAL_MS = 60_000;
+/** Expired rate-limit admissions of idle buckets are deleted at most this often. */
+const RATE_PURGE_INTERVAL_MS = 60_000;
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -72,9 +83,31 @@ function toDelivery(r: Row): DeliveryRecord {
   };
 }
 
-async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): Promise<void> {
+
+/**
+ * Runs `fn` on a client of its own. pg-pool stops listening for a client's errors while it
+ * is checked out, so a connection reset then would be an unhandled 'error' event that ends
+ * the process: while held, an error is recorded and fails `fn`'s query instead, and the
+ * broken client is discarded rather than returned to the pool.
+ */
+async function withClient<T>(pool: pg.Pool, log: Logger, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+    log.warn('postgres connection lost while in use', { error: err.message });
+  };
+  client.on('error', onError);
   try {
+    return await fn(client);
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
+async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): Promise<void> {
+  await withClient(pool, log, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -108,14 +141,13 @@ async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): 
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
-  } finally {
-    client.release();
-  }
+  });
 }
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   private lastKeyPurge = 0;
+  private lastRatePurge = 0;
 
   private constructor(
     readonly pool: pg.Pool,
@@ -225,6 +257,51 @@ export class PostgresStore implements Store {
     return rowCount === 1;
   }
 
+  async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
+    if (now - this.lastRatePurge >= RATE_PURGE_INTERVAL_MS) {
+      // Buckets of clients that stopped calling; active buckets are trimmed below.
+      this.lastRatePurge = now;
+      await this.pool.query('DELETE FROM rate_admissions WHERE expires_at <= $1', [now]);
+    }
+    const keys = buckets.map((b) => b.key);
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Count-then-insert is serialised per bucket across replicas; released at COMMIT.
+        // Locks are taken in one order, so two checks sharing buckets cannot deadlock.
+        for (const key of [...new Set(keys)].sort()) {
+          await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('notify-mcp:rate:' || $1, 0))`, [key]);
+        }
+        // Per bucket, the limit-th newest admission still in the window: present means full, until it expires.
+        const { rows } = await client.query(
+          `SELECT (SELECT a.expires_at FROM rate_admissions a WHERE a.bucket = b.key AND a.expires_at > $3
+                   ORDER BY a.expires_at DESC LIMIT 1 OFFSET GREATEST(b.lim - 1, 0)) AS full_until
+           FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS b(key, lim, i) ORDER BY b.i`,
+          [keys, buckets.map((b) => b.limit), now],
+        );
+        const waitMs = buckets.map((b, i) => {
+          if (b.limit <= 0) return b.windowMs;
+          const fullUntil = (rows[i] as Row | undefined)?.full_until;
+          return fullUntil === null || fullUntil === undefined ? null : num(fullUntil) - now;
+        });
+        if (waitMs.some((w) => w !== null)) {
+          await client.query('COMMIT');
+          return { admitted: false, waitMs };
+        }
+        await client.query('DELETE FROM rate_admissions WHERE bucket = ANY($1::text[]) AND expires_at <= $2', [keys, now]);
+        await client.query(
+          'INSERT INTO rate_admissions (bucket, expires_at) SELECT key, $2::bigint + window_ms FROM unnest($1::text[], $3::bigint[]) AS b(key, window_ms)',
+          [keys, now, buckets.map((b) => b.windowMs)],
+        );
+        await client.query('COMMIT');
+        return { admitted: true };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
+  }
+
   async isOptedOut(via: string, recipient: string): Promise<boolean> {
     const { rowCount } = await this.pool.query('SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2', [via, recipient]);
     return (rowCount ?? 0) > 0;
@@ -250,32 +327,32 @@ export class PostgresStore implements Store {
         b.expires_at,
         b.dismissed_at,
       ]);
-    if (b.dedupe_key === null) {
+    const dedupeKey = b.dedupe_key;
+    if (dedupeKey === null) {
       await insert(this.pool);
       return { ...b };
     }
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
-        b.audience,
-        b.dedupe_key,
-      ]);
-      const existing = await this.activeByDedupe(client, b.audience, b.dedupe_key, b.created_at);
-      if (existing) {
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
+          b.audience,
+          dedupeKey,
+        ]);
+        const existing = await this.activeByDedupe(client, b.audience, dedupeKey, b.created_at);
+        if (existing) {
+          await client.query('COMMIT');
+          return existing;
+        }
+        await insert(client);
         await client.query('COMMIT');
-        return existing;
+        return { ...b };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
       }
-      await insert(client);
-      await client.query('COMMIT');
-      return { ...b };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async purgeBanners(before: number): Promise<number> {
