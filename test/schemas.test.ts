@@ -90,7 +90,7 @@ describe('the checkers are not vacuous', () => {
     );
     expect(
       openAiStrictViolations({ type: 'object', properties: { a: { type: 'object', properties: {} } }, required: ['a'], additionalProperties: false }),
-    ).toEqual(['/a: additionalProperties must be false']);
+    ).toEqual(['/a: additionalProperties must be false', '/a: a closed object with no properties (it can only be {}: an open object closed drops its data)']);
     expect(sep2106Violations({ type: 'object', oneOf: [{ type: 'object', properties: { via: { type: 'string' } } }, {}] }, 'via').length).toBeGreaterThan(2);
     expect(typeArrayPaths({ properties: { a: { type: ['string', 'null'] } } })).toEqual(['/properties/a']);
   });

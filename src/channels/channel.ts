@@ -75,9 +75,11 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   allowlist: { variable: string; matcher: RecipientMatcher };
   /**
    * The branch under these settings: its own fields (`via` and `idempotency_key` are added),
-   * one sentence on what it accepts (the tool description), and its limits (quoted in errors).
+   * one sentence on what it does (the tool description), and limits by field only where the
+   * schema cannot state them (a refinement's rule); every other limit is generated from the
+   * zod checks, in the description and in errors.
    */
-  branch(settings: S): { fields: Shape; description: string; limits?: string };
+  branch(settings: S): { fields: Shape; description: string; limits?: { readonly [F in keyof Shape & string]?: string } };
   /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
   result?: Readonly<Record<string, JsonSchema>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */

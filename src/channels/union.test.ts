@@ -15,7 +15,12 @@ const issues = (call: unknown, def = one) => {
 describe('notification union', () => {
   it('answers an SMS with a subject: the field, the channel, its limit, and both fixes', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: 'Down', subject: 'Outage' })).toEqual([
-      { code: 'FIELD_NOT_ON_CHANNEL', path: '/subject', message: 'sms takes to and body only (160 GSM-7 characters). Drop subject, or set via to email.' },
+      {
+        code: 'FIELD_NOT_ON_CHANNEL',
+        path: '/subject',
+        message:
+          'sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123) and body (fits 160 GSM-7 characters, or 70 in UCS-2) only. Drop subject, or set via to email.',
+      },
     ]);
   });
 
@@ -47,7 +52,7 @@ describe('notification union', () => {
     const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
-    expect(three.variants.find((v) => v.value === 'sms')!.meta.description).toContain('3 segments: 459 GSM-7 characters, or 201');
+    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 characters, or 201 in UCS-2');
   });
 
   it('checks Slack channels and thread timestamps', () => {

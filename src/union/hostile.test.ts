@@ -50,11 +50,11 @@ describe('hostile values', () => {
     const cases = [J('{"kind":"circle","r":1,"label":{"length":{"toString":1}}}'), { kind: 'circle', r: 1, label: { length: nest(100_000) } }];
     for (const call of cases) {
       expect(issues(validateUnionCall(def, flat!.binding, call))).toEqual([
-        { code: 'INVALID_FIELD', path: '/label', variant: 'circle', message: 'label must be a string, not an object.' },
+        { code: 'INVALID_FIELD', path: '/label', variant: 'circle', message: 'label must be a string, not an object. Expected at most 5 characters.' },
       ]);
     }
     const points = J('{"kind":"poly","points":["a",{"length":{"valueOf":1}},"c"]}');
-    expect(issues(validateUnionCall(def, flat!.binding, points))[0]).toMatchObject({ path: '/points/1', message: 'points.1 must be a string, not an object.' });
+    expect(issues(validateUnionCall(def, flat!.binding, points))[0]).toMatchObject({ path: '/points/1', message: 'points.1 must be a string, not an object. Expected 3-5 items, each 1-3 characters.' });
   });
 
   it('nesting deeper than the stack, in any position', () => {
@@ -132,7 +132,7 @@ describe('keys that shadow Object.prototype (defect 10)', () => {
     for (const key of ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
       const call = J(`{"kind":"circle","r":1,${JSON.stringify(key)}:{"toString":1}}`);
       expect(issues(validateUnionCall(def, flat!.binding, call))).toEqual([
-        { code: 'FIELD_NOT_ON_SHAPE', path: `/${key}`, variant: 'circle', message: `circle takes r only. Drop ${key}: no shape takes it.` },
+        { code: 'FIELD_NOT_ON_SHAPE', path: `/${key}`, variant: 'circle', message: `circle takes r (greater than 0) only. Drop ${key}: no shape takes it.` },
       ]);
       const inner = J(`{"shape":{"kind":"circle","r":1,${JSON.stringify(key)}:1}}`);
       expect(issues(validateUnionCall(def, nested!.binding, inner))[0]).toMatchObject({ path: `/shape/${key}` });

@@ -2,13 +2,14 @@
  * notify-mcp/union: one zod discriminated union in, every wire shape, description and
  * validator out. Generic: it knows nothing of notifications.
  */
-export { defineUnion, UnionDefinitionError } from './define.js';
+export { defineUnion, UnionDefinitionError, MANY_VARIANTS } from './define.js';
 export type { UnionDef, UnionOptions, Variant, VariantMeta } from './define.js';
 export { describeUnion, describeVariant, listWords } from './describe.js';
+export { limitsOf } from './limits.js';
 export { toJsonSchema, type JsonSchema } from './json-schema.js';
 export { profileTools, flatSchema, nestedSchema, oneOfSchema, unionProfiles, variantProfile } from './profiles.js';
 export type { ProfileTool, UnionProfile, VariantProfile } from './profiles.js';
-export { toStrict } from './strict.js';
+export { toStrict, type StrictOptions } from './strict.js';
 export { validateUnionCall, validateObject, dropNulls, pointer, MAX_ISSUES } from './validate.js';
 export type { ValidationFailure, ValidationIssue, ValidationResult } from './validate.js';
 export { clipText, describeKey, describeValue, loneSurrogateAt, ECHO_MAX_CHARS, POINTER_KEY_MAX_CHARS } from './echo.js';

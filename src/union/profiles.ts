@@ -11,6 +11,7 @@ import { UnionDefinitionError, type UnionDef, type Variant } from './define.js';
 import { describeUnion, describeVariant } from './describe.js';
 import { cloneJson, type JsonSchema } from './json-schema.js';
 import { canonicalJson } from './schema-hash.js';
+import { freeFormPaths } from './free-form.js';
 import { toStrict } from './strict.js';
 
 export type VariantProfile = `per-${string}`;
@@ -31,8 +32,11 @@ export interface ProfileTool {
   title: string;
   description: string;
   inputSchema: JsonSchema;
-  /** How this tool's arguments reach the union validator. */
-  binding: { wrapKey?: string; impliedVariant?: string };
+  /**
+   * How this tool's arguments reach the union validator: wrapped in one property, the
+   * variant implied by the tool, free-form values sent as JSON text (./free-form.ts).
+   */
+  binding: { wrapKey?: string; impliedVariant?: string; jsonText?: boolean };
 }
 
 export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[] {
@@ -41,7 +45,7 @@ export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[
     case 'flat':
       return [{ name, title, description: describeUnion(def), inputSchema: flatSchema(def), binding: {} }];
     case 'nested':
-      return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: { wrapKey: def.options.nestedKey } }];
+      return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: nestedBinding(def) }];
     case 'oneOf':
       return [{ name, title, description: describeUnion(def), inputSchema: oneOfSchema(def), binding: {} }];
   }
@@ -101,14 +105,40 @@ function mergeField(def: UnionDef, field: string, variants: Variant[]): JsonSche
   return { anyOf, description: groups.map(describe).join('. ') };
 }
 
-/** OpenAI strict mode: one required wrapper property holding an `anyOf` of closed variants. */
+function nestedBinding(def: UnionDef): ProfileTool['binding'] {
+  const jsonText = def.variants.some((v) => freeFormPaths(v.json).length > 0);
+  return jsonText ? { wrapKey: def.options.nestedKey, jsonText } : { wrapKey: def.options.nestedKey };
+}
+
+/**
+ * OpenAI strict mode: one required wrapper property holding an `anyOf` of closed variants;
+ * free-form values travel as JSON text, which the validator parses back.
+ */
 export function nestedSchema(def: UnionDef): JsonSchema {
   return toStrict({
     type: 'object',
-    properties: { [def.options.nestedKey]: { anyOf: def.variants.map((v) => cloneJson(v.json)) } },
+    properties: { [def.options.nestedKey]: { anyOf: def.variants.map(withOverriddenLimits) } },
     required: [def.options.nestedKey],
     additionalProperties: false,
-  });
+  }, { freeForm: 'json-text' });
+}
+
+/**
+ * A variant's JSON Schema where a hand-written limit replaces the length keywords that strict
+ * mode restates in words: the override is the rule (a refinement's), the keyword only its bound.
+ */
+function withOverriddenLimits(v: Variant): JsonSchema {
+  const json = cloneJson(v.json);
+  const overrides = typeof v.meta.limits === 'object' ? v.meta.limits : {};
+  const properties = json.properties as Record<string, JsonSchema>;
+  for (const [field, phrase] of Object.entries(overrides)) {
+    const node = properties[field];
+    if (!node || !('minLength' in node || 'maxLength' in node)) continue;
+    delete node.minLength;
+    delete node.maxLength;
+    node.description = typeof node.description === 'string' ? `${node.description} (${phrase})` : phrase;
+  }
+  return json;
 }
 
 /** SEP-2106: root `type: "object"` with a `oneOf` of closed variants, the discriminator a `const`. */

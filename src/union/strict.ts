@@ -2,9 +2,13 @@
  * OpenAI strict mode for a JSON Schema object: every property required, optional ones made
  * nullable (as an `anyOf` with a null branch, which travels further than a type array),
  * `additionalProperties: false` everywhere, and the keywords strict mode rejects moved into
- * the description. `enum`, `pattern`, `format`, `minItems`, `maxItems` stay.
+ * the description, in the words of ./limits.ts. `enum`, `pattern`, `format`, `minItems`,
+ * `maxItems` stay.
  */
 import { cloneJson, type JsonSchema } from './json-schema.js';
+import { UnionDefinitionError } from './define.js';
+import { asJsonText, isFreeForm } from './free-form.js';
+import { exampleOf, lengthPhrase } from './limits.js';
 
 /** Keywords strict mode does not accept; each is restated in words. */
 const UNSUPPORTED: Record<string, (v: unknown) => string> = {
@@ -13,16 +17,35 @@ const UNSUPPORTED: Record<string, (v: unknown) => string> = {
   minProperties: (v) => `at least ${v} properties`,
   maxProperties: (v) => `at most ${v} properties`,
   multipleOf: (v) => `a multiple of ${v}`,
+  examples: (v) => `e.g. ${exampleOf({ examples: v })}`,
 };
-const DROPPED = ['$schema', 'examples', 'patternProperties', 'propertyNames', 'title'];
+const DROPPED = ['$schema', 'patternProperties', 'propertyNames', 'title'];
 
-export function toStrict(schema: JsonSchema): JsonSchema {
-  return strictNode(cloneJson(schema));
+export interface StrictOptions {
+  /**
+   * `json-text`: a free-form value (an open object, an untyped node) becomes a string of
+   * JSON text, which the caller must parse back (the union validator does, for the nested
+   * profile). Without it such a value is a UnionDefinitionError: closing it would make it `{}`
+   * and silently drop whatever it is sent.
+   */
+  freeForm?: 'json-text';
 }
 
-function strictNode(node: JsonSchema): JsonSchema {
+export function toStrict(schema: JsonSchema, options: StrictOptions = {}): JsonSchema {
+  return strictNode(cloneJson(schema), '', options);
+}
+
+function strictNode(node: JsonSchema, at: string, options: StrictOptions): JsonSchema {
+  if (at && isFreeForm(node)) {
+    if (options.freeForm !== 'json-text') {
+      throw new UnionDefinitionError(
+        `${at}: strict mode closes every object, so this free-form value would become {} and drop what it is sent; carry it as JSON text (freeForm: 'json-text') or give it properties`,
+      );
+    }
+    return asJsonText(node);
+  }
   const notes: string[] = [];
-  const length = lengthNote(node.minLength, node.maxLength);
+  const length = lengthPhrase(node.minLength, node.maxLength);
   if (length) notes.push(length);
   delete node.minLength;
   delete node.maxLength;
@@ -42,18 +65,18 @@ function strictNode(node: JsonSchema): JsonSchema {
   if (unsaid.length) node.description = [said, `(${unsaid.join(', ')})`].filter(Boolean).join(' ');
 
   for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
-    if (Array.isArray(node[key])) node[key] = (node[key] as JsonSchema[]).map(strictNode);
+    if (Array.isArray(node[key])) node[key] = (node[key] as JsonSchema[]).map((n, i) => strictNode(n, `${at}/${key}/${i}`, options));
   }
   if (node.oneOf) {
     node.anyOf = node.oneOf;
     delete node.oneOf;
   }
-  if (node.items && typeof node.items === 'object') node.items = strictNode(node.items as JsonSchema);
+  if (node.items && typeof node.items === 'object') node.items = strictNode(node.items as JsonSchema, `${at}/items`, options);
   if (node.type === 'object' || node.properties) {
     const props = (node.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((node.required as string[] | undefined) ?? []);
     for (const [name, child] of Object.entries(props)) {
-      const strict = strictNode(child);
+      const strict = strictNode(child, `${at}/properties/${name}`, options);
       props[name] = required.has(name) ? strict : nullable(strict);
     }
     node.properties = props;
@@ -70,8 +93,3 @@ function nullable(node: JsonSchema): JsonSchema {
   return description === undefined ? { anyOf } : { anyOf, description };
 }
 
-function lengthNote(min: unknown, max: unknown): string | undefined {
-  if (typeof max === 'number') return typeof min === 'number' ? `${min}-${max} characters` : `at most ${max} characters`;
-  if (typeof min === 'number') return min === 1 ? 'non-empty' : `at least ${min} characters`;
-  return undefined;
-}

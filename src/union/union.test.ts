@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { defineUnion, profileTools, unionProfiles, validateUnionCall, describeUnion, UnionDefinitionError } from './index.js';
+import { defineUnion, profileTools, unionProfiles, validateUnionCall, describeUnion, UnionDefinitionError, MANY_VARIANTS } from './index.js';
 
 // A union that has nothing to do with notifications: the library must not care.
 const shape = z.discriminatedUnion('kind', [
@@ -38,7 +38,7 @@ describe('union library on a foreign union', () => {
   });
 
   it('lists the variants in the description, one sentence each', () => {
-    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r. A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
+    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r (r > 0). A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
   });
 
   it('per-shape tools (one per variant, named for the noun) imply the discriminator and refuse a different one', () => {
@@ -66,5 +66,39 @@ describe('union library on a foreign union', () => {
   it('refuses a union whose variants lack a description', () => {
     const bare = z.discriminatedUnion('k', [z.object({ k: z.literal('a') }), z.object({ k: z.literal('b') })]);
     expect(() => defineUnion(bare, def.options)).toThrow(UnionDefinitionError);
+  });
+});
+
+describe('a union past MANY_VARIANTS variants', () => {
+  const many = (n: number) =>
+    z.discriminatedUnion(
+      'kind',
+      Array.from({ length: n }, (_, i) => z.object({ kind: z.literal(`k${i}`), x: z.string() }).meta({ description: `K${i}.` })) as [
+        z.ZodObject<{ kind: z.ZodLiteral<string>; x: z.ZodString }>,
+        ...z.ZodObject<{ kind: z.ZodLiteral<string>; x: z.ZodString }>[],
+      ],
+    );
+
+  it('warns through the hook, naming the count; up to the limit it is silent', () => {
+    const warnings: string[] = [];
+    defineUnion(many(MANY_VARIANTS), { ...def.options, onWarning: (m) => warnings.push(m) });
+    expect(warnings).toEqual([]);
+    defineUnion(many(MANY_VARIANTS + 1), { ...def.options, onWarning: (m) => warnings.push(m) });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^draw has 9 variants \(kind\): past about 8, /);
+    expect(warnings[0]).toContain('per-shape profile');
+  });
+
+  it('by default emits a process warning (stderr), never writes to stdout', () => {
+    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(() => {});
+    const write = vi.spyOn(process.stdout, 'write');
+    try {
+      defineUnion(many(12), def.options);
+      expect(emit).toHaveBeenCalledWith(expect.stringContaining('draw has 12 variants'), { code: 'UNION_MANY_VARIANTS' });
+      expect(write).not.toHaveBeenCalled();
+    } finally {
+      emit.mockRestore();
+      write.mockRestore();
+    }
   });
 });

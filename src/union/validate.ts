@@ -7,9 +7,11 @@
  */
 import { z } from 'zod';
 import type { UnionDef, Variant } from './define.js';
-import { listWords } from './describe.js';
+import { fieldList, listWords, wholeLimits } from './describe.js';
 import { clipText, describeKey, describeValue, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
 import { toJsonSchema, type JsonSchema } from './json-schema.js';
+import { decodeJsonText } from './free-form.js';
+import { limitsOfObject, withLimits } from './limits.js';
 import { typeMismatches, type TypeMismatch } from './json-type.js';
 import type { ProfileTool } from './profiles.js';
 
@@ -163,8 +165,15 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
       variant: variant.value,
     }));
   }
-  const known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
-  const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value }, found);
+  let known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
+  if (binding.jsonText) {
+    // The strict shape sends free-form values as JSON text: parsed back, the union sees what other shapes send.
+    const decoded = decodeJsonText(variant.json, known);
+    for (const p of decoded.problems) found.add(() => ({ code: 'INVALID_FIELD', path: issuePath(base, p.segments), message: p.message, variant: variant.value }));
+    if (decoded.problems.length) return found.failure()!;
+    known = decoded.value;
+  }
+  const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value, limits: variant.limits }, found);
   return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
 
@@ -174,7 +183,8 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
   if (!isRecord(args)) return notAnObject(args);
   const call = dropNulls(args);
   const found = new Issues();
-  const value = checkFields(schema, jsonOf(schema), call, '', { subject: toolName }, found);
+  const json = jsonOf(schema);
+  const value = checkFields(schema, json, call, '', { subject: toolName, limits: limitsOfObject(json) }, found);
   return found.failure() ?? { ok: true, value: value as z.infer<S> };
 }
 
@@ -184,7 +194,7 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
  * problem is reported from here and withheld from zod, which only refines values of the
  * right type (./json-type.ts says why).
  */
-function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string, unknown>, base: string, ctx: { subject: string; variant?: string }, found: Issues): unknown {
+function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string, unknown>, base: string, ctx: FieldContext, found: Issues): unknown {
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const withheld = new Set<string>();
   for (const [field, value] of Object.entries(call)) {
@@ -192,7 +202,7 @@ function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string,
     const before = found.size;
     const rule = Object.hasOwn(properties, field) ? properties[field] : undefined;
     const mismatches = rule ? typeMismatches(rule, value, MAX_ISSUES, [field]) : { list: [], total: 0 };
-    for (const m of mismatches.list) found.add(() => typeIssue(m, schema, base, ctx.variant));
+    for (const m of mismatches.list) found.add(() => typeIssue(m, { ...ctx, schema }, base));
     found.count(mismatches.total - mismatches.list.length);
     if (!mismatches.total) addLoneSurrogates(field, value, base, ctx.variant, found);
     if (found.size > before) withheld.add(field);
@@ -205,12 +215,22 @@ function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string,
   return undefined;
 }
 
-function typeIssue(m: TypeMismatch, schema: z.ZodObject, base: string, variant?: string): ValidationIssue {
-  const hint = hintFor(schema, m.segments);
+function typeIssue(m: TypeMismatch, { schema, limits, variant }: IssueContext, base: string): ValidationIssue {
+  const hint = hintFor(schema, m.segments, limits);
   const message = `${fieldLabel(m.segments)} must be ${m.expected}, not ${describeValue(m.value)}.${hint ? ` Expected ${hint}.` : ''}`;
   const issue = { code: 'INVALID_FIELD', path: issuePath(base, m.segments), message };
   return variant ? { ...issue, variant } : issue;
 }
+
+/** Who a field belongs to, and what its messages may quote. */
+interface FieldContext {
+  subject: string;
+  variant?: string;
+  /** Each field's limits in words (./limits.ts). */
+  limits: Readonly<Record<string, string>>;
+}
+
+type IssueContext = FieldContext & { schema: z.ZodObject };
 
 /** JSON Schemas of plain object tools, made once per zod schema. */
 const objectJson = new WeakMap<z.ZodObject, JsonSchema>();
@@ -234,14 +254,14 @@ function variantList(def: UnionDef): string {
 }
 
 function notOnVariant(def: UnionDef, variant: Variant, field: string): string {
-  const own = variant.fields.filter((f) => !def.commonFields.includes(f));
-  const limits = variant.meta.limits ? ` (${variant.meta.limits})` : '';
+  const distinct = variant.fields.filter((f) => !def.commonFields.includes(f));
+  const own = distinct.length ? distinct : variant.fields;
   const others = def.variants.filter((v) => v.fields.includes(field)).map((v) => v.value);
   const name = describeKey(field);
   const fix = others.length
     ? `Drop ${name}, or set ${def.discriminator} to ${listWords(others, 'or')}.`
     : `Drop ${name}: no ${def.options.variantNoun} takes it.`;
-  return `${variant.value} takes ${listWords(own)} only${limits}. ${fix}`;
+  return `${variant.value} takes ${fieldList(variant, own)} only${wholeLimits(variant)}. ${fix}`;
 }
 
 /** A path segment chain, shared between siblings so a deep walk stays linear. */
@@ -292,10 +312,14 @@ function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   return node;
 }
 
-function hintFor(schema: z.ZodObject, path: readonly PropertyKey[]): string | undefined {
+/** What a field expects: its description, and its limits where the description does not say them. */
+function hintFor(schema: z.ZodObject, path: readonly PropertyKey[], limits: Readonly<Record<string, string>>): string | undefined {
   const key = path[0];
   if (typeof key !== 'string' || !Object.hasOwn(schema.shape, key)) return undefined;
-  return (schema.shape[key] as z.ZodType).description;
+  const described = (schema.shape[key] as z.ZodType).description;
+  const limit = Object.hasOwn(limits, key) ? limits[key] : undefined;
+  if (described && limit) return withLimits(described, limit);
+  return described ?? (limit?.startsWith('matching') ? `text ${limit}` : limit);
 }
 
 /**
@@ -320,16 +344,16 @@ function addZodIssues(
   zodIssues: z.core.$ZodIssue[],
   input: unknown,
   base: string,
-  ctx: { subject: string; schema: z.ZodObject; variant?: string },
+  ctx: IssueContext,
   found: Issues,
 ): void {
   for (const issue of zodIssues.flatMap(expandIssue)) found.add(() => zodIssue(issue, input, base, ctx));
 }
 
-function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: { subject: string; schema: z.ZodObject; variant?: string }): ValidationIssue {
+function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: IssueContext): ValidationIssue {
   const path = issuePath(base, issue.path);
   const field = issue.path.length ? fieldLabel(issue.path) : 'arguments';
-  const hint = issue.path.length ? hintFor(ctx.schema, issue.path) : undefined;
+  const hint = issue.path.length ? hintFor(ctx.schema, issue.path, ctx.limits) : undefined;
   const expected = hint ? ` Expected ${hint}.` : '';
   let code: string;
   let message: string;

@@ -48,8 +48,7 @@ export const email = defineChannel({
       body_text: z.string().min(1).optional().describe('plain-text part; derived from body_html when absent'),
       reply_to: emailAddress.optional(),
     },
-    description: 'Sends a multipart HTML and text email by SMTP: subject 1-255 characters, up to 50 recipients.',
-    limits: 'up to 50 recipients, subject 1-255 characters',
+    description: 'Sends a multipart HTML and text email by SMTP.',
   }),
 
   // reply_to is a recipient too: a reply goes there.

@@ -39,12 +39,11 @@ export const slack = defineChannel({
 
   branch: ({ allowBroadcast }) => ({
     fields: {
-      channel: z.string().regex(SLACK_CHANNEL).describe('channel ID (C…, G…, D…) or #name'),
+      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'channel ID (C…, G…, D…) or #name', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
-      thread: z.string().regex(SLACK_TS).optional().describe('parent message ts to reply in, e.g. 1712345678.123456'),
+      thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts to reply in', examples: ['1712345678.123456'] }),
     },
-    description: `Posts a Slack message as the bot: text up to 40,000 characters. ${broadcastRule(allowBroadcast)}`,
-    limits: 'text up to 40,000 characters',
+    description: `Posts a Slack message as the bot. ${broadcastRule(allowBroadcast)}`,
   }),
 
   recipients: (call) => [call.channel],

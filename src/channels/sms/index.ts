@@ -45,10 +45,10 @@ export const sms = defineChannel({
   branch: ({ maxSegments }) => {
     const gsm = capacity('GSM-7', maxSegments);
     const ucs = capacity('UCS-2', maxSegments);
-    const limits = maxSegments === 1 ? `${gsm} GSM-7 characters` : `${maxSegments} segments: ${gsm} GSM-7 characters`;
+    const segments = maxSegments === 1 ? `${gsm} GSM-7 characters` : `${maxSegments} segments: ${gsm} GSM-7 characters`;
     return {
       fields: {
-        to: z.string().regex(E164).describe('E.164 number, e.g. +14155550123'),
+        to: z.string().regex(E164).meta({ description: 'E.164 number', examples: ['+14155550123'] }),
         body: z
           .string()
           .min(1)
@@ -60,8 +60,9 @@ export const sms = defineChannel({
             if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });
           }),
       },
-      description: `Sends a text message by Twilio: body fits ${limits}, or ${ucs} when any character needs UCS-2 (emoji, most non-Latin scripts).`,
-      limits,
+      description: 'Sends a text message by Twilio; emoji and most non-Latin scripts need UCS-2, which fits fewer characters.',
+      // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
+      limits: { body: `fits ${segments}, or ${ucs} in UCS-2` },
     };
   },
 

@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { openAiStrictViolations } from '../../test/compat/checkers.js';
+import { defineUnion, profileTools, toJsonSchema, toStrict, UnionDefinitionError, validateUnionCall, type UnionOptions } from './index.js';
+
+const options: UnionOptions = {
+  toolName: 'log_event',
+  title: 'Log event',
+  intro: 'Logs one event.',
+  variantNoun: 'sink',
+  variantToolName: (v) => `log_${v}`,
+  nestedKey: 'event',
+};
+
+const def = defineUnion(
+  z.discriminatedUnion('sink', [
+    z
+      .object({
+        sink: z.literal('file'),
+        line: z.string(),
+        fields: z.record(z.string(), z.unknown()).optional().describe('extra structured data'),
+        steps: z.array(z.object({ name: z.string(), data: z.looseObject({}) })).optional(),
+      })
+      .meta({ description: 'To a file.' }),
+    z.object({ sink: z.literal('null'), anything: z.unknown() }).meta({ description: 'Nowhere.' }),
+  ]),
+  options,
+);
+const [nested] = profileTools(def, 'nested');
+
+describe('free-form values under the strict (nested) profile', () => {
+  it('are carried as JSON text, and the schema meets strict mode with nothing closed to {}', () => {
+    expect(openAiStrictViolations(nested!.inputSchema)).toEqual([]);
+    const file = ((nested!.inputSchema.properties as any).event.anyOf as any[])[0].properties;
+    expect(file.fields).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }], description: 'extra structured data (an object written as JSON text, e.g. {"key":"value"})' });
+    expect(nested!.binding).toEqual({ wrapKey: 'event', jsonText: true });
+  });
+
+  it('are parsed back before validation, so the union sees what the other profiles send', () => {
+    const sent = { event: { sink: 'file', line: 'x', fields: '{"user":"u1","n":2}', steps: [{ name: 'a', data: '{"k":[1]}' }] } };
+    expect(validateUnionCall(def, nested!.binding, sent)).toEqual({
+      ok: true,
+      variant: 'file',
+      value: { sink: 'file', line: 'x', fields: { user: 'u1', n: 2 }, steps: [{ name: 'a', data: { k: [1] } }] },
+    });
+    const [flat] = profileTools(def, 'flat');
+    expect(validateUnionCall(def, flat!.binding, { sink: 'file', line: 'x', fields: { user: 'u1', n: 2 } })).toMatchObject({ ok: true, value: { fields: { user: 'u1', n: 2 } } });
+    expect(validateUnionCall(def, nested!.binding, { event: { sink: 'null', anything: '[1,"a"]' } })).toMatchObject({ ok: true, value: { anything: [1, 'a'] } });
+  });
+
+  it('text that is not JSON, or JSON of the wrong type, is an INVALID_FIELD at its path, the text clipped', () => {
+    const bad = validateUnionCall(def, nested!.binding, { event: { sink: 'file', line: 'x', fields: `{nope ${'x'.repeat(100)}` } });
+    expect(!bad.ok && bad.issues).toEqual([
+      { code: 'INVALID_FIELD', path: '/event/fields', variant: 'file', message: expect.stringMatching(/^fields must be JSON text .*"\{nope x+… \(106 characters\)" is not\.$/) },
+    ]);
+    const list = validateUnionCall(def, nested!.binding, { event: { sink: 'file', line: 'x', fields: '[1]' } });
+    expect(!list.ok && list.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/event/fields', message: expect.stringContaining('fields must be an object, not an array of 1 item') });
+  });
+
+  it('toStrict refuses to close a free-form value unless told how to carry it', () => {
+    const open = toJsonSchema(z.strictObject({ meta: z.record(z.string(), z.string()) }));
+    expect(() => toStrict(open)).toThrow(UnionDefinitionError);
+    expect(() => toStrict(open)).toThrow(/^\/properties\/meta: strict mode closes every object, so this free-form value would become \{\}/);
+    expect(toStrict(toJsonSchema(z.strictObject({ inner: z.object({ a: z.string() }) })))).toBeTruthy();
+  });
+
+  it('the strict checker fails on an open object closed to {} (what toStrict did before), and on a typeless value', () => {
+    const closedEmpty = { type: 'object', properties: { meta: { type: 'object', properties: {}, required: [], additionalProperties: false } }, required: ['meta'], additionalProperties: false };
+    expect(openAiStrictViolations(closedEmpty)).toEqual(['/meta: a closed object with no properties (it can only be {}: an open object closed drops its data)']);
+    expect(openAiStrictViolations({ type: 'object', properties: { x: {} }, required: ['x'], additionalProperties: false })).toEqual([
+      '/x: no type (a free-form value strict mode cannot carry)',
+    ]);
+    expect(openAiStrictViolations({ type: 'object', properties: {}, required: [], additionalProperties: false })).toEqual([]);
+  });
+
+  it('refuses a free-form alternative beside a string one: the text would not say which it is', () => {
+    const ambiguous = defineUnion(
+      z.discriminatedUnion('sink', [
+        z.object({ sink: z.literal('a'), v: z.union([z.string(), z.record(z.string(), z.string())]) }).meta({ description: 'A.' }),
+        z.object({ sink: z.literal('b') }).meta({ description: 'B.' }),
+      ]),
+      options,
+    );
+    expect(() => profileTools(ambiguous, 'nested')).toThrow(/^v: a free-form alternative beside a string one/);
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Free-form values under OpenAI strict mode. Strict mode closes every object
+ * (`additionalProperties: false`), so an open one (`z.record`, `z.looseObject`) would become
+ * `{}`: a model could only ever send it empty, and whatever it meant to send would be dropped
+ * without a word. A typeless value (`z.unknown()`) has no strict form at all.
+ *
+ * The nested (strict) profile carries each such value as a string of JSON text instead, and
+ * the validator parses it back before the union sees the call, so the union validates the
+ * same value under every profile. A free-form alternative beside a string alternative is
+ * refused: a string would not say which of the two it is.
+ */
+import { UnionDefinitionError } from './define.js';
+import { describeKey, describeValue } from './echo.js';
+import type { JsonSchema } from './json-schema.js';
+
+const isSchema = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
+const TYPED = ['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', '$ref', 'properties', 'items', 'not'];
+
+/** Property names, and `*` for every item of an array. */
+export type FreeFormPath = readonly (string | typeof ITEMS)[];
+export const ITEMS = Symbol('items');
+
+/** A value strict mode cannot carry as it is: an open object, or a node that names no type. */
+export function isFreeForm(node: JsonSchema): boolean {
+  if (!TYPED.some((k) => k in node)) return true;
+  if (node.type !== 'object' && !isSchema(node.properties)) return false;
+  const extra = node.additionalProperties;
+  return (extra !== undefined && extra !== false) || isSchema(node.patternProperties);
+}
+
+/** What the strict profile sends instead: JSON text, said so in the description. */
+export function asJsonText(node: JsonSchema): JsonSchema {
+  const what = TYPED.some((k) => k in node) ? 'an object written as JSON text, e.g. {"key":"value"}' : 'any JSON value written as text';
+  const said = typeof node.description === 'string' ? `${node.description} ` : '';
+  return { type: 'string', description: `${said}(${what})` };
+}
+
+const paths = new WeakMap<JsonSchema, FreeFormPath[]>();
+
+/** Where a variant's free-form values are, relative to the variant (computed once per schema). */
+export function freeFormPaths(json: JsonSchema): FreeFormPath[] {
+  let found = paths.get(json);
+  if (!found) paths.set(json, (found = walk(json, [])));
+  return found;
+}
+
+function walk(node: JsonSchema, at: FreeFormPath): FreeFormPath[] {
+  if (at.length && isFreeForm(node)) return [at];
+  const alternatives = [node.anyOf, node.oneOf].flatMap((list) => (Array.isArray(list) ? list.filter(isSchema) : []));
+  const out: FreeFormPath[] = [];
+  if (alternatives.some((a) => isFreeForm(a))) {
+    if (alternatives.some((a) => a.type === 'string')) {
+      throw new UnionDefinitionError(`${label(at)}: a free-form alternative beside a string one cannot be carried as JSON text in strict mode`);
+    }
+    out.push(at);
+  }
+  for (const alt of alternatives) if (!isFreeForm(alt)) out.push(...walk(alt, at));
+  if (isSchema(node.properties)) {
+    for (const [key, child] of Object.entries(node.properties)) if (isSchema(child)) out.push(...walk(child, [...at, key]));
+  }
+  if (isSchema(node.items)) out.push(...walk(node.items, [...at, ITEMS]));
+  return out;
+}
+
+const label = (at: FreeFormPath) => at.map((s) => (s === ITEMS ? '*' : s)).join('.') || '/';
+
+export interface JsonTextProblem {
+  segments: PropertyKey[];
+  message: string;
+}
+
+/**
+ * The call with the JSON text at `paths` parsed back. A value that is not a string is left
+ * for the validator (a client may send the object itself); text that is not JSON is a problem.
+ */
+export function decodeJsonText(json: JsonSchema, call: Record<string, unknown>): { value: Record<string, unknown>; problems: JsonTextProblem[] } {
+  const problems: JsonTextProblem[] = [];
+  let value = call;
+  for (const path of freeFormPaths(json)) value = decodeAt(value, path, [], problems) as Record<string, unknown>;
+  return { value, problems };
+}
+
+function decodeAt(node: unknown, path: FreeFormPath, segments: PropertyKey[], problems: JsonTextProblem[]): unknown {
+  if (!path.length) {
+    if (typeof node !== 'string') return node;
+    try {
+      return JSON.parse(node) as unknown;
+    } catch {
+      // Not the parser's message: it quotes the text, which only ./echo.ts may do.
+      const where = segments.map((s) => describeKey(s)).join('.');
+      problems.push({ segments, message: `${where} must be JSON text (this tool's shape carries free-form values as text), and ${describeValue(node)} is not.` });
+      return node;
+    }
+  }
+  const [head, ...rest] = path;
+  if (head === ITEMS) {
+    return Array.isArray(node) ? node.map((item, i) => decodeAt(item, rest, [...segments, i], problems)) : node;
+  }
+  if (typeof node !== 'object' || node === null || Array.isArray(node) || !Object.hasOwn(node, head!)) return node;
+  const copy = { ...(node as Record<string, unknown>) };
+  const value = decodeAt(copy[head!], rest, [...segments, head!], problems);
+  Object.defineProperty(copy, head!, { value, enumerable: true, writable: true, configurable: true });
+  return copy;
+}
