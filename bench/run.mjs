@@ -7,7 +7,7 @@
  *   node bench/run.mjs [--quick]    (--quick: fewer, shorter runs, for trying the bench out)
  */
 import { cpus, loadavg, platform, release } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchBannerFeed } from './banner-feed.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
@@ -104,5 +104,9 @@ to 2025 sessions). Tokens: o200k_base
 are cited constants (this machine has no network to fetch those servers). Targets are
 reported, never asserted.
 `;
-writeFileSync(join(ROOT, 'bench/results.md'), md);
+// The log of A/B-measured changes (bench/ab.mjs) below the table outlives each rerun.
+const resultsFile = join(ROOT, 'bench/results.md');
+const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
+const changes = previous.indexOf('\n## Changes');
+writeFileSync(resultsFile, changes === -1 ? md : `${md}${previous.slice(changes)}`);
 process.stdout.write(`\n${table}\n\nWritten to bench/results.md (${seconds.toFixed(0)} s).\n`);
