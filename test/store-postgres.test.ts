@@ -4,6 +4,7 @@
  * Each store gets a fresh schema (search_path), dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../src/log.js';
@@ -14,6 +15,7 @@ import { openStore } from '../src/store/index.js';
 import { loadConfig } from '../src/config.js';
 import { storeSuite } from './store.suite.js';
 import { PG_URL, postgresSkipReason } from './helpers/postgres.js';
+import { bannerRecord } from './helpers/banner-record.js';
 
 const url = PG_URL;
 const unavailable = await postgresSkipReason('store-postgres');
@@ -157,6 +159,60 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
       await s.close();
       await expect(openPostgresStore({ connectionString: url, schema, log: silentLogger })).rejects.toThrow(/schema version 999.*upgrade/);
     } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('a connection reset while a banner transaction holds its client fails that call, not the process', async () => {
+    // A TCP proxy in front of PostgreSQL, so the test can cut the store's connections.
+    const target = new URL(url);
+    const sockets = new Set<net.Socket>();
+    const proxy = net.createServer((inbound) => {
+      const outbound = net.connect(Number(target.port || 5432), target.hostname);
+      for (const s of [inbound, outbound]) {
+        sockets.add(s);
+        s.on('error', () => {});
+        s.on('close', () => sockets.delete(s));
+      }
+      inbound.pipe(outbound).pipe(inbound);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const proxied = new URL(url);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String((proxy.address() as net.AddressInfo).port);
+    const schema = freshSchema();
+    const store = await openPostgresStore({ connectionString: proxied.toString(), schema, log: silentLogger });
+    // Hold the banner's dedupe lock from outside, so showing it waits with its client checked out.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    const crashes: unknown[] = [];
+    const onUncaught = (err: unknown) => crashes.push(err);
+    process.on('uncaughtException', onUncaught);
+    try {
+      const banner = bannerRecord(Date.now(), { audience: 'ops', dedupe_key: 'db-down' });
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
+        banner.audience,
+        banner.dedupe_key,
+      ]);
+      const insert = store.insertBanner(banner);
+      const outcome = insert.then(
+        () => 'inserted',
+        (err: Error) => err.message,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      for (const s of sockets) s.destroy(new Error('cut'));
+      expect(await outcome).not.toBe('inserted');
+      await holder.query('ROLLBACK');
+      // The store keeps serving through a new connection.
+      expect(await store.insertBanner(bannerRecord(Date.now(), { audience: 'ops', dedupe_key: 'db-down' }))).toMatchObject({ audience: 'ops' });
+      await new Promise((r) => setTimeout(r, 100));
+      expect(crashes).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await holder.end().catch(() => {});
+      await store.close().catch(() => {});
+      proxy.close();
       await dropSchema(schema);
     }
   });

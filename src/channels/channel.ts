@@ -82,7 +82,8 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   result?: Readonly<Record<string, JsonSchema>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
   recipients(call: CallOf<V, Shape>): string[];
-  buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S }): Promise<BuiltPayload<P>>;
+  /** `timeoutMs`: how long building may take (it counts against the send's budget). */
+  buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number }): Promise<BuiltPayload<P>>;
   /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
   createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
@@ -141,7 +142,7 @@ export interface TypedChannel<C, P> {
    */
   parse(value: unknown): C;
   recipients(call: C): string[];
-  buildPayload(call: C, id: string): Promise<BuiltPayload<P>>;
+  buildPayload(call: C, id: string, timeoutMs: number): Promise<BuiltPayload<P>>;
 }
 
 function isLive<S extends ChannelSettings>(settings: S): settings is LiveSettings<S> {
@@ -189,7 +190,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             // The one cast: parsedWith() says this branch's own parse returned `value`.
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
-            buildPayload: (call, id) => channel.buildPayload(call, { id, settings }),
+            buildPayload: (call, id, timeoutMs) => channel.buildPayload(call, { id, settings, timeoutMs }),
           };
           return {
             name: module.name,

@@ -26,6 +26,19 @@ describe('notification union', () => {
       { code: 'TOO_LONG', path: '/to', message: 'to is too long for email: at most 50 items. Shorten it.' },
     ]);
     expect(issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to/1' });
+    // Longer than an address may be, too: still the list's problem.
+    expect(issues({ via: 'email', to: Array(300).fill('nope'), subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/to' });
+  });
+
+  it('takes addresses up to the 254 characters of RFC 5321, in to and reply_to', () => {
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
+    expect(longest).toHaveLength(254);
+    expect(issues({ via: 'email', to: [longest], reply_to: longest, subject: 's', body_html: 'h' })).toEqual([]);
+    const over = `x${longest}`;
+    expect(issues({ via: 'email', to: ['ok@example.com', over], subject: 's', body_html: 'h' })).toEqual([
+      { code: 'TOO_LONG', path: '/to/1', message: 'to.1 is too long for email: at most 254 characters. Shorten it.' },
+    ]);
+    expect(issues({ via: 'email', to: 'ok@example.com', reply_to: over, subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/reply_to' });
   });
 
   it('gives an SMS length problem one message, with the encoding, and honours the segment setting', () => {

@@ -146,7 +146,8 @@ function deliverySteps<C, P>(
       deps.rateGate?.check(opts.client, channel.name, deps.now());
       const id = newNotificationId();
       const startedAt = deps.now();
-      const { payload, meta } = await channel.buildPayload(call, id);
+      // At most half the budget, so that the provider call keeps the rest.
+      const { payload, meta } = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
     send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs),

@@ -72,9 +72,31 @@ function toDelivery(r: Row): DeliveryRecord {
   };
 }
 
-async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): Promise<void> {
+
+/**
+ * Runs `fn` on a client of its own. pg-pool stops listening for a client's errors while it
+ * is checked out, so a connection reset then would be an unhandled 'error' event that ends
+ * the process: while held, an error is recorded and fails `fn`'s query instead, and the
+ * broken client is discarded rather than returned to the pool.
+ */
+async function withClient<T>(pool: pg.Pool, log: Logger, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  let broken: Error | undefined;
+  const onError = (err: Error) => {
+    broken = err;
+    log.warn('postgres connection lost while in use', { error: err.message });
+  };
+  client.on('error', onError);
   try {
+    return await fn(client);
+  } finally {
+    client.off('error', onError);
+    client.release(broken);
+  }
+}
+
+async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): Promise<void> {
+  await withClient(pool, log, async (client) => {
     await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     try {
       if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
@@ -108,9 +130,7 @@ async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): 
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }
-  } finally {
-    client.release();
-  }
+  });
 }
 
 export class PostgresStore implements Store {
@@ -250,32 +270,32 @@ export class PostgresStore implements Store {
         b.expires_at,
         b.dismissed_at,
       ]);
-    if (b.dedupe_key === null) {
+    const dedupeKey = b.dedupe_key;
+    if (dedupeKey === null) {
       await insert(this.pool);
       return { ...b };
     }
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
-      await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
-        b.audience,
-        b.dedupe_key,
-      ]);
-      const existing = await this.activeByDedupe(client, b.audience, b.dedupe_key, b.created_at);
-      if (existing) {
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
+        await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
+          b.audience,
+          dedupeKey,
+        ]);
+        const existing = await this.activeByDedupe(client, b.audience, dedupeKey, b.created_at);
+        if (existing) {
+          await client.query('COMMIT');
+          return existing;
+        }
+        await insert(client);
         await client.query('COMMIT');
-        return existing;
+        return { ...b };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
       }
-      await insert(client);
-      await client.query('COMMIT');
-      return { ...b };
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   async purgeBanners(before: number): Promise<number> {

@@ -71,7 +71,7 @@ function nullable(node: JsonSchema): JsonSchema {
 }
 
 function lengthNote(min: unknown, max: unknown): string | undefined {
-  if (typeof max === 'number') return `${typeof min === 'number' ? min : 0}-${max} characters`;
+  if (typeof max === 'number') return typeof min === 'number' ? `${min}-${max} characters` : `at most ${max} characters`;
   if (typeof min === 'number') return min === 1 ? 'non-empty' : `at least ${min} characters`;
   return undefined;
 }

@@ -322,7 +322,9 @@ function expandIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
     return issue.keys.map((key) => ({ ...issue, keys: [key], path: [...issue.path, key] }));
   }
   if (issue.code === 'invalid_union' && issue.errors.length) {
-    const typed = issue.errors.filter((alt) => !alt.every((e) => e.code === 'invalid_type' && e.path.length === 0));
+    // An alternative whose root type did not match is not the one the value was meant for,
+    // whatever else it reports (zod runs a string's length checks on an array too).
+    const typed = issue.errors.filter((alt) => !alt.some((e) => e.code === 'invalid_type' && e.path.length === 0));
     if (typed.length === 1) return typed[0]!.map((e) => ({ ...e, path: [...issue.path, ...e.path] })).flatMap(expandIssue);
   }
   return [issue];

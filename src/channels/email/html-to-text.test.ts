@@ -1,18 +1,67 @@
 import { describe, expect, it } from 'vitest';
-import { htmlToText } from './html-to-text.js';
+import { MAX_DEPTH, htmlToText } from './html-to-text.js';
 
-describe('htmlToText', () => {
-  it('keeps the words, breaks blocks into lines, keeps link targets', () => {
-    expect(htmlToText('<h1>Deploy</h1><p>Version <b>1.2</b> is live.</p><p>See <a href="https://ci.example/42">the run</a>.</p>')).toBe(
-      'Deploy\n\nVersion 1.2 is live.\n\nSee the run (https://ci.example/42).',
-    );
-  });
+/** The non-empty lines, trimmed: what a reader sees, whatever the blank lines between. */
+const lines = (html: string) =>
+  htmlToText(html)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 
-  it('lists items, decodes entities, drops scripts and styles', () => {
-    expect(htmlToText('<style>p{}</style><ul><li>A &amp; B</li><li>&lt;ok&gt; &#8364;5 &#x263A;</li></ul><script>x()</script>')).toBe('- A & B\n- <ok> €5 ☺');
+describe('htmlToText (html-to-text with our options)', () => {
+  it('keeps the words, puts blocks on their own lines, keeps link targets', () => {
+    expect(lines('<h1>Deploy</h1><p>Version <b>1.2</b> is live.</p><p>See <a href="https://ci.example/42">the run</a>.</p>')).toEqual([
+      'Deploy',
+      'Version 1.2 is live.',
+      'See the run (https://ci.example/42).',
+    ]);
   });
 
   it('writes a bare link once', () => {
     expect(htmlToText('<a href="https://x.example">https://x.example</a>')).toBe('https://x.example');
+  });
+
+  it('lists one item a line, in order, with a marker; decodes entities; drops scripts and styles', () => {
+    const out = lines('<style>p{color:red}</style><ul><li>A &amp; B</li><li>&lt;ok&gt; &#8364;5 &#x263A; &eacute;</li></ul><ol><li>one</li><li>two</li></ol><script>alert(1)</script>');
+    expect(out).toHaveLength(4);
+    expect(out[0]).toMatch(/^\W+ A & B$/);
+    expect(out[1]).toMatch(/^\W+ <ok> €5 ☺ é$/);
+    expect(out[2]).toMatch(/^1\.\s+one$/);
+    expect(out[3]).toMatch(/^2\.\s+two$/);
+    expect(htmlToText('<style>p{color:red}</style><script>alert(1)</script>')).toBe('');
+  });
+
+  it('keeps the case of headings (hostnames and ids in them must not change)', () => {
+    expect(lines('<h2>db-1 on eu-West</h2>')).toEqual(['db-1 on eu-West']);
+  });
+
+  it('puts each table cell on its own line, in order, rather than running cells together', () => {
+    expect(lines('<table><tr><th>Host</th><th>Disk</th></tr><tr><td>db-1</td><td>91%</td></tr></table><p>after</p>')).toEqual([
+      'Host',
+      'Disk',
+      'db-1',
+      '91%',
+      'after',
+    ]);
+  });
+
+  it('leaves images and the head out', () => {
+    const text = htmlToText(
+      '<html><head><title>Internal title</title></head><body><p>Logo <img src="data:image/png;base64,iVBORw0KGgo=" alt="logo"> here</p></body></html>',
+    );
+    expect(text).toBe('Logo here');
+  });
+
+  it('does not wrap long lines (the mail client does)', () => {
+    const sentence = 'word '.repeat(40).trim();
+    expect(htmlToText(`<p>${sentence}</p>`)).toBe(sentence);
+  });
+
+  it('survives nesting far deeper than its recursion could follow, keeping the shallow text', () => {
+    const deep = `<p>top</p>${'<div>'.repeat(20_000)}buried`;
+    const text = htmlToText(deep);
+    expect(text.startsWith('top')).toBe(true);
+    expect(text).not.toContain('buried');
+    expect(lines(`${'<div>'.repeat(MAX_DEPTH - 2)}reachable`)).toEqual(['reachable']);
   });
 });

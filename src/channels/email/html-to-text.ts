@@ -1,35 +1,49 @@
 /**
- * The plain-text part derived from body_html when body_text is absent, so every mail is
- * multipart/alternative. Deliberately small: block elements become line breaks, links keep
- * their target, entities are decoded; anything fancier belongs in body_text.
+ * How body_text is derived from body_html when the caller sends none, so every mail is
+ * multipart/alternative: html-to-text, the converter nodemailer users reach for, with the
+ * options below. They are plain data because the conversion runs in a worker thread
+ * (./body-text.ts), which receives them by structured clone.
  */
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
+import { compile, type HtmlToTextOptions } from 'html-to-text';
 
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[name.toLowerCase()] ?? whole;
-  });
-}
+const LINE = { leadingLineBreaks: 1, trailingLineBreaks: 1 };
+const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
 
+/**
+ * Text deeper than this many elements is replaced by `...`. No real message nests that deep,
+ * and the library walks the tree recursively: without a bound, a few thousand nested tags
+ * overflow its stack.
+ */
+export const MAX_DEPTH = 256;
+
+export const HTML_TO_TEXT_OPTIONS: HtmlToTextOptions = {
+  // One line per paragraph: the mail client wraps, and hard breaks at 80 columns read badly
+  // on a phone.
+  wordwrap: false,
+  limits: { maxDepth: MAX_DEPTH },
+  selectors: [
+    // `text (href)`, as before html-to-text; a link whose text is its address is written once.
+    { selector: 'a', options: { linkBrackets: ['(', ')'], hideLinkHrefIfSameAsText: true } },
+    // Tracking pixels and inline data: URIs have nothing to say in a text part.
+    { selector: 'img', format: 'skip' },
+    // Headings keep their case: hostnames and ids in them must not change.
+    ...HEADINGS.map((selector) => ({ selector, options: { uppercase: false } })),
+    // Mail HTML lays out with tables: a cell per line reads better than cells run together,
+    // and unlike the column layout of `dataTable` it cannot turn a layout table into gibberish.
+    { selector: 'table', options: LINE },
+    { selector: 'tr', format: 'block', options: LINE },
+    { selector: 'th', format: 'block', options: LINE },
+    { selector: 'td', format: 'block', options: LINE },
+  ],
+};
+
+let compiled: ((html: string) => string) | undefined;
+
+/**
+ * Converts in the calling thread. Its cost grows with the square of the nesting depth
+ * (htmlparser2 keeps its open-element stack with Array#unshift), so the server never calls
+ * this on a caller's body on the main thread: see deriveBodyText.
+ */
 export function htmlToText(html: string): string {
-  const text = html
-    .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(/<a\b[^>]*?href\s*=\s*["']([^"']*)["'][^>]*>([\s\S]*?)<\/a\s*>/gi, (_, href: string, inner: string) =>
-      inner.trim() && inner.trim() !== href ? `${inner} (${href})` : href,
-    )
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<li\b[^>]*>/gi, '\n- ')
-    .replace(/<\/(p|div|h[1-6]|tr|table|ul|ol|blockquote|pre|section|article|header|footer)\s*>/gi, '\n')
-    .replace(/<(p|div|h[1-6]|tr|table|ul|ol|blockquote|pre|section|article|header|footer)\b[^>]*>/gi, '\n')
-    .replace(/<[^>]*>/g, '');
-  return decodeEntities(text)
-    .split('\n')
-    .map((line) => line.replace(/[ \t\f\v\u00a0]+/g, ' ').trim())
-    .join('\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+  return (compiled ??= compile(HTML_TO_TEXT_OPTIONS))(html);
 }

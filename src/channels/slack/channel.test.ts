@@ -4,7 +4,7 @@ import { loadConfig } from '../../config.js';
 import { slack } from './index.js';
 
 const post = { via: 'slack' as const, channel: 'C0123ABCD', text: '<!channel> db-1 is down, <!subteam^S0123|@oncall> please look' };
-const build = (env: Record<string, string>) => slack.buildPayload(post, { id: 'ntf_1', settings: slack.settings(env) });
+const build = (env: Record<string, string>) => slack.buildPayload(post, { id: 'ntf_1', settings: slack.settings(env), timeoutMs: 10_000 });
 
 describe('slack channel: broadcast mentions', () => {
   it('are made inert by default, in the exact payload the provider gets', async () => {

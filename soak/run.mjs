@@ -1,0 +1,209 @@
+#!/usr/bin/env node
+/**
+ * `npm run soak` (issue 16, "Prove it"): 50 concurrent HTTP clients against the built
+ * `notify-mcp --http`, live channels pointed at loopback fakes, with faults injected on a
+ * schedule; once on SQLite, once on PostgreSQL with two replicas sharing the load; then
+ * 100,000 seeded generated calls through the real pipeline (test/fuzz.property.test.ts).
+ * Prints the figures, writes them to soak/results.json and soak/results.md, and exits
+ * non-zero when an invariant breaks.
+ *
+ *   node soak/run.mjs [sqlite] [postgres] [fuzz]     (default: all three)
+ *   SOAK_SECONDS=60 SOAK_CLIENTS=50 SOAK_FUZZ_RUNS=100000 SOAK_SEED=16
+ *   SOAK_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test  (a fresh database is made beside it)
+ */
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { fillDisk, makeDataDir } from './lib/disk.mjs';
+import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
+import { computeFigures } from './lib/figures.mjs';
+import { runLoad } from './lib/load.mjs';
+import { ROOT, startServer } from './lib/server.mjs';
+import { startTcpProxy } from './lib/tcp-proxy.mjs';
+
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
+const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 50);
+const SEED = Number(process.env.SOAK_SEED ?? 16);
+const FUZZ_RUNS = Number(process.env.SOAK_FUZZ_RUNS ?? 100_000);
+const PG_BASE = process.env.SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const started = Date.now();
+const step = (s) => process.stderr.write(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(4)} s] ${s}\n`);
+
+const SID = 'AC' + '5'.repeat(32);
+function providerEnv(smtp, twilio, slack) {
+  return {
+    SMTP_URL: smtp.url,
+    EMAIL_FROM: 'soak <soak@notify.test>',
+    NOTIFY_EMAIL_ALLOW: 'example.com',
+    TWILIO_ACCOUNT_SID: SID,
+    TWILIO_AUTH_TOKEN: 'soak-twilio-token',
+    TWILIO_FROM: '+14155550100',
+    TWILIO_API_URL: twilio.origin,
+    NOTIFY_SMS_ALLOW: '+1415',
+    SLACK_BOT_TOKEN: 'xoxb-soak-token',
+    SLACK_API_URL: slack.origin,
+    NOTIFY_SLACK_ALLOW: 'C0SOAK001,#ops-alerts',
+    // Shorter than the default 20 s so hung providers cost a few seconds, not a third of the run.
+    NOTIFY_SEND_BUDGET_MS: '8000',
+    NOTIFY_LOG_LEVEL: 'error',
+  };
+}
+
+/**
+ * Faults by fraction of the run, all in the first half so the second half measures
+ * recovery and memory: 5xx bursts, SMTP 421, hangs, resets, then the store fault.
+ */
+function schedule(fakes, storeFault, log) {
+  const [smtp, twilio, slack] = fakes;
+  const D = SECONDS * 1000;
+  const at = [
+    [0.1, 'slack+twilio 5xx burst (60%)', () => { slack.setMode('5xx', 0.6); twilio.setMode('5xx', 0.6); }],
+    [0.18, 'smtp 421 (50%)', () => { slack.setMode('ok'); twilio.setMode('ok'); smtp.setMode('421', 0.5); }],
+    [0.26, 'providers hang (15%)', () => { smtp.setMode('hang', 0.15); twilio.setMode('hang', 0.15); slack.setMode('hang', 0.15); }],
+    [0.34, 'connection resets (40%)', () => { smtp.setMode('ok'); twilio.setMode('reset', 0.4); slack.setMode('reset', 0.4); }],
+    [0.42, 'providers healthy; store fault', () => { twilio.setMode('ok'); slack.setMode('ok'); storeFault.start(); }],
+    [0.5, 'store fault over', () => storeFault.stop()],
+  ];
+  const timers = at.map(([f, label, fn]) =>
+    setTimeout(() => {
+      log.push({ t_s: Math.round(f * SECONDS), fault: label });
+      step(`fault: ${label}`);
+      fn();
+    }, f * D),
+  );
+  return () => timers.forEach(clearTimeout);
+}
+
+async function scenario(kind) {
+  step(`${kind}: starting fakes and servers`);
+  const fakes = await Promise.all([startSmtp(), startTwilio(), startSlack()]);
+  const env = providerEnv(...fakes);
+  const cleanups = [];
+  const notes = [];
+  let servers = [];
+  let storeFault;
+  let dbName;
+  let proxy;
+  try {
+    if (kind === 'sqlite') {
+      const data = makeDataDir('notify-soak-', 256);
+      cleanups.push(data.cleanup);
+      servers = [await startServer('sqlite', { ...env, NOTIFY_DATA_DIR: data.dir })];
+      let filled;
+      storeFault = data.tmpfs
+        ? {
+            label: 'SQLite out of space (tmpfs filled to the last block for 8% of the run)',
+            start: () => { filled = fillDisk(data.dir); step(`disk filled (${Math.round(filled.bytes / 1048576)} MB filler)`); },
+            stop: () => { filled?.free(); filled = undefined; },
+          }
+        : { label: 'NOT COVERED: SQLite out of space (could not mount a tmpfs; needs root)', start() {}, stop() {} };
+      if (!data.tmpfs) notes.push(storeFault.label);
+    } else {
+      dbName = `soak_${process.pid}_${Date.now()}`;
+      const admin = new pg.Client({ connectionString: PG_BASE });
+      await admin.connect();
+      await admin.query(`CREATE DATABASE ${dbName}`);
+      await admin.end();
+      const base = new URL(PG_BASE);
+      proxy = await startTcpProxy(base.hostname, Number(base.port || 5432));
+      const viaProxy = new URL(PG_BASE);
+      viaProxy.hostname = '127.0.0.1';
+      viaProxy.port = String(proxy.port);
+      viaProxy.pathname = `/${dbName}`;
+      const dataA = makeDataDir('notify-soak-a-', 16);
+      const dataB = makeDataDir('notify-soak-b-', 16);
+      cleanups.push(dataA.cleanup, dataB.cleanup);
+      // Sequentially: both migrate under an advisory lock anyway; this keeps start-up logs apart.
+      servers.push(await startServer('postgres-a', { ...env, NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: viaProxy.href }));
+      servers.push(await startServer('postgres-b', { ...env, NOTIFY_DATA_DIR: dataB.dir, DATABASE_URL: viaProxy.href }));
+      storeFault = {
+        label: 'PostgreSQL connection cut by the TCP proxy (all connections destroyed, new ones refused for 3 s)',
+        start: () => proxy.cut(3000),
+        stop() {},
+      };
+    }
+    const records = [];
+    const faults = [];
+    const deadline = Date.now() + SECONDS * 1000;
+    const clear = schedule(fakes, storeFault, faults);
+    step(`${kind}: ${CLIENTS} clients for ${SECONDS} s against ${servers.map((s) => s.url).join(' and ')}`);
+    await runLoad({ urls: servers.map((s) => s.url), clients: CLIENTS, deadline, seed: SEED, record: (r) => records.push(r) });
+    clear();
+    storeFault.stop?.();
+    for (const s of servers) s.exitedEarly = s.exited();
+    const storeFaultLabel = storeFault.label;
+    await Promise.all(servers.map((s) => s.stop()));
+    const figures = computeFigures({ records, fakes, servers });
+    return {
+      scenario: kind === 'sqlite' ? 'SQLite, one server' : 'PostgreSQL, two replicas',
+      seconds: SECONDS,
+      clients: CLIENTS,
+      faults,
+      store_fault: storeFaultLabel,
+      ...(proxy ? { proxy: proxy.stats() } : {}),
+      notes,
+      ...figures,
+      server_log_errors: servers.map((s) => ({ server: s.name, error_lines: s.logLines.filter((l) => l.includes('"error"')).length, sample: s.logLines.filter((l) => l.includes('"error"')).slice(0, 2) })),
+    };
+  } finally {
+    await Promise.all(servers.map((s) => s.stop()));
+    await Promise.all(fakes.map((f) => f.close()));
+    await proxy?.close();
+    if (dbName) {
+      const admin = new pg.Client({ connectionString: PG_BASE });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+      await admin.end();
+    }
+    for (const c of cleanups) c();
+  }
+}
+
+function fuzz() {
+  step(`fuzz: ${FUZZ_RUNS} seeded generated calls (test/fuzz.property.test.ts)`);
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/fuzz.property.test.ts', '--reporter=default', '--testTimeout=0'], {
+    cwd: ROOT,
+    env: { ...process.env, FUZZ_RUNS: String(FUZZ_RUNS), FUZZ_REPORT: join(ROOT, 'soak/fuzz-report.json') },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  let report = {};
+  try {
+    report = JSON.parse(spawnSync('cat', [join(ROOT, 'soak/fuzz-report.json')]).stdout.toString());
+  } catch {}
+  return { scenario: 'fuzz', runs: FUZZ_RUNS, seconds: Math.round((Date.now() - t0) / 1000), exit_code: r.status, ...report, breaks: r.status === 0 ? [] : ['fuzz run failed (see its output)'] };
+}
+
+function markdown(results) {
+  const lines = [`# Soak results`, '', `Run ${new Date(started).toISOString()} on ${cpus().length} cores (load ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end), seed ${SEED}.`, ''];
+  for (const r of results) {
+    lines.push(`## ${r.scenario}`, '');
+    if (r.scenario === 'fuzz') {
+      lines.push(`${r.runs} generated calls in ${r.seconds} s, exit ${r.exit_code}.`, '', '```json', JSON.stringify({ ...r, breaks: undefined }, null, 2), '```', '');
+    } else {
+      lines.push(`${r.clients} clients, ${r.seconds} s. Faults: ${r.faults.map((f) => `${f.t_s} s ${f.fault}`).join('; ')}. Store fault: ${r.store_fault}.`, '');
+      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, providers: r.providers, rss: r.rss, proxy: r.proxy }, null, 2), '```', '');
+    }
+    lines.push(r.breaks.length ? `**Invariants broken:**\n${r.breaks.map((b) => `- ${b}`).join('\n')}` : 'All invariants held.', '');
+  }
+  return lines.join('\n');
+}
+
+const wanted = process.argv.slice(2).filter((a) => ['sqlite', 'postgres', 'fuzz'].includes(a));
+const parts = wanted.length ? wanted : ['sqlite', 'postgres', 'fuzz'];
+const results = [];
+for (const part of parts) {
+  const r = part === 'fuzz' ? fuzz() : await scenario(part);
+  results.push(r);
+  if (part !== 'fuzz') {
+    const { calls, answers_by_code, latency_ms, sends, rss, breaks } = r;
+    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, rss: Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, { ...v, timeline_mb: undefined }])), breaks }, null, 2)}\n`);
+  }
+}
+writeFileSync(join(ROOT, 'soak/results.json'), JSON.stringify({ date: new Date(started).toISOString(), seed: SEED, results }, null, 2) + '\n');
+writeFileSync(join(ROOT, 'soak/results.md'), markdown(results));
+const broken = results.flatMap((r) => r.breaks.map((b) => `${r.scenario}: ${b}`));
+process.stdout.write(broken.length ? `\nSOAK FAILED:\n${broken.map((b) => `- ${b}`).join('\n')}\n` : '\nSoak passed: every invariant held.\n');
+process.exitCode = broken.length ? 1 : 0;

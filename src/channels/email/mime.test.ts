@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseMime } from '../../../test/helpers/mime.js';
+import { NotifyError } from '../../errors.js';
+import { EmailMimeBuilder, INLINE_MAX_CHARS, buildEmailMime, type MailParts } from './mime.js';
+import { htmlToText } from './html-to-text.js';
+
+/** Nesting this deep keeps html-to-text busy for many seconds (its parser is quadratic in depth). */
+const STALLING_HTML = '<b>'.repeat(300_000);
+
+const mail = (extra: Partial<MailParts> = {}): MailParts => ({
+  from: 'notify@example.com',
+  to: ['ops@example.com', 'oncall@example.com'],
+  subject: 'Déploiement',
+  html: '<h1>Deploy</h1><p>See <a href="https://ci.example/42">the run</a> &amp; <b>logs</b>.</p>',
+  messageId: '<ntf_1@example.com>',
+  headers: { 'X-Notification-Id': 'ntf_1' },
+  ...extra,
+});
+
+async function caught(p: Promise<unknown>): Promise<NotifyError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(NotifyError);
+  return err as NotifyError;
+}
+
+describe('buildEmailMime', () => {
+  let builder: EmailMimeBuilder | undefined;
+  afterEach(async () => {
+    await builder?.close();
+    builder = undefined;
+  });
+
+  // A small email is built in this thread, a large one in a worker: the same message either way.
+  const LARGE_HTML = mail().html + '<p>Disk 91% on <a href="https://ops.example/db-1">db-1</a></p>'.repeat(INLINE_MAX_CHARS / 40);
+  expect(LARGE_HTML.length).toBeGreaterThan(INLINE_MAX_CHARS);
+
+  it.each([
+    ['small', mail().html],
+    ['large', LARGE_HTML],
+  ])('builds multipart/alternative with the text part derived by html-to-text (%s)', async (_, html) => {
+    const m = mail({ html });
+    const parsed = parseMime(await buildEmailMime(m, { timeoutMs: 10_000 }));
+    expect(parsed.type).toBe('multipart/alternative');
+    expect(parsed.header('message-id')).toBe('<ntf_1@example.com>');
+    expect(parsed.header('x-notification-id')).toBe('ntf_1');
+    expect(parsed.header('to')).toBe('ops@example.com, oncall@example.com');
+    const [textPart, htmlPart] = parsed.parts;
+    expect(textPart!.type).toBe('text/plain');
+    expect(textPart!.body.replace(/\r\n/g, '\n').trim()).toBe(htmlToText(m.html));
+    expect(htmlPart!.type).toBe('text/html');
+    expect(htmlPart!.body).toContain('<a href="https://ci.example/42">');
+  });
+
+  it.each([
+    ['small', mail().html],
+    ['large', LARGE_HTML],
+  ])('keeps a body_text the caller sent (%s)', async (_, html) => {
+    const parsed = parseMime(await buildEmailMime(mail({ html, text: 'Mine, word for word.' }), { timeoutMs: 10_000 }));
+    expect(parsed.parts[0]!.body.trim()).toBe('Mine, word for word.');
+  });
+
+  it('answers INVALID_FIELD for a small body the converter cannot take, without a worker', async () => {
+    // Small enough to be built inline; html-to-text is given no chance to fail on real input,
+    // so this checks the mapping with an html that is not a string.
+    const err = await caught(buildEmailMime(mail({ html: { length: 1 } as unknown as string }), { timeoutMs: 10_000 }));
+    expect(err.code).toBe('INVALID_FIELD');
+    expect(err.message).toMatch(/the converter failed/);
+  });
+
+  it('answers INVALID_FIELD naming body_text when the text part cannot be derived in time', async () => {
+    builder = new EmailMimeBuilder(1);
+    const err = await caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 900 }));
+    expect(err.code).toBe('INVALID_FIELD');
+    expect(err.details.via).toBe('email');
+    expect(err.message).toMatch(/^body_html could not be turned into the plain-text part .*Send body_text with it/);
+    // The same HTML with a body_text needs no conversion.
+    const raw = await builder.build(mail({ html: STALLING_HTML, text: 'plain' }), { timeoutMs: 10_000 });
+    expect(parseMime(raw).parts[0]!.body.trim()).toBe('plain');
+  });
+
+  it('answers RATE_LIMITED with retry_after_s when every worker stayed busy past the deadline', async () => {
+    builder = new EmailMimeBuilder(1);
+    const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 3_000 }));
+    const waiting = await caught(builder.build(mail({ html: LARGE_HTML }), { timeoutMs: 600 }));
+    expect(waiting.code).toBe('RATE_LIMITED');
+    expect(waiting.details.retryAfterS).toBe(1);
+    expect((await stalled).code).toBe('INVALID_FIELD');
+  });
+
+  it('does not hold an email that brings its body_text behind a stalled conversion', async () => {
+    builder = new EmailMimeBuilder(1);
+    const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 6_000 }));
+    const raw = await builder.build(mail({ html: LARGE_HTML, text: 'brought along' }), { timeoutMs: 6_000 });
+    expect(parseMime(raw).parts[0]!.body.trim()).toBe('brought along');
+    await stalled;
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * The complete MIME message of an email, with the plain-text part derived from body_html
+ * when the caller sent no body_text. Both grow with the body, and on the main thread they
+ * stalled every client: html-to-text is quadratic in nesting depth (a 1 MiB body of `<b>`
+ * keeps it busy for minutes), and nodemailer encodes each part in one synchronous step.
+ *
+ * So a large email is built in a worker thread (./worker-pool.ts). A small one, as most
+ * notifications are, is built in the calling thread: its worst shape is bounded by its size
+ * (see INLINE_MAX_CHARS), and a worker round trip would add a quarter to every such send.
+ * Large emails that need a conversion and those that bring their body_text have a pool
+ * each, so that the second kind (a fraction of a second, at most) never waits behind the
+ * first.
+ *
+ * Past the deadline, or when the converter fails, the caller gets a coded error to act on:
+ * - the text part could not be derived (too slow, too much memory, or the converter threw):
+ *   INVALID_FIELD, send body_text yourself or simplify the HTML;
+ * - every worker stayed busy with other emails: RATE_LIMITED, retry later.
+ */
+import { availableParallelism } from 'node:os';
+import { NotifyError } from '../../errors.js';
+import { HTML_TO_TEXT_OPTIONS, htmlToText } from './html-to-text.js';
+import { WorkerLostError, WorkerPool, WorkerTimeoutError } from '../../notification/worker-pool.js';
+
+/** What nodemailer's MailComposer takes, as plain data (it crosses to the worker by structured clone). */
+export interface MailParts {
+  from: string;
+  to: string[];
+  subject: string;
+  html: string;
+  /** Derived from `html` when absent. */
+  text?: string;
+  replyTo?: string;
+  messageId: string;
+  headers: Record<string, string>;
+}
+
+type MailReply = { raw: string } | { failed: 'text' | 'mime'; error: string };
+
+/** The message is ours alone: nothing in it may make nodemailer read files or fetch URLs. */
+const COMPOSER_FLAGS = { disableFileAccess: true, disableUrlAccess: true } as const;
+
+/**
+ * HTML and text together up to this many characters are built in the calling thread. The
+ * worst of some thirty adversarial shapes of 8 KiB (deep nesting, unclosed tags, entity
+ * floods…) took 65 ms the first time and 20-30 ms once warm, conversion and MIME included.
+ */
+export const INLINE_MAX_CHARS = 8 * 1024;
+
+const WORKER_SOURCE = `
+import { parentPort, workerData } from 'node:worker_threads';
+const { compile } = await import(workerData.htmlToTextUrl);
+const { default: MailComposer } = await import(workerData.mailComposerUrl);
+const toText = compile(workerData.htmlToTextOptions);
+const reason = (err) => (err instanceof Error ? err.message : String(err));
+parentPort.on('message', async (mail) => {
+  let text = mail.text;
+  if (text === undefined) {
+    try {
+      text = toText(mail.html);
+    } catch (err) {
+      parentPort.postMessage({ failed: 'text', error: reason(err) });
+      return;
+    }
+  }
+  try {
+    const composer = new MailComposer({ ...mail, text, ...workerData.composerFlags });
+    const raw = await composer.compile().build();
+    parentPort.postMessage({ raw: raw.toString('utf8') });
+  } catch (err) {
+    parentPort.postMessage({ failed: 'mime', error: reason(err) });
+  }
+});
+`;
+
+/** Ample: the worst 1 MiB body measured stays under 128 MB. */
+const WORKER_HEAP_MB = 512;
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+function noText(why: string): NotifyError {
+  return new NotifyError(
+    'INVALID_FIELD',
+    `body_html could not be turned into the plain-text part (${why}); nothing was sent. Send body_text with it, or simplify the HTML.`,
+    { via: 'email' },
+  );
+}
+
+function busy(timeoutMs: number): NotifyError {
+  const retry = seconds(timeoutMs);
+  return new NotifyError(
+    'RATE_LIMITED',
+    `The server is busy building other emails; nothing was sent. Retry in ${retry} s, or send body_text with body_html (deriving it takes longest).`,
+    { via: 'email', retryAfterS: retry },
+  );
+}
+
+function mimePool(workers: number): WorkerPool<MailParts, MailReply> {
+  return new WorkerPool({
+    source: WORKER_SOURCE,
+    workerData: {
+      htmlToTextUrl: import.meta.resolve('html-to-text'),
+      htmlToTextOptions: HTML_TO_TEXT_OPTIONS,
+      mailComposerUrl: import.meta.resolve('nodemailer/lib/mail-composer/index.js'),
+      composerFlags: COMPOSER_FLAGS,
+    },
+    size: workers,
+    heapMb: WORKER_HEAP_MB,
+  });
+}
+
+async function buildInline(mail: MailParts): Promise<string> {
+  let text = mail.text;
+  if (text === undefined) {
+    try {
+      text = htmlToText(mail.html);
+    } catch (err) {
+      throw noText(`the converter failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  // Loaded on the first email, not at start-up (it is a fair share of cold start).
+  const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
+  const raw = await new MailComposer({ ...mail, text, ...COMPOSER_FLAGS }).compile().build();
+  return raw.toString('utf8');
+}
+
+export class EmailMimeBuilder {
+  private readonly deriving: WorkerPool<MailParts, MailReply>;
+  private readonly given: WorkerPool<MailParts, MailReply>;
+
+  /** `workers` for each kind of email: with body_text to derive, and with body_text given. */
+  constructor(workers: number) {
+    this.deriving = mimePool(workers);
+    this.given = mimePool(workers);
+  }
+
+  /**
+   * The raw RFC 5322 message, within `timeoutMs`: a third of it to wait for a worker, the
+   * rest to build.
+   */
+  async build(mail: MailParts, { timeoutMs }: { timeoutMs: number }): Promise<string> {
+    const deriving = mail.text === undefined;
+    if (mail.html.length + (mail.text?.length ?? 0) <= INLINE_MAX_CHARS) return buildInline(mail);
+    const limits = { waitMs: timeoutMs / 3, runMs: (timeoutMs * 2) / 3 };
+    let reply: MailReply;
+    try {
+      reply = await (deriving ? this.deriving : this.given).run(mail, limits);
+    } catch (err) {
+      if (err instanceof WorkerTimeoutError) {
+        throw err.started && deriving
+          ? noText(`it took longer than ${seconds(limits.runMs)} s: very large or very deeply nested HTML`)
+          : busy(limits.waitMs);
+      }
+      if (err instanceof WorkerLostError && err.outOfMemory && deriving) throw noText('it needs more memory than the server allows');
+      throw err;
+    }
+    if ('raw' in reply) return reply.raw;
+    if (reply.failed === 'text') throw noText(`the converter failed: ${reply.error}`);
+    throw new Error(`building the MIME message failed: ${reply.error}`);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.deriving.close(), this.given.close()]);
+  }
+}
+
+// One core is left to the event loop.
+const shared = new EmailMimeBuilder(Math.min(4, availableParallelism() - 1));
+
+/** The raw message for `mail` (a large one built off the main thread); see EmailMimeBuilder.build. */
+export function buildEmailMime(mail: MailParts, opts: { timeoutMs: number }): Promise<string> {
+  return shared.build(mail, opts);
+}
