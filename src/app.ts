@@ -40,8 +40,8 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     channels,
     log,
     now: overrides.now ?? Date.now,
-    // In memory, per process (src/policy/rate-limit.ts).
-    rateGate: overrides.rateGate ?? createRateGate(config.rateLimits),
+    // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
+    rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
   };
   // Built per profile when a client first asks for it; its hashes are logged then.
   const catalog = buildCatalog(config, undefined, (profile, c) =>

@@ -73,6 +73,7 @@ describe('loadConfig', () => {
 
   it.each([
     [{ NOTIFY_HTTP_TOKENS: 'ops:short' }, /must match/],
+    [{ NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234,ci:abcdefghijklmnop1234' }, /"ops" and "ci" have the same token/],
     [{ NOTIFY_DEFAULT_PROFILE: 'fancy' }, /unknown profile/],
     [{ NOTIFY_RATE_LIMITS: 'sms=lots' }, /sms=20\/h/],
     [{ NOTIFY_RATE_LIMITS: 'mail=5/h' }, /^NOTIFY_RATE_LIMITS: "mail" is not a channel; use email, sms, slack, (.+, )?\*$/],

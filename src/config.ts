@@ -59,7 +59,7 @@ const TOKEN_RE = /^[A-Za-z0-9._~-]{16,}$/;
 
 function httpTokens(raw: string | undefined): HttpToken[] {
   if (!raw) return [];
-  return list(raw).map((item) => {
+  const tokens = list(raw).map((item): HttpToken => {
     const [client, token, prof, ...rest] = item.split(':');
     if (!client || !token || rest.length > 0) {
       throw new ConfigError(`NOTIFY_HTTP_TOKENS: "${client ?? ''}:…" must be client:token[:profile]`);
@@ -69,6 +69,17 @@ function httpTokens(raw: string | undefined): HttpToken[] {
     }
     return prof ? { client, token, profile: profile(prof, 'NOTIFY_HTTP_TOKENS') } : { client, token };
   });
+  // A token is a client's identity: shared, it would sign one client's sends with the other's
+  // name. (One client may hold two tokens, to rotate them.)
+  const owner = new Map<string, string>();
+  for (const { client, token } of tokens) {
+    const first = owner.get(token);
+    if (first !== undefined) {
+      throw new ConfigError(`NOTIFY_HTTP_TOKENS: "${first}" and "${client}" have the same token; give each client its own`);
+    }
+    owner.set(token, client);
+  }
+  return tokens;
 }
 
 const WINDOWS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

@@ -20,6 +20,8 @@ export const ERROR_CODES = [
   'PROVIDER_UNAVAILABLE',
   'DELIVERY_UNKNOWN',
   'NOT_FOUND',
+  /** The client cancelled the call before the provider was called: nothing was sent. */
+  'CANCELLED',
   /** A bug on our side; logged with its stack, never retried by the server. */
   'INTERNAL_ERROR',
 ] as const;

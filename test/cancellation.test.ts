@@ -4,7 +4,14 @@
  * 2025-11-25 HTTP session; closing the request's response under 2026-07-28 HTTP, which has
  * no cancel message. A test-only tool waits for its call's signal and records it; the
  * server answers nothing for a cancelled request and keeps serving.
+ *
+ * Then the same reaches a live send, in each era over HTTP, against a Slack fake that holds
+ * its answers until released, with one Slack slot: a call cancelled while its request waits
+ * for the slot sends nothing (the fake never sees it; its idempotency key is released, so a
+ * retry sends); a call cancelled while its post is at the fake runs on, and the outbox
+ * records it as sent.
  */
+import { createServer } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,10 +21,13 @@ import { bannerTools } from '../src/banners/index.js';
 import { buildCatalog } from '../src/catalog.js';
 import { loadConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
+import { closeChannels, connectChannels } from '../src/channels/connect.js';
+import type { Provider } from '../src/providers/types.js';
 import type { ObjectToolSpec } from '../src/tool.js';
 import { serveHttp, type HttpHandle } from '../src/transports/http.js';
 import { serveStdio } from '../src/transports/stdio.js';
 import { tempDataDir } from './helpers/cli.js';
+import { listenOnLoopback } from './helpers/fakes.js';
 import { ERAS, eraClient, MODERN_VERSION, type Era } from './helpers/mcp-cli.js';
 
 /** Calls of wait_for_cancel that saw their signal abort, by call tag. */
@@ -121,5 +131,121 @@ describe('Streamable HTTP', () => {
     await until('the tool to see the abort', () => aborted.has(tag));
     expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     await client.close();
+  });
+});
+
+describe.each(ERAS)('a live send cancelled over HTTP (%s client)', (era: Era) => {
+  /** Posts the fake received, by tag, and answers it holds back until released. */
+  const posts: string[] = [];
+  let held: (() => void)[] = [];
+  let hold = true;
+  /** Tags of sends that reached the Slack provider (and so its slot queue). */
+  const entered: string[] = [];
+  let fake: { origin: string; close(): Promise<void> };
+  let live: App;
+  let http: HttpHandle;
+  let closeProviders: () => Promise<void>;
+
+  const tagOf = (text: string) => /tag-\w+/.exec(text)?.[0] ?? '?';
+  const answer = (res: import('node:http').ServerResponse) => () => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ok: true, channel: 'C0123ABCD', ts: `1712345678.${String(posts.length).padStart(6, '0')}` }));
+  };
+  const release = () => {
+    hold = false;
+    for (const r of held.splice(0)) r();
+  };
+
+  beforeAll(async () => {
+    fake = await listenOnLoopback(
+      createServer((req, res) => {
+        let body = '';
+        req.setEncoding('utf8').on('data', (c: string) => (body += c));
+        req.on('end', () => {
+          posts.push(tagOf(decodeURIComponent(body)));
+          if (hold) held.push(answer(res));
+          else answer(res)();
+        });
+      }),
+    );
+    const config = loadConfig({
+      NOTIFY_DATA_DIR: tempDataDir('notify-cancel-'),
+      SLACK_BOT_TOKEN: 'xoxb-test-token',
+      SLACK_API_URL: fake.origin,
+      NOTIFY_SLACK_ALLOW: '*',
+      NOTIFY_PROVIDER_CONCURRENCY: '1',
+    });
+    const real = await connectChannels(config, silentLogger);
+    closeProviders = () => closeChannels(real);
+    const slack = real.find((c) => c.name === 'slack')!.open((c) => c.provider as Provider<unknown>) as Provider<{ text: string }>;
+    const spied: Provider<{ text: string }> = {
+      name: slack.name,
+      send(payload, ctx) {
+        entered.push(tagOf(payload.text));
+        return slack.send(payload, ctx);
+      },
+    };
+    live = await createApp(config, silentLogger, { providers: { slack: spied as Provider<unknown> } });
+    http = await serveHttp(live, { port: 0 });
+  });
+  afterAll(async () => {
+    release();
+    await http?.close();
+    await live?.close();
+    await closeProviders?.();
+    await fake?.close();
+  });
+
+  const send = (client: Client, tag: string, extra: Record<string, unknown> = {}, signal?: AbortSignal) =>
+    client.callTool(
+      { name: 'send_notification', arguments: { via: 'slack', channel: 'C0123ABCD', text: `Deploy ${tag}`, ...extra } },
+      signal ? { signal } : undefined,
+    );
+
+  it('cancelled while waiting for the provider: nothing reaches Slack; after the provider call started: the send is recorded', async () => {
+    const client: Client = eraClient(`live-cancel-${era}`, era);
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`)));
+    try {
+      // A holds the only Slack slot, its post parked at the fake.
+      const a = send(client, `tag-a${era}`);
+      await until('A to reach Slack', () => posts.includes(`tag-a${era}`));
+
+      // B waits for the slot; cancelled there, it must never be posted.
+      const key = `cancel-${era}`;
+      const bCancel = new AbortController();
+      const b = send(client, `tag-b${era}`, { idempotency_key: key }, bCancel.signal);
+      await until('B to reach the provider queue', () => entered.includes(`tag-b${era}`));
+      bCancel.abort();
+      await expect(b).rejects.toThrow();
+
+      // C gets the slot once A is answered, and is cancelled while its post is at the fake.
+      const cCancel = new AbortController();
+      const c = send(client, `tag-c${era}`, {}, cCancel.signal);
+      await until('C to wait for the slot', () => entered.includes(`tag-c${era}`));
+      for (const r of held.splice(0)) r();
+      expect((await a).isError).toBeFalsy();
+      await until('C to reach Slack', () => posts.includes(`tag-c${era}`));
+      cCancel.abort();
+      await expect(c).rejects.toThrow();
+      release();
+      await live.drain();
+
+      expect(posts.filter((t) => t.endsWith(era))).toEqual([`tag-a${era}`, `tag-c${era}`]);
+      const records = await live.store.listDeliveries(100);
+      const byTag = (tag: string) => records.filter((r) => JSON.stringify(r.payload).includes(tag));
+      // B: dropped from the queue, recorded as not sent.
+      expect(byTag(`tag-b${era}`)).toMatchObject([{ status: 'failed', error_code: 'CANCELLED', attempt_log: [{ outcome: 'cancelled' }] }]);
+      // C: its post went out before the cancel; the record says so.
+      expect(byTag(`tag-c${era}`)).toMatchObject([{ status: 'sent', provider_message_id: expect.any(String) }]);
+
+      // B's idempotency key was released: the same call, not cancelled, sends once.
+      const retried = await send(client, `tag-b${era}`, { idempotency_key: key });
+      expect(retried.isError, JSON.stringify(retried.structuredContent)).toBeFalsy();
+      expect(retried.structuredContent).not.toHaveProperty('replayed');
+      expect(posts.filter((t) => t === `tag-b${era}`)).toHaveLength(1);
+    } finally {
+      hold = true;
+      await client.close();
+    }
   });
 });

@@ -31,7 +31,7 @@ const SMS_ALLOW = '+1415';
 const SLACK_ID = 'C0FUZZ001';
 const SLACK_NAME = '#ops';
 
-// Written from the GSM 03.38 table, independently of src/notification/sms-segments.ts.
+// Written from the GSM 03.38 table, independently of src/channels/sms/segments.ts.
 const GSM_BASIC = new Set(
   "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà",
 );

@@ -223,8 +223,13 @@ describe('Slack provider under a burst against a slow Slack (issue 16: nothing r
     const answers = await burst(keys, send(provider, 600));
     await sleep(DELAY_MS + 500);
     expectNothingAfterAnswer(answers, peer, 5);
-    expect(answers.filter((a) => a.code === 'DELIVERY_UNKNOWN')).toHaveLength(5);
-    expect(answers.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(105);
+    // At least the first 5 are cut off in flight. On a loaded machine the burst spreads out,
+    // and a later call may still get a freed slot with budget left: it is cut off too, never late.
+    const cut = answers.filter((a) => a.code === 'DELIVERY_UNKNOWN').length;
+    expect(cut).toBeGreaterThanOrEqual(5);
+    expect(cut).toBeLessThan(20);
+    expect(answers.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(110 - cut);
+    expect(peer.arrivals).toHaveLength(cut);
   });
 
   it('aborts a post still in flight at the budget: Slack sees the hang-up, the call answers DELIVERY_UNKNOWN', async () => {

@@ -48,6 +48,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
 
   const manager = new BundleManager({
     log,
+    serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);
       if (!upstream?.connected) throw new UpstreamUnavailableError(target.serverId);
@@ -96,10 +97,12 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing: Promise<void> | undefined;
+  let releaseInput: (() => void) | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await Promise.all([...upstreams.values()].map((u) => u.close()));
       await stdio?.close().catch(() => {});
+      releaseInput?.();
       await http?.close();
       log.info('bundle stopped');
       resolveClosed();
@@ -116,6 +119,12 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
       // every upstream) and drop a batch or a non-JSON-RPC line without an answer.
       const screen = new LineScreen({ maxLineBytes: MAX_BODY_BYTES, reply: (m) => void stdout.write(`${JSON.stringify(m)}\n`), log });
       stdin.pipe(screen);
+      // Stopped by a signal, the input is still open and piped: let go of it, or it keeps the
+      // process alive after every upstream is gone.
+      releaseInput = () => {
+        stdin.unpipe(screen);
+        stdin.pause();
+      };
       stdio = serveStdio(
         () => {
           const server = createGatewayServer(manager);

@@ -2,7 +2,7 @@
  * notify-mcp/bundling: tool-name reconciliation for agent hosts that bundle several MCP
  * servers, and the gateway behind `notify-mcp bundle`. Explicit export list.
  */
-export { reconcile, reverseKey } from './reconcile.js';
+export { reconcile, reverseKey, parseReverseKey } from './reconcile.js';
 export type {
   Collision,
   ReconcileReport,
@@ -14,11 +14,19 @@ export type {
   ToolTarget,
 } from './types.js';
 export { TOOL_NAME_PATTERN, MAX_TOOL_NAME, isLegalToolName } from './names.js';
-export { provenanceTag, tagDescription } from './provenance.js';
+export { provenanceTag, tagDescription, INLINE_TAG_MAX } from './provenance.js';
 export { schemaHash, canonicalJson } from '../union/schema-hash.js';
+export { semanticSchemaHash } from './schema-hash.js';
 export { listFingerprint } from './fingerprint.js';
-export { createDispatcher, errorResult } from './dispatcher.js';
-export type { CallOptions, CallUpstream, Dispatcher, ToolArguments } from './dispatcher.js';
+export { createDispatcher, errorResult, DEFAULT_CALL_TIMEOUT_MS } from './dispatcher.js';
+export type {
+  CallOptions,
+  CallUpstream,
+  Dispatcher,
+  DispatcherOptions,
+  ToolArguments,
+  UpstreamCallOptions,
+} from './dispatcher.js';
 export { BundleManager } from './manager.js';
 export type { BundleState, ChangeListener, ManagerOptions, Turn } from './manager.js';
 export { DuplicateServerIdError, GatewayConfigError, UpstreamUnavailableError } from './errors.js';

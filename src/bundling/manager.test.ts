@@ -156,6 +156,38 @@ describe('BundleManager', () => {
     expect(lines.filter((l) => l.level === 'warn')).toHaveLength(1);
   });
 
+  it('does not call a reordered `required` or `enum` drift, but the fingerprint follows the bytes', () => {
+    const { lines, log } = captureLog();
+    const m = new BundleManager({ ...echoUpstream(), log });
+    const schema = (order: <T>(xs: T[]) => T[]): Tool => ({
+      name: 'create_issue',
+      inputSchema: {
+        type: 'object',
+        properties: { title: { type: 'string' }, state: { type: 'string', enum: order(['open', 'closed', 'draft']) } },
+        required: order(['title', 'state']),
+      },
+    });
+    const changes: string[] = [];
+    m.onChange((s) => changes.push(s.fingerprint));
+    m.register('github', [schema((xs) => xs)]);
+    const fp = m.fingerprint;
+    m.unregister('github');
+    m.register('github', [schema((xs) => [...xs].reverse())]);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+    expect(m.fingerprint).not.toBe(fp); // the bytes a client caches did change
+    expect(changes).toHaveLength(3);
+    const hashes = lines.filter((l) => l.msg === 'bundle tool registered').map((l) => l.schema_hash);
+    expect(hashes[0]).toBe(hashes[1]);
+  });
+
+  it('does not mistake two tools for one when a `:` makes `serverId:name` equal', () => {
+    const { lines, log } = captureLog();
+    const m = new BundleManager({ ...echoUpstream(), log });
+    m.register('a:b', [tool('c')]);
+    m.register('a', [tool('b:c', { other: { type: 'boolean' } })]);
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
+  });
+
   it('a throwing listener does not break the manager or other listeners', () => {
     const { lines, log } = captureLog();
     const m = new BundleManager({ ...echoUpstream(), log });

@@ -1,9 +1,16 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { schemaHash } from '../union/schema-hash.js';
 import { silentLogger, type Logger } from '../log.js';
-import { createDispatcher, type CallOptions, type CallUpstream, type Dispatcher, type ToolArguments } from './dispatcher.js';
+import {
+  createDispatcher,
+  type CallOptions,
+  type CallUpstream,
+  type Dispatcher,
+  type DispatcherOptions,
+  type ToolArguments,
+} from './dispatcher.js';
 import { listFingerprint } from './fingerprint.js';
 import { reconcile, reverseKey } from './reconcile.js';
+import { semanticSchemaHash } from './schema-hash.js';
 import type { Reconciled, ServerBundle, Tool } from './types.js';
 
 export interface BundleState {
@@ -21,7 +28,8 @@ export interface Turn extends BundleState {
 
 export type ChangeListener = (state: BundleState) => void;
 
-export interface ManagerOptions {
+/** `defaultTimeoutMs` and `serverTimeoutMs` bound every call (see `DispatcherOptions`). */
+export interface ManagerOptions extends DispatcherOptions {
   callUpstream: CallUpstream;
   log?: Logger;
 }
@@ -30,15 +38,17 @@ export interface ManagerOptions {
  * Holds the registered servers and the reconciled list. A rebuild while any turn is open is
  * kept pending and applied when the last open turn ends, so a model never sees the list move
  * under a call it already made. Listeners hear about an applied list whose fingerprint
- * changed. Under constant overlapping turns a pending list waits for a quiet moment.
+ * changed. Under constant overlapping turns a pending list waits for a quiet moment; every
+ * call is bounded (60 s unless set), so a hung upstream cannot hold a turn open for longer.
  */
 export class BundleManager {
   private readonly servers = new Map<string, ServerBundle>();
-  /** Last schema hash seen per `serverId:tool`, kept across unregister to catch drift on reconnect. */
+  /** Last semantic hash per tool (by `reverseKey`), kept across unregister to catch drift on reconnect. */
   private readonly knownHashes = new Map<string, string>();
   private readonly listeners = new Set<ChangeListener>();
   private readonly log: Logger;
   private readonly callUpstream: CallUpstream;
+  private readonly dispatcherOptions: DispatcherOptions;
   private applied: BundleState;
   private dispatcher: Dispatcher;
   private pendingState: BundleState | undefined;
@@ -47,14 +57,19 @@ export class BundleManager {
   constructor(options: ManagerOptions) {
     this.log = options.log ?? silentLogger;
     this.callUpstream = options.callUpstream;
+    this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs };
     this.applied = stateOf(reconcile([]));
-    this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream);
+    this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream, this.dispatcherOptions);
   }
 
-  /** Add or replace a server's tools; logs each tool's schema hash and warns on drift. */
+  /**
+   * Add or replace a server's tools; logs each tool's schema hash and warns on drift. The
+   * hash is `semanticSchemaHash`: a reordered `required` or `enum` is not drift (the list
+   * fingerprint still changes, since the bytes served do).
+   */
   register(serverId: string, tools: readonly Tool[], options: { label?: string } = {}): void {
     for (const tool of tools) {
-      const hash = schemaHash(tool);
+      const hash = semanticSchemaHash(tool);
       const key = reverseKey(serverId, tool.name);
       const previous = this.knownHashes.get(key);
       this.log.info('bundle tool registered', { server: serverId, tool: tool.name, schema_hash: hash });
@@ -93,7 +108,9 @@ export class BundleManager {
       fingerprint: next.fingerprint,
       tools: next.reconciled.tools.length,
       collisions: collisions.map((c) => `${c.name} (${c.serverIds.join(', ')})`),
-      renames: renames.map((r) => `${r.serverId}:${r.originalName} -> ${r.newName} [${r.reasons.join(',')}]`),
+      renames: renames.map(
+        (r) => `${reverseKey(r.serverId, r.originalName)} -> ${r.newName} [${r.reasons.join(',')}]`,
+      ),
     });
     if (this.openTurns > 0) {
       this.pendingState = next;
@@ -161,7 +178,7 @@ export class BundleManager {
     const changed = next.fingerprint !== this.applied.fingerprint;
     // Always swap: the same list can route differently (a server left, another joined).
     this.applied = next;
-    this.dispatcher = createDispatcher(next.reconciled, this.callUpstream);
+    this.dispatcher = createDispatcher(next.reconciled, this.callUpstream, this.dispatcherOptions);
     if (!changed) return;
     for (const listener of this.listeners) {
       try {

@@ -4,6 +4,7 @@ import { assertProperty } from '../../test/helpers/property.js';
 import {
   DuplicateServerIdError,
   listFingerprint,
+  parseReverseKey,
   reconcile,
   reverseKey,
   tagDescription,
@@ -117,6 +118,78 @@ describe('reconcile: collisions', () => {
     const before = JSON.stringify(input);
     reconcile(input);
     expect(JSON.stringify(input)).toBe(before);
+  });
+});
+
+describe('reconcile: the reverse map key', () => {
+  it('keeps two tools apart when a `:` in a serverId or a name would make their keys equal', () => {
+    const bundles: ServerBundle[] = [
+      { serverId: 'a:b', tools: [tool('c')] },
+      { serverId: 'a', tools: [tool('b:c')] },
+    ];
+    const r = reconcile(bundles);
+    expect(r.reverse.size).toBe(2);
+    expect(r.reverse.get(reverseKey('a:b', 'c'))).toBe('c');
+    expect(r.reverse.get(reverseKey('a', 'b:c'))).toBe('b_c');
+    expect(reverseKey('a:b', 'c')).toBe('a%3Ab:c');
+    expect(reverseKey('a', 'b:c')).toBe('a:b%3Ac');
+    // `%` is escaped too, so an escaped-looking name is not confused with an escaped `:`.
+    expect(reverseKey('a', 'b%3Ac')).toBe('a:b%253Ac');
+    expect(reverseKey('github', 'create_issue')).toBe('github:create_issue');
+    expectSound(bundles, r);
+  });
+
+  it('is one-to-one, and parseReverseKey inverts it (property)', async () => {
+    const part = fc.string({ unit: fc.constantFrom('a', ':', '%', '2', '5', '3', 'A'), maxLength: 8 });
+    await assertProperty(
+      'reverseKey is one-to-one',
+      fc.property(part, part, part, part, (s1, n1, s2, n2) => {
+        expect(parseReverseKey(reverseKey(s1, n1))).toEqual({ serverId: s1, originalName: n1 });
+        if (s1 !== s2 || n1 !== n2) expect(reverseKey(s1, n1)).not.toBe(reverseKey(s2, n2));
+      }),
+      // Found against the unescaped `serverId:name` key.
+      { numRuns: 500, examples: [[':', '', '', ':'], ['a:', 'b', 'a', ':b']] },
+    );
+    expect(parseReverseKey('a:b:c')).toBeUndefined();
+    expect(parseReverseKey('no-separator')).toBeUndefined();
+    expect(parseReverseKey('a:%3a')).toBeUndefined(); // not what reverseKey writes
+  });
+
+  it('has one entry per distinct (server, name), whatever the characters (property)', async () => {
+    // Few pieces, so that keys joined by a bare `:` would often meet.
+    const piece = fc.constantFrom('a', 'b', 'a:', ':b', 'a:b', ':', '%3A', 'a%3Ab');
+    const toolsArb = fc.uniqueArray(piece, { maxLength: 4 }).map((names) => names.map((n) => tool(n)));
+    const bundlesArb = fc.uniqueArray(fc.record({ serverId: piece, tools: toolsArb }), {
+      selector: (b) => b.serverId,
+      maxLength: 4,
+    });
+    await assertProperty(
+      'the reverse map has an entry per tool',
+      fc.property(bundlesArb, (bundles) => {
+        const r = reconcile(bundles);
+        expect(r.reverse.size).toBe(bundles.reduce((n, b) => n + b.tools.length, 0));
+        for (const b of bundles) {
+          for (const t of b.tools) {
+            expect(r.forward.get(r.reverse.get(reverseKey(b.serverId, t.name))!)).toEqual({
+              serverId: b.serverId,
+              originalName: t.name,
+            });
+          }
+        }
+      }),
+      // Found against the unescaped key: two tools, one entry.
+      {
+        numRuns: 300,
+        examples: [
+          [
+            [
+              { serverId: 'a:', tools: [tool('b')] },
+              { serverId: 'a', tools: [tool(':b')] },
+            ],
+          ],
+        ],
+      },
+    );
   });
 });
 

@@ -4,9 +4,31 @@ import { tagDescription } from './provenance.js';
 import { DuplicateServerIdError } from './errors.js';
 import type { Collision, Reconciled, Rename, ServerBundle, Tool, ToolTarget } from './types.js';
 
-/** The key of the reverse map. */
+/** `%` and `:` inside a part are written `%25` and `%3A`: the one bare `:` separates. */
+function escapePart(part: string): string {
+  return part.replace(/%/g, '%25').replace(/:/g, '%3A');
+}
+
+function unescapePart(part: string): string {
+  return part.replace(/%(25|3A)/g, (_, code: string) => (code === '25' ? '%' : ':'));
+}
+
+/**
+ * The key of the reverse map: `serverId:originalName`, with every `%` and `:` inside either
+ * part escaped as `%25` and `%3A`, so `github:create_issue` reads as it looks, and server
+ * `a:b` with tool `c` (`a%3Ab:c`) never shares a key with server `a` and tool `b:c`
+ * (`a:b%3Ac`).
+ */
 export function reverseKey(serverId: string, originalName: string): string {
-  return `${serverId}:${originalName}`;
+  return `${escapePart(serverId)}:${escapePart(originalName)}`;
+}
+
+/** The inverse of `reverseKey`; undefined for a string it cannot have produced. */
+export function parseReverseKey(key: string): ToolTarget | undefined {
+  const parts = key.split(':');
+  if (parts.length !== 2) return undefined;
+  const [serverId, originalName] = parts.map(unescapePart) as [string, string];
+  return reverseKey(serverId, originalName) === key ? { serverId, originalName } : undefined;
 }
 
 /** Code-point order: the same everywhere, unlike localeCompare. */
@@ -82,7 +104,8 @@ export function reconcile(bundles: readonly ServerBundle[]): Reconciled {
     tools.push(out);
     forward.set(name, { serverId, originalName });
     // A server listing a name twice: the first (in the total order) is the reverse target.
-    if (!reverse.has(reverseKey(serverId, originalName))) reverse.set(reverseKey(serverId, originalName), name);
+    const key = reverseKey(serverId, originalName);
+    if (!reverse.has(key)) reverse.set(key, name);
     if (name !== originalName) renames.push({ serverId, originalName, newName: name, reasons: p.reasons });
   }
   return { tools, forward, reverse, report: { collisions, renames } };

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { assertProperty } from '../../test/helpers/property.js';
-import { canonicalJson, schemaHash } from './index.js';
+import { canonicalJson, listFingerprint, schemaHash, semanticSchemaHash } from './index.js';
 import type { Tool } from './types.js';
 
 const fixture = JSON.parse(
@@ -99,3 +99,85 @@ describe('the replacer-allowlist form must not be used', () => {
     expect(Object.keys(JSON.parse(canonicalJson(fixture.inputSchema)).properties)).toHaveLength(7);
   });
 });
+
+describe('semanticSchemaHash (what drift is judged by)', () => {
+  /** The fixture with its arrays-that-are-sets reversed, at the root and nested. */
+  function reordered(): Tool {
+    const t = clone(fixture) as Obj;
+    const s = t.inputSchema;
+    s.required.reverse();
+    s.properties.priority.properties.level.enum.reverse();
+    s.properties.assignee.properties.kind.enum.reverse();
+    s.properties.body.type = ['string', 'null'];
+    return t as Tool;
+  }
+  const base = (): Tool => {
+    const t = clone(fixture) as Obj;
+    t.inputSchema.properties.body.type = ['null', 'string'];
+    return t as Tool;
+  };
+
+  it('ignores the order of required, enum and type, at every depth; the served bytes still differ', () => {
+    expect(semanticSchemaHash(reordered())).toBe(semanticSchemaHash(base()));
+    expect(semanticSchemaHash(reordered())).toMatch(/^[0-9a-f]{16}$/);
+    expect(schemaHash(reordered())).not.toBe(schemaHash(base()));
+    expect(listFingerprint([reordered()])).not.toBe(listFingerprint([base()]));
+  });
+
+  it('ignores set order in $defs, items, anyOf branches, outputSchema and dependentRequired too', () => {
+    const tool = (flip: boolean): Tool => {
+      const order = <T>(xs: T[]): T[] => (flip ? [...xs].reverse() : xs);
+      return {
+        name: 't',
+        inputSchema: {
+          type: 'object',
+          $defs: { color: { enum: order(['red', 'green', { rgb: [1, 2, 3] }]) } },
+          properties: {
+            tags: { type: 'array', items: { type: 'object', required: order(['k', 'v']) } },
+            pick: { anyOf: [{ type: 'object', required: order(['a', 'b']) }, { type: order(['string', 'integer']) }] },
+          },
+          dependentRequired: { card: order(['cvv', 'expiry']) },
+        },
+        outputSchema: { type: 'object', required: order(['id', 'url']) },
+      };
+    };
+    expect(semanticSchemaHash(tool(true))).toBe(semanticSchemaHash(tool(false)));
+    expect(schemaHash(tool(true))).not.toBe(schemaHash(tool(false)));
+  });
+
+  it('keeps order where it means something: data values, positional items, anyOf alternatives', () => {
+    const variants: Record<string, (flip: boolean) => Obj> = {
+      default: (f) => ({ type: 'array', default: f ? ['b', 'a'] : ['a', 'b'] }),
+      const: (f) => ({ const: f ? [2, 1] : [1, 2] }),
+      'enum member': (f) => ({ enum: [f ? [2, 1] : [1, 2]] }),
+      examples: (f) => ({ examples: f ? ['y', 'x'] : ['x', 'y'] }),
+      prefixItems: (f) => ({ prefixItems: f ? [{ type: 'integer' }, { type: 'string' }] : [{ type: 'string' }, { type: 'integer' }] }),
+      anyOf: (f) => ({ anyOf: f ? [{ type: 'integer' }, { type: 'string' }] : [{ type: 'string' }, { type: 'integer' }] }),
+      // A property named `required` is data about the schema, not the keyword.
+      'property named required': (f) => ({ properties: { required: { type: 'array', default: f ? ['b', 'a'] : ['a', 'b'] } } }),
+    };
+    for (const [what, make] of Object.entries(variants)) {
+      const hash = (f: boolean) => semanticSchemaHash({ name: 't', inputSchema: { type: 'object', properties: { p: make(f) } } });
+      expect(hash(true), what).not.toBe(hash(false));
+    }
+  });
+
+  for (const name of Object.keys(drifts)) {
+    it(`changes when the schema drifts: ${name}`, () => {
+      expect(semanticSchemaHash({ ...fixture, inputSchema: drifted(name) } as Tool)).not.toBe(semanticSchemaHash(fixture));
+    });
+  }
+
+  it('changes when the description or annotations change (what the model reads)', () => {
+    expect(semanticSchemaHash({ ...fixture, description: 'Other.' })).not.toBe(semanticSchemaHash(fixture));
+    expect(semanticSchemaHash({ ...fixture, annotations: { readOnlyHint: true } })).not.toBe(semanticSchemaHash(fixture));
+  });
+
+  it('ignores key order (property) and does not mutate its input', () => {
+    const before = JSON.stringify(fixture);
+    expect(semanticSchemaHash(reverseKeys(fixture) as Tool)).toBe(semanticSchemaHash(fixture));
+    semanticSchemaHash(reordered());
+    expect(JSON.stringify(fixture)).toBe(before);
+  });
+});
+

@@ -24,4 +24,25 @@ describe('parseServersConfig (the mcpServers format)', () => {
     expect(() => parseServersConfig('{"mcpServers":{"a":{"url":"ftp://x"}}}')).toThrow(GatewayConfigError);
     expect(() => parseServersConfig('{"mcpServers":{}}')).toThrow(/no enabled server/);
   });
+
+  it('reads a per-server timeoutMs, names the field when it is wrong, and leaves other clients\' `timeout` alone', () => {
+    const specs = parseServersConfig(
+      JSON.stringify({
+        mcpServers: {
+          local: { command: 'x', timeoutMs: 120_000, timeout: 30 },
+          remote: { url: 'http://127.0.0.1:3001/mcp', timeoutMs: 5000 },
+        },
+      }),
+    );
+    expect(specs.get('local')).toEqual({ command: 'x', args: [], env: {}, timeoutMs: 120_000 });
+    expect(specs.get('remote')).toMatchObject({ timeoutMs: 5000 });
+    for (const [spec, why] of [
+      [{ command: 'x', timeoutMs: 0 }, /mcpServers\.a\.timeoutMs: Too small/],
+      [{ url: 'http://127.0.0.1/mcp', timeoutMs: '5s' }, /mcpServers\.a\.timeoutMs: .*expected number/],
+      [{ url: 'http://127.0.0.1/mcp', timeoutMs: 1.5 }, /mcpServers\.a\.timeoutMs: .*expected int/],
+      [{ command: 'x', timeoutMs: 2 ** 31 }, /mcpServers\.a\.timeoutMs: Too big/],
+    ] as const) {
+      expect(() => parseServersConfig(JSON.stringify({ mcpServers: { a: spec } }))).toThrow(why);
+    }
+  });
 });

@@ -2,10 +2,20 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { GatewayConfigError } from './errors.js';
 
+/** The largest delay `setTimeout` honours (about 24.8 days). */
+const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * Bound of each tool call forwarded to the server, in milliseconds; default 60 s. Named
+ * with its unit on purpose: the `timeout` key some clients read means seconds in one and
+ * milliseconds in another, so it is left to them and not read here.
+ */
+const timeoutMs = z.number().int().positive().max(MAX_TIMEOUT_MS).optional();
+
 /**
  * The `mcpServers` file MCP clients already use. Keys other clients add (`disabled`,
- * `autoApprove`, …) are ignored; `disabled: true` skips the server; `label` is ours (the
- * provenance tag), defaulting to the server id.
+ * `autoApprove`, `timeout`, …) are ignored; `disabled: true` skips the server; `label` (the
+ * provenance tag, default the server id) and `timeoutMs` are ours.
  */
 const stdioSpec = z.object({
   type: z.literal('stdio').optional(),
@@ -14,6 +24,7 @@ const stdioSpec = z.object({
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
   label: z.string().optional(),
+  timeoutMs,
   disabled: z.boolean().optional(),
 });
 const httpSpec = z.object({
@@ -21,10 +32,13 @@ const httpSpec = z.object({
   url: z.url({ protocol: /^https?$/ }),
   headers: z.record(z.string(), z.string()).default({}),
   label: z.string().optional(),
+  timeoutMs,
   disabled: z.boolean().optional(),
 });
+// Each server is parsed on its own (below), with the schema its shape asks for, so an error
+// names the wrong field rather than "invalid input" for the union of both.
 const fileSchema = z.object({
-  mcpServers: z.record(z.string().min(1), z.union([stdioSpec, httpSpec])),
+  mcpServers: z.record(z.string().min(1), z.record(z.string(), z.unknown())),
 });
 
 export type StdioServerSpec = z.infer<typeof stdioSpec>;
@@ -35,6 +49,15 @@ export function isStdioSpec(spec: UpstreamSpec): spec is StdioServerSpec {
   return 'command' in spec;
 }
 
+/** A server is stdio when it has a `command`, else Streamable HTTP. */
+function specSchema(raw: Record<string, unknown>): typeof stdioSpec | typeof httpSpec {
+  return 'command' in raw ? stdioSpec : httpSpec;
+}
+
+function issuesText(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): string {
+  return issues.map((i) => `${[...prefix, ...i.path].join('.') || '(root)'}: ${i.message}`).join('; ');
+}
+
 /** Parse the file's JSON text; the errors name the offending server and field. */
 export function parseServersConfig(text: string, source = 'servers config'): Map<string, UpstreamSpec> {
   let json: unknown;
@@ -43,20 +66,18 @@ export function parseServersConfig(text: string, source = 'servers config'): Map
   } catch (err) {
     throw new GatewayConfigError(`${source} is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
+  const format = `${source} must look like {"mcpServers": {"id": {"command": …, "args": […], "env": {…}} | {"url": …}}}`;
   const parsed = fileSchema.safeParse(json);
-  if (!parsed.success) {
-    const detail = parsed.error.issues
-      .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
-      .join('; ');
-    throw new GatewayConfigError(
-      `${source} must look like {"mcpServers": {"id": {"command": …, "args": […], "env": {…}} | {"url": …}}}: ${detail}`,
-    );
-  }
+  if (!parsed.success) throw new GatewayConfigError(`${format}: ${issuesText(parsed.error.issues)}`);
   const out = new Map<string, UpstreamSpec>();
+  const problems: string[] = [];
   for (const id of Object.keys(parsed.data.mcpServers).sort()) {
-    const spec = parsed.data.mcpServers[id]!;
-    if (!spec.disabled) out.set(id, spec);
+    const raw = parsed.data.mcpServers[id]!;
+    const spec = specSchema(raw).safeParse(raw);
+    if (!spec.success) problems.push(issuesText(spec.error.issues, ['mcpServers', id]));
+    else if (!spec.data.disabled) out.set(id, spec.data);
   }
+  if (problems.length > 0) throw new GatewayConfigError(`${format}: ${problems.join('; ')}`);
   if (out.size === 0) throw new GatewayConfigError(`${source} lists no enabled server under "mcpServers"`);
   return out;
 }

@@ -46,7 +46,10 @@ export interface Reconciled {
   tools: Tool[];
   /** New name → upstream target. */
   forward: ReadonlyMap<string, ToolTarget>;
-  /** `serverId:originalName` (see `reverseKey`) → new name. */
+  /**
+   * `reverseKey(serverId, originalName)` → new name. The key is `serverId:originalName`
+   * with `%` and `:` inside either part escaped (`%25`, `%3A`); build it with `reverseKey`.
+   */
   reverse: ReadonlyMap<string, string>;
   report: ReconcileReport;
 }

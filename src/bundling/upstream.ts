@@ -85,7 +85,9 @@ export class Upstream {
     const client = this.client;
     if (this.state !== 'up' || !client) throw new UpstreamUnavailableError(this.serverId);
     const params = args === undefined ? { name } : { name, arguments: args };
-    const requestOptions = options.signal ? { signal: options.signal } : undefined;
+    // The dispatcher's bound (per server: `timeoutMs` in the servers file) replaces the SDK's
+    // own 60 s request timeout, which would otherwise cut a longer bound short.
+    const requestOptions = { signal: options.signal, timeout: options.timeoutMs };
     try {
       return await client.callTool(params, requestOptions);
     } catch (err) {

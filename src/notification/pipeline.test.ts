@@ -52,7 +52,7 @@ async function deps(env: Record<string, string> = {}): Promise<PipelineDeps> {
     channels: await connectChannels(config, silentLogger, { sms }),
     log: silentLogger,
     now: Date.now,
-    rateGate: createRateGate(config.rateLimits),
+    rateGate: createRateGate(config.rateLimits, store),
   };
 }
 
@@ -106,6 +106,36 @@ describe('sendNotification', () => {
     ]);
     sms.failWith = undefined;
     expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
+  });
+
+  it('stops a call cancelled before the provider call: nothing sent, nothing recorded, the key released', async () => {
+    const cancelled = new AbortController();
+    cancelled.abort(new Error('client cancelled'));
+    for (const key of [undefined, 'k-cancel']) {
+      const n = key === undefined ? text() : text(undefined, { idempotency_key: key });
+      const err = await failure(sendNotification(await deps(), n, { client: null, signal: cancelled.signal }));
+      expect(err.toBody()).toMatchObject({ code: 'CANCELLED', via: 'sms' });
+      expect(err.message).toContain('nothing was sent');
+    }
+    expect(sms.payloads).toHaveLength(0);
+    expect(await store.listDeliveries(10)).toEqual([]);
+    // The claim was released: the same key sends on a call that is not cancelled.
+    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k-cancel' }), { client: null })).toMatchObject({ status: 'sent' });
+    expect(sms.payloads).toHaveLength(1);
+  });
+
+  it('lets a provider call that started before the cancel finish, and records its outcome', async () => {
+    const controller = new AbortController();
+    sms.send = async (payload) => {
+      sms.payloads.push(payload);
+      controller.abort(new Error('client cancelled')); // mid-call
+      await new Promise((r) => setTimeout(r, 20));
+      return { providerMessageId: 'fake-late' };
+    };
+    const d = await deps();
+    const result = await sendNotification(d, text(undefined, { idempotency_key: 'k-mid' }), { client: null, signal: controller.signal });
+    expect(result).toMatchObject({ status: 'sent', provider_message_id: 'fake-late' });
+    expect(await store.listDeliveries(1)).toMatchObject([{ id: result.id, status: 'sent', provider_message_id: 'fake-late' }]);
   });
 
   it('replays under an idempotency key per client, and a replay costs no rate-limit quota', async () => {

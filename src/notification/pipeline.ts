@@ -28,9 +28,9 @@ export interface SendResult {
   [meta: string]: string | number | boolean | undefined;
 }
 
-/** Checked once the idempotency key is claimed, before the payload is built; throws NotifyError('RATE_LIMITED'). */
+/** Checked once the idempotency key is claimed, before the payload is built; rejects with NotifyError('RATE_LIMITED'). */
 export interface RateGate {
-  check(client: string | null, via: string, now: number): void;
+  check(client: string | null, via: string, now: number): Promise<void>;
 }
 
 export interface PipelineDeps {
@@ -48,6 +48,18 @@ export interface SendOptions {
   client: string | null;
   /** Called before each retry wait, for progress notifications. */
   onRetry?: (attempt: number, delayMs: number, reason: string) => void;
+  /**
+   * The client cancelled the call (MCP). Until the provider is called, the send stops with
+   * CANCELLED and nothing is sent; once a provider call has started it runs to its outcome,
+   * which is recorded like any other.
+   */
+  signal?: AbortSignal;
+}
+
+function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
+  if (signal?.aborted) {
+    throw new NotifyError('CANCELLED', 'The call was cancelled before the provider was called; nothing was sent.', { via, cause: signal.reason });
+  }
 }
 
 function toDeliveryAttempt(a: AttemptRecord): DeliveryAttempt {
@@ -143,11 +155,13 @@ function deliverySteps<C, P>(
   return {
     async prepare() {
       // Here, not before idempotency: a replayed result sends nothing and costs no quota.
-      deps.rateGate?.check(opts.client, channel.name, deps.now());
+      await deps.rateGate?.check(opts.client, channel.name, deps.now());
       const id = newNotificationId();
       const startedAt = deps.now();
       // At most half the budget, so that the provider call keeps the rest.
       const { payload, meta } = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2);
+      // Before the idempotency claim moves to `sending`: a throw here releases it.
+      throwIfCancelled(opts.signal, channel.name);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
     send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs),
@@ -188,12 +202,14 @@ async function deliver<C, P>(
 
   let providerMessageId: string | undefined;
   if (live) {
+    throwIfCancelled(opts.signal, via);
     try {
       const sent = await sendWithRetry(provider, payload, {
         notificationId: id,
         budgetMs: budgetLeftMs,
         log,
         onRetry: opts.onRetry,
+        ...(opts.signal ? { cancel: opts.signal } : {}),
       });
       providerMessageId = sent.receipt.providerMessageId;
       record.attempts = sent.attempts;

@@ -50,8 +50,8 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
   });
 }
 
-/** What a send needs of the tool context: who is calling, its log, and a way to report progress. */
-export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'>;
+/** What a send needs of the tool context: who is calling, its log, a way to report progress, and its cancellation. */
+export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'> & Partial<Pick<ToolContext, 'signal'>>;
 
 /** Sends that policy refused; each is logged (its log carries tool and client; never the body). */
 const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set(['RECIPIENT_NOT_ALLOWED', 'RECIPIENT_OPTED_OUT', 'RATE_LIMITED', 'IDEMPOTENCY_CONFLICT']);
@@ -68,6 +68,7 @@ export async function callSendTool(
   try {
     const result = await sendNotification(deps, checked.variant, checked.value, {
       client: ctx.client,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
       onRetry: ctx.progress
         ? (attempt, delayMs, reason) =>
             void ctx.progress!(attempt, undefined, `attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`).catch(() => {})

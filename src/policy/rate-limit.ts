@@ -1,82 +1,58 @@
 /**
  * Rate limits per client and channel (NOTIFY_RATE_LIMITS, e.g. `sms=20/h,email=100/h`),
- * as the pipeline's RateGate. A sliding window over the timestamps of admitted sends, kept
- * in memory: the limits hold per process, so N replicas admit up to N times the limit.
+ * as the pipeline's RateGate. Each limit is a sliding window over the admitted sends, kept
+ * in the store (Store.admitRate), so every process sharing the store (replicas on one
+ * PostgreSQL, processes on one SQLite file) shares one count.
  *
  * `via=*` is a cap on a client's sends over all channels together, on top of any
- * per-channel limit. A refused send is not counted, so a client that keeps retrying
- * early does not push its own window further out.
+ * per-channel limit. A send is admitted into all of its windows or none, and a refused
+ * send is not counted, so a client that keeps retrying early does not push its own window
+ * further out.
  */
 import type { RateLimit } from '../config.js';
 import { NotifyError } from '../errors.js';
 import type { RateGate } from '../notification/pipeline.js';
-
-interface Window {
-  limit: RateLimit;
-  /** Admission times inside the window, oldest first; at most `limit.limit` of them. */
-  times: number[];
-}
-
-export interface MemoryRateGate extends RateGate {
-  /** Keys currently tracked (for tests and metrics). */
-  size(): number;
-}
+import type { RateBucket, Store } from '../store/types.js';
 
 const ANONYMOUS = '(anonymous)';
 
-export function createRateGate(limits: readonly RateLimit[]): MemoryRateGate | undefined {
+export function createRateGate(limits: readonly RateLimit[], store: Store): RateGate | undefined {
   if (limits.length === 0) return undefined;
-  const windows = new Map<string, Window>();
-  let lastSweep = 0;
-
-  const windowFor = (client: string, limit: RateLimit): Window => {
-    const key = `${client}\u0000${limit.via}\u0000${limit.windowMs}`;
-    let w = windows.get(key);
-    if (!w) windows.set(key, (w = { limit, times: [] }));
-    return w;
-  };
-  const expire = (w: Window, now: number) => {
-    const from = now - w.limit.windowMs;
-    let i = 0;
-    while (i < w.times.length && w.times[i]! <= from) i++;
-    if (i > 0) w.times.splice(0, i);
-  };
-  // Clients come and go (clientInfo names are self-reported); drop empty windows now and then.
-  const sweep = (now: number) => {
-    if (now - lastSweep < 60_000) return;
-    lastSweep = now;
-    for (const [key, w] of windows) {
-      expire(w, now);
-      if (w.times.length === 0) windows.delete(key);
-    }
-  };
+  // Two entries for one channel and window would be one bucket counted twice: keep the stricter.
+  const byWindow = new Map<string, RateLimit>();
+  for (const l of limits) {
+    const id = `${l.via}\u0000${l.windowMs}`;
+    const seen = byWindow.get(id);
+    if (!seen || l.limit < seen.limit) byWindow.set(id, l);
+  }
+  const distinct = [...byWindow.values()];
 
   return {
-    check(client, via, now) {
-      sweep(now);
+    async check(client, via, now) {
       const who = client ?? ANONYMOUS;
-      const applicable = limits.filter((l) => l.via === via || l.via === '*').map((l) => windowFor(who, l));
+      const applicable = distinct.filter((l) => l.via === via || l.via === '*');
+      if (applicable.length === 0) return;
+      const buckets: RateBucket[] = applicable.map((l) => ({
+        key: JSON.stringify([who, l.via, l.windowMs]),
+        limit: l.limit,
+        windowMs: l.windowMs,
+      }));
+      const decision = await store.admitRate(buckets, now);
+      if (decision.admitted) return;
+      // The longest wait is the one that frees every window.
       let retryAfterMs = 0;
-      let hit: RateLimit | undefined;
-      for (const w of applicable) {
-        expire(w, now);
-        if (w.times.length >= w.limit.limit) {
-          const wait = w.times[0]! + w.limit.windowMs - now;
-          if (wait > retryAfterMs) [retryAfterMs, hit] = [wait, w.limit];
-        }
-      }
-      if (hit) {
-        const retryAfterS = Math.max(1, Math.ceil(retryAfterMs / 1000));
-        const scope = hit.via === '*' ? 'all channels' : via;
-        throw new NotifyError(
-          'RATE_LIMITED',
-          `Rate limit reached for ${who} on ${scope}: ${hit.limit} per ${describeWindow(hit.windowMs)}. Nothing was sent; retry after ${retryAfterS} s.`,
-          { via, retryAfterS },
-        );
-      }
-      for (const w of applicable) w.times.push(now);
+      let hit = applicable[0]!;
+      decision.waitMs.forEach((wait, i) => {
+        if (wait !== null && wait >= retryAfterMs) [retryAfterMs, hit] = [wait, applicable[i]!];
+      });
+      const retryAfterS = Math.max(1, Math.ceil(retryAfterMs / 1000));
+      const scope = hit.via === '*' ? 'all channels' : via;
+      throw new NotifyError(
+        'RATE_LIMITED',
+        `Rate limit reached for ${who} on ${scope}: ${hit.limit} per ${describeWindow(hit.windowMs)}. Nothing was sent; retry after ${retryAfterS} s.`,
+        { via, retryAfterS },
+      );
     },
-    size: () => windows.size,
   };
 }
 

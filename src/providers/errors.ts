@@ -41,6 +41,14 @@ export class RecipientOptedOutError extends ProviderError {
   override readonly name = 'RecipientOptedOutError';
 }
 
+/** Nothing was sent: the caller cancelled the call while its request waited for a slot. */
+export class SendCancelledError extends ProviderError {
+  override readonly name = 'SendCancelledError';
+  constructor(provider: string) {
+    super(provider, `the call was cancelled before its ${provider} request started`);
+  }
+}
+
 /**
  * Nothing was sent: every one of this server's slots for the provider stayed busy until the
  * send's budget was spent (or too little of it was left to start a request). Not retried

@@ -14,12 +14,13 @@ import {
   ProviderRejectedError,
   ProviderTransientError,
   RecipientOptedOutError,
+  SendCancelledError,
 } from './errors.js';
 import { MIN_SEND_WINDOW_MS } from './slots.js';
 import type { Provider, ProviderReceipt } from './types.js';
 
 /** `dropped`: the attempt waited for a provider slot until (almost) no budget was left; nothing was sent. */
-export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown' | 'dropped';
+export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown' | 'dropped' | 'cancelled';
 
 /** One provider call, as the delivery log records it (no payload, no vendor message). */
 export interface AttemptRecord {
@@ -38,6 +39,11 @@ export interface RetryOptions {
   onRetry?(attempt: number, delayMs: number, reason: string): void;
   /** Called after each attempt, successful or not. */
   onAttempt?(record: AttemptRecord): void;
+  /**
+   * The caller cancelled: no attempt starts after it (a request waiting for a slot is
+   * dropped, a retry is not made), but one under way runs on within the budget.
+   */
+  cancel?: AbortSignal;
   sleep?(ms: number): Promise<void>;
   /** In [0, 1). */
   random?(): number;
@@ -74,6 +80,11 @@ export function sendFailureInfo(err: unknown): SendFailureInfo | undefined {
   return undefined;
 }
 
+function cancelledMessage(provider: string, failedAttempts: number): string {
+  const before = failedAttempts === 0 ? '' : ` (after ${failedAttempts} attempt(s) that failed without sending)`;
+  return `The call was cancelled before ${provider} was called${before}; nothing was sent.`;
+}
+
 /** Thrown into an attempt's signal when the budget ends. */
 export class BudgetExceededError extends Error {
   override readonly name = 'BudgetExceededError';
@@ -84,6 +95,7 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 function outcomeOf(err: unknown): AttemptOutcome {
   if (err instanceof ProviderTransientError) return err.opts.rateLimited ? 'rate_limited' : 'transient';
   if (err instanceof ProviderBusyError) return 'dropped';
+  if (err instanceof SendCancelledError) return 'cancelled';
   if (err instanceof RecipientOptedOutError) return 'opted_out';
   if (err instanceof ProviderRejectedError) return 'rejected';
   return 'unknown';
@@ -111,6 +123,8 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
   };
 
   for (let attempt = 1; ; attempt++) {
+    // Every earlier attempt failed with nothing sent (only those are retried).
+    if (opts.cancel?.aborted) throw fail('CANCELLED', cancelledMessage(provider.name, attempt - 1), opts.cancel.reason);
     const controller = new AbortController();
     const remaining = Math.max(0, deadline - now());
     const spent = () => controller.abort(new BudgetExceededError(`send budget of ${opts.budgetMs} ms ran out`));
@@ -125,6 +139,7 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
         signal: controller.signal,
         // On the real clock, as the timer above: `now` may be a test's.
         deadline: Date.now() + remaining,
+        ...(opts.cancel ? { cancel: opts.cancel } : {}),
       });
       const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - started };
       history.push(record);
@@ -153,6 +168,9 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
         err,
         retryAfterS,
       );
+    }
+    if (err instanceof SendCancelledError) {
+      throw fail('CANCELLED', cancelledMessage(provider.name, attempt - 1), err);
     }
     if (err instanceof RecipientOptedOutError) {
       throw fail('RECIPIENT_OPTED_OUT', `${err.message} Do not send to this recipient again unless they opt back in.`, err);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ProviderBusyError, ProviderTransientError } from './errors.js';
+import { ProviderBusyError, ProviderTransientError, SendCancelledError } from './errors.js';
 import { Slots } from './slots.js';
 import type { SendContext } from './types.js';
 
@@ -23,6 +23,35 @@ function budget(ms?: number) {
 const settled = () => new Promise((r) => setImmediate(r));
 
 describe('Slots', () => {
+  it('drops a cancelled waiter unstarted, but lets a started call run on through its cancel', async () => {
+    const slots = new Slots('fake', 1);
+    const first = deferred();
+    const cancelFirst = new AbortController();
+    const running = slots.run({ ...budget().ctx, cancel: cancelFirst.signal }, () => first.promise);
+    const cancelSecond = new AbortController();
+    let secondStarted = false;
+    const waiting = slots
+      .run({ ...budget().ctx, cancel: cancelSecond.signal }, async () => {
+        secondStarted = true;
+        return 'second';
+      })
+      .catch((e: unknown) => e);
+    await settled();
+    expect(slots.stats).toEqual({ inFlight: 1, waiting: 1 });
+    cancelSecond.abort();
+    cancelFirst.abort();
+    expect(await waiting).toBeInstanceOf(SendCancelledError);
+    expect(slots.stats).toEqual({ inFlight: 1, waiting: 0 });
+    first.resolve('first');
+    expect(await running).toBe('first');
+    expect(secondStarted).toBe(false);
+    // Already cancelled: never starts.
+    const cancelled = new AbortController();
+    cancelled.abort();
+    await expect(slots.run({ ...budget().ctx, cancel: cancelled.signal }, async () => 'x')).rejects.toBeInstanceOf(SendCancelledError);
+    expect(slots.stats).toEqual({ inFlight: 0, waiting: 0 });
+  });
+
   it('runs at most `limit` calls at once and starts the waiters in arrival order', async () => {
     const slots = new Slots('fake', 2);
     const started: number[] = [];

@@ -6,7 +6,7 @@
  * configured so that their own queues never hold anything.
  */
 import { untilAborted } from './abort.js';
-import { ProviderBusyError, ProviderTransientError } from './errors.js';
+import { ProviderBusyError, ProviderTransientError, SendCancelledError } from './errors.js';
 import type { SendContext } from './types.js';
 
 /**
@@ -36,9 +36,11 @@ export class Slots {
    * Starts `call` once a slot is free and answers with it, or with `signal.reason` when the
    * budget ends first. The slot stays taken until the call itself settles, so an aborted
    * request that is still winding down is counted. Throws ProviderBusyError (nothing sent)
-   * when the budget runs out in the queue.
+   * when the budget runs out in the queue, SendCancelledError (nothing sent) when the call
+   * is cancelled before its request starts.
    */
   async run<T>(ctx: SendContext, call: () => Promise<T>): Promise<T> {
+    if (ctx.cancel?.aborted) throw new SendCancelledError(this.provider);
     if (ctx.signal.aborted) {
       throw new ProviderTransientError(this.provider, "the send's budget ran out before the request started; nothing was sent", {
         cause: ctx.signal.reason,
@@ -66,24 +68,30 @@ export class Slots {
     }
     const started = Date.now();
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => {
+      const leave = (err: Error) => {
+        ctx.signal.removeEventListener('abort', onAbort);
+        ctx.cancel?.removeEventListener('abort', onCancel);
         const at = this.waiting.indexOf(take);
         if (at !== -1) this.waiting.splice(at, 1);
-        reject(new ProviderBusyError(this.provider, this.limit, Date.now() - started));
+        reject(err);
       };
+      const onAbort = () => leave(new ProviderBusyError(this.provider, this.limit, Date.now() - started));
+      const onCancel = () => leave(new SendCancelledError(this.provider));
       // Called by release() with its slot handed over.
       const take = () => {
         ctx.signal.removeEventListener('abort', onAbort);
+        ctx.cancel?.removeEventListener('abort', onCancel);
         const left = ctx.deadline === undefined ? Infinity : ctx.deadline - Date.now();
-        if (ctx.signal.aborted || left < this.minWindowMs) {
+        if (ctx.signal.aborted || ctx.cancel?.aborted || left < this.minWindowMs) {
           this.release();
-          reject(new ProviderBusyError(this.provider, this.limit, Date.now() - started));
+          reject(ctx.cancel?.aborted ? new SendCancelledError(this.provider) : new ProviderBusyError(this.provider, this.limit, Date.now() - started));
           return;
         }
         resolve();
       };
       this.waiting.push(take);
       ctx.signal.addEventListener('abort', onAbort, { once: true });
+      ctx.cancel?.addEventListener('abort', onCancel, { once: true });
     });
   }
 

@@ -11,6 +11,12 @@ export interface SendContext {
   signal: AbortSignal;
   /** When `signal` aborts (epoch ms), so that a request is not started with too little time left. */
   deadline?: number;
+  /**
+   * Aborted when the caller cancelled the call. A request not yet started (still waiting for
+   * a slot) is dropped with SendCancelledError; one already started runs on, within the
+   * budget, so that its outcome is known and recorded.
+   */
+  cancel?: AbortSignal;
 }
 
 export interface ProviderReceipt {

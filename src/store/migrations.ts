@@ -196,6 +196,28 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX banners_dedupe ON banners (audience, dedupe_key) WHERE dedupe_key IS NOT NULL;
     `,
   },
+  {
+    version: 6,
+    name: 'rate-limit admissions',
+    // One row per admission per bucket, so replicas share one sliding window. A row counts
+    // while expires_at (admission time + the window) is after now; expired rows are deleted.
+    sqlite: `
+      CREATE TABLE rate_admissions (
+        bucket TEXT NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      CREATE INDEX rate_admissions_bucket ON rate_admissions (bucket, expires_at);
+      CREATE INDEX rate_admissions_expiry ON rate_admissions (expires_at);
+    `,
+    postgres: `
+      CREATE TABLE rate_admissions (
+        bucket TEXT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      CREATE INDEX rate_admissions_bucket ON rate_admissions (bucket, expires_at);
+      CREATE INDEX rate_admissions_expiry ON rate_admissions (expires_at);
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -11,7 +11,16 @@ import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
-import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, IdempotencyPhase, Store } from './types.js';
+import type {
+  BannerRecord,
+  BannerStatus,
+  DeliveryRecord,
+  IdempotencyClaim,
+  IdempotencyPhase,
+  RateBucket,
+  RateDecision,
+  Store,
+} from './types.js';
 import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export interface PostgresStoreOptions {
@@ -26,6 +35,8 @@ export interface PostgresStoreOptions {
 /** Arbitrary but fixed: the advisory lock key that serialises migrations. */
 const MIGRATION_LOCK = 7_301_775_001;
 const KEY_PURGE_INTERVAL_MS = 60_000;
+/** Expired rate-limit admissions of idle buckets are deleted at most this often. */
+const RATE_PURGE_INTERVAL_MS = 60_000;
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -136,6 +147,7 @@ async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): 
 export class PostgresStore implements Store {
   readonly kind = 'postgres';
   private lastKeyPurge = 0;
+  private lastRatePurge = 0;
 
   private constructor(
     readonly pool: pg.Pool,
@@ -243,6 +255,51 @@ export class PostgresStore implements Store {
       owner,
     ]);
     return rowCount === 1;
+  }
+
+  async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
+    if (now - this.lastRatePurge >= RATE_PURGE_INTERVAL_MS) {
+      // Buckets of clients that stopped calling; active buckets are trimmed below.
+      this.lastRatePurge = now;
+      await this.pool.query('DELETE FROM rate_admissions WHERE expires_at <= $1', [now]);
+    }
+    const keys = buckets.map((b) => b.key);
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Count-then-insert is serialised per bucket across replicas; released at COMMIT.
+        // Locks are taken in one order, so two checks sharing buckets cannot deadlock.
+        for (const key of [...new Set(keys)].sort()) {
+          await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('notify-mcp:rate:' || $1, 0))`, [key]);
+        }
+        // Per bucket, the limit-th newest admission still in the window: present means full, until it expires.
+        const { rows } = await client.query(
+          `SELECT (SELECT a.expires_at FROM rate_admissions a WHERE a.bucket = b.key AND a.expires_at > $3
+                   ORDER BY a.expires_at DESC LIMIT 1 OFFSET GREATEST(b.lim - 1, 0)) AS full_until
+           FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS b(key, lim, i) ORDER BY b.i`,
+          [keys, buckets.map((b) => b.limit), now],
+        );
+        const waitMs = buckets.map((b, i) => {
+          if (b.limit <= 0) return b.windowMs;
+          const fullUntil = (rows[i] as Row | undefined)?.full_until;
+          return fullUntil === null || fullUntil === undefined ? null : num(fullUntil) - now;
+        });
+        if (waitMs.some((w) => w !== null)) {
+          await client.query('COMMIT');
+          return { admitted: false, waitMs };
+        }
+        await client.query('DELETE FROM rate_admissions WHERE bucket = ANY($1::text[]) AND expires_at <= $2', [keys, now]);
+        await client.query(
+          'INSERT INTO rate_admissions (bucket, expires_at) SELECT key, $2::bigint + window_ms FROM unnest($1::text[], $3::bigint[]) AS b(key, window_ms)',
+          [keys, now, buckets.map((b) => b.windowMs)],
+        );
+        await client.query('COMMIT');
+        return { admitted: true };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
   }
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {

@@ -13,7 +13,16 @@ import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
-import type { BannerRecord, BannerStatus, DeliveryRecord, IdempotencyClaim, IdempotencyPhase, Store } from './types.js';
+import type {
+  BannerRecord,
+  BannerStatus,
+  DeliveryRecord,
+  IdempotencyClaim,
+  IdempotencyPhase,
+  RateBucket,
+  RateDecision,
+  Store,
+} from './types.js';
 import { deliveryValues, insertDeliverySql } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
@@ -58,6 +67,8 @@ const INSERT_DELIVERY = insertDeliverySql(() => '?');
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 /** Expired idempotency rows are deleted at most this often (they already count as absent). */
 const KEY_PURGE_INTERVAL_MS = 60_000;
+/** Expired rate-limit admissions of idle buckets are deleted at most this often. */
+const RATE_PURGE_INTERVAL_MS = 60_000;
 /** Audience lists up to this long get one index walk each (SQLite caps a compound SELECT at 500 terms). */
 const AUDIENCE_WALKS = 16;
 
@@ -85,6 +96,7 @@ function migrate(db: Database.Database, log: Logger): void {
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   private lastKeyPurge = 0;
+  private lastRatePurge = 0;
   /** Statements by SQL text, prepared once: preparing cost more than running on the send path. */
   private readonly statements = new Map<string, Database.Statement>();
   /** The feed's statements by (status, audience count), so a hit does not rebuild the SQL. */
@@ -196,6 +208,33 @@ export class SqliteStore implements Store {
   async releaseIdempotency(key: string, owner: string): Promise<boolean> {
     // Only a pending claim: a finished send's result must stay replayable.
     return this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner).changes === 1;
+  }
+
+  async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
+    // IMMEDIATE: the write lock is held from the count to the insert, so processes sharing
+    // the file decide one after the other.
+    const tx = this.db.transaction((): RateDecision => {
+      if (now - this.lastRatePurge >= RATE_PURGE_INTERVAL_MS) {
+        // Buckets of clients that stopped calling; active buckets are trimmed below.
+        this.statement('DELETE FROM rate_admissions WHERE expires_at <= ?').run(now);
+        this.lastRatePurge = now;
+      }
+      const waitMs = buckets.map((b) => {
+        if (b.limit <= 0) return b.windowMs;
+        // The limit-th newest admission still in the window: present means full, until it expires.
+        const row = this.statement(
+          'SELECT expires_at FROM rate_admissions WHERE bucket = ? AND expires_at > ? ORDER BY expires_at DESC LIMIT 1 OFFSET ?',
+        ).get(b.key, now, b.limit - 1) as { expires_at: number } | undefined;
+        return row === undefined ? null : row.expires_at - now;
+      });
+      if (waitMs.some((w) => w !== null)) return { admitted: false, waitMs };
+      for (const b of buckets) {
+        this.statement('DELETE FROM rate_admissions WHERE bucket = ? AND expires_at <= ?').run(b.key, now);
+        this.statement('INSERT INTO rate_admissions (bucket, expires_at) VALUES (?, ?)').run(b.key, now + b.windowMs);
+      }
+      return { admitted: true };
+    });
+    return tx.immediate();
   }
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {

@@ -51,6 +51,19 @@ export type IdempotencyClaim =
   | { kind: 'existing'; payload_hash: string; state: 'pending'; phase: IdempotencyPhase; claimed_at: number }
   | { kind: 'existing'; payload_hash: string; state: 'done'; result: unknown; claimed_at: number };
 
+/** One rate-limit window a send counts against: at most `limit` admissions per `windowMs`. */
+export interface RateBucket {
+  /** Identifies the counter (client, channel, window); shared by every process on the store. */
+  key: string;
+  limit: number;
+  windowMs: number;
+}
+
+export type RateDecision =
+  | { admitted: true }
+  /** Per bucket, in order: ms until it has room again, or null when it has room now. */
+  | { admitted: false; waitMs: (number | null)[] };
+
 export type BannerSeverity = 'info' | 'warning' | 'critical';
 export type BannerStatus = 'active' | 'dismissed' | 'expired';
 
@@ -94,6 +107,13 @@ export interface Store {
   completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean>;
   /** Drops `owner`'s pending claim whose send failed, so that a retry may send. False when `owner` lost the claim. */
   releaseIdempotency(key: string, owner: string): Promise<boolean>;
+
+  /**
+   * Admits one event into every bucket, or into none: each bucket is a sliding window over
+   * the admissions it let through (the last `windowMs` before `now`), full at `limit`. A
+   * refusal writes nothing. Atomic across processes sharing the store.
+   */
+  admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision>;
 
   isOptedOut(via: string, recipient: string): Promise<boolean>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;

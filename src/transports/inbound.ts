@@ -8,7 +8,10 @@
  *   through with the arguments set aside under a private `_meta` key: the SDK would answer
  *   it with a -32602 dump of its own schema errors, where the tool answers with its coded
  *   `INVALID_FIELD` result that a model can read (src/server.ts takes them back with
- *   `callArguments`). A client cannot put that key there itself: it is always removed.
+ *   `callArguments`). So are arguments that hold a `__proto__` key at any depth: the SDK's
+ *   parse would drop that key silently (assigning it sets a prototype), where the tool
+ *   reports it as a field it does not take. A client cannot put that key there itself: it
+ *   is always removed.
  */
 import {
   isJSONRPCErrorResponse,
@@ -80,7 +83,7 @@ function setArgumentsAside<M extends { params?: Record<string, unknown> }>(reque
   const params = request.params;
   if (!params) return request;
   const meta = isObject(params._meta) ? params._meta : undefined;
-  const aside = 'arguments' in params && !isObject(params.arguments);
+  const aside = 'arguments' in params && (!isObject(params.arguments) || holdsProtoKey(params.arguments));
   if (!aside && !(meta && ARGUMENTS_KEY in meta)) return request;
   const { [ARGUMENTS_KEY]: _spoofed, ...restMeta } = meta ?? {};
   const { arguments: args, ...rest } = params;
@@ -88,6 +91,21 @@ function setArgumentsAside<M extends { params?: Record<string, unknown> }>(reque
     ...request,
     params: aside ? { ...rest, _meta: { ...restMeta, [ARGUMENTS_KEY]: args } } : { ...params, _meta: restMeta },
   };
+}
+
+/** Whether `__proto__` is an own key anywhere in a parsed JSON value (walked without recursion: nesting is the client's). */
+function holdsProtoKey(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) stack.push(...v);
+    else {
+      if (Object.hasOwn(v, '__proto__')) return true;
+      stack.push(...Object.values(v));
+    }
+  }
+  return false;
 }
 
 /** The arguments of a tools/call as the client sent them, set aside or not. */

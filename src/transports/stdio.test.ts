@@ -105,6 +105,24 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
+  it('reports a __proto__ key at any depth as a field the tool does not take, instead of dropping it and sending', async () => {
+    const c = await connection(version);
+    // JSON.parse makes __proto__ an own key, as it arrives on the wire.
+    const cases: [string, string, string][] = [
+      ['send_notification', '{"via":"sms","to":"+14155550123","body":"x","__proto__":{"a":1}}', '/__proto__'],
+      ['send_notification', '{"via":"email","to":["a@example.com",{"__proto__":"b@example.com"}],"subject":"s","body_html":"x"}', '/to/1'],
+      ['show_banner', '{"text":"x","audience":"all","__proto__":{"severity":"critical"}}', '/__proto__'],
+    ];
+    let id = 30;
+    for (const [name, args, path] of cases) {
+      c.stdin.write(rpc(++id, 'tools/call', c.withMeta({ name, arguments: JSON.parse(args) })));
+      const r = await c.answer(id);
+      expect(r.result?.isError, JSON.stringify(r)).toBe(true);
+      expect(r.result.structuredContent.error.path).toBe(path);
+    }
+    await c.end();
+  });
+
   it('answers a batch, a line that is not JSON and a non-JSON-RPC value with JSON-RPC errors, and keeps serving', async () => {
     const c = await connection(version);
     c.stdin.write(`${JSON.stringify([JSON.parse(rpc(1, 'tools/list', c.withMeta({})))])}\n`);

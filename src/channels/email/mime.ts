@@ -19,7 +19,7 @@
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../errors.js';
 import { HTML_TO_TEXT_OPTIONS, htmlToText } from './html-to-text.js';
-import { WorkerLostError, WorkerPool, WorkerTimeoutError } from '../../notification/worker-pool.js';
+import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';
 
 /** What nodemailer's MailComposer takes, as plain data (it crosses to the worker by structured clone). */
 export interface MailParts {

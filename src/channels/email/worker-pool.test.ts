@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROOT } from '../../test/helpers/cli.js';
+import { ROOT } from '../../../test/helpers/cli.js';
 import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';
 
 /** A worker that echoes, spins for `spin` ms (a synchronous loop), or allocates without end. */
@@ -107,7 +107,7 @@ describe('WorkerPool', () => {
       [
         '--input-type=module',
         '-e',
-        `const { WorkerPool } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/notification/worker-pool.js')).href)});
+        `const { WorkerPool } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/channels/email/worker-pool.js')).href)});
          const pool = new WorkerPool({ source: ${JSON.stringify(SOURCE)}, workerData: { tag: 'x' }, size: 1, heapMb: 32 });
          console.log(JSON.stringify(await pool.run({ echo: 'done' }, { waitMs: 10000, runMs: 10000 })));`,
       ],
