@@ -72,7 +72,8 @@ export async function benchCalls(transport, { era = 'legacy', runs = 5, calls = 
         baselineName: 'bare v2 SDK server, 1 tool with outputSchema',
         baseline: sb,
         ratio: ratio(sa, sb, a, b),
-        target: metric === 'p50' ? { max: 1.3, text: 'p50 ≤ 1.3× bare' } : undefined,
+        // Issue 13: email includes the complete MIME build, so its bound is wider than SMS's.
+        target: metric === 'p50' ? (args.via === 'email' ? { max: 2, text: 'p50 ≤ 2× bare (email, full MIME)' } : { max: 1.3, text: 'p50 ≤ 1.3× bare' }) : undefined,
         note: `${runs} runs × ${calls} sequential calls after ${warmup} warm-up`,
       });
     }

@@ -7,11 +7,12 @@
  *   node bench/run.mjs [--quick]    (--quick: fewer, shorter runs, for trying the bench out)
  */
 import { cpus, loadavg, platform, release } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchBannerFeed } from './banner-feed.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
+import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
@@ -57,6 +58,13 @@ try {
       )),
     );
   }
+  const loadOpts = quick ? { runs: 2, ms: 1_000 } : { runs: 4, ms: 2_000 };
+  for (const era of ERAS) {
+    step(`HTTP, 50 concurrent clients, ${ERA_LABEL[era]}`);
+    rows.push(...(await guarded('6. HTTP under load', `http, ${ERA_LABEL[era]}, 50 concurrent clients`, () => benchHttpVsBare({ era, ...loadOpts }))));
+  }
+  step('HTTP, 50 concurrent clients: keyed against unkeyed sends');
+  rows.push(...(await guarded('6. HTTP under load', 'http, 50 concurrent clients: keyed sends', () => benchHttpKeyed(loadOpts))));
   for (const era of ERAS) {
     step(`cold start, ${ERA_LABEL[era]}`);
     rows.push(...(await benchColdStart({ era, ...(quick ? { runs: 3 } : {}) })));
@@ -99,10 +107,17 @@ flight, ms per call, once per protocol era (2025-11-25: initialize and, over HTT
 2026-07-28: no handshake, one stateless request per call); the bare server
 (bench/bare-server.mjs) is the same v2 SDK's low-level \`Server\` with one tool that declares
 an outputSchema and answers at once, served the same way (serveStdio; createMcpHandler next
-to 2025 sessions). Tokens: o200k_base
+to 2025 sessions). HTTP under load (rows 6): 50 SDK clients in the bench process, one call
+in flight each, for a fixed time per run; the load generator shares the machine's 2 cores
+with both servers, so absolute throughput is bounded by it as much as by the server.
+Tokens: o200k_base
 (gpt-tokenizer) of \`name\\ndescription\\nJSON(inputSchema)\`; the two single-channel tools
 are cited constants (this machine has no network to fetch those servers). Targets are
 reported, never asserted.
 `;
-writeFileSync(join(ROOT, 'bench/results.md'), md);
+// The log of A/B-measured changes (bench/ab.mjs) below the table outlives each rerun.
+const resultsFile = join(ROOT, 'bench/results.md');
+const previous = existsSync(resultsFile) ? readFileSync(resultsFile, 'utf8') : '';
+const changes = previous.indexOf('\n## Changes');
+writeFileSync(resultsFile, changes === -1 ? md : `${md}${previous.slice(changes)}`);
 process.stdout.write(`\n${table}\n\nWritten to bench/results.md (${seconds.toFixed(0)} s).\n`);

@@ -43,10 +43,10 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
   };
-  const catalog = buildCatalog(config);
-  for (const [profile, c] of Object.entries(catalog)) {
-    log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes });
-  }
+  // Built per profile when a client first asks for it; its hashes are logged then.
+  const catalog = buildCatalog(config, undefined, (profile, c) =>
+    log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
+  );
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
     store: store.kind,

@@ -1,5 +1,5 @@
 /**
- * Every tool the server offers, per profile, built once at start-up: tools/list is the same
+ * Every tool the server offers, per profile, built on first use and kept: tools/list is the same
  * bytes for the same profile and configuration, in a fixed order (prompt caches depend on
  * it), with a schema hash per tool and a fingerprint per list.
  */
@@ -81,12 +81,21 @@ function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call
   };
 }
 
-/** Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither. */
-export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = bannerTools): Catalog {
-  const def = notificationDef(config.channels);
-  const outputSchema = sendOutputSchema(config.channels) as Tool['outputSchema'];
-  const catalog = {} as Catalog;
-  for (const profile of PROFILES) {
+/**
+ * Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither.
+ * Each profile's list is built when first read and kept (a server usually serves one
+ * profile, and building all four cost start-up time); `onBuilt` hears of each once, with its
+ * hashes, so they can be logged.
+ */
+export function buildCatalog(
+  config: Config,
+  objectTools: ObjectToolSpec[] = bannerTools,
+  onBuilt?: (profile: Profile, built: ProfileCatalog) => void,
+): Catalog {
+  let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;
+  const build = (profile: Profile): ProfileCatalog => {
+    shared ??= { def: notificationDef(config.channels), outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'] };
+    const { def, outputSchema } = shared;
     const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, profile).map((pt) => ({
       tool: {
         name: pt.name,
@@ -103,12 +112,28 @@ export function buildCatalog(config: Config, objectTools: ObjectToolSpec[] = ban
       return { tool, call: totalCall(tool.name, e.call), hash: schemaHash(tool) };
     });
     const tools = entries.map((e) => e.tool);
-    catalog[profile] = {
+    return {
       tools,
       entries: new Map(entries.map((e) => [e.tool.name, e])),
       hashes: Object.fromEntries(entries.map((e) => [e.tool.name, e.hash])),
       fingerprint: schemaHash(tools),
     };
+  };
+  const built = new Map<Profile, ProfileCatalog>();
+  const catalog = {} as Catalog;
+  for (const profile of PROFILES) {
+    Object.defineProperty(catalog, profile, {
+      enumerable: true,
+      get() {
+        let c = built.get(profile);
+        if (c === undefined) {
+          c = build(profile);
+          built.set(profile, c);
+          onBuilt?.(profile, c);
+        }
+        return c;
+      },
+    });
   }
   return catalog;
 }

@@ -16,7 +16,7 @@ import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import type { Provider } from '../providers/types.js';
-import type { JsonSchema } from '../union/index.js';
+import { parsedWith, type JsonSchema } from '../union/index.js';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
 export const idempotencyKey = z.string().min(1).max(128).optional();
@@ -137,7 +137,11 @@ export interface TypedChannel<C, P> {
   readonly allowVariable: string;
   readonly matcher: RecipientMatcher;
   readonly provider: Provider<P>;
-  /** The union validated the call against this branch; parsing it again gives it its type. */
+  /**
+   * The call with its type: the union's validation already parsed it with this branch
+   * (taken as it is, not parsed twice: that was a tenth of a dry-run SMS call), anything
+   * else is parsed here.
+   */
   parse(value: unknown): C;
   recipients(call: C): string[];
   buildPayload(call: C, id: string, timeoutMs: number): Promise<BuiltPayload<P>>;
@@ -185,7 +189,8 @@ export function defineChannel<const V extends string, const K extends string, S 
             allowVariable: variable,
             matcher,
             provider,
-            parse: (value) => branch.parse(value),
+            // The one cast: parsedWith() says this branch's own parse returned `value`.
+            parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
             buildPayload: (call, id, timeoutMs) => channel.buildPayload(call, { id, settings, timeoutMs }),
           };

@@ -1,5 +1,6 @@
 /** The notification union's rules and the messages a model reads when it breaks them. */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../log.js';
 import { listWords, validateUnionCall } from '../union/index.js';
 import { CHANNELS } from './registry.js';
 import { loadConfig } from '../config.js';
@@ -65,5 +66,23 @@ describe('notification union', () => {
     const names = listWords(CHANNELS.map((c) => c.name), 'or'); // email, sms or slack
     expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: `via is required: set it to ${names}.` }]);
     expect(issues({ via: 'fax' })[0]!.message).toBe(`via "fax" is not a channel: set it to ${names}.`);
+  });
+
+  it('hands the pipeline the call the union parsed, without parsing it again; anything else is parsed', async () => {
+    const config = loadConfig({ NOTIFY_DATA_DIR: '/x' });
+    const configured = config.channels.find((c) => c.name === 'sms')!;
+    const def = notificationDef(config.channels);
+    const connected = await configured.connect({ log: silentLogger, maxConcurrent: 1, requestTimeoutMs: 1_000 });
+    const checked = validateUnionCall(def, {}, { via: 'sms', to: '+14155550123', body: 'Down' });
+    if (!checked.ok) throw new Error('valid call refused');
+    const parse = vi.spyOn(configured.branch, 'parse');
+    connected.open((typed) => {
+      expect(typed.parse(checked.value)).toBe(checked.value);
+      expect(parse).not.toHaveBeenCalled();
+      // A copy, or a value no validation returned, is parsed (and refused when invalid).
+      expect(typed.parse({ ...checked.value })).toEqual(checked.value);
+      expect(() => typed.parse({ via: 'sms', to: 'nope', body: 'Down' })).toThrow();
+      expect(parse).toHaveBeenCalledTimes(2);
+    });
   });
 });

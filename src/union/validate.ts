@@ -100,6 +100,17 @@ export function dropNulls(args: Record<string, unknown>): Record<string, unknown
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
 }
 
+/** Each value a successful validation returned, with the zod schema whose parse made it. */
+const producedBy = new WeakMap<object, z.ZodType>();
+
+/**
+ * Whether `value` is what validating with `schema` returned (the same object), so a
+ * consumer holding that schema can take it as parsed instead of parsing it again.
+ */
+export function parsedWith(value: unknown, schema: z.ZodType): boolean {
+  return typeof value === 'object' && value !== null && producedBy.get(value) === schema;
+}
+
 /** Validates a tools/call's arguments for one profile tool against the union. */
 export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding'], raw: unknown): ValidationResult {
   const disc = def.discriminator;
@@ -209,7 +220,10 @@ function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string,
   }
   const input = withheld.size ? Object.fromEntries(Object.entries(call).filter(([k]) => !withheld.has(k))) : call;
   const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    if (isRecord(parsed.data)) producedBy.set(parsed.data, schema);
+    return parsed.data;
+  }
   const issues = parsed.error.issues.filter((i) => !(typeof i.path[0] === 'string' && withheld.has(i.path[0])));
   addZodIssues(issues, input, base, { ...ctx, schema }, found);
   return undefined;
