@@ -31,6 +31,14 @@ describe('docs/union.md', () => {
     expect(quick.split('\n').length).toBeLessThanOrEqual(22);
   });
 
+  it('names every public export of notify-mcp/union', () => {
+    const index = readFileSync(new URL('../src/union/index.ts', import.meta.url), 'utf8');
+    const names = [...index.matchAll(/export (?:type )?\{([^}]*)\}/g)].flatMap((m) => m[1]!.split(',').map((n) => n.trim().replace(/^type /, ''))).filter(Boolean);
+    expect(names.length).toBeGreaterThan(30);
+    const api = doc.slice(doc.indexOf('## The public API'));
+    for (const name of names) expect(api, name).toContain(`\`${name}\``);
+  });
+
   it('is linked from the README', () => {
     expect(readFileSync(new URL('../README.md', import.meta.url), 'utf8')).toContain('](docs/union.md)');
   });

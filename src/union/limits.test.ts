@@ -29,6 +29,9 @@ describe('limits generated from the zod checks', () => {
     expect(phrase(z.string().regex(/^[A-Z]{2,5}$/).meta({ examples: ['ENG'] }))).toBe('matching ^[A-Z]{2,5}$, e.g. ENG');
     expect(phrase(z.string().regex(/^[A-Z]+$/))).toBe('matching ^[A-Z]+$');
     expect(phrase(z.union([z.string(), z.array(z.string()).min(1).max(50)]))).toBe('a string, or a list of 1-50 items');
+    expect(phrase(z.union([z.string().max(254), z.array(z.string()).max(5), z.number().min(3)]))).toBe(
+      'a string of at most 254 characters, or a list of at most 5 items, or a number at least 3',
+    );
     expect(phrase(z.string().max(3).optional().nullable())).toBe('at most 3 characters');
     expect(phrase(z.enum(['a', 'b']))).toBeUndefined();
     expect(formatNumber(1_234_567)).toBe('1,234,567');

@@ -101,7 +101,9 @@ export function limitsOf(node: JsonSchema): string | undefined {
       if (p === undefined) return noun;
       if (p.startsWith('a whole')) return p;
       if (p === 'non-empty') return `a non-empty ${noun.slice(2)}`;
-      if (/^(matching|each|a whole|from|at |greater|less)/.test(p)) return `${noun}${p.startsWith('each') ? ',' : ''} ${p}`;
+      // A number's range follows its noun; a length or a count is "of" it: `a string of at most 254 characters`.
+      const numeric = alternatives[i]!.type === 'number' || alternatives[i]!.type === 'integer';
+      if (numeric || /^(matching|each)/.test(p)) return `${noun}${p.startsWith('each') ? ',' : ''} ${p}`;
       return `${noun} of ${p}`;
     })
     .join(', or ');
