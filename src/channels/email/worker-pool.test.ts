@@ -109,7 +109,7 @@ describe('WorkerPool', () => {
         '-e',
         `const { WorkerPool } = await import(${JSON.stringify(pathToFileURL(join(ROOT, 'dist/channels/email/worker-pool.js')).href)});
          const pool = new WorkerPool({ source: ${JSON.stringify(SOURCE)}, workerData: { tag: 'x' }, size: 1, heapMb: 32 });
-         console.log(JSON.stringify(await pool.run({ echo: 'done' }, { waitMs: 10000, runMs: 10000 })));`,
+         process.stdout.write(JSON.stringify(await pool.run({ echo: 'done' }, { waitMs: 10000, runMs: 10000 })) + '\\n');`,
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
