@@ -34,8 +34,14 @@ describe('configuration documents', () => {
     }
   });
 
+  it("README's table of variables lists exactly those of .env.example, in its order", () => {
+    const readme = read('README.md');
+    const table = readme.slice(readme.indexOf('### Every variable'));
+    const rows = [...table.slice(0, table.indexOf('\n## ')).matchAll(/^\| `([A-Z][A-Z0-9_]+)` \| \S/gm)].map((m) => m[1]!);
+    expect(rows).toEqual([...exampleVars]);
+  });
+
   it('has every variable the contract names', () => {
     for (const v of DESIGN_VARS) expect(exampleVars, v).toContain(v);
   });
-
 });
