@@ -74,6 +74,8 @@ describe('docker-compose.yml', () => {
     expect(host).toBe('0.0.0.0');
     expect(() => assertBindable(config, host)).not.toThrow();
     expect(config.databaseUrl).toMatch(/@postgres:5432\//);
+    // .env does not move the store off the image's volume (an empty NOTIFY_DATA_DIR would).
+    expect(all(runtime, 'VOLUME')).toEqual([JSON.stringify([config.dataDir])]);
     expect(config.http.allowedHosts).toContain(APP);
     expect(config.channels.find((c) => c.name === 'email')?.live).toBe(true);
     // The same without a token would not start: Compose's `:?` stops it first.
