@@ -6,11 +6,13 @@
  *   notify-mcp --http [--port N] [--host H]
  *   notify-mcp schema [--profile P]    print what a client of that profile receives
  *   notify-mcp outbox [--limit N]      print the latest delivery records
- *   notify-mcp bundle --config F [--http …]
+ *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
  */
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createApp } from './app.js';
 import { GatewayConfigError } from './bundling/errors.js';
+import { serversFileArgument } from './bundling/servers-argument.js';
 import { buildCatalog } from './catalog.js';
 import { ConfigError, loadConfig, PROFILES, type Config, type Profile } from './config.js';
 import { createLogger, type Logger } from './log.js';
@@ -24,10 +26,12 @@ const USAGE = `Usage:
   notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
   notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
-  notify-mcp bundle --config F [--http [--port N] [--host H]]
+  notify-mcp bundle FILE [--http [--port N] [--host H]]
                                       serve the reconciled tools of every server in an mcpServers file
+                                      (also --servers FILE; --config FILE is the old form)
   notify-mcp --help | --version
-Configuration is read from the environment; see .env.example.`;
+Configuration is read from the environment; every variable is in .env.example, with a comment:
+  ${fileURLToPath(new URL('../.env.example', import.meta.url))}`;
 
 const out = (text: string) => process.stdout.write(text + '\n');
 
@@ -39,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
       profile: { type: 'string' },
       limit: { type: 'string' },
       config: { type: 'string' },
+      servers: { type: 'string' },
       http: { type: 'boolean' },
       port: { type: 'string' },
       host: { type: 'string' },
@@ -87,11 +92,10 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'bundle': {
-      if (!values.config) throw new ConfigError('bundle needs --config <servers.json> (the mcpServers format)');
       // Loaded only for this command: stdio start-up stays as small as it can be.
       const { runGateway } = await import('./bundling/index.js');
       const gateway = await runGateway({
-        configPath: values.config,
+        configPath: serversFileArgument({ positionals: positionals.slice(1), servers: values.servers, config: values.config }),
         log,
         ...(values.http ? { http: { port: parsePort(values.port), host: values.host ?? DEFAULT_HTTP_HOST } } : {}),
       });

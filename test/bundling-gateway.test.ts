@@ -120,7 +120,8 @@ describe.each(ERAS)('notify-mcp bundle gateway (stdio, real upstreams, %s client
     );
     transport = new StdioClientTransport({
       command: process.execPath,
-      args: [notifyCli, 'bundle', '--config', config],
+      // The servers file as a positional: the form that works behind the MCP Inspector.
+      args: [notifyCli, 'bundle', config],
       stderr: 'pipe',
     });
     let buf = '';
@@ -168,8 +169,12 @@ describe.each(ERAS)('notify-mcp bundle gateway (stdio, real upstreams, %s client
     expect(desc('read_graph')).not.toMatch(/^\[/);
     // Same list twice: deterministic.
     expect(await names()).toEqual(all);
-    // Upstream stderr went into our JSON log (stderr), not to the client's stdout.
-    expect(logs.some((l) => l.msg === 'upstream stderr')).toBe(true);
+    // Upstream stderr went into our JSON log (stderr), not to the client's stdout: notify-mcp's
+    // JSON lines as objects with the upstream's id added, never as escaped strings.
+    const fromNotify = logs.filter((l) => l.upstream === 'notify');
+    expect(fromNotify.find((l) => l.msg === 'serving stdio')).toMatchObject({ level: 'info', upstream: 'notify', version: expect.any(String) });
+    expect(fromNotify.every((l) => typeof l.time === 'string' && typeof l.level === 'string')).toBe(true);
+    expect(logs.filter((l) => typeof l.msg === 'string' && l.msg.trimStart().startsWith('{'))).toEqual([]);
     expect(nonJsonStderr).toEqual([]);
     expect(clientErrors).toEqual([]);
     // The 2025-only upstreams were reached over 2025-11-25, notify-mcp over 2026-07-28.
@@ -289,7 +294,7 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
         },
       }),
     );
-    gateway = spawn(process.execPath, [notifyCli, 'bundle', '--config', config, '--http', '--port', '0'], {
+    gateway = spawn(process.execPath, [notifyCli, 'bundle', '--servers', config, '--http', '--port', '0'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let gwErr = '';

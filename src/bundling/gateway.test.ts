@@ -51,7 +51,8 @@ describe('runGateway (in process)', () => {
     const stdin = new PassThrough();
     const stdout = new PassThrough();
     const out = jsonLines(stdout);
-    const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout });
+    const upstreamLines: string[] = [];
+    const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout, writeUpstreamStderr: (l) => void upstreamLines.push(l) });
     const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
     send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     const init = await out.next(1);
@@ -68,6 +69,8 @@ describe('runGateway (in process)', () => {
     stdin.end();
     await gateway.closed; // would hang (and time out) if input end did not stop it
     expect(gateway.manager.current.reconciled.tools.length).toBeGreaterThan(0);
+    // server-memory's plain-text start-up line, wrapped and tagged with its server id.
+    expect(upstreamLines.map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ upstream: 'memory', msg: expect.stringMatching(/running on stdio/i) }));
   });
 
   it('answers what the SDK would drop or dump (non-object arguments, a batch, an oversized line) and keeps serving', async () => {

@@ -24,6 +24,8 @@ export interface GatewayOptions {
   backoff?: BackoffOptions;
   /** Ping interval of HTTP upstreams; default 15 s. */
   healthIntervalMs?: number;
+  /** Where stdio upstreams' stderr lines go (JSON lines, `upstream` added); default our stderr. */
+  writeUpstreamStderr?: (line: string) => void;
 }
 
 export interface Gateway {
@@ -63,6 +65,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
         log,
         backoff: options.backoff ?? DEFAULT_BACKOFF,
         ...(options.healthIntervalMs !== undefined ? { healthIntervalMs: options.healthIntervalMs } : {}),
+        ...(options.writeUpstreamStderr ? { writeStderr: options.writeUpstreamStderr } : {}),
         hooks: {
           onTools: (id, tools) => manager.register(id, tools, spec.label !== undefined ? { label: spec.label } : {}),
           onDown: (id) => void manager.unregister(id),

@@ -17,6 +17,7 @@ describe('Upstream.callTool: the call bound replaces the SDK request default (60
     upstream = new Upstream('slow', { command: process.execPath, args: [fixture], env: {} }, {
       log: silentLogger,
       hooks: { onTools: () => {}, onDown: () => {} },
+      writeStderr: () => {},
     });
     await upstream.start();
     expect(upstream.connected).toBe(true);

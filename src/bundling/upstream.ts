@@ -6,6 +6,7 @@ import type { Logger } from '../log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { isStdioSpec, type UpstreamSpec } from './servers-config.js';
+import { upstreamStderrLine } from './upstream-stderr.js';
 
 export interface BackoffOptions {
   /** First retry delay; doubles per failed attempt. */
@@ -32,10 +33,11 @@ export interface UpstreamOptions {
   /** Bound on connect + initialize + first tools/list. */
   connectTimeoutMs?: number;
   clientInfo?: { name: string; version: string };
+  /** Where a stdio upstream's stderr goes, one JSON line at a time; default our stderr. */
+  writeStderr?: (line: string) => void;
 }
 
 type State = 'idle' | 'connecting' | 'up' | 'down' | 'closed';
-const MAX_STDERR_LINE = 2000;
 
 /** Backoff delay before retry number `attempt` (0-based). */
 export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
@@ -173,9 +175,8 @@ export class Upstream {
       });
       const stderr = transport.stderr as Readable | null;
       if (stderr) {
-        createInterface({ input: stderr }).on('line', (line) => {
-          this.log.info('upstream stderr', { line: line.slice(0, MAX_STDERR_LINE) });
-        });
+        const write = this.options.writeStderr ?? ((line: string) => void process.stderr.write(line));
+        createInterface({ input: stderr }).on('line', (line) => write(upstreamStderrLine(line, this.serverId)));
       }
       return transport;
     }
