@@ -32,3 +32,14 @@ export function advance(current: DeliveryStatus, event: ReceiptEvent): Advance {
   return { ok: false, reason: `${current} does not go back to ${event}` };
 }
 
+
+/** What each state tells a caller; `sent` is the channel's own sentence (its module declares it). */
+export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, string>> = {
+  dry_run: 'Recorded only: the channel has no credentials, so nothing was sent.',
+  queued: 'The provider holds the message in its queue and has not handed it on yet.',
+  delivered: 'The provider reports the message delivered to the recipient.',
+  undelivered: 'The provider could not deliver the message (provider_status has its code); resending to the same recipient will likely fail again.',
+  failed: 'The message was not sent: the provider refused it or the send failed (error_code or provider_status says why).',
+  unknown:
+    'The outcome was lost after the request left (a timeout or reset): the provider may have sent it. Do not resend blindly; a provider receipt may still settle it.',
+};
