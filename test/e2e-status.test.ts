@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, tempDataDir } from './helpers/cli.js';
 import { startFakeTwilio, type FakeTwilio } from './helpers/fake-twilio.js';
 import { startHttpCli, type HttpCli } from './helpers/http-cli.js';
-import { ERAS, eraClient, errorOf, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
+import { connectCli, ERAS, eraClient, errorOf, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
 
 const SID = 'AC' + '2'.repeat(32);
 const TWILIO_TOKEN = 'e2e-status-twilio-auth-token';
@@ -161,6 +161,23 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
 
     expect(await statusOf(ops, sent.id)).toMatchObject({ id: sent.id, status: 'sent', via: 'sms' });
     expect(await statusOf(alice, sent.id)).toMatchObject({ id: sent.id, status: 'sent' });
+  });
+});
+
+describe.each(ERAS)('over stdio without tokens, clientInfo names the caller (%s clients)', (era) => {
+  it('a dry run reads as dry_run to its sender and as no such notification to another name', async () => {
+    const dir = tempDataDir('notify-e2e-status-stdio-');
+    const [mine, other] = await Promise.all(['status-a', 'status-b'].map((name) => connectCli(cliEnv({ NOTIFY_DATA_DIR: dir }), name, era)));
+    try {
+      const sent = (await call(mine!.client, 'send_notification', { via: 'sms', to: '+14155550123', body: 'dry' })).structuredContent as Sc;
+      expect(sent).toMatchObject({ status: 'dry_run' });
+      expect(sent.sent_means).toBeUndefined();
+      expect(await statusOf(mine!.client, sent.id)).toMatchObject({ status: 'dry_run', status_means: expect.stringMatching(/nothing was sent/), attempts: [] });
+      expect(errorOf(await getNotification(other!.client, sent.id)).code).toBe('NOT_FOUND');
+    } finally {
+      await Promise.allSettled([mine?.close(), other?.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
