@@ -140,7 +140,7 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
     ];
     for (const res of forged) {
       expect(res.status).toBe(403);
-      expect((await res.json()).error.code).toBe('FORBIDDEN');
+      expect(((await res.json()) as Sc).error.code).toBe('FORBIDDEN');
     }
     expect(await statusOf(alice, sent.id)).toMatchObject({ status: 'sent', provider_status: { status: 'queued' } });
 
