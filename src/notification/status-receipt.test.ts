@@ -32,7 +32,7 @@ const report = (sid: string, event: ReceiptReport['event'], code: string | null 
 const deps = (s: Store = store, sleep = async () => {}) => ({ store: s, log: silentLogger, now: () => T0 + 1000, sleep });
 
 describe('applyReceipt', () => {
-  it('moves a sent SMS to delivered, keeping the provider status and code, and ignores what would go back', async () => {
+  it('moves a sent SMS to undelivered, keeping the provider status and code, and ignores what would go back', async () => {
     await store.recordDelivery(sms('ntf_1', 'SM1', 'sent'));
     expect(await applyReceipt(deps(), 'sms', report('SM1', 'undelivered', '30003'))).toBe('applied');
     expect(await store.getDelivery('ntf_1')).toMatchObject({
