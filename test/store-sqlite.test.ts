@@ -129,6 +129,38 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it('upgrades a version-6 database: a lost outcome once recorded failed becomes unknown, every record gets its status time', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const file = join(dir, 'notify.db');
+      const v6 = new Database(file);
+      v6.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+      for (const m of MIGRATIONS.filter((m) => m.version <= 6)) {
+        v6.exec(m.sqlite);
+        v6.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
+      }
+      const row = v6.prepare(
+        `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
+         VALUES (?, 'sms', ?, 'twilio', ?, '{}', ?, 1, 5, 'bot', NULL, ?)`,
+      );
+      row.run('ntf_lost', 'failed', null, 'DELIVERY_UNKNOWN', 1000);
+      row.run('ntf_refused', 'failed', null, 'PROVIDER_REJECTED', 2000);
+      row.run('ntf_sent', 'sent', 'SM1', null, 3000);
+      v6.close();
+
+      const store = await openSqliteStore({ file, log: silentLogger });
+      try {
+        expect(await store.getDelivery('ntf_lost')).toMatchObject({ status: 'unknown', status_updated_at: 1000, provider_status: null });
+        expect(await store.getDelivery('ntf_refused')).toMatchObject({ status: 'failed', status_updated_at: 2000 });
+        expect((await store.findDeliveryByProviderMessage('sms', 'SM1'))?.id).toBe('ntf_sent');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers the feed query from the partial index, without sorting the matching rows', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {
