@@ -30,6 +30,17 @@ storeSuite('sqlite', async () => {
   };
 });
 
+/** A database as an older build left it: migrations up to `version` applied and recorded. */
+function databaseAt(file: string, version: number): Database.Database {
+  const db = new Database(file);
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(m.sqlite);
+    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
+  }
+  return db;
+}
+
 describe('SQLite store specifics', () => {
   it('opens <dataDir>/notify.db through openStore, in WAL mode, with every migration recorded once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
@@ -100,12 +111,7 @@ describe('SQLite store specifics', () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {
       const file = join(dir, 'notify.db');
-      const v3 = new Database(file);
-      v3.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
-        v3.exec(m.sqlite);
-        v3.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
-      }
+      const v3 = databaseAt(file, 3);
       const row = v3.prepare(`INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES (?, 'h', ?, ?, 1000)`);
       row.run('mid-send', 'pending', null);
       row.run('finished', 'done', JSON.stringify({ id: 'ntf_old' }));
@@ -133,12 +139,7 @@ describe('SQLite store specifics', () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {
       const file = join(dir, 'notify.db');
-      const v6 = new Database(file);
-      v6.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-      for (const m of MIGRATIONS.filter((m) => m.version <= 6)) {
-        v6.exec(m.sqlite);
-        v6.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
-      }
+      const v6 = databaseAt(file, 6);
       const row = v6.prepare(
         `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
          VALUES (?, 'sms', ?, 'twilio', ?, '{}', ?, 1, 5, 'bot', NULL, ?)`,
