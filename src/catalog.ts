@@ -7,6 +7,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './channels/union.js';
+import { getNotificationTool } from './notification/get-notification.js';
 import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
@@ -89,7 +90,7 @@ function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call
  */
 export function buildCatalog(
   config: Config,
-  objectTools: ObjectToolSpec[] = bannerTools,
+  objectTools: ObjectToolSpec[] = [getNotificationTool(config.channels), ...bannerTools],
   onBuilt?: (profile: Profile, built: ProfileCatalog) => void,
 ): Catalog {
   let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;

@@ -58,7 +58,9 @@ describe('loadConfig', () => {
       NOTIFY_CLIENT_PROFILES: 'ops-agent=oneOf,billing-bot=per-channel',
       NOTIFY_RATE_LIMITS: 'sms=20/h,*=300/d',
       NOTIFY_HTTP_ALLOWED_HOSTS: 'Notify.Example.com',
+      NOTIFY_OPERATOR_CLIENTS: 'ops',
     });
+    expect(c.http.operators).toEqual(['ops']);
     expect(c.http.tokens).toEqual([
       { client: 'ops', token: 'abcdefghijklmnop1234', profile: 'nested' },
       { client: 'ci', token: 'ZZZZZZZZZZZZZZZZ' },
@@ -79,6 +81,10 @@ describe('loadConfig', () => {
     [{ NOTIFY_RATE_LIMITS: 'mail=5/h' }, /^NOTIFY_RATE_LIMITS: "mail" is not a channel; use email, sms, slack, (.+, )?\*$/],
     [{ NOTIFY_SEND_BUDGET_MS: '-5' }, /positive integer/],
     [{ SLACK_API_URL: 'https://slack.com' }, /loopback/],
+    // An operator is a token's client: a clientInfo name is self-reported.
+    [{ NOTIFY_OPERATOR_CLIENTS: 'ops' }, /"ops" is no client of NOTIFY_HTTP_TOKENS/],
+    [{ NOTIFY_PUBLIC_URL: 'notify.example.com' }, /NOTIFY_PUBLIC_URL must be the public base URL of this server, such as https:\/\/notify.example.com/],
+    [{ NOTIFY_PUBLIC_URL: 'https://notify.example.com/?x=1' }, /NOTIFY_PUBLIC_URL must be/],
     [{ SMTP_URL: 'smtp://x' }, /EMAIL_FROM/],
     [{ SMTP_URL: 'mail.example.com', EMAIL_FROM: 'a@b.co', NOTIFY_EMAIL_ALLOW: '*' }, /smtp:\/\/ or smtps:\/\//],
   ])('rejects bad values with a message that says what to set (%#)', (env, message) => {

@@ -46,7 +46,8 @@ export interface Config {
   /** Every channel of the list loadConfig was given, configured, in its order. */
   channels: readonly ConfiguredChannel[];
   /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
-  http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[] };
+  /** operators: token clients that may read every client's notifications (NOTIFY_OPERATOR_CLIENTS). */
+  http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[]; operators: string[] };
   rateLimits: RateLimit[];
 }
 
@@ -97,6 +98,19 @@ function rateLimits(raw: string | undefined, channels: readonly string[]): RateL
   });
 }
 
+/** Operators are token clients only: a clientInfo name is self-reported, so it can never be one. */
+function operators(raw: string | undefined, tokens: readonly HttpToken[]): string[] {
+  const names = list(raw ?? '');
+  for (const name of names) {
+    if (!tokens.some((t) => t.client === name)) {
+      throw new ConfigError(
+        `NOTIFY_OPERATOR_CLIENTS: "${name}" is no client of NOTIFY_HTTP_TOKENS; an operator is a token's client name (e.g. NOTIFY_HTTP_TOKENS=ops:<token> NOTIFY_OPERATOR_CLIENTS=ops)`,
+      );
+    }
+  }
+  return names;
+}
+
 function clientProfiles(raw: string | undefined): Record<string, Profile> {
   const out: Record<string, Profile> = {};
   for (const item of list(raw ?? '')) {
@@ -121,6 +135,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
     throw new ConfigError(`NOTIFY_LOG_LEVEL must be debug, info, warn or error, got "${level}"`);
   }
 
+  const tokens = httpTokens(env.NOTIFY_HTTP_TOKENS);
   const config: Omit<Config, 'channels'> = {
     dataDir: env.NOTIFY_DATA_DIR || defaultDataDir(env),
     databaseUrl: env.DATABASE_URL || undefined,
@@ -130,7 +145,8 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
     providerConcurrency: positiveInt(env, 'NOTIFY_PROVIDER_CONCURRENCY', DEFAULT_PROVIDER_CONCURRENCY),
     logLevel: level as Config['logLevel'],
     http: {
-      tokens: httpTokens(env.NOTIFY_HTTP_TOKENS),
+      tokens,
+      operators: operators(env.NOTIFY_OPERATOR_CLIENTS, tokens),
       readAuth: env.NOTIFY_READ_AUTH === '1',
       allowedHosts: list(env.NOTIFY_HTTP_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
     },

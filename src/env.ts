@@ -53,6 +53,22 @@ export function loopbackOrigin<K extends string>(env: Env<K>, variable: NoInfer<
   return url.origin;
 }
 
+/** The public base URL a provider reaches this server at (for callbacks): http(s), no query or fragment, no trailing slash. */
+export function publicBaseUrl<K extends string>(env: Env<K>, variable: NoInfer<K>): string | undefined {
+  const raw = env[variable];
+  if (!raw) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) {
+    throw new ConfigError(`${variable} must be the public base URL of this server, such as https://notify.example.com, got "${raw}"`);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
 /** Settings read once and never changed: frozen all the way down. */
 export function deepFreeze<T>(value: T): T {
   if (value && typeof value === 'object') {

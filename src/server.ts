@@ -44,6 +44,7 @@ export interface Connection {
 const instructions = (channels: readonly { name: string }[]) =>
   `Send notifications with ${SEND_TOOL} (or ${channels.map((c) => channelToolName(c.name)).join('/')}): pick the channel with via. ` +
   'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix. ' +
+  'get_notification({ id }) shows where a sent notification stands (delivered, undelivered…). ' +
   'Use show_banner, list_banners and dismiss_banner for in-app banners.';
 
 /**
@@ -107,6 +108,8 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
           config: app.config,
           log,
           client,
+          // Only a token makes an operator: clientInfo names are self-reported.
+          operator: conn.client !== undefined && app.config.http.operators.includes(conn.client),
           now: app.now,
           signal: ctx.mcpReq.signal,
           progress:

@@ -17,6 +17,8 @@ export interface ToolContext {
   log: Logger;
   /** Authenticated client name (HTTP) or clientInfo.name (stdio), when known. */
   client: string | null;
+  /** The HTTP token is an operator's (NOTIFY_OPERATOR_CLIENTS): it may read every client's notifications. */
+  operator?: boolean;
   now: () => number;
   signal: AbortSignal;
   /** Sends an MCP progress notification when the caller asked for progress. */

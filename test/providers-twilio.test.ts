@@ -44,6 +44,12 @@ describePrism(`Twilio provider against Prism (Twilio's API spec)${skipReason ? `
     expect(receipt.providerMessageId).toMatch(/^SM[0-9a-f]{32}$/i);
   });
 
+  it('asks for status callbacks: the spec takes StatusCallback, and the answer carries the status', async () => {
+    const receipt = await provider.send(sms({ StatusCallback: 'https://notify.example.com/webhooks/twilio' }), ctx());
+    expect(receipt.providerMessageId).toMatch(/^SM/);
+    expect(receipt.providerStatus).toEqual(expect.any(String));
+  });
+
   it('creates a message through a messaging service', async () => {
     const receipt = await provider.send(sms({ From: undefined, MessagingServiceSid: 'MG' + '0'.repeat(32) }), ctx());
     expect(receipt.providerMessageId).toMatch(/^SM/);

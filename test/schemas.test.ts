@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../src/catalog.js';
 import { loadConfig, PROFILES } from '../src/config.js';
 import { notificationDef } from '../src/channels/union.js';
+import { NOTIFICATION_STATES } from '../src/store/types.js';
 import { profileTools, validateUnionCall } from '../src/union/index.js';
 import { anthropicViolations, openAiStrictViolations, sep2106Violations, typeArrayPaths } from './compat/checkers.js';
 import { ALL_VALID, CHANNEL_NAMES, CHANNEL_TOOLS, VALID_EXAMPLES } from './helpers/examples.js';
@@ -66,9 +67,9 @@ describe('tool lists per profile', () => {
     expect(sep2106Violations(send.inputSchema, 'via')).toEqual([]);
   });
 
-  it('per-channel lists one send tool per channel, in registry order, then the banner tools', () => {
+  it('per-channel lists one send tool per channel, in registry order, then get_notification and the banner tools', () => {
     const names = catalog['per-channel'].tools.map((t) => t.name);
-    expect(names).toEqual([...CHANNEL_TOOLS, 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
     expect(CHANNEL_TOOLS).toEqual(expect.arrayContaining(['send_email', 'send_sms', 'send_slack']));
   });
 
@@ -78,6 +79,11 @@ describe('tool lists per profile', () => {
         const via = (tool.outputSchema?.properties as Record<string, { enum?: string[] }>).via;
         expect(via?.enum, `${profile}/${tool.name}`).toEqual(CHANNEL_NAMES);
       }
+      const get = catalog[profile].tools.find((t) => t.name === 'get_notification')!;
+      expect(get.annotations?.readOnlyHint, profile).toBe(true);
+      const props = get.outputSchema?.properties as Record<string, { enum?: string[] }>;
+      expect(props.via?.enum, profile).toEqual(CHANNEL_NAMES);
+      expect(props.status?.enum, profile).toEqual([...NOTIFICATION_STATES]);
     }
   });
 });

@@ -30,6 +30,17 @@ storeSuite('sqlite', async () => {
   };
 });
 
+/** A database as an older build left it: migrations up to `version` applied and recorded. */
+function databaseAt(file: string, version: number): Database.Database {
+  const db = new Database(file);
+  db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  for (const m of MIGRATIONS.filter((m) => m.version <= version)) {
+    db.exec(m.sqlite);
+    db.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
+  }
+  return db;
+}
+
 describe('SQLite store specifics', () => {
   it('opens <dataDir>/notify.db through openStore, in WAL mode, with every migration recorded once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
@@ -100,12 +111,7 @@ describe('SQLite store specifics', () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {
       const file = join(dir, 'notify.db');
-      const v3 = new Database(file);
-      v3.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-      for (const m of MIGRATIONS.filter((m) => m.version <= 3)) {
-        v3.exec(m.sqlite);
-        v3.prepare('INSERT INTO schema_migrations VALUES (?, ?, 0)').run(m.version, m.name);
-      }
+      const v3 = databaseAt(file, 3);
       const row = v3.prepare(`INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at) VALUES (?, 'h', ?, ?, 1000)`);
       row.run('mid-send', 'pending', null);
       row.run('finished', 'done', JSON.stringify({ id: 'ntf_old' }));
@@ -121,6 +127,33 @@ describe('SQLite store specifics', () => {
         expect(await store.claimIdempotency('mid-send', 'h', 1500, opts)).toMatchObject({ kind: 'claimed', phase: 'sending' });
         expect(await store.claimIdempotency('finished', 'h', 1500, opts)).toMatchObject({ state: 'done', result: { id: 'ntf_old' } });
         expect(await store.claimIdempotency('new', 'h', 1500, opts)).toMatchObject({ kind: 'claimed', phase: 'claimed' });
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('upgrades a version-6 database: a lost outcome once recorded failed becomes unknown, every record gets its status time', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const file = join(dir, 'notify.db');
+      const v6 = databaseAt(file, 6);
+      const row = v6.prepare(
+        `INSERT INTO deliveries (id, via, status, provider, provider_message_id, payload, error_code, attempts, latency_ms, client, idempotency_key, created_at)
+         VALUES (?, 'sms', ?, 'twilio', ?, '{}', ?, 1, 5, 'bot', NULL, ?)`,
+      );
+      row.run('ntf_lost', 'failed', null, 'DELIVERY_UNKNOWN', 1000);
+      row.run('ntf_refused', 'failed', null, 'PROVIDER_REJECTED', 2000);
+      row.run('ntf_sent', 'sent', 'SM1', null, 3000);
+      v6.close();
+
+      const store = await openSqliteStore({ file, log: silentLogger });
+      try {
+        expect(await store.getDelivery('ntf_lost')).toMatchObject({ status: 'unknown', status_updated_at: 1000, provider_status: null });
+        expect(await store.getDelivery('ntf_refused')).toMatchObject({ status: 'failed', status_updated_at: 2000 });
+        expect((await store.findDeliveryByProviderMessage('sms', 'SM1'))?.id).toBe('ntf_sent');
       } finally {
         await store.close();
       }

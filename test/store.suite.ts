@@ -28,11 +28,14 @@ function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord>
     payload: { envelope: { from: 'a@x', to: ['b@y'] }, raw: 'Subject: h\u00e9llo \u2603\r\n\r\nbody' },
     error_code: null,
     attempts: 1,
-    attempt_log: [{ attempt: 1, outcome: 'sent', latency_ms: 3 }],
+    attempt_log: [{ attempt: 1, outcome: 'sent', latency_ms: 3, at: created_at }],
     latency_ms: 3,
     client: null,
     idempotency_key: null,
     created_at,
+    provider_status: null,
+    provider_status_code: null,
+    status_updated_at: created_at,
     ...extra,
   };
 }
@@ -67,6 +70,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(all[0]).toEqual(
           delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }),
         );
+        expect(await store.getDelivery('ntf_b')).toEqual(all[0]);
         expect(all[3]).toMatchObject({ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log });
         expect((await store.listDeliveries(2)).map((d) => d.id)).toEqual(['ntf_b', 'ntf_c']);
       });
@@ -74,6 +78,40 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('rejects a duplicate delivery id', async () => {
         await store.recordDelivery(delivery('ntf_dup', T0));
         await expect(store.recordDelivery(delivery('ntf_dup', T0))).rejects.toThrow();
+      });
+
+      it('finds a delivery by id and by its channel and provider message id; nothing for unknown ones', async () => {
+        await store.recordDelivery(delivery('ntf_sms', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM9', provider_status: 'queued' }));
+        await store.recordDelivery(delivery('ntf_mail', T0, { status: 'sent', provider: 'smtp', provider_message_id: 'SM9' }));
+        expect(await store.getDelivery('ntf_sms')).toMatchObject({ id: 'ntf_sms', provider_status: 'queued', provider_status_code: null });
+        expect(await store.getDelivery('ntf_nope')).toBeNull();
+        expect((await store.findDeliveryByProviderMessage('sms', 'SM9'))?.id).toBe('ntf_sms');
+        expect((await store.findDeliveryByProviderMessage('email', 'SM9'))?.id).toBe('ntf_mail');
+        expect(await store.findDeliveryByProviderMessage('sms', 'SM0')).toBeNull();
+      });
+
+      it('updates a status only from the state the caller read (compare-and-set), across processes', async () => {
+        await store.recordDelivery(delivery('ntf_s', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM7' }));
+        const other = await h.reopen();
+        try {
+          const change = { from: 'sent' as const, provider_status: 'delivered', provider_status_code: null, at: T0 + 9 };
+          const results = await Promise.all([
+            store.updateDeliveryStatus('ntf_s', { ...change, status: 'delivered' }),
+            other.updateDeliveryStatus('ntf_s', { ...change, status: 'undelivered', provider_status: 'undelivered', provider_status_code: '30003' }),
+          ]);
+          expect(results.filter(Boolean)).toHaveLength(1);
+          const after = (await other.getDelivery('ntf_s'))!;
+          expect(after.status_updated_at).toBe(T0 + 9);
+          expect([after.status, after.provider_status, after.provider_status_code]).toEqual(
+            results[0] ? ['delivered', 'delivered', null] : ['undelivered', 'undelivered', '30003'],
+          );
+          // From a state it is no longer in: nothing is written.
+          expect(await store.updateDeliveryStatus('ntf_s', { ...change, status: 'sent', provider_status: 'sent' })).toBe(false);
+          expect((await store.getDelivery('ntf_s'))!.status).toBe(after.status);
+          expect(await store.updateDeliveryStatus('ntf_nope', { ...change, status: 'delivered' })).toBe(false);
+        } finally {
+          await other.close();
+        }
       });
     });
 

@@ -116,6 +116,7 @@ const VALID_BY_TOOL: Record<string, readonly Record<string, unknown>[]> = {
   ],
   dismiss_banner: [{ banner_id: 'bnr_00000000-0000-4000-8000-000000000000' }],
   list_banners: [{ audience: 'admins', status: 'active' }, {}],
+  get_notification: [{ id: 'ntf_0123456789abcdef0123456789abcdef' }],
 };
 const TOOL_FIELDS = [...FIELDS, 'severity', 'audience', 'expires_at', 'dedupe_key', 'banner_id', 'status'];
 const VALIDATION_CODES = new Set(['INVALID_VIA', 'MISSING_FIELD', 'FIELD_NOT_ON_CHANNEL', 'INVALID_FIELD', 'TOO_LONG']);
@@ -163,7 +164,8 @@ describe('every tool of every profile, through the catalog', () => {
             expect(code).not.toBe('INTERNAL_ERROR');
           }
         }),
-        { numRuns: 250, examples: entries.flatMap((_, i) => REGRESSIONS.map((r) => [[i, r, false]] as [[number, unknown, boolean]])) },
+        // Enough runs that each of the (up to seven) tools gets calls past validation.
+        { numRuns: 400, examples: entries.flatMap((_, i) => REGRESSIONS.map((r) => [[i, r, false]] as [[number, unknown, boolean]])) },
       );
       // The inputs reach the handlers too, not only the validator: every tool got calls past validation.
       for (const entry of entries) {

@@ -16,6 +16,7 @@ import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import type { Provider } from '../providers/types.js';
+import type { ReceiptEvent } from '../store/types.js';
 import { parsedWith, type JsonSchema } from '../union/index.js';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
@@ -47,6 +48,27 @@ export interface BuiltPayload<P> {
   payload: P;
   meta?: ResultMeta;
 }
+
+/** A provider's word on one message, read from its callback. */
+export interface ReceiptReport {
+  providerMessageId: string;
+  /** The vendor's status in this server's words. */
+  event: ReceiptEvent;
+  /** The vendor's own status (Twilio `undelivered`) and error code, kept as the last provider status. */
+  providerStatus: string;
+  code: string | null;
+}
+
+/** A callback as it reached POST /webhooks/<path>. */
+export interface InboundCallback {
+  /** The query string as received, `?…` or empty (signatures cover it). */
+  search: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  body: string;
+}
+
+/** `verified: false`: unsigned, mis-signed, or this server cannot check it; nothing may change. `report: null`: a status not tracked. */
+export type ReceiptReading = { verified: false } | { verified: true; report: ReceiptReport | null };
 
 /** What every provider is given besides its channel's settings. */
 export interface ProviderContext {
@@ -82,6 +104,13 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   branch(settings: S): { fields: Shape; description: string; limits?: { readonly [F in keyof Shape & string]?: string } };
   /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
   result?: Readonly<Record<string, JsonSchema>>;
+  /**
+   * What a `sent` result means on this channel, in one sentence: how far the message got, and
+   * whether a later state can follow (the tool description and every sent result say it).
+   */
+  sentMeans: string;
+  /** Receipts the provider posts back to POST /webhooks/<path>; a channel without them stays at `sent`. */
+  receipts?: { path: string; read(settings: S, callback: InboundCallback): Promise<ReceiptReading> };
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
   recipients(call: CallOf<V, Shape>): string[];
   /** `timeoutMs`: how long building may take (it counts against the send's budget). */
@@ -99,6 +128,7 @@ export interface Channel {
   readonly variables: readonly string[];
   readonly allowlist: { readonly variable: string; readonly matcher: RecipientMatcher };
   readonly result?: Readonly<Record<string, JsonSchema>>;
+  readonly sentMeans: string;
   readonly examples: readonly Readonly<Record<string, unknown>>[];
   /** Reads its settings and allowlist from `env` (config.ts hands it in). */
   configure(env: Env): ConfiguredChannel;
@@ -114,6 +144,8 @@ export interface ConfiguredChannel {
   readonly settings: ChannelSettings;
   /** Its union branch under these settings, with `.meta({ description, limits })`. */
   readonly branch: z.ZodObject;
+  /** Its provider's receipts, read under these settings. */
+  readonly receipts?: { readonly path: string; read(callback: InboundCallback): Promise<ReceiptReading> };
   /** Gives it its provider: live with credentials, dry-run without; `provider` replaces either (tests). */
   connect(ctx: ProviderContext, provider?: Provider<unknown>): Promise<ConnectedChannel>;
 }
@@ -179,6 +211,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         allow,
         settings,
         branch,
+        ...(module.receipts ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } } : {}),
         async connect(ctx: ProviderContext, given?: Provider<unknown>): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);
           // Through `channel`, not `module`, so a test can spy on one method of the module.

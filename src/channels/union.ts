@@ -26,7 +26,9 @@ export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDe
     title: 'Send notification',
     intro: `Sends one notification by ${listWords(channels.map((c) => c.channel.label), 'or')}.`,
     outro:
-      'idempotency_key: the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.',
+      'idempotency_key: the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run. ' +
+      `status sent means, by channel: ${channels.map((c) => `${c.channel.label}: ${c.channel.sentMeans}`).join(' ')} ` +
+      'get_notification({ id }) shows later states.',
     variantNoun: 'channel',
     variantToolName: channelToolName,
     nestedKey: 'notification',

@@ -12,7 +12,7 @@ import { loadConfig } from '../config.js';
 import { NotifyError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import { createRateGate } from '../policy/rate-limit.js';
-import { ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
+import { DeliveryUnknownError, ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
@@ -106,6 +106,21 @@ describe('sendNotification', () => {
     ]);
     sms.failWith = undefined;
     expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
+  });
+
+  it('records a send whose outcome was lost as unknown, not failed: the provider may have it', async () => {
+    sms.failWith = new DeliveryUnknownError('twilio', 'no answer after the request was sent', 'ECONNRESET');
+    expect((await failure(sendNotification(await deps(), text(), { client: null }))).code).toBe('DELIVERY_UNKNOWN');
+    expect(await store.listDeliveries(1)).toMatchObject([{ status: 'unknown', error_code: 'DELIVERY_UNKNOWN' }]);
+  });
+
+  it('asks Twilio for status callbacks under NOTIFY_PUBLIC_URL, and times each attempt', async () => {
+    const before = Date.now();
+    await sendNotification(await deps({ NOTIFY_PUBLIC_URL: 'https://notify.example.com/' }), text(), { client: null });
+    expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000', StatusCallback: 'https://notify.example.com/webhooks/twilio' }]);
+    const [record] = await store.listDeliveries(1);
+    expect(record!.attempt_log[0]!.at).toBeGreaterThanOrEqual(before);
+    expect(record!.attempt_log[0]!.at).toBeLessThanOrEqual(record!.status_updated_at);
   });
 
   it('stops a call cancelled before the provider call: nothing sent, nothing recorded, the key released', async () => {

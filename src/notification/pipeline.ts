@@ -62,9 +62,11 @@ function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
   }
 }
 
-function toDeliveryAttempt(a: AttemptRecord): DeliveryAttempt {
+/** `startedAt`: when each attempt started, in order (heard through onAttempt). */
+function toDeliveryAttempt(a: AttemptRecord, i: number, startedAt: readonly number[]): DeliveryAttempt {
   const entry: DeliveryAttempt = { attempt: a.attempt, outcome: a.outcome, latency_ms: a.latencyMs };
   if (a.vendorCode !== undefined) entry.vendor_code = a.vendorCode;
+  if (startedAt[i] !== undefined) entry.at = startedAt[i];
   return entry;
 }
 
@@ -193,6 +195,9 @@ async function deliver<C, P>(
     client: opts.client,
     idempotency_key: key ?? null,
     created_at: startedAt,
+    provider_status: null,
+    provider_status_code: null,
+    status_updated_at: startedAt,
   };
   const log = deps.log.child({ notificationId: id, via, client: opts.client });
   // Once the provider has answered, a store failure must not change the answer: reporting a
@@ -201,6 +206,7 @@ async function deliver<C, P>(
     write().catch((err: unknown) => log.error(`${what} not stored after the provider answered`, { error: (err as Error).message }));
 
   let providerMessageId: string | undefined;
+  const attemptStarts: number[] = [];
   if (live) {
     throwIfCancelled(opts.signal, via);
     try {
@@ -209,18 +215,22 @@ async function deliver<C, P>(
         budgetMs: budgetLeftMs,
         log,
         onRetry: opts.onRetry,
+        onAttempt: (a) => attemptStarts.push(deps.now() - a.latencyMs),
         ...(opts.signal ? { cancel: opts.signal } : {}),
       });
       providerMessageId = sent.receipt.providerMessageId;
+      record.provider_status = sent.receipt.providerStatus ?? null;
       record.attempts = sent.attempts;
-      record.attempt_log = sent.history.map(toDeliveryAttempt);
+      record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
     } catch (err) {
       const info = sendFailureInfo(err);
-      record.status = 'failed';
       record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
+      // The provider may have it: not `failed`, which a receipt could never correct.
+      record.status = record.error_code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
       record.attempts = info?.attempts ?? 1;
-      record.attempt_log = (info?.history ?? []).map(toDeliveryAttempt);
+      record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
       record.latency_ms = deps.now() - startedAt;
+      record.status_updated_at = deps.now();
       await keepRecord('delivery record', () => deps.store.recordDelivery(record));
       if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
         await keepRecord('opt-out', async () => {
@@ -237,6 +247,7 @@ async function deliver<C, P>(
   }
   record.provider_message_id = providerMessageId ?? null;
   record.latency_ms = deps.now() - startedAt;
+  record.status_updated_at = deps.now();
   // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
   if (live) await keepRecord('delivery record', () => deps.store.recordDelivery(record));
   else await deps.store.recordDelivery(record);

@@ -18,6 +18,7 @@ const withResult = (name: string, result: Record<string, { type: string }>): Cha
     recipients: () => [],
     buildPayload: async () => ({ payload: {} }),
     createProvider: async () => dryRunProvider,
+    sentMeans: 'accepted.',
     examples: [{ via: name }],
   });
 

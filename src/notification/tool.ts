@@ -24,7 +24,7 @@ export const SEND_ANNOTATIONS: ToolAnnotations = {
  * would turn a completed send into a client-side error.
  */
 export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record<string, unknown> {
-  const common = ['id', 'via', 'status', 'provider', 'provider_message_id', 'replayed', 'accepted_at'];
+  const common = ['id', 'via', 'status', 'sent_means', 'provider', 'provider_message_id', 'replayed', 'accepted_at'];
   const extra: Record<string, unknown> = {};
   for (const { name, channel } of channels) {
     for (const [field, schema] of Object.entries(channel.result ?? {})) {
@@ -40,6 +40,7 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
       id: { type: 'string', description: 'notification id, ntf_…' },
       via: { type: 'string', enum: channels.map((c) => c.name) },
       status: { type: 'string', enum: ['sent', 'dry_run'] },
+      sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },
       provider: { type: 'string' },
       provider_message_id: { type: 'string' },
       ...extra,
@@ -74,7 +75,8 @@ export async function callSendTool(
             void ctx.progress!(attempt, undefined, `attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`).catch(() => {})
         : undefined,
     });
-    return okResult({ ...result });
+    const sentMeans = result.status === 'sent' ? deps.config.channels.find((c) => c.name === result.via)?.channel.sentMeans : undefined;
+    return okResult(sentMeans === undefined ? { ...result } : { ...result, sent_means: sentMeans });
   } catch (err) {
     if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
       ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client });

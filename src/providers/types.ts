@@ -21,6 +21,8 @@ export interface SendContext {
 
 export interface ProviderReceipt {
   providerMessageId?: string;
+  /** The provider's own word for the message on acceptance (Twilio: `queued`, `accepted`…), when it gives one. */
+  providerStatus?: string;
 }
 
 export interface Provider<Payload = unknown> {

@@ -218,6 +218,29 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rate_admissions_expiry ON rate_admissions (expires_at);
     `,
   },
+  {
+    version: 7,
+    name: 'notification status from provider receipts',
+    // The provider's last word on a message, and an index to find a delivery by the id a
+    // receipt names. A send that ended DELIVERY_UNKNOWN was recorded `failed`; its truthful
+    // state is `unknown` (the provider may have sent it), which a receipt may still settle.
+    sqlite: `
+      ALTER TABLE deliveries ADD COLUMN provider_status TEXT;
+      ALTER TABLE deliveries ADD COLUMN provider_status_code TEXT;
+      ALTER TABLE deliveries ADD COLUMN status_updated_at INTEGER;
+      UPDATE deliveries SET status_updated_at = created_at;
+      UPDATE deliveries SET status = 'unknown' WHERE status = 'failed' AND error_code = 'DELIVERY_UNKNOWN';
+      CREATE INDEX deliveries_provider_message ON deliveries (via, provider_message_id) WHERE provider_message_id IS NOT NULL;
+    `,
+    postgres: `
+      ALTER TABLE deliveries ADD COLUMN provider_status TEXT;
+      ALTER TABLE deliveries ADD COLUMN provider_status_code TEXT;
+      ALTER TABLE deliveries ADD COLUMN status_updated_at BIGINT;
+      UPDATE deliveries SET status_updated_at = created_at;
+      UPDATE deliveries SET status = 'unknown' WHERE status = 'failed' AND error_code = 'DELIVERY_UNKNOWN';
+      CREATE INDEX deliveries_provider_message ON deliveries (via, provider_message_id) WHERE provider_message_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

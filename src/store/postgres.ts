@@ -15,6 +15,7 @@ import type {
   BannerRecord,
   BannerStatus,
   DeliveryRecord,
+  DeliveryStatusChange,
   IdempotencyClaim,
   IdempotencyPhase,
   RateBucket,
@@ -80,6 +81,9 @@ function toDelivery(r: Row): DeliveryRecord {
     client: (r.client as string | null) ?? null,
     idempotency_key: (r.idempotency_key as string | null) ?? null,
     created_at: num(r.created_at),
+    provider_status: (r.provider_status as string | null) ?? null,
+    provider_status_code: (r.provider_status_code as string | null) ?? null,
+    status_updated_at: num(r.status_updated_at),
   };
 }
 
@@ -186,6 +190,27 @@ export class PostgresStore implements Store {
       Math.max(0, Math.trunc(limit)),
     ]);
     return rows.map(toDelivery);
+  }
+
+  async getDelivery(id: string): Promise<DeliveryRecord | null> {
+    const { rows } = await this.pool.query('SELECT * FROM deliveries WHERE id = $1', [id]);
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  async findDeliveryByProviderMessage(via: string, providerMessageId: string): Promise<DeliveryRecord | null> {
+    const { rows } = await this.pool.query('SELECT * FROM deliveries WHERE via = $1 AND provider_message_id = $2 ORDER BY seq LIMIT 1', [
+      via,
+      providerMessageId,
+    ]);
+    return rows[0] ? toDelivery(rows[0]) : null;
+  }
+
+  async updateDeliveryStatus(id: string, c: DeliveryStatusChange): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4 WHERE id = $5 AND status = $6',
+      [c.status, c.provider_status, c.provider_status_code, c.at, id, c.from],
+    );
+    return rowCount === 1;
   }
 
   async claimIdempotency(

@@ -4,6 +4,7 @@ import type { DeliveryRecord } from './types.js';
 export const DELIVERY_COLUMNS = [
   'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
   'attempts', 'attempt_log', 'latency_ms', 'client', 'idempotency_key', 'created_at',
+  'provider_status', 'provider_status_code', 'status_updated_at',
 ] as const;
 
 const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log']);

@@ -17,6 +17,7 @@ import type {
   BannerRecord,
   BannerStatus,
   DeliveryRecord,
+  DeliveryStatusChange,
   IdempotencyClaim,
   IdempotencyPhase,
   RateBucket,
@@ -53,6 +54,17 @@ interface DeliveryRow {
   client: string | null;
   idempotency_key: string | null;
   created_at: number;
+  provider_status: string | null;
+  provider_status_code: string | null;
+  status_updated_at: number;
+}
+
+function toDelivery({ seq: _seq, ...r }: DeliveryRow & { seq: number }): DeliveryRecord {
+  return {
+    ...r,
+    payload: JSON.parse(r.payload) as unknown,
+    attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
+  };
 }
 
 interface KeyRow {
@@ -134,11 +146,27 @@ export class SqliteStore implements Store {
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
     const rows = this.statement('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
       .all(Math.max(0, Math.trunc(limit))) as (DeliveryRow & { seq: number })[];
-    return rows.map(({ seq: _seq, ...r }) => ({
-      ...r,
-      payload: JSON.parse(r.payload) as unknown,
-      attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
-    }));
+    return rows.map(toDelivery);
+  }
+
+  async getDelivery(id: string): Promise<DeliveryRecord | null> {
+    const row = this.statement('SELECT * FROM deliveries WHERE id = ?').get(id) as (DeliveryRow & { seq: number }) | undefined;
+    return row ? toDelivery(row) : null;
+  }
+
+  async findDeliveryByProviderMessage(via: string, providerMessageId: string): Promise<DeliveryRecord | null> {
+    const row = this.statement('SELECT * FROM deliveries WHERE via = ? AND provider_message_id = ? ORDER BY seq LIMIT 1').get(
+      via,
+      providerMessageId,
+    ) as (DeliveryRow & { seq: number }) | undefined;
+    return row ? toDelivery(row) : null;
+  }
+
+  async updateDeliveryStatus(id: string, c: DeliveryStatusChange): Promise<boolean> {
+    const { changes } = this.statement(
+      'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ? WHERE id = ? AND status = ?',
+    ).run(c.status, c.provider_status, c.provider_status_code, c.at, id, c.from);
+    return changes === 1;
   }
 
   async claimIdempotency(

@@ -4,7 +4,17 @@
  * All times are epoch milliseconds; all methods are safe to call from several processes.
  */
 
-export type DeliveryStatus = 'sent' | 'dry_run' | 'failed';
+/**
+ * Where a notification stands. The send writes `dry_run`, `sent`, `failed` or `unknown` (the
+ * provider may have sent it); provider receipts move it on, never back: the transitions are
+ * src/notification/status.ts's alone.
+ */
+export const NOTIFICATION_STATES = ['dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown'] as const;
+export type DeliveryStatus = (typeof NOTIFICATION_STATES)[number];
+
+/** What a provider receipt can report, in this server's words (each channel maps its vendor's statuses to these). */
+export const RECEIPT_EVENTS = ['queued', 'sent', 'delivered', 'undelivered', 'failed'] as const;
+export type ReceiptEvent = (typeof RECEIPT_EVENTS)[number];
 
 /** One provider call of a send, as the delivery log keeps it (no payload, no vendor message). */
 export interface DeliveryAttempt {
@@ -13,6 +23,8 @@ export interface DeliveryAttempt {
   outcome: string;
   vendor_code?: string | number;
   latency_ms: number;
+  /** When the call started (epoch ms); absent on records written before attempts were timed. */
+  at?: number;
 }
 
 export interface DeliveryRecord {
@@ -33,6 +45,20 @@ export interface DeliveryRecord {
   client: string | null;
   idempotency_key: string | null;
   created_at: number;
+  /** The provider's own word for the message, last heard (Twilio `delivered`, `queued`…), and its error code. */
+  provider_status: string | null;
+  provider_status_code: string | null;
+  /** When `status` or `provider_status` last changed. */
+  status_updated_at: number;
+}
+
+/** A receipt's change to a delivery, applied only while the delivery is still in `from`. */
+export interface DeliveryStatusChange {
+  from: DeliveryStatus;
+  status: DeliveryStatus;
+  provider_status: string;
+  provider_status_code: string | null;
+  at: number;
 }
 
 /**
@@ -86,6 +112,15 @@ export interface Store {
   recordDelivery(record: DeliveryRecord): Promise<void>;
   /** Newest first. */
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
+  getDelivery(id: string): Promise<DeliveryRecord | null>;
+  /** The delivery of channel `via` the provider knows as `providerMessageId`, if any. */
+  findDeliveryByProviderMessage(via: string, providerMessageId: string): Promise<DeliveryRecord | null>;
+  /**
+   * Compare-and-set: writes `change` only if the delivery's status is still `change.from`, so
+   * two receipts racing (two replicas) cannot both move it from the same state. False when
+   * nothing was written (another receipt moved it first, or no such delivery).
+   */
+  updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean>;
 
   /**
    * Atomically claims `key` for a send (`claimed`, with a fresh owner token), or reports the

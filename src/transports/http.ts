@@ -12,6 +12,7 @@
  *
  *   POST|GET|DELETE /mcp, /mcp/<profile>   MCP; Bearer token when NOTIFY_HTTP_TOKENS is set
  *   GET /healthz, /metrics, /banners        read-only; token only with NOTIFY_READ_AUTH=1
+ *   POST /webhooks/<provider>               provider receipts; the provider's signature, no token
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -36,6 +37,7 @@ import { screenMessage } from './inbound.js';
 import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
+import { serveWebhook, WEBHOOK_ROUTE } from './webhooks.js';
 
 export interface HttpOptions {
   host?: string;
@@ -80,7 +82,7 @@ export function assertBindable(config: Pick<Config, 'http'>, host: string): void
   }
 }
 
-type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'other';
+type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'webhook' | 'other';
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
@@ -271,6 +273,11 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
         });
       }
       return handleMcp(req, res, path.replace(/\/$/, ''), name as Profile | undefined);
+    }
+    const hook = WEBHOOK_ROUTE.exec(path);
+    if (hook) {
+      route.name = 'webhook';
+      return serveWebhook(req, res, url, hook[1]!, { store: app.store, now: app.now, log, channels: app.config.channels });
     }
     const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners' } as const)[path];
     if (!read) return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${path}` } });

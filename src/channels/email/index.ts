@@ -87,6 +87,8 @@ export const email = defineChannel({
     });
   },
 
+  sentMeans: 'The SMTP relay accepted the mail; that is not delivery, and no later receipt comes, so email never shows delivered.',
+
   examples: [
     { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' },
     {

@@ -167,7 +167,8 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
           }),
         )) as { response?: string; serverMessageId?: string; messageId?: string };
         const id = info.serverMessageId ?? queueIdFromResponse(info.response) ?? payload.messageId;
-        return { providerMessageId: id };
+        // The relay's reply ("250 2.0.0 Ok: queued as …"): acceptance, not delivery.
+        return info.response ? { providerMessageId: id, providerStatus: info.response.slice(0, 200) } : { providerMessageId: id };
       } catch (err) {
         const mapped = classifySmtpError(ctx.signal.aborted && !hasReply(err) ? (ctx.signal.reason ?? err) : err, handedOver);
         log.debug('smtp send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });

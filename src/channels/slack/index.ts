@@ -46,6 +46,8 @@ export const slack = defineChannel({
     description: `Posts a Slack message as the bot. ${broadcastRule(allowBroadcast)}`,
   }),
 
+  sentMeans: 'Slack posted the message in the channel (ok:true); that is final, no later receipt comes.',
+
   recipients: (call) => [call.channel],
 
   async buildPayload(call, { settings }) {

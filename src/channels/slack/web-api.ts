@@ -247,7 +247,7 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
             }),
           ),
         );
-        return res.ts ? { providerMessageId: res.ts } : {};
+        return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok' } : { providerStatus: 'ok' };
       } catch (err) {
         const mapped = state.requested ? classifySlackError(err, payload.channel) : notRequested(err, ctx.signal.aborted);
         log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });

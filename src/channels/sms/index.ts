@@ -3,9 +3,10 @@
  * split it (./segments.ts); ./twilio.ts sends the form fields built here.
  */
 import { z } from 'zod';
-import { ConfigError, loopbackOrigin, positiveInt } from '../../env.js';
+import { ConfigError, loopbackOrigin, positiveInt, publicBaseUrl } from '../../env.js';
 import { defineChannel } from '../channel.js';
 import { smsMatcher } from './allowlist.js';
+import { readTwilioReceipt, TWILIO_RECEIPT_PATH } from './receipts.js';
 import { capacity, countSegments, segmentProblem, SMS_ENCODINGS } from './segments.js';
 import type { SmsPayload } from './twilio.js';
 
@@ -21,6 +22,7 @@ export const sms = defineChannel({
     'TWILIO_MESSAGING_SERVICE_SID',
     'TWILIO_API_URL',
     'NOTIFY_SMS_MAX_SEGMENTS',
+    'NOTIFY_PUBLIC_URL',
   ],
 
   settings(env) {
@@ -30,6 +32,8 @@ export const sms = defineChannel({
       apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
       /** How many segments a body may take. */
       maxSegments: positiveInt(env, 'NOTIFY_SMS_MAX_SEGMENTS', 1),
+      /** Where Twilio posts status callbacks (each send's StatusCallback), when the server is reachable. */
+      statusCallback: ((base) => (base ? `${base}/webhooks/${TWILIO_RECEIPT_PATH}` : undefined))(publicBaseUrl(env, 'NOTIFY_PUBLIC_URL')),
     };
     const accountSid = env.TWILIO_ACCOUNT_SID || undefined;
     const authToken = env.TWILIO_AUTH_TOKEN || undefined;
@@ -71,12 +75,21 @@ export const sms = defineChannel({
     encoding: { type: 'string', enum: [...SMS_ENCODINGS] },
   },
 
+  sentMeans:
+    'Twilio accepted the message for delivery; it is not yet on the phone. With NOTIFY_PUBLIC_URL set, Twilio reports back and get_notification shows delivered, undelivered or failed.',
+
+  receipts: {
+    path: TWILIO_RECEIPT_PATH,
+    read: (settings, callback) => readTwilioReceipt(settings.live ? settings.authToken : undefined, settings.statusCallback, callback),
+  },
+
   recipients: (call) => [call.to],
 
   async buildPayload(call, { settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
     else if (settings.from) payload.From = settings.from;
+    if (settings.statusCallback) payload.StatusCallback = settings.statusCallback;
     const { segments, encoding } = countSegments(call.body);
     return { payload, meta: { segments, encoding } };
   },

@@ -26,6 +26,8 @@ export interface SmsPayload {
   Body: string;
   From?: string;
   MessagingServiceSid?: string;
+  /** Where Twilio posts the message's status changes (NOTIFY_PUBLIC_URL set). */
+  StatusCallback?: string;
 }
 
 export interface TwilioProviderOptions {
@@ -244,10 +246,11 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
               body: payload.Body,
               ...(payload.MessagingServiceSid ? { messagingServiceSid: payload.MessagingServiceSid } : {}),
               ...(payload.From ? { from: payload.From } : {}),
+              ...(payload.StatusCallback ? { statusCallback: payload.StatusCallback } : {}),
             }),
           ),
         );
-        return { providerMessageId: message.sid };
+        return { providerMessageId: message.sid, providerStatus: message.status };
       } catch (err) {
         const mapped = classifyTwilioError(err, {
           requested: state.requested,

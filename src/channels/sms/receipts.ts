@@ -1,0 +1,44 @@
+/**
+ * Twilio's status callbacks (form-encoded MessageSid, MessageStatus, ErrorCode…), verified
+ * with the twilio package's own validateRequest against the auth token and the URL Twilio
+ * was given, and read in this server's words.
+ */
+import type { ReceiptEvent } from '../../store/types.js';
+import type { InboundCallback, ReceiptReading } from '../channel.js';
+
+/** Where Twilio posts: NOTIFY_PUBLIC_URL + /webhooks/ + this. */
+export const TWILIO_RECEIPT_PATH = 'twilio';
+
+/**
+ * Twilio's message statuses. Still with Twilio (`accepted`, `scheduled`, `queued`,
+ * `sending`) is queued; `sent` is handed to the carrier; `read` (WhatsApp) implies delivered;
+ * `canceled` (a scheduled message) was never sent. Inbound statuses (`receiving`,
+ * `received`) are not ours to track.
+ */
+const TWILIO_STATUSES: Readonly<Record<string, ReceiptEvent>> = {
+  accepted: 'queued',
+  scheduled: 'queued',
+  queued: 'queued',
+  sending: 'queued',
+  sent: 'sent',
+  partially_delivered: 'sent',
+  delivered: 'delivered',
+  read: 'delivered',
+  undelivered: 'undelivered',
+  failed: 'failed',
+  canceled: 'failed',
+};
+
+/** `authToken` undefined (no live credentials): nothing can be verified. */
+export async function readTwilioReceipt(authToken: string | undefined, callbackUrl: string | undefined, cb: InboundCallback): Promise<ReceiptReading> {
+  const signature = cb.headers['x-twilio-signature'];
+  if (!authToken || !callbackUrl || typeof signature !== 'string' || signature === '') return { verified: false };
+  const params = Object.fromEntries(new URLSearchParams(cb.body));
+  const twilio = (await import('twilio')).default;
+  if (!twilio.validateRequest(authToken, signature, callbackUrl + cb.search, params)) return { verified: false };
+  const sid = params.MessageSid ?? params.SmsSid;
+  const status = (params.MessageStatus ?? params.SmsStatus)?.toLowerCase();
+  const event = status === undefined ? undefined : TWILIO_STATUSES[status];
+  if (!sid || !status || !event) return { verified: true, report: null };
+  return { verified: true, report: { providerMessageId: sid, event, providerStatus: status, code: params.ErrorCode || null } };
+}

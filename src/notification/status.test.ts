@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { NOTIFICATION_STATES, RECEIPT_EVENTS, type DeliveryStatus, type ReceiptEvent } from '../store/types.js';
+import { advance } from './status.js';
+
+/**
+ * Every state against every receipt, written out by hand (not derived from the table under
+ * test): `-` is a refusal, anything else the next state.
+ */
+const EXPECTED: Record<DeliveryStatus, Record<ReceiptEvent, DeliveryStatus | '-'>> = {
+  //            queued     sent     delivered     undelivered     failed
+  dry_run: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  unknown: { queued: 'queued', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  queued: { queued: 'queued', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  sent: { queued: '-', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  delivered: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  undelivered: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  failed: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+};
+
+describe('advance: the transition table', () => {
+  it('covers every state and every receipt', () => {
+    expect(Object.keys(EXPECTED).sort()).toEqual([...NOTIFICATION_STATES].sort());
+  });
+
+  for (const state of NOTIFICATION_STATES) {
+    for (const event of RECEIPT_EVENTS) {
+      const want = EXPECTED[state][event];
+      it(`${state} + ${event} receipt → ${want === '-' ? 'refused' : want}`, () => {
+        const got = advance(state, event);
+        if (want === '-') {
+          expect(got.ok).toBe(false);
+          if (!got.ok) expect(got.reason).toMatch(state === 'dry_run' ? /never sent/ : new RegExp(`^${state} (is final|does not go back to ${event})$`));
+        } else {
+          expect(got).toEqual({ ok: true, next: want });
+        }
+      });
+    }
+  }
+
+  it('never moves a notification backwards: a late sent after delivered, delivered to sent', () => {
+    expect(advance('delivered', 'sent')).toEqual({ ok: false, reason: 'delivered is final' });
+    expect(advance('sent', 'queued')).toEqual({ ok: false, reason: 'sent does not go back to queued' });
+  });
+});

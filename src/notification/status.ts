@@ -1,0 +1,45 @@
+/**
+ * The one place a notification's state changes after its send: a provider receipt moves it
+ * forward, never back. Pure; the README's transition table is this table in words.
+ */
+import type { DeliveryStatus, ReceiptEvent } from '../store/types.js';
+
+/**
+ * For each state, the receipts it takes and where each leads. A state not listed for a
+ * receipt refuses it: `dry_run` was never sent, `delivered`, `undelivered` and `failed` are
+ * final, and `sent` does not go back to `queued`. `unknown` (the send's outcome was lost)
+ * takes any receipt: the provider knows better than we do. A receipt that repeats the
+ * current state is taken (its provider status may be newer) but changes no state.
+ */
+const TRANSITIONS: Readonly<Record<DeliveryStatus, Readonly<Partial<Record<ReceiptEvent, DeliveryStatus>>>>> = {
+  dry_run: {},
+  unknown: { queued: 'queued', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  queued: { queued: 'queued', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  sent: { sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  delivered: {},
+  undelivered: {},
+  failed: {},
+};
+
+export type Advance = { ok: true; next: DeliveryStatus } | { ok: false; reason: string };
+
+/** Where a receipt saying `event` takes a notification in `current`, or why it is refused. */
+export function advance(current: DeliveryStatus, event: ReceiptEvent): Advance {
+  const next = TRANSITIONS[current][event];
+  if (next !== undefined) return { ok: true, next };
+  if (current === 'dry_run') return { ok: false, reason: 'a dry run was never sent' };
+  if (Object.keys(TRANSITIONS[current]).length === 0) return { ok: false, reason: `${current} is final` };
+  return { ok: false, reason: `${current} does not go back to ${event}` };
+}
+
+
+/** What each state tells a caller; `sent` is the channel's own sentence (its module declares it). */
+export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, string>> = {
+  dry_run: 'Recorded only: the channel has no credentials, so nothing was sent.',
+  queued: 'The provider holds the message in its queue and has not handed it on yet.',
+  delivered: 'The provider reports the message delivered to the recipient.',
+  undelivered: 'The provider could not deliver the message (provider_status has its code); resending to the same recipient will likely fail again.',
+  failed: 'The message was not sent: the provider refused it or the send failed (error_code or provider_status says why).',
+  unknown:
+    'The outcome was lost after the request left (a timeout or reset): the provider may have sent it. Do not resend blindly; a provider receipt may still settle it.',
+};
