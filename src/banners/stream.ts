@@ -157,6 +157,7 @@ export class BannerHub {
     }).catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }));
   }
 
+  /** Stops polling and forgets every segment and subscriber (the store is closing). */
   close(): void {
     clearInterval(this.timer);
     this.timer = undefined;

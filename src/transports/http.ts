@@ -413,6 +413,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       // Calls whose HTTP request went away still run to their delivery record.
       await app.drain(Math.max(0, deadline - Date.now()));
       listenWatch.releaseAll();
+      // The store closes after this: no poll may outlive it.
+      hub.close();
       await modern.close();
       await sessions.closeAll('shutdown');
       http.closeAllConnections();
