@@ -177,9 +177,18 @@ describe('GET /banners/stream', () => {
 
 describe('stream access, CORS and limits', () => {
   it('with NOTIFY_READ_AUTH=1 takes a feed token (header, or ?access_token= on the stream), which /mcp refuses', async () => {
-    const s = await serve({ NOTIFY_READ_AUTH: '1', NOTIFY_HTTP_TOKENS: `ops:${OPS_TOKEN}`, NOTIFY_FEED_TOKENS: `web:${FEED_TOKEN}` });
+    const s = await serve({
+      NOTIFY_READ_AUTH: '1',
+      NOTIFY_HTTP_TOKENS: `ops:${OPS_TOKEN}`,
+      NOTIFY_FEED_TOKENS: `web:${FEED_TOKEN}`,
+      NOTIFY_FEED_ORIGINS: 'https://app.example.com',
+    });
     try {
       expect((await raw(`${s.http.url}/banners/stream?audience=all`)).status).toBe(401);
+      // A browser app on a listed origin can read why it was refused.
+      const refused = await raw(`${s.http.url}/banners/stream?audience=all`, { headers: { Origin: 'https://app.example.com' } });
+      expect(refused.status).toBe(401);
+      expect(refused.headers['access-control-allow-origin']).toBe('https://app.example.com');
       expect((await raw(`${s.http.url}/banners?audience=all`)).status).toBe(401);
       expect((await raw(`${s.http.url}/banners/stream?audience=all&access_token=wrong-token-0123456789`)).status).toBe(401);
       const byHeader = await s.open('?audience=all', { Authorization: `Bearer ${FEED_TOKEN}` });

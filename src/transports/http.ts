@@ -132,9 +132,11 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   let idle: (() => void) | undefined;
   let hostPolicy = createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts);
 
-  const unauthorized = (res: ServerResponse, reason: 'missing' | 'invalid', mcp: boolean) => {
+  /** `headers`: the feed's CORS grant, so that a browser app can read why it was refused. */
+  const unauthorized = (res: ServerResponse, reason: 'missing' | 'invalid', mcp: boolean, headers: Record<string, string> = {}) => {
     const message = reason === 'missing' ? 'Authorization: Bearer <token> is required' : 'The bearer token is not valid';
     sendJson(res, 401, mcp ? jsonRpcError(-32001, message) : { error: { code: 'UNAUTHORIZED', message } }, {
+      ...headers,
       'WWW-Authenticate': challenge(reason),
     });
   };
@@ -149,13 +151,14 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     res: ServerResponse,
     mcp: boolean,
     queryToken?: string | null,
+    headers?: Record<string, string>,
   ): HttpToken | null | undefined => {
     const needed = mcp ? auth.required : app.config.http.readAuth;
     if (!needed) return undefined;
     if (!mcp && queryToken && !req.headers.authorization) {
       const viaQuery = feedAuth.check(`Bearer ${queryToken}`);
       if (viaQuery.ok) return viaQuery.token;
-      unauthorized(res, 'invalid', false);
+      unauthorized(res, 'invalid', false, headers);
       return null;
     }
     const result = auth.check(req.headers.authorization);
@@ -166,7 +169,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       sendJson(res, 403, jsonRpcError(-32001, 'This is a read-only feed token (NOTIFY_FEED_TOKENS): call tools with a NOTIFY_HTTP_TOKENS token'));
       return null;
     }
-    unauthorized(res, result.reason, mcp);
+    unauthorized(res, result.reason, mcp, headers);
     return null;
   };
 
@@ -327,7 +330,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
     }
     const feedHeaders = FEED_PATHS.has(path) ? cors.headers(req) : {};
-    if (authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined) === null) return;
+    if (authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined, feedHeaders) === null) return;
     switch (read) {
       case 'healthz':
         return sendJson(res, 200, { ok: true }, { 'Cache-Control': 'no-store' });
