@@ -4,11 +4,10 @@
  * a reader of `notify-mcp --http` sees a show_banner and a dismiss_banner made by another
  * `notify-mcp` process within 1 s; and SIGTERM ends the stream cleanly and the process exits 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt } from './helpers/mcp-cli.js';
-import { ChildStdioTransport, CLI, cliEnv, tempDataDir } from './helpers/cli.js';
+import { ChildStdioTransport, cliEnv, startHttpCli, tempDataDir } from './helpers/cli.js';
 import { postgresSkipReason, sharedPostgresSchema } from './helpers/postgres.js';
 import { openSse } from './helpers/sse.js';
 
@@ -25,23 +24,6 @@ async function postgresStore(): Promise<SharedStore> {
   return { env: { NOTIFY_DATA_DIR: tempDataDir(), ...shared.env }, close: () => shared.close() };
 }
 
-async function startHttp(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, '--http', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 15_000);
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const m = /"msg":"serving http","url":"([^"]+)\/mcp"/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-  });
-  return { child, url, stderr: () => stderr };
-}
-
 const STORES = [
   { name: 'sharing one SQLite file', open: sqliteStore, skip: null },
   { name: 'sharing PostgreSQL', open: postgresStore, skip: pgSkip },
@@ -53,7 +35,7 @@ describe('the live feed across processes', () => {
       assertBuilt();
       const shared = await open();
       const env = cliEnv({ ...shared.env, NOTIFY_LOG_LEVEL: 'info' });
-      const server = await startHttp(env);
+      const server = await startHttpCli(env);
       const writer = new ChildStdioTransport([], env);
       const client = new Client({ name: 'ops-bot', version: '1.0.0' });
       try {
