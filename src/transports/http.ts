@@ -12,6 +12,7 @@
  *
  *   POST|GET|DELETE /mcp, /mcp/<profile>   MCP; Bearer token when NOTIFY_HTTP_TOKENS is set
  *   GET /healthz, /metrics, /banners        read-only; token only with NOTIFY_READ_AUTH=1
+ *   GET /widget.js, /                       the banner widget and its demo page; static, never a token
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -28,6 +29,7 @@ import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { createServer, type Connection } from '../server.js';
 import { challenge, createAuthenticator } from './auth.js';
+import { loadWidgetAssets } from '../banners/widget/assets.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
@@ -80,7 +82,7 @@ export function assertBindable(config: Pick<Config, 'http'>, host: string): void
   }
 }
 
-type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'other';
+type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'widget' | 'other';
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
@@ -93,6 +95,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createAuthenticator(app.config.http.tokens);
   const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
+  const widget = loadWidgetAssets();
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
   const sessions = new SessionRegistry({
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
@@ -271,6 +274,13 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
         });
       }
       return handleMcp(req, res, path.replace(/\/$/, ''), name as Profile | undefined);
+    }
+    if (path === '/' || path === '/widget.js') {
+      route.name = 'widget';
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
+      }
+      return path === '/' ? widget.serveDemo(req, res, url) : widget.serveScript(req, res);
     }
     const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners' } as const)[path];
     if (!read) return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${path}` } });
