@@ -77,7 +77,11 @@ export function loadWidgetAssets(): WidgetAssets {
       } catch (err) {
         if (!(err instanceof NotifyError)) throw err;
         const text = `${err.message} For example: /?audience=all,admins`;
-        res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(text)) });
+        res.writeHead(400, {
+          'Content-Type': 'text/plain; charset=utf-8',
+          'Content-Length': String(Buffer.byteLength(text)),
+          'X-Content-Type-Options': 'nosniff',
+        });
         res.end(text);
         return;
       }

@@ -11,6 +11,8 @@
  *   data-theme       light | dark (default: the viewer's prefers-color-scheme)
  *   data-token       read-only feed token, when the server sets NOTIFY_READ_AUTH=1
  *   data-label       accessible name of the banner region (default "Announcements")
+ * The <notify-banners> element it adds carries data-state="live" once the first snapshot
+ * arrived, "retrying" while it waits to reconnect.
  */
 (() => {
   'use strict';
@@ -221,6 +223,7 @@ li.enter{animation:in .2s ease-out}
       const data = parse(e);
       if (!data || !Array.isArray(data.banners)) return;
       banners = new Map(data.banners.map((b) => [b.banner_id, b]));
+      host.dataset.state = 'live';
       render();
     });
     source.addEventListener('banner', (e) => {
@@ -237,6 +240,7 @@ li.enter{animation:in .2s ease-out}
       failures++;
       if (source.readyState === EventSource.CONNECTING && failures === 1) return;
       source.close();
+      host.dataset.state = 'retrying';
       const delay = Math.min(60000, 1000 * 2 ** Math.min(failures, 6)) * (0.5 + Math.random() / 2);
       clearTimeout(retryTimer);
       retryTimer = setTimeout(connect, delay);
