@@ -47,6 +47,11 @@ export interface Config {
   channels: readonly ConfiguredChannel[];
   /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[] };
+  /**
+   * The banner feed for browser apps: read-only tokens (GET /banners, /banners/stream,
+   * never /mcp), the origins CORS admits (`*` only when set so), the cap on open streams.
+   */
+  feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number };
   rateLimits: RateLimit[];
 }
 
@@ -57,29 +62,54 @@ function profile(value: string, variable: string): Profile {
 
 const TOKEN_RE = /^[A-Za-z0-9._~-]{16,}$/;
 
-function httpTokens(raw: string | undefined): HttpToken[] {
+function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', withProfile = true): HttpToken[] {
   if (!raw) return [];
-  const tokens = list(raw).map((item): HttpToken => {
+  const shape = withProfile ? 'client:token[:profile]' : 'name:token';
+  return list(raw).map((item): HttpToken => {
     const [client, token, prof, ...rest] = item.split(':');
-    if (!client || !token || rest.length > 0) {
-      throw new ConfigError(`NOTIFY_HTTP_TOKENS: "${client ?? ''}:…" must be client:token[:profile]`);
+    if (!client || !token || rest.length > 0 || (prof !== undefined && !withProfile)) {
+      throw new ConfigError(`${variable}: "${client ?? ''}:…" must be ${shape}`);
     }
     if (!TOKEN_RE.test(token)) {
-      throw new ConfigError(`NOTIFY_HTTP_TOKENS: the token of "${client}" must match [A-Za-z0-9._~-]{16,}`);
+      throw new ConfigError(`${variable}: the token of "${client}" must match [A-Za-z0-9._~-]{16,}`);
     }
-    return prof ? { client, token, profile: profile(prof, 'NOTIFY_HTTP_TOKENS') } : { client, token };
+    return prof ? { client, token, profile: profile(prof, variable) } : { client, token };
   });
-  // A token is a client's identity: shared, it would sign one client's sends with the other's
-  // name. (One client may hold two tokens, to rotate them.)
+}
+
+/**
+ * A token is a client's identity: shared, it would sign one client's sends with the other's
+ * name (one client may hold two tokens, to rotate them); and a feed token that is also a tool
+ * token would not be read-only.
+ */
+function assertDistinctTokens(tools: HttpToken[], feed: HttpToken[]): void {
   const owner = new Map<string, string>();
-  for (const { client, token } of tokens) {
-    const first = owner.get(token);
-    if (first !== undefined) {
-      throw new ConfigError(`NOTIFY_HTTP_TOKENS: "${first}" and "${client}" have the same token; give each client its own`);
+  for (const [variable, tokens] of [['NOTIFY_HTTP_TOKENS', tools], ['NOTIFY_FEED_TOKENS', feed]] as const) {
+    for (const { client, token } of tokens) {
+      const first = owner.get(token);
+      if (first !== undefined) {
+        throw new ConfigError(`${variable}: "${first}" and "${client}" have the same token; give each its own`);
+      }
+      owner.set(token, client);
     }
-    owner.set(token, client);
   }
-  return tokens;
+}
+
+/** `https://app.example.com` (scheme, host, port: what a browser sends as Origin), or `*`. */
+function feedOrigins(raw: string | undefined): string[] {
+  return list(raw ?? '').map((item) => {
+    if (item === '*') return item;
+    let origin: string | undefined;
+    try {
+      origin = new URL(item).origin;
+    } catch {
+      // refused below
+    }
+    if (origin === undefined || origin === 'null' || origin !== item.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(`NOTIFY_FEED_ORIGINS: "${item}" is not an origin; list scheme://host[:port] with no path, e.g. https://app.example.com`);
+    }
+    return origin;
+  });
 }
 
 const WINDOWS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -134,8 +164,14 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
       readAuth: env.NOTIFY_READ_AUTH === '1',
       allowedHosts: list(env.NOTIFY_HTTP_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
     },
+    feed: {
+      tokens: httpTokens(env.NOTIFY_FEED_TOKENS, 'NOTIFY_FEED_TOKENS', false),
+      origins: feedOrigins(env.NOTIFY_FEED_ORIGINS),
+      maxStreams: positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000),
+    },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
   };
+  assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
   return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(channels.map((c) => c.configure(env))) });
 }

@@ -32,18 +32,24 @@ export async function activeBanners(store: Store, audiences: string[], now: numb
   return toFeed(await store.listBanners({ audiences: segments, status: 'active', now, limit: FEED_LIMIT }));
 }
 
-function toFeed(rows: BannerRecord[]): FeedBanner[] {
+/** `rows` newest first, as the store lists them; the feed puts the most severe first. */
+export function toFeed(rows: BannerRecord[]): FeedBanner[] {
   return rows
     .map((b, order) => ({ b, order }))
     .sort((x, y) => SEVERITY_RANK[x.b.severity] - SEVERITY_RANK[y.b.severity] || x.order - y.order)
-    .map(({ b }) => ({
-      banner_id: b.id,
-      text: b.text,
-      audience: b.audience,
-      severity: b.severity,
-      created_at: iso(b.created_at),
-      expires_at: iso(b.expires_at),
-    }));
+    .map(({ b }) => feedBanner(b));
+}
+
+/** One banner as the feed (GET /banners, the stream, the resources) shows it. */
+export function feedBanner(b: BannerRecord): FeedBanner {
+  return {
+    banner_id: b.id,
+    text: b.text,
+    audience: b.audience,
+    severity: b.severity,
+    created_at: iso(b.created_at),
+    expires_at: iso(b.expires_at),
+  };
 }
 
 /** The feed as served: `{"audience":[…],"banners":[…]}` as UTF-8 bytes, and its strong ETag. */

@@ -14,21 +14,23 @@ export async function serveBannerFeed(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
-  deps: { store: Store; now: () => number; privateCache: boolean },
+  deps: { store: Store; now: () => number; privateCache: boolean; headers?: Record<string, string> },
 ): Promise<void> {
   let audiences: string[];
   try {
     audiences = parseAudienceParam(url.searchParams.get('audience'));
   } catch (err) {
     if (!(err instanceof NotifyError)) throw err;
-    return sendJson(res, 400, { error: err.toBody() });
+    return sendJson(res, 400, { error: err.toBody() }, deps.headers);
   }
   // Cached per audience list, validated against the store on every request (src/banners/feed.ts).
   const { body, etag } = await feedCacheFor(deps.store).render(audiences, deps.now());
+  const vary = [deps.headers?.Vary, deps.privateCache ? 'Authorization' : undefined].filter(Boolean).join(', ');
   const headers = {
+    ...deps.headers,
     ETag: etag,
     'Cache-Control': `${deps.privateCache ? 'private' : 'public'}, max-age=${FEED_MAX_AGE_S}`,
-    ...(deps.privateCache ? { Vary: 'Authorization' } : {}),
+    ...(vary ? { Vary: vary } : {}),
   };
   if (etagMatches(req.headers['if-none-match'], etag)) {
     res.writeHead(304, headers).end();

@@ -12,6 +12,10 @@
  *
  *   POST|GET|DELETE /mcp, /mcp/<profile>   MCP; Bearer token when NOTIFY_HTTP_TOKENS is set
  *   GET /healthz, /metrics, /banners        read-only; token only with NOTIFY_READ_AUTH=1
+ *   GET /banners/stream                     the feed as SSE (banner-stream.ts); same rule, and a
+ *                                           feed token may come as ?access_token= (EventSource
+ *                                           cannot send headers)
+ *   OPTIONS on the feed paths               CORS preflight (NOTIFY_FEED_ORIGINS)
  *   GET /widget.js, /                       the banner widget and its demo page; static, never a token
  */
 import { randomUUID } from 'node:crypto';
@@ -29,8 +33,11 @@ import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { createServer, type Connection } from '../server.js';
 import { challenge, createAuthenticator } from './auth.js';
+import { bannerHubFor, type HubOptions } from '../banners/stream.js';
 import { loadWidgetAssets } from '../banners/widget/assets.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
+import { DEFAULT_STREAM_LIMITS, OpenStreams, serveBannerStream, type StreamLimits } from './banner-stream.js';
+import { createFeedCors } from './cors.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, isLoopbackHost } from './host-check.js';
@@ -56,6 +63,8 @@ export interface HttpOptions {
   keepAliveTimeoutMs?: number;
   /** Bound on waiting for in-flight requests at shutdown (default: the send budget + 2 s). */
   shutdownMs?: number;
+  /** The banner stream's timings and bounds (tests shorten them); maxStreams defaults to NOTIFY_FEED_MAX_STREAMS. */
+  stream?: Partial<StreamLimits> & Pick<HubOptions, 'pollMs'>;
 }
 
 export interface HttpHandle {
@@ -66,6 +75,8 @@ export interface HttpHandle {
   metrics: Metrics;
   /** Open 2025-era sessions (2026-07-28 traffic has none). */
   sessionCount(): number;
+  /** Open GET /banners/stream responses. */
+  streamCount(): number;
   /** Stops accepting, lets in-flight requests finish (bounded), closes every session. */
   close(): Promise<void>;
 }
@@ -82,7 +93,10 @@ export function assertBindable(config: Pick<Config, 'http'>, host: string): void
   }
 }
 
-type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'widget' | 'other';
+type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'banners_stream' | 'widget' | 'other';
+
+/** Paths a browser app on another origin may read (CORS through NOTIFY_FEED_ORIGINS). */
+const FEED_PATHS = new Set(['/banners', '/banners/stream', '/widget.js']);
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
@@ -94,6 +108,13 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const maxPerClient = options.maxSessionsPerClient ?? 100;
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createAuthenticator(app.config.http.tokens);
+  // Read-only tokens: accepted where NOTIFY_READ_AUTH asks for one, refused on /mcp.
+  const feedAuth = createAuthenticator(app.config.feed.tokens);
+  const cors = createFeedCors(app.config.feed.origins);
+  const streams = new OpenStreams();
+  const { pollMs, ...streamLimits } = options.stream ?? {};
+  const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxStreams: app.config.feed.maxStreams, ...streamLimits };
+  const hub = bannerHubFor(app.store, { pollMs, log });
   const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
   const widget = loadWidgetAssets();
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
@@ -102,8 +123,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     log,
     onCountChange: (n) => metrics.activeSessions.set(n),
   });
-  if (app.config.http.readAuth && !auth.required) {
-    log.warn('NOTIFY_READ_AUTH=1 but NOTIFY_HTTP_TOKENS is empty: read endpoints refuse every request');
+  if (app.config.http.readAuth && !auth.required && !feedAuth.required) {
+    log.warn('NOTIFY_READ_AUTH=1 but NOTIFY_HTTP_TOKENS and NOTIFY_FEED_TOKENS are empty: read endpoints refuse every request');
   }
 
   let closing = false;
@@ -120,16 +141,35 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     });
   };
 
-  /** null: answered (401). undefined: no tokens configured. */
-  const authenticate = (req: IncomingMessage, res: ServerResponse, mcp: boolean): HttpToken | null | undefined => {
+  /**
+   * null: answered (401/403). undefined: no token needed. Reads take a tool token or a feed
+   * token; `queryToken` (the stream's ?access_token=) only a feed token, so that no token
+   * that can call tools ends up in URLs and access logs.
+   */
+  const authenticate = (
+    req: IncomingMessage,
+    res: ServerResponse,
+    mcp: boolean,
+    queryToken?: string | null,
+  ): HttpToken | null | undefined => {
     const needed = mcp ? auth.required : app.config.http.readAuth;
     if (!needed) return undefined;
-    const result = auth.check(req.headers.authorization);
-    if (!result.ok) {
-      unauthorized(res, result.reason, mcp);
+    if (!mcp && queryToken && !req.headers.authorization) {
+      const viaQuery = feedAuth.check(`Bearer ${queryToken}`);
+      if (viaQuery.ok) return viaQuery.token;
+      unauthorized(res, 'invalid', false);
       return null;
     }
-    return result.token;
+    const result = auth.check(req.headers.authorization);
+    if (result.ok) return result.token;
+    const feed = result.reason === 'invalid' ? feedAuth.check(req.headers.authorization) : result;
+    if (feed.ok && !mcp) return feed.token;
+    if (feed.ok) {
+      sendJson(res, 403, jsonRpcError(-32001, 'This is a read-only feed token (NOTIFY_FEED_TOKENS): call tools with a NOTIFY_HTTP_TOKENS token'));
+      return null;
+    }
+    unauthorized(res, result.reason, mcp);
+    return null;
   };
 
   /** What a server instance needs to know about the request it answers. */
@@ -275,20 +315,22 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       }
       return handleMcp(req, res, path.replace(/\/$/, ''), name as Profile | undefined);
     }
+    if (FEED_PATHS.has(path) && req.method === 'OPTIONS') return cors.preflight(req, res);
     if (path === '/' || path === '/widget.js') {
       route.name = 'widget';
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
       }
-      return path === '/' ? widget.serveDemo(req, res, url) : widget.serveScript(req, res);
+      return path === '/' ? widget.serveDemo(req, res, url) : widget.serveScript(req, res, cors.headers(req));
     }
-    const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners' } as const)[path];
+    const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners', '/banners/stream': 'banners_stream' } as const)[path];
     if (!read) return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${path}` } });
     route.name = read;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
     }
-    if (authenticate(req, res, false) === null) return;
+    const feedHeaders = FEED_PATHS.has(path) ? cors.headers(req) : {};
+    if (authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined) === null) return;
     switch (read) {
       case 'healthz':
         return sendJson(res, 200, { ok: true }, { 'Cache-Control': 'no-store' });
@@ -298,7 +340,9 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
         return void res.end(text);
       }
       case 'banners':
-        return serveBannerFeed(req, res, url, { store: app.store, now: app.now, privateCache: app.config.http.readAuth });
+        return serveBannerFeed(req, res, url, { store: app.store, now: app.now, privateCache: app.config.http.readAuth, headers: feedHeaders });
+      case 'banners_stream':
+        return serveBannerStream(req, res, url, { hub, streams, limits, headers: feedHeaders });
     }
   };
 
@@ -353,6 +397,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const close = () =>
     (closed ??= (async () => {
       closing = true;
+      // Streams never finish by themselves: end them first, so readers reconnect elsewhere now.
+      streams.endAll();
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const deadline = Date.now() + shutdownMs;
@@ -376,7 +422,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       log.info('http stopped', { unfinished: inflightPosts });
     })());
 
-  return { host, port, url, metrics, sessionCount: () => sessions.size, close };
+  return { host, port, url, metrics, sessionCount: () => sessions.size, streamCount: () => streams.size, close };
 }
 
 function methodLabel(method: string | undefined): string {

@@ -41,7 +41,8 @@ function asset(body: Buffer): Asset {
 export interface WidgetAssets {
   /** The widget script as served, and its gzipped size (the budget is 10 KB). */
   readonly script: Asset;
-  serveScript(req: IncomingMessage, res: ServerResponse): void;
+  /** `extra`: response headers from the transport (CORS for allowed origins). */
+  serveScript(req: IncomingMessage, res: ServerResponse, extra?: Record<string, string>): void;
   serveDemo(req: IncomingMessage, res: ServerResponse, url: URL): void;
 }
 
@@ -51,12 +52,13 @@ export function loadWidgetAssets(): WidgetAssets {
 
   return {
     script,
-    serveScript(req, res) {
+    serveScript(req, res, extra = {}) {
       const headers = {
+        ...extra,
         'Content-Type': 'text/javascript; charset=utf-8',
         'Cache-Control': `public, max-age=${WIDGET_MAX_AGE_S}`,
         ETag: script.etag,
-        Vary: 'Accept-Encoding',
+        Vary: extra.Vary ? `${extra.Vary}, Accept-Encoding` : 'Accept-Encoding',
         'X-Content-Type-Options': 'nosniff',
         // Embedded on other origins as a classic script; let pages with COEP load it too.
         'Cross-Origin-Resource-Policy': 'cross-origin',
