@@ -59,7 +59,7 @@ beforeAll(async () => {
   hostSite = createServer((req, res) => {
     // Hostile CSS on purpose: the widget's shadow root must keep it out.
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(
-      `<!doctype html><html lang="en"><title>an app</title><style>* { color: red !important; font-size: 40px !important; } li, span, button { display: inline !important; }</style>
+      `<!doctype html><html lang="en"><title>an app</title><style>* { color: red !important; font-size: 40px !important; } div, span, button { display: inline !important; }</style>
        <main><h1>An app</h1></main><script src="${base}/widget.js" data-audience="embedded"></script>`,
     );
   });
@@ -110,8 +110,8 @@ async function demo(audience: string, options: BrowserContextOptions = {}): Prom
 
 const live = (page: Page) => page.locator('notify-banners[data-state="live"]').waitFor({ state: 'attached', timeout: 10_000 });
 /** Banner rows (Playwright's CSS engine reaches into the open shadow root). */
-const rows = (page: Page) => page.locator('notify-banners li');
-const row = (page: Page, text: string) => page.locator('notify-banners li', { hasText: text });
+const rows = (page: Page) => page.locator('notify-banners .banner');
+const row = (page: Page, text: string) => page.locator('notify-banners .banner', { hasText: text });
 
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE);
@@ -141,13 +141,13 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     await show({ text: 'Payments are down', audience: 'roles', severity: 'critical' });
     const page = await demo('roles');
     await expect.poll(() => rows(page).count()).toBe(3);
-    const seen = await rows(page).evaluateAll((lis) =>
-      lis.map((li) => ({
-        severity: li.getAttribute('data-severity'),
-        role: li.getAttribute('role'),
-        label: li.querySelector('.tag')?.textContent,
-        background: getComputedStyle(li).backgroundColor,
-        border: getComputedStyle(li).borderLeftColor,
+    const seen = await rows(page).evaluateAll((banners) =>
+      banners.map((b) => ({
+        severity: b.getAttribute('data-severity'),
+        role: b.getAttribute('role'),
+        label: b.querySelector('.tag')?.textContent,
+        background: getComputedStyle(b).backgroundColor,
+        border: getComputedStyle(b).borderLeftColor,
       })),
     );
     // Most severe first.
@@ -171,7 +171,7 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     const page = await demo('xss');
     await expect.poll(() => rows(page).count()).toBe(1);
     expect(await page.locator('notify-banners .text').textContent()).toBe(text);
-    expect(await page.locator('notify-banners img, notify-banners b, notify-banners li script').count()).toBe(0);
+    expect(await page.locator('notify-banners img, notify-banners b, notify-banners .banner script').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
     await page.context().close();
   });
@@ -226,7 +226,7 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
 
     await toggle.click();
     await expect.poll(() => rows(page).filter({ visible: true }).count()).toBe(50);
-    const list = await page.locator('notify-banners ul').evaluate((ul) => ({ client: ul.clientHeight, scroll: ul.scrollHeight }));
+    const list = await page.locator('notify-banners #notify-list').evaluate((list) => ({ client: list.clientHeight, scroll: list.scrollHeight }));
     expect(list.client).toBeLessThanOrEqual(DESKTOP.height / 2);
     expect(list.scroll).toBeGreaterThan(list.client);
     await page.click('#host-button');
@@ -260,7 +260,7 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     const page = await (await viewer()).newPage();
     await page.goto(`${hostOrigin}/`);
     await row(page, 'Embedded notice').waitFor({ state: 'visible', timeout: 10_000 });
-    const style = await row(page, 'Embedded notice').evaluate((li) => ({ display: getComputedStyle(li).display, size: getComputedStyle(li).fontSize }));
+    const style = await row(page, 'Embedded notice').evaluate((b) => ({ display: getComputedStyle(b).display, size: getComputedStyle(b).fontSize }));
     expect(style).toEqual({ display: 'flex', size: '14px' });
     await page.context().close();
   });

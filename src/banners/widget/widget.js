@@ -61,10 +61,9 @@
 :host([hidden]){display:none}
 section{font:14px/1.45 system-ui,sans-serif;--fg:#1a1a1a;--info-bg:#e8f0fe;--info-bd:#1a56c4;--warn-bg:#fff4d6;--warn-bd:#8a5a00;--crit-bg:#fde7e7;--crit-bd:#b3141f;--btn-hover:rgba(0,0,0,.08);color:var(--fg)}
 section.dark{--fg:#f0f0f0;--info-bg:#16253d;--info-bd:#8ab4f8;--warn-bg:#3a2c05;--warn-bd:#f5c451;--crit-bg:#45171a;--crit-bd:#ff8a8f;--btn-hover:rgba(255,255,255,.12)}
-ul{list-style:none;margin:0;padding:0}
-ul.open{max-height:50vh;overflow-y:auto}
-li{display:flex;align-items:flex-start;gap:10px;padding:8px 8px 8px 12px;border-left:4px solid var(--bd);background:var(--bg);border-bottom:1px solid rgba(127,127,127,.25)}
-li[hidden]{display:none}
+div.open{max-height:50vh;overflow-y:auto}
+.banner{display:flex;align-items:flex-start;gap:10px;padding:8px 8px 8px 12px;border-left:4px solid var(--bd);background:var(--bg);border-bottom:1px solid rgba(127,127,127,.25)}
+.banner[hidden]{display:none}
 .info{--bg:var(--info-bg);--bd:var(--info-bd)}
 .warning{--bg:var(--warn-bg);--bd:var(--warn-bd)}
 .critical{--bg:var(--crit-bg);--bd:var(--crit-bd);font-weight:600}
@@ -75,9 +74,9 @@ button:hover{background:var(--btn-hover)}
 button:focus-visible{outline:2px solid var(--fg);outline-offset:1px}
 .x{flex:none;width:28px;height:28px;font-size:18px;line-height:1;padding:0}
 .more{display:block;width:100%;text-align:left;padding:6px 12px;font-weight:600;background:var(--info-bg);border-radius:0}
-li.enter{animation:in .2s ease-out}
+.banner.enter{animation:in .2s ease-out}
 @keyframes in{from{opacity:0;transform:translateY(-4px)}}
-@media (prefers-reduced-motion:reduce){li.enter{animation:none}}`;
+@media (prefers-reduced-motion:reduce){.banner.enter{animation:none}}`;
 
   const el = (tag, cls, text) => {
     const node = document.createElement(tag);
@@ -90,7 +89,7 @@ li.enter{animation:in .2s ease-out}
   const root = host.attachShadow({ mode: 'open' });
   const section = el('section');
   section.setAttribute('aria-label', opt('label', 'Announcements'));
-  const list = el('ul');
+  const list = el('div');
   list.id = 'notify-list';
   const more = el('button', 'more');
   more.type = 'button';
@@ -109,7 +108,7 @@ li.enter{animation:in .2s ease-out}
 
   /* State: the banners the server says are active; a snapshot replaces it whole. */
   let banners = new Map();
-  const items = new Map(); // banner id -> <li>
+  const items = new Map(); // banner id -> its element
   let expanded = false;
   let expiryTimer = 0;
 
@@ -122,13 +121,13 @@ li.enter{animation:in .2s ease-out}
   };
 
   const dismiss = (id) => {
-    const li = items.get(id);
-    const focused = li && li.contains(root.activeElement);
+    const row = items.get(id);
+    const focused = row && row.contains(root.activeElement);
     rememberDismissal(id);
     render();
     if (focused) {
       // Keep keyboard users in place: the next banner's dismiss button, else the toggle.
-      const next = list.querySelector('li:not([hidden]) .x');
+      const next = list.querySelector('.banner:not([hidden]) .x');
       if (next) next.focus();
       else if (!more.hidden) more.focus();
     }
@@ -136,41 +135,41 @@ li.enter{animation:in .2s ease-out}
 
   const item = (b) => {
     const sev = LABEL[b.severity] ? b.severity : 'info';
-    const li = el('li', sev + ' enter');
+    const row = el('div', 'banner ' + sev + ' enter');
     // Critical interrupts (alert); info and warning are announced politely (status).
-    li.setAttribute('role', sev === 'critical' ? 'alert' : 'status');
-    li.dataset.id = b.banner_id;
-    li.dataset.severity = sev;
+    row.setAttribute('role', sev === 'critical' ? 'alert' : 'status');
+    row.dataset.id = b.banner_id;
+    row.dataset.severity = sev;
     const x = el('button', 'x', '\u00d7');
     x.type = 'button';
     x.setAttribute('aria-label', 'Dismiss ' + LABEL[sev].toLowerCase() + ' banner: ' + clip(b.text));
     x.addEventListener('click', () => dismiss(b.banner_id));
-    li.addEventListener('keydown', (e) => {
+    row.addEventListener('keydown', (e) => {
       if (e.key === 'Escape') {
         e.stopPropagation();
         dismiss(b.banner_id);
       }
     });
-    li.append(el('span', 'tag', LABEL[sev]), el('span', 'text', b.text), x);
-    li.addEventListener('animationend', () => li.classList.remove('enter'), { once: true });
-    return li;
+    row.append(el('span', 'tag', LABEL[sev]), el('span', 'text', b.text), x);
+    row.addEventListener('animationend', () => row.classList.remove('enter'), { once: true });
+    return row;
   };
   const clip = (text) => (text.length > 80 ? text.slice(0, 79) + '\u2026' : text);
 
   function render() {
     const shown = visible();
     const keep = new Set(shown.map((b) => b.banner_id));
-    for (const [id, li] of items) {
+    for (const [id, row] of items) {
       if (!keep.has(id)) {
-        li.remove();
+        row.remove();
         items.delete(id);
       }
     }
     shown.forEach((b, i) => {
-      let li = items.get(b.banner_id);
-      if (!li) items.set(b.banner_id, (li = item(b)));
-      if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
-      li.hidden = !expanded && i >= maxVisible;
+      let row = items.get(b.banner_id);
+      if (!row) items.set(b.banner_id, (row = item(b)));
+      if (list.children[i] !== row) list.insertBefore(row, list.children[i] || null);
+      row.hidden = !expanded && i >= maxVisible;
     });
     const extra = shown.length - maxVisible;
     more.hidden = extra <= 0;
