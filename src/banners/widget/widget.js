@@ -215,10 +215,18 @@ button:focus-visible{outline:2px solid var(--fg);outline-offset:1px}
     }
   };
 
+  let lastId = '';
   function connect() {
-    source = new EventSource(streamUrl.href);
-    source.addEventListener('open', () => (failures = 0));
+    // A new EventSource cannot send Last-Event-ID: the cursor goes in the query instead.
+    const url = new URL(streamUrl);
+    if (lastId) url.searchParams.set('last_event_id', lastId);
+    source = new EventSource(url.href);
+    source.addEventListener('open', () => {
+      failures = 0;
+      if (lastId) host.dataset.state = 'live'; // resumed: the missed changes follow, or a snapshot
+    });
     source.addEventListener('snapshot', (e) => {
+      lastId = e.lastEventId;
       const data = parse(e);
       if (!data || !Array.isArray(data.banners)) return;
       banners = new Map(data.banners.map((b) => [b.banner_id, b]));
@@ -226,6 +234,7 @@ button:focus-visible{outline:2px solid var(--fg);outline-offset:1px}
       render();
     });
     source.addEventListener('banner', (e) => {
+      lastId = e.lastEventId;
       const data = parse(e);
       const b = data && data.banner;
       if (!b || !b.banner_id) return;
