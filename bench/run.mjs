@@ -10,6 +10,7 @@ import { cpus, loadavg, platform, release } from 'node:os';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchBannerFeed } from './banner-feed.mjs';
+import { benchBannerStream } from './banner-stream.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
@@ -80,6 +81,10 @@ try {
     ...(await guarded('5. Store', 'GET /banners, 10,000 active banners', () =>
       benchBannerFeed(quick ? { runs: 2, ms: 500 } : {}),
     )),
+  );
+  step('live feed: 1,000 open streams');
+  rows.push(
+    ...(await guarded('7. Live feed', 'show_banner reaching 1,000 open streams', () => benchBannerStream(quick ? { rounds: 3 } : {}))),
   );
 } finally {
   removeTempDirs();

@@ -18,6 +18,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { App } from './app.js';
+import { registerBannerResources } from './banners/resources.js';
+import { bannerHubFor } from './banners/stream.js';
 import { channelToolName, SEND_TOOL } from './channels/union.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
@@ -70,7 +72,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false } },
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
       instructions: instructions(app.channels),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
@@ -126,5 +128,6 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       throw err;
     }
   });
+  registerBannerResources(server, { store: app.store, now: app.now, hub: bannerHubFor(app.store, { log: app.log }), era });
   return server;
 }

@@ -5,6 +5,7 @@ import { bannerStatus } from '../store/banner-status.js';
 import type { ObjectToolSpec } from '../tool.js';
 import { withErrorShape } from '../tool-result.js';
 import { iso } from './model.js';
+import { bannersWritten } from './stream.js';
 
 const input = z
   .object({
@@ -48,6 +49,7 @@ export const dismissBanner: ObjectToolSpec<typeof input> = {
       );
     }
     const after = (await ctx.store.dismissBanner(args.banner_id, now)) ?? before;
+    bannersWritten(ctx.store);
     const alreadyDismissed = before.dismissed_at !== null;
     if (!alreadyDismissed) ctx.log.info('banner dismissed', { banner_id: args.banner_id });
     return {

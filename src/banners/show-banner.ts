@@ -5,6 +5,7 @@ import { NotifyError } from '../errors.js';
 import type { ObjectToolSpec } from '../tool.js';
 import { withErrorShape } from '../tool-result.js';
 import { audienceSchema, DEFAULT_LIFETIME_MS, iso, MAX_LIFETIME_MS, RETENTION_MS, SEVERITIES } from './model.js';
+import { bannersWritten } from './stream.js';
 
 const input = z
   .object({
@@ -78,6 +79,7 @@ export const showBanner: ObjectToolSpec<typeof input> = {
       dismissed_at: null,
     };
     const stored = await ctx.store.insertBanner(candidate);
+    bannersWritten(ctx.store);
     const deduplicated = stored.id !== candidate.id;
     ctx.log.info('banner shown', { banner_id: stored.id, audience: stored.audience, severity: stored.severity, deduplicated });
     return {

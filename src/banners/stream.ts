@@ -67,6 +67,7 @@ export class BannerHub {
   /** Every read of the store and every (un)subscribe runs in this order, one at a time. */
   private queue: Promise<void> = Promise.resolve();
   private ticking = false;
+  private nudged = false;
   private timer: NodeJS.Timeout | undefined;
   private readonly pollMs: number;
   private readonly replayEvents: number;
@@ -138,9 +139,22 @@ export class BannerHub {
     return toFeed(rows).slice(0, FEED_LIMIT);
   }
 
-  /** Reads the store now (tests, and the process's own writes when it wants them sooner). */
+  /** Reads the store now, after whatever read or subscribe is queued. */
   poll(): Promise<void> {
     return this.serial(() => this.tick());
+  }
+
+  /**
+   * This process just wrote a banner: read now rather than at the next poll, so its own
+   * changes reach its streams at once (one read queued at most, however many writes).
+   */
+  nudge(): void {
+    if (this.nudged || this.segments.size === 0) return;
+    this.nudged = true;
+    void this.serial(async () => {
+      this.nudged = false;
+      await this.tick();
+    }).catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }));
   }
 
   close(): void {
@@ -236,6 +250,11 @@ export class BannerHub {
 }
 
 const hubs = new WeakMap<Store, BannerHub>();
+
+/** Tells the process's hub for `store`, if it has one, that a banner was just written. */
+export function bannersWritten(store: Store): void {
+  hubs.get(store)?.nudge();
+}
 
 /** The process's hub for `store`, made on first use with `options`; it polls only while followed. */
 export function bannerHubFor(store: Store, options?: HubOptions): BannerHub {

@@ -33,6 +33,7 @@ import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { createServer, type Connection } from '../server.js';
 import { challenge, createAuthenticator } from './auth.js';
+import { listenedUris, ResourceWatch } from '../banners/resources.js';
 import { bannerHubFor, type HubOptions } from '../banners/stream.js';
 import { loadWidgetAssets } from '../banners/widget/assets.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
@@ -193,6 +194,10 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     },
   );
 
+  // 2026-07-28 resource subscriptions: the SDK answers subscriptions/listen itself; we watch
+  // the URIs a listen names while its response is open and publish their updates to it.
+  const listenWatch = new ResourceWatch(hub, (uri) => modern.notify.resourceUpdated(uri));
+
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, path: string, endpointProfile: Profile | undefined) => {
     if (!hostPolicy.originAllowed(req.headers.origin)) {
       return sendJson(res, 403, jsonRpcError(-32000, 'Forbidden: Origin not allowed'));
@@ -225,6 +230,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     const request = toWebRequest(req, res, req.method === 'POST' ? lenientHeaders(req.headers, parsed) : undefined);
     if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBody }))) {
       requestConnections.set(request, connectionFor(token, endpointProfile));
+      const uris = listenedUris(parsed);
+      if (uris.length > 0) res.once('close', await listenWatch.acquire(uris));
       return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
     }
 
@@ -415,6 +422,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       }
       // Calls whose HTTP request went away still run to their delivery record.
       await app.drain(Math.max(0, deadline - Date.now()));
+      listenWatch.releaseAll();
       await modern.close();
       await sessions.closeAll('shutdown');
       http.closeAllConnections();

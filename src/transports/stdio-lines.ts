@@ -20,6 +20,8 @@ export interface LineScreenOptions {
   /** Writes one JSON-RPC message to the client (stdout). */
   reply(message: object): void;
   log: Logger;
+  /** Sees each message that passes, before the SDK does. */
+  onMessage?(message: unknown): void;
 }
 
 export class LineScreen extends Transform {
@@ -91,6 +93,7 @@ export class LineScreen extends Transform {
     }
     const screened = screenMessage(parsed);
     if (screened.refusal) return this.refuse(screened.refusal);
+    this.options.onMessage?.(screened.message);
     this.push(screened.message === parsed ? `${text}\n` : `${JSON.stringify(screened.message)}\n`);
   }
 

@@ -7,7 +7,10 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { serveStdio as serveStdioEntry, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import type { Server } from '@modelcontextprotocol/server';
 import type { App } from '../app.js';
+import { listenedUris, ResourceWatch } from '../banners/resources.js';
+import { bannerHubFor } from '../banners/stream.js';
 import { createServer } from '../server.js';
 import { MAX_BODY_BYTES } from './body.js';
 import { LineScreen } from './stdio-lines.js';
@@ -22,17 +25,37 @@ export interface StdioOptions {
 export async function serveStdio(app: App, options: StdioOptions = {}): Promise<{ closed: Promise<void> }> {
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
+  // 2026-07-28 resource subscriptions: the SDK's entry answers subscriptions/listen and routes
+  // the pinned server's notifications/resources/updated onto the listens that named the URI;
+  // the lines show us which URIs to watch, and until when (notifications/cancelled).
+  let modernServer: Server | undefined;
+  const watch = new ResourceWatch(bannerHubFor(app.store, { log: app.log }), (uri) => void modernServer?.sendResourceUpdated({ uri }).catch(() => {}));
+  const listens = new Map<unknown, Promise<() => void>>();
+  const onMessage = (message: unknown) => {
+    const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+    const uris = listenedUris(m);
+    if (uris.length > 0) listens.set(m.id, watch.acquire(uris));
+    if (m.method === 'notifications/cancelled' && listens.has(m.params?.requestId)) {
+      void listens.get(m.params?.requestId)!.then((release) => release(), () => {});
+      listens.delete(m.params?.requestId);
+    }
+  };
   const screen = new LineScreen({
     maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES,
     reply: (message) => void stdout.write(`${JSON.stringify(message)}\n`),
     log: app.log,
+    onMessage,
   });
   // The SDK's transport closes at end of input and drops the calls still running. The
   // screen in between hides the end until those calls are answered: a client may close
   // its side right after writing its last request.
   stdin.pipe(screen, { end: false });
   const transport = new StdioServerTransport(screen, stdout);
-  const handle = serveStdioEntry(({ era }) => createServer(app, {}, era), {
+  const handle = serveStdioEntry(({ era }) => {
+    const server = createServer(app, {}, era);
+    if (era === 'modern') modernServer = server;
+    return server;
+  }, {
     transport,
     onerror: (error) => app.log.warn('stdio transport error', { error: error.message }),
   });
@@ -44,6 +67,7 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
       setImmediate(() =>
         void app.drain().finally(() => {
           screen.end();
+          watch.releaseAll();
           void handle.close().finally(resolve);
         }),
       );
