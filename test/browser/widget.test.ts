@@ -255,6 +255,33 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     await context.close();
   });
 
+  it('resumes its own reconnects from the last event id (?last_event_id=)', async () => {
+    await show({ text: 'Resumed notice', audience: 'resume', severity: 'info' });
+    const context = await viewer();
+    const seen: string[] = [];
+    await context.route('**/banners/stream?**', (route) => {
+      seen.push(route.request().url());
+      // 1: a stream that ends after its snapshot (the browser reconnects by itself);
+      // 2: refused (the widget takes over, with a delay); 3: the real stream.
+      if (seen.length === 1) {
+        return route.fulfill({
+          status: 200,
+          headers: { 'Content-Type': 'text/event-stream' },
+          body: 'retry: 100\n\nevent: snapshot\nid: cursor-7\ndata: {"banners":[]}\n\n',
+        });
+      }
+      return seen.length === 2 ? route.fulfill({ status: 503, body: 'busy' }) : route.continue();
+    });
+    const page = await context.newPage();
+    await page.goto(`${base}/?audience=resume`);
+    await row(page, 'Resumed notice').waitFor({ state: 'visible', timeout: 15_000 });
+    // Request 2 is the browser's own reconnect; its Last-Event-ID header is the browser's
+    // business, and request interception does not show it, so it is not checked here.
+    expect(new URL(seen[0]!).searchParams.get('last_event_id')).toBeNull();
+    expect(new URL(seen[2]!).searchParams.get('last_event_id')).toBe('cursor-7');
+    await context.close();
+  });
+
   it('works embedded on another origin, and the host page CSS does not reach it', async () => {
     await show({ text: 'Embedded notice', audience: 'embedded', severity: 'warning' });
     const page = await (await viewer()).newPage();
