@@ -3,7 +3,7 @@
  * (nothing inherited but PATH and HOME, so a developer's DATABASE_URL or tokens never
  * leak in), and an MCP client transport that also records every raw stdout line.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -77,4 +77,22 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     child.on('error', reject);
     child.on('exit', (code) => resolvePromise({ code, stdout, stderr }));
   });
+}
+
+/** Spawns `node dist/cli.js --http --port 0` and resolves with its base URL (no `/mcp`) once it serves. */
+export async function startHttpCli(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {
+  const child = spawn(process.execPath, [CLI, '--http', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const url = await new Promise<string>((resolvePromise, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 15_000);
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const m = /"msg":"serving http","url":"([^"]+)\/mcp"/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolvePromise(m[1]!);
+      }
+    });
+  });
+  return { child, url, stderr: () => stderr };
 }

@@ -71,9 +71,9 @@ describe('GET / (the demo page)', () => {
   it('runs the widget for the audience asked, default all', async () => {
     const page = await fetch(`${http.url}/`);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(await page.text()).toContain('<script src="/widget.js" data-audience="all"></script>');
+    expect(await page.text()).toContain('<script src="widget.js" data-audience="all"></script>');
     const admins = await (await fetch(`${http.url}/?audience=all,admins,all`)).text();
-    expect(admins).toContain('<script src="/widget.js" data-audience="all,admins"></script>');
+    expect(admins).toContain('<script src="widget.js" data-audience="all,admins"></script>');
   });
 
   it('answers a malformed audience with 400 and an example', async () => {

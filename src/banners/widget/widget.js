@@ -123,12 +123,14 @@ button:focus-visible{outline:2px solid var(--fg);outline-offset:1px}
   const dismiss = (id) => {
     const row = items.get(id);
     const focused = row && row.contains(root.activeElement);
+    const at = [...list.children].indexOf(row);
     rememberDismissal(id);
     render();
     if (focused) {
-      // Keep keyboard users in place: the next banner's dismiss button, else the toggle.
-      const next = list.querySelector('.banner:not([hidden]) .x');
-      if (next) next.focus();
+      // Keep keyboard users in place: the row that took its place (or the one above), else the toggle.
+      const rows = list.querySelectorAll('.banner:not([hidden])');
+      const next = rows[Math.min(at, rows.length - 1)];
+      if (next) next.querySelector('.x').focus();
       else if (!more.hidden) more.focus();
     }
   };
