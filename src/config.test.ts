@@ -71,6 +71,20 @@ describe('loadConfig', () => {
     expect(c.http.allowedHosts).toEqual(['notify.example.com']);
   });
 
+  it('reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap', () => {
+    const c = loadConfig({
+      NOTIFY_FEED_TOKENS: 'web:feed-token-0123456789',
+      NOTIFY_FEED_ORIGINS: 'https://App.Example.com, http://localhost:3000/',
+      NOTIFY_FEED_MAX_STREAMS: '5000',
+    });
+    expect(c.feed).toEqual({
+      tokens: [{ client: 'web', token: 'feed-token-0123456789' }],
+      origins: ['https://app.example.com', 'http://localhost:3000'],
+      maxStreams: 5000,
+    });
+    expect(loadConfig({}).feed).toEqual({ tokens: [], origins: [], maxStreams: 1000 });
+  });
+
   it.each([
     [{ NOTIFY_HTTP_TOKENS: 'ops:short' }, /must match/],
     [{ NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234,ci:abcdefghijklmnop1234' }, /"ops" and "ci" have the same token/],
@@ -80,6 +94,12 @@ describe('loadConfig', () => {
     [{ NOTIFY_SEND_BUDGET_MS: '-5' }, /positive integer/],
     [{ SLACK_API_URL: 'https://slack.com' }, /loopback/],
     [{ SMTP_URL: 'smtp://x' }, /EMAIL_FROM/],
+    [{ NOTIFY_FEED_TOKENS: 'web:abcdefghijklmnop1234:nested' }, /NOTIFY_FEED_TOKENS: "web:…" must be name:token/],
+    [{ NOTIFY_FEED_TOKENS: 'web:short' }, /NOTIFY_FEED_TOKENS: the token of "web" must match/],
+    [{ NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234', NOTIFY_FEED_TOKENS: 'web:abcdefghijklmnop1234' }, /NOTIFY_FEED_TOKENS: "ops" and "web" have the same token/],
+    [{ NOTIFY_FEED_ORIGINS: 'https://app.example.com/page' }, /NOTIFY_FEED_ORIGINS: "https:\/\/app.example.com\/page" is not an origin; list scheme:\/\/host\[:port\]/],
+    [{ NOTIFY_FEED_ORIGINS: 'app.example.com' }, /is not an origin/],
+    [{ NOTIFY_FEED_MAX_STREAMS: '0' }, /NOTIFY_FEED_MAX_STREAMS must be a positive integer/],
     [{ SMTP_URL: 'mail.example.com', EMAIL_FROM: 'a@b.co', NOTIFY_EMAIL_ALLOW: '*' }, /smtp:\/\/ or smtps:\/\//],
   ])('rejects bad values with a message that says what to set (%#)', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);

@@ -5,13 +5,11 @@
  * `notify-mcp` process within 1 s; and SIGTERM ends the stream cleanly and the process exits 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/client';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt } from './helpers/mcp-cli.js';
 import { ChildStdioTransport, CLI, cliEnv, tempDataDir } from './helpers/cli.js';
-import { PG_URL, postgresSkipReason } from './helpers/postgres.js';
+import { postgresSkipReason, sharedPostgresSchema } from './helpers/postgres.js';
 import { openSse } from './helpers/sse.js';
 
 const pgSkip = await postgresSkipReason('banner-stream-multiprocess');
@@ -23,19 +21,8 @@ async function sqliteStore(): Promise<SharedStore> {
 }
 
 async function postgresStore(): Promise<SharedStore> {
-  const schema = `notify_stream_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG_URL });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const url = new URL(PG_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return {
-    env: { NOTIFY_DATA_DIR: tempDataDir(), DATABASE_URL: url.toString() },
-    async close() {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    },
-  };
+  const shared = await sharedPostgresSchema('notify_stream');
+  return { env: { NOTIFY_DATA_DIR: tempDataDir(), ...shared.env }, close: () => shared.close() };
 }
 
 async function startHttp(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; stderr: () => string }> {

@@ -4,7 +4,6 @@
  * GET /banners, read auth with feed tokens (refused on /mcp), CORS allow/deny/preflight,
  * the cap on open streams, the slow-reader drop, and shutdown ending streams.
  */
-import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,23 +13,12 @@ import { silentLogger } from '../src/log.js';
 import { serveHttp, type HttpHandle, type HttpOptions } from '../src/transports/http.js';
 import { bannerRecord } from './helpers/banner-record.js';
 import { tempDataDir } from './helpers/cli.js';
+import { raw } from './helpers/http.js';
 import { openSse, type SseReader } from './helpers/sse.js';
 
 const FEED_TOKEN = 'feed-reader-0123456789';
 const OPS_TOKEN = 'ops-bot-token-0123456789';
 
-type Sent = { status: number; headers: Record<string, string | string[] | undefined>; body: string };
-function raw(url: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<Sent> {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 interface Served {
   app: App;
@@ -189,9 +177,18 @@ describe('GET /banners/stream', () => {
 
 describe('stream access, CORS and limits', () => {
   it('with NOTIFY_READ_AUTH=1 takes a feed token (header, or ?access_token= on the stream), which /mcp refuses', async () => {
-    const s = await serve({ NOTIFY_READ_AUTH: '1', NOTIFY_HTTP_TOKENS: `ops:${OPS_TOKEN}`, NOTIFY_FEED_TOKENS: `web:${FEED_TOKEN}` });
+    const s = await serve({
+      NOTIFY_READ_AUTH: '1',
+      NOTIFY_HTTP_TOKENS: `ops:${OPS_TOKEN}`,
+      NOTIFY_FEED_TOKENS: `web:${FEED_TOKEN}`,
+      NOTIFY_FEED_ORIGINS: 'https://app.example.com',
+    });
     try {
       expect((await raw(`${s.http.url}/banners/stream?audience=all`)).status).toBe(401);
+      // A browser app on a listed origin can read why it was refused.
+      const refused = await raw(`${s.http.url}/banners/stream?audience=all`, { headers: { Origin: 'https://app.example.com' } });
+      expect(refused.status).toBe(401);
+      expect(refused.headers['access-control-allow-origin']).toBe('https://app.example.com');
       expect((await raw(`${s.http.url}/banners?audience=all`)).status).toBe(401);
       expect((await raw(`${s.http.url}/banners/stream?audience=all&access_token=wrong-token-0123456789`)).status).toBe(401);
       const byHeader = await s.open('?audience=all', { Authorization: `Bearer ${FEED_TOKEN}` });

@@ -156,16 +156,19 @@ export function registerBannerResources(server: Server, deps: { store: Store; no
   // 2026-07-28 has no resources/subscribe: its listen streams are served by the transports.
   if (deps.era !== 'legacy') return;
   const watch = new ResourceWatch(deps.hub, (uri) => void server.sendResourceUpdated({ uri }).catch(() => {}));
-  const subscribed = new Map<string, () => void>();
+  // Held as promises, so that two subscribes of one URI racing each other acquire it once.
+  const subscribed = new Map<string, Promise<() => void>>();
   server.setRequestHandler('resources/subscribe', async (request) => {
     const { uri } = request.params;
     requireAudience(uri);
-    if (!subscribed.has(uri)) subscribed.set(uri, await watch.acquire([uri]));
+    if (!subscribed.has(uri)) subscribed.set(uri, watch.acquire([uri]));
+    await subscribed.get(uri);
     return {};
   });
   server.setRequestHandler('resources/unsubscribe', async (request) => {
-    subscribed.get(request.params.uri)?.();
+    const held = subscribed.get(request.params.uri);
     subscribed.delete(request.params.uri);
+    (await held)?.();
     return {};
   });
   const previous = server.onclose;

@@ -157,6 +157,7 @@ export class BannerHub {
     }).catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }));
   }
 
+  /** Stops polling and forgets every segment and subscriber (the store is closing). */
   close(): void {
     clearInterval(this.timer);
     this.timer = undefined;
@@ -196,12 +197,15 @@ export class BannerHub {
     // Before the rows, as FeedCache does: a write in between is seen again next time.
     const version = await this.store.bannersVersion();
     if (version === this.version && now < this.nextExpiry) return;
+    // Every segment read before any is taken: a failed read leaves the version unseen, so the
+    // next poll reads them all again instead of missing a change.
+    const fresh = new Map<Segment, Map<string, BannerRecord>>();
+    for (const [name, segment] of this.segments) fresh.set(segment, await this.read(name, now));
     this.version = version;
     this.nextExpiry = Infinity;
-    for (const [name, segment] of this.segments) {
-      const fresh = await this.read(name, now);
-      this.diff(segment, fresh, now);
-      segment.banners = fresh;
+    for (const [segment, banners] of fresh) {
+      this.diff(segment, banners, now);
+      segment.banners = banners;
       this.noteExpiries(segment);
     }
   }

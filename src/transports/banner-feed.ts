@@ -16,13 +16,8 @@ export async function serveBannerFeed(
   url: URL,
   deps: { store: Store; now: () => number; privateCache: boolean; headers?: Record<string, string> },
 ): Promise<void> {
-  let audiences: string[];
-  try {
-    audiences = parseAudienceParam(url.searchParams.get('audience'));
-  } catch (err) {
-    if (!(err instanceof NotifyError)) throw err;
-    return sendJson(res, 400, { error: err.toBody() }, deps.headers);
-  }
+  const audiences = audiencesOf(url, res, deps.headers);
+  if (!audiences) return;
   // Cached per audience list, validated against the store on every request (src/banners/feed.ts).
   const { body, etag } = await feedCacheFor(deps.store).render(audiences, deps.now());
   const vary = [deps.headers?.Vary, deps.privateCache ? 'Authorization' : undefined].filter(Boolean).join(', ');
@@ -37,6 +32,17 @@ export async function serveBannerFeed(
     return;
   }
   sendJson(res, 200, body, headers);
+}
+
+/** The `audience` list of a feed request, or undefined once a malformed one got its 400. */
+export function audiencesOf(url: URL, res: ServerResponse, headers?: Record<string, string>): string[] | undefined {
+  try {
+    return parseAudienceParam(url.searchParams.get('audience'));
+  } catch (err) {
+    if (!(err instanceof NotifyError)) throw err;
+    sendJson(res, 400, { error: err.toBody() }, headers);
+    return undefined;
+  }
 }
 
 /** If-None-Match: `*`, or a list of tags compared weakly (RFC 9110 13.1.2). */

@@ -10,10 +10,8 @@
  * new EventSource) resumes: the missed events, or a snapshot when they are not kept.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseAudienceParam } from '../banners/feed.js';
 import type { BannerEvent, BannerHub } from '../banners/stream.js';
-import { NotifyError } from '../errors.js';
-import { sendJson } from './banner-feed.js';
+import { audiencesOf, sendJson } from './banner-feed.js';
 
 export interface StreamLimits {
   /** Open streams this process serves at most; more get 503 (NOTIFY_FEED_MAX_STREAMS). */
@@ -58,13 +56,8 @@ export async function serveBannerStream(
   url: URL,
   deps: { hub: BannerHub; streams: OpenStreams; limits: StreamLimits; headers: Record<string, string> },
 ): Promise<void> {
-  let audiences: string[];
-  try {
-    audiences = parseAudienceParam(url.searchParams.get('audience'));
-  } catch (err) {
-    if (!(err instanceof NotifyError)) throw err;
-    return sendJson(res, 400, { error: err.toBody() }, deps.headers);
-  }
+  const audiences = audiencesOf(url, res, deps.headers);
+  if (!audiences) return;
   const { limits } = deps;
   if (deps.streams.size >= limits.maxStreams) {
     return sendJson(

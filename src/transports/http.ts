@@ -135,9 +135,11 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   let idle: (() => void) | undefined;
   let hostPolicy = createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts);
 
-  const unauthorized = (res: ServerResponse, reason: 'missing' | 'invalid', mcp: boolean) => {
+  /** `headers`: the feed's CORS grant, so that a browser app can read why it was refused. */
+  const unauthorized = (res: ServerResponse, reason: 'missing' | 'invalid', mcp: boolean, headers: Record<string, string> = {}) => {
     const message = reason === 'missing' ? 'Authorization: Bearer <token> is required' : 'The bearer token is not valid';
     sendJson(res, 401, mcp ? jsonRpcError(-32001, message) : { error: { code: 'UNAUTHORIZED', message } }, {
+      ...headers,
       'WWW-Authenticate': challenge(reason),
     });
   };
@@ -152,13 +154,14 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     res: ServerResponse,
     mcp: boolean,
     queryToken?: string | null,
+    headers?: Record<string, string>,
   ): HttpToken | null | undefined => {
     const needed = mcp ? auth.required : app.config.http.readAuth;
     if (!needed) return undefined;
     if (!mcp && queryToken && !req.headers.authorization) {
       const viaQuery = feedAuth.check(`Bearer ${queryToken}`);
       if (viaQuery.ok) return viaQuery.token;
-      unauthorized(res, 'invalid', false);
+      unauthorized(res, 'invalid', false, headers);
       return null;
     }
     const result = auth.check(req.headers.authorization);
@@ -169,7 +172,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       sendJson(res, 403, jsonRpcError(-32001, 'This is a read-only feed token (NOTIFY_FEED_TOKENS): call tools with a NOTIFY_HTTP_TOKENS token'));
       return null;
     }
-    unauthorized(res, result.reason, mcp);
+    unauthorized(res, result.reason, mcp, headers);
     return null;
   };
 
@@ -337,7 +340,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
     }
     const feedHeaders = FEED_PATHS.has(path) ? cors.headers(req) : {};
-    if (authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined) === null) return;
+    if (authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined, feedHeaders) === null) return;
     switch (read) {
       case 'healthz':
         return sendJson(res, 200, { ok: true }, { 'Cache-Control': 'no-store' });
@@ -423,6 +426,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       // Calls whose HTTP request went away still run to their delivery record.
       await app.drain(Math.max(0, deadline - Date.now()));
       listenWatch.releaseAll();
+      // The store closes after this: no poll may outlive it.
+      hub.close();
       await modern.close();
       await sessions.closeAll('shutdown');
       http.closeAllConnections();

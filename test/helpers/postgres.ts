@@ -37,3 +37,24 @@ export async function postgresSkipReason(suite: string): Promise<string | null> 
   process.stderr.write(`${suite}: SKIPPED, ${reason}\n`);
   return reason;
 }
+
+/**
+ * A fresh schema for server processes to share, as the env that points them at it
+ * (search_path in the URL); close() drops it.
+ */
+export async function sharedPostgresSchema(prefix: string): Promise<{ env: Record<string, string>; schema: string; close(): Promise<void> }> {
+  const schema = `${prefix}_${Math.random().toString(16).slice(2, 14)}`;
+  const admin = new pg.Client({ connectionString: PG_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const url = new URL(PG_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    env: { DATABASE_URL: url.toString() },
+    schema,
+    async close() {
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    },
+  };
+}

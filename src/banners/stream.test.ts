@@ -1,0 +1,149 @@
+/**
+ * BannerHub over a real SQLite store, polled by hand: one read per segment however many
+ * subscribers; Last-Event-ID resumes only when every missed event is still held and the
+ * segment was followed all along, else a snapshot; a failed read loses no change; a banner
+ * reaching its expiry is reported though nothing was written.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bannerRecord } from '../../test/helpers/banner-record.js';
+import { silentLogger } from '../log.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import type { Store } from '../store/types.js';
+import type { FeedBanner } from './feed.js';
+import { BannerHub, type BannerEvent, type FeedSink } from './stream.js';
+
+const T0 = Date.UTC(2026, 5, 1, 12);
+let clock = T0;
+let dir: string;
+let store: SqliteStore;
+let lists = 0;
+let failLists = 0;
+/** `store` with listBanners counted, and failing while failLists > 0. */
+let watched: Store;
+
+beforeEach(async () => {
+  clock = T0;
+  lists = 0;
+  failLists = 0;
+  dir = mkdtempSync(join(tmpdir(), 'notify-hub-'));
+  store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
+  watched = new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'listBanners')
+        return (q: Parameters<Store['listBanners']>[0]) => {
+          lists++;
+          if (failLists > 0 && failLists--) return Promise.reject(new Error('database is locked'));
+          return target.listBanners(q);
+        };
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+class Recorder implements FeedSink {
+  snapshots: { banners: FeedBanner[]; cursor: string }[] = [];
+  events: BannerEvent[] = [];
+  snapshot(banners: FeedBanner[], cursor: string) {
+    this.snapshots.push({ banners, cursor });
+  }
+  event(e: BannerEvent) {
+    this.events.push(e);
+  }
+  get last(): string {
+    return this.events.at(-1)?.cursor ?? this.snapshots.at(-1)!.cursor;
+  }
+}
+
+const hubOf = (opts: ConstructorParameters<typeof BannerHub>[1] = {}) => new BannerHub(watched, { pollMs: 60_000, now: () => clock, ...opts });
+
+describe('BannerHub', () => {
+  it('reads each followed segment once per change, however many subscribers, and only when the store changed', async () => {
+    const hub = hubOf();
+    const subs = Array.from({ length: 20 }, () => new Recorder());
+    for (const s of subs) await hub.subscribe(['all'], s);
+    expect(lists).toBe(1);
+    await hub.poll(); // first poll learns the version
+    lists = 0;
+    await hub.poll();
+    expect(lists).toBe(0); // nothing changed: the counter alone
+    const b = await store.insertBanner(bannerRecord(clock));
+    await hub.poll();
+    expect(lists).toBe(1);
+    for (const s of subs) expect(s.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['shown', b.id]]);
+    hub.close();
+  });
+
+  it('resumes after a cursor it still holds, and sends a snapshot when events were dropped or the segment was not followed', async () => {
+    const hub = hubOf({ replayEvents: 3 });
+    const first = new Recorder();
+    const end = await hub.subscribe(['all'], first);
+    await hub.poll();
+    const a = await store.insertBanner(bannerRecord(clock, { text: 'a' }));
+    await hub.poll();
+    const cursor = first.last;
+    end();
+    const b = await store.insertBanner(bannerRecord(clock, { text: 'b' }));
+    await hub.poll();
+
+    const resumed = new Recorder();
+    await hub.subscribe(['all'], resumed, cursor);
+    expect(resumed.snapshots).toEqual([]);
+    expect(resumed.events.map((e) => e.banner.banner_id)).toEqual([b.id]);
+
+    // A segment this cursor's reader could not have followed: snapshot.
+    const wider = new Recorder();
+    await hub.subscribe(['all', 'admins'], wider, cursor);
+    expect(wider.snapshots).toHaveLength(1);
+
+    // More changes than the hub keeps: snapshot, with both banners.
+    for (let i = 0; i < 2; i++) {
+      const x = await store.insertBanner(bannerRecord(clock));
+      await hub.poll();
+      await store.dismissBanner(x.id, clock);
+      await hub.poll();
+    }
+    const late = new Recorder();
+    await hub.subscribe(['all'], late, cursor);
+    expect(late.events).toEqual([]);
+    expect(late.snapshots[0]!.banners.map((x) => x.banner_id).sort()).toEqual([a.id, b.id].sort());
+    hub.close();
+  });
+
+  it('loses no change when a read fails: the next poll reads again', async () => {
+    const hub = hubOf();
+    const sub = new Recorder();
+    await hub.subscribe(['all'], sub);
+    await hub.poll();
+    const b = await store.insertBanner(bannerRecord(clock));
+    failLists = 1;
+    await expect(hub.poll()).rejects.toThrow(/locked/);
+    expect(sub.events).toEqual([]);
+    await hub.poll();
+    expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['shown', b.id]]);
+    hub.close();
+  });
+
+  it('reports a banner reaching its expires_at, which writes nothing, as expired', async () => {
+    const hub = hubOf();
+    const b = await store.insertBanner(bannerRecord(clock, { expires_at: clock + 1_000 }));
+    const sub = new Recorder();
+    await hub.subscribe(['all'], sub);
+    await hub.poll();
+    expect(sub.snapshots[0]!.banners.map((x) => x.banner_id)).toEqual([b.id]);
+    clock += 999;
+    await hub.poll();
+    expect(sub.events).toEqual([]);
+    clock += 1;
+    await hub.poll();
+    expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['expired', b.id]]);
+    hub.close();
+  });
+});
