@@ -40,10 +40,13 @@ beforeAll(async () => {
   if (skip) return;
   assertBuilt();
   hostSite = createServer((req, res) => {
-    // Hostile CSS on purpose: the widget's shadow root must keep it out.
+    // ?server=<notify-mcp base URL>&audience=…&token=…; hostile CSS on purpose: the widget's
+    // shadow root must keep it out.
+    const q = new URL(req.url ?? '/', 'http://host').searchParams;
+    const token = q.get('token') ? ` data-token="${q.get('token')}"` : '';
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(
       `<!doctype html><html lang="en"><title>an app</title><style>* { color: red !important; font-size: 40px !important; } div, span, button { display: inline !important; }</style>
-       <main><h1>An app</h1></main><script src="${base}/widget.js" data-audience="embedded"></script>`,
+       <main><h1>An app</h1></main><script src="${q.get('server')}/widget.js" data-audience="${q.get('audience')}"${token}></script>`,
     );
   });
   await new Promise<void>((r) => hostSite.listen(0, '127.0.0.1', r));
@@ -268,11 +271,45 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
   it('works embedded on another origin, and the host page CSS does not reach it', async () => {
     await show({ text: 'Embedded notice', audience: 'embedded', severity: 'warning' });
     const page = await (await viewer()).newPage();
-    await page.goto(`${hostOrigin}/`);
+    await page.goto(`${hostOrigin}/?server=${base}&audience=embedded`);
     await row(page, 'Embedded notice').waitFor({ state: 'visible', timeout: 10_000 });
     const style = await row(page, 'Embedded notice').evaluate((b) => ({ display: getComputedStyle(b).display, size: getComputedStyle(b).fontSize }));
     expect(style).toEqual({ display: 'flex', size: '14px' });
     await page.context().close();
+  });
+
+  it('reads a feed that needs a token (NOTIFY_READ_AUTH=1) with data-token, and shows nothing with a wrong one', async () => {
+    const ops = 'ops-token-0123456789abcdef';
+    const feed = 'feed-token-0123456789abcdef';
+    const guarded = await startHttpCli(
+      cliEnv({
+        NOTIFY_DATA_DIR: tempDataDir('notify-widget-auth-'),
+        NOTIFY_FEED_ORIGINS: hostOrigin,
+        NOTIFY_READ_AUTH: '1',
+        NOTIFY_HTTP_TOKENS: `ops:${ops}`,
+        NOTIFY_FEED_TOKENS: `web:${feed}`,
+      }),
+    );
+    const opsClient = eraClient('widget-auth', 'modern');
+    try {
+      await opsClient.connect(new StreamableHTTPClientTransport(new URL(`${guarded.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ops}` } } }));
+      const shown = (await opsClient.callTool({ name: 'show_banner', arguments: { text: 'Members only', audience: 'members' } })) as ToolOutcome;
+      expect(shown.isError).toBeFalsy();
+
+      const page = await (await viewer()).newPage();
+      await page.goto(`${hostOrigin}/?server=${guarded.url}&audience=members&token=${feed}`);
+      await row(page, 'Members only').waitFor({ state: 'visible', timeout: 10_000 });
+      await page.goto(`${hostOrigin}/?server=${guarded.url}&audience=members&token=not-the-token-0123456789`);
+      await page.locator('notify-banners[data-state="retrying"]').waitFor({ state: 'attached', timeout: 10_000 });
+      expect(await rows(page).count()).toBe(0);
+      expect(await page.locator('notify-banners').isVisible()).toBe(false);
+      await page.context().close();
+    } finally {
+      await opsClient.close().catch(() => {});
+      const exited = new Promise((r) => guarded.child.once('exit', r));
+      guarded.child.kill('SIGTERM');
+      await exited;
+    }
   });
 
   it('passes axe-core with no violations, light and dark, collapsed and expanded', async () => {
