@@ -17,6 +17,7 @@
  *                                           feed token may come as ?access_token= (EventSource
  *                                           cannot send headers)
  *   OPTIONS on the feed paths               CORS preflight (NOTIFY_FEED_ORIGINS)
+ *   GET /widget.js, /                       the banner widget and its demo page; static, never a token
  */
 import { randomUUID } from 'node:crypto';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -35,6 +36,7 @@ import { createServer, type Connection } from '../server.js';
 import { challenge, createAuthenticator } from './auth.js';
 import { listenedUris, ResourceWatch } from '../banners/resources.js';
 import { bannerHubFor, type HubOptions } from '../banners/stream.js';
+import { loadWidgetAssets } from '../banners/widget/assets.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
 import { DEFAULT_STREAM_LIMITS, OpenStreams, serveBannerStream, type StreamLimits } from './banner-stream.js';
 import { createFeedCors } from './cors.js';
@@ -94,7 +96,7 @@ export function assertBindable(config: Pick<Config, 'http'>, host: string): void
   }
 }
 
-type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'banners_stream' | 'webhook' | 'other';
+type Route = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'banners_stream' | 'webhook' | 'widget' | 'other';
 
 /** Paths a browser app on another origin may read (CORS through NOTIFY_FEED_ORIGINS). */
 const FEED_PATHS = new Set(['/banners', '/banners/stream', '/widget.js']);
@@ -117,6 +119,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxStreams: app.config.feed.maxStreams, ...streamLimits };
   const hub = bannerHubFor(app.store, { pollMs, log });
   const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
+  const widget = loadWidgetAssets();
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
   const sessions = new SessionRegistry({
     idleMs: options.sessionIdleMs ?? 30 * 60_000,
@@ -330,6 +333,13 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       return serveWebhook(req, res, url, hook[1]!, { store: app.store, now: app.now, log, channels: app.config.channels });
     }
     if (FEED_PATHS.has(path) && req.method === 'OPTIONS') return cors.preflight(req, res);
+    if (path === '/' || path === '/widget.js') {
+      route.name = 'widget';
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
+      }
+      return path === '/' ? widget.serveDemo(req, res, url) : widget.serveScript(req, res, cors.headers(req));
+    }
     const read = ({ '/healthz': 'healthz', '/metrics': 'metrics', '/banners': 'banners', '/banners/stream': 'banners_stream' } as const)[path];
     if (!read) return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${path}` } });
     route.name = read;

@@ -3,7 +3,7 @@
  * (nothing inherited but PATH and HOME, so a developer's DATABASE_URL or tokens never
  * leak in), and an MCP client transport that also records every raw stdout line.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
