@@ -153,9 +153,12 @@ describe('sendNotification', () => {
   });
 
   it('answers a different payload under a used key with IDEMPOTENCY_CONFLICT', async () => {
-    await sendNotification(await deps(), text(undefined, { idempotency_key: 'k' }), { client: null });
-    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'k', body: 'Other' }), { client: null }));
+    await sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7' }), { client: 'ops-bot' });
+    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7', body: 'Other' }), { client: 'ops-bot' }));
     expect(err.code).toBe('IDEMPOTENCY_CONFLICT');
+    // The key as the client sent it, never the store's client-scoped tuple.
+    expect(err.message).toContain('idempotency_key "deploy-7"');
+    expect(err.message).not.toContain('ops-bot');
   });
 
   it('records a dry-run email as the complete MIME message', async () => {

@@ -124,6 +124,7 @@ async function sendTyped<C, P>(
       store: deps.store,
       // Keys are scoped by client: two bots that pick the same key do not share results.
       key: JSON.stringify([opts.client ?? '', key]),
+      sentKey: key,
       payloadHash: schemaHash(content),
       budgetMs,
       startedAt,
