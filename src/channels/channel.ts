@@ -84,6 +84,11 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   result?: Readonly<Record<string, JsonSchema>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
   recipients(call: CallOf<V, Shape>): string[];
+  /**
+   * What a refusal's log line says of a recipient: its class, never the address (email: the
+   * domain; SMS: the country-code prefix). Without it, the channel's name.
+   */
+  recipientClass?(recipient: string): string;
   /** `timeoutMs`: how long building may take (it counts against the send's budget). */
   buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number }): Promise<BuiltPayload<P>>;
   /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
@@ -144,6 +149,8 @@ export interface TypedChannel<C, P> {
    */
   parse(value: unknown): C;
   recipients(call: C): string[];
+  /** A recipient's class for logs (ChannelModule.recipientClass). */
+  recipientClass(recipient: string): string;
   buildPayload(call: C, id: string, timeoutMs: number): Promise<BuiltPayload<P>>;
 }
 
@@ -192,6 +199,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             // The one cast: parsedWith() says this branch's own parse returned `value`.
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
+            recipientClass: (recipient) => channel.recipientClass?.(recipient) ?? module.name,
             buildPayload: (call, id, timeoutMs) => channel.buildPayload(call, { id, settings, timeoutMs }),
           };
           return {

@@ -147,6 +147,9 @@ describe('sendNotification', () => {
     const limited = await failure(sendNotification(d, text(undefined, { idempotency_key: 'deploy-2' }), { client: 'a' }));
     expect(limited.code).toBe('RATE_LIMITED');
     expect(limited.details.retryAfterS).toBeGreaterThan(0);
+    // For the refusal's log line: the recipient's class, not the number.
+    expect(limited.details.recipientClasses).toEqual(['+14…']);
+    expect(limited.toBody()).not.toHaveProperty('recipientClasses');
     // Another client's identical key is its own: it sends.
     expect(await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'b' })).not.toHaveProperty('replayed');
     expect(sms.payloads).toHaveLength(2);

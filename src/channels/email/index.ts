@@ -53,6 +53,8 @@ export const email = defineChannel({
 
   // reply_to is a recipient too: a reply goes there.
   recipients: emailRecipients,
+  // The domain: enough to audit where an agent tried to write, without the person.
+  recipientClass: (recipient) => `@${recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase()}`,
 
   async buildPayload(call, { id, settings, timeoutMs }) {
     const { from } = settings;

@@ -47,6 +47,8 @@ export const slack = defineChannel({
   }),
 
   recipients: (call) => [call.channel],
+  // The kind of conversation (C public, G private, D direct message, # a name), not which one.
+  recipientClass: (recipient) => `${recipient.slice(0, 1)}…`,
 
   async buildPayload(call, { settings }) {
     // A broadcast pages a whole channel: that needs the operator's consent, not the caller's.
