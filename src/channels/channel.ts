@@ -10,6 +10,7 @@
  * is how the pipeline carries a call to its provider without a cast.
  */
 import { z } from 'zod';
+import { fail, pass, type Check, type CheckContext } from '../doctor/check.js';
 import { deepFreeze, type Env } from '../env.js';
 import type { Logger } from '../log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
@@ -91,6 +92,12 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   recipientClass?(recipient: string): string;
   /** `timeoutMs`: how long building may take (it counts against the send's budget). */
   buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number }): Promise<BuiltPayload<P>>;
+  /**
+   * `notify-mcp doctor` for a live channel: credentials and reachability, and that what the
+   * settings name (a sender, the allowlisted destinations) exists; never sends anything.
+   * Loaded on demand like the provider.
+   */
+  check?(settings: LiveSettings<S>, allow: Allowlist | undefined, ctx: CheckContext): Promise<Check[]>;
   /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
   createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
@@ -119,6 +126,8 @@ export interface ConfiguredChannel {
   readonly settings: ChannelSettings;
   /** Its union branch under these settings, with `.meta({ description, limits })`. */
   readonly branch: z.ZodObject;
+  /** Its `notify-mcp doctor` lines: dry-run or live, its allowlist, and a live channel's own checks. */
+  check(ctx: CheckContext): Promise<Check[]>;
   /** Gives it its provider: live with credentials, dry-run without; `provider` replaces either (tests). */
   connect(ctx: ProviderContext, provider?: Provider<unknown>): Promise<ConnectedChannel>;
 }
@@ -186,6 +195,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         allow,
         settings,
         branch,
+        check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
         async connect(ctx: ProviderContext, given?: Provider<unknown>): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);
           // Through `channel`, not `module`, so a test can spy on one method of the module.
@@ -216,6 +226,29 @@ export function defineChannel<const V extends string, const K extends string, S 
     },
   };
   return channel;
+}
+
+/** A channel's doctor lines; a check that throws is a failed line, never a crash. */
+async function checkChannel<S extends ChannelSettings>(
+  module: { name: string; allowlist: { variable: string }; check?: (s: LiveSettings<S>, a: Allowlist | undefined, c: CheckContext) => Promise<Check[]> },
+  settings: S,
+  allow: Allowlist | undefined,
+  ctx: CheckContext,
+): Promise<Check[]> {
+  const { name } = module;
+  const variable = module.allowlist.variable;
+  if (!isLive(settings)) {
+    const list = allow === undefined ? 'no allowlist (every recipient is recorded, none reached)' : `${variable} applied`;
+    return [pass(name, `dry-run: sends are recorded in the store and nothing leaves; ${list}. Set its credentials to go live.`)];
+  }
+  const reach = allow!.any ? 'any recipient (*)' : allow!.entries.length ? `${allow!.entries.length} allowed (${allow!.entries.join(', ')})` : 'none: every send is refused';
+  const lines = [pass(name, `live; ${variable}: ${reach}`)];
+  if (!module.check) return [...lines, pass(name, 'live; this channel brings no doctor check of its provider')];
+  try {
+    return [...lines, ...(await module.check(settings, allow, ctx))];
+  } catch (err) {
+    return [...lines, fail(name, `the check failed unexpectedly: ${(err as Error).message}`, 'run it again; if it persists, report it with this line')];
+  }
 }
 
 /** The call type of a defined channel: `CallOfChannel<typeof email>`. */

@@ -56,6 +56,11 @@ export const email = defineChannel({
   // The domain: enough to audit where an agent tried to write, without the person.
   recipientClass: (recipient) => `@${recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase()}`,
 
+  async check(settings, _allow, ctx) {
+    const { checkSmtp } = await import('./check.js');
+    return checkSmtp(settings.smtpUrl, ctx);
+  },
+
   async buildPayload(call, { id, settings, timeoutMs }) {
     const { from } = settings;
     const to = toFields(call);

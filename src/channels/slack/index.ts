@@ -58,6 +58,11 @@ export const slack = defineChannel({
     return { payload };
   },
 
+  async check(settings, allow, ctx) {
+    const { checkSlack } = await import('./check.js');
+    return checkSlack(settings, allow, ctx);
+  },
+
   async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
     const { createSlackProvider } = await import('./web-api.js');
     return createSlackProvider({ token: settings.botToken, apiUrl: settings.apiUrl, timeoutMs: requestTimeoutMs, maxConcurrent, log });
