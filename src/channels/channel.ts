@@ -17,7 +17,7 @@ import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import type { Provider } from '../providers/types.js';
-import { parsedWith, type JsonSchema } from '../union/index.js';
+import { parsedWith, type FormatWords, type JsonSchema } from '../union/index.js';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
 export const idempotencyKey = z.string().min(1).max(128).optional();
@@ -83,6 +83,8 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   branch(settings: S): { fields: Shape; description: string; limits?: { readonly [F in keyof Shape & string]?: string } };
   /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
   result?: Readonly<Record<string, JsonSchema>>;
+  /** The zod string formats its fields use, in words with an example, for error advice. */
+  formats?: Readonly<Record<string, FormatWords>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
   recipients(call: CallOf<V, Shape>): string[];
   /**
@@ -111,6 +113,7 @@ export interface Channel {
   readonly variables: readonly string[];
   readonly allowlist: { readonly variable: string; readonly matcher: RecipientMatcher };
   readonly result?: Readonly<Record<string, JsonSchema>>;
+  readonly formats?: Readonly<Record<string, FormatWords>>;
   readonly examples: readonly Readonly<Record<string, unknown>>[];
   /** Reads its settings and allowlist from `env` (config.ts hands it in). */
   configure(env: Env): ConfiguredChannel;

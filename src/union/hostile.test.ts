@@ -77,7 +77,7 @@ describe('hostile values', () => {
     for (const args of ['text', 42, true, [1, 2], J('[{"toString":1}]')]) {
       const [issue] = issues(validateUnionCall(def, flat!.binding, args));
       expect(issue).toMatchObject({ code: 'INVALID_FIELD', path: '' });
-      expect(issue!.message).toMatch(/^Arguments must be a JSON object, not /);
+      expect(issue!.message).toMatch(/^Send the arguments as a JSON object, not /);
     }
     expect(issues(validateObject(z.object({}), 'tool', 'text'))[0]).toMatchObject({ code: 'INVALID_FIELD', path: '' });
   });

@@ -6,7 +6,7 @@
  * arguments as sent) and message; client data reaches messages only through ./echo.ts.
  */
 import { z } from 'zod';
-import type { UnionDef, Variant } from './define.js';
+import type { FormatWords, UnionDef, Variant } from './define.js';
 import { fieldList, listWords, wholeLimits } from './describe.js';
 import { clipText, describeKey, describeValue, ECHO_MAX_CHARS, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
 import { toJsonSchema, type JsonSchema } from './json-schema.js';
@@ -86,7 +86,7 @@ function issuePath(base: string, segments: readonly PropertyKey[]): string {
 
 /**
  * How a message names a place in the arguments: a top-level field by its name (`to`), a
- * deeper place by the JSON Pointer its issue carries (`/to/1`, `/notification/to/1`);
+ * deeper place by the JSON Pointer its issue carries (`/points/1`, `/shape/points/1`);
  * clipped, since a place may be deep and a key long.
  */
 function fieldLabel(base: string, segments: readonly PropertyKey[]): string {
@@ -186,7 +186,8 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     if (decoded.problems.length) return found.failure()!;
     known = decoded.value;
   }
-  const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value, limits: variant.limits }, found);
+  const ctx = { subject: variant.value, variant: variant.value, limits: variant.limits, formats: { ...FORMATS, ...def.options.formats } };
+  const value = checkFields(variant.schema, variant.json, known, base, ctx, found);
   return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
 
@@ -197,7 +198,7 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
   const call = dropNulls(args);
   const found = new Issues();
   const json = jsonOf(schema);
-  const value = checkFields(schema, json, call, '', { subject: toolName, limits: limitsOfObject(json) }, found);
+  const value = checkFields(schema, json, call, '', { subject: toolName, limits: limitsOfObject(json), formats: FORMATS }, found);
   return found.failure() ?? { ok: true, value: value as z.infer<S> };
 }
 
@@ -244,6 +245,8 @@ interface FieldContext {
   variant?: string;
   /** Each field's limits in words (./limits.ts). */
   limits: Readonly<Record<string, string>>;
+  /** String formats in words, for advice (UnionOptions.formats over FORMATS). */
+  formats: Readonly<Record<string, FormatWords>>;
 }
 
 type IssueContext = FieldContext & { schema: z.ZodObject };
@@ -257,7 +260,7 @@ function jsonOf(schema: z.ZodObject): JsonSchema {
 }
 
 function notAnObject(args: unknown): ValidationFailure {
-  return fail({ code: 'INVALID_FIELD', path: '', message: `Arguments must be a JSON object, not ${describeValue(args)}.` });
+  return fail({ code: 'INVALID_FIELD', path: '', message: `Send the arguments as a JSON object, not ${describeValue(args)}.` });
 }
 
 /** A failure found before any field is looked at: one issue. */
@@ -398,14 +401,13 @@ function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: Is
     message = `Shorten ${field}: ${ctx.subject} takes at most ${issue.maximum} ${unit}.`;
   } else {
     code = 'INVALID_FIELD';
-    message = invalidValue(issue, field, value, hint, ctx.subject);
+    message = invalidValue(issue, field, value, hint, ctx);
   }
   return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
 }
 
 /** The string formats zod checks, in words with an example, where the schema gives none. */
-const FORMATS: Readonly<Record<string, { noun: string; example: string }>> = {
-  email: { noun: 'an email address', example: 'ops@example.com' },
+const FORMATS: Readonly<Record<string, FormatWords>> = {
   url: { noun: 'a URL', example: 'https://example.com/' },
   datetime: { noun: 'an ISO 8601 date-time', example: '2026-07-28T09:00:00Z' },
   date: { noun: 'a date', example: '2026-07-28' },
@@ -417,14 +419,14 @@ const FORMATS: Readonly<Record<string, { noun: string; example: string }>> = {
  * example), then what was wrong, in words. zod's own text comes last, and only when nothing
  * better is known.
  */
-function invalidValue(issue: z.core.$ZodIssue, field: string, value: unknown, hint: string | undefined, subject: string): string {
+function invalidValue(issue: z.core.$ZodIssue, field: string, value: unknown, hint: string | undefined, { subject, formats }: FieldContext): string {
   const sent = describeValue(value);
   if (issue.code === 'invalid_value' && issue.values.length) {
     const options = listWords(issue.values.map((v) => (typeof v === 'string' ? v : String(JSON.stringify(v)))), 'or');
     return `Set ${field} to ${options}: ${sent} is not one of them.`;
   }
   if (issue.code === 'invalid_format') {
-    const format = issue.format === 'regex' ? undefined : FORMATS[issue.format];
+    const format = issue.format === 'regex' || !Object.hasOwn(formats, issue.format) ? undefined : formats[issue.format];
     if (format) return `Fix ${field}: use ${format.noun}, e.g. ${format.example}; ${sent} is not one.`;
     const pattern = 'pattern' in issue && typeof issue.pattern === 'string' ? issue.pattern : undefined;
     const use = hint ?? (pattern ? `text matching ${pattern}` : `a valid ${issue.format}`);

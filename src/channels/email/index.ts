@@ -51,6 +51,8 @@ export const email = defineChannel({
     description: 'Sends a multipart HTML and text email by SMTP.',
   }),
 
+  formats: { email: { noun: 'an email address', example: 'ops@example.com' } },
+
   // reply_to is a recipient too: a reply goes there.
   recipients: emailRecipients,
   // The domain: enough to audit where an agent tried to write, without the person.
