@@ -28,8 +28,9 @@ export async function checkSmtp(smtpUrl: string, ctx: CheckContext): Promise<Che
   } as Parameters<typeof createTransport>[0]);
   try {
     await transport.verify();
-    const auth = url.username ? ' and AUTH' : ' (no credentials in SMTP_URL: no AUTH tried)';
-    return [pass('email smtp', `${where} accepted the connection, TLS${auth}; nothing was sent`)];
+    const tls = url.protocol === 'smtps:' ? ' over TLS' : ' (STARTTLS when the server offers it)';
+    const auth = url.username ? ' and the credentials (AUTH)' : '; no credentials in SMTP_URL, so no AUTH was tried';
+    return [pass('email smtp', `${where} accepted the connection${tls}${auth}; nothing was sent`)];
   } catch (err) {
     const e = err as { code?: string; message?: string; responseCode?: number };
     const code = e.code ?? (/(certificate|TLS|SSL)/i.test(e.message ?? '') ? 'ETLS' : 'ECONNECTION');
