@@ -31,7 +31,7 @@ const USAGE = `Usage:
   notify-mcp --help | --version
 Options for every command:
   --env-file PATH                     read variables from a .env file (the environment wins over it)
-Configuration is read from the environment; see .env.example (shipped with the package).`;
+Configuration is read from the environment; see .env.example.`;
 
 const out = (text: string) => process.stdout.write(text + '\n');
 
@@ -70,7 +70,6 @@ function parseCommandLine(argv: string[]) {
     throw new UsageError(`${what}; use one of the forms below`);
   }
 }
-
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);

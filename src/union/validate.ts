@@ -163,8 +163,7 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
   const variant = def.variants.find((v) => v.value === tag);
   if (!variant) {
     const noun = def.options.variantNoun;
-    const what =
-      tag === undefined ? 'it is required' : typeof tag === 'string' ? `${describeValue(tag)} is not a ${noun}` : `${describeValue(tag)} is not a ${noun}`;
+    const what = tag === undefined ? 'it is required' : `${describeValue(tag)} is not a ${noun}`;
     return fail({ code: discCode, path: pointer(base, [disc]), message: `Set ${disc} to ${variantList(def)}: ${what}.` });
   }
 
