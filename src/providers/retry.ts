@@ -164,7 +164,7 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
       const retryAfterS = Math.max(1, Math.ceil(err.waitedMs / 1000));
       throw fail(
         'RATE_LIMITED',
-        `Try again in ${retryAfterS} s; nothing was sent: this server runs at most ${err.limit} ${provider.name} requests at a time, and all of them ` +
+        `Try again in ${retryAfterS} s; nothing was sent: this server runs at most ${plural(err.limit, `${provider.name} request`)} at a time, and all of them ` +
           `stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget.`,
         err,
         retryAfterS,
