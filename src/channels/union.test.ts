@@ -69,7 +69,7 @@ describe('notification union', () => {
 
   it('gives an SMS length problem one message, with the encoding, and honours the segment setting', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
-      { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('body is 162 GSM-7 characters') },
+      { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('Shorten body: 1 segment allows 160 GSM-7 characters, and it has 162') },
     ]);
     const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
