@@ -10,7 +10,7 @@ import type { Logger } from './log.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
 import type { Provider } from './providers/types.js';
-import { openStore } from './store/index.js';
+import { openStore, sqliteFile } from './store/index.js';
 import type { Store } from './store/types.js';
 
 export interface App extends PipelineDeps {
@@ -50,6 +50,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
     store: store.kind,
+    ...(store.kind === 'sqlite' ? { file: sqliteFile(config.dataDir) } : {}),
   });
   const inflight = new Set<Promise<unknown>>();
   const drain = async (timeoutMs = config.sendBudgetMs + 1_000) => {

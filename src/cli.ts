@@ -6,6 +6,7 @@
  *   notify-mcp --http [--port N] [--host H]
  *   notify-mcp schema [--profile P]    print what a client of that profile receives
  *   notify-mcp outbox [--limit N]      print the latest delivery records
+ *   notify-mcp doctor [--json]         check the configuration before going live
  *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
  */
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,7 @@ import { createApp } from './app.js';
 import { GatewayConfigError } from './bundling/errors.js';
 import { serversFileArgument } from './bundling/servers-argument.js';
 import { buildCatalog } from './catalog.js';
-import { ConfigError, loadConfig, PROFILES, type Config, type Profile } from './config.js';
+import { ConfigError, environment, loadConfig, PROFILES, type Config, type Profile } from './config.js';
 import { createLogger, type Logger } from './log.js';
 import { openStore, StoreError } from './store/index.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './transports/defaults.js';
@@ -26,36 +27,71 @@ const USAGE = `Usage:
   notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
   notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
+  notify-mcp doctor [--json]          check credentials, reachability, store and settings; sends nothing
   notify-mcp bundle FILE [--http [--port N] [--host H]]
                                       serve the reconciled tools of every server in an mcpServers file
                                       (also --servers FILE; --config FILE is the old form)
   notify-mcp --help | --version
+Options for every command:
+  --env-file PATH                     read variables from a .env file (the environment wins over it)
 Configuration is read from the environment; every variable is in .env.example, with a comment:
   ${fileURLToPath(new URL('../.env.example', import.meta.url))}`;
 
 const out = (text: string) => process.stdout.write(text + '\n');
 
+/** Every flag any command takes; parseArgs refuses the rest. */
+const OPTIONS = {
+  profile: { type: 'string' },
+  limit: { type: 'string' },
+  config: { type: 'string' },
+  servers: { type: 'string' },
+  http: { type: 'boolean' },
+  port: { type: 'string' },
+  host: { type: 'string' },
+  json: { type: 'boolean' },
+  'env-file': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+} as const;
+
+/** A mistyped flag: our usage, not parseArgs' advice about positionals. */
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+function parseCommandLine(argv: string[]) {
+  try {
+    return parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code !== 'string' || !code.startsWith('ERR_PARSE_ARGS')) throw err;
+    const option = /'(-[^' ]+)/.exec((err as Error).message)?.[1];
+    const what =
+      code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION'
+        ? `unknown option ${option ?? ''}`.trim()
+        : code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' && option
+          ? `${option} needs a value`
+          : 'the arguments could not be read';
+    throw new UsageError(`${what}; use one of the forms below`);
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      profile: { type: 'string' },
-      limit: { type: 'string' },
-      config: { type: 'string' },
-      servers: { type: 'string' },
-      http: { type: 'boolean' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-      version: { type: 'boolean', short: 'v' },
-    },
-  });
+  const { values, positionals } = parseCommandLine(argv);
   if (values.help) return out(USAGE), 0;
   if (values.version) return out(VERSION), 0;
   const command = positionals[0] ?? 'serve';
+  const env = environment(values['env-file']);
 
-  const config = loadConfig();
+  if (command === 'doctor') {
+    // Its own reading of the configuration: a setting it cannot read is one failed check, not an exit.
+    const { runDoctor, formatReport } = await import('./doctor/index.js');
+    const report = await runDoctor(env, values.host ? { host: values.host } : {});
+    out(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
+    return report.ok ? 0 : 1;
+  }
+
+  const config = loadConfig(env);
   const log = createLogger(config.logLevel);
 
   switch (command) {
@@ -69,7 +105,8 @@ async function main(argv: string[]): Promise<number> {
     case 'outbox': {
       const limit = Number(values.limit ?? 20);
       if (!Number.isInteger(limit) || limit <= 0) throw new ConfigError('--limit must be a positive integer');
-      const store = await openStore(config, log);
+      // A reader: a mistyped NOTIFY_DATA_DIR is said, not answered with a new empty store.
+      const store = await openStore(config, log, { existing: true });
       try {
         for (const record of await store.listDeliveries(limit)) {
           out(JSON.stringify({ ...record, created_at: new Date(record.created_at).toISOString() }));
@@ -141,7 +178,10 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError || err instanceof GatewayConfigError || (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS'))) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`notify-mcp: ${err.message}\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else if (err instanceof ConfigError || err instanceof GatewayConfigError) {
       process.stderr.write(`notify-mcp: ${err.message}\n`);
       process.exitCode = 2;
     } else if (err instanceof StoreError) {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { CHANNELS } from './channels/registry.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, environment, loadConfig, type Config } from './config.js';
 
 const channel = (config: Config, name: string) => config.channels.find((c) => c.name === name)!;
 
@@ -109,5 +112,23 @@ describe('loadConfig', () => {
     [{ SMTP_URL: 'mail.example.com', EMAIL_FROM: 'a@b.co', NOTIFY_EMAIL_ALLOW: '*' }, /smtp:\/\/ or smtps:\/\//],
   ])('rejects bad values with a message that says what to set (%#)', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
+  });
+
+  it('accepts only PostgreSQL URLs in DATABASE_URL, and says which schemes and how to use SQLite instead', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@127.0.0.1/db' }).databaseUrl).toBe('postgres://u@127.0.0.1/db');
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@127.0.0.1/db' }).databaseUrl).toBe('postgresql://u@127.0.0.1/db');
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u@db/x' })).toThrow(/^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/ .*not mysql:\/\/.*unset DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.db' })).toThrow(ConfigError);
+    expect(() => loadConfig({ DATABASE_URL: 'db.example.com' })).toThrow(/^DATABASE_URL must be a PostgreSQL URL, e\.g\. postgres:\/\//);
+  });
+
+  it('reads a .env file when named, the process environment winning, and says what to do when it is missing', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-envfile-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, '# comment\nNOTIFY_DEFAULT_PROFILE=nested\nNOTIFY_LOG_LEVEL="warn"\nPATH=/not/this\n');
+    const env = environment(file);
+    expect(loadConfig(env)).toMatchObject({ defaultProfile: 'nested', logLevel: 'warn' });
+    expect(env.PATH).toBe(process.env.PATH);
+    expect(() => environment(join(dir, 'missing.env'))).toThrow(/^--env-file .*missing\.env: cannot read it \(ENOENT\); copy \.env\.example/);
   });
 });

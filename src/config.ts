@@ -4,8 +4,10 @@
  * module declares the variables it reads and parses them (src/channels/<name>/); this file
  * hands each the environment, and reads the rest itself.
  */
+import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { parseEnv } from 'node:util';
 import type { Channel, ConfiguredChannel } from './channels/channel.js';
 import { CHANNELS } from './channels/registry.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from './env.js';
@@ -151,9 +153,46 @@ function clientProfiles(raw: string | undefined): Record<string, Profile> {
   return out;
 }
 
+/** What `pg` connects with; anything else would fail later as a DNS error naming the wrong thing. */
+const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'];
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let scheme: string;
+  try {
+    scheme = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a PostgreSQL URL, e.g. postgres://user:pass@db.example.com:5432/notify; unset it to use SQLite under NOTIFY_DATA_DIR');
+  }
+  if (!POSTGRES_SCHEMES.includes(scheme)) {
+    throw new ConfigError(
+      `DATABASE_URL must start with postgres:// or postgresql:// (e.g. postgres://user:pass@db.example.com:5432/notify), not ${scheme}//; ` +
+        'only PostgreSQL is supported there. For SQLite, unset DATABASE_URL and set NOTIFY_DATA_DIR.',
+    );
+  }
+  return raw;
+}
+
 function defaultDataDir(env: Env): string {
   const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
   return join(base, 'notify-mcp');
+}
+
+/**
+ * The environment config reads: the process's, over a .env file's when one is named
+ * (`--env-file`). A variable set in both keeps the process's value, as with Node's own
+ * `--env-file`, so a one-off `VAR=x notify-mcp …` still wins.
+ */
+export function environment(envFile?: string): Env {
+  if (envFile === undefined) return process.env;
+  let text: string;
+  try {
+    text = readFileSync(envFile, 'utf8');
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);
+  }
+  return { ...parseEnv(text), ...process.env };
 }
 
 /** `channels`: the channel list to configure, the registry's unless an embedder or a test gives its own. */
@@ -168,7 +207,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
   const tokens = httpTokens(env.NOTIFY_HTTP_TOKENS);
   const config: Omit<Config, 'channels'> = {
     dataDir: env.NOTIFY_DATA_DIR || defaultDataDir(env),
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrl(env.DATABASE_URL),
     defaultProfile: env.NOTIFY_DEFAULT_PROFILE ? profile(env.NOTIFY_DEFAULT_PROFILE, 'NOTIFY_DEFAULT_PROFILE') : 'flat',
     clientProfiles: clientProfiles(env.NOTIFY_CLIENT_PROFILES),
     sendBudgetMs: positiveInt(env, 'NOTIFY_SEND_BUDGET_MS', 20_000),

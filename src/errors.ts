@@ -42,7 +42,14 @@ export class NotifyError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
-    readonly details: { path?: string; via?: string; retryAfterS?: number; cause?: unknown } = {},
+    readonly details: {
+      path?: string;
+      via?: string;
+      retryAfterS?: number;
+      cause?: unknown;
+      /** For the refusal's log line only (never in the tool result): each recipient's class, not its address. */
+      recipientClasses?: string[];
+    } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
   }

@@ -1,6 +1,8 @@
 /** The CLI's own answers, as a user meets them: help, version, schema, and start-up errors in one line. */
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDataDir } from './helpers/cli.js';
+import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 
 const env = cliEnv({ NOTIFY_DATA_DIR: tempDataDir() });
 
@@ -32,5 +34,51 @@ describe('notify-mcp CLI', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('answers an unknown or incomplete flag with our usage and exit 2, not parseArgs text', async () => {
+    for (const [args, said] of [[['--bogus'], 'unknown option --bogus'], [['--port'], '--port needs a value'], [['outbox', '--limt', '5'], 'unknown option --limt']] as const) {
+      const r = await runCli([...args], env);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^notify-mcp: ${said}; use one of the forms below\nUsage:`));
+      expect(r.stderr).not.toMatch(/positional argument|ERR_PARSE_ARGS/);
+    }
+  });
+
+  it('outbox against a directory without a store says so and creates nothing', async () => {
+    const empty = join(tempDataDir(), 'mistyped');
+    const r = await runCli(['outbox'], { ...env, NOTIFY_DATA_DIR: empty });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^notify-mcp: Set NOTIFY_DATA_DIR to the directory the server uses .*there is no store at .*mistyped\/notify\.db, and nothing was created\.\n$/);
+    expect(existsSync(empty)).toBe(false);
+  });
+
+  it('--env-file reads a .env file (the environment wins), and a missing one says what to do', async () => {
+    const dir = tempDataDir();
+    const file = join(dir, '.env');
+    writeFileSync(file, 'NOTIFY_DEFAULT_PROFILE=per-channel\nNOTIFY_LOG_LEVEL=error\n');
+    const fromFile = JSON.parse((await runCli(['schema', '--env-file', file], env)).stdout) as { profile: string };
+    expect(fromFile.profile).toBe('per-channel');
+    const overridden = JSON.parse((await runCli(['schema', '--env-file', file], { ...env, NOTIFY_DEFAULT_PROFILE: 'nested' })).stdout) as { profile: string };
+    expect(overridden.profile).toBe('nested');
+    // Node 20 itself also acts on an --env-file anywhere on the command line, and stops first
+    // on a missing file (exit 9); src/config.test.ts checks our own message for that case.
+    const missing = await runCli(['schema', '--env-file', join(dir, 'nope.env')], env);
+    expect(missing.code).not.toBe(0);
+    expect(missing.stdout).toBe('');
+    expect(missing.stderr).toContain('nope.env');
+  });
+
+  it('logs its SQLite file at info on start', async () => {
+    const dataDir = tempDataDir();
+    const t = new ChildStdioTransport([], { ...env, NOTIFY_DATA_DIR: dataDir });
+    await t.start();
+    await new Promise<void>((resolve) => {
+      const check = () => (t.stderr.includes('"msg":"channels"') ? resolve() : setTimeout(check, 20));
+      check();
+    });
+    await t.close();
+    const line = t.stderr.split('\n').find((l) => l.includes('"msg":"channels"'))!;
+    expect(JSON.parse(line)).toMatchObject({ level: 'info', store: 'sqlite', file: join(dataDir, 'notify.db') });
   });
 });

@@ -77,6 +77,6 @@ describe('banners over MCP', () => {
 
     const misplaced = await call('show_banner', { text: 'x', audience: 'all', via: 'email' });
     expect(misplaced.isError).toBe(true);
-    expect(misplaced.structuredContent!.error).toMatchObject({ code: 'INVALID_FIELD', path: '/via', message: 'show_banner does not take via; drop it.' });
+    expect(misplaced.structuredContent!.error).toMatchObject({ code: 'INVALID_FIELD', path: '/via', message: 'Drop via: show_banner does not take it.' });
   });
 });

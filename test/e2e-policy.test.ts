@@ -97,6 +97,9 @@ describe('email: reply_to is a recipient', () => {
 
     const refused = logLines(guarded).filter((l) => l.msg === 'send refused');
     expect(refused.at(-1)).toMatchObject({ level: 'warn', code: 'RECIPIENT_NOT_ALLOWED', tool: 'send_notification', client: CLIENT, via: 'email' });
+    // Each recipient by its class (the domain), never the address.
+    expect(refused.at(-1)!.recipients).toEqual(['@example.com', '@attacker.example']);
+    expect(JSON.stringify(refused.at(-1))).not.toContain('exfil@');
     expect(guarded.transport.stderr).not.toContain(SECRET_BODY);
   });
 

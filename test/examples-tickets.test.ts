@@ -115,7 +115,9 @@ describe.each(PROFILES)('examples/tickets over stdio, profile %s', (profile) => 
       expect(answer.structuredContent!.error).toMatchObject(expected);
     }
     const notOn = (await call(cases[0]![0])).structuredContent!.error.message as string;
-    expect(notOn).toMatch(/^linear takes team \(matching .*\), title \(1-255 characters\), .* only\. Drop repo, or set tracker to github\.$/);
+    // Per tracker there is no tracker to set: the advice names the tool.
+    const fix = profile === 'per-tracker' ? 'call \\w+github\\w*' : 'set tracker to github';
+    expect(notOn).toMatch(new RegExp(`^Drop repo, or ${fix}: linear takes team \\(matching .*\\), title \\(1-255 characters\\), .* only\\.$`));
     if (profile === 'nested') {
       const bad = await client.callTool({ name: 'create_ticket', arguments: { ticket: { tracker: 'jira', project: 'OPS', summary: 'x', fields: '{oops' } } });
       generated.push(JSON.stringify(bad));

@@ -151,7 +151,7 @@ describe('a fifth channel, registered from the test folder', () => {
     const client = await connect('flat');
     const result = await client.callTool({ name: 'send_notification', arguments: { via: 'fax' } });
     expect((result.structuredContent as { error: { message: string } }).error.message).toBe(
-      'via "fax" is not a channel: set it to email, sms, slack or pager.',
+      'Set via to email, sms, slack or pager: "fax" is not a channel.',
     );
   });
 

@@ -51,7 +51,7 @@ describe('every tool of every profile', () => {
       code: 'INVALID_VIA',
       path: '/via',
       via: 'sms',
-      message: 'This tool always uses via sms, not an object; drop via.',
+      message: 'Drop via: this tool always uses via sms, not an object.',
     });
   });
 
@@ -88,7 +88,7 @@ describe('every tool of every profile', () => {
       ['list_banners', '"status":"active"'],
     ] as const) {
       const result = await call('flat', tool, JSON.parse(`{${valid},"__proto__":{"x":1}}`));
-      expect(result.structuredContent, tool).toMatchObject({ error: { code: 'INVALID_FIELD', path: '/__proto__', message: `${tool} does not take __proto__; drop it.` } });
+      expect(result.structuredContent, tool).toMatchObject({ error: { code: 'INVALID_FIELD', path: '/__proto__', message: `Drop __proto__: ${tool} does not take it.` } });
     }
   });
 

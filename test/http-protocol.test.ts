@@ -276,8 +276,13 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
 
     it('403 for a foreign Host or Origin', async () => {
       const req = modern('tools/list', { token: OPS });
-      expect((await post('/mcp', { ...req, headers: { ...req.headers, Host: `evil.example:${http.port}` } })).status).toBe(403);
-      expect((await post('/mcp', { ...req, headers: { ...req.headers, Origin: 'http://evil.example' } })).status).toBe(403);
+      const host = await post('/mcp', { ...req, headers: { ...req.headers, Host: `evil.example:${http.port}` } });
+      expect(host.status).toBe(403);
+      // Each refusal names the variable that admits a name this server really has.
+      expect(host.json).toMatchObject({ error: { code: 'FORBIDDEN_HOST', message: expect.stringMatching(/^If this server .*NOTIFY_HTTP_ALLOWED_HOSTS.*"evil\.example:\d+"/) } });
+      const origin = await post('/mcp', { ...req, headers: { ...req.headers, Origin: 'http://evil.example' } });
+      expect(origin.status).toBe(403);
+      expect(origin.json).toMatchObject({ error: { message: expect.stringMatching(/NOTIFY_HTTP_ALLOWED_HOSTS.*"http:\/\/evil\.example"/) } });
     });
 
     it('413 for a body over 1 MiB', async () => {

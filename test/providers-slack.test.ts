@@ -262,7 +262,7 @@ describe('Slack provider under a burst against a slow Slack (issue 16: nothing r
     await first;
     expect((err as NotifyError).code).toBe('RATE_LIMITED');
     expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
-    expect((err as Error).message).toMatch(/^Nothing was sent: this server runs at most 1 slack requests at a time/);
+    expect((err as Error).message).toMatch(/^Try again in \d+ s; nothing was sent: this server runs at most 1 slack request at a time/);
     expect(sendFailureInfo(err)?.history).toEqual([{ attempt: 1, outcome: 'dropped', latencyMs: expect.any(Number) }]);
     expect(peer.arrivals.map((a) => a.key)).toEqual(['holder']);
   });

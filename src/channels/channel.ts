@@ -10,6 +10,7 @@
  * is how the pipeline carries a call to its provider without a cast.
  */
 import { z } from 'zod';
+import { fail, pass, type Check, type CheckContext } from '../doctor/check.js';
 import { deepFreeze, type Env } from '../env.js';
 import type { Logger } from '../log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
@@ -17,7 +18,7 @@ import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import type { Provider } from '../providers/types.js';
 import type { ReceiptEvent } from '../store/types.js';
-import { parsedWith, type JsonSchema } from '../union/index.js';
+import { parsedWith, type FormatWords, type JsonSchema } from '../union/index.js';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
 export const idempotencyKey = z.string().min(1).max(128).optional();
@@ -111,10 +112,23 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   sentMeans: string;
   /** Receipts the provider posts back to POST /webhooks/<path>; a channel without them stays at `sent`. */
   receipts?: { path: string; read(settings: S, callback: InboundCallback): Promise<ReceiptReading> };
+  /** The zod string formats its fields use, in words with an example, for error advice. */
+  formats?: Readonly<Record<string, FormatWords>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
   recipients(call: CallOf<V, Shape>): string[];
+  /**
+   * What a refusal's log line says of a recipient: its class, never the address (email: the
+   * domain; SMS: the country-code prefix). Without it, the channel's name.
+   */
+  recipientClass?(recipient: string): string;
   /** `timeoutMs`: how long building may take (it counts against the send's budget). */
   buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number }): Promise<BuiltPayload<P>>;
+  /**
+   * `notify-mcp doctor` for a live channel: credentials and reachability, and that what the
+   * settings name (a sender, the allowlisted destinations) exists; never sends anything.
+   * Loaded on demand like the provider.
+   */
+  check?(settings: LiveSettings<S>, allow: Allowlist | undefined, ctx: CheckContext): Promise<Check[]>;
   /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
   createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
@@ -129,6 +143,7 @@ export interface Channel {
   readonly allowlist: { readonly variable: string; readonly matcher: RecipientMatcher };
   readonly result?: Readonly<Record<string, JsonSchema>>;
   readonly sentMeans: string;
+  readonly formats?: Readonly<Record<string, FormatWords>>;
   readonly examples: readonly Readonly<Record<string, unknown>>[];
   /** Reads its settings and allowlist from `env` (config.ts hands it in). */
   configure(env: Env): ConfiguredChannel;
@@ -146,6 +161,8 @@ export interface ConfiguredChannel {
   readonly branch: z.ZodObject;
   /** Its provider's receipts, read under these settings. */
   readonly receipts?: { readonly path: string; read(callback: InboundCallback): Promise<ReceiptReading> };
+  /** Its `notify-mcp doctor` lines: dry-run or live, its allowlist, and a live channel's own checks. */
+  check(ctx: CheckContext): Promise<Check[]>;
   /** Gives it its provider: live with credentials, dry-run without; `provider` replaces either (tests). */
   connect(ctx: ProviderContext, provider?: Provider<unknown>): Promise<ConnectedChannel>;
 }
@@ -176,6 +193,8 @@ export interface TypedChannel<C, P> {
    */
   parse(value: unknown): C;
   recipients(call: C): string[];
+  /** A recipient's class for logs (ChannelModule.recipientClass). */
+  recipientClass(recipient: string): string;
   buildPayload(call: C, id: string, timeoutMs: number): Promise<BuiltPayload<P>>;
 }
 
@@ -212,6 +231,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         settings,
         branch,
         ...(module.receipts ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } } : {}),
+        check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
         async connect(ctx: ProviderContext, given?: Provider<unknown>): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);
           // Through `channel`, not `module`, so a test can spy on one method of the module.
@@ -225,6 +245,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             // The one cast: parsedWith() says this branch's own parse returned `value`.
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
+            recipientClass: (recipient) => channel.recipientClass?.(recipient) ?? module.name,
             buildPayload: (call, id, timeoutMs) => channel.buildPayload(call, { id, settings, timeoutMs }),
           };
           return {
@@ -241,6 +262,29 @@ export function defineChannel<const V extends string, const K extends string, S 
     },
   };
   return channel;
+}
+
+/** A channel's doctor lines; a check that throws is a failed line, never a crash. */
+async function checkChannel<S extends ChannelSettings>(
+  module: { name: string; allowlist: { variable: string }; check?: (s: LiveSettings<S>, a: Allowlist | undefined, c: CheckContext) => Promise<Check[]> },
+  settings: S,
+  allow: Allowlist | undefined,
+  ctx: CheckContext,
+): Promise<Check[]> {
+  const { name } = module;
+  const variable = module.allowlist.variable;
+  if (!isLive(settings)) {
+    const list = allow === undefined ? 'no allowlist (every recipient is recorded, none reached)' : `${variable} applied`;
+    return [pass(name, `dry-run: sends are recorded in the store and nothing leaves; ${list}. Set its credentials to go live.`)];
+  }
+  const reach = allow!.any ? 'any recipient (*)' : allow!.entries.length ? `${allow!.entries.length} allowed (${allow!.entries.join(', ')})` : 'none: every send is refused';
+  const lines = [pass(name, `live; ${variable}: ${reach}`)];
+  if (!module.check) return [...lines, pass(name, 'live; this channel brings no doctor check of its provider')];
+  try {
+    return [...lines, ...(await module.check(settings, allow, ctx))];
+  } catch (err) {
+    return [...lines, fail(name, `the check failed unexpectedly: ${(err as Error).message}`, 'run it again; if it persists, report it with this line')];
+  }
 }
 
 /** The call type of a defined channel: `CallOfChannel<typeof email>`. */

@@ -32,5 +32,7 @@ export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDe
     variantNoun: 'channel',
     variantToolName: channelToolName,
     nestedKey: 'notification',
+    // Each channel's words for the string formats its fields use (the email address format).
+    formats: Object.assign({}, ...channels.map((c) => c.channel.formats)),
   });
 }

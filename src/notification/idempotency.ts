@@ -34,6 +34,8 @@ const DEFAULT_POLL_MS = 50;
 export interface IdempotentOptions {
   store: Store;
   key: string;
+  /** The key as the client sent it, for messages (`key` may be scoped, e.g. by client); default `key`. */
+  sentKey?: string;
   /** Hash of the normalised payload; the same key with another hash is a conflict. */
   payloadHash: string;
   /**
@@ -102,6 +104,8 @@ interface Run {
   deadline: number;
   /** Fields for the errors made here. */
   details: { path: string; via?: string };
+  /** The key as messages quote it: the client's own, never the scoped store key. */
+  shown: string;
 }
 
 export async function runIdempotent<P, R>(
@@ -120,6 +124,7 @@ export async function runIdempotent<P, R>(
     now,
     deadline: (opts.startedAt ?? now()) + budgetMs,
     details: opts.via === undefined ? { path: '/idempotency_key' } : { path: '/idempotency_key', via: opts.via },
+    shown: opts.sentKey ?? key,
   };
   // Only the first look may take over an abandoned claim; see the header.
   let staleAfterMs = budgetMs;
@@ -136,13 +141,13 @@ export async function runIdempotent<P, R>(
     if (claim.payload_hash !== payloadHash) {
       throw new NotifyError(
         'IDEMPOTENCY_CONFLICT',
-        `idempotency_key "${key}" was already used with a different payload in the last ${Math.round(ttlMs / 3_600_000)} h; nothing was sent. Use a new key, or resend the original payload unchanged to get its result.`,
+        `idempotency_key "${run.shown}" was already used with a different payload in the last ${Math.round(ttlMs / 3_600_000)} h; nothing was sent. Use a new key, or resend the original payload unchanged to get its result.`,
         run.details,
       );
     }
 
     if (claim.state === 'done') {
-      if (isStoredFailure(claim.result)) throw replayFailure(claim.result.notify_error, key);
+      if (isStoredFailure(claim.result)) throw replayFailure(claim.result.notify_error, run.shown);
       return { result: claim.result as R, replayed: true };
     }
 
@@ -152,7 +157,7 @@ export async function runIdempotent<P, R>(
       const state = claim.phase === 'sending' ? 'is still sending it' : 'has not reached the provider yet';
       throw new NotifyError(
         'IDEMPOTENCY_IN_PROGRESS',
-        `Another call with idempotency_key "${key}" ${state}; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
+        `Another call with idempotency_key "${run.shown}" ${state}; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
         { ...run.details, retryAfterS },
       );
     }
@@ -174,7 +179,7 @@ async function sendAsOwner<P, R>(run: Run, owner: string, steps: SendSteps<P, R>
       const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
       throw new NotifyError(
         'IDEMPOTENCY_IN_PROGRESS',
-        `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${key}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
+        `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${run.shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
         { ...run.details, retryAfterS },
       );
     }
@@ -217,7 +222,7 @@ async function answerAbandonedSend(run: Run, owner: string): Promise<never> {
   const { store, key, log } = run.opts;
   const err = new NotifyError(
     'DELIVERY_UNKNOWN',
-    `An earlier call with idempotency_key "${key}" stopped (its process likely died) after its provider call may have started, so the message may or may not have been sent. This call sent nothing, and no call will send it again under this key; check with the recipient before sending it under a new key.`,
+    `An earlier call with idempotency_key "${run.shown}" stopped (its process likely died) after its provider call may have started, so the message may or may not have been sent. This call sent nothing, and no call will send it again under this key; check with the recipient before sending it under a new key.`,
     run.opts.via === undefined ? {} : { via: run.opts.via },
   );
   log?.warn('took over an abandoned idempotency claim whose provider call may have started; answering DELIVERY_UNKNOWN', { key });

@@ -162,15 +162,21 @@ describe('sendNotification', () => {
     const limited = await failure(sendNotification(d, text(undefined, { idempotency_key: 'deploy-2' }), { client: 'a' }));
     expect(limited.code).toBe('RATE_LIMITED');
     expect(limited.details.retryAfterS).toBeGreaterThan(0);
+    // For the refusal's log line: the recipient's class, not the number.
+    expect(limited.details.recipientClasses).toEqual(['+14…']);
+    expect(limited.toBody()).not.toHaveProperty('recipientClasses');
     // Another client's identical key is its own: it sends.
     expect(await sendNotification(d, text(undefined, { idempotency_key: 'deploy-1' }), { client: 'b' })).not.toHaveProperty('replayed');
     expect(sms.payloads).toHaveLength(2);
   });
 
   it('answers a different payload under a used key with IDEMPOTENCY_CONFLICT', async () => {
-    await sendNotification(await deps(), text(undefined, { idempotency_key: 'k' }), { client: null });
-    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'k', body: 'Other' }), { client: null }));
+    await sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7' }), { client: 'ops-bot' });
+    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7', body: 'Other' }), { client: 'ops-bot' }));
     expect(err.code).toBe('IDEMPOTENCY_CONFLICT');
+    // The key as the client sent it, never the store's client-scoped tuple.
+    expect(err.message).toContain('idempotency_key "deploy-7"');
+    expect(err.message).not.toContain('ops-bot');
   });
 
   it('records a dry-run email as the complete MIME message', async () => {

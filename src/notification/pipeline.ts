@@ -88,7 +88,19 @@ export async function sendNotification(
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
-  return channel.open((typed) => sendTyped(deps, typed, value, opts));
+  return channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)));
+}
+
+/** A refusal carries its recipients' classes for the log line the tool writes (never the addresses). */
+async function withRecipientClasses<C, P>(channel: TypedChannel<C, P>, value: Readonly<Record<string, unknown>>, sending: Promise<SendResult>): Promise<SendResult> {
+  try {
+    return await sending;
+  } catch (err) {
+    if (err instanceof NotifyError && err.details.recipientClasses === undefined) {
+      err.details.recipientClasses = [...new Set(channel.recipients(channel.parse(value)).map((r) => channel.recipientClass(r)))];
+    }
+    throw err;
+  }
 }
 
 async function sendTyped<C, P>(
@@ -126,6 +138,7 @@ async function sendTyped<C, P>(
       store: deps.store,
       // Keys are scoped by client: two bots that pick the same key do not share results.
       key: JSON.stringify([opts.client ?? '', key]),
+      sentKey: key,
       payloadHash: schemaHash(content),
       budgetMs,
       startedAt,

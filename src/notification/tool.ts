@@ -79,7 +79,7 @@ export async function callSendTool(
     return okResult(sentMeans === undefined ? { ...result } : { ...result, sent_means: sentMeans });
   } catch (err) {
     if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
-      ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client });
+      ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client, recipients: err.details.recipientClasses ?? [] });
     }
     return failureResult(err, deps.log, tool.name);
   }

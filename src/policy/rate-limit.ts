@@ -49,7 +49,7 @@ export function createRateGate(limits: readonly RateLimit[], store: Store): Rate
       const scope = hit.via === '*' ? 'all channels' : via;
       throw new NotifyError(
         'RATE_LIMITED',
-        `Rate limit reached for ${who} on ${scope}: ${hit.limit} per ${describeWindow(hit.windowMs)}. Nothing was sent; retry after ${retryAfterS} s.`,
+        `Retry after ${retryAfterS} s: ${who} reached the rate limit on ${scope} (${hit.limit} per ${describeWindow(hit.windowMs)}). Nothing was sent.`,
         { via, retryAfterS },
       );
     },

@@ -158,7 +158,7 @@ describe('sendWithRetry', () => {
     const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
     expect(err.code).toBe('RATE_LIMITED');
     expect(err.details.retryAfterS).toBe(5);
-    expect(err.message).toMatch(/^Nothing was sent: this server runs at most 3 fake requests at a time/);
+    expect(err.message).toMatch(/^Try again in \d+ s; nothing was sent: this server runs at most 3 fake requests at a time/);
     expect(calls).toHaveLength(1);
     expect(h.sleeps).toEqual([]);
     expect(sendFailureInfo(err)?.history).toEqual([{ attempt: 1, outcome: 'dropped', latencyMs: 10 }]);

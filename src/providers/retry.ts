@@ -7,6 +7,7 @@
  */
 import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { plural } from '../words.js';
 import {
   DeliveryUnknownError,
   ProviderBusyError,
@@ -163,8 +164,8 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
       const retryAfterS = Math.max(1, Math.ceil(err.waitedMs / 1000));
       throw fail(
         'RATE_LIMITED',
-        `Nothing was sent: this server runs at most ${err.limit} ${provider.name} requests at a time, and all of them ` +
-          `stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget. Try again in ${retryAfterS} s.`,
+        `Try again in ${retryAfterS} s; nothing was sent: this server runs at most ${plural(err.limit, `${provider.name} request`)} at a time, and all of them ` +
+          `stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget.`,
         err,
         retryAfterS,
       );
@@ -201,7 +202,7 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
       const what = rateLimited ? 'is rate limiting these sends' : 'is unavailable';
       throw fail(
         rateLimited ? 'RATE_LIMITED' : 'PROVIDER_UNAVAILABLE',
-        `${provider.name} ${what} (${err.message}); gave up after ${attempt} attempt(s) within the ${opts.budgetMs} ms budget. Try again in ${retryAfterS} s.`,
+        `Try again in ${retryAfterS} s: ${provider.name} ${what} (${err.message}); gave up after ${plural(attempt, 'attempt')} within the ${opts.budgetMs} ms budget.`,
         err,
         retryAfterS,
       );

@@ -67,3 +67,26 @@ export function createHostPolicy(bound: { host: string; port: number }, extraNam
     },
   };
 }
+
+/** A header value as a message quotes it: clipped, printable ASCII only (it is the client's text). */
+function quoted(value: string | undefined): string {
+  if (value === undefined) return 'none';
+  const clean = value.replace(/[^\x20-\x7e]/g, '?');
+  return JSON.stringify(clean.length > 100 ? `${clean.slice(0, 100)}…` : clean);
+}
+
+/** Why a request's Host was refused, and the variable that admits a name this server really has. */
+export function hostRefusal(hostHeader: string | undefined): string {
+  return (
+    `If this server is reached under that name, add it to NOTIFY_HTTP_ALLOWED_HOSTS (e.g. NOTIFY_HTTP_ALLOWED_HOSTS=notify.example.com); ` +
+    `Host ${quoted(hostHeader)} is not a name this server answers to (DNS-rebinding protection).`
+  );
+}
+
+/** Why a request's Origin was refused. */
+export function originRefusal(originHeader: string | undefined): string {
+  return (
+    `If pages on that origin may call this server, add its host name to NOTIFY_HTTP_ALLOWED_HOSTS (e.g. NOTIFY_HTTP_ALLOWED_HOSTS=app.example.com); ` +
+    `Origin ${quoted(originHeader)} is not allowed (DNS-rebinding protection).`
+  );
+}

@@ -42,7 +42,8 @@ import { DEFAULT_STREAM_LIMITS, OpenStreams, serveBannerStream, type StreamLimit
 import { createFeedCors } from './cors.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
-import { createHostPolicy, isLoopbackHost } from './host-check.js';
+import { createHostPolicy, hostRefusal, isLoopbackHost, originRefusal } from './host-check.js';
+import { plural } from '../words.js';
 import { screenMessage } from './inbound.js';
 import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
@@ -205,7 +206,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
 
   const handleMcp = async (req: IncomingMessage, res: ServerResponse, path: string, endpointProfile: Profile | undefined) => {
     if (!hostPolicy.originAllowed(req.headers.origin)) {
-      return sendJson(res, 403, jsonRpcError(-32000, 'Forbidden: Origin not allowed'));
+      return sendJson(res, 403, jsonRpcError(-32000, `Forbidden: ${originRefusal(req.headers.origin)}`));
     }
     const token = authenticate(req, res, true);
     if (token === null) return;
@@ -308,7 +309,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const path = url.pathname;
     if (!hostPolicy.hostAllowed(req.headers.host)) {
-      return sendJson(res, 403, { error: { code: 'FORBIDDEN_HOST', message: 'Host not allowed' } });
+      return sendJson(res, 403, { error: { code: 'FORBIDDEN_HOST', message: hostRefusal(req.headers.host) } });
     }
     if (closing) {
       return sendJson(res, 503, { error: { code: 'SHUTTING_DOWN', message: 'The server is shutting down' } }, {
@@ -406,7 +407,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const url = `http://${urlHost}:${port}`;
   log.info('serving http', {
     url: `${url}/mcp`,
-    auth: auth.required ? `bearer (${app.config.http.tokens.length} tokens)` : 'none (loopback only)',
+    auth: auth.required ? `bearer (${plural(app.config.http.tokens.length, 'token')})` : 'none (loopback only)',
     readAuth: app.config.http.readAuth,
   });
 

@@ -6,6 +6,12 @@ import { z } from 'zod';
 import { toJsonSchema, type JsonSchema } from './json-schema.js';
 import { exampleOf, limitsOf } from './limits.js';
 
+/** How advice names a string format: `a URL`, e.g. `https://example.com/`. */
+export interface FormatWords {
+  noun: string;
+  example: string;
+}
+
 export interface UnionOptions {
   /** The polymorphic tool's name, e.g. `send_thing`. */
   toolName: string;
@@ -23,6 +29,12 @@ export interface UnionOptions {
   variantToolName: (value: string) => string;
   /** The one property that wraps the union under the nested (strict) profile. */
   nestedKey: string;
+  /**
+   * String formats in words with an example, for the advice on a value of the wrong format
+   * (`{ ipv4: { noun: 'an IPv4 address', example: '192.0.2.1' } }`); merged over the
+   * library's own (url, datetime, date, uuid).
+   */
+  formats?: Readonly<Record<string, FormatWords>>;
   /**
    * Where definition warnings go (a union past MANY_VARIANTS variants); by default
    * `process.emitWarning`, which writes to stderr, never stdout.

@@ -54,7 +54,7 @@ describe('free-form values under the strict (nested) profile', () => {
       { code: 'INVALID_FIELD', path: '/event/fields', variant: 'file', message: expect.stringMatching(/^fields must be JSON text .*"\{nope x+… \(106 characters\)" is not\.$/) },
     ]);
     const list = validateUnionCall(def, nested!.binding, { event: { sink: 'file', line: 'x', fields: '[1]' } });
-    expect(!list.ok && list.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/event/fields', message: expect.stringContaining('fields must be an object, not an array of 1 item') });
+    expect(!list.ok && list.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/event/fields', message: expect.stringContaining('Send /event/fields as an object, not an array of 1 item') });
   });
 
   it('toStrict refuses to close a free-form value unless told how to carry it', () => {

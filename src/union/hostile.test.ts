@@ -40,21 +40,21 @@ describe('hostile values', () => {
     for (const kind of [J('{"toString":1}'), J('[{"toString":1,"valueOf":1}]'), J('{"__proto__":{"toString":1}}')]) {
       const [issue] = issues(validateUnionCall(def, perCircle!.binding, { kind, r: 1 }));
       expect(issue).toMatchObject({ code: 'INVALID_KIND', path: '/kind', variant: 'circle' });
-      expect(issue!.message).toMatch(/^This tool always uses kind circle, not an (object|array of 1 item); drop kind\.$/);
+      expect(issue!.message).toMatch(/^Drop kind: this tool always uses kind circle, not an (object|array of 1 item)\.$/);
     }
     const [other] = issues(validateUnionCall(def, perCircle!.binding, { kind: 'poly', r: 1 }));
-    expect(other!.message).toBe('This tool always uses kind circle, not "poly"; drop kind, or call draw_poly.');
+    expect(other!.message).toBe('Drop kind, or call draw_poly: this tool always uses kind circle, not "poly".');
   });
 
   it('a value whose `length` is hostile never reaches a zod length check (zod compares it with >=)', () => {
     const cases = [J('{"kind":"circle","r":1,"label":{"length":{"toString":1}}}'), { kind: 'circle', r: 1, label: { length: nest(100_000) } }];
     for (const call of cases) {
       expect(issues(validateUnionCall(def, flat!.binding, call))).toEqual([
-        { code: 'INVALID_FIELD', path: '/label', variant: 'circle', message: 'label must be a string, not an object. Expected at most 5 characters.' },
+        { code: 'INVALID_FIELD', path: '/label', variant: 'circle', message: 'Send label as a string, not an object. Expected at most 5 characters.' },
       ]);
     }
     const points = J('{"kind":"poly","points":["a",{"length":{"valueOf":1}},"c"]}');
-    expect(issues(validateUnionCall(def, flat!.binding, points))[0]).toMatchObject({ path: '/points/1', message: 'points.1 must be a string, not an object. Expected 3-5 items, each 1-3 characters.' });
+    expect(issues(validateUnionCall(def, flat!.binding, points))[0]).toMatchObject({ path: '/points/1', message: 'Send /points/1 as a string, not an object. Expected 3-5 items, each 1-3 characters.' });
   });
 
   it('nesting deeper than the stack, in any position', () => {
@@ -77,7 +77,7 @@ describe('hostile values', () => {
     for (const args of ['text', 42, true, [1, 2], J('[{"toString":1}]')]) {
       const [issue] = issues(validateUnionCall(def, flat!.binding, args));
       expect(issue).toMatchObject({ code: 'INVALID_FIELD', path: '' });
-      expect(issue!.message).toMatch(/^Arguments must be a JSON object, not /);
+      expect(issue!.message).toMatch(/^Send the arguments as a JSON object, not /);
     }
     expect(issues(validateObject(z.object({}), 'tool', 'text'))[0]).toMatchObject({ code: 'INVALID_FIELD', path: '' });
   });
@@ -86,7 +86,7 @@ describe('hostile values', () => {
     expect(issues(validateUnionCall(def, nested!.binding, { shape: 'circle' }))[0]).toEqual({
       code: 'INVALID_FIELD',
       path: '/shape',
-      message: 'shape must be an object with kind set to circle or poly, not "circle".',
+      message: 'Send shape as an object with kind set to circle or poly, not "circle".',
     });
   });
 });
@@ -132,12 +132,12 @@ describe('keys that shadow Object.prototype (defect 10)', () => {
     for (const key of ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
       const call = J(`{"kind":"circle","r":1,${JSON.stringify(key)}:{"toString":1}}`);
       expect(issues(validateUnionCall(def, flat!.binding, call))).toEqual([
-        { code: 'FIELD_NOT_ON_SHAPE', path: `/${key}`, variant: 'circle', message: `circle takes r (greater than 0) only. Drop ${key}: no shape takes it.` },
+        { code: 'FIELD_NOT_ON_SHAPE', path: `/${key}`, variant: 'circle', message: `Drop ${key}: circle takes r (greater than 0) only. No shape takes ${key}.` },
       ]);
       const inner = J(`{"shape":{"kind":"circle","r":1,${JSON.stringify(key)}:1}}`);
       expect(issues(validateUnionCall(def, nested!.binding, inner))[0]).toMatchObject({ path: `/shape/${key}` });
       expect(issues(validateObject(z.strictObject({ a: z.string() }), 'tool', J(`{"a":"x",${JSON.stringify(key)}:1}`)))).toEqual([
-        { code: 'INVALID_FIELD', path: `/${key}`, message: `tool does not take ${key}; drop it.` },
+        { code: 'INVALID_FIELD', path: `/${key}`, message: `Drop ${key}: tool does not take it.` },
       ]);
     }
   });
@@ -154,7 +154,7 @@ describe('lone surrogates (defect 10)', () => {
         code: 'INVALID_FIELD',
         path: '/label',
         variant: 'circle',
-        message: 'label holds a lone surrogate (U+D800) at character 1: text must be well-formed Unicode. Send both halves of the pair, or drop the character.',
+        message: 'Send both halves of the surrogate pair in label, or drop the character: it holds a lone surrogate (U+D800) at character 1, and text must be well-formed Unicode.',
       },
     ]);
     const poly = issues(validateUnionCall(def, nested!.binding, { shape: { kind: 'poly', points: ['a', 'b', '\udc00'] } }));

@@ -3,7 +3,7 @@
  * validator out. Generic: it knows nothing of notifications.
  */
 export { defineUnion, UnionDefinitionError, MANY_VARIANTS } from './define.js';
-export type { UnionDef, UnionOptions, Variant, VariantMeta } from './define.js';
+export type { FormatWords, UnionDef, UnionOptions, Variant, VariantMeta } from './define.js';
 export { describeUnion, describeVariant, listWords } from './describe.js';
 export { limitsOf } from './limits.js';
 export { toJsonSchema, type JsonSchema } from './json-schema.js';

@@ -50,7 +50,7 @@ describe('limits generated from the zod checks', () => {
     expect(describeUnion(def)).toContain('long: takes text; optional tags (at most 3 items).');
     expect(describeVariant(def, def.variants[0]!)).toBe('A short update. Takes text (at most 160 characters).');
     const r = validateUnionCall(def, {}, { board: 'short', text: 'hi', tags: [] });
-    expect(!r.ok && r.issues[0].message).toBe('short takes text (at most 160 characters) only. Drop tags, or set board to long.');
+    expect(!r.ok && r.issues[0].message).toBe('Drop tags, or set board to long: short takes text (at most 160 characters) only.');
   });
 
   it('a hand-written limit overrides its field, and only its field', () => {

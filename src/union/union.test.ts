@@ -25,7 +25,7 @@ describe('union library on a foreign union', () => {
       code: 'FIELD_NOT_ON_SHAPE',
       path: '/w',
       variant: 'circle',
-      message: 'circle takes r only (r > 0). Drop w, or set kind to rect.',
+      message: 'Drop w, or set kind to rect: circle takes r only (r > 0).',
     });
     const bad = validateUnionCall(def, {}, { kind: 'hexagon' });
     expect(!bad.ok && bad.issues[0].code).toBe('INVALID_KIND');

@@ -6,9 +6,9 @@
  * arguments as sent) and message; client data reaches messages only through ./echo.ts.
  */
 import { z } from 'zod';
-import type { UnionDef, Variant } from './define.js';
+import type { FormatWords, UnionDef, Variant } from './define.js';
 import { fieldList, listWords, wholeLimits } from './describe.js';
-import { clipText, describeKey, describeValue, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
+import { clipText, describeKey, describeValue, ECHO_MAX_CHARS, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
 import { toJsonSchema, type JsonSchema } from './json-schema.js';
 import { decodeJsonText } from './free-form.js';
 import { limitsOfObject, withLimits } from './limits.js';
@@ -84,10 +84,16 @@ function issuePath(base: string, segments: readonly PropertyKey[]): string {
   return pointer(base, long < 0 ? segments : segments.slice(0, long));
 }
 
-/** How a message names a place in the arguments: `to`, `to.0` (clipped: a place may be deep). */
-function fieldLabel(segments: readonly PropertyKey[]): string {
-  const label = segments.slice(0, 8).map(describeKey).join('.');
-  return segments.length > 8 ? `${label}.…` : label;
+/**
+ * How a message names a place in the arguments: a top-level field by its name (`to`), a
+ * deeper place by the JSON Pointer its issue carries (`/points/1`, `/shape/points/1`);
+ * clipped, since a place may be deep and a key long.
+ */
+function fieldLabel(base: string, segments: readonly PropertyKey[]): string {
+  if (segments.length === 1 && !base) return describeKey(segments[0]!);
+  const tokens = segments.slice(0, 8).map((s) => (typeof s === 'string' && s.length > ECHO_MAX_CHARS ? clipText(s) : s));
+  const label = pointer(base, tokens);
+  return segments.length > 8 ? `${label}/…` : label;
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -123,14 +129,14 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     const key = binding.wrapKey;
     const extra = Object.keys(args).filter((k) => k !== key);
     if (extra.length) {
-      return fail({ code: 'INVALID_FIELD', path: issuePath('', [extra[0]!]), message: `Put every field inside ${key}; drop ${describeKey(extra[0]!)} from the top level.` });
+      return fail({ code: 'INVALID_FIELD', path: issuePath('', [extra[0]!]), message: `Move ${describeKey(extra[0]!)} inside ${key}: every field goes there, nothing at the top level.` });
     }
     const inner = own(args, key);
     if (!isRecord(inner)) {
-      const needs = `an object with ${disc} set to ${variantList(def)}`;
+      const needs = `Send ${key} as an object with ${disc} set to ${variantList(def)}`;
       return inner === undefined || inner === null
-        ? fail({ code: 'MISSING_FIELD', path: pointer('', [key]), message: `${key} is required: ${needs}.` })
-        : fail({ code: 'INVALID_FIELD', path: pointer('', [key]), message: `${key} must be ${needs}, not ${describeValue(inner)}.` });
+        ? fail({ code: 'MISSING_FIELD', path: pointer('', [key]), message: `${needs}: it is required.` })
+        : fail({ code: 'INVALID_FIELD', path: pointer('', [key]), message: `${needs}, not ${describeValue(inner)}.` });
     }
     args = inner;
     base = pointer('', [key]);
@@ -146,7 +152,7 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
       return fail({
         code: discCode,
         path: pointer(base, [disc]),
-        message: `This tool always uses ${disc} ${implied}, not ${describeValue(sent)}; ${fix}.`,
+        message: `${fix[0]!.toUpperCase()}${fix.slice(1)}: this tool always uses ${disc} ${implied}, not ${describeValue(sent)}.`,
         variant: implied,
       });
     }
@@ -157,13 +163,8 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
   const variant = def.variants.find((v) => v.value === tag);
   if (!variant) {
     const noun = def.options.variantNoun;
-    const what =
-      tag === undefined
-        ? `${disc} is required`
-        : typeof tag === 'string'
-          ? `${disc} ${describeValue(tag)} is not a ${noun}`
-          : `${disc} is ${describeValue(tag)}, not a ${noun}`;
-    return fail({ code: discCode, path: pointer(base, [disc]), message: `${what}: set it to ${variantList(def)}.` });
+    const what = tag === undefined ? 'it is required' : `${describeValue(tag)} is not a ${noun}`;
+    return fail({ code: discCode, path: pointer(base, [disc]), message: `Set ${disc} to ${variantList(def)}: ${what}.` });
   }
 
   const found = new Issues();
@@ -172,7 +173,7 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     found.add(() => ({
       code: `FIELD_NOT_ON_${def.options.variantNoun.toUpperCase()}`,
       path: issuePath(base, [field]),
-      message: notOnVariant(def, variant, field),
+      message: notOnVariant(def, variant, field, binding),
       variant: variant.value,
     }));
   }
@@ -184,7 +185,8 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     if (decoded.problems.length) return found.failure()!;
     known = decoded.value;
   }
-  const value = checkFields(variant.schema, variant.json, known, base, { subject: variant.value, variant: variant.value, limits: variant.limits }, found);
+  const ctx = { subject: variant.value, variant: variant.value, limits: variant.limits, formats: { ...FORMATS, ...def.options.formats } };
+  const value = checkFields(variant.schema, variant.json, known, base, ctx, found);
   return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
 
@@ -195,7 +197,7 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
   const call = dropNulls(args);
   const found = new Issues();
   const json = jsonOf(schema);
-  const value = checkFields(schema, json, call, '', { subject: toolName, limits: limitsOfObject(json) }, found);
+  const value = checkFields(schema, json, call, '', { subject: toolName, limits: limitsOfObject(json), formats: FORMATS }, found);
   return found.failure() ?? { ok: true, value: value as z.infer<S> };
 }
 
@@ -231,7 +233,7 @@ function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string,
 
 function typeIssue(m: TypeMismatch, { schema, limits, variant }: IssueContext, base: string): ValidationIssue {
   const hint = hintFor(schema, m.segments, limits);
-  const message = `${fieldLabel(m.segments)} must be ${m.expected}, not ${describeValue(m.value)}.${hint ? ` Expected ${hint}.` : ''}`;
+  const message = `Send ${fieldLabel(base, m.segments)} as ${m.expected}, not ${describeValue(m.value)}.${hint ? ` Expected ${hint}.` : ''}`;
   const issue = { code: 'INVALID_FIELD', path: issuePath(base, m.segments), message };
   return variant ? { ...issue, variant } : issue;
 }
@@ -242,6 +244,8 @@ interface FieldContext {
   variant?: string;
   /** Each field's limits in words (./limits.ts). */
   limits: Readonly<Record<string, string>>;
+  /** String formats in words, for advice (UnionOptions.formats over FORMATS). */
+  formats: Readonly<Record<string, FormatWords>>;
 }
 
 type IssueContext = FieldContext & { schema: z.ZodObject };
@@ -255,7 +259,7 @@ function jsonOf(schema: z.ZodObject): JsonSchema {
 }
 
 function notAnObject(args: unknown): ValidationFailure {
-  return fail({ code: 'INVALID_FIELD', path: '', message: `Arguments must be a JSON object, not ${describeValue(args)}.` });
+  return fail({ code: 'INVALID_FIELD', path: '', message: `Send the arguments as a JSON object, not ${describeValue(args)}.` });
 }
 
 /** A failure found before any field is looked at: one issue. */
@@ -267,15 +271,22 @@ function variantList(def: UnionDef): string {
   return listWords(def.variants.map((v) => v.value), 'or');
 }
 
-function notOnVariant(def: UnionDef, variant: Variant, field: string): string {
+/**
+ * What to do about a field the variant does not take. The other variants that take it are
+ * named as the caller reaches them: by the discriminator, or under a profile of one tool per
+ * variant (where there is no discriminator to set), by their tools' names.
+ */
+function notOnVariant(def: UnionDef, variant: Variant, field: string, binding: ProfileTool['binding']): string {
   const distinct = variant.fields.filter((f) => !def.commonFields.includes(f));
   const own = distinct.length ? distinct : variant.fields;
   const others = def.variants.filter((v) => v.fields.includes(field)).map((v) => v.value);
   const name = describeKey(field);
-  const fix = others.length
-    ? `Drop ${name}, or set ${def.discriminator} to ${listWords(others, 'or')}.`
-    : `Drop ${name}: no ${def.options.variantNoun} takes it.`;
-  return `${variant.value} takes ${fieldList(variant, own)} only${wholeLimits(variant)}. ${fix}`;
+  const switchTo = binding.impliedVariant
+    ? `call ${listWords(others.map((v) => def.options.variantToolName(v)), 'or')}`
+    : `set ${def.discriminator} to ${listWords(others, 'or')}`;
+  const fix = others.length ? `Drop ${name}, or ${switchTo}` : `Drop ${name}`;
+  const why = others.length ? '' : ` No ${def.options.variantNoun} takes ${name}.`;
+  return `${fix}: ${variant.value} takes ${fieldList(variant, own)} only${wholeLimits(variant)}.${why}`;
 }
 
 /** A path segment chain, shared between siblings so a deep walk stays linear. */
@@ -312,7 +323,7 @@ function addLoneSurrogates(field: string, value: unknown, base: string, variant:
 
 function loneSurrogateIssue(text: string, at: number, segments: PropertyKey[], base: string, variant?: string): ValidationIssue {
   const unit = text.charCodeAt(at).toString(16).toUpperCase();
-  const message = `${fieldLabel(segments)} holds a lone surrogate (U+${unit}) at character ${at}: text must be well-formed Unicode. Send both halves of the pair, or drop the character.`;
+  const message = `Send both halves of the surrogate pair in ${fieldLabel(base, segments)}, or drop the character: it holds a lone surrogate (U+${unit}) at character ${at}, and text must be well-formed Unicode.`;
   const issue = { code: 'INVALID_FIELD', path: issuePath(base, segments), message };
   return variant ? { ...issue, variant } : issue;
 }
@@ -366,29 +377,65 @@ function addZodIssues(
 
 function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: IssueContext): ValidationIssue {
   const path = issuePath(base, issue.path);
-  const field = issue.path.length ? fieldLabel(issue.path) : 'arguments';
+  const field = issue.path.length ? fieldLabel(base, issue.path) : 'the arguments';
   const hint = issue.path.length ? hintFor(ctx.schema, issue.path, ctx.limits) : undefined;
   const expected = hint ? ` Expected ${hint}.` : '';
+  const value = valueAt(input, issue.path);
   let code: string;
   let message: string;
   const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
   if (issue.code === 'unrecognized_keys') {
     code = 'INVALID_FIELD';
-    const owner = issue.path.length > 1 ? fieldLabel(issue.path.slice(0, -1)) : ctx.subject;
-    message = `${owner} does not take ${describeKey(issue.keys[0]!)}; drop it.`;
+    const owner = issue.path.length > 1 ? fieldLabel(base, issue.path.slice(0, -1)) : ctx.subject;
+    message = `Drop ${describeKey(issue.keys[0]!)}: ${owner} does not take it.`;
   } else if (custom) {
     code = custom;
     message = clipText(issue.message, 400);
-  } else if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+  } else if (issue.code === 'invalid_type' && value === undefined) {
     code = 'MISSING_FIELD';
-    message = `${ctx.subject} needs ${field}.${expected}`;
+    message = `Add ${field}: ${ctx.subject} needs it.${expected}`;
   } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
     code = 'TOO_LONG';
     const unit = issue.origin === 'string' ? 'characters' : 'items';
-    message = `${field} is too long for ${ctx.subject}: at most ${issue.maximum} ${unit}. Shorten it.`;
+    message = `Shorten ${field}: ${ctx.subject} takes at most ${issue.maximum} ${unit}.`;
   } else {
     code = 'INVALID_FIELD';
-    message = `${field} is not valid for ${ctx.subject}: ${clipText(issue.message, 400)}.${expected}`;
+    message = invalidValue(issue, field, value, hint, ctx);
   }
   return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
+}
+
+/** The string formats zod checks, in words with an example, where the schema gives none. */
+const FORMATS: Readonly<Record<string, FormatWords>> = {
+  url: { noun: 'a URL', example: 'https://example.com/' },
+  datetime: { noun: 'an ISO 8601 date-time', example: '2026-07-28T09:00:00Z' },
+  date: { noun: 'a date', example: '2026-07-28' },
+  uuid: { noun: 'a UUID', example: '123e4567-e89b-42d3-a456-426614174000' },
+};
+
+/**
+ * An invalid value's message: what to use (the field's description and limits, with their
+ * example), then what was wrong, in words. zod's own text comes last, and only when nothing
+ * better is known.
+ */
+function invalidValue(issue: z.core.$ZodIssue, field: string, value: unknown, hint: string | undefined, { subject, formats }: FieldContext): string {
+  const sent = describeValue(value);
+  if (issue.code === 'invalid_value' && issue.values.length) {
+    const options = listWords(issue.values.map((v) => (typeof v === 'string' ? v : String(JSON.stringify(v)))), 'or');
+    return `Set ${field} to ${options}: ${sent} is not one of them.`;
+  }
+  if (issue.code === 'invalid_format') {
+    const format = issue.format === 'regex' || !Object.hasOwn(formats, issue.format) ? undefined : formats[issue.format];
+    if (format) return `Fix ${field}: use ${format.noun}, e.g. ${format.example}; ${sent} is not one.`;
+    const pattern = 'pattern' in issue && typeof issue.pattern === 'string' ? issue.pattern : undefined;
+    const use = hint ?? (pattern ? `text matching ${pattern}` : `a valid ${issue.format}`);
+    return `Fix ${field}: use ${use}; ${sent} ${pattern ? 'does not match' : 'is not one'}.`;
+  }
+  if (issue.code === 'too_small' || issue.code === 'too_big') {
+    const numeric = ['number', 'int', 'bigint'].includes(issue.origin);
+    const use = hint && !(numeric && /^(greater|less|at least|at most|from)/.test(hint)) ? hint : `${numeric ? 'a number ' : ''}${hint ?? ''}`.trim();
+    if (use) return `Fix ${field}: use ${use}; ${sent} is too ${issue.code === 'too_small' ? 'small' : 'big'}.`;
+  }
+  const problem = clipText(issue.message, 400);
+  return hint ? `Fix ${field}: use ${hint}; ${sent} is not valid for ${subject} (${problem}).` : `Fix ${field} for ${subject}: ${problem}.`;
 }

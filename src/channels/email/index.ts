@@ -51,8 +51,17 @@ export const email = defineChannel({
     description: 'Sends a multipart HTML and text email by SMTP.',
   }),
 
+  formats: { email: { noun: 'an email address', example: 'ops@example.com' } },
+
   // reply_to is a recipient too: a reply goes there.
   recipients: emailRecipients,
+  // The domain: enough to audit where an agent tried to write, without the person.
+  recipientClass: (recipient) => `@${recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase()}`,
+
+  async check(settings, _allow, ctx) {
+    const { checkSmtp } = await import('./check.js');
+    return checkSmtp(settings.smtpUrl, ctx);
+  },
 
   async buildPayload(call, { id, settings, timeoutMs }) {
     const { from } = settings;

@@ -49,6 +49,8 @@ export const slack = defineChannel({
   sentMeans: 'Slack posted the message in the channel (ok:true); that is final, no later receipt comes.',
 
   recipients: (call) => [call.channel],
+  // The kind of conversation (C public, G private, D direct message, # a name), not which one.
+  recipientClass: (recipient) => `${recipient.slice(0, 1)}…`,
 
   async buildPayload(call, { settings }) {
     // A broadcast pages a whole channel: that needs the operator's consent, not the caller's.
@@ -56,6 +58,11 @@ export const slack = defineChannel({
     const payload: SlackPayload = { channel: call.channel, text };
     if (call.thread) payload.thread_ts = call.thread;
     return { payload };
+  },
+
+  async check(settings, allow, ctx) {
+    const { checkSlack } = await import('./check.js');
+    return checkSlack(settings, allow, ctx);
   },
 
   async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {

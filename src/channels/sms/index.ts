@@ -84,6 +84,13 @@ export const sms = defineChannel({
   },
 
   recipients: (call) => [call.to],
+  // The first two digits: the country code, or its start (+1 for North America is +1d).
+  recipientClass: (recipient) => `${recipient.slice(0, 3)}…`,
+
+  async check(settings, _allow, ctx) {
+    const { checkTwilio } = await import('./check.js');
+    return checkTwilio(settings, ctx);
+  },
 
   async buildPayload(call, { settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };

@@ -28,10 +28,10 @@ describe('countSegments', () => {
   it('explains a body that does not fit, naming the character and the encoding', () => {
     expect(segmentProblem('a'.repeat(160), 1)).toBeUndefined();
     expect(segmentProblem('😀' + 'a'.repeat(69), 1)).toBe(
-      'body needs UCS-2 because of "😀" (U+1F600) at position 0, which allows 70 characters in 1 segment; it has 71. ' +
-        'Replace that character (and any other outside GSM-7) to get 160, or shorten the body.',
+      'Shorten body, or replace "😀" (U+1F600) at position 0 (and any other character outside GSM-7) to get 160: ' +
+        'that character needs UCS-2, which allows 70 characters in 1 segment, and body has 71.',
     );
-    expect(segmentProblem('{'.repeat(81), 1)).toContain('body is 162 GSM-7 characters');
+    expect(segmentProblem('{'.repeat(81), 1)).toContain('1 segment allows 160 GSM-7 characters, and it has 162');
     expect(segmentProblem('a'.repeat(300), 2)).toBeUndefined();
   });
 
@@ -69,16 +69,15 @@ describe('countSegments', () => {
     it('refuses such a body at the segment limit, naming the character, the encoding and why', () => {
       const gsm = 'a'.repeat(152) + '€' + 'a'.repeat(152);
       expect(segmentProblem(gsm, 2)).toBe(
-        'body is 306 GSM-7 characters (extension characters such as € { } [ ] count as two), which take 3 segments: ' +
-          'a segment never splits an extension character, so "€" (U+20AC) at position 152 moves whole to the next one; ' +
-          '2 segments allow 306. Shorten the body.',
+        'Shorten body: 2 segments allow 306 GSM-7 characters, and it has 306 (extension characters such as € { } [ ] count as two), ' +
+          'which take 3 segments: a segment never splits an extension character, so "€" (U+20AC) at position 152 moves whole to the next one.',
       );
       expect(segmentProblem(gsm, 3)).toBeUndefined();
       const ucs = 'я'.repeat(66) + '😀' + 'я'.repeat(66);
       expect(segmentProblem(ucs, 2)).toBe(
-        'body needs UCS-2 because of "я" (U+044F) at position 0, which allows 134 characters in 2 segments; it has 134, ' +
-          'which take 3 segments: a segment never splits a character of two UTF-16 units, so "😀" (U+1F600) at position 66 ' +
-          'moves whole to the next one. Replace that character (and any other outside GSM-7) to get 306, or shorten the body.',
+        'Shorten body, or replace "я" (U+044F) at position 0 (and any other character outside GSM-7) to get 306: ' +
+          'that character needs UCS-2, which allows 134 characters in 2 segments, and body has 134, ' +
+          'which take 3 segments: a segment never splits a character of two UTF-16 units, so "😀" (U+1F600) at position 66 moves whole to the next one.',
       );
     });
 

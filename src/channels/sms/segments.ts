@@ -104,9 +104,9 @@ export function segmentProblem(text: string, maxSegments: number): string | unde
       : '';
   if (count.encoding === 'UCS-2') {
     return (
-      `body needs UCS-2 because of ${describeChar(count.firstUcs2!)}, which allows ${limit} characters in ${segs}; ` +
-      `it has ${count.units}${moved}. Replace that character (and any other outside GSM-7) to get ${capacity('GSM-7', maxSegments)}, or shorten the body.`
+      `Shorten body, or replace ${describeChar(count.firstUcs2!)} (and any other character outside GSM-7) to get ${capacity('GSM-7', maxSegments)}: ` +
+      `that character needs UCS-2, which allows ${limit} characters in ${segs}, and body has ${count.units}${moved}.`
     );
   }
-  return `body is ${count.units} GSM-7 characters (extension characters such as € { } [ ] count as two)${moved}; ${segs} allow${maxSegments === 1 ? 's' : ''} ${limit}. Shorten the body.`;
+  return `Shorten body: ${segs} allow${maxSegments === 1 ? 's' : ''} ${limit} GSM-7 characters, and it has ${count.units} (extension characters such as € { } [ ] count as two)${moved}.`;
 }
