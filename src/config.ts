@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Channel, ConfiguredChannel } from './channels/channel.js';
 import { CHANNELS } from './channels/registry.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from './env.js';
+import { parseApprovalRules, type ApprovalRule } from './notification/approval-rules.js';
 
 export { ConfigError } from './env.js';
 export type { Allowlist } from './policy/allowlist.js';
@@ -48,6 +49,12 @@ export interface Config {
   /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[] };
   rateLimits: RateLimit[];
+  /**
+   * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
+   * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
+   * without it, a random key per process: replicas behind a balancer then need it set).
+   */
+  approval: { rules: ApprovalRule[]; key: string | undefined };
 }
 
 function profile(value: string, variable: string): Profile {
@@ -107,6 +114,13 @@ function clientProfiles(raw: string | undefined): Record<string, Profile> {
   return out;
 }
 
+function approvalKey(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  // The SDK's HMAC codec refuses shorter keys; say so at start, not at the first approval.
+  if (Buffer.byteLength(raw) < 32) throw new ConfigError('NOTIFY_APPROVAL_KEY must be at least 32 bytes (e.g. `openssl rand -hex 32`)');
+  return raw;
+}
+
 function defaultDataDir(env: Env): string {
   const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
   return join(base, 'notify-mcp');
@@ -135,6 +149,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
       allowedHosts: list(env.NOTIFY_HTTP_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
+    approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
   };
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
   return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(channels.map((c) => c.configure(env))) });

@@ -218,6 +218,33 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX rate_admissions_expiry ON rate_admissions (expires_at);
     `,
   },
+  {
+    version: 8,
+    name: 'approval on deliveries, approved first contacts',
+    // (7 is the notification-status step of another branch; versions apply in order, gaps allowed.)
+    // approval: what a person was asked and answered for a send (NULL: no approval applied).
+    // contacts: recipients a person approved a first contact with, shared by replicas.
+    sqlite: `
+      ALTER TABLE deliveries ADD COLUMN approval TEXT;
+      CREATE TABLE contacts (
+        via TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        approved_at INTEGER NOT NULL,
+        client TEXT,
+        PRIMARY KEY (via, recipient)
+      );
+    `,
+    postgres: `
+      ALTER TABLE deliveries ADD COLUMN approval JSON;
+      CREATE TABLE contacts (
+        via TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        approved_at BIGINT NOT NULL,
+        client TEXT,
+        PRIMARY KEY (via, recipient)
+      );
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -14,6 +14,7 @@ import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
   BannerStatus,
+  ContactRecord,
   DeliveryRecord,
   IdempotencyClaim,
   IdempotencyPhase,
@@ -80,6 +81,7 @@ function toDelivery(r: Row): DeliveryRecord {
     client: (r.client as string | null) ?? null,
     idempotency_key: (r.idempotency_key as string | null) ?? null,
     created_at: num(r.created_at),
+    approval: (r.approval ?? null) as DeliveryRecord['approval'],
   };
 }
 
@@ -313,6 +315,31 @@ export class PostgresStore implements Store {
       recipient,
       now,
     ]);
+  }
+
+  async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ recipient: string }>('SELECT recipient FROM contacts WHERE via = $1 AND recipient = ANY($2::text[])', [
+      via,
+      [...recipients],
+    ]);
+    return new Set(rows.map((r) => r.recipient));
+  }
+
+  async addContacts(via: string, recipients: readonly string[], now: number, client: string | null): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO contacts (via, recipient, approved_at, client) SELECT $1, r, $3, $4 FROM unnest($2::text[]) AS r ON CONFLICT DO NOTHING',
+      [via, [...recipients], now, client],
+    );
+  }
+
+  async listContacts(): Promise<ContactRecord[]> {
+    const { rows } = await this.pool.query('SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient');
+    return rows.map((r) => ({ via: r.via as string, recipient: r.recipient as string, approved_at: num(r.approved_at), client: (r.client as string | null) ?? null }));
+  }
+
+  async forgetContact(via: string, recipient: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('DELETE FROM contacts WHERE via = $1 AND recipient = $2', [via, recipient]);
+    return (rowCount ?? 0) > 0;
   }
 
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {

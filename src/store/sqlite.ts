@@ -16,6 +16,7 @@ import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
   BannerStatus,
+  ContactRecord,
   DeliveryRecord,
   IdempotencyClaim,
   IdempotencyPhase,
@@ -53,6 +54,7 @@ interface DeliveryRow {
   client: string | null;
   idempotency_key: string | null;
   created_at: number;
+  approval: string | null;
 }
 
 interface KeyRow {
@@ -138,6 +140,7 @@ export class SqliteStore implements Store {
       ...r,
       payload: JSON.parse(r.payload) as unknown,
       attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
+      approval: r.approval === null ? null : (JSON.parse(r.approval) as DeliveryRecord['approval']),
     }));
   }
 
@@ -243,6 +246,24 @@ export class SqliteStore implements Store {
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {
     this.statement('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
+  }
+
+  async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {
+    const known = this.statement('SELECT 1 FROM contacts WHERE via = ? AND recipient = ?');
+    return new Set(recipients.filter((r) => known.get(via, r) !== undefined));
+  }
+
+  async addContacts(via: string, recipients: readonly string[], now: number, client: string | null): Promise<void> {
+    const add = this.statement('INSERT INTO contacts (via, recipient, approved_at, client) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+    this.db.transaction(() => recipients.forEach((r) => add.run(via, r, now, client)))();
+  }
+
+  async listContacts(): Promise<ContactRecord[]> {
+    return this.statement('SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient').all() as ContactRecord[];
+  }
+
+  async forgetContact(via: string, recipient: string): Promise<boolean> {
+    return this.statement('DELETE FROM contacts WHERE via = ? AND recipient = ?').run(via, recipient).changes > 0;
   }
 
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {

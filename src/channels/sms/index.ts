@@ -73,6 +73,8 @@ export const sms = defineChannel({
 
   recipients: (call) => [call.to],
 
+  summary: (call) => ({ headlineLabel: 'First line', headline: call.body.split('\n')[0]!, body: call.body }),
+
   async buildPayload(call, { settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
