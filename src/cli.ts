@@ -6,6 +6,7 @@
  *   notify-mcp --http [--port N] [--host H]
  *   notify-mcp schema [--profile P]    print what a client of that profile receives
  *   notify-mcp outbox [--limit N]      print the latest delivery records
+ *   notify-mcp contacts [forget <channel> <recipient>]
  *   notify-mcp bundle --config F [--http …]
  */
 import { parseArgs } from 'node:util';
@@ -24,6 +25,8 @@ const USAGE = `Usage:
   notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
   notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
+  notify-mcp contacts [forget <channel> <recipient>]
+                                      list approved first contacts, or forget one
   notify-mcp bundle --config F [--http [--port N] [--host H]]
                                       serve the reconciled tools of every server in an mcpServers file
   notify-mcp --help | --version
@@ -73,6 +76,10 @@ async function main(argv: string[]): Promise<number> {
         await store.close();
       }
       return 0;
+    }
+    case 'contacts': {
+      const { contactsCommand } = await import('./contacts-command.js');
+      return contactsCommand(positionals.slice(1), config, log, out);
     }
     case 'serve': {
       if (values.http) return serveHttpUntilSignal(config, log, values);
