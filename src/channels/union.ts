@@ -20,13 +20,15 @@ export function notificationUnion(channels: readonly ConfiguredChannel[]) {
   return z.discriminatedUnion('via', [first, ...rest]);
 }
 
-export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDef {
+/** `approval`: the description's sentence on when a person is asked (none without approval rules). */
+export function notificationDef(channels: readonly ConfiguredChannel[], approval?: string): UnionDef {
   return defineUnion(notificationUnion(channels), {
     toolName: SEND_TOOL,
     title: 'Send notification',
     intro: `Sends one notification by ${listWords(channels.map((c) => c.channel.label), 'or')}.`,
     outro:
-      'idempotency_key: the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.',
+      'idempotency_key: the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run.' +
+      (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,
     nestedKey: 'notification',

@@ -55,3 +55,26 @@ export function parseApprovalRules(raw: string | undefined, channels: readonly R
   // The same rule twice would list the same reason twice.
   return rules.filter((r, i) => rules.findIndex((o) => ruleName(o) === ruleName(r)) === i);
 }
+
+/** One sentence for the tool description: when a person may be asked, and what the answers mean. */
+export function describeApproval(rules: readonly ApprovalRule[], labels: ReadonlyMap<string, string>): string | undefined {
+  if (rules.length === 0) return undefined;
+  const when = rules.map((rule) => {
+    switch (rule.kind) {
+      case 'all':
+        return 'every send';
+      case 'first-contact':
+        return 'a recipient no one has approved on that channel yet';
+      case 'channel':
+        return `every ${labels.get(rule.via) ?? rule.via} send`;
+      case 'recipients':
+        return `more than ${rule.over} recipients`;
+      case 'channel-rule':
+        return `the ${rule.name} rule`;
+    }
+  });
+  return (
+    `Approval: this server asks a person to approve ${when.join('; ')} (through the client, MCP elicitation) and sends only the exact message approved; ` +
+    'a decline is APPROVAL_DECLINED, and a client that cannot ask gets APPROVAL_REQUIRED (nothing is sent either way).'
+  );
+}
