@@ -33,6 +33,7 @@ function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord>
     client: null,
     idempotency_key: null,
     created_at,
+    approval: null,
     ...extra,
   };
 }
@@ -69,6 +70,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         );
         expect(all[3]).toMatchObject({ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log });
         expect((await store.listDeliveries(2)).map((d) => d.id)).toEqual(['ntf_b', 'ntf_c']);
+      });
+
+      it('round-trips what a person was asked and answered', async () => {
+        const approval = { outcome: 'declined' as const, reasons: ['first-contact', 'sms'], payload_sha256: 'ab'.repeat(32) };
+        await store.recordDelivery(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
+        expect((await store.listDeliveries(1))[0]).toEqual(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
       });
 
       it('rejects a duplicate delivery id', async () => {
@@ -290,6 +297,24 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.isOptedOut('sms', '+15551234567')).toBe(true);
         expect(await store.isOptedOut('sms', '+15551234568')).toBe(false);
         expect(await store.isOptedOut('email', '+15551234567')).toBe(false);
+      });
+    });
+
+    describe('contacts', () => {
+      it('remembers approved first contacts per channel, keeps the first approval, lists and forgets them, shared by stores', async () => {
+        expect(await store.knownContacts('sms', ['+15551234567'])).toEqual(new Set());
+        await store.addContacts('sms', ['+15551234567', '+15551234568'], T0, 'bot');
+        await store.addContacts('sms', ['+15551234567'], T0 + 1, 'other');
+        expect(await store.knownContacts('sms', ['+15551234567', '+15551234569'])).toEqual(new Set(['+15551234567']));
+        expect(await store.knownContacts('email', ['+15551234567'])).toEqual(new Set());
+        const other = await h.reopen();
+        expect(await other.listContacts()).toEqual([
+          { via: 'sms', recipient: '+15551234567', approved_at: T0, client: 'bot' },
+          { via: 'sms', recipient: '+15551234568', approved_at: T0, client: 'bot' },
+        ]);
+        expect(await other.forgetContact('sms', '+15551234567')).toBe(true);
+        expect(await other.forgetContact('sms', '+15551234567')).toBe(false);
+        expect(await store.knownContacts('sms', ['+15551234567', '+15551234568'])).toEqual(new Set(['+15551234568']));
       });
     });
 
