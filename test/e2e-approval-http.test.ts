@@ -4,40 +4,27 @@
  * holds nothing: another client's calls (asked and not) complete meanwhile, and the approved
  * send still has its full budget once the answer comes.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askingClient, mutedClient } from './helpers/approval.js';
-import { CLI, cliEnv, tempDataDir } from './helpers/cli.js';
+import { cliEnv, startHttpCli, tempDataDir, type HttpCli } from './helpers/cli.js';
 import { assertBuilt, ERAS, errorOf, readOutbox, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
 
 const BUDGET_MS = 2_000;
 const env = cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-approval-http-'), NOTIFY_APPROVAL: 'sms', NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS) });
-let server: ChildProcess;
+let server: HttpCli | undefined;
 let url: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   assertBuilt();
-  server = spawn(process.execPath, [CLI, '--http', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 15_000);
-    server.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const m = /"msg":"serving http","url":"([^"]+)"/.exec(stderr);
-      if (m) clearTimeout(timer), resolve(m[1]!);
-    });
-  });
+  server = await startHttpCli(env);
+  url = server.url;
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  if (server && server.exitCode === null) {
-    const exited = new Promise((r) => server.once('exit', r));
-    server.kill('SIGTERM');
-    await exited;
-  }
+  await server?.stop();
 });
 
 async function connected<C extends Client>(client: C): Promise<C> {

@@ -7,10 +7,10 @@
  * delivery record.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { askingClient, modernMeta, mutedClient, rawSession } from './helpers/approval.js';
+import { askingClient, modernMeta, mutedClient } from './helpers/approval.js';
 import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 import type { Client } from '@modelcontextprotocol/client';
-import { assertBuilt, ERAS, errorOf, readOutbox, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
+import { assertBuilt, ERAS, errorOf, rawStdio, readOutbox, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
 
 const transports: ChildStdioTransport[] = [];
 afterAll(async () => {
@@ -120,7 +120,7 @@ describe('approval over stdio, 2026-07-28 on the wire', () => {
     const env = approvalEnv('sms');
     const transport = new ChildStdioTransport([], env);
     transports.push(transport);
-    const s = await rawSession(transport);
+    const s = await rawStdio(transport);
     const call = (args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
       s.request('tools/call', { name: 'send_notification', arguments: args, _meta: modernMeta('raw'), ...extra });
 
