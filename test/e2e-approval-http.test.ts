@@ -38,7 +38,7 @@ const send = async (client: Client, args: Record<string, unknown>) =>
 const SMS = { via: 'sms', to: '+14155550123', body: 'Door code 4411' };
 
 describe.each(ERAS)('approval over HTTP, %s client', (era: Era) => {
-  it('approve sends; a client that cannot ask gets APPROVAL_REQUIRED', async () => {
+  it('approve sends; decline sends nothing; a client that cannot ask gets APPROVAL_REQUIRED; each recorded', async () => {
     const asking = askingClient(`approver-${era}`, era, 'accept');
     await connected(asking.client);
     const ok = await send(asking.client, SMS);
@@ -48,8 +48,14 @@ describe.each(ERAS)('approval over HTTP, %s client', (era: Era) => {
     const muted = await connected(mutedClient(`muted-${era}`, era));
     expect(errorOf(await send(muted, SMS)).code).toBe('APPROVAL_REQUIRED');
 
+    const declining = askingClient(`decliner-${era}`, era, 'decline');
+    await connected(declining.client);
+    expect(errorOf(await send(declining.client, SMS)).code).toBe('APPROVAL_DECLINED');
+
     const rows = await readOutbox(env);
     expect(rows.find((r) => r.id === ok.structuredContent!.id)).toMatchObject({ approval: { outcome: 'approved' } });
+    expect(rows.filter((r) => r.client === `decliner-${era}`)).toMatchObject([{ error_code: 'APPROVAL_DECLINED', approval: { outcome: 'declined' } }]);
+    expect(rows.filter((r) => r.client === `muted-${era}`)).toMatchObject([{ error_code: 'APPROVAL_REQUIRED', approval: { outcome: 'required' } }]);
   });
 });
 

@@ -62,6 +62,7 @@ export interface OutboxRecord {
   latency_ms: number;
   client: string | null;
   payload: unknown;
+  approval?: { outcome: string; reasons: string[]; payload_sha256: string } | null;
 }
 
 /** `notify-mcp outbox` with the same environment (and so the same data dir). */
