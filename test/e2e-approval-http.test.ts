@@ -7,8 +7,9 @@
 import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { askingClient, mutedClient } from './helpers/approval.js';
-import { cliEnv, startHttpCli, tempDataDir, type HttpCli } from './helpers/cli.js';
-import { assertBuilt, ERAS, errorOf, readOutbox, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
+import { cliEnv, tempDataDir } from './helpers/cli.js';
+import { startHttpCli, type HttpCli } from './helpers/http-cli.js';
+import { ERAS, errorOf, readOutbox, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
 
 const BUDGET_MS = 2_000;
 const env = cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-approval-http-'), NOTIFY_APPROVAL: 'sms', NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS) });
@@ -17,7 +18,6 @@ let url: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  assertBuilt();
   server = await startHttpCli(env);
   url = server.url;
 });

@@ -4,9 +4,10 @@
  * tools per profile in both eras and the same as over stdio, a dry-run send, a branch-first
  * error, and the profile chosen by token, path and clientInfo.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { StreamableHTTPClientTransport, type Client, type Tool } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startHttpCli, tempDataDir, type HttpCli } from './helpers/cli.js';
+import { CLI, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 import { VALID_EXAMPLES } from './helpers/examples.js';
 import { assertBuilt, ERAS, eraClient, errorOf, type Era, type ToolOutcome } from './helpers/mcp-cli.js';
 
@@ -18,19 +19,34 @@ const env = cliEnv({
   NOTIFY_CLIENT_PROFILES: 'ops-agent=oneOf,pager-agent=per-channel',
 });
 
-let server: HttpCli | undefined;
+let server: ChildProcess;
 let url: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
   assertBuilt();
-  server = await startHttpCli(env);
-  url = server.url;
+  server = spawn(process.execPath, [CLI, '--http', '--port', '0'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 15_000);
+    server.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+      const m = /"msg":"serving http","url":"([^"]+)"/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    });
+  });
 });
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));
-  await server?.stop();
+  if (server && server.exitCode === null) {
+    const exited = new Promise((r) => server.once('exit', r));
+    server.kill('SIGTERM');
+    await exited;
+  }
 });
 
 async function connect(era: Era, opts: { token?: string; path?: string; name?: string } = {}): Promise<Client> {

@@ -3,7 +3,7 @@
  * (nothing inherited but PATH and HOME, so a developer's DATABASE_URL or tokens never
  * leak in), and an MCP client transport that also records every raw stdout line.
  */
-import { spawn, type ChildProcess, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -77,39 +77,4 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     child.on('error', reject);
     child.on('exit', (code) => resolvePromise({ code, stdout, stderr }));
   });
-}
-
-export interface HttpCli {
-  child: ChildProcess;
-  /** The MCP endpoint, `http://127.0.0.1:<port>/mcp`. */
-  url: string;
-  /** SIGTERM, and wait for the exit. */
-  stop(): Promise<void>;
-}
-
-/** Starts `notify-mcp --http --port 0 …args` and resolves with its URL once it serves. */
-export async function startHttpCli(env: Record<string, string>, args: string[] = []): Promise<HttpCli> {
-  const child = spawn(process.execPath, [CLI, '--http', '--port', '0', ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const url = await new Promise<string>((resolvePromise, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 15_000);
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const m = /"msg":"serving http","url":"([^"]+)"/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolvePromise(m[1]!);
-      }
-    });
-  });
-  return {
-    child,
-    url,
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
 }
