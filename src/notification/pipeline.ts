@@ -1,5 +1,6 @@
 /**
- * The send pipeline for one validated notification: recipient policy, opt-outs,
+ * The send pipeline for one validated notification: recipient policy, opt-outs, a person's
+ * approval when the operator's policy asks for one (./approval.ts, before anything is held),
  * idempotency, rate limits and payload building, then the provider (retried inside what is
  * left of the send's budget), and a delivery record for every outcome the provider gave.
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
