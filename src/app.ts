@@ -3,11 +3,11 @@
  * store, providers and the tool catalog. Transports create one MCP server per connection
  * on top of this (src/server.ts).
  */
+import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import { buildCatalog, type Catalog } from './catalog.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
-import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import { createApprovalCodec, type ApprovalState } from './notification/approval-round.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';

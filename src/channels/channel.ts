@@ -101,7 +101,7 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
   /**
    * What a person approving a send reads besides channel and recipients: the subject or first
-   * line, and the body whose size is shown. Without it, the first line of the call's JSON.
+   * line, and the body whose size is shown. Without it, the call's own JSON.
    */
   summary?(call: CallOf<V, Shape>): Summary;
   /**

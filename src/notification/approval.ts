@@ -79,25 +79,30 @@ async function matchingRules<C, P>(
   let firstContacts: string[] = [];
   for (const rule of rules) {
     const name = ruleName(rule);
+    let reason: string | undefined;
     switch (rule.kind) {
       case 'all':
-        names.push(name), why.push('every send needs approval (all)');
+        reason = 'every send needs approval (all)';
         break;
       case 'channel':
-        if (rule.via === channel.name) names.push(name), why.push(`every ${channel.name} send needs approval (${name})`);
+        if (rule.via === channel.name) reason = `every ${channel.name} send needs approval (${name})`;
         break;
       case 'recipients':
-        if (recipients.length > rule.over) names.push(name), why.push(`${recipients.length} recipients, more than ${rule.over} (${name})`);
+        if (recipients.length > rule.over) reason = `${recipients.length} recipients, more than ${rule.over} (${name})`;
         break;
       case 'channel-rule':
-        if (channel.approvalRule(rule.name, call)) names.push(name), why.push(`the ${channel.name} rule ${name} applies`);
+        if (channel.approvalRule(rule.name, call)) reason = `the ${channel.name} rule ${name} applies`;
         break;
       case 'first-contact': {
         const known = await deps.store.knownContacts(channel.name, recipients);
         firstContacts = recipients.filter((r) => !known.has(r));
-        if (firstContacts.length > 0) names.push(name), why.push(`first contact with ${firstContacts.join(', ')} (${name})`);
+        if (firstContacts.length > 0) reason = `first contact with ${firstContacts.join(', ')} (${name})`;
         break;
       }
+    }
+    if (reason !== undefined) {
+      names.push(name);
+      why.push(reason);
     }
   }
   return { names, why, firstContacts };
