@@ -81,6 +81,18 @@ describe('approval step', () => {
     expect(row!.approval).toEqual({ outcome: 'approved', reasons: ['sms'], payload_sha256: request.grant.payload_sha256 });
   });
 
+  it('asks no one about a replay of a key already sent; the replay sends nothing', async () => {
+    const d = await deps('sms');
+    const keyed = { ...SMS, idempotency_key: 'k1' };
+    const request = await question(send(d, keyed, { canAsk: true }));
+    const first = await send(d, keyed, accept(request));
+    // A client that cannot ask gets the first result: nothing is sent, so nothing needs approval.
+    expect(await send(d, keyed)).toEqual({ ...first, replayed: true });
+    expect(provider.payloads).toHaveLength(1);
+    // Another payload under the key is still asked about (and then a conflict).
+    await question(send(d, { ...keyed, body: 'Other' }, { canAsk: true }));
+  });
+
   it('does not send a changed payload on an old approval: it asks about the new one', async () => {
     const d = await deps('sms');
     const request = await question(send(d, SMS, { canAsk: true }));

@@ -112,10 +112,19 @@ async function sendTyped<C, P>(
     }
   }
 
-  // Before the idempotency claim: a person may take minutes, and nothing is held meanwhile.
-  const approved = await approveSend(deps, channel, call, opts.approval, opts.client);
-
   const { idempotency_key: key, ...content } = value;
+  // Only keyed (or approved) sends need it; a plain send does not pay for the hash.
+  const keyedHash = typeof key === 'string' ? schemaHash(content) : undefined;
+  // Keys are scoped by client: two bots that pick the same key do not share results.
+  const scoped = (k: string) => JSON.stringify([opts.client ?? '', k]);
+  // Before the idempotency claim: a person may take minutes, and nothing is held meanwhile.
+  // A replay of a send already made under its key sends nothing, so it asks no one.
+  const replay =
+    typeof key === 'string' &&
+    deps.config.approval.rules.length > 0 &&
+    (await deps.store.isIdempotencyDone(scoped(key), keyedHash!, deps.now(), IDEMPOTENCY_TTL_MS));
+  const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client);
+
   const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts, approved);
   // An approved send without a key is keyed by its approval: a replayed approval sends once.
   const claimKey = typeof key === 'string' ? key : approved && `approval:${approved.id}`;
@@ -126,9 +135,8 @@ async function sendTyped<C, P>(
   const { result, replayed } = await runIdempotent(
     {
       store: deps.store,
-      // Keys are scoped by client: two bots that pick the same key do not share results.
-      key: JSON.stringify([opts.client ?? '', claimKey]),
-      payloadHash: schemaHash(content),
+      key: scoped(claimKey),
+      payloadHash: keyedHash ?? schemaHash(content),
       budgetMs,
       startedAt,
       ttlMs: IDEMPOTENCY_TTL_MS,
