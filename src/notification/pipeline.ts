@@ -121,8 +121,9 @@ async function sendTyped<C, P>(
   // A replay of a send already made under its key sends nothing, so it asks no one.
   const replay =
     typeof key === 'string' &&
+    keyedHash !== undefined &&
     deps.config.approval.rules.length > 0 &&
-    (await deps.store.isIdempotencyDone(scoped(key), keyedHash!, deps.now(), IDEMPOTENCY_TTL_MS));
+    (await deps.store.isIdempotencyDone(scoped(key), keyedHash, deps.now(), IDEMPOTENCY_TTL_MS));
   const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client);
 
   const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts, approved);
