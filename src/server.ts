@@ -22,8 +22,8 @@ import { channelToolName, SEND_TOOL } from './channels/union.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
 import type { CallObserver } from './metrics.js';
-import { callerDependentList, selectProfile } from './profile.js';
 import { APPROVAL_TTL_S, approvalRound, askApproval } from './notification/approval-round.js';
+import { callerDependentList, selectProfile } from './profile.js';
 import { callArguments } from './transports/inbound.js';
 import { VERSION } from './version.js';
 

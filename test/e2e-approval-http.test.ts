@@ -65,7 +65,7 @@ describe('a person thinking holds nothing', () => {
     const thinking = new Promise<void>((r) => (release = r));
     const slow = askingClient('slow-person', 'legacy', async () => (await thinking, 'accept'));
     await connected(slow.client);
-    const pending = send(slow.client, { ...SMS, idempotency_key: 'slow-1' });
+    const pending = send(slow.client, { ...SMS, idempotency_key: `slow-${otherEra}` });
     await expect.poll(() => slow.questions.length, { timeout: 10_000 }).toBe(1);
 
     const other = askingClient(`other-${otherEra}`, otherEra, 'accept');
