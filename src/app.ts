@@ -3,10 +3,12 @@
  * store, providers and the tool catalog. Transports create one MCP server per connection
  * on top of this (src/server.ts).
  */
+import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import { buildCatalog, type Catalog } from './catalog.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
+import { createApprovalCodec, type ApprovalState } from './notification/approval-round.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
 import type { Provider } from './providers/types.js';
@@ -15,6 +17,8 @@ import type { Store } from './store/types.js';
 
 export interface App extends PipelineDeps {
   catalog: Catalog;
+  /** Signs and verifies the approval state clients carry between rounds; one per process. */
+  approvalCodec: RequestStateCodec<ApprovalState>;
   /** Runs a tool call so that close() waits for it. */
   track<T>(call: Promise<T>): Promise<T>;
   /** Resolves when no call is in flight, or after `timeoutMs`. */
@@ -63,6 +67,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
   return {
     ...deps,
     catalog,
+    approvalCodec: createApprovalCodec(config.approval.key),
     track(call) {
       inflight.add(call);
       void call.finally(() => inflight.delete(call)).catch(() => {});

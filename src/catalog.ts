@@ -8,6 +8,7 @@ import { bannerTools } from './banners/index.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './channels/union.js';
 import { getNotificationTool } from './notification/get-notification.js';
+import { describeApproval } from './notification/approval-rules.js';
 import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
@@ -95,7 +96,10 @@ export function buildCatalog(
 ): Catalog {
   let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;
   const build = (profile: Profile): ProfileCatalog => {
-    shared ??= { def: notificationDef(config.channels), outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'] };
+    shared ??= {
+      def: notificationDef(config.channels, describeApproval(config.approval.rules, new Map(config.channels.map((c) => [c.name, c.channel.label])))),
+      outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'],
+    };
     const { def, outputSchema } = shared;
     const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, profile).map((pt) => ({
       tool: {

@@ -7,6 +7,7 @@
  *   notify-mcp schema [--profile P]    print what a client of that profile receives
  *   notify-mcp outbox [--limit N]      print the latest delivery records
  *   notify-mcp doctor [--json]         check the configuration before going live
+ *   notify-mcp contacts [forget <channel> <recipient>]
  *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
  */
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,8 @@ const USAGE = `Usage:
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
   notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
   notify-mcp doctor [--json]          check credentials, reachability, store and settings; sends nothing
+  notify-mcp contacts [forget <channel> <recipient>]
+                                      list approved first contacts, or forget one
   notify-mcp bundle FILE [--http [--port N] [--host H]]
                                       serve the reconciled tools of every server in an mcpServers file
                                       (also --servers FILE; --config FILE is the old form)
@@ -115,6 +118,10 @@ async function main(argv: string[]): Promise<number> {
         await store.close();
       }
       return 0;
+    }
+    case 'contacts': {
+      const { contactsCommand } = await import('./contacts-command.js');
+      return contactsCommand(positionals.slice(1), config, log, out);
     }
     case 'serve': {
       if (values.http) return serveHttpUntilSignal(config, log, values);

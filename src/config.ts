@@ -11,6 +11,7 @@ import { parseEnv } from 'node:util';
 import type { Channel, ConfiguredChannel } from './channels/channel.js';
 import { CHANNELS } from './channels/registry.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from './env.js';
+import { parseApprovalRules, type ApprovalRule } from './notification/approval-rules.js';
 
 export { ConfigError } from './env.js';
 export type { Allowlist } from './policy/allowlist.js';
@@ -56,6 +57,12 @@ export interface Config {
    */
   feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number };
   rateLimits: RateLimit[];
+  /**
+   * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
+   * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
+   * without it, a random key per process: replicas behind a balancer then need it set).
+   */
+  approval: { rules: ApprovalRule[]; key: string | undefined };
 }
 
 function profile(value: string, variable: string): Profile {
@@ -173,6 +180,13 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function approvalKey(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  // The SDK's HMAC codec refuses shorter keys; say so at start, not at the first approval.
+  if (Buffer.byteLength(raw) < 32) throw new ConfigError('NOTIFY_APPROVAL_KEY must be at least 32 bytes (e.g. `openssl rand -hex 32`)');
+  return raw;
+}
+
 function defaultDataDir(env: Env): string {
   const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
   return join(base, 'notify-mcp');
@@ -225,6 +239,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
       maxStreams: positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000),
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
+    approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.

@@ -20,6 +20,10 @@ export const ERROR_CODES = [
   'PROVIDER_UNAVAILABLE',
   'DELIVERY_UNKNOWN',
   'NOT_FOUND',
+  /** The operator's policy needs a person's approval and this client cannot ask one: nothing was sent. */
+  'APPROVAL_REQUIRED',
+  /** The person declined the send (or dismissed the question): nothing was sent. */
+  'APPROVAL_DECLINED',
   /** The client cancelled the call before the provider was called: nothing was sent. */
   'CANCELLED',
   /** A bug on our side; logged with its stack, never retried by the server. */

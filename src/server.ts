@@ -24,6 +24,7 @@ import { channelToolName, SEND_TOOL } from './channels/union.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
 import type { CallObserver } from './metrics.js';
+import { APPROVAL_TTL_S, approvalRound, askApproval } from './notification/approval-round.js';
 import { callerDependentList, selectProfile } from './profile.js';
 import { callArguments } from './transports/inbound.js';
 import { VERSION } from './version.js';
@@ -77,6 +78,10 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       instructions: instructions(app.channels),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+      // An approval's state comes back from the client: a forged or expired one is refused.
+      requestState: { verify: (state, ctx) => app.approvalCodec.verify(state, ctx) },
+      // A person answers at human pace; a round (2025-11-25 elicitation) waits up to the state's life.
+      inputRequired: { roundTimeoutMs: APPROVAL_TTL_S * 1000 },
     },
   );
   const profileFor = (ctx: ServerContext) => selectProfile(app.config, { ...conn, clientName: clientNameOf(server, ctx) });
@@ -114,6 +119,10 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
           operator: conn.client !== undefined && app.config.http.operators.includes(conn.client),
           now: app.now,
           signal: ctx.mcpReq.signal,
+          approval: {
+            round: approvalRound(server, ctx, client),
+            ask: (request) => askApproval(app.approvalCodec, request, client),
+          },
           progress:
             token === undefined
               ? undefined

@@ -6,9 +6,10 @@
  * union library shapes it (src/notification/tool.ts).
  */
 import type { z } from 'zod';
-import type { ToolAnnotations } from '@modelcontextprotocol/server';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
+import type { ApprovalRequest, ApprovalRound } from './notification/approval.js';
 import type { Store } from './store/types.js';
 
 export interface ToolContext {
@@ -23,6 +24,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends an MCP progress notification when the caller asked for progress. */
   progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
+  /** The approval step's view of this round, and how to put a question to the person (src/notification/approval-round.ts). */
+  approval?: { round: ApprovalRound; ask(request: ApprovalRequest): Promise<CallToolResult> };
 }
 
 export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {

@@ -10,7 +10,7 @@ import { JSONRPCMessageSchema } from '@modelcontextprotocol/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 import { CHANNEL_FIELDS as FIELDS, CHANNEL_TOOLS, FIRST_EXAMPLES, VALID_EXAMPLES } from './helpers/examples.js';
-import { ERAS, eraClient, MODERN_VERSION } from './helpers/mcp-cli.js';
+import { ERAS, eraClient, MODERN_VERSION, rawStdio } from './helpers/mcp-cli.js';
 
 type Call = { name: string; arguments: Record<string, unknown> };
 type Args = Record<string, unknown>;
@@ -101,26 +101,10 @@ describe('stdio, both eras', () => {
   });
 });
 
-/** Raw newline-delimited JSON-RPC over the CLI's stdio, answers matched by id. */
 async function rawSession(envVars: Record<string, string>) {
   const transport = new ChildStdioTransport([], envVars);
   transports.push(transport);
-  const waiting = new Map<number, (m: Record<string, any>) => void>();
-  transport.onmessage = (m) => {
-    const id = (m as { id?: number }).id;
-    if (id !== undefined) waiting.get(id)?.(m as Record<string, any>);
-  };
-  await transport.start();
-  let next = 1;
-  return {
-    transport,
-    request(method: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
-      const id = next++;
-      const answer = new Promise<Record<string, any>>((resolve) => waiting.set(id, resolve));
-      void transport.send({ jsonrpc: '2.0', id, method, params });
-      return answer;
-    },
-  };
+  return { transport, ...(await rawStdio(transport)) };
 }
 
 const modernMeta = (clientName?: string) => ({

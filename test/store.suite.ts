@@ -36,6 +36,7 @@ function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord>
     provider_status: null,
     provider_status_code: null,
     status_updated_at: created_at,
+    approval: null,
     ...extra,
   };
 }
@@ -73,6 +74,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.getDelivery('ntf_b')).toEqual(all[0]);
         expect(all[3]).toMatchObject({ status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log });
         expect((await store.listDeliveries(2)).map((d) => d.id)).toEqual(['ntf_b', 'ntf_c']);
+      });
+
+      it('round-trips what a person was asked and answered', async () => {
+        const approval = { outcome: 'declined' as const, reasons: ['first-contact', 'sms'], payload_sha256: 'ab'.repeat(32) };
+        await store.recordDelivery(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
+        expect((await store.listDeliveries(1))[0]).toEqual(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
       });
 
       it('rejects a duplicate delivery id', async () => {
@@ -154,6 +161,17 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         });
         // A done claim is never "stale": it replays until the ttl.
         expect(await store.claimIdempotency('k2', 'h', T0 + OPTS.staleAfterMs * 10, OPTS)).toMatchObject({ state: 'done' });
+      });
+
+      it('says whether a key holds a finished send of a payload, claiming nothing', async () => {
+        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
+        const claim = await store.claimIdempotency('k-done', 'h1', T0, OPTS);
+        if (claim.kind !== 'claimed') throw new Error('expected a claim');
+        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
+        await store.completeIdempotency('k-done', claim.owner, { id: 'ntf_1' });
+        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + 1, OPTS.ttlMs)).toBe(true);
+        expect(await store.isIdempotencyDone('k-done', 'h2', T0 + 1, OPTS.ttlMs)).toBe(false);
+        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + OPTS.ttlMs, OPTS.ttlMs)).toBe(false);
       });
 
       it('moves a claim to sending for its owner only', async () => {
@@ -328,6 +346,24 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.isOptedOut('sms', '+15551234567')).toBe(true);
         expect(await store.isOptedOut('sms', '+15551234568')).toBe(false);
         expect(await store.isOptedOut('email', '+15551234567')).toBe(false);
+      });
+    });
+
+    describe('contacts', () => {
+      it('remembers approved first contacts per channel, keeps the first approval, lists and forgets them, shared by stores', async () => {
+        expect(await store.knownContacts('sms', ['+15551234567'])).toEqual(new Set());
+        await store.addContacts('sms', ['+15551234567', '+15551234568'], T0, 'bot');
+        await store.addContacts('sms', ['+15551234567'], T0 + 1, 'other');
+        expect(await store.knownContacts('sms', ['+15551234567', '+15551234569'])).toEqual(new Set(['+15551234567']));
+        expect(await store.knownContacts('email', ['+15551234567'])).toEqual(new Set());
+        const other = await h.reopen();
+        expect(await other.listContacts()).toEqual([
+          { via: 'sms', recipient: '+15551234567', approved_at: T0, client: 'bot' },
+          { via: 'sms', recipient: '+15551234568', approved_at: T0, client: 'bot' },
+        ]);
+        expect(await other.forgetContact('sms', '+15551234567')).toBe(true);
+        expect(await other.forgetContact('sms', '+15551234567')).toBe(false);
+        expect(await store.knownContacts('sms', ['+15551234567', '+15551234568'])).toEqual(new Set(['+15551234568']));
       });
     });
 

@@ -41,6 +41,13 @@ export interface ChannelSettings {
 /** Settings of a live channel: what createProvider receives. */
 export type LiveSettings<S extends ChannelSettings> = S & { readonly live: true };
 
+/** What a person approving a send reads of it: `Subject: …` or `First line: …`, and the body (its size is shown). */
+export interface Summary {
+  headlineLabel: string;
+  headline: string;
+  body: string;
+}
+
 /** Properties a channel adds to a successful result (SMS: segments, encoding). */
 export type ResultMeta = Readonly<Record<string, string | number>>;
 
@@ -121,16 +128,30 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * domain; SMS: the country-code prefix). Without it, the channel's name.
    */
   recipientClass?(recipient: string): string;
-  /** `timeoutMs`: how long building may take (it counts against the send's budget). */
-  buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number }): Promise<BuiltPayload<P>>;
   /**
    * `notify-mcp doctor` for a live channel: credentials and reachability, and that what the
    * settings name (a sender, the allowlisted destinations) exists; never sends anything.
    * Loaded on demand like the provider.
    */
   check?(settings: LiveSettings<S>, allow: Allowlist | undefined, ctx: CheckContext): Promise<Check[]>;
+  /**
+   * `timeoutMs`: how long building may take (it counts against the send's budget). The same
+   * call, `id` and `at` (the message's time) must build the same payload: an approval is
+   * bound to its hash, and the approved send builds it again.
+   */
+  buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number; at?: number }): Promise<BuiltPayload<P>>;
   /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
   createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
+  /**
+   * What a person approving a send reads besides channel and recipients: the subject or first
+   * line, and the body whose size is shown. Without it, the call's own JSON.
+   */
+  summary?(call: CallOf<V, Shape>): Summary;
+  /**
+   * Approval rules only this channel can judge (NOTIFY_APPROVAL names them): true when the
+   * call needs a person's approval under these settings (Slack: `broadcast`).
+   */
+  approvalRules?: { readonly [rule: string]: (call: CallOf<V, Shape>, settings: S) => boolean };
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -145,6 +166,8 @@ export interface Channel {
   readonly sentMeans: string;
   readonly formats?: Readonly<Record<string, FormatWords>>;
   readonly examples: readonly Readonly<Record<string, unknown>>[];
+  /** The names of the approval rules it declares. */
+  readonly approvalRuleNames: readonly string[];
   /** Reads its settings and allowlist from `env` (config.ts hands it in). */
   configure(env: Env): ConfiguredChannel;
 }
@@ -195,7 +218,18 @@ export interface TypedChannel<C, P> {
   recipients(call: C): string[];
   /** A recipient's class for logs (ChannelModule.recipientClass). */
   recipientClass(recipient: string): string;
-  buildPayload(call: C, id: string, timeoutMs: number): Promise<BuiltPayload<P>>;
+  /** `at`: the message's time (the email's Date header), so that the same call, id and time build the same bytes. */
+  buildPayload(call: C, id: string, timeoutMs: number, at: number): Promise<BuiltPayload<P>>;
+  summary(call: C): Summary;
+  /** Whether the channel's approval rule `rule` applies to the call; false for a rule it does not declare. */
+  approvalRule(rule: string, call: C): boolean;
+}
+
+/** A summary for a channel that declares none: its call as JSON, without `via`. */
+function firstLineOf(call: unknown): Summary {
+  const { via: _via, idempotency_key: _key, ...rest } = call as Record<string, unknown>;
+  const body = JSON.stringify(rest);
+  return { headlineLabel: 'Call', headline: body.slice(0, 120), body };
 }
 
 function isLive<S extends ChannelSettings>(settings: S): settings is LiveSettings<S> {
@@ -215,6 +249,7 @@ export function defineChannel<const V extends string, const K extends string, S 
 ): ChannelModule<V, K, S, Shape, P> & Channel {
   const channel: ChannelModule<V, K, S, Shape, P> & Channel = {
     ...module,
+    approvalRuleNames: Object.keys(module.approvalRules ?? {}),
     configure(env: Env): ConfiguredChannel {
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
@@ -246,7 +281,9 @@ export function defineChannel<const V extends string, const K extends string, S 
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
             recipientClass: (recipient) => channel.recipientClass?.(recipient) ?? module.name,
-            buildPayload: (call, id, timeoutMs) => channel.buildPayload(call, { id, settings, timeoutMs }),
+            buildPayload: (call, id, timeoutMs, at) => channel.buildPayload(call, { id, settings, timeoutMs, at }),
+            summary: (call) => module.summary?.(call) ?? firstLineOf(call),
+            approvalRule: (rule, call) => module.approvalRules?.[rule]?.(call, settings) ?? false,
           };
           return {
             name: module.name,

@@ -11,7 +11,7 @@ describe('connectChannels', () => {
     expect(channels.map((c) => [c.name, c.live, c.providerName])).toEqual(CHANNELS.map((c) => [c.name, false, 'dry-run']));
     // The dry-run provider takes the payload the channel builds, and sends nothing.
     const receipt = await channels[0]!.open(async (c) => {
-      const { payload } = await c.buildPayload(c.parse(email.examples[0]), 'ntf_1', 10_000);
+      const { payload } = await c.buildPayload(c.parse(email.examples[0]), 'ntf_1', 10_000, 0);
       return c.provider.send(payload, { notificationId: 'ntf_1', signal: new AbortController().signal });
     });
     expect(receipt).toEqual({});

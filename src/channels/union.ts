@@ -20,7 +20,8 @@ export function notificationUnion(channels: readonly ConfiguredChannel[]) {
   return z.discriminatedUnion('via', [first, ...rest]);
 }
 
-export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDef {
+/** `approval`: the description's sentence on when a person is asked (none without approval rules). */
+export function notificationDef(channels: readonly ConfiguredChannel[], approval?: string): UnionDef {
   return defineUnion(notificationUnion(channels), {
     toolName: SEND_TOOL,
     title: 'Send notification',
@@ -28,7 +29,8 @@ export function notificationDef(channels: readonly ConfiguredChannel[]): UnionDe
     outro:
       'idempotency_key: the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run. ' +
       `status sent means, by channel: ${channels.map((c) => `${c.channel.label}: ${c.channel.sentMeans}`).join(' ')} ` +
-      'get_notification({ id }) shows later states.',
+      'get_notification({ id }) shows later states.' +
+      (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,
     nestedKey: 'notification',

@@ -1,10 +1,10 @@
 /**
- * The send pipeline for one validated notification: recipient policy, opt-outs,
+ * The send pipeline for one validated notification: recipient policy, opt-outs, a person's
+ * approval when the operator's policy asks for one (./approval.ts, before anything is held),
  * idempotency, rate limits and payload building, then the provider (retried inside what is
  * left of the send's budget), and a delivery record for every outcome the provider gave.
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
-import { randomUUID } from 'node:crypto';
 import type { ConnectedChannel, ResultMeta, TypedChannel } from '../channels/channel.js';
 import type { Config } from '../config.js';
 import { NotifyError } from '../errors.js';
@@ -13,6 +13,7 @@ import { isAllowed } from '../policy/allowlist.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
+import { approveSend, newNotificationId, type ApprovalRound, type Approved } from './approval.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
 
@@ -54,6 +55,8 @@ export interface SendOptions {
    * which is recorded like any other.
    */
   signal?: AbortSignal;
+  /** What the client can do, and what a person answered, when the approval policy applies (./approval.ts). */
+  approval?: ApprovalRound;
 }
 
 function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
@@ -68,10 +71,6 @@ function toDeliveryAttempt(a: AttemptRecord, i: number, startedAt: readonly numb
   if (a.vendorCode !== undefined) entry.vendor_code = a.vendorCode;
   if (startedAt[i] !== undefined) entry.at = startedAt[i];
   return entry;
-}
-
-function newNotificationId(): string {
-  return `ntf_${randomUUID().replaceAll('-', '')}`;
 }
 
 /**
@@ -128,18 +127,32 @@ async function sendTyped<C, P>(
   }
 
   const { idempotency_key: key, ...content } = value;
-  const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts);
-  if (typeof key !== 'string') {
+  // Only keyed (or approved) sends need it; a plain send does not pay for the hash.
+  const keyedHash = typeof key === 'string' ? schemaHash(content) : undefined;
+  // Keys are scoped by client: two bots that pick the same key do not share results.
+  const scoped = (k: string) => JSON.stringify([opts.client ?? '', k]);
+  // Before the idempotency claim: a person may take minutes, and nothing is held meanwhile.
+  // A replay of a send already made under its key sends nothing, so it asks no one.
+  const replay =
+    typeof key === 'string' &&
+    keyedHash !== undefined &&
+    deps.config.approval.rules.length > 0 &&
+    (await deps.store.isIdempotencyDone(scoped(key), keyedHash, deps.now(), IDEMPOTENCY_TTL_MS));
+  const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client);
+
+  const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts, approved);
+  // An approved send without a key is keyed by its approval: a replayed approval sends once.
+  const claimKey = typeof key === 'string' ? key : approved && `approval:${approved.id}`;
+  if (!claimKey) {
     const prepared = await steps.prepare();
     return steps.send(prepared, budgetLeft(startedAt + budgetMs, deps.now(), budgetMs, via));
   }
   const { result, replayed } = await runIdempotent(
     {
       store: deps.store,
-      // Keys are scoped by client: two bots that pick the same key do not share results.
-      key: JSON.stringify([opts.client ?? '', key]),
-      sentKey: key,
-      payloadHash: schemaHash(content),
+      key: scoped(claimKey),
+      sentKey: claimKey,
+      payloadHash: keyedHash ?? schemaHash(content),
       budgetMs,
       startedAt,
       ttlMs: IDEMPOTENCY_TTL_MS,
@@ -166,20 +179,22 @@ function deliverySteps<C, P>(
   call: C,
   key: string | undefined,
   opts: SendOptions,
+  approved: Approved<P> | undefined,
 ): SendSteps<Prepared<P>, SendResult> {
   return {
     async prepare() {
       // Here, not before idempotency: a replayed result sends nothing and costs no quota.
       await deps.rateGate?.check(opts.client, channel.name, deps.now());
-      const id = newNotificationId();
+      const id = approved?.id ?? newNotificationId();
       const startedAt = deps.now();
-      // At most half the budget, so that the provider call keeps the rest.
-      const { payload, meta } = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2);
+      // At most half the budget, so that the provider call keeps the rest. An approved send
+      // sends the payload the person saw, as it was built for them.
+      const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
       // Before the idempotency claim moves to `sending`: a throw here releases it.
       throwIfCancelled(opts.signal, channel.name);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
-    send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs),
+    send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs, approved),
   };
 }
 
@@ -191,6 +206,7 @@ async function deliver<C, P>(
   opts: SendOptions,
   prepared: Prepared<P>,
   budgetLeftMs: number,
+  approved: Approved<P> | undefined,
 ): Promise<SendResult> {
   const { id, startedAt, payload, meta } = prepared;
   const { provider, live, name: via } = channel;
@@ -211,6 +227,7 @@ async function deliver<C, P>(
     provider_status: null,
     provider_status_code: null,
     status_updated_at: startedAt,
+    approval: approved?.record ?? null,
   };
   const log = deps.log.child({ notificationId: id, via, client: opts.client });
   // Once the provider has answered, a store failure must not change the answer: reporting a

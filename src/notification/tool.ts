@@ -9,6 +9,7 @@ import type { ToolContext } from '../tool.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
 import type { ProfileTool, UnionDef } from '../union/index.js';
 import { canonicalJson, validateUnionCall } from '../union/index.js';
+import { ApprovalNeeded } from './approval.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 
 export const SEND_ANNOTATIONS: ToolAnnotations = {
@@ -52,10 +53,17 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
 }
 
 /** What a send needs of the tool context: who is calling, its log, a way to report progress, and its cancellation. */
-export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'> & Partial<Pick<ToolContext, 'signal'>>;
+export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'> & Partial<Pick<ToolContext, 'signal' | 'approval'>>;
 
 /** Sends that policy refused; each is logged (its log carries tool and client; never the body). */
-const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set(['RECIPIENT_NOT_ALLOWED', 'RECIPIENT_OPTED_OUT', 'RATE_LIMITED', 'IDEMPOTENCY_CONFLICT']);
+const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set([
+  'RECIPIENT_NOT_ALLOWED',
+  'RECIPIENT_OPTED_OUT',
+  'RATE_LIMITED',
+  'IDEMPOTENCY_CONFLICT',
+  'APPROVAL_REQUIRED',
+  'APPROVAL_DECLINED',
+]);
 
 export async function callSendTool(
   def: UnionDef,
@@ -70,6 +78,7 @@ export async function callSendTool(
     const result = await sendNotification(deps, checked.variant, checked.value, {
       client: ctx.client,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.approval ? { approval: ctx.approval.round } : {}),
       onRetry: ctx.progress
         ? (attempt, delayMs, reason) =>
             void ctx.progress!(attempt, undefined, `attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`).catch(() => {})
@@ -78,6 +87,8 @@ export async function callSendTool(
     const sentMeans = result.status === 'sent' ? deps.config.channels.find((c) => c.name === result.via)?.channel.sentMeans : undefined;
     return okResult(sentMeans === undefined ? { ...result } : { ...result, sent_means: sentMeans });
   } catch (err) {
+    // Only thrown when the client can ask (ctx.approval.round.canAsk).
+    if (err instanceof ApprovalNeeded && ctx.approval) return ctx.approval.ask(err.request);
     if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
       ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client, recipients: err.details.recipientClasses ?? [] });
     }

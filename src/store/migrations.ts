@@ -241,6 +241,32 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX deliveries_provider_message ON deliveries (via, provider_message_id) WHERE provider_message_id IS NOT NULL;
     `,
   },
+  {
+    version: 8,
+    name: 'approval on deliveries, approved first contacts',
+    // approval: what a person was asked and answered for a send (NULL: no approval applied).
+    // contacts: recipients a person approved a first contact with, shared by replicas.
+    sqlite: `
+      ALTER TABLE deliveries ADD COLUMN approval TEXT;
+      CREATE TABLE contacts (
+        via TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        approved_at INTEGER NOT NULL,
+        client TEXT,
+        PRIMARY KEY (via, recipient)
+      );
+    `,
+    postgres: `
+      ALTER TABLE deliveries ADD COLUMN approval JSON;
+      CREATE TABLE contacts (
+        via TEXT NOT NULL,
+        recipient TEXT NOT NULL,
+        approved_at BIGINT NOT NULL,
+        client TEXT,
+        PRIMARY KEY (via, recipient)
+      );
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -14,6 +14,7 @@ import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
   BannerStatus,
+  ContactRecord,
   DeliveryRecord,
   DeliveryStatusChange,
   IdempotencyClaim,
@@ -84,6 +85,7 @@ function toDelivery(r: Row): DeliveryRecord {
     provider_status: (r.provider_status as string | null) ?? null,
     provider_status_code: (r.provider_status_code as string | null) ?? null,
     status_updated_at: num(r.status_updated_at),
+    approval: (r.approval ?? null) as DeliveryRecord['approval'],
   };
 }
 
@@ -213,6 +215,14 @@ export class PostgresStore implements Store {
     return rowCount === 1;
   }
 
+  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      "SELECT 1 FROM idempotency_keys WHERE key = $1 AND payload_hash = $2 AND state = 'done' AND claimed_at > $3",
+      [key, payloadHash, now - ttlMs],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
   async claimIdempotency(
     key: string,
     payloadHash: string,
@@ -338,6 +348,31 @@ export class PostgresStore implements Store {
       recipient,
       now,
     ]);
+  }
+
+  async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {
+    const { rows } = await this.pool.query<{ recipient: string }>('SELECT recipient FROM contacts WHERE via = $1 AND recipient = ANY($2::text[])', [
+      via,
+      [...recipients],
+    ]);
+    return new Set(rows.map((r) => r.recipient));
+  }
+
+  async addContacts(via: string, recipients: readonly string[], now: number, client: string | null): Promise<void> {
+    await this.pool.query(
+      'INSERT INTO contacts (via, recipient, approved_at, client) SELECT $1, r, $3, $4 FROM unnest($2::text[]) AS r ON CONFLICT DO NOTHING',
+      [via, [...recipients], now, client],
+    );
+  }
+
+  async listContacts(): Promise<ContactRecord[]> {
+    const { rows } = await this.pool.query('SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient');
+    return rows.map((r) => ({ via: r.via as string, recipient: r.recipient as string, approved_at: num(r.approved_at), client: (r.client as string | null) ?? null }));
+  }
+
+  async forgetContact(via: string, recipient: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('DELETE FROM contacts WHERE via = $1 AND recipient = $2', [via, recipient]);
+    return (rowCount ?? 0) > 0;
   }
 
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {

@@ -4,10 +4,10 @@ import type { DeliveryRecord } from './types.js';
 export const DELIVERY_COLUMNS = [
   'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
   'attempts', 'attempt_log', 'latency_ms', 'client', 'idempotency_key', 'created_at',
-  'provider_status', 'provider_status_code', 'status_updated_at',
+  'provider_status', 'provider_status_code', 'status_updated_at', 'approval',
 ] as const;
 
-const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log']);
+const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log', 'approval']);
 
 /** The values of a delivery record in DELIVERY_COLUMNS order; JSON columns as JSON text. */
 export function deliveryValues(r: DeliveryRecord): unknown[] {

@@ -16,6 +16,7 @@ import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
   BannerStatus,
+  ContactRecord,
   DeliveryRecord,
   DeliveryStatusChange,
   IdempotencyClaim,
@@ -57,6 +58,7 @@ interface DeliveryRow {
   provider_status: string | null;
   provider_status_code: string | null;
   status_updated_at: number;
+  approval: string | null;
 }
 
 function toDelivery({ seq: _seq, ...r }: DeliveryRow & { seq: number }): DeliveryRecord {
@@ -64,6 +66,7 @@ function toDelivery({ seq: _seq, ...r }: DeliveryRow & { seq: number }): Deliver
     ...r,
     payload: JSON.parse(r.payload) as unknown,
     attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
+    approval: r.approval === null ? null : (JSON.parse(r.approval) as DeliveryRecord['approval']),
   };
 }
 
@@ -169,6 +172,15 @@ export class SqliteStore implements Store {
     return changes === 1;
   }
 
+  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
+    const row = this.statement("SELECT 1 FROM idempotency_keys WHERE key = ? AND payload_hash = ? AND state = 'done' AND claimed_at > ?").get(
+      key,
+      payloadHash,
+      now - ttlMs,
+    );
+    return row !== undefined;
+  }
+
   async claimIdempotency(
     key: string,
     payloadHash: string,
@@ -271,6 +283,24 @@ export class SqliteStore implements Store {
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {
     this.statement('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
+  }
+
+  async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {
+    const known = this.statement('SELECT 1 FROM contacts WHERE via = ? AND recipient = ?');
+    return new Set(recipients.filter((r) => known.get(via, r) !== undefined));
+  }
+
+  async addContacts(via: string, recipients: readonly string[], now: number, client: string | null): Promise<void> {
+    const add = this.statement('INSERT INTO contacts (via, recipient, approved_at, client) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING');
+    this.db.transaction(() => recipients.forEach((r) => add.run(via, r, now, client)))();
+  }
+
+  async listContacts(): Promise<ContactRecord[]> {
+    return this.statement('SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient').all() as ContactRecord[];
+  }
+
+  async forgetContact(via: string, recipient: string): Promise<boolean> {
+    return this.statement('DELETE FROM contacts WHERE via = ? AND recipient = ?').run(via, recipient).changes > 0;
   }
 
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {

@@ -50,6 +50,8 @@ export interface DeliveryRecord {
   provider_status_code: string | null;
   /** When `status` or `provider_status` last changed. */
   status_updated_at: number;
+  /** What a person was asked and answered, when the operator's approval policy applied to this send. */
+  approval?: ApprovalRecord | null;
 }
 
 /** A receipt's change to a delivery, applied only while the delivery is still in `from`. */
@@ -59,6 +61,28 @@ export interface DeliveryStatusChange {
   provider_status: string;
   provider_status_code: string | null;
   at: number;
+}
+
+/**
+ * A person's part in a send (src/notification/approval.ts): `approved` on the send's own row;
+ * `declined` (APPROVAL_DECLINED) and `required` (APPROVAL_REQUIRED: the client could not ask)
+ * on a row of their own, with nothing sent.
+ */
+export interface ApprovalRecord {
+  outcome: 'approved' | 'declined' | 'required';
+  /** Why approval was needed: the NOTIFY_APPROVAL rules that matched (`first-contact`, `sms`…). */
+  reasons: string[];
+  /** SHA-256 of the exact provider payload the person saw. */
+  payload_sha256: string;
+}
+
+/** A recipient a person approved a first contact with, per channel (`notify-mcp contacts`). */
+export interface ContactRecord {
+  via: string;
+  recipient: string;
+  approved_at: number;
+  /** Who made the send that was approved. */
+  client: string | null;
 }
 
 /**
@@ -134,6 +158,11 @@ export interface Store {
     opts: { ttlMs: number; staleAfterMs: number },
   ): Promise<IdempotencyClaim>;
   /**
+   * Whether `key` holds a finished send of this payload (within `ttlMs`): a read only, that
+   * claims nothing. The approval step uses it so that a replay asks no one.
+   */
+  isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean>;
+  /**
    * Moves `owner`'s pending claim to `sending`, just before the provider call. False when
    * `owner` no longer holds the claim (it was taken over): then it must not send.
    */
@@ -152,6 +181,15 @@ export interface Store {
 
   isOptedOut(via: string, recipient: string): Promise<boolean>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;
+
+  /** The recipients of `recipients` that are known contacts of channel `via` (an approved first contact). */
+  knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>>;
+  /** Remembers approved first contacts; an existing one keeps its first approval. */
+  addContacts(via: string, recipients: readonly string[], now: number, client: string | null): Promise<void>;
+  /** Every known contact, by channel and recipient. */
+  listContacts(): Promise<ContactRecord[]>;
+  /** Forgets one contact: its next send is a first contact again. False when it was not known. */
+  forgetContact(via: string, recipient: string): Promise<boolean>;
 
   /**
    * Inserts `banner`, unless it has a dedupe_key and an active banner (at

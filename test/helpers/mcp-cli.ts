@@ -62,6 +62,7 @@ export interface OutboxRecord {
   latency_ms: number;
   client: string | null;
   payload: unknown;
+  approval?: { outcome: string; reasons: string[]; payload_sha256: string } | null;
 }
 
 /** `notify-mcp outbox` with the same environment (and so the same data dir). */
@@ -73,4 +74,23 @@ export async function readOutbox(env: Record<string, string>, limit = 100): Prom
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as OutboxRecord);
+}
+
+/** Raw newline-delimited JSON-RPC over the CLI's stdio, answers matched by id: for lines no SDK client would send. */
+export async function rawStdio(transport: ChildStdioTransport) {
+  const waiting = new Map<number, (m: Record<string, any>) => void>();
+  transport.onmessage = (m) => {
+    const id = (m as { id?: number }).id;
+    if (id !== undefined) waiting.get(id)?.(m as Record<string, any>);
+  };
+  await transport.start();
+  let next = 1;
+  return {
+    request(method: string, params: Record<string, unknown> = {}): Promise<Record<string, any>> {
+      const id = next++;
+      const answer = new Promise<Record<string, any>>((resolve) => waiting.set(id, resolve));
+      void transport.send({ jsonrpc: '2.0', id, method, params });
+      return answer;
+    },
+  };
 }

@@ -63,7 +63,9 @@ export const email = defineChannel({
     return checkSmtp(settings.smtpUrl, ctx);
   },
 
-  async buildPayload(call, { id, settings, timeoutMs }) {
+  summary: (call) => ({ headlineLabel: 'Subject', headline: call.subject, body: call.body_text ?? call.body_html }),
+
+  async buildPayload(call, { id, settings, timeoutMs, at = Date.now() }) {
     const { from } = settings;
     const to = toFields(call);
     const messageId = `<${id}@${address(from).split('@')[1] ?? 'notify-mcp.local'}>`;
@@ -78,6 +80,9 @@ export const email = defineChannel({
         ...(call.reply_to ? { replyTo: call.reply_to } : {}),
         messageId,
         headers: { 'X-Notification-Id': id },
+        // Deterministic, so an approved email is rebuilt byte for byte.
+        date: new Date(at),
+        baseBoundary: id.replace(/^ntf_/, ''),
       },
       { timeoutMs },
     );

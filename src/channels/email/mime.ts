@@ -32,6 +32,10 @@ export interface MailParts {
   replyTo?: string;
   messageId: string;
   headers: Record<string, string>;
+  /** The Date header; with `baseBoundary`, the same parts build the same bytes (an approval is bound to them). */
+  date?: Date;
+  /** The random part of the multipart boundaries (nodemailer draws one per message otherwise). */
+  baseBoundary?: string;
 }
 
 type MailReply = { raw: string } | { failed: 'text' | 'mime'; error: string };

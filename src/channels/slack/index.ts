@@ -52,6 +52,14 @@ export const slack = defineChannel({
   // The kind of conversation (C public, G private, D direct message, # a name), not which one.
   recipientClass: (recipient) => `${recipient.slice(0, 1)}…`,
 
+  summary: (call) => ({ headlineLabel: 'First line', headline: call.text.split('\n')[0]!, body: call.text }),
+
+  // A broadcast pages a whole channel: NOTIFY_APPROVAL=broadcast asks a person first. Only when
+  // the operator allows broadcasts at all; otherwise they are posted inert and page no one.
+  approvalRules: {
+    broadcast: (call, settings) => settings.allowBroadcast && neutraliseBroadcasts(call.text).count > 0,
+  },
+
   async buildPayload(call, { settings }) {
     // A broadcast pages a whole channel: that needs the operator's consent, not the caller's.
     const text = settings.allowBroadcast ? call.text : neutraliseBroadcasts(call.text).text;

@@ -92,6 +92,8 @@ export const sms = defineChannel({
     return checkTwilio(settings, ctx);
   },
 
+  summary: (call) => ({ headlineLabel: 'First line', headline: call.body.split('\n')[0]!, body: call.body }),
+
   async buildPayload(call, { settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;

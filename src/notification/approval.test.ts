@@ -1,0 +1,152 @@
+/**
+ * The approval step's own logic, through the pipeline with a counting fake provider and a
+ * real SQLite store: which sends are asked about, that an answer is bound to the exact
+ * payload, and what each outcome leaves in the delivery record.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connectChannels } from '../channels/connect.js';
+import { loadConfig } from '../config.js';
+import { NotifyError } from '../errors.js';
+import { silentLogger } from '../log.js';
+import type { Provider } from '../providers/types.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { ApprovalNeeded, payloadSha256, type ApprovalRequest, type ApprovalRound } from './approval.js';
+import { sendNotification, type PipelineDeps } from './pipeline.js';
+
+class FakeProvider implements Provider<unknown> {
+  readonly name = 'fake';
+  payloads: unknown[] = [];
+  async send(payload: unknown) {
+    this.payloads.push(payload);
+    return { providerMessageId: `fake-${this.payloads.length}` };
+  }
+}
+
+let store: SqliteStore;
+let provider: FakeProvider;
+
+async function deps(rules: string, env: Record<string, string> = {}): Promise<PipelineDeps> {
+  const config = loadConfig({
+    NOTIFY_DATA_DIR: '/unused',
+    TWILIO_ACCOUNT_SID: 'AC0',
+    TWILIO_AUTH_TOKEN: 'secret',
+    TWILIO_FROM: '+14155550000',
+    NOTIFY_SMS_ALLOW: '+1415',
+    SLACK_BOT_TOKEN: 'xoxb-1',
+    NOTIFY_SLACK_ALLOW: '*',
+    NOTIFY_APPROVAL: rules,
+    ...env,
+  });
+  return { config, store, channels: await connectChannels(config, silentLogger, { sms: provider, slack: provider }), log: silentLogger, now: Date.now };
+}
+
+const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
+const send = (d: PipelineDeps, call: Record<string, unknown>, approval?: ApprovalRound) =>
+  sendNotification(d, call.via as string, call, { client: 'bot', ...(approval ? { approval } : {}) });
+
+async function question(p: Promise<unknown>): Promise<ApprovalRequest> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(ApprovalNeeded);
+  return (err as ApprovalNeeded).request;
+}
+
+async function refusal(p: Promise<unknown>): Promise<NotifyError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(NotifyError);
+  return err as NotifyError;
+}
+
+const accept = (request: ApprovalRequest): ApprovalRound => ({ canAsk: true, previous: { grant: request.grant, answer: 'accept' } });
+
+beforeEach(async () => {
+  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'approval-')), 'notify.db'), log: silentLogger });
+  provider = new FakeProvider();
+});
+afterEach(async () => store.close());
+
+describe('approval step', () => {
+  it('asks, then sends exactly the payload whose hash was approved, under the approved id', async () => {
+    const d = await deps('sms');
+    const request = await question(send(d, SMS, { canAsk: true }));
+    expect(provider.payloads).toEqual([]);
+    expect(request.reasons).toEqual(['sms']);
+    const result = await send(d, SMS, accept(request));
+    expect(result).toMatchObject({ id: request.grant.id, status: 'sent' });
+    expect(provider.payloads).toHaveLength(1);
+    expect(payloadSha256(provider.payloads[0])).toBe(request.grant.payload_sha256);
+    const [row] = await store.listDeliveries(1);
+    expect(row!.approval).toEqual({ outcome: 'approved', reasons: ['sms'], payload_sha256: request.grant.payload_sha256 });
+  });
+
+  it('asks no one about a replay of a key already sent; the replay sends nothing', async () => {
+    const d = await deps('sms');
+    const keyed = { ...SMS, idempotency_key: 'k1' };
+    const request = await question(send(d, keyed, { canAsk: true }));
+    const first = await send(d, keyed, accept(request));
+    // A client that cannot ask gets the first result: nothing is sent, so nothing needs approval.
+    expect(await send(d, keyed)).toEqual({ ...first, replayed: true });
+    expect(provider.payloads).toHaveLength(1);
+    // Another payload under the key is still asked about (and then a conflict).
+    await question(send(d, { ...keyed, body: 'Other' }, { canAsk: true }));
+  });
+
+  it('does not send a changed payload on an old approval: it asks about the new one', async () => {
+    const d = await deps('sms');
+    const request = await question(send(d, SMS, { canAsk: true }));
+    const again = await question(send(d, { ...SMS, body: 'Wire the money' }, accept(request)));
+    expect(again.grant.payload_sha256).not.toBe(request.grant.payload_sha256);
+    expect(again.grant.id).not.toBe(request.grant.id);
+    expect(again.message).toContain('First line: Wire the money');
+    expect(provider.payloads).toEqual([]);
+  });
+
+  it('sends nothing on a decline, and records it', async () => {
+    const d = await deps('all');
+    const request = await question(send(d, SMS, { canAsk: true }));
+    const err = await refusal(send(d, SMS, { canAsk: true, previous: { grant: request.grant, answer: 'decline' } }));
+    expect(err.code).toBe('APPROVAL_DECLINED');
+    expect(provider.payloads).toEqual([]);
+    const [row] = await store.listDeliveries(1);
+    expect(row).toMatchObject({ id: request.grant.id, status: 'failed', error_code: 'APPROVAL_DECLINED', attempts: 0, approval: { outcome: 'declined' } });
+  });
+
+  it('answers APPROVAL_REQUIRED when the client cannot ask (or says nothing), and records it', async () => {
+    const d = await deps('sms');
+    expect((await refusal(send(d, SMS))).code).toBe('APPROVAL_REQUIRED');
+    expect((await refusal(send(d, SMS, { canAsk: false }))).code).toBe('APPROVAL_REQUIRED');
+    expect(provider.payloads).toEqual([]);
+    expect((await store.listDeliveries(5)).map((r) => r.approval?.outcome)).toEqual(['required', 'required']);
+  });
+
+  it('applies rules by channel, recipient count, first contact and the Slack broadcast rule', async () => {
+    const slack = { via: 'slack', channel: 'C0123ABCD', text: 'Deploy <!here>' };
+    // Broadcasts posted inert (not allowed) page no one: nothing to approve.
+    expect(await send(await deps('broadcast'), slack)).toMatchObject({ status: 'sent' });
+    await question(send(await deps('broadcast', { NOTIFY_SLACK_ALLOW_BROADCAST: '1' }), slack, { canAsk: true }));
+    expect(await send(await deps('broadcast', { NOTIFY_SLACK_ALLOW_BROADCAST: '1' }), { ...slack, text: 'Deploy done' })).toMatchObject({ status: 'sent' });
+    expect(await send(await deps('email,recipients>1'), SMS)).toMatchObject({ status: 'sent' });
+
+    const d = await deps('first-contact');
+    const first = await question(send(d, SMS, { canAsk: true }));
+    expect(first.message).toContain('first contact with +14155550123');
+    await send(d, SMS, accept(first));
+    expect((await store.listContacts()).map((c) => [c.via, c.recipient, c.client])).toEqual([['sms', '+14155550123', 'bot']]);
+    // Known now: no question.
+    expect(await send(d, { ...SMS, body: 'Disk fine' })).toMatchObject({ status: 'sent' });
+  });
+
+  it('builds an email to the same bytes for the same id and time, so its hash can be approved', async () => {
+    const d = await deps('email');
+    const call = { via: 'email', to: 'a@example.com', subject: 'Hi', body_html: `<p>${'x'.repeat(9000)}</p>` };
+    const hashes = await Promise.all(
+      [1000, 1000, 2000].map((at) =>
+        d.channels.find((c) => c.name === 'email')!.open(async (c) => payloadSha256((await c.buildPayload(c.parse({ ...call }), 'ntf_1', 10_000, at)).payload)),
+      ),
+    );
+    expect(hashes[0]).toBe(hashes[1]);
+    expect(hashes[2]).not.toBe(hashes[0]);
+  });
+});

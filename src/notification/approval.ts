@@ -1,0 +1,217 @@
+/**
+ * The approval step of the send pipeline: when the operator's policy (NOTIFY_APPROVAL) says a
+ * send needs a person's approval, the exact provider payload is built, hashed, and shown to
+ * the person through the client; only an answer bound to that hash lets the send go on.
+ *
+ * Knows nothing of MCP. A round arrives as `ApprovalRound` (can the client ask, and what the
+ * person answered last round, with the grant it answered); the question leaves as a thrown
+ * `ApprovalNeeded`, which the tool layer turns into an elicitation. Nothing is held while a
+ * person thinks: no idempotency claim, no provider slot, no lock; the send's budget starts
+ * when the approved call comes back.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
+import { NotifyError } from '../errors.js';
+import type { ApprovalRecord, DeliveryRecord } from '../store/types.js';
+import { canonicalJson } from '../union/index.js';
+import { ruleName, type ApprovalRule } from './approval-rules.js';
+import type { PipelineDeps } from './pipeline.js';
+
+/** What a person approves: one notification id, its time, and the hash of the payload they saw. */
+export interface ApprovalGrant {
+  id: string;
+  at: number;
+  payload_sha256: string;
+}
+
+/** One round of a send as the approval step sees it. */
+export interface ApprovalRound {
+  /** The client can put a question to a person (form elicitation, in either protocol era). */
+  canAsk: boolean;
+  /** The grant a person answered in the previous round, and how (a declined or dismissed question is `decline`). */
+  previous?: { grant: ApprovalGrant; answer: 'accept' | 'decline' };
+}
+
+/** The question for a person: what the tool layer shows, and the grant an `accept` gives. */
+export interface ApprovalRequest {
+  grant: ApprovalGrant;
+  via: string;
+  /** Everything the person needs to decide, in plain text. */
+  message: string;
+  reasons: string[];
+}
+
+/** Thrown when a person must be asked; the tool layer answers the call with the question. */
+export class ApprovalNeeded extends Error {
+  override readonly name = 'ApprovalNeeded';
+  constructor(readonly request: ApprovalRequest) {
+    super(`approval needed for ${request.via} send ${request.grant.id}`);
+  }
+}
+
+/** An approved send: the payload the person saw, to be sent as it is, under the approved id. */
+export interface Approved<P> {
+  id: string;
+  at: number;
+  built: BuiltPayload<P>;
+  record: ApprovalRecord;
+}
+
+/** SHA-256 of the payload's canonical JSON: what an approval is bound to. */
+export function payloadSha256(payload: unknown): string {
+  return createHash('sha256').update(canonicalJson(payload)).digest('hex');
+}
+
+export function newNotificationId(): string {
+  return `ntf_${randomUUID().replaceAll('-', '')}`;
+}
+
+/** The rules that apply to this call, each with the words a person reads. */
+async function matchingRules<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  rules: readonly ApprovalRule[],
+): Promise<{ names: string[]; why: string[]; firstContacts: string[] }> {
+  const recipients = channel.recipients(call);
+  const names: string[] = [];
+  const why: string[] = [];
+  let firstContacts: string[] = [];
+  for (const rule of rules) {
+    const name = ruleName(rule);
+    let reason: string | undefined;
+    switch (rule.kind) {
+      case 'all':
+        reason = 'every send needs approval (all)';
+        break;
+      case 'channel':
+        if (rule.via === channel.name) reason = `every ${channel.name} send needs approval (${name})`;
+        break;
+      case 'recipients':
+        if (recipients.length > rule.over) reason = `${recipients.length} recipients, more than ${rule.over} (${name})`;
+        break;
+      case 'channel-rule':
+        if (channel.approvalRule(rule.name, call)) reason = `the ${channel.name} rule ${name} applies`;
+        break;
+      case 'first-contact': {
+        const known = await deps.store.knownContacts(channel.name, recipients);
+        firstContacts = recipients.filter((r) => !known.has(r));
+        if (firstContacts.length > 0) reason = `first contact with ${firstContacts.join(', ')} (${name})`;
+        break;
+      }
+    }
+    if (reason !== undefined) {
+      names.push(name);
+      why.push(reason);
+    }
+  }
+  return { names, why, firstContacts };
+}
+
+function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[], grant: ApprovalGrant): string {
+  const { headline, headlineLabel, body } = channel.summary(call);
+  return [
+    `Approve this ${channel.name} notification? Nothing is sent unless you approve.`,
+    `Channel: ${channel.name}`,
+    `Recipients: ${channel.recipients(call).join(', ')}`,
+    `${headlineLabel}: ${headline}`,
+    `Body: ${body.length} characters`,
+    `Why approval is needed: ${why.join('; ')}`,
+    `Approving sends exactly this message (payload sha256 ${grant.payload_sha256.slice(0, 16)}…); a changed message asks again.`,
+  ].join('\n');
+}
+
+/**
+ * Decides whether this send may go on. Returns undefined when no rule applies (nothing
+ * changes), the approved payload when a person accepted exactly this payload; otherwise it
+ * throws: ApprovalNeeded (ask, or ask again: the payload changed), APPROVAL_DECLINED, or
+ * APPROVAL_REQUIRED (the client cannot ask). Each refusal leaves a delivery record.
+ */
+export async function approveSend<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  round: ApprovalRound | undefined,
+  client: string | null,
+): Promise<Approved<P> | undefined> {
+  const rules = deps.config.approval.rules;
+  if (rules.length === 0) return undefined;
+  const { names, why, firstContacts } = await matchingRules(deps, channel, call, rules);
+  if (names.length === 0) return undefined;
+
+  // The answered grant's id and time rebuild the very bytes the person saw.
+  const previous = round?.previous;
+  const build = async (id: string, at: number) => {
+    const built = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, at);
+    return { built, grant: { id, at, payload_sha256: payloadSha256(built.payload) } };
+  };
+  let { built, grant } = await build(previous?.grant.id ?? newNotificationId(), previous?.grant.at ?? deps.now());
+  const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: names, payload_sha256: grant.payload_sha256 });
+  const log = deps.log.child({ notificationId: grant.id, via: channel.name, client });
+
+  if (previous?.answer === 'decline') {
+    await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_DECLINED', record('declined'));
+    log.info('approval declined', { reasons: names });
+    throw new NotifyError(
+      'APPROVAL_DECLINED',
+      `The person asked to approve this ${channel.name} send declined it; nothing was sent. Do not resend it unchanged; ask the person what to change.`,
+      { via: channel.name },
+    );
+  }
+  if (previous?.answer === 'accept') {
+    if (previous.grant.payload_sha256 === grant.payload_sha256) {
+      if (firstContacts.length > 0) await deps.store.addContacts(channel.name, firstContacts, deps.now(), client);
+      log.info('approval accepted', { reasons: names });
+      return { id: grant.id, at: grant.at, built, record: record('approved') };
+    }
+    // The call came back with another payload than the one approved: that one is not
+    // approved, and the person is asked about it as a new message.
+    log.warn('approved payload changed; asking again', { reasons: names });
+    ({ built, grant } = await build(newNotificationId(), deps.now()));
+  }
+  if (!round?.canAsk) {
+    await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'));
+    log.warn('approval required but the client cannot ask', { reasons: names });
+    throw new NotifyError(
+      'APPROVAL_REQUIRED',
+      `This ${channel.name} send needs a person's approval (${why.join('; ')}), and this client cannot ask one (it does not support MCP elicitation); nothing was sent. ` +
+        'Tell the user that the server asks for approval, and have them send it from a client that supports elicitation (e.g. Claude Code, VS Code), or ask the operator to change NOTIFY_APPROVAL. Do not retry unchanged.',
+      { via: channel.name },
+    );
+  }
+  throw new ApprovalNeeded({ grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant) });
+}
+
+/** A send a person declined, or that no one could approve: on the record, with nothing sent. */
+async function recordRefusal<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  payload: P,
+  grant: ApprovalGrant,
+  client: string | null,
+  code: 'APPROVAL_DECLINED' | 'APPROVAL_REQUIRED',
+  approval: ApprovalRecord,
+): Promise<void> {
+  const now = deps.now();
+  const row: DeliveryRecord = {
+    id: grant.id,
+    via: channel.name,
+    status: 'failed',
+    provider: channel.provider.name,
+    provider_message_id: null,
+    payload,
+    error_code: code,
+    attempts: 0,
+    attempt_log: [],
+    latency_ms: 0,
+    client,
+    idempotency_key: null,
+    created_at: now,
+    provider_status: null,
+    provider_status_code: null,
+    status_updated_at: now,
+    approval,
+  };
+  // The refusal stands whatever the store says: nothing was sent either way.
+  await deps.store.recordDelivery(row).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
+}
