@@ -110,6 +110,30 @@ describe('runIdempotent', () => {
     expect(calls).toBe(1);
   });
 
+  it('a duplicate cancelled while it waits stops at once with CANCELLED, sends nothing, and leaves the first call alone', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let calls = 0;
+    const send = async () => {
+      calls++;
+      await gate;
+      return { id: 'ntf_1' };
+    };
+    const first = runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 60_000 }, send);
+    await sleep(5);
+    const cancel = new AbortController();
+    // A poll far longer than the test's timeout: only the cancel can end the wait.
+    const dup = codeOf(runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 60_000, pollMs: 60_000, signal: cancel.signal }, send));
+    await sleep(20);
+    cancel.abort();
+    const err = await dup;
+    expect(err.code).toBe('CANCELLED');
+    expect(err.message).toMatch(/this call sent nothing/);
+    release();
+    expect(await first).toEqual({ result: { id: 'ntf_1' }, replayed: false });
+    expect(calls).toBe(1);
+  }, 5_000);
+
   it('answers IDEMPOTENCY_IN_PROGRESS with retry_after_s when the first is still unresolved after the budget', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

@@ -131,6 +131,7 @@ async function sendTyped<C, P>(
       now: deps.now,
       log: deps.log,
       via,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     },
     steps,
   );
