@@ -8,7 +8,7 @@ import { openSqliteStore, sqliteFile } from './sqlite.js';
 import type { Store } from './types.js';
 
 export type { Store } from './types.js';
-export { StoreError } from './errors.js';
+export { StoreError, StoreUnavailableError } from './errors.js';
 
 export async function openStore(config: Config, log: Logger): Promise<Store> {
   if (config.databaseUrl) {

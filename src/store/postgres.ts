@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
+import { classifyStoreFault, classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
@@ -35,6 +36,8 @@ export interface PostgresStoreOptions {
 /** Arbitrary but fixed: the advisory lock key that serialises migrations. */
 const MIGRATION_LOCK = 7_301_775_001;
 const KEY_PURGE_INTERVAL_MS = 60_000;
+/** Longer than any statement here takes, advisory-lock waits included. */
+const QUERY_TIMEOUT_MS = 15_000;
 /** Expired rate-limit admissions of idle buckets are deleted at most this often. */
 const RATE_PURGE_INTERVAL_MS = 60_000;
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
@@ -100,6 +103,10 @@ async function withClient<T>(pool: pg.Pool, log: Logger, fn: (client: pg.PoolCli
   client.on('error', onError);
   try {
     return await fn(client);
+  } catch (err) {
+    // A timed-out query may still be running on this connection: never hand it out again.
+    if (classifyStoreFault(err, 'postgres')) broken ??= err as Error;
+    throw err;
   } finally {
     client.off('error', onError);
     client.release(broken);
@@ -162,6 +169,9 @@ export class PostgresStore implements Store {
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
       connectionTimeoutMillis: 10_000,
+      // A database that stops answering without closing the connection (a partition) fails
+      // the query instead of holding the call forever; the broken client is discarded.
+      query_timeout: QUERY_TIMEOUT_MS,
       ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     });
     // An idle client's network error must not crash the process; the next query reconnects.
@@ -420,6 +430,7 @@ export class PostgresStore implements Store {
   }
 }
 
+/** The store, its transient faults (connection lost or refused, server shutting down) thrown as StoreUnavailableError. */
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
-  return PostgresStore.open(opts);
+  return classifyStoreFaults(await PostgresStore.open(opts));
 }

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
+import { classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
@@ -355,6 +356,7 @@ export class SqliteStore implements Store {
   }
 }
 
+/** The store, its transient faults (busy, full, I/O) thrown as StoreUnavailableError. */
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
-  return SqliteStore.open(opts);
+  return classifyStoreFaults(SqliteStore.open(opts));
 }
