@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { connectChannels } from '../src/channels/connect.js';
@@ -183,6 +184,45 @@ describe('SQLite out of space (max_page_count)', () => {
     const result = failureResult(fault, silentLogger, 'show_banner');
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({ error: { code: 'STORE_UNAVAILABLE', retry_after_s: 2 } });
+  });
+});
+
+describe('SQLite locked by another process', () => {
+  let dir: string;
+  let store: SqliteStore;
+  let other: Database.Database;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'store-busy-'));
+    store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger, busyTimeoutMs: 2_000 });
+    // Another writer on the same file (as another process would be), holding the write lock.
+    other = new Database(join(dir, 'notify.db'));
+    other.exec('BEGIN IMMEDIATE');
+  });
+  afterEach(async () => {
+    if (other.inTransaction) other.exec('ROLLBACK');
+    other.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('waits for the lock on timers, so the event loop keeps turning, and writes once it is free', async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    // Released by a timer: a wait that held the event loop would never see it fire.
+    setTimeout(() => other.exec('COMMIT'), 300);
+    try {
+      await store.addOptOut('sms', '+14155550123', Date.now());
+    } finally {
+      clearInterval(ticker);
+    }
+    expect(await store.isOptedOut('sms', '+14155550123')).toBe(true);
+    expect(ticks).toBeGreaterThan(5);
+  });
+
+  it('busy past its timeout: StoreUnavailableError', async () => {
+    const err = await store.addOptOut('sms', '+14155550123', Date.now()).then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreUnavailableError);
+    expect((err as StoreUnavailableError).reason).toMatch(/^SQLITE_BUSY/);
   });
 });
 

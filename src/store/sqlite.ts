@@ -36,7 +36,10 @@ export interface SqliteStoreOptions {
   /** Path of the database file; its directory is created if missing. */
   file: string;
   log: Logger;
-  /** How long a writer waits for another process's lock before failing (default 10 s). */
+  /**
+   * How long a call waits for another process's lock before failing (default 10 s): in
+   * SQLite at start-up (migrations), then in short synchronous waits between timers.
+   */
   busyTimeoutMs?: number;
 }
 
@@ -110,9 +113,9 @@ export class SqliteStore implements Store {
 
   static open(opts: SqliteStoreOptions): SqliteStore {
     mkdirSync(dirname(opts.file), { recursive: true });
-    const db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 10_000 });
+    const db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     try {
-      db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 10_000)}`);
+      db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
       // NORMAL under WAL: a commit survives a process crash (SIGKILL included); a power loss
@@ -356,7 +359,49 @@ export class SqliteStore implements Store {
   }
 }
 
-/** The store, its transient faults (busy, full, I/O) thrown as StoreUnavailableError. */
+/**
+ * The store, waiting for other processes' locks without holding the event loop, and its
+ * transient faults (busy past the timeout, full, I/O) thrown as StoreUnavailableError.
+ */
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
-  return classifyStoreFaults(SqliteStore.open(opts));
+  const store = SqliteStore.open(opts);
+  // From here on SQLite itself waits at most SYNC_BUSY_MS for a lock: its busy handler
+  // sleeps inside the call, and so holds this process's event loop (every client, /healthz)
+  // for as long as it waits. Longer waits are made between attempts, on timers.
+  store.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
+  return classifyStoreFaults(retryWhileBusy(store, opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+}
+
+/** How long one statement may wait for a lock inside SQLite (synchronously). */
+const SYNC_BUSY_MS = 20;
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
+const isBusy = (err: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
+
+/**
+ * Every method of `store` retried while another process holds the lock it needs, up to
+ * `timeoutMs` in all, with jittered waits on timers between attempts. A retry is safe:
+ * each method is one statement or one transaction, and a busy one changed nothing (a
+ * method's later, idempotent read may repeat its write: dismissBanner).
+ */
+function retryWhileBusy(store: SqliteStore, timeoutMs: number): SqliteStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'constructor' || prop === 'close') return value;
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        const deadline = Date.now() + timeoutMs;
+        for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+          try {
+            return await method.apply(target, args);
+          } catch (err) {
+            const left = deadline - Date.now();
+            if (!isBusy(err) || left <= 0) throw err;
+            await new Promise((r) => setTimeout(r, Math.min(left, wait / 2 + Math.random() * wait)));
+          }
+        }
+      };
+    },
+  });
 }
