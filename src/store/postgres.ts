@@ -22,7 +22,7 @@ import type {
   RateDecision,
   Store,
 } from './types.js';
-import { deliveryValues, insertDeliverySql } from './rows.js';
+import { deliveryFromRow, deliveryValues, insertDeliverySql, num, numOrNull, type Row } from './rows.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -43,17 +43,7 @@ const RATE_PURGE_INTERVAL_MS = 60_000;
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
-type Row = Record<string, unknown>;
-
 const INSERT_DELIVERY = insertDeliverySql((i) => `$${i}`);
-
-/** BIGINT arrives as a string from pg; our times and counts are well inside 2^53. */
-function num(v: unknown): number {
-  return typeof v === 'number' ? v : Number(v);
-}
-function numOrNull(v: unknown): number | null {
-  return v === null || v === undefined ? null : num(v);
-}
 
 function toBanner(r: Row): BannerRecord {
   return {
@@ -67,25 +57,6 @@ function toBanner(r: Row): BannerRecord {
     dismissed_at: numOrNull(r.dismissed_at),
   };
 }
-
-function toDelivery(r: Row): DeliveryRecord {
-  return {
-    id: r.id as string,
-    via: r.via as string,
-    status: r.status as DeliveryRecord['status'],
-    provider: r.provider as string,
-    provider_message_id: (r.provider_message_id as string | null) ?? null,
-    payload: r.payload,
-    error_code: (r.error_code as string | null) ?? null,
-    attempts: num(r.attempts),
-    attempt_log: (r.attempt_log ?? []) as DeliveryRecord['attempt_log'],
-    latency_ms: num(r.latency_ms),
-    client: (r.client as string | null) ?? null,
-    idempotency_key: (r.idempotency_key as string | null) ?? null,
-    created_at: num(r.created_at),
-  };
-}
-
 
 /**
  * Runs `fn` on a client of its own. pg-pool stops listening for a client's errors while it
@@ -195,7 +166,7 @@ export class PostgresStore implements Store {
     const { rows } = await this.pool.query('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1', [
       Math.max(0, Math.trunc(limit)),
     ]);
-    return rows.map(toDelivery);
+    return rows.map((r: Row) => deliveryFromRow(r, (v) => v));
   }
 
   async claimIdempotency(

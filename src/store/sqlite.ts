@@ -24,7 +24,7 @@ import type {
   RateDecision,
   Store,
 } from './types.js';
-import { deliveryValues, insertDeliverySql } from './rows.js';
+import { deliveryFromRow, deliveryValues, insertDeliverySql, type Row } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
 
@@ -41,22 +41,6 @@ export interface SqliteStoreOptions {
    * SQLite at start-up (migrations), then in short synchronous waits between timers.
    */
   busyTimeoutMs?: number;
-}
-
-interface DeliveryRow {
-  id: string;
-  via: string;
-  status: DeliveryRecord['status'];
-  provider: string;
-  provider_message_id: string | null;
-  payload: string;
-  error_code: string | null;
-  attempts: number;
-  attempt_log: string;
-  latency_ms: number;
-  client: string | null;
-  idempotency_key: string | null;
-  created_at: number;
 }
 
 interface KeyRow {
@@ -136,13 +120,8 @@ export class SqliteStore implements Store {
   }
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
-    const rows = this.statement('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
-      .all(Math.max(0, Math.trunc(limit))) as (DeliveryRow & { seq: number })[];
-    return rows.map(({ seq: _seq, ...r }) => ({
-      ...r,
-      payload: JSON.parse(r.payload) as unknown,
-      attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
-    }));
+    const rows = this.statement('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?').all(Math.max(0, Math.trunc(limit))) as Row[];
+    return rows.map((r) => deliveryFromRow(r, (v) => JSON.parse(v as string) as unknown));
   }
 
   async claimIdempotency(
