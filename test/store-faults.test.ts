@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
 import { connectChannels } from '../src/channels/connect.js';
 import { loadConfig } from '../src/config.js';
 import { NotifyError } from '../src/errors.js';
@@ -25,6 +26,7 @@ import { openPostgresStore, type PostgresStore } from '../src/store/postgres.js'
 import { openSqliteStore, type SqliteStore } from '../src/store/sqlite.js';
 import type { Store } from '../src/store/types.js';
 import { failureResult } from '../src/tool-result.js';
+import { serveHttp } from '../src/transports/http.js';
 import { startTcpProxy, type TcpProxy } from '../soak/lib/tcp-proxy.mjs';
 import { PG_URL, postgresSkipReason } from './helpers/postgres.js';
 
@@ -268,6 +270,25 @@ describe.skipIf(unavailable !== null)('PostgreSQL cut by a TCP proxy', () => {
     await expect(send(deps, 'k1')).resolves.toMatchObject({ status: 'sent', provider_message_id: 'SM2' });
     await expect(send(deps, 'k1')).resolves.toMatchObject({ replayed: true, provider_message_id: 'SM2' });
     expect(sms.sent).toBe(2);
+  });
+
+  it('GET /banners answers 503 STORE_UNAVAILABLE with Retry-After while the database is cut, and 200 once it is back', async () => {
+    const config = loadConfig({ NOTIFY_DATA_DIR: '/unused' });
+    const app = await createApp(config, silentLogger, { store });
+    const http = await serveHttp(app, { port: 0 });
+    try {
+      // A new audience each time: the feed's cache is checked against the store on every request anyway.
+      expect((await fetch(`${http.url}/banners?audience=a1`)).status).toBe(200);
+      proxy.cut(1_000);
+      const down = await fetch(`${http.url}/banners?audience=a2`);
+      expect(down.status).toBe(503);
+      expect(down.headers.get('retry-after')).toBe('2');
+      expect(await down.json()).toMatchObject({ error: { code: 'STORE_UNAVAILABLE', retry_after_s: 2 } });
+      await new Promise((r) => setTimeout(r, 1_100));
+      expect((await fetch(`${http.url}/banners?audience=a3`)).status).toBe(200);
+    } finally {
+      await http.close();
+    }
   });
 
   it('a cut while the provider call is under way: the send keeps its answer, and the store serves again after', async () => {
