@@ -24,6 +24,8 @@ export const ERROR_CODES = [
   'APPROVAL_REQUIRED',
   /** The person declined the send (or dismissed the question): nothing was sent. */
   'APPROVAL_DECLINED',
+  /** The store (database) is down or cut off: nothing was sent or changed; retry after retry_after_s. */
+  'STORE_UNAVAILABLE',
   /** The client cancelled the call before the provider was called: nothing was sent. */
   'CANCELLED',
   /** A bug on our side; logged with its stack, never retried by the server. */

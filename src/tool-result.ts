@@ -6,6 +6,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { NotifyError, type ToolErrorBody } from './errors.js';
 import type { Logger } from './log.js';
+import { StoreUnavailableError } from './store/errors.js';
 import { describeValue, type ValidationFailure } from './union/index.js';
 
 export function okResult(structured: Record<string, unknown>): CallToolResult {
@@ -27,9 +28,18 @@ export function invalidResult(failure: Pick<ValidationFailure, 'issues' | 'omitt
   return errorResult(bodies[0]!, bodies, failure.omitted);
 }
 
-/** NotifyError → its result; anything else is a bug: logged, and answered INTERNAL_ERROR. */
+/** NotifyError → its result; a store that is down → STORE_UNAVAILABLE; anything else is a bug: logged, and answered INTERNAL_ERROR. */
 export function failureResult(err: unknown, log: Logger, tool: string): CallToolResult {
   if (err instanceof NotifyError) return errorResult(err.toBody());
+  if (err instanceof StoreUnavailableError) {
+    // Transient, not a bug: the call did not get through to the database.
+    log.warn('store unavailable', { tool, store: err.store, reason: err.reason });
+    return errorResult({
+      code: 'STORE_UNAVAILABLE',
+      message: `This server's database is unavailable right now, so the call could not be completed. Try the same call again in ${err.retryAfterS} s.`,
+      retry_after_s: err.retryAfterS,
+    });
+  }
   // A thrown non-Error may be anything, even client data: never coerce it.
   log.error('tool failed unexpectedly', { tool, error: err instanceof Error ? err.stack : describeValue(err) });
   return errorResult({ code: 'INTERNAL_ERROR', message: 'The server failed unexpectedly; nothing is known to have been sent. Try again later.' });

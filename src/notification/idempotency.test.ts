@@ -40,6 +40,19 @@ async function codeOf(p: Promise<unknown>): Promise<NotifyError> {
   return err as NotifyError;
 }
 
+/** A send that counts its calls and answers only once released. */
+function gatedSend() {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let calls = 0;
+  const send = async () => {
+    calls++;
+    await gate;
+    return { id: 'ntf_1' };
+  };
+  return { send, release, count: () => calls };
+}
+
 describe('runIdempotent', () => {
   it('sends once, then replays the stored result for the same payload', async () => {
     const send = counter({ id: 'ntf_1', status: 'sent' });
@@ -89,14 +102,7 @@ describe('runIdempotent', () => {
   });
 
   it('makes a duplicate that arrives mid-send wait for the result and replay it', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let calls = 0;
-    const send = async () => {
-      calls++;
-      await gate;
-      return { id: 'ntf_1' };
-    };
+    const { send, release, count } = gatedSend();
     const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 10_000, pollMs: 10 };
     const first = runIdempotent(opts, send);
     await sleep(5); // let the first claim
@@ -107,18 +113,28 @@ describe('runIdempotent', () => {
     release();
     expect(await dup).toEqual({ result: { id: 'ntf_1' }, replayed: true });
     expect(await first).toEqual({ result: { id: 'ntf_1' }, replayed: false });
-    expect(calls).toBe(1);
+    expect(count()).toBe(1);
   });
 
+  it('a duplicate cancelled while it waits stops at once with CANCELLED, sends nothing, and leaves the first call alone', async () => {
+    const { send, release, count } = gatedSend();
+    const first = runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 60_000 }, send);
+    await sleep(5);
+    const cancel = new AbortController();
+    // A poll far longer than the test's timeout: only the cancel can end the wait.
+    const dup = codeOf(runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 60_000, pollMs: 60_000, signal: cancel.signal }, send));
+    await sleep(20);
+    cancel.abort();
+    const err = await dup;
+    expect(err.code).toBe('CANCELLED');
+    expect(err.message).toMatch(/this call sent nothing/);
+    release();
+    expect(await first).toEqual({ result: { id: 'ntf_1' }, replayed: false });
+    expect(count()).toBe(1);
+  }, 5_000);
+
   it('answers IDEMPOTENCY_IN_PROGRESS with retry_after_s when the first is still unresolved after the budget', async () => {
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let calls = 0;
-    const send = async () => {
-      calls++;
-      await gate;
-      return { id: 'ntf_1' };
-    };
+    const { send, release, count } = gatedSend();
     const first = runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 30_000 }, send);
     await sleep(5);
     const started = Date.now();
@@ -134,7 +150,7 @@ describe('runIdempotent', () => {
     release();
     await first;
     expect((await runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 100 }, send)).replayed).toBe(true);
-    expect(calls).toBe(1);
+    expect(count()).toBe(1);
   });
 
   it('takes over a claim abandoned before its provider call once its budget has passed, and sends', async () => {

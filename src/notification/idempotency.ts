@@ -56,6 +56,8 @@ export interface IdempotentOptions {
   isFinalFailure?: (err: unknown) => boolean;
   /** The channel, set on the errors made here. */
   via?: string;
+  /** The client cancelled: a duplicate waiting for another call's outcome stops at once (it sends nothing). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -96,7 +98,13 @@ export interface IdempotentOutcome<R> {
   replayed: boolean;
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms`, or at once when `signal` aborts. */
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
 
 interface Run {
   opts: IdempotentOptions;
@@ -151,6 +159,13 @@ export async function runIdempotent<P, R>(
       return { result: claim.result as R, replayed: true };
     }
 
+    if (opts.signal?.aborted) {
+      throw new NotifyError(
+        'CANCELLED',
+        `The call was cancelled while another call with idempotency_key "${key}" was in flight; this call sent nothing. Retry the same call to get that call's outcome.`,
+        { ...run.details, cause: opts.signal.reason },
+      );
+    }
     const t = now();
     if (t >= run.deadline) {
       const retryAfterS = Math.max(1, Math.ceil((claim.claimed_at + budgetMs - t) / 1000));
@@ -161,7 +176,7 @@ export async function runIdempotent<P, R>(
         { ...run.details, retryAfterS },
       );
     }
-    await sleep(Math.min(pollMs, run.deadline - t));
+    await sleep(Math.min(pollMs, run.deadline - t), opts.signal);
   }
 }
 

@@ -11,6 +11,7 @@ import { NotifyError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { isAllowed } from '../policy/allowlist.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { approveSend, newNotificationId, type ApprovalRound, type Approved } from './approval.js';
@@ -87,7 +88,9 @@ export async function sendNotification(
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
-  return channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)));
+  return channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts))).catch((err: unknown) => {
+    throw storeUnavailable(err, via, deps.log) ?? err;
+  });
 }
 
 /** A refusal carries its recipients' classes for the log line the tool writes (never the addresses). */
@@ -100,6 +103,21 @@ async function withRecipientClasses<C, P>(channel: TypedChannel<C, P>, value: Re
     }
     throw err;
   }
+}
+
+/**
+ * A store fault that escaped the send came before the provider call: every store write
+ * after the provider answered is kept from changing the answer (see `keepRecord`, and
+ * runIdempotent's fenced writes). So nothing was sent, and the same call may be retried.
+ */
+function storeUnavailable(err: unknown, via: string, log: Logger): NotifyError | undefined {
+  if (!(err instanceof StoreUnavailableError)) return undefined;
+  log.warn('send stopped: store unavailable', { via, store: err.store, reason: err.reason });
+  return new NotifyError(
+    'STORE_UNAVAILABLE',
+    `Try the same call again in ${err.retryAfterS} s (with the same idempotency_key, if it has one). Nothing was sent: this server's database is unavailable right now, and a send is only made once it is recorded safely.`,
+    { via, retryAfterS: err.retryAfterS, cause: err },
+  );
 }
 
 async function sendTyped<C, P>(
@@ -159,6 +177,7 @@ async function sendTyped<C, P>(
       now: deps.now,
       log: deps.log,
       via,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     },
     steps,
   );

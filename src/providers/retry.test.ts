@@ -266,4 +266,37 @@ describe('sendWithRetry', () => {
       { attempt: 2, outcome: 'sent', latencyMs: 10 },
     ]);
   });
+
+  it('a cancel during a backoff wait ends the send at once with CANCELLED, and no retry is made', async () => {
+    const h = harness();
+    const { provider, calls } = scripted([transient({ retryAfterMs: 5_000 }), () => ({})], h.clock);
+    const cancel = new AbortController();
+    // This sleep never ends by itself: only the cancel can end the wait.
+    const waiting = sendWithRetry(provider, { n: 1 }, {
+      ...h.opts,
+      cancel: cancel.signal,
+      sleep: () => new Promise<void>(() => {}),
+      onRetry: () => setImmediate(() => cancel.abort(new Error('client cancelled'))),
+    });
+    const err = await rejection(waiting);
+    expect(err.code).toBe('CANCELLED');
+    expect(err.message).toMatch(/after 1 attempt\(s\) that failed without sending\); nothing was sent/);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('the default backoff wait ends on a cancel too (real timers)', async () => {
+    const { provider, calls } = scripted([transient({ retryAfterMs: 15_000 }), () => ({})], { t: 0 });
+    const cancel = new AbortController();
+    const err = await rejection(
+      sendWithRetry(provider, { n: 1 }, {
+        notificationId: 'ntf_c',
+        budgetMs: 20_000,
+        log: silentLogger,
+        cancel: cancel.signal,
+        onRetry: () => setTimeout(() => cancel.abort(), 20),
+      }),
+    );
+    expect(err.code).toBe('CANCELLED');
+    expect(calls).toHaveLength(1);
+  }, 5_000);
 });

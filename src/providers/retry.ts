@@ -42,10 +42,12 @@ export interface RetryOptions {
   onAttempt?(record: AttemptRecord): void;
   /**
    * The caller cancelled: no attempt starts after it (a request waiting for a slot is
-   * dropped, a retry is not made), but one under way runs on within the budget.
+   * dropped, a backoff wait ends at once and no retry is made), but one under way runs on
+   * within the budget.
    */
   cancel?: AbortSignal;
-  sleep?(ms: number): Promise<void>;
+  /** `signal`: the cancel; a sleep may end early on it (the wait ends on it regardless). */
+  sleep?(ms: number, signal?: AbortSignal): Promise<void>;
   /** In [0, 1). */
   random?(): number;
   now?(): number;
@@ -91,7 +93,27 @@ export class BudgetExceededError extends Error {
   override readonly name = 'BudgetExceededError';
 }
 
-const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Resolves after `ms`, or at once when `signal` aborts (its timer then cleared). */
+const defaultSleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+/**
+ * A backoff wait that a cancel ends at once: nothing is in flight during it, so the send
+ * can stop there (the loop's next check answers CANCELLED) instead of sitting out the wait.
+ */
+function backoff(sleep: (ms: number, signal?: AbortSignal) => Promise<void>, ms: number, cancel: AbortSignal | undefined): Promise<void> {
+  if (!cancel) return sleep(ms);
+  if (cancel.aborted) return Promise.resolve();
+  let onAbort!: () => void;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = resolve;
+    cancel.addEventListener('abort', onAbort, { once: true });
+  });
+  return Promise.race([sleep(ms, cancel), aborted]).finally(() => cancel.removeEventListener('abort', onAbort));
+}
 
 function outcomeOf(err: unknown): AttemptOutcome {
   if (err instanceof ProviderTransientError) return err.opts.rateLimited ? 'rate_limited' : 'transient';
@@ -210,6 +232,6 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     const reason = rateLimited ? 'rate_limited' : `transient${err.vendorCode !== undefined ? `: ${err.vendorCode}` : ''}`;
     opts.onRetry?.(attempt, delay, reason);
     log.debug('provider retry', { attempt, delayMs: delay, reason });
-    await sleep(delay);
+    await backoff(sleep, delay, opts.cancel);
   }
 }

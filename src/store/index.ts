@@ -10,7 +10,7 @@ import { StoreError } from './errors.js';
 import type { Store } from './types.js';
 
 export type { Store } from './types.js';
-export { StoreError } from './errors.js';
+export { StoreError, StoreUnavailableError } from './errors.js';
 export { sqliteFile } from './sqlite.js';
 
 /**

@@ -10,6 +10,7 @@ import pg from 'pg';
 import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
+import { classifyStoreFault, classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
@@ -23,7 +24,7 @@ import type {
   RateDecision,
   Store,
 } from './types.js';
-import { deliveryValues, insertDeliverySql } from './rows.js';
+import { deliveryFromRow, deliveryValues, insertDeliverySql, num, numOrNull, type Row } from './rows.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -37,22 +38,14 @@ export interface PostgresStoreOptions {
 /** Arbitrary but fixed: the advisory lock key that serialises migrations. */
 const MIGRATION_LOCK = 7_301_775_001;
 const KEY_PURGE_INTERVAL_MS = 60_000;
+/** Longer than any statement here takes, advisory-lock waits included. */
+const QUERY_TIMEOUT_MS = 15_000;
 /** Expired rate-limit admissions of idle buckets are deleted at most this often. */
 const RATE_PURGE_INTERVAL_MS = 60_000;
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
-type Row = Record<string, unknown>;
-
 const INSERT_DELIVERY = insertDeliverySql((i) => `$${i}`);
-
-/** BIGINT arrives as a string from pg; our times and counts are well inside 2^53. */
-function num(v: unknown): number {
-  return typeof v === 'number' ? v : Number(v);
-}
-function numOrNull(v: unknown): number | null {
-  return v === null || v === undefined ? null : num(v);
-}
 
 function toBanner(r: Row): BannerRecord {
   return {
@@ -67,28 +60,7 @@ function toBanner(r: Row): BannerRecord {
   };
 }
 
-function toDelivery(r: Row): DeliveryRecord {
-  return {
-    id: r.id as string,
-    via: r.via as string,
-    status: r.status as DeliveryRecord['status'],
-    provider: r.provider as string,
-    provider_message_id: (r.provider_message_id as string | null) ?? null,
-    payload: r.payload,
-    error_code: (r.error_code as string | null) ?? null,
-    attempts: num(r.attempts),
-    attempt_log: (r.attempt_log ?? []) as DeliveryRecord['attempt_log'],
-    latency_ms: num(r.latency_ms),
-    client: (r.client as string | null) ?? null,
-    idempotency_key: (r.idempotency_key as string | null) ?? null,
-    created_at: num(r.created_at),
-    provider_status: (r.provider_status as string | null) ?? null,
-    provider_status_code: (r.provider_status_code as string | null) ?? null,
-    status_updated_at: num(r.status_updated_at),
-    approval: (r.approval ?? null) as DeliveryRecord['approval'],
-  };
-}
-
+const toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, (v) => v);
 
 /**
  * Runs `fn` on a client of its own. pg-pool stops listening for a client's errors while it
@@ -106,6 +78,10 @@ async function withClient<T>(pool: pg.Pool, log: Logger, fn: (client: pg.PoolCli
   client.on('error', onError);
   try {
     return await fn(client);
+  } catch (err) {
+    // A timed-out query may still be running on this connection: never hand it out again.
+    if (classifyStoreFault(err, 'postgres')) broken ??= err as Error;
+    throw err;
   } finally {
     client.off('error', onError);
     client.release(broken);
@@ -168,6 +144,9 @@ export class PostgresStore implements Store {
       connectionString: opts.connectionString,
       max: opts.max ?? 10,
       connectionTimeoutMillis: 10_000,
+      // A database that stops answering without closing the connection (a partition) fails
+      // the query instead of holding the call forever; the broken client is discarded.
+      query_timeout: QUERY_TIMEOUT_MS,
       ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
     });
     // An idle client's network error must not crash the process; the next query reconnects.
@@ -480,6 +459,7 @@ export class PostgresStore implements Store {
   }
 }
 
+/** The store, its transient faults (connection lost or refused, server shutting down) thrown as StoreUnavailableError. */
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
-  return PostgresStore.open(opts);
+  return classifyStoreFaults(await PostgresStore.open(opts));
 }

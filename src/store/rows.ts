@@ -1,4 +1,4 @@
-/** Column order shared by both stores' delivery INSERT, so the two cannot drift apart. */
+/** Delivery rows in and out of both stores (column order, INSERT, row to record), so the two cannot drift apart. */
 import type { DeliveryRecord } from './types.js';
 
 export const DELIVERY_COLUMNS = [
@@ -17,4 +17,41 @@ export function deliveryValues(r: DeliveryRecord): unknown[] {
 /** `INSERT INTO deliveries (…) VALUES (…)` with the given placeholder style. */
 export function insertDeliverySql(placeholder: (i: number) => string): string {
   return `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})`;
+}
+
+/** A row as a driver returns it. */
+export type Row = Record<string, unknown>;
+
+/** BIGINT arrives as a string from pg; our times and counts are well inside 2^53. */
+export function num(v: unknown): number {
+  return typeof v === 'number' ? v : Number(v);
+}
+export function numOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : num(v);
+}
+
+/**
+ * A deliveries row as a record. `json` decodes a JSON column: SQLite keeps them as text
+ * (JSON.parse), PostgreSQL's jsonb arrives decoded (identity).
+ */
+export function deliveryFromRow(r: Row, json: (v: unknown) => unknown): DeliveryRecord {
+  return {
+    id: r.id as string,
+    via: r.via as string,
+    status: r.status as DeliveryRecord['status'],
+    provider: r.provider as string,
+    provider_message_id: (r.provider_message_id as string | null) ?? null,
+    payload: json(r.payload),
+    error_code: (r.error_code as string | null) ?? null,
+    attempts: num(r.attempts),
+    attempt_log: (json(r.attempt_log) ?? []) as DeliveryRecord['attempt_log'],
+    latency_ms: num(r.latency_ms),
+    client: (r.client as string | null) ?? null,
+    idempotency_key: (r.idempotency_key as string | null) ?? null,
+    created_at: num(r.created_at),
+    provider_status: (r.provider_status as string | null) ?? null,
+    provider_status_code: (r.provider_status_code as string | null) ?? null,
+    status_updated_at: num(r.status_updated_at),
+    approval: (r.approval === null || r.approval === undefined ? null : json(r.approval)) as DeliveryRecord['approval'],
+  };
 }

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
+import { classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
   BannerRecord,
@@ -25,7 +26,7 @@ import type {
   RateDecision,
   Store,
 } from './types.js';
-import { deliveryValues, insertDeliverySql } from './rows.js';
+import { deliveryFromRow, deliveryValues, insertDeliverySql, type Row } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
 
@@ -37,38 +38,14 @@ export interface SqliteStoreOptions {
   /** Path of the database file; its directory is created if missing. */
   file: string;
   log: Logger;
-  /** How long a writer waits for another process's lock before failing (default 10 s). */
+  /**
+   * How long a call waits for another process's lock before failing (default 10 s): in
+   * SQLite at start-up (migrations), then in short synchronous waits between timers.
+   */
   busyTimeoutMs?: number;
 }
 
-interface DeliveryRow {
-  id: string;
-  via: string;
-  status: DeliveryRecord['status'];
-  provider: string;
-  provider_message_id: string | null;
-  payload: string;
-  error_code: string | null;
-  attempts: number;
-  attempt_log: string;
-  latency_ms: number;
-  client: string | null;
-  idempotency_key: string | null;
-  created_at: number;
-  provider_status: string | null;
-  provider_status_code: string | null;
-  status_updated_at: number;
-  approval: string | null;
-}
-
-function toDelivery({ seq: _seq, ...r }: DeliveryRow & { seq: number }): DeliveryRecord {
-  return {
-    ...r,
-    payload: JSON.parse(r.payload) as unknown,
-    attempt_log: JSON.parse(r.attempt_log) as DeliveryRecord['attempt_log'],
-    approval: r.approval === null ? null : (JSON.parse(r.approval) as DeliveryRecord['approval']),
-  };
-}
+const toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, (v) => JSON.parse(v as string) as unknown);
 
 interface KeyRow {
   payload_hash: string;
@@ -124,9 +101,9 @@ export class SqliteStore implements Store {
 
   static open(opts: SqliteStoreOptions): SqliteStore {
     mkdirSync(dirname(opts.file), { recursive: true });
-    const db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? 10_000 });
+    const db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     try {
-      db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? 10_000)}`);
+      db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
       // NORMAL under WAL: a commit survives a process crash (SIGKILL included); a power loss
@@ -148,12 +125,12 @@ export class SqliteStore implements Store {
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
     const rows = this.statement('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
-      .all(Math.max(0, Math.trunc(limit))) as (DeliveryRow & { seq: number })[];
+      .all(Math.max(0, Math.trunc(limit))) as Row[];
     return rows.map(toDelivery);
   }
 
   async getDelivery(id: string): Promise<DeliveryRecord | null> {
-    const row = this.statement('SELECT * FROM deliveries WHERE id = ?').get(id) as (DeliveryRow & { seq: number }) | undefined;
+    const row = this.statement('SELECT * FROM deliveries WHERE id = ?').get(id) as Row | undefined;
     return row ? toDelivery(row) : null;
   }
 
@@ -161,7 +138,7 @@ export class SqliteStore implements Store {
     const row = this.statement('SELECT * FROM deliveries WHERE via = ? AND provider_message_id = ? ORDER BY seq LIMIT 1').get(
       via,
       providerMessageId,
-    ) as (DeliveryRow & { seq: number }) | undefined;
+    ) as Row | undefined;
     return row ? toDelivery(row) : null;
   }
 
@@ -413,6 +390,49 @@ export class SqliteStore implements Store {
   }
 }
 
+/**
+ * The store, waiting for other processes' locks without holding the event loop, and its
+ * transient faults (busy past the timeout, full, I/O) thrown as StoreUnavailableError.
+ */
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
-  return SqliteStore.open(opts);
+  const store = SqliteStore.open(opts);
+  // From here on SQLite itself waits at most SYNC_BUSY_MS for a lock: its busy handler
+  // sleeps inside the call, and so holds this process's event loop (every client, /healthz)
+  // for as long as it waits. Longer waits are made between attempts, on timers.
+  store.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
+  return classifyStoreFaults(retryWhileBusy(store, opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+}
+
+/** How long one statement may wait for a lock inside SQLite (synchronously). */
+const SYNC_BUSY_MS = 20;
+const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
+const isBusy = (err: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
+
+/**
+ * Every method of `store` retried while another process holds the lock it needs, up to
+ * `timeoutMs` in all, with jittered waits on timers between attempts. A retry is safe:
+ * each method is one statement or one transaction, and a busy one changed nothing (a
+ * method's later, idempotent read may repeat its write: dismissBanner).
+ */
+function retryWhileBusy(store: SqliteStore, timeoutMs: number): SqliteStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'constructor' || prop === 'close') return value;
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        const deadline = Date.now() + timeoutMs;
+        for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+          try {
+            return await method.apply(target, args);
+          } catch (err) {
+            const left = deadline - Date.now();
+            if (!isBusy(err) || left <= 0) throw err;
+            await new Promise((r) => setTimeout(r, Math.min(left, wait / 2 + Math.random() * wait)));
+          }
+        }
+      };
+    },
+  });
 }

@@ -44,6 +44,7 @@ import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, hostRefusal, isLoopbackHost, originRefusal } from './host-check.js';
 import { plural } from '../words.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { screenMessage } from './inbound.js';
 import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
@@ -381,6 +382,15 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
         if (post && --inflightPosts === 0) idle?.();
       });
       handle(req, res, route).catch((err: unknown) => {
+        if (err instanceof StoreUnavailableError) {
+          // The database is down or cut off (the banner feed reads it): transient, not a bug.
+          log.warn('http request failed: store unavailable', { route: route.name, reason: err.reason });
+          if (!res.headersSent) {
+            const message = `This server's database is unavailable right now; try again in ${err.retryAfterS} s.`;
+            sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message, retry_after_s: err.retryAfterS } }, { 'Retry-After': String(err.retryAfterS) });
+          } else res.destroy();
+          return;
+        }
         log.error('http request failed', { route: route.name, error: err instanceof Error ? err.stack : String(err) });
         if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Internal error' } });
         else res.destroy();

@@ -28,7 +28,7 @@ export interface Refusal {
   id: RequestId | null;
   error: { code: number; message: string };
   /** A word for the logs. */
-  reason: 'batch' | 'invalid' | 'parse' | 'too_large';
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -48,6 +48,12 @@ export const refusal = {
     id: idOf(value),
     reason: 'invalid',
     error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' },
+  }),
+  /** A message that parsed but nests deeper than the server can walk (a stack overflow). */
+  tooDeep: (value: unknown): Refusal => ({
+    id: idOf(value),
+    reason: 'too_deep',
+    error: { code: -32600, message: 'Invalid Request: the message nests too deeply to process; send arguments nested at most a few hundred levels' },
   }),
   parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
   /** `head`: the first bytes of the message, where clients put the id before the params. */

@@ -91,10 +91,19 @@ export class LineScreen extends Transform {
     } catch {
       return this.refuse(refusal.parseError());
     }
-    const screened = screenMessage(parsed);
-    if (screened.refusal) return this.refuse(screened.refusal);
-    this.options.onMessage?.(screened.message);
-    this.push(screened.message === parsed ? `${text}\n` : `${JSON.stringify(screened.message)}\n`);
+    let out: string;
+    try {
+      const screened = screenMessage(parsed);
+      if (screened.refusal) return this.refuse(screened.refusal);
+      this.options.onMessage?.(screened.message);
+      out = screened.message === parsed ? `${text}\n` : `${JSON.stringify(screened.message)}\n`;
+    } catch (err) {
+      // Nesting the parser took (it does not recurse) but a walk here could not: a throw
+      // inside this stream would end the process, so the message is refused instead.
+      if (!(err instanceof RangeError)) throw err;
+      return this.refuse(refusal.tooDeep(parsed));
+    }
+    this.push(out);
   }
 
   private refuse(r: Refusal): void {

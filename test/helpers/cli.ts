@@ -58,11 +58,24 @@ export class ChildStdioTransport implements Transport {
     this.child.stdin.write(JSON.stringify(message) + '\n');
   }
 
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null) return;
+  /** Set when close() had to kill the child: it did not exit on its own after its stdin ended. */
+  killedAtClose = false;
+
+  /**
+   * Ends stdin and waits for the child to exit on its own (the CLI drains and exits), at
+   * most `timeoutMs`: past that it is killed, so no suite hangs on it; `killedAtClose` says so.
+   */
+  async close(timeoutMs = 15_000): Promise<void> {
+    // A child ended by a signal has a signalCode and no exitCode: it will emit no more 'exit'.
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     const exited = new Promise((r) => this.child.once('exit', r));
     this.child.stdin.end();
+    const timer = setTimeout(() => {
+      this.killedAtClose = true;
+      this.child.kill('SIGKILL');
+    }, timeoutMs);
     await exited;
+    clearTimeout(timer);
   }
 }
 

@@ -12,6 +12,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
 import type { Logger } from '../../log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
+import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
 import { Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
@@ -93,19 +94,6 @@ interface SlackErrorShape {
   original?: unknown;
 }
 
-function rootCode(err: unknown): string | undefined {
-  let cur: unknown = err;
-  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
-    const c = cur as { code?: unknown; name?: unknown; cause?: unknown; original?: unknown };
-    if (typeof c.code === 'string' && !c.code.startsWith('slack_webapi_')) return c.code;
-    if (c.name === 'TimeoutError' || c.name === 'AbortError' || c.name === 'BudgetExceededError') return c.name;
-    cur = c.original ?? c.cause;
-  }
-  return undefined;
-}
-
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
 function bodyError(body: unknown): string | undefined {
   if (typeof body !== 'string') return undefined;
   try {
@@ -183,15 +171,9 @@ export function classifySlackError(err: unknown, channel: string): ProviderError
       );
     }
     default: {
-      const net = rootCode(err);
-      if (net && NOT_SENT_CODES.has(net)) {
-        return new ProviderTransientError('slack', `could not reach Slack (${net})`, { vendorCode: net, cause: err });
-      }
-      if (net === 'BudgetExceededError') {
-        return new DeliveryUnknownError('slack', "the send's budget ran out while the request was in flight", net, err);
-      }
+      const net = rootNetworkCode(err, (code) => code.startsWith('slack_webapi_'));
       if (e.code === 'slack_webapi_request_error' || net) {
-        return new DeliveryUnknownError('slack', `no answer from Slack after the request was sent (${net ?? 'request error'})`, net, err);
+        return networkFailure('slack', 'Slack', err, { reached: true, aborted: false, code: net });
       }
       return new DeliveryUnknownError('slack', `unexpected Slack client error (${e.message ?? String(err)})`, undefined, err);
     }
@@ -260,9 +242,7 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
 /** A failure before the request was handed to fetch: nothing reached Slack. */
 function notRequested(err: unknown, aborted: boolean): ProviderError {
   if (err instanceof ProviderError) return err;
-  if (aborted) {
-    return new ProviderTransientError('slack', "the send's budget ran out before the request was sent; nothing was sent", { cause: err });
-  }
+  if (aborted) return networkFailure('slack', 'Slack', err, { reached: false, aborted, code: undefined });
   const message = err instanceof Error ? err.message : String(err);
   return new ProviderRejectedError('slack', `the Slack client refused the call before sending it (${message})`, undefined, err);
 }

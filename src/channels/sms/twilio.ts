@@ -16,6 +16,7 @@ import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
 import type { Logger } from '../../log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../providers/errors.js';
+import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
 import { Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
@@ -64,9 +65,6 @@ export interface TwilioCallFacts {
   aborted?: boolean;
   headers?: unknown;
 }
-
-/** Errors raised before a byte could reach Twilio: safe to retry. */
-const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_INVALID_URL']);
 
 /** Model-facing explanations of the Twilio errors a caller can act on. */
 const TWILIO_HINTS: Record<number, string> = {
@@ -126,36 +124,16 @@ export function classifyTwilioError(err: unknown, call: TwilioCallFacts): Provid
       err,
     );
   }
-  const netCode = networkCode(err);
+  const netCode = rootNetworkCode(err);
   if (!call.requested && !netCode && !call.aborted) {
     // The client refused the parameters before any request (e.g. a missing 'to').
     return new ProviderRejectedError('twilio', `the Twilio client refused the message: ${e.message ?? String(err)}`, undefined, err);
   }
-  if (!(call.mayHaveReached ?? call.requested)) {
-    const why = call.aborted
-      ? "the send's budget ran out before the request was written"
-      : `could not reach Twilio (${netCode ?? 'error'})`;
-    return new ProviderTransientError('twilio', `${why}; nothing was sent`, { vendorCode: netCode, cause: err });
-  }
-  if (netCode && NOT_SENT_CODES.has(netCode)) {
-    return new ProviderTransientError('twilio', `could not reach Twilio (${netCode})`, { vendorCode: netCode, cause: err });
-  }
-  const why = call.aborted
-    ? "the send's budget ran out while the request was in flight"
-    : `no answer from Twilio after the request was sent (${netCode ?? e.name ?? 'error'})`;
-  return new DeliveryUnknownError('twilio', why, netCode ?? e.name, err);
-}
-
-function networkCode(err: unknown): string | undefined {
-  let cur: unknown = err;
-  for (let i = 0; i < 4 && cur && typeof cur === 'object'; i++) {
-    const c = (cur as { code?: unknown }).code;
-    if (typeof c === 'string') return c;
-    const name = (cur as { name?: unknown }).name;
-    if (name === 'BudgetExceededError' || name === 'AbortError' || name === 'TimeoutError') return String(name);
-    cur = (cur as { cause?: unknown }).cause;
-  }
-  return undefined;
+  return networkFailure('twilio', 'Twilio', err, {
+    reached: call.mayHaveReached ?? call.requested,
+    aborted: call.aborted === true,
+    code: netCode,
+  });
 }
 
 /**
