@@ -19,6 +19,7 @@
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../errors.js';
 import { HTML_TO_TEXT_OPTIONS, htmlToText } from './html-to-text.js';
+import { plainMime } from './plain-mime.js';
 import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';
 
 /** What nodemailer's MailComposer takes, as plain data (it crosses to the worker by structured clone). */
@@ -117,6 +118,9 @@ async function buildInline(mail: MailParts): Promise<string> {
       throw noText(`the converter failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  // The common notification is written directly; MailComposer writes the same bytes, slower.
+  const plain = plainMime(mail, text);
+  if (plain !== undefined) return plain;
   // Loaded on the first email, not at start-up (it is a fair share of cold start).
   const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
   const raw = await new MailComposer({ ...mail, text, ...COMPOSER_FLAGS }).compile().build();
