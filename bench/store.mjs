@@ -70,6 +70,21 @@ async function benchOne(storeName, env, { runs, calls }) {
     const runId = Date.now().toString(36);
     await sends(app, entry, 50, true, `warm-${runId}`);
     await sends(app, entry, 50, false);
+    // PostgreSQL: statements per send (each a round trip), counted, not timed.
+    let queries = 0;
+    const pool = app.store.pool;
+    const trips = async (keyed) => {
+      queries = 0;
+      await sends(app, entry, 10, keyed, `count-${runId}`);
+      return queries / 10;
+    };
+    let tripsNote = '';
+    if (pool) {
+      const query = pool.query.bind(pool);
+      pool.query = (...args) => (queries++, query(...args));
+      tripsNote = `; round trips per send: ${await trips(true)} keyed, ${await trips(false)} unkeyed`;
+      pool.query = query;
+    }
     const a = [];
     const b = [];
     for (let r = 0; r < runs; r++) {
@@ -89,7 +104,7 @@ async function benchOne(storeName, env, { runs, calls }) {
       baselineName: 'same send without idempotency_key, same store',
       baseline: sb,
       ratio: ratio(sa, sb, a, b),
-      note: `${runs} runs × ${calls} sends, in process (createApp + catalog), slack dry-run`,
+      note: `${runs} runs × ${calls} sends, in process (createApp + catalog), slack dry-run${tripsNote}`,
     };
   } finally {
     await app.close();

@@ -1,6 +1,7 @@
 /**
  * Row 3: context cost. o200k tokens (gpt-tokenizer, o200k_base) of what a model sees of a
- * tool: `name`, `description` and the compact JSON of `inputSchema`, one per line. Exact
+ * tool: `name`, `description` and the compact JSON of `inputSchema`, one per line; and of
+ * each profile's whole tools/list as a client receives it (output schemas included). Exact
  * and deterministic, so there is no spread. The two published single-channel tools are
  * cited constants: this machine has no network, so their servers cannot be fetched and
  * counted here.
@@ -50,11 +51,16 @@ export function benchTokens() {
   row('send_email + send_sms + send_slack, per-channel (total)', sum(send('per-channel')), {
     note: send('per-channel').map((t) => `${t.name} ${toolTokens(t)}`).join(', '),
   });
+  const noBaseline = { baselineName: undefined, baseline: undefined, ratio: undefined };
   for (const profile of ['flat', 'nested', 'oneOf', 'per-channel']) {
-    row(`whole tools/list, ${profile} (send + 3 banner tools)`, sum(catalog[profile].tools), {
-      baselineName: undefined,
-      baseline: undefined,
-      ratio: undefined,
+    row(`whole tools/list, ${profile} (send + 3 banner tools)`, sum(catalog[profile].tools), noBaseline);
+  }
+  // What a client receives: every field of every tool, output schemas and annotations included.
+  for (const profile of ['flat', 'nested', 'oneOf', 'per-channel']) {
+    const { tools } = catalog[profile];
+    row(`whole tools/list as sent, ${profile}: JSON of every tool, input and output schemas`, encode(JSON.stringify({ tools })).length, {
+      ...noBaseline,
+      note: tools.map((t) => `${t.name} ${encode(JSON.stringify(t)).length}`).join(', '),
     });
   }
   for (const c of Object.values(CITED)) row(c.name, c.tokens, { cited: true });

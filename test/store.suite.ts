@@ -269,6 +269,30 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.releaseIdempotency('never-claimed', second)).toBe(false);
       });
 
+      it('records a dry run and completes its claim in one write, both or neither', async () => {
+        const owner = await own('k10');
+        const result = { id: 'ntf_r', via: 'email', status: 'dry_run' };
+        // Not the owner: nothing is written, neither the record nor the result.
+        expect(await store.recordDeliveryCompleting(delivery('ntf_r0', T0), { key: 'k10', owner: 'forged', result })).toBe(false);
+        expect(await store.recordDeliveryCompleting(delivery('ntf_r0', T0), { key: 'never-claimed', owner, result })).toBe(false);
+        expect(await store.listDeliveries(10)).toEqual([]);
+        expect(await store.claimIdempotency('k10', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
+        // The owner: the record and the result, together.
+        expect(await store.recordDeliveryCompleting(delivery('ntf_r1', T0, { idempotency_key: 'k10' }), { key: 'k10', owner, result })).toBe(true);
+        expect(await store.listDeliveries(10)).toEqual([delivery('ntf_r1', T0, { idempotency_key: 'k10' })]);
+        expect(await store.claimIdempotency('k10', 'h', T0 + 2, OPTS)).toEqual({ kind: 'existing', payload_hash: 'h', state: 'done', result, claimed_at: T0 });
+        // Done: a second write under the claim writes nothing.
+        expect(await store.recordDeliveryCompleting(delivery('ntf_r2', T0), { key: 'k10', owner, result })).toBe(false);
+        expect((await store.listDeliveries(10)).map((d) => d.id)).toEqual(['ntf_r1']);
+      });
+
+      it('leaves the claim pending when the record of a dry run cannot be written', async () => {
+        await store.recordDelivery(delivery('ntf_taken', T0));
+        const owner = await own('k11');
+        await expect(store.recordDeliveryCompleting(delivery('ntf_taken', T0), { key: 'k11', owner, result: { id: 'x' } })).rejects.toThrow();
+        expect(await store.claimIdempotency('k11', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
+      });
+
       it('gives exactly one of many simultaneous claimers the key', async () => {
         const claims = await Promise.all(Array.from({ length: 40 }, () => store.claimIdempotency('k7', 'h', T0, OPTS)));
         expect(claims.filter((c) => c.kind === 'claimed')).toHaveLength(1);

@@ -442,3 +442,52 @@ describe('runIdempotent fencing (owner token and phase)', () => {
     expect(await runIdempotent(opts, async () => 'sent')).toEqual({ result: 'sent', replayed: false });
   });
 });
+
+describe('runIdempotent with a send that is only its record (recordCompleting)', () => {
+  const steps = (write: (claim: { key: string; owner: string }) => Promise<{ id: string } | undefined>) => {
+    const calls = { send: 0, record: 0 };
+    return {
+      calls,
+      steps: {
+        prepare: async () => 'prepared',
+        send: async () => {
+          calls.send++;
+          return { id: 'via send' };
+        },
+        recordCompleting: async (_: string, claim: { key: string; owner: string }) => {
+          calls.record++;
+          return write(claim);
+        },
+      },
+    };
+  };
+
+  it('writes the record with the completion: no sending phase, no separate send, replayed after', async () => {
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000 };
+    const marks: string[] = [];
+    const mark = store.markIdempotencySending.bind(store);
+    store.markIdempotencySending = async (key, owner) => (marks.push(key), mark(key, owner));
+    const s = steps(async (claim) => ((await store.completeIdempotency(claim.key, claim.owner, { id: 'ntf_1' })) ? { id: 'ntf_1' } : undefined));
+    expect(await runIdempotent(opts, s.steps)).toEqual({ result: { id: 'ntf_1' }, replayed: false });
+    expect(await runIdempotent(opts, s.steps)).toEqual({ result: { id: 'ntf_1' }, replayed: true });
+    expect(s.calls).toEqual({ send: 0, record: 1 });
+    expect(marks).toEqual([]);
+  });
+
+  it('answers IDEMPOTENCY_IN_PROGRESS when the claim was lost before the record', async () => {
+    const s = steps(async () => undefined);
+    const err = await codeOf(runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 1000, via: 'email' }, s.steps));
+    expect(err.code).toBe('IDEMPOTENCY_IN_PROGRESS');
+    expect(err.message).toMatch(/took the key over; this call sent nothing/);
+  });
+
+  it('releases the claim when the record fails, so a retry records it', async () => {
+    const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000 };
+    const failing = steps(async () => {
+      throw new Error('disk full');
+    });
+    await expect(runIdempotent(opts, failing.steps)).rejects.toThrow('disk full');
+    const ok = steps(async (claim) => ((await store.completeIdempotency(claim.key, claim.owner, { id: 'ntf_2' })) ? { id: 'ntf_2' } : undefined));
+    expect(await runIdempotent(opts, ok.steps)).toEqual({ result: { id: 'ntf_2' }, replayed: false });
+  });
+});

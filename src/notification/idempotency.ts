@@ -72,6 +72,12 @@ export interface SendSteps<P, R> {
    * sent, or with a final failure (see `isFinalFailure`) when it may have been.
    */
   send(prepared: P, budgetLeftMs: number): Promise<R>;
+  /**
+   * Set for a send that is only its record (a dry run): writes it and completes `owner`'s
+   * claim in one store write, in place of the `sending` phase, `send` and the completion.
+   * Undefined when the claim was lost (then nothing was written).
+   */
+  recordCompleting?(prepared: P, claim: { key: string; owner: string }): Promise<R | undefined>;
 }
 
 /** How a final failure is stored in place of a result. */
@@ -180,6 +186,15 @@ export async function runIdempotent<P, R>(
   }
 }
 
+function takenOver({ opts: { budgetMs }, details, shown }: Run): NotifyError {
+  const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
+  return new NotifyError(
+    'IDEMPOTENCY_IN_PROGRESS',
+    `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
+    { ...details, retryAfterS },
+  );
+}
+
 /** The owner's path: prepare, fence the phase, send, store the outcome. */
 async function sendAsOwner<P, R>(run: Run, owner: string, steps: SendSteps<P, R>): Promise<R> {
   const { store, key, budgetMs, log } = run.opts;
@@ -188,16 +203,14 @@ async function sendAsOwner<P, R>(run: Run, owner: string, steps: SendSteps<P, R>
   try {
     prepared = await steps.prepare();
     budgetLeft(run.deadline, run.now(), budgetMs, run.details.via);
-    if (!(await store.markIdempotencySending(key, owner))) {
-      // Our claim was taken over (we outlived our budget, or clocks disagree): the new owner
-      // decides what is sent, and we must not.
-      const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
-      throw new NotifyError(
-        'IDEMPOTENCY_IN_PROGRESS',
-        `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${run.shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
-        { ...run.details, retryAfterS },
-      );
+    if (steps.recordCompleting) {
+      const result = await steps.recordCompleting(prepared, { key, owner });
+      if (result === undefined) throw takenOver(run);
+      return result;
     }
+    // Our claim was taken over (we outlived our budget, or clocks disagree): the new owner
+    // decides what is sent, and we must not.
+    if (!(await store.markIdempotencySending(key, owner))) throw takenOver(run);
     // The store write took time too.
     left = budgetLeft(run.deadline, run.now(), budgetMs, run.details.via);
   } catch (err) {

@@ -214,9 +214,33 @@ function deliverySteps<C, P>(
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
     send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs, approved),
+    // A dry run is its record: written with the claim's completion, in one store write.
+    ...(channel.live ? {} : { recordCompleting: (prepared, claim) => deliver(deps, channel, call, key, opts, prepared, 0, approved, claim) }),
   };
 }
 
+/** With `claim` (a dry run only): the record completes that idempotency claim; undefined when the claim was lost. */
+function deliver<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  key: string | undefined,
+  opts: SendOptions,
+  prepared: Prepared<P>,
+  budgetLeftMs: number,
+  approved: Approved<P> | undefined,
+): Promise<SendResult>;
+function deliver<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  key: string | undefined,
+  opts: SendOptions,
+  prepared: Prepared<P>,
+  budgetLeftMs: number,
+  approved: Approved<P> | undefined,
+  claim: { key: string; owner: string },
+): Promise<SendResult | undefined>;
 async function deliver<C, P>(
   deps: PipelineDeps,
   channel: TypedChannel<C, P>,
@@ -226,7 +250,8 @@ async function deliver<C, P>(
   prepared: Prepared<P>,
   budgetLeftMs: number,
   approved: Approved<P> | undefined,
-): Promise<SendResult> {
+  claim?: { key: string; owner: string },
+): Promise<SendResult | undefined> {
   const { id, startedAt, payload, meta } = prepared;
   const { provider, live, name: via } = channel;
   const record: DeliveryRecord = {
@@ -297,18 +322,19 @@ async function deliver<C, P>(
   record.provider_message_id = providerMessageId ?? null;
   record.latency_ms = deps.now() - startedAt;
   record.status_updated_at = deps.now();
-  // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
-  if (live) await keepRecord('delivery record', () => deps.store.recordDelivery(record));
-  else await deps.store.recordDelivery(record);
-  log.info(live ? 'sent' : 'dry run recorded', { attempts: record.attempts, latencyMs: record.latency_ms });
-
-  const result: SendResult = {
+  const base: SendResult = {
     id,
     via,
     status: live ? 'sent' : 'dry_run',
     provider: provider.name,
     accepted_at: new Date(startedAt).toISOString(),
   };
-  if (providerMessageId) result.provider_message_id = providerMessageId;
-  return meta === undefined ? result : { ...result, ...meta };
+  if (providerMessageId) base.provider_message_id = providerMessageId;
+  const result = meta === undefined ? base : { ...base, ...meta };
+  // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
+  if (live) await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+  else if (!claim) await deps.store.recordDelivery(record);
+  else if (!(await deps.store.recordDeliveryCompleting(record, { ...claim, result }))) return undefined;
+  log.info(live ? 'sent' : 'dry run recorded', { attempts: record.attempts, latencyMs: record.latency_ms });
+  return result;
 }

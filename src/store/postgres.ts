@@ -24,7 +24,7 @@ import type {
   RateDecision,
   Store,
 } from './types.js';
-import { deliveryFromRow, deliveryValues, insertDeliverySql, num, numOrNull, type Row } from './rows.js';
+import { DELIVERY_COLUMNS, deliveryFromRow, deliveryValues, insertDeliverySql, num, numOrNull, type Row } from './rows.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -46,6 +46,13 @@ const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, ex
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 const INSERT_DELIVERY = insertDeliverySql((i) => `$${i}`);
+const N = DELIVERY_COLUMNS.length;
+/** Completes the claim ($N+1 key, $N+2 owner, $N+3 result) and, only if it did, inserts the delivery ($1..$N). */
+const RECORD_COMPLETING = `WITH done AS (
+  UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = $${N + 3}
+  WHERE key = $${N + 1} AND owner = $${N + 2} AND state = 'pending' RETURNING 1
+)
+INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')} FROM done RETURNING 1`;
 
 function toBanner(r: Row): BannerRecord {
   return {
@@ -269,6 +276,13 @@ export class PostgresStore implements Store {
       owner,
     ]);
     return rowCount === 1;
+  }
+
+  async recordDeliveryCompleting(record: DeliveryRecord, { key, owner, result }: { key: string; owner: string; result: unknown }): Promise<boolean> {
+    // One statement: both writes commit together, and the insert happens only if the claim was still ours.
+    const values = [...deliveryValues(record), key, owner, JSON.stringify(result ?? null)];
+    const { rows } = await this.pool.query(RECORD_COMPLETING, values);
+    return rows.length === 1;
   }
 
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {

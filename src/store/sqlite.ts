@@ -227,6 +227,18 @@ export class SqliteStore implements Store {
     return this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner).changes === 1;
   }
 
+  async recordDeliveryCompleting(record: DeliveryRecord, { key, owner, result }: { key: string; owner: string; result: unknown }): Promise<boolean> {
+    const tx = this.db.transaction((): boolean => {
+      const done = this.statement(
+        `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
+      ).run(JSON.stringify(result ?? null), key, owner);
+      if (done.changes !== 1) return false;
+      this.statement(INSERT_DELIVERY).run(...deliveryValues(record));
+      return true;
+    });
+    return tx.immediate();
+  }
+
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
     // IMMEDIATE: the write lock is held from the count to the insert, so processes sharing
     // the file decide one after the other.

@@ -171,6 +171,12 @@ export interface Store {
   completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean>;
   /** Drops `owner`'s pending claim whose send failed, so that a retry may send. False when `owner` lost the claim. */
   releaseIdempotency(key: string, owner: string): Promise<boolean>;
+  /**
+   * A send that is only its record (a dry run): records `record` and completes `owner`'s
+   * pending claim with `result` in one write, both or neither. False (nothing written) when
+   * `owner` lost the claim. One round trip where mark, record and complete took three.
+   */
+  recordDeliveryCompleting(record: DeliveryRecord, claim: { key: string; owner: string; result: unknown }): Promise<boolean>;
 
   /**
    * Admits one event into every bucket, or into none: each bucket is a sliding window over

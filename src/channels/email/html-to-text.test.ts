@@ -1,5 +1,10 @@
-import { describe, expect, it } from 'vitest';
-import { MAX_DEPTH, htmlToText } from './html-to-text.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { MAX_DEPTH, loadHtmlToText } from './html-to-text.js';
+
+let htmlToText: (html: string) => string;
+beforeAll(async () => {
+  htmlToText = await loadHtmlToText();
+});
 
 /** The non-empty lines, trimmed: what a reader sees, whatever the blank lines between. */
 const lines = (html: string) =>

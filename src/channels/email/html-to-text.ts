@@ -4,7 +4,7 @@
  * options below. They are plain data because the conversion runs in a worker thread
  * (./body-text.ts), which receives them by structured clone.
  */
-import { compile, type HtmlToTextOptions } from 'html-to-text';
+import type { HtmlToTextOptions } from 'html-to-text';
 
 const LINE = { leadingLineBreaks: 1, trailingLineBreaks: 1 };
 const HEADINGS = ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'];
@@ -40,10 +40,13 @@ export const HTML_TO_TEXT_OPTIONS: HtmlToTextOptions = {
 let compiled: ((html: string) => string) | undefined;
 
 /**
- * Converts in the calling thread. Its cost grows with the square of the nesting depth
- * (htmlparser2 keeps its open-element stack with Array#unshift), so the server never calls
- * this on a caller's body on the main thread: see deriveBodyText.
+ * The converter, loaded on first use: html-to-text and its parser are a fair share of a
+ * cold start (about 50 ms of CPU) that a server sending no email never needs. Converts in
+ * the calling thread; its cost grows with the square of the nesting depth (htmlparser2 keeps
+ * its open-element stack with Array#unshift), so large bodies go to a worker (./mime.ts).
  */
-export function htmlToText(html: string): string {
-  return (compiled ??= compile(HTML_TO_TEXT_OPTIONS))(html);
+export async function loadHtmlToText(): Promise<(html: string) => string> {
+  if (compiled) return compiled;
+  const { compile } = await import('html-to-text');
+  return (compiled ??= compile(HTML_TO_TEXT_OPTIONS));
 }

@@ -18,7 +18,8 @@
  */
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../errors.js';
-import { HTML_TO_TEXT_OPTIONS, htmlToText } from './html-to-text.js';
+import { HTML_TO_TEXT_OPTIONS, loadHtmlToText } from './html-to-text.js';
+import { plainMime } from './plain-mime.js';
 import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';
 
 /** What nodemailer's MailComposer takes, as plain data (it crosses to the worker by structured clone). */
@@ -116,11 +117,14 @@ async function buildInline(mail: MailParts): Promise<string> {
   let text = mail.text;
   if (text === undefined) {
     try {
-      text = htmlToText(mail.html);
+      text = (await loadHtmlToText())(mail.html);
     } catch (err) {
       throw noText(`the converter failed: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  // The common notification is written directly; MailComposer writes the same bytes, slower.
+  const plain = plainMime(mail, text);
+  if (plain !== undefined) return plain;
   // Loaded on the first email, not at start-up (it is a fair share of cold start).
   const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
   const raw = await new MailComposer({ ...mail, text, ...COMPOSER_FLAGS }).compile().build();
