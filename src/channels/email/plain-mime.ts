@@ -59,12 +59,13 @@ export function plainMime(mail: MailParts, text: string): string | undefined {
   lines.push(`Subject: ${mail.subject}`, `Message-ID: ${mail.messageId}`);
   if (lines.some((l) => l.length > MAX_HEADER_LINE)) return undefined;
 
-  const boundary = `--_NmP-${randomUUID().replaceAll('-', '').slice(0, 16)}-Part_1`;
+  // As MailComposer: `baseBoundary` and `date`, when given, make the bytes reproducible (approval).
+  const boundary = `--_NmP-${mail.baseBoundary ?? randomUUID().replaceAll('-', '').slice(0, 16)}-Part_1`;
   const part = (type: string, content: string) =>
     `--${boundary}\r\nContent-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${content}\r\n`;
   return (
     lines.join('\r\n') +
-    `\r\nDate: ${new Date().toUTCString().replace('GMT', '+0000')}\r\nMIME-Version: 1.0\r\n` +
+    `\r\nDate: ${(mail.date ?? new Date()).toUTCString().replace('GMT', '+0000')}\r\nMIME-Version: 1.0\r\n` +
     `Content-Type: multipart/alternative;\r\n boundary="${boundary}"\r\n\r\n` +
     part('text/plain', textBody) +
     part('text/html', htmlBody) +
