@@ -228,7 +228,7 @@ export class PostgresStore implements Store {
       // its phase (an expired one starts afresh): once a provider call may have started, no
       // taker sends.
       // The opt-out lookup rides along (one round trip): an opted-out recipient claims nothing.
-      const claimed = await this.pool.query(
+      const claimed = await this.unsyncedWrite(
         `WITH o AS (SELECT recipient FROM opt_outs WHERE via = $7 AND recipient = ANY($8::text[]) LIMIT 1),
          c AS (
            INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
@@ -256,6 +256,26 @@ export class PostgresStore implements Store {
         : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
+  }
+
+  /**
+   * A claim committed without waiting for its WAL flush: a keyed dry run then pays one
+   * flush (its record), not two. Safe because a claim that a crash loses fences its owner
+   * out (every later write names the owner and finds no row, so it neither sends nor
+   * records), and the `sending` phase, written before a provider call, is flushed.
+   */
+  private unsyncedWrite(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    return withClient(this.pool, this.log, async (client) => {
+      await client.query('BEGIN; SET LOCAL synchronous_commit TO OFF');
+      try {
+        const result = await client.query(text, values);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
   }
 
   // Fenced: each write names the owner, so one that lost its claim changes nothing.
