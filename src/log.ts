@@ -4,6 +4,7 @@
  */
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+const HEAD = { time: 1, level: 1, msg: 1 };
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -19,9 +20,21 @@ export function createLogger(
   write: (line: string) => void = (line) => process.stderr.write(line),
   base: Record<string, unknown> = {},
 ): Logger {
+  // A logger is built per call (children carry the notification id): its constant fields are
+  // serialised once here, so a line serialises only its own fields (issue 13).
+  const baseJson = JSON.stringify(base).slice(1, -1);
+  const baseShadowsHead = Object.keys(base).some((k) => k in HEAD);
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {
     if (RANK[lvl] < RANK[level]) return;
-    write(JSON.stringify({ time: new Date().toISOString(), level: lvl, msg, ...base, ...fields }) + '\n');
+    const time = new Date().toISOString();
+    let own = '';
+    if (baseShadowsHead) return write(JSON.stringify({ time, level: lvl, msg, ...base, ...fields }) + '\n');
+    if (fields) {
+      // A field named like a constant one (or time, level, msg) replaces it once in the line: the slow way.
+      for (const k in fields) if (k in base || k in HEAD) return write(JSON.stringify({ time, level: lvl, msg, ...base, ...fields }) + '\n');
+      own = JSON.stringify(fields).slice(1, -1);
+    }
+    write(`{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(msg)}${baseJson && ',' + baseJson}${own && ',' + own}}\n`);
   };
   return {
     debug: (m, f) => emit('debug', m, f),

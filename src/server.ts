@@ -93,6 +93,19 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
   });
 
+  // Built once per connection and caller, not per call (issue 13); bounded, as clientInfo
+  // names are the client's to choose.
+  const callLogs = new Map<string, Logger>();
+  const callLog = (tool: string, profile: string, client: string | null): Logger => {
+    const id = JSON.stringify([tool, profile, client]);
+    let log = callLogs.get(id);
+    if (!log) {
+      log = (conn.log ?? app.log).child({ tool, profile, ...(client ? { client } : {}) });
+      if (callLogs.size < 64) callLogs.set(id, log);
+    }
+    return log;
+  };
+
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
     const { name } = request.params;
     const args = callArguments(request.params);
@@ -105,7 +118,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}". Available tools: ${names}.`);
     }
     const client = conn.client ?? clientNameOf(server, ctx) ?? null;
-    const log = (conn.log ?? app.log).child({ tool: entry.tool.name, profile, ...(client ? { client } : {}) });
+    const log = callLog(entry.tool.name, profile, client);
     const token = request.params._meta?.progressToken;
     try {
       const result = await app.track(

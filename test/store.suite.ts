@@ -371,6 +371,23 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.isOptedOut('sms', '+15551234568')).toBe(false);
         expect(await store.isOptedOut('email', '+15551234567')).toBe(false);
       });
+
+      it('a claim that checks opt-outs claims nothing for an opted-out recipient, and claims as usual otherwise', async () => {
+        await store.addOptOut('sms', '+15551234567', T0);
+        const optOut = (...recipients: string[]) => ({ ...OPTS, optOut: { via: 'sms', recipients } });
+        expect(await store.claimIdempotency('oo', 'h', T0, optOut('+15550000000', '+15551234567'))).toEqual({
+          kind: 'opted_out',
+          recipient: '+15551234567',
+        });
+        // Nothing was claimed: the same key is free for a send that may go out.
+        expect(await store.claimIdempotency('oo', 'h', T0, optOut('+15550000000'))).toMatchObject({ kind: 'claimed', phase: 'claimed' });
+        // Checked before the key: even a finished send under the key answers opted out.
+        expect(await store.claimIdempotency('oo', 'h', T0 + 1, optOut('+15551234567'))).toEqual({ kind: 'opted_out', recipient: '+15551234567' });
+        expect(await store.claimIdempotency('oo', 'h', T0 + 1, { ...OPTS, optOut: { via: 'email', recipients: ['+15551234567'] } })).toMatchObject({
+          kind: 'existing',
+          state: 'pending',
+        });
+      });
     });
 
     describe('contacts', () => {

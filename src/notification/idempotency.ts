@@ -25,7 +25,7 @@
  */
 import { NotifyError, type ErrorCode, type ToolErrorBody } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { IdempotencyPhase, Store } from '../store/types.js';
+import type { IdempotencyPhase, OptOutCheck, Store } from '../store/types.js';
 import { budgetLeft } from './send-budget.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -58,6 +58,8 @@ export interface IdempotentOptions {
   via?: string;
   /** The client cancelled: a duplicate waiting for another call's outcome stops at once (it sends nothing). */
   signal?: AbortSignal;
+  /** Looked up with the first claim, in its round trip: an opted-out recipient gets `refuse`'s error, and nothing is claimed. */
+  optOut?: { check: OptOutCheck; refuse: (recipient: string) => Error };
 }
 
 /**
@@ -142,10 +144,16 @@ export async function runIdempotent<P, R>(
   };
   // Only the first look may take over an abandoned claim; see the header.
   let staleAfterMs = budgetMs;
+  let pendingOptOut = opts.optOut;
 
   for (;;) {
-    const claim = await store.claimIdempotency(key, payloadHash, now(), { ttlMs, staleAfterMs });
+    // Only the first look, as a send's opt-out check is made once, before it waits.
+    const optOut = pendingOptOut;
+    pendingOptOut = undefined;
+    const claim = await store.claimIdempotency(key, payloadHash, now(), optOut ? { ttlMs, staleAfterMs, optOut: optOut.check } : { ttlMs, staleAfterMs });
     staleAfterMs = Number.MAX_SAFE_INTEGER; // finite: it travels as a BIGINT to PostgreSQL
+
+    if (claim.kind === 'opted_out') throw optOut!.refuse(claim.recipient);
 
     if (claim.kind === 'claimed') {
       const result = claim.phase === 'sending' ? await answerAbandonedSend(run, claim.owner) : await sendAsOwner(run, claim.owner, steps);

@@ -95,6 +95,14 @@ describe('sendNotification', () => {
     expect(sms.payloads).toHaveLength(1);
     expect(await sendNotification(await deps(), text('+14155550999'), { client: null }).catch((e) => e.code)).toBe('RECIPIENT_OPTED_OUT');
     expect(sms.payloads).toHaveLength(2); // another number was tried: the opt-out is per number
+    // A keyed send looks the opt-out up with its claim: refused, and its key left free.
+    const keyed = text(undefined, { idempotency_key: 'after-stop' });
+    const refused = await failure(sendNotification(await deps(), keyed, { client: null }));
+    expect(refused).toMatchObject({ code: 'RECIPIENT_OPTED_OUT', message: expect.stringContaining('+14155550123 has opted out') });
+    expect(sms.payloads).toHaveLength(2);
+    expect(await store.claimIdempotency(JSON.stringify(['', 'after-stop']), 'h', Date.now(), { ttlMs: 1000, staleAfterMs: 1000 })).toMatchObject({
+      kind: 'claimed',
+    });
   });
 
   it('records a rejected send as failed with its code, and releases the idempotency key', async () => {

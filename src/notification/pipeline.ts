@@ -131,7 +131,8 @@ async function sendTyped<C, P>(
   const budgetMs = deps.config.sendBudgetMs;
   const via = channel.name;
   const call = channel.parse(value);
-  for (const recipient of channel.recipients(call)) {
+  const recipients = channel.recipients(call);
+  for (const recipient of recipients) {
     if (!isAllowed(channel.matcher, recipient, channel.allow)) {
       throw new NotifyError(
         'RECIPIENT_NOT_ALLOWED',
@@ -139,12 +140,17 @@ async function sendTyped<C, P>(
         { via },
       );
     }
-    if (await deps.store.isOptedOut(via, recipient)) {
-      throw new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
-    }
   }
+  const optedOut = (recipient: string) =>
+    new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
 
   const { idempotency_key: key, ...content } = value;
+  // A keyed send without approval rules looks opt-outs up with its claim (one round trip
+  // fewer); any other send looks them up here, before a person is asked or anything is held.
+  const optOutWithClaim = typeof key === 'string' && deps.config.approval.rules.length === 0;
+  if (!optOutWithClaim) {
+    for (const recipient of recipients) if (await deps.store.isOptedOut(via, recipient)) throw optedOut(recipient);
+  }
   // Only keyed (or approved) sends need it; a plain send does not pay for the hash.
   const keyedHash = typeof key === 'string' ? schemaHash(content) : undefined;
   // Keys are scoped by client: two bots that pick the same key do not share results.
@@ -178,6 +184,7 @@ async function sendTyped<C, P>(
       log: deps.log,
       via,
       ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(optOutWithClaim ? { optOut: { check: { via, recipients }, refuse: optedOut } } : {}),
     },
     steps,
   );

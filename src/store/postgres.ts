@@ -19,6 +19,7 @@ import type {
   DeliveryRecord,
   DeliveryStatusChange,
   IdempotencyClaim,
+  OptOutCheck,
   IdempotencyPhase,
   RateBucket,
   RateDecision,
@@ -213,7 +214,7 @@ export class PostgresStore implements Store {
     key: string,
     payloadHash: string,
     now: number,
-    opts: { ttlMs: number; staleAfterMs: number },
+    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
   ): Promise<IdempotencyClaim> {
     if (now - this.lastKeyPurge >= KEY_PURGE_INTERVAL_MS) {
       this.lastKeyPurge = now;
@@ -226,19 +227,24 @@ export class PostgresStore implements Store {
       // so of several racing claimers exactly one gets a row back. A taken-over claim keeps
       // its phase (an expired one starts afresh): once a provider call may have started, no
       // taker sends.
-      const claimed = await this.pool.query(
-        `INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
-         VALUES ($1, $2, 'pending', NULL, $3, $6, 'claimed')
-         ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL,
-           claimed_at = EXCLUDED.claimed_at, owner = EXCLUDED.owner,
-           phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END
-         WHERE $3 - k.claimed_at >= $4
-            OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
-         RETURNING phase`,
-        [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner],
+      // The opt-out lookup rides along (one round trip): an opted-out recipient claims nothing.
+      const claimed = await this.unsyncedWrite(
+        `WITH o AS (SELECT recipient FROM opt_outs WHERE via = $7 AND recipient = ANY($8::text[]) LIMIT 1),
+         c AS (
+           INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
+           SELECT $1, $2, 'pending', NULL, $3, $6, 'claimed' WHERE NOT EXISTS (SELECT 1 FROM o)
+           ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL,
+             claimed_at = EXCLUDED.claimed_at, owner = EXCLUDED.owner,
+             phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END
+           WHERE $3 - k.claimed_at >= $4
+              OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
+           RETURNING phase)
+         SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out`,
+        [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, opts.optOut?.via ?? null, opts.optOut?.recipients ?? []],
       );
-      const won = claimed.rows[0] as Row | undefined;
-      if (won) return { kind: 'claimed', owner, phase: won.phase as IdempotencyPhase };
+      const won = claimed.rows[0] as Row;
+      if (typeof won.opted_out === 'string') return { kind: 'opted_out', recipient: won.opted_out };
+      if (won.phase !== null) return { kind: 'claimed', owner, phase: won.phase as IdempotencyPhase };
       const { rows } = await this.pool.query('SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1', [
         key,
       ]);
@@ -250,6 +256,26 @@ export class PostgresStore implements Store {
         : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
+  }
+
+  /**
+   * A claim committed without waiting for its WAL flush: a keyed dry run then pays one
+   * flush (its record), not two. Safe because a claim that a crash loses fences its owner
+   * out (every later write names the owner and finds no row, so it neither sends nor
+   * records), and the `sending` phase, written before a provider call, is flushed.
+   */
+  private unsyncedWrite(text: string, values: unknown[]): Promise<pg.QueryResult> {
+    return withClient(this.pool, this.log, async (client) => {
+      await client.query('BEGIN; SET LOCAL synchronous_commit TO OFF');
+      try {
+        const result = await client.query(text, values);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      }
+    });
   }
 
   // Fenced: each write names the owner, so one that lost its claim changes nothing.

@@ -21,6 +21,7 @@ import type {
   DeliveryRecord,
   DeliveryStatusChange,
   IdempotencyClaim,
+  OptOutCheck,
   IdempotencyPhase,
   RateBucket,
   RateDecision,
@@ -162,9 +163,11 @@ export class SqliteStore implements Store {
     key: string,
     payloadHash: string,
     now: number,
-    opts: { ttlMs: number; staleAfterMs: number },
+    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
   ): Promise<IdempotencyClaim> {
     const tx = this.db.transaction((): IdempotencyClaim => {
+      const optedOut = opts.optOut && this.firstOptedOut(opts.optOut);
+      if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
       if (now - this.lastKeyPurge >= KEY_PURGE_INTERVAL_MS) {
         this.statement('DELETE FROM idempotency_keys WHERE claimed_at <= ?').run(now - opts.ttlMs);
         this.lastKeyPurge = now;
@@ -268,6 +271,11 @@ export class SqliteStore implements Store {
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {
     return this.statement('SELECT 1 FROM opt_outs WHERE via = ? AND recipient = ?').get(via, recipient) !== undefined;
+  }
+
+  private firstOptedOut({ via, recipients }: OptOutCheck): string | undefined {
+    const lookup = this.statement('SELECT 1 FROM opt_outs WHERE via = ? AND recipient = ?');
+    return recipients.find((r) => lookup.get(via, r) !== undefined);
   }
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {

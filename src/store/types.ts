@@ -99,7 +99,15 @@ export type IdempotencyClaim =
    */
   | { kind: 'claimed'; owner: string; phase: IdempotencyPhase }
   | { kind: 'existing'; payload_hash: string; state: 'pending'; phase: IdempotencyPhase; claimed_at: number }
-  | { kind: 'existing'; payload_hash: string; state: 'done'; result: unknown; claimed_at: number };
+  | { kind: 'existing'; payload_hash: string; state: 'done'; result: unknown; claimed_at: number }
+  /** A recipient of `opts.optOut` has opted out: nothing was claimed or read. */
+  | { kind: 'opted_out'; recipient: string };
+
+/** What a claim checks first, in the same statement: opted-out recipients of channel `via`. */
+export interface OptOutCheck {
+  via: string;
+  recipients: readonly string[];
+}
 
 /** One rate-limit window a send counts against: at most `limit` admissions per `windowMs`. */
 export interface RateBucket {
@@ -150,12 +158,14 @@ export interface Store {
    * Atomically claims `key` for a send (`claimed`, with a fresh owner token), or reports the
    * existing claim. A pending claim of the same payload older than `staleAfterMs` (its owner
    * died) is taken over and keeps its phase. Claims older than `ttlMs` count as absent.
+   * With `optOut`, an opted-out recipient comes first (`opted_out`, nothing claimed): the
+   * opt-out lookup rides in the claim's round trip.
    */
   claimIdempotency(
     key: string,
     payloadHash: string,
     now: number,
-    opts: { ttlMs: number; staleAfterMs: number },
+    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
   ): Promise<IdempotencyClaim>;
   /**
    * Whether `key` holds a finished send of this payload (within `ttlMs`): a read only, that
