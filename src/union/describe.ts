@@ -11,14 +11,16 @@ export function listWords(words: string[], conjunction = 'and'): string {
 
 /**
  * Fields named with their limits: `title (1-255 characters) and body`. A variant whose
- * limits are one hand-written phrase gets it once, after the list. With `words`, each field's
- * own description comes first (`to (E.164 number, e.g. +14155550123)`), for a shape whose
- * schema does not carry it.
+ * limits are one hand-written phrase gets it once, after the list. For a tool description
+ * (`inDescription`), limits are said as a description states them, and with `words` each
+ * field's own description comes first (`to (E.164 number, e.g. +14155550123)`), for a shape
+ * whose schema does not carry it; error advice states the limits whole.
  */
-export function fieldList(variant: Variant, fields: string[], conjunction = 'and', words = false): string {
+export function fieldList(variant: Variant, fields: string[], conjunction = 'and', inDescription?: { words: boolean }): string {
   const whole = typeof variant.meta.limits === 'string' ? variant.meta.limits : undefined;
   const named = fields.map((f) => {
-    const said = [words ? describedAs(variant, f) : undefined, whole ? undefined : statedLimits(variant, f)].filter(Boolean);
+    const limits = whole ? undefined : inDescription ? statedLimits(variant, f) : variant.limits[f];
+    const said = [inDescription?.words ? describedAs(variant, f) : undefined, limits].filter(Boolean);
     return said.length ? `${f} (${said.join(said[1]?.startsWith('e.g.') ? ', ' : '; ')})` : f;
   });
   return listWords(named, conjunction);
@@ -53,8 +55,8 @@ export function fieldsSentence(def: UnionDef, variant: Variant, words = false): 
   const required = variant.required.filter(own);
   const optional = variant.fields.filter((f) => own(f) && !variant.required.includes(f));
   const parts: string[] = [];
-  if (required.length) parts.push(`takes ${fieldList(variant, required, 'and', words)}`);
-  if (optional.length) parts.push(`${required.length ? '' : 'takes '}optional ${fieldList(variant, optional, 'or', words)}`);
+  if (required.length) parts.push(`takes ${fieldList(variant, required, 'and', { words })}`);
+  if (optional.length) parts.push(`${required.length ? '' : 'takes '}optional ${fieldList(variant, optional, 'or', { words })}`);
   return (parts.length ? parts.join('; ') : 'takes nothing more') + wholeLimits(variant);
 }
 
@@ -92,7 +94,7 @@ function commonSentence(def: UnionDef): string {
   const first = def.variants[0]!;
   const optional = shared.filter((f) => !first.required.includes(f));
   const required = shared.filter((f) => first.required.includes(f));
-  const parts = [required.length ? fieldList(first, required) : '', optional.length ? `optional ${fieldList(first, optional)}` : ''];
+  const parts = [required.length ? fieldList(first, required, 'and', { words: false }) : '', optional.length ? `optional ${fieldList(first, optional, 'and', { words: false })}` : ''];
   return `Every ${def.options.variantNoun} takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 

@@ -114,7 +114,7 @@ export function limitsOf(node: JsonSchema): string | undefined {
 
 /**
  * A value or a list of such values (`[S, { type: array, items: S }]`), said once:
- * `one or a list of 1-50, each at most 254 characters`; undefined for other alternatives.
+ * `a string or a list of 1-50, each at most 254 characters`; undefined for other alternatives.
  */
 function oneOrList(alternatives: JsonSchema[]): string | undefined {
   if (alternatives.length !== 2) return undefined;
@@ -122,7 +122,7 @@ function oneOrList(alternatives: JsonSchema[]): string | undefined {
   if (list.type !== 'array' || !isSchema(list.items) || canonicalJson(list.items) !== canonicalJson(one)) return undefined;
   const count = (lengthPhrase(list.minItems, list.maxItems, '') ?? '').trim();
   const each = limitsOf(one);
-  return `one or a list${count && count !== 'non-empty' ? ` of ${count}` : ''}${each ? `, each ${each}` : ''}`;
+  return `${NOUN[one.type as string] ?? 'one'} or a list${count && count !== 'non-empty' ? ` of ${count}` : ''}${each ? `, each ${each}` : ''}`;
 }
 
 /** Each property's limits, for an object schema that is not a union's variant. */
