@@ -64,7 +64,7 @@ export const sms = defineChannel({
             if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });
           }),
       },
-      description: 'Sends a text by Twilio.',
+      description: 'Sends SMS by Twilio.',
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: { body: `fits ${segments}, or ${ucs} in UCS-2: emoji, most non-Latin scripts` },
     };
