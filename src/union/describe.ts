@@ -81,20 +81,20 @@ export function describeUnion(def: UnionDef, words = false): string {
   const { intro, outro } = def.options;
   const head = `${intro} Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`;
   const body = def.variants.map((v) => variantSentence(def, v, words)).join(' ');
-  return [head, body, commonSentence(def), outro].filter(Boolean).join(' ');
+  return [head, body, commonSentence(def, words), outro].filter(Boolean).join(' ');
 }
 
 /**
  * "Every <variant noun> takes optional key (1-128 characters)." (the shared fields, left
  * out of the variant sentences).
  */
-function commonSentence(def: UnionDef): string {
+function commonSentence(def: UnionDef, words: boolean): string {
   const shared = sharedFields(def);
   if (!shared.length) return '';
   const first = def.variants[0]!;
   const optional = shared.filter((f) => !first.required.includes(f));
   const required = shared.filter((f) => first.required.includes(f));
-  const parts = [required.length ? fieldList(first, required, 'and', { words: false }) : '', optional.length ? `optional ${fieldList(first, optional, 'and', { words: false })}` : ''];
+  const parts = [required.length ? fieldList(first, required, 'and', { words }) : '', optional.length ? `optional ${fieldList(first, optional, 'and', { words })}` : ''];
   return `Every ${def.options.variantNoun} takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 
