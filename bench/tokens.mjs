@@ -53,7 +53,7 @@ export function benchTokens() {
   });
   const noBaseline = { baselineName: undefined, baseline: undefined, ratio: undefined };
   for (const profile of ['flat', 'nested', 'oneOf', 'per-channel']) {
-    row(`whole tools/list, ${profile} (send + 3 banner tools)`, sum(catalog[profile].tools), noBaseline);
+    row(`whole tools/list, ${profile} (every tool: name, description, input schema)`, sum(catalog[profile].tools), noBaseline);
   }
   // What a client receives: every field of every tool, output schemas and annotations included.
   for (const profile of ['flat', 'nested', 'oneOf', 'per-channel']) {
@@ -65,4 +65,19 @@ export function benchTokens() {
   }
   for (const c of Object.values(CITED)) row(c.name, c.tokens, { cited: true });
   return rows;
+}
+
+/** The flat send tool against its target, in one line: `target ≤600: met (599 tokens)`. */
+export function targetLine(rows) {
+  const flat = rows.find((r) => r.target?.max !== undefined);
+  const tokens = flat.value.median;
+  const verdict = tokens <= flat.target.max ? 'met' : `missed by ${tokens - flat.target.max}`;
+  return `send_notification, flat: target ≤${flat.target.max}: ${verdict} (${tokens} tokens)`;
+}
+
+// `node bench/tokens.mjs` (after `npm run build`): every token row, then the target line.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = benchTokens();
+  for (const r of rows) console.log(`${r.value.median}\t${r.name}${r.note ? `  (${r.note})` : ''}`);
+  console.log(targetLine(rows));
 }

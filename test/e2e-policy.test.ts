@@ -137,7 +137,7 @@ describe('slack: broadcast mentions and the allowlist', () => {
     expect(postedText(slack.requests.at(-1)!)).toBe('<!channel> db-1 down');
 
     const description = async (s: CliSession) => (await s.client.listTools()).tools.find((t) => t.name === 'send_notification')!.description;
-    expect(await description(guarded)).toContain('are posted as plain text that notifies no one');
+    expect(await description(guarded)).toContain('are posted inert');
     expect(await description(broadcasting)).toContain('are allowed by the operator and notify everyone they name');
   });
 

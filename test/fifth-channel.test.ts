@@ -89,8 +89,8 @@ describe('a fifth channel, registered from the test folder', () => {
   it('appears in every profile: the via enum, each branch list, its own tool, and the generated descriptions', () => {
     const send = (profile: Profile) => app.catalog[profile].tools.find((t) => t.name === 'send_notification')!;
     const flat = send('flat');
-    expect(flat.description).toContain('Sends one notification by email, SMS, Slack or pager.');
-    expect(flat.description).toContain('pager: takes service (matching ^P[A-Z0-9]{6}$, e.g. PABC123) and summary (1-1,024 characters); optional severity. Pages the on-call person');
+    expect(flat.description).toContain('Sends one notification. Set via to email, sms, slack or pager.');
+    expect(flat.description).toContain('pager: takes service (service ID, e.g. PABC123) and summary (1-1,024 characters); optional severity (default error). Pages the on-call person');
     const flatProps = flat.inputSchema.properties as Record<string, { enum?: string[] }>;
     expect(flatProps.via!.enum).toEqual(['email', 'sms', 'slack', 'pager']);
     expect(Object.keys(flatProps)).toEqual(expect.arrayContaining(['service', 'summary', 'severity']));
@@ -102,7 +102,7 @@ describe('a fifth channel, registered from the test folder', () => {
     expect((send('oneOf').inputSchema.oneOf as object[]).filter(isPager)).toHaveLength(1);
 
     const own = app.catalog['per-channel'].tools.find((t) => t.name === 'send_pager')!;
-    expect(own.description).toMatch(/^Pages the on-call person of a service\. Takes service \(matching \^P\[A-Z0-9\]\{6\}\$, e\.g\. PABC123\) and summary \(1-1,024 characters\); optional severity/);
+    expect(own.description).toMatch(/^Pages the on-call person of a service\. Takes service \(e\.g\. PABC123\) and summary \(1-1,024 characters\); optional severity/);
     for (const profile of PROFILES) {
       for (const tool of app.catalog[profile].tools.filter((t) => t.name.startsWith('send_'))) {
         const out = tool.outputSchema!.properties as Record<string, { enum?: string[] }>;

@@ -20,7 +20,7 @@ describe('notification union', () => {
         code: 'FIELD_NOT_ON_CHANNEL',
         path: '/subject',
         message:
-          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123) and body (fits 160 GSM-7 characters, or 70 in UCS-2) only.',
+          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123) and body (fits 160 GSM-7 characters, or 70 in UCS-2: emoji, most non-Latin scripts) only.',
       },
     ]);
   });
@@ -74,7 +74,7 @@ describe('notification union', () => {
     const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
-    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 characters, or 201 in UCS-2');
+    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 characters, or 201 in UCS-2: emoji, most non-Latin scripts');
   });
 
   it('checks Slack channels and thread timestamps', () => {

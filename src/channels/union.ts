@@ -25,11 +25,12 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
   return defineUnion(notificationUnion(channels), {
     toolName: SEND_TOOL,
     title: 'Send notification',
-    intro: `Sends one notification by ${listWords(channels.map((c) => c.channel.label), 'or')}.`,
+    intro: 'Sends one notification.',
     outro:
-      'idempotency_key: the same key and payload within 24 h returns the first result and sends nothing again; a different payload under that key is IDEMPOTENCY_CONFLICT. Channels without credentials run in dry-run. ' +
-      `status sent means, by channel: ${channels.map((c) => `${c.channel.label}: ${c.channel.sentMeans}`).join(' ')} ` +
-      'get_notification({ id }) shows later states.' +
+      'Within 24 h the same key and payload returns the first result, sending nothing; another payload is IDEMPOTENCY_CONFLICT. ' +
+      'Live channels send only to recipients the operator allows; channels without credentials run in dry-run. ' +
+      `status sent means: ${channels.map((c) => sentBriefly(c.channel)).join('; ')}. ` +
+      `get_notification shows later states${receiptsNote(channels)}.` +
       (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,
@@ -37,4 +38,16 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
     // Each channel's words for the string formats its fields use (the email address format).
     formats: Object.assign({}, ...channels.map((c) => c.channel.formats)),
   });
+}
+
+/** A channel's `sentMeans` in a few words, its first clause: `email, the SMTP relay accepted the mail`. */
+function sentBriefly({ label, sentMeans }: ConfiguredChannel['channel']): string {
+  const clause = sentMeans.split(/[;.]/)[0]!.trim();
+  return clause.startsWith(`${label} `) ? clause : `${label}, ${clause.replace(/^The /, 'the ')}`;
+}
+
+/** Channels whose provider reports delivery later (receipts): ` (SMS: delivered or undelivered)`. */
+function receiptsNote(channels: readonly ConfiguredChannel[]): string {
+  const reporting = channels.filter((c) => c.receipts).map((c) => c.channel.label);
+  return reporting.length ? ` (${listWords(reporting)}: delivered or undelivered)` : '';
 }

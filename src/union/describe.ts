@@ -11,12 +11,36 @@ export function listWords(words: string[], conjunction = 'and'): string {
 
 /**
  * Fields named with their limits: `title (1-255 characters) and body`. A variant whose
- * limits are one hand-written phrase gets it once, after the list.
+ * limits are one hand-written phrase gets it once, after the list. For a tool description
+ * (`inDescription`), limits are said as a description states them, and with `words` each
+ * field's own description comes first (`to (E.164 number, e.g. +14155550123)`), for a shape
+ * whose schema does not carry it; error advice states the limits whole.
  */
-export function fieldList(variant: Variant, fields: string[], conjunction = 'and'): string {
+export function fieldList(variant: Variant, fields: string[], conjunction = 'and', inDescription?: { words: boolean }): string {
   const whole = typeof variant.meta.limits === 'string' ? variant.meta.limits : undefined;
-  const named = fields.map((f) => (!whole && variant.limits[f] ? `${f} (${variant.limits[f]})` : f));
+  const named = fields.map((f) => {
+    const limits = whole ? undefined : inDescription ? statedLimits(variant, f) : variant.limits[f];
+    const said = [inDescription?.words ? describedAs(variant, f) : undefined, limits].filter(Boolean);
+    return said.length ? `${f} (${said.join(said[1]?.startsWith('e.g.') ? ', ' : '; ')})` : f;
+  });
   return listWords(named, conjunction);
+}
+
+function describedAs(variant: Variant, field: string): string | undefined {
+  const node = (variant.json.properties as Record<string, { description?: unknown }> | undefined)?.[field];
+  return typeof node?.description === 'string' ? node.description : undefined;
+}
+
+/**
+ * A field's limits as a description states them. A described field's pattern is said by its
+ * example: the words say what it checks, and every shape's schema carries the regex itself.
+ * A bare `non-empty` goes unsaid: every text field is, and the schema's minLength says it.
+ */
+function statedLimits(variant: Variant, field: string): string | undefined {
+  const limits = variant.limits[field] === 'non-empty' ? undefined : variant.limits[field];
+  const pattern = (variant.json.properties as Record<string, { pattern?: unknown }> | undefined)?.[field]?.pattern;
+  if (!limits || typeof pattern !== 'string' || !describedAs(variant, field)) return limits;
+  return limits.replace(`matching ${pattern}, `, '').replace(`matching ${pattern}`, '') || undefined;
 }
 
 /** The hand-written phrase that replaces a variant's generated limits, if it has one: ` (r > 0)`. */
@@ -25,14 +49,14 @@ export function wholeLimits(variant: Variant): string {
 }
 
 /** "takes to (…), subject (1-255 characters) and body_html; optional body_text or reply_to" */
-export function fieldsSentence(def: UnionDef, variant: Variant): string {
+export function fieldsSentence(def: UnionDef, variant: Variant, words = false): string {
   const shared = sharedFields(def);
   const own = (f: string) => !shared.includes(f);
   const required = variant.required.filter(own);
   const optional = variant.fields.filter((f) => own(f) && !variant.required.includes(f));
   const parts: string[] = [];
-  if (required.length) parts.push(`takes ${fieldList(variant, required)}`);
-  if (optional.length) parts.push(`${required.length ? '' : 'takes '}optional ${fieldList(variant, optional, 'or')}`);
+  if (required.length) parts.push(`takes ${fieldList(variant, required, 'and', { words })}`);
+  if (optional.length) parts.push(`${required.length ? '' : 'takes '}optional ${fieldList(variant, optional, 'or', { words })}`);
   return (parts.length ? parts.join('; ') : 'takes nothing more') + wholeLimits(variant);
 }
 
@@ -45,31 +69,33 @@ function sharedFields(def: UnionDef): string[] {
   return def.commonFields.filter((f) => new Set(def.variants.map((v) => rule(v, f))).size === 1);
 }
 
-export function variantSentence(def: UnionDef, variant: Variant): string {
-  return `${variant.value}: ${fieldsSentence(def, variant)}. ${variant.meta.description}`;
-}
-
-/** Description of the single polymorphic tool. */
-export function describeUnion(def: UnionDef): string {
-  const { intro, outro } = def.options;
-  const head = `${intro} Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`;
-  const body = def.variants.map((v) => variantSentence(def, v)).join(' ');
-  return [head, body, commonSentence(def), outro].filter(Boolean).join(' ');
+export function variantSentence(def: UnionDef, variant: Variant, words = false): string {
+  return `${variant.value}: ${fieldsSentence(def, variant, words)}. ${variant.meta.description}`;
 }
 
 /**
- * "Every <variant noun> also takes optional key (1-128 characters)." (the shared fields, left
+ * Description of the single polymorphic tool. `words`: each field's description is said here
+ * (the flat shape, whose merged schema leaves them out), not only in the schema.
+ */
+export function describeUnion(def: UnionDef, words = false): string {
+  const { intro, outro } = def.options;
+  const head = `${intro} Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`;
+  const body = def.variants.map((v) => variantSentence(def, v, words)).join(' ');
+  return [head, body, commonSentence(def, words), outro].filter(Boolean).join(' ');
+}
+
+/**
+ * "Every <variant noun> takes optional key (1-128 characters)." (the shared fields, left
  * out of the variant sentences).
  */
-function commonSentence(def: UnionDef): string {
+function commonSentence(def: UnionDef, words: boolean): string {
   const shared = sharedFields(def);
   if (!shared.length) return '';
   const first = def.variants[0]!;
   const optional = shared.filter((f) => !first.required.includes(f));
   const required = shared.filter((f) => first.required.includes(f));
-  const named = (fields: string[]) => listWords(fields.map((f) => (!wholeLimits(first) && first.limits[f] ? `${f} (${first.limits[f]})` : f)));
-  const parts = [required.length ? named(required) : '', optional.length ? `optional ${named(optional)}` : ''];
-  return `Every ${def.options.variantNoun} also takes ${parts.filter(Boolean).join(' and ')}.`;
+  const parts = [required.length ? fieldList(first, required, 'and', { words }) : '', optional.length ? `optional ${fieldList(first, optional, 'and', { words })}` : ''];
+  return `Every ${def.options.variantNoun} takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 
 /** Description of one variant's own tool (the `per-<variantNoun>` profile). */

@@ -28,7 +28,8 @@ describe('limits generated from the zod checks', () => {
     expect(phrase(z.int())).toBeUndefined();
     expect(phrase(z.string().regex(/^[A-Z]{2,5}$/).meta({ examples: ['ENG'] }))).toBe('matching ^[A-Z]{2,5}$, e.g. ENG');
     expect(phrase(z.string().regex(/^[A-Z]+$/))).toBe('matching ^[A-Z]+$');
-    expect(phrase(z.union([z.string(), z.array(z.string()).min(1).max(50)]))).toBe('a string, or a list of 1-50 items');
+    expect(phrase(z.union([z.string(), z.array(z.string()).min(1).max(50)]))).toBe('a string or a list of 1-50');
+    expect(phrase(z.union([z.email().max(254), z.array(z.email().max(254)).min(1).max(50)]))).toBe('a string or a list of 1-50, each at most 254 characters');
     expect(phrase(z.union([z.string().max(254), z.array(z.string()).max(5), z.number().min(3)]))).toBe(
       'a string of at most 254 characters, or a list of at most 5 items, or a number at least 3',
     );
@@ -87,6 +88,6 @@ describe('limits generated from the zod checks', () => {
       ]),
       options,
     );
-    expect(describeUnion(def)).toMatch(/Every board also takes optional key \(1-64 characters\)\.$/);
+    expect(describeUnion(def)).toMatch(/Every board takes optional key \(1-64 characters\)\.$/);
   });
 });

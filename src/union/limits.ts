@@ -5,6 +5,7 @@
  * `.max(160)` is stated wherever the field is, with nothing written by hand.
  */
 import type { JsonSchema } from './json-schema.js';
+import { canonicalJson } from './schema-hash.js';
 
 const isSchema = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -93,6 +94,8 @@ export function limitsOf(node: JsonSchema): string | undefined {
   const alternatives = [node.anyOf, node.oneOf].flatMap((list) => (Array.isArray(list) ? list.filter(isSchema) : [])).filter((a) => a.type !== 'null');
   if (!alternatives.length) return ownPhrase(node);
   if (alternatives.length === 1) return limitsOf(alternatives[0]!);
+  const listed = oneOrList(alternatives);
+  if (listed !== undefined) return listed;
   const phrases = alternatives.map((a) => limitsOf(a));
   if (phrases.every((p) => p === undefined)) return undefined;
   return phrases
@@ -107,6 +110,19 @@ export function limitsOf(node: JsonSchema): string | undefined {
       return `${noun} of ${p}`;
     })
     .join(', or ');
+}
+
+/**
+ * A value or a list of such values (`[S, { type: array, items: S }]`), said once:
+ * `a string or a list of 1-50, each at most 254 characters`; undefined for other alternatives.
+ */
+function oneOrList(alternatives: JsonSchema[]): string | undefined {
+  if (alternatives.length !== 2) return undefined;
+  const [one, list] = alternatives[0]!.type === 'array' ? [alternatives[1]!, alternatives[0]!] : [alternatives[0]!, alternatives[1]!];
+  if (list.type !== 'array' || !isSchema(list.items) || canonicalJson(list.items) !== canonicalJson(one)) return undefined;
+  const count = (lengthPhrase(list.minItems, list.maxItems, '') ?? '').trim();
+  const each = limitsOf(one);
+  return `${NOUN[one.type as string] ?? 'one'} or a list${count && count !== 'non-empty' ? ` of ${count}` : ''}${each ? `, each ${each}` : ''}`;
 }
 
 /** Each property's limits, for an object schema that is not a union's variant. */

@@ -43,7 +43,7 @@ export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[
   const { toolName: name, title } = def.options;
   switch (profile) {
     case 'flat':
-      return [{ name, title, description: describeUnion(def), inputSchema: flatSchema(def), binding: {} }];
+      return [{ name, title, description: describeUnion(def, true), inputSchema: flatSchema(def), binding: {} }];
     case 'nested':
       return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: nestedBinding(def) }];
     case 'oneOf':
@@ -64,7 +64,9 @@ export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[
 /**
  * One object: the discriminator an enum, every field optional. A field that variants share
  * with different rules becomes an `anyOf` of each variant's rule, so that every variant's
- * valid value passes (taking the first variant's rule would reject the others').
+ * valid value passes (taking the first variant's rule would reject the others'). The words
+ * (field descriptions, examples) are left out: the flat tool's description says them once,
+ * by variant, where a merged field could not.
  */
 export function flatSchema(def: UnionDef): JsonSchema {
   const properties: Record<string, JsonSchema> = {
@@ -72,37 +74,19 @@ export function flatSchema(def: UnionDef): JsonSchema {
   };
   const owners = new Map<string, Variant[]>();
   for (const v of def.variants) for (const f of v.fields) owners.set(f, [...(owners.get(f) ?? []), v]);
-  for (const [field, variants] of owners) properties[field] = mergeField(def, field, variants);
+  for (const [field, variants] of owners) properties[field] = mergeField(field, variants);
   return { type: 'object', properties, required: [def.discriminator], additionalProperties: false };
 }
 
-function fieldSchema(v: Variant, field: string): JsonSchema {
-  return cloneJson((v.json.properties as Record<string, JsonSchema>)[field]!);
-}
-
-function mergeField(def: UnionDef, field: string, variants: Variant[]): JsonSchema {
-  const everyone = variants.length === def.variants.length;
-  const rules = new Map<string, { schema: JsonSchema; variants: string[]; description?: string }>();
+function mergeField(field: string, variants: Variant[]): JsonSchema {
+  const rules = new Map<string, JsonSchema>();
   for (const v of variants) {
-    const { description, ...rule } = fieldSchema(v, field);
-    const key = canonicalJson(rule);
-    const seen = rules.get(key);
-    if (seen) seen.variants.push(v.value);
-    else rules.set(key, { schema: rule, variants: [v.value], description: description as string | undefined });
+    const { description: _description, examples: _examples, ...rule } = cloneJson((v.json.properties as Record<string, JsonSchema>)[field]!);
+    rules.set(canonicalJson(rule), rule);
   }
   const groups = [...rules.values()];
-  const describe = (g: (typeof groups)[number]) =>
-    everyone && groups.length === 1
-      ? g.description
-      : g.description
-        ? `${g.variants.join(', ')}: ${g.description}`
-        : `${g.variants.join(', ')} only`;
-  if (groups.length === 1) {
-    const text = describe(groups[0]!);
-    return text ? { ...groups[0]!.schema, description: text } : groups[0]!.schema;
-  }
-  const anyOf = groups.flatMap((g) => (Array.isArray(g.schema.anyOf) && Object.keys(g.schema).length === 1 ? (g.schema.anyOf as JsonSchema[]) : [g.schema]));
-  return { anyOf, description: groups.map(describe).join('. ') };
+  if (groups.length === 1) return groups[0]!;
+  return { anyOf: groups.flatMap((g) => (Array.isArray(g.anyOf) && Object.keys(g).length === 1 ? (g.anyOf as JsonSchema[]) : [g])) };
 }
 
 function nestedBinding(def: UnionDef): ProfileTool['binding'] {

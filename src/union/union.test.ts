@@ -38,7 +38,28 @@ describe('union library on a foreign union', () => {
   });
 
   it('lists the variants in the description, one sentence each', () => {
-    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r (r > 0). A circle. rect: takes w and h. A rectangle. Every shape also takes optional label.');
+    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r (r > 0). A circle. rect: takes w and h. A rectangle. Every shape takes optional label.');
+  });
+
+  it("says each field's words once: in the flat description, and in the other shapes' schemas", () => {
+    const tagged = defineUnion(
+      z.discriminatedUnion('kind', [
+        z.object({ kind: z.literal('tag'), code: z.string().regex(/^[A-Z]{3}$/).meta({ description: 'airport code', examples: ['LHR'] }), note: z.string().min(1).max(9) }).meta({ description: 'A tag.' }),
+        z.object({ kind: z.literal('pin'), at: z.string().regex(/^\d+$/).meta({ examples: ['42'] }) }).meta({ description: 'A pin.' }),
+      ]),
+      { toolName: 'mark', title: 'Mark', intro: 'Marks a map.', variantNoun: 'mark', variantToolName: (v) => `mark_${v}`, nestedKey: 'mark' },
+    );
+    const [flat] = profileTools(tagged, 'flat');
+    // The regex of a described field is said by its words and example; an undescribed one is quoted.
+    expect(flat!.description).toBe('Marks a map. Set kind to tag or pin. tag: takes code (airport code, e.g. LHR) and note (1-9 characters). A tag. pin: takes at (matching ^\\d+$, e.g. 42). A pin.');
+    expect(JSON.stringify(flat!.inputSchema)).not.toMatch(/description|examples/);
+    expect((flat!.inputSchema.properties as Record<string, { pattern?: string }>).code!.pattern).toBe('^[A-Z]{3}$');
+    const [oneOf] = profileTools(tagged, 'oneOf');
+    expect(oneOf!.description).toContain('tag: takes code (e.g. LHR) and note (1-9 characters).');
+    expect(JSON.stringify(oneOf!.inputSchema)).toContain('"description":"airport code"');
+    // Error advice still quotes the whole limit.
+    const r = validateUnionCall(tagged, {}, { kind: 'pin', at: '1', note: 'x' });
+    expect(!r.ok && r.issues[0]!.message).toBe('Drop note, or set kind to tag: pin takes at (matching ^\\d+$, e.g. 42) only.');
   });
 
   it('per-shape tools (one per variant, named for the noun) imply the discriminator and refuse a different one', () => {

@@ -42,13 +42,13 @@ export const email = defineChannel({
 
   branch: () => ({
     fields: {
-      to: z.union([emailAddress, z.array(emailAddress).min(1).max(50)]).describe('one address or a list of 1-50'),
+      to: z.union([emailAddress, z.array(emailAddress).min(1).max(50)]),
       subject: z.string().min(1).max(255),
-      body_html: z.string().min(1).describe('HTML body'),
-      body_text: z.string().min(1).optional().describe('plain-text part; derived from body_html when absent'),
+      body_html: z.string().min(1),
+      body_text: z.string().min(1).optional().describe('derived from body_html when absent'),
       reply_to: emailAddress.optional(),
     },
-    description: 'Sends a multipart HTML and text email by SMTP.',
+    description: 'Sends HTML and text mail by SMTP.',
   }),
 
   formats: { email: { noun: 'an email address', example: 'ops@example.com' } },

@@ -17,7 +17,7 @@ const SLACK_TS = /^\d{10}\.\d{6}$/;
 function broadcastRule(allowed: boolean): string {
   return allowed
     ? 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups) are allowed by the operator and notify everyone they name.'
-    : 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups, @channel) are posted as plain text that notifies no one; mention people with <@U…>.';
+    : 'Broadcast mentions (<!channel>, <!here>, @channel, user groups…) are posted inert; mention people with <@U…>.';
 }
 
 export const slack = defineChannel({
@@ -39,14 +39,14 @@ export const slack = defineChannel({
 
   branch: ({ allowBroadcast }) => ({
     fields: {
-      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'channel ID (C…, G…, D…) or #name', examples: ['C0123ABCD'] }),
+      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'a C…, G… or D… ID, or #name', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
-      thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts to reply in', examples: ['1712345678.123456'] }),
+      thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts', examples: ['1712345678.123456'] }),
     },
-    description: `Posts a Slack message as the bot. ${broadcastRule(allowBroadcast)}`,
+    description: `Posts as the bot. ${broadcastRule(allowBroadcast)}`,
   }),
 
-  sentMeans: 'Slack posted the message in the channel (ok:true); that is final, no later receipt comes.',
+  sentMeans: 'Slack posted the message; that is final (ok:true), no later receipt comes.',
 
   recipients: (call) => [call.channel],
   // The kind of conversation (C public, G private, D direct message, # a name), not which one.

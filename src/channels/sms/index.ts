@@ -64,9 +64,9 @@ export const sms = defineChannel({
             if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });
           }),
       },
-      description: 'Sends a text message by Twilio; emoji and most non-Latin scripts need UCS-2, which fits fewer characters.',
+      description: 'Sends SMS by Twilio.',
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
-      limits: { body: `fits ${segments}, or ${ucs} in UCS-2` },
+      limits: { body: `fits ${segments}, or ${ucs} in UCS-2: emoji, most non-Latin scripts` },
     };
   },
 
@@ -76,7 +76,7 @@ export const sms = defineChannel({
   },
 
   sentMeans:
-    'Twilio accepted the message for delivery; it is not yet on the phone. With NOTIFY_PUBLIC_URL set, Twilio reports back and get_notification shows delivered, undelivered or failed.',
+    'Twilio accepted the message; it is not yet on the phone. With NOTIFY_PUBLIC_URL set, Twilio reports back and get_notification shows delivered, undelivered or failed.',
 
   receipts: {
     path: TWILIO_RECEIPT_PATH,
