@@ -333,6 +333,27 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
+  it.each(ERAS)('answers arguments holding a list of 400,000 items with a coded result, not a 500 (%s)', async (era) => {
+    // The `__proto__` screen walked it with push(...list): a stack overflow on a wide, shallow value.
+    const session = era === 'legacy' ? await legacySession() : undefined;
+    const wide = Array.from({ length: 400_000 }, () => 0);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['send_notification', { via: 'email', to: wide, subject: 's', body_html: 'x' }, '/to'],
+      ['show_banner', { text: wide, audience: 'all' }, '/text'],
+    ];
+    for (const [name, args, path] of cases) {
+      const params = { name, arguments: args };
+      const r = session
+        ? await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params }) })
+        : await raw(`${http.url}/mcp`, modern('tools/call', { params, id: 8 }));
+      expect(r.status, r.body.slice(0, 200)).toBe(200);
+      const message = parseSse(r);
+      expect(message.result.isError).toBe(true);
+      expect(message.result.structuredContent.error.path.startsWith(path), JSON.stringify(message.result.structuredContent.error)).toBe(true);
+      expect(r.body.length).toBeLessThan(16 * 1024);
+    }
+  });
+
   it('refuses a batch or a value that is not JSON-RPC with 400 and -32600, in a session too', async () => {
     const session = await legacySession();
     const list = { jsonrpc: '2.0', id: 4, method: 'tools/list' };

@@ -105,10 +105,11 @@ function holdsProtoKey(value: unknown): boolean {
   while (stack.length) {
     const v = stack.pop();
     if (typeof v !== 'object' || v === null) continue;
-    if (Array.isArray(v)) stack.push(...v);
+    // One push at a time: spreading a wide list (400,000 items fit in a body) overflows the stack.
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
     else {
       if (Object.hasOwn(v, '__proto__')) return true;
-      stack.push(...Object.values(v));
+      for (const item of Object.values(v)) stack.push(item);
     }
   }
   return false;
