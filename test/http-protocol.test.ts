@@ -354,6 +354,31 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
+  it('answers a megabyte tool name, resource URI or method with a short -32602, not an echo of it', async () => {
+    // The SDK echoed these whole (twice, in message and data) when the headers disagreed or the tool was unknown.
+    const huge = 'x'.repeat(900_000);
+    const session = await legacySession();
+    const cases = [
+      { method: 'tools/call', params: { name: huge, arguments: {} }, field: 'params.name' },
+      { method: 'prompts/get', params: { name: huge }, field: 'params.name' },
+      { method: 'resources/read', params: { uri: `banners://active/${huge}` }, field: 'params.uri' },
+      { method: huge, params: {}, field: 'method' },
+    ];
+    for (const { method, params, field } of cases) {
+      // A 2026-07-28 body behind the 2025 header its transport stamps (served: the body decides), and a session's call.
+      const bodies = [
+        { headers: { ...modern('tools/list').headers, 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'x' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: meta() } }) },
+        { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params }) },
+      ];
+      for (const req of bodies) {
+        delete (req.headers as Record<string, string>)['Mcp-Method'];
+        const r = await raw(`${http.url}/mcp`, req);
+        expect(r.body.length, `${field} ${r.body.slice(0, 120)}`).toBeLessThan(2_000);
+        expect(r.json).toMatchObject({ id: 9, error: { code: -32602, message: expect.stringContaining(`${field} is`) } });
+      }
+    }
+  });
+
   it('refuses a batch or a value that is not JSON-RPC with 400 and -32600, in a session too', async () => {
     const session = await legacySession();
     const list = { jsonrpc: '2.0', id: 4, method: 'tools/list' };

@@ -12,6 +12,9 @@
  *   parse would drop that key silently (assigning it sets a prototype), where the tool
  *   reports it as a field it does not take. A client cannot put that key there itself: it
  *   is always removed.
+ * - A method, tool or prompt name, or resource URI longer than any this server has is
+ *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
+ *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
  */
 import {
   isJSONRPCErrorResponse,
@@ -28,7 +31,7 @@ export interface Refusal {
   id: RequestId | null;
   error: { code: number; message: string };
   /** A word for the logs. */
-  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep';
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,6 +58,12 @@ export const refusal = {
     reason: 'too_deep',
     error: { code: -32600, message: 'Invalid Request: the message nests too deeply to process; send arguments nested at most a few hundred levels' },
   }),
+  /** An identifier the SDK would echo (method, name, uri) over its bound. */
+  tooLong: (value: unknown, field: string, length: number, limit: number, example: string): Refusal => ({
+    id: idOf(value),
+    reason: 'too_long',
+    error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
+  }),
   parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
   /** `head`: the first bytes of the message, where clients put the id before the params. */
   tooLarge: (head: string, bytes: number, limit: number): Refusal => ({
@@ -80,9 +89,32 @@ function idInHead(head: string): RequestId | null {
 /** The message to hand to the SDK, or why it is refused. */
 export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
   if (Array.isArray(message)) return { refusal: refusal.batch() };
+  const long = overlongIdentifier(message);
+  if (long) return { refusal: long };
   if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
   if (isJSONRPCNotification(message) || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) return { message };
   return { refusal: refusal.invalid(message) };
+}
+
+/** Bounds on what the SDK echoes: far above any name or URI this server lists (tool names are at most 64). */
+const MAX_METHOD_CHARS = 128;
+const MAX_NAME_CHARS = 256;
+const MAX_URI_CHARS = 2_048;
+
+function overlongIdentifier(message: unknown): Refusal | undefined {
+  if (!isObject(message)) return undefined;
+  const { method, params } = message;
+  if (typeof method === 'string' && method.length > MAX_METHOD_CHARS) {
+    return refusal.tooLong(message, 'method', method.length, MAX_METHOD_CHARS, '"tools/call"');
+  }
+  if (!isObject(params)) return undefined;
+  if (typeof params.name === 'string' && params.name.length > MAX_NAME_CHARS) {
+    return refusal.tooLong(message, 'params.name', params.name.length, MAX_NAME_CHARS, '"send_notification"');
+  }
+  if (typeof params.uri === 'string' && params.uri.length > MAX_URI_CHARS) {
+    return refusal.tooLong(message, 'params.uri', params.uri.length, MAX_URI_CHARS, '"banners://active/all"');
+  }
+  return undefined;
 }
 
 function setArgumentsAside<M extends { params?: Record<string, unknown> }>(request: M): M {
