@@ -354,7 +354,7 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
-  it('answers a megabyte tool name, resource URI or method with a short -32602, not an echo of it', async () => {
+  it('answers a megabyte tool name, resource URI, method or client name with a short -32602, not an echo of it', async () => {
     // The SDK echoed these whole (twice, in message and data) when the headers disagreed or the tool was unknown.
     const huge = 'x'.repeat(900_000);
     const session = await legacySession();
@@ -363,11 +363,14 @@ describe('what the SDK would dump or drop, over HTTP', () => {
       { method: 'prompts/get', params: { name: huge }, field: 'params.name' },
       { method: 'resources/read', params: { uri: `banners://active/${huge}` }, field: 'params.uri' },
       { method: huge, params: {}, field: 'method' },
+      // A client name goes into every log line and record of the call.
+      { method: 'tools/list', params: { _meta: { ...meta(), 'io.modelcontextprotocol/clientInfo': { name: huge, version: '1' } } }, field: '_meta["io.modelcontextprotocol/clientInfo"].name' },
+      { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: huge, version: '1' } }, field: 'clientInfo.name' },
     ];
     for (const { method, params, field } of cases) {
       // A 2026-07-28 body behind the 2025 header its transport stamps (served: the body decides), and a session's call.
       const bodies = [
-        { headers: { ...modern('tools/list').headers, 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'x' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { ...params, _meta: meta() } }) },
+        { headers: { ...modern('tools/list').headers, 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'x' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { _meta: meta(), ...params } }) },
         { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params }) },
       ];
       for (const req of bodies) {

@@ -15,6 +15,8 @@
  * - A method, tool or prompt name, or resource URI longer than any this server has is
  *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
  *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
+ *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
+ *   and delivery record of the call.
  */
 import {
   isJSONRPCErrorResponse,
@@ -25,6 +27,7 @@ import {
 } from '@modelcontextprotocol/server';
 
 const ARGUMENTS_KEY = 'dev.notify-mcp/arguments';
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 
 export interface Refusal {
   /** The request's id when it could be read, else null (JSON-RPC's rule). */
@@ -108,6 +111,14 @@ function overlongIdentifier(message: unknown): Refusal | undefined {
     return refusal.tooLong(message, 'method', method.length, MAX_METHOD_CHARS, '"tools/call"');
   }
   if (!isObject(params)) return undefined;
+  const meta = isObject(params._meta) ? params._meta[CLIENT_INFO_KEY] : undefined;
+  for (const [field, info] of [
+    ['clientInfo.name', method === 'initialize' ? params.clientInfo : undefined],
+    [`_meta["${CLIENT_INFO_KEY}"].name`, meta],
+  ] as const) {
+    const name = isObject(info) ? info.name : undefined;
+    if (typeof name === 'string' && name.length > MAX_NAME_CHARS) return refusal.tooLong(message, field, name.length, MAX_NAME_CHARS, '"ops-agent"');
+  }
   if (typeof params.name === 'string' && params.name.length > MAX_NAME_CHARS) {
     return refusal.tooLong(message, 'params.name', params.name.length, MAX_NAME_CHARS, '"send_notification"');
   }
