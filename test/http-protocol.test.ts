@@ -46,6 +46,19 @@ function raw(url: string, opts: { method?: string; headers?: Record<string, stri
   });
 }
 
+/** A POST of exact bytes (raw() writes strings). */
+function rawBytes(url: string, headers: Record<string, string>, body: Buffer): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 const meta = (client?: string) => ({
   'io.modelcontextprotocol/protocolVersion': MODERN,
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -380,6 +393,16 @@ describe('what the SDK would dump or drop, over HTTP', () => {
         expect(r.json).toMatchObject({ id: 9, error: { code: -32602, message: expect.stringContaining(`${field} is`) } });
       }
     }
+  });
+
+  it('refuses a body that is not valid UTF-8 with -32700 instead of sending U+FFFD in its place; a leading BOM is read', async () => {
+    const [head, tail] = modern('tools/call', { params: { name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } } }).body.split('STRAY') as [string, string];
+    const { headers } = modern('tools/call', { params: { name: 'send_notification' } });
+    const bad = await rawBytes(`${http.url}/mcp`, headers, Buffer.concat([Buffer.from(head), Buffer.from([0xc3, 0x28]), Buffer.from(tail)]));
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ code: -32700, message: expect.stringContaining('UTF-8') });
+    const bom = await rawBytes(`${http.url}/mcp`, headers, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(head + 'full' + tail)]));
+    expect(bom.json.result.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
   });
 
   it('refuses a batch or a value that is not JSON-RPC with 400 and -32600, in a session too', async () => {

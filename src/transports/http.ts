@@ -45,7 +45,7 @@ import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, hostRefusal, isLoopbackHost, originRefusal } from './host-check.js';
 import { plural } from '../words.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import { screenMessage } from './inbound.js';
+import { parseMessage, screenMessage } from './inbound.js';
 import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
@@ -216,13 +216,13 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     let parsed: unknown;
     if (req.method === 'POST') {
       try {
-        const body = await readBody(req, maxBody);
-        parsed = JSON.parse(body.toString('utf8'));
+        const read = parseMessage(await readBody(req, maxBody));
+        if (read.refusal) return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: read.refusal.error });
+        parsed = read.value;
       } catch (err) {
         if (err instanceof BodyTooLargeError) {
           return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes`), { Connection: 'close' });
         }
-        if (err instanceof SyntaxError) return sendJson(res, 400, jsonRpcError(-32700, 'Parse error: Invalid JSON'));
         throw err;
       }
       const screened = screenMessage(parsed);

@@ -68,6 +68,11 @@ export const refusal = {
     error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
   }),
   parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
+  notUtf8: (): Refusal => ({
+    id: null,
+    reason: 'parse',
+    error: { code: -32700, message: 'Parse error: the message is not valid UTF-8; send JSON-RPC as UTF-8 text (invalid bytes are not replaced, so nothing is sent altered)' },
+  }),
   /** `head`: the first bytes of the message, where clients put the id before the params. */
   tooLarge: (head: string, bytes: number, limit: number): Refusal => ({
     id: idInHead(head),
@@ -86,6 +91,27 @@ function idInHead(head: string): RequestId | null {
     return typeof id === 'string' || typeof id === 'number' ? id : null;
   } catch {
     return null;
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * One message's bytes as JSON: strict UTF-8 (a lenient decode would turn invalid bytes into
+ * U+FFFD and send, say, an SMS other than the one written), a leading byte order mark
+ * dropped (some writers start with one), then JSON.parse.
+ */
+export function parseMessage(bytes: Uint8Array): { value: unknown; text: string; refusal?: undefined } | { refusal: Refusal } {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { refusal: refusal.notUtf8() };
+  }
+  try {
+    return { value: JSON.parse(text) as unknown, text };
+  } catch {
+    return { refusal: refusal.parseError() };
   }
 }
 
