@@ -133,5 +133,8 @@ describe('loadConfig', () => {
     expect(loadConfig(env)).toMatchObject({ defaultProfile: 'nested', logLevel: 'warn' });
     expect(env.PATH).toBe(process.env.PATH);
     expect(() => environment(join(dir, 'missing.env'))).toThrow(/^--env-file .*missing\.env: cannot read it \(ENOENT\); copy \.env\.example/);
+    // A device or a directory: refused at once, not read without end.
+    expect(() => environment('/dev/zero')).toThrow(/^--env-file \/dev\/zero: cannot read it \(not a regular file\)/);
+    expect(() => environment(dir)).toThrow(/cannot read it \((not a regular file|EISDIR)\)/);
   });
 });
