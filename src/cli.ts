@@ -107,7 +107,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'outbox': {
       const limit = Number(values.limit ?? 20);
-      if (!Number.isInteger(limit) || limit <= 0) throw new ConfigError('--limit must be a positive integer');
+      // Safe integers only: 1e99 is an integer to JavaScript and a datatype mismatch to SQLite.
+      if (!Number.isSafeInteger(limit) || limit <= 0) throw new ConfigError('--limit must be a positive integer, e.g. --limit 50');
       // A reader: a mistyped NOTIFY_DATA_DIR is said, not answered with a new empty store.
       const store = await openStore(config, log, { existing: true });
       try {

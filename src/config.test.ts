@@ -109,6 +109,9 @@ describe('loadConfig', () => {
     [{ NOTIFY_FEED_ORIGINS: 'https://app.example.com/page' }, /NOTIFY_FEED_ORIGINS: "https:\/\/app.example.com\/page" is not an origin; list scheme:\/\/host\[:port\]/],
     [{ NOTIFY_FEED_ORIGINS: 'app.example.com' }, /is not an origin/],
     [{ NOTIFY_FEED_MAX_STREAMS: '0' }, /NOTIFY_FEED_MAX_STREAMS must be a positive integer/],
+    // Past setTimeout's range a budget would fire after 1 ms.
+    [{ NOTIFY_SEND_BUDGET_MS: '1e99' }, /NOTIFY_SEND_BUDGET_MS must be a positive integer up to 2147483647/],
+    [{ NOTIFY_SEND_BUDGET_MS: '2147483648' }, /up to 2147483647/],
     [{ SMTP_URL: 'mail.example.com', EMAIL_FROM: 'a@b.co', NOTIFY_EMAIL_ALLOW: '*' }, /smtp:\/\/ or smtps:\/\//],
   ])('rejects bad values with a message that says what to set (%#)', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
@@ -130,5 +133,8 @@ describe('loadConfig', () => {
     expect(loadConfig(env)).toMatchObject({ defaultProfile: 'nested', logLevel: 'warn' });
     expect(env.PATH).toBe(process.env.PATH);
     expect(() => environment(join(dir, 'missing.env'))).toThrow(/^--env-file .*missing\.env: cannot read it \(ENOENT\); copy \.env\.example/);
+    // A device or a directory: refused at once, not read without end.
+    expect(() => environment('/dev/zero')).toThrow(/^--env-file \/dev\/zero: cannot read it \(not a regular file\)/);
+    expect(() => environment(dir)).toThrow(/cannot read it \((not a regular file|EISDIR)\)/);
   });
 });

@@ -4,7 +4,7 @@
  * module declares the variables it reads and parses them (src/channels/<name>/); this file
  * hands each the environment, and reads the rest itself.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -197,11 +197,23 @@ function defaultDataDir(env: Env): string {
  * (`--env-file`). A variable set in both keeps the process's value, as with Node's own
  * `--env-file`, so a one-off `VAR=x notify-mcp …` still wins.
  */
+/** A .env file is a few kilobytes; this bounds what a wrong path can make us read. */
+const MAX_ENV_FILE_BYTES = 1024 * 1024;
+
 export function environment(envFile?: string): Env {
   if (envFile === undefined) return process.env;
   let text: string;
   try {
-    text = readFileSync(envFile, 'utf8');
+    // One open, checked then read: a device (/dev/zero) or a FIFO would be read without end.
+    const fd = openSync(envFile, 'r');
+    try {
+      const stat = fstatSync(fd);
+      if (!stat.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
+      if (stat.size > MAX_ENV_FILE_BYTES) throw Object.assign(new Error('too large'), { code: `over ${MAX_ENV_FILE_BYTES} bytes` });
+      text = readFileSync(fd, 'utf8');
+    } finally {
+      closeSync(fd);
+    }
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);

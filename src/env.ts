@@ -29,11 +29,17 @@ export function flag<K extends string>(env: Env<K>, variable: NoInfer<K>): boole
   throw new ConfigError(`${variable} must be 1 (on) or 0 (off), got "${raw}"`);
 }
 
+/** setTimeout's largest delay (2^31 - 1 ms); past it Node fires after 1 ms. */
+const MAX_TIMER_MS = 2_147_483_647;
+
 export function positiveInt<K extends string>(env: Env<K>, variable: NoInfer<K>, fallback: number): number {
   const raw = env[variable];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n <= 0) throw new ConfigError(`${variable} must be a positive integer, got "${raw}"`);
+  // Bounded at the longest timer delay: these are mostly milliseconds, and a larger one fires at once.
+  if (!Number.isInteger(n) || n <= 0 || n > MAX_TIMER_MS) {
+    throw new ConfigError(`${variable} must be a positive integer up to ${MAX_TIMER_MS} (e.g. 20000), got "${raw}"`);
+  }
   return n;
 }
 

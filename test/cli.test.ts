@@ -28,6 +28,8 @@ describe('notify-mcp CLI', () => {
     [['--http', '--host', '0.0.0.0', '--port', '0'], {}, 2, /set NOTIFY_HTTP_TOKENS/],
     [[], { SLACK_BOT_TOKEN: 'xoxb-1' }, 2, /set NOTIFY_SLACK_ALLOW/],
     [['outbox'], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/x' }, 1, /could not open the PostgreSQL store/],
+    // An integer to JavaScript, a datatype mismatch (and a stack trace) to SQLite.
+    [['outbox', '--limit', '1e99'], {}, 2, /--limit must be a positive integer, e\.g\. --limit 50/],
   ])('%j with %j exits %i with one line that says what to do', async (args, extra, code, message) => {
     const r = await runCli(args, { ...env, ...extra });
     expect(r.code).toBe(code);

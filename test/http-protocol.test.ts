@@ -46,6 +46,19 @@ function raw(url: string, opts: { method?: string; headers?: Record<string, stri
   });
 }
 
+/** A POST of exact bytes (raw() writes strings). */
+function rawBytes(url: string, headers: Record<string, string>, body: Buffer): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: text, json: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 const meta = (client?: string) => ({
   'io.modelcontextprotocol/protocolVersion': MODERN,
   'io.modelcontextprotocol/clientCapabilities': {},
@@ -331,6 +344,65 @@ describe('what the SDK would dump or drop, over HTTP', () => {
       expect(message.result.isError).toBe(true);
       expect(message.result.structuredContent.error).toMatchObject({ code: 'INVALID_FIELD', path: '' });
     }
+  });
+
+  it.each(ERAS)('answers arguments holding a list of 400,000 items with a coded result, not a 500 (%s)', async (era) => {
+    // The `__proto__` screen walked it with push(...list): a stack overflow on a wide, shallow value.
+    const session = era === 'legacy' ? await legacySession() : undefined;
+    const wide = Array.from({ length: 400_000 }, () => 0);
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['send_notification', { via: 'email', to: wide, subject: 's', body_html: 'x' }, '/to'],
+      ['show_banner', { text: wide, audience: 'all' }, '/text'],
+    ];
+    for (const [name, args, path] of cases) {
+      const params = { name, arguments: args };
+      const r = session
+        ? await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params }) })
+        : await raw(`${http.url}/mcp`, modern('tools/call', { params, id: 8 }));
+      expect(r.status, r.body.slice(0, 200)).toBe(200);
+      const message = parseSse(r);
+      expect(message.result.isError).toBe(true);
+      expect(message.result.structuredContent.error.path.startsWith(path), JSON.stringify(message.result.structuredContent.error)).toBe(true);
+      expect(r.body.length).toBeLessThan(16 * 1024);
+    }
+  });
+
+  it('answers a megabyte tool name, resource URI, method or client name with a short -32602, not an echo of it', async () => {
+    // The SDK echoed these whole (twice, in message and data) when the headers disagreed or the tool was unknown.
+    const huge = 'x'.repeat(900_000);
+    const session = await legacySession();
+    const cases = [
+      { method: 'tools/call', params: { name: huge, arguments: {} }, field: 'params.name' },
+      { method: 'prompts/get', params: { name: huge }, field: 'params.name' },
+      { method: 'resources/read', params: { uri: `banners://active/${huge}` }, field: 'params.uri' },
+      { method: huge, params: {}, field: 'method' },
+      // A client name goes into every log line and record of the call.
+      { method: 'tools/list', params: { _meta: { ...meta(), 'io.modelcontextprotocol/clientInfo': { name: huge, version: '1' } } }, field: '_meta["io.modelcontextprotocol/clientInfo"].name' },
+      { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: huge, version: '1' } }, field: 'clientInfo.name' },
+    ];
+    for (const { method, params, field } of cases) {
+      // A 2026-07-28 body behind the 2025 header its transport stamps (served: the body decides), and a session's call.
+      const bodies = [
+        { headers: { ...modern('tools/list').headers, 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'x' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { _meta: meta(), ...params } }) },
+        { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params }) },
+      ];
+      for (const req of bodies) {
+        delete (req.headers as Record<string, string>)['Mcp-Method'];
+        const r = await raw(`${http.url}/mcp`, req);
+        expect(r.body.length, `${field} ${r.body.slice(0, 120)}`).toBeLessThan(2_000);
+        expect(r.json).toMatchObject({ id: 9, error: { code: -32602, message: expect.stringContaining(`${field} is`) } });
+      }
+    }
+  });
+
+  it('refuses a body that is not valid UTF-8 with -32700 instead of sending U+FFFD in its place; a leading BOM is read', async () => {
+    const [head, tail] = modern('tools/call', { params: { name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } } }).body.split('STRAY') as [string, string];
+    const { headers } = modern('tools/call', { params: { name: 'send_notification' } });
+    const bad = await rawBytes(`${http.url}/mcp`, headers, Buffer.concat([Buffer.from(head), Buffer.from([0xc3, 0x28]), Buffer.from(tail)]));
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatchObject({ code: -32700, message: expect.stringContaining('UTF-8') });
+    const bom = await rawBytes(`${http.url}/mcp`, headers, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(head + 'full' + tail)]));
+    expect(bom.json.result.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
   });
 
   it('refuses a batch or a value that is not JSON-RPC with 400 and -32600, in a session too', async () => {

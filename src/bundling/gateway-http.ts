@@ -10,7 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
 import { BodyTooLargeError, readBody } from '../transports/body.js';
-import { screenMessage } from '../transports/inbound.js';
+import { parseMessage, screenMessage } from '../transports/inbound.js';
 import { namesModernVersion } from '../transports/protocol-headers.js';
 import { sendWebResponse, toWebRequest } from '../transports/web-bridge.js';
 import { GatewayConfigError } from './errors.js';
@@ -74,10 +74,11 @@ export async function serveHttp(
     let parsed: unknown;
     if (req.method === 'POST') {
       try {
-        parsed = JSON.parse((await readBody(req, MAX_BODY)).toString('utf8'));
+        const read = parseMessage(await readBody(req, MAX_BODY));
+        if (read.refusal) return text(res, 400, read.refusal.error.message);
+        parsed = read.value;
       } catch (err) {
         if (err instanceof BodyTooLargeError) return text(res, 413, 'body too large', { Connection: 'close' });
-        if (err instanceof SyntaxError) return text(res, 400, 'invalid JSON');
         throw err;
       }
       const screened = screenMessage(parsed);

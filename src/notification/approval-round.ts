@@ -52,7 +52,13 @@ function canElicitForm(server: Server, ctx: ServerContext): boolean {
 
 function isState(v: unknown): v is ApprovalState {
   const s = v as Partial<ApprovalState> | undefined;
-  return s?.v === 1 && typeof s.id === 'string' && typeof s.at === 'number' && typeof s.payload_sha256 === 'string';
+  return (
+    s?.v === 1 &&
+    typeof s.id === 'string' &&
+    typeof s.at === 'number' &&
+    typeof s.payload_sha256 === 'string' &&
+    (s.key === null || typeof s.key === 'string')
+  );
 }
 
 /** This round as the pipeline's approval step reads it. */
@@ -64,7 +70,7 @@ export function approvalRound(server: Server, ctx: ServerContext, client: string
   const answer = inputResponse(ctx.mcpReq.inputResponses, KEY);
   if (answer.kind !== 'elicit') return round;
   const accepted = answer.action === 'accept' && answer.content?.approve === true;
-  const grant: ApprovalGrant = { id: state.id, at: state.at, payload_sha256: state.payload_sha256 };
+  const grant: ApprovalGrant = { id: state.id, at: state.at, payload_sha256: state.payload_sha256, key: state.key };
   return { ...round, previous: { grant, answer: accepted ? 'accept' : 'decline' } };
 }
 

@@ -93,6 +93,27 @@ describe('approval step', () => {
     await question(send(d, { ...keyed, body: 'Other' }, { canAsk: true }));
   });
 
+  it('one approval sends once, whatever idempotency key the replayed answer comes with', async () => {
+    const d = await deps('sms');
+    for (const [firstKey, secondKey] of [
+      [undefined, 'k2'],
+      ['k1', 'k2'],
+      ['k3', undefined],
+    ] as const) {
+      const withKey = (key: string | undefined) => (key === undefined ? SMS : { ...SMS, idempotency_key: key });
+      const request = await question(send(d, withKey(firstKey), { canAsk: true }));
+      const before = provider.payloads.length;
+      await send(d, withKey(firstKey), accept(request));
+      // The same signed answer replayed under another key (or none) is not a second approval.
+      const again = await send(d, withKey(secondKey), accept(request)).then(
+        (r) => r,
+        (e: unknown) => e,
+      );
+      expect(provider.payloads.length - before, `${firstKey} then ${secondKey}`).toBe(1);
+      expect(again).toBeInstanceOf(ApprovalNeeded);
+    }
+  });
+
   it('does not send a changed payload on an old approval: it asks about the new one', async () => {
     const d = await deps('sms');
     const request = await question(send(d, SMS, { canAsk: true }));

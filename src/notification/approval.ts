@@ -17,11 +17,16 @@ import { canonicalJson } from '../union/index.js';
 import { ruleName, type ApprovalRule } from './approval-rules.js';
 import type { PipelineDeps } from './pipeline.js';
 
-/** What a person approves: one notification id, its time, and the hash of the payload they saw. */
+/** What a person approves: one notification id, its time, the hash of the payload they saw, and the call's idempotency key. */
 export interface ApprovalGrant {
   id: string;
   at: number;
   payload_sha256: string;
+  /**
+   * The key the approved call came with (null: none). The send is claimed under it (or under
+   * the approval id when null), so the answer replayed with another key would send again.
+   */
+  key: string | null;
 }
 
 /** One round of a send as the approval step sees it. */
@@ -133,6 +138,7 @@ export async function approveSend<C, P>(
   call: C,
   round: ApprovalRound | undefined,
   client: string | null,
+  key: string | null,
 ): Promise<Approved<P> | undefined> {
   const rules = deps.config.approval.rules;
   if (rules.length === 0) return undefined;
@@ -143,7 +149,7 @@ export async function approveSend<C, P>(
   const previous = round?.previous;
   const build = async (id: string, at: number) => {
     const built = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, at);
-    return { built, grant: { id, at, payload_sha256: payloadSha256(built.payload) } };
+    return { built, grant: { id, at, payload_sha256: payloadSha256(built.payload), key } };
   };
   let { built, grant } = await build(previous?.grant.id ?? newNotificationId(), previous?.grant.at ?? deps.now());
   const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: names, payload_sha256: grant.payload_sha256 });
@@ -159,13 +165,13 @@ export async function approveSend<C, P>(
     );
   }
   if (previous?.answer === 'accept') {
-    if (previous.grant.payload_sha256 === grant.payload_sha256) {
+    if (previous.grant.payload_sha256 === grant.payload_sha256 && previous.grant.key === key) {
       if (firstContacts.length > 0) await deps.store.addContacts(channel.name, firstContacts, deps.now(), client);
       log.info('approval accepted', { reasons: names });
       return { id: grant.id, at: grant.at, built, record: record('approved') };
     }
-    // The call came back with another payload than the one approved: that one is not
-    // approved, and the person is asked about it as a new message.
+    // The call came back with another payload (or key) than the one approved: that one is
+    // not approved, and the person is asked about it as a new message.
     log.warn('approved payload changed; asking again', { reasons: names });
     ({ built, grant } = await build(newNotificationId(), deps.now()));
   }

@@ -162,7 +162,7 @@ async function sendTyped<C, P>(
     keyedHash !== undefined &&
     deps.config.approval.rules.length > 0 &&
     (await deps.store.isIdempotencyDone(scoped(key), keyedHash, deps.now(), IDEMPOTENCY_TTL_MS));
-  const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client);
+  const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client, typeof key === 'string' ? key : null);
 
   const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts, approved);
   // An approved send without a key is keyed by its approval: a replayed approval sends once.

@@ -45,7 +45,7 @@ import { BodyTooLargeError, MAX_BODY_BYTES, readBody } from './body.js';
 import { createHostPolicy, hostRefusal, isLoopbackHost, originRefusal } from './host-check.js';
 import { plural } from '../words.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import { screenMessage } from './inbound.js';
+import { parseMessage, screenMessage } from './inbound.js';
 import { lenientHeaders, namesModernVersion } from './protocol-headers.js';
 import { SessionRegistry, type Session } from './sessions.js';
 import { sendWebResponse, toWebRequest } from './web-bridge.js';
@@ -65,6 +65,7 @@ export interface HttpOptions {
   allowedHosts?: string[];
   headersTimeoutMs?: number;
   requestTimeoutMs?: number;
+  /** The idle keep-alive time advertised to clients (default 5 s); the socket is held KEEP_ALIVE_GRACE_MS longer. */
   keepAliveTimeoutMs?: number;
   /** Bound on waiting for in-flight requests at shutdown (default: the send budget + 2 s). */
   shutdownMs?: number;
@@ -215,13 +216,13 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     let parsed: unknown;
     if (req.method === 'POST') {
       try {
-        const body = await readBody(req, maxBody);
-        parsed = JSON.parse(body.toString('utf8'));
+        const read = parseMessage(await readBody(req, maxBody));
+        if (read.refusal) return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: read.refusal.error });
+        parsed = read.value;
       } catch (err) {
         if (err instanceof BodyTooLargeError) {
           return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes`), { Connection: 'close' });
         }
-        if (err instanceof SyntaxError) return sendJson(res, 400, jsonRpcError(-32700, 'Parse error: Invalid JSON'));
         throw err;
       }
       const screened = screenMessage(parsed);
@@ -365,15 +366,20 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     }
   };
 
+  const keepAliveMs = options.keepAliveTimeoutMs ?? 5_000;
   const http = createHttpServer(
     {
       headersTimeout: options.headersTimeoutMs ?? 10_000,
       requestTimeout: options.requestTimeoutMs ?? 30_000,
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? 5_000,
+      keepAliveTimeout: keepAliveMs + KEEP_ALIVE_GRACE_MS,
       // Node checks the two timeouts above only this often (default 30 s).
       connectionsCheckingInterval: 1_000,
     },
     (req, res) => {
+      // Advertise less than we hold: a client reusing an idle socket near the advertised end
+      // (its timers late under load) must not meet our close and lose its POST to ECONNRESET.
+      // Node 24's keepAliveTimeoutBuffer does the same; Node 20 reads the header from this field.
+      (res as unknown as { _keepAliveTimeout: number })._keepAliveTimeout = keepAliveMs;
       const route: { name: Route } = { name: 'other' };
       const post = req.method === 'POST';
       if (post) inflightPosts++;
@@ -455,6 +461,9 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
 
   return { host, port, url, metrics, sessionCount: () => sessions.size, streamCount: () => streams.size, close };
 }
+
+/** How long an idle keep-alive socket is held past the time advertised in `Keep-Alive: timeout=`. */
+const KEEP_ALIVE_GRACE_MS = 5_000;
 
 function methodLabel(method: string | undefined): string {
   return method && ['GET', 'POST', 'DELETE', 'HEAD'].includes(method) ? method : 'other';

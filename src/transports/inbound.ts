@@ -12,6 +12,11 @@
  *   parse would drop that key silently (assigning it sets a prototype), where the tool
  *   reports it as a field it does not take. A client cannot put that key there itself: it
  *   is always removed.
+ * - A method, tool or prompt name, or resource URI longer than any this server has is
+ *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
+ *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
+ *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
+ *   and delivery record of the call.
  */
 import {
   isJSONRPCErrorResponse,
@@ -22,13 +27,14 @@ import {
 } from '@modelcontextprotocol/server';
 
 const ARGUMENTS_KEY = 'dev.notify-mcp/arguments';
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 
 export interface Refusal {
   /** The request's id when it could be read, else null (JSON-RPC's rule). */
   id: RequestId | null;
   error: { code: number; message: string };
   /** A word for the logs. */
-  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep';
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -55,7 +61,18 @@ export const refusal = {
     reason: 'too_deep',
     error: { code: -32600, message: 'Invalid Request: the message nests too deeply to process; send arguments nested at most a few hundred levels' },
   }),
+  /** An identifier the SDK would echo (method, name, uri) over its bound. */
+  tooLong: (value: unknown, field: string, length: number, limit: number, example: string): Refusal => ({
+    id: idOf(value),
+    reason: 'too_long',
+    error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
+  }),
   parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
+  notUtf8: (): Refusal => ({
+    id: null,
+    reason: 'parse',
+    error: { code: -32700, message: 'Parse error: the message is not valid UTF-8; send JSON-RPC as UTF-8 text (invalid bytes are not replaced, so nothing is sent altered)' },
+  }),
   /** `head`: the first bytes of the message, where clients put the id before the params. */
   tooLarge: (head: string, bytes: number, limit: number): Refusal => ({
     id: idInHead(head),
@@ -77,12 +94,64 @@ function idInHead(head: string): RequestId | null {
   }
 }
 
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/**
+ * One message's bytes as JSON: strict UTF-8 (a lenient decode would turn invalid bytes into
+ * U+FFFD and send, say, an SMS other than the one written), a leading byte order mark
+ * dropped (some writers start with one), then JSON.parse.
+ */
+export function parseMessage(bytes: Uint8Array): { value: unknown; text: string; refusal?: undefined } | { refusal: Refusal } {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    return { refusal: refusal.notUtf8() };
+  }
+  try {
+    return { value: JSON.parse(text) as unknown, text };
+  } catch {
+    return { refusal: refusal.parseError() };
+  }
+}
+
 /** The message to hand to the SDK, or why it is refused. */
 export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
   if (Array.isArray(message)) return { refusal: refusal.batch() };
+  const long = overlongIdentifier(message);
+  if (long) return { refusal: long };
   if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
   if (isJSONRPCNotification(message) || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) return { message };
   return { refusal: refusal.invalid(message) };
+}
+
+/** Bounds on what the SDK echoes: far above any name or URI this server lists (tool names are at most 64). */
+const MAX_METHOD_CHARS = 128;
+const MAX_NAME_CHARS = 256;
+const MAX_URI_CHARS = 2_048;
+
+function overlongIdentifier(message: unknown): Refusal | undefined {
+  if (!isObject(message)) return undefined;
+  const { method, params } = message;
+  if (typeof method === 'string' && method.length > MAX_METHOD_CHARS) {
+    return refusal.tooLong(message, 'method', method.length, MAX_METHOD_CHARS, '"tools/call"');
+  }
+  if (!isObject(params)) return undefined;
+  const meta = isObject(params._meta) ? params._meta[CLIENT_INFO_KEY] : undefined;
+  for (const [field, info] of [
+    ['clientInfo.name', method === 'initialize' ? params.clientInfo : undefined],
+    [`_meta["${CLIENT_INFO_KEY}"].name`, meta],
+  ] as const) {
+    const name = isObject(info) ? info.name : undefined;
+    if (typeof name === 'string' && name.length > MAX_NAME_CHARS) return refusal.tooLong(message, field, name.length, MAX_NAME_CHARS, '"ops-agent"');
+  }
+  if (typeof params.name === 'string' && params.name.length > MAX_NAME_CHARS) {
+    return refusal.tooLong(message, 'params.name', params.name.length, MAX_NAME_CHARS, '"send_notification"');
+  }
+  if (typeof params.uri === 'string' && params.uri.length > MAX_URI_CHARS) {
+    return refusal.tooLong(message, 'params.uri', params.uri.length, MAX_URI_CHARS, '"banners://active/all"');
+  }
+  return undefined;
 }
 
 function setArgumentsAside<M extends { params?: Record<string, unknown> }>(request: M): M {
@@ -105,10 +174,11 @@ function holdsProtoKey(value: unknown): boolean {
   while (stack.length) {
     const v = stack.pop();
     if (typeof v !== 'object' || v === null) continue;
-    if (Array.isArray(v)) stack.push(...v);
+    // One push at a time: spreading a wide list (400,000 items fit in a body) overflows the stack.
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
     else {
       if (Object.hasOwn(v, '__proto__')) return true;
-      stack.push(...Object.values(v));
+      for (const item of Object.values(v)) stack.push(item);
     }
   }
   return false;

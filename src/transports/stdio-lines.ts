@@ -9,7 +9,7 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 import type { Logger } from '../log.js';
-import { refusal, screenMessage, type Refusal } from './inbound.js';
+import { parseMessage, refusal, screenMessage, type Refusal } from './inbound.js';
 
 /** How much of an oversized line is kept to find its request id in. */
 const ID_PREFIX_BYTES = 512;
@@ -80,17 +80,14 @@ export class LineScreen extends Transform {
       this.oversizedBytes = 0;
       return this.refuse(refusal.tooLarge(head.toString('utf8'), bytes, this.options.maxLineBytes));
     }
-    const line = Buffer.concat(this.pending, this.pendingBytes);
+    let line = Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];
     this.pendingBytes = 0;
-    const text = line.toString('utf8').replace(/\r$/, '');
-    if (text.trim() === '') return;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return this.refuse(refusal.parseError());
-    }
+    if (line.at(-1) === 0x0d) line = line.subarray(0, -1);
+    if (line.every((b) => b === 0x20 || b === 0x09)) return;
+    const read = parseMessage(line);
+    if (read.refusal) return this.refuse(read.refusal);
+    const { value: parsed, text } = read;
     let out: string;
     try {
       const screened = screenMessage(parsed);

@@ -136,6 +136,29 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
+  it('reads a line led by a byte order mark or ended by CRLF, refuses invalid UTF-8 instead of replacing it, and keeps serving', async () => {
+    const c = await connection(version);
+    c.stdin.write(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(rpc(51, 'tools/list', c.withMeta({})).replace('\n', '\r\n'))]));
+    expect((await c.answer(51)).result.tools.length).toBeGreaterThan(0);
+    // An SMS body with a stray byte: a lenient decode would send U+FFFD in its place.
+    const line = rpc(52, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } }));
+    const [head, tail] = line.split('STRAY') as [string, string];
+    c.stdin.write(Buffer.concat([Buffer.from(head), Buffer.from([0xff]), Buffer.from(tail)]));
+    expect((await c.answer(null)).error).toMatchObject({ code: -32700, message: expect.stringContaining('UTF-8') });
+    c.stdin.write(rpc(53, 'tools/list', c.withMeta({})));
+    expect((await c.answer(53)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
+  it('answers arguments holding a list of 400,000 items with the coded result, not a refusal', async () => {
+    const c = await connection(version);
+    c.stdin.write(rpc(61, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'email', to: Array.from({ length: 400_000 }, () => 0), subject: 's', body_html: 'x' } })));
+    const r = await c.answer(61);
+    expect(r.result?.isError, JSON.stringify(r).slice(0, 300)).toBe(true);
+    expect(r.result.structuredContent.error.path).toMatch(/^\/to/);
+    await c.end();
+  });
+
   it('refuses arguments nested deeper than a walk can go with a JSON-RPC error, instead of ending the process, and keeps serving', async () => {
     const c = await connection(version);
     // Under the 1 MiB limit; JSON.parse takes it (it does not recurse), setting it aside did not.

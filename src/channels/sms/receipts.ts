@@ -38,7 +38,8 @@ export async function readTwilioReceipt(authToken: string | undefined, callbackU
   if (!twilio.validateRequest(authToken, signature, callbackUrl + cb.search, params)) return { verified: false };
   const sid = params.MessageSid ?? params.SmsSid;
   const status = (params.MessageStatus ?? params.SmsStatus)?.toLowerCase();
-  const event = status === undefined ? undefined : TWILIO_STATUSES[status];
+  // Own keys only: a status such as `constructor` would read Object.prototype's member.
+  const event = status !== undefined && Object.hasOwn(TWILIO_STATUSES, status) ? TWILIO_STATUSES[status] : undefined;
   if (!sid || !status || !event) return { verified: true, report: null };
   return { verified: true, report: { providerMessageId: sid, event, providerStatus: status, code: params.ErrorCode || null } };
 }
