@@ -164,7 +164,7 @@ async function sendTyped<C, P>(
     (await deps.store.isIdempotencyDone(scoped(key), keyedHash, deps.now(), IDEMPOTENCY_TTL_MS));
   const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client, typeof key === 'string' ? key : null);
 
-  const steps = deliverySteps(deps, channel, call, typeof key === 'string' ? key : undefined, opts, approved);
+  const steps = deliverySteps({ deps, channel, call, key: typeof key === 'string' ? key : undefined, opts, approved });
   // An approved send without a key is keyed by its approval: a replayed approval sends once.
   const claimKey = typeof key === 'string' ? key : approved && `approval:${approved.id}`;
   if (!claimKey) {
@@ -198,15 +198,19 @@ interface Prepared<P> {
   meta?: ResultMeta;
 }
 
+/** One send as the steps below see it: what it sends, to whom, for whom, and its approval. */
+interface Send<C, P> {
+  deps: PipelineDeps;
+  channel: TypedChannel<C, P>;
+  call: C;
+  key: string | undefined;
+  opts: SendOptions;
+  approved: Approved<P> | undefined;
+}
+
 /** The send split where idempotency writes its `sending` phase: before the provider (or the dry-run record) is reached. */
-function deliverySteps<C, P>(
-  deps: PipelineDeps,
-  channel: TypedChannel<C, P>,
-  call: C,
-  key: string | undefined,
-  opts: SendOptions,
-  approved: Approved<P> | undefined,
-): SendSteps<Prepared<P>, SendResult> {
+function deliverySteps<C, P>(send: Send<C, P>): SendSteps<Prepared<P>, SendResult> {
+  const { deps, channel, call, opts, approved } = send;
   return {
     async prepare() {
       // Here, not before idempotency: a replayed result sends nothing and costs no quota.
@@ -220,43 +224,19 @@ function deliverySteps<C, P>(
       throwIfCancelled(opts.signal, channel.name);
       return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
     },
-    send: (prepared, budgetLeftMs) => deliver(deps, channel, call, key, opts, prepared, budgetLeftMs, approved),
+    send: (prepared, budgetLeftMs) => deliver(send, prepared, budgetLeftMs),
     // A dry run is its record: written with the claim's completion, in one store write.
-    ...(channel.live ? {} : { recordCompleting: (prepared, claim) => deliver(deps, channel, call, key, opts, prepared, 0, approved, claim) }),
+    ...(channel.live ? {} : { recordCompleting: (prepared, claim) => deliver(send, prepared, 0, claim) }),
   };
 }
 
 /** With `claim` (a dry run only): the record completes that idempotency claim; undefined when the claim was lost. */
-function deliver<C, P>(
-  deps: PipelineDeps,
-  channel: TypedChannel<C, P>,
-  call: C,
-  key: string | undefined,
-  opts: SendOptions,
-  prepared: Prepared<P>,
-  budgetLeftMs: number,
-  approved: Approved<P> | undefined,
-): Promise<SendResult>;
-function deliver<C, P>(
-  deps: PipelineDeps,
-  channel: TypedChannel<C, P>,
-  call: C,
-  key: string | undefined,
-  opts: SendOptions,
-  prepared: Prepared<P>,
-  budgetLeftMs: number,
-  approved: Approved<P> | undefined,
-  claim: { key: string; owner: string },
-): Promise<SendResult | undefined>;
+function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number): Promise<SendResult>;
+function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number, claim: { key: string; owner: string }): Promise<SendResult | undefined>;
 async function deliver<C, P>(
-  deps: PipelineDeps,
-  channel: TypedChannel<C, P>,
-  call: C,
-  key: string | undefined,
-  opts: SendOptions,
+  { deps, channel, call, key, opts, approved }: Send<C, P>,
   prepared: Prepared<P>,
   budgetLeftMs: number,
-  approved: Approved<P> | undefined,
   claim?: { key: string; owner: string },
 ): Promise<SendResult | undefined> {
   const { id, startedAt, payload, meta } = prepared;
