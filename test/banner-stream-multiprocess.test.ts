@@ -7,7 +7,8 @@
 import { Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { assertBuilt } from './helpers/mcp-cli.js';
-import { ChildStdioTransport, cliEnv, startHttpCli, tempDataDir } from './helpers/cli.js';
+import { ChildStdioTransport, cliEnv, tempDataDir } from './helpers/cli.js';
+import { startHttpCli } from './helpers/http-cli.js';
 import { postgresSkipReason, sharedPostgresSchema } from './helpers/postgres.js';
 import { openSse } from './helpers/sse.js';
 
@@ -40,7 +41,7 @@ describe('the live feed across processes', () => {
       const client = new Client({ name: 'ops-bot', version: '1.0.0' });
       try {
         await client.connect(writer);
-        const reader = await openSse(`${server.url}/banners/stream?audience=all`);
+        const reader = await openSse(`${server.origin}/banners/stream?audience=all`);
         expect((await reader.nth(0, 5_000)).event).toBe('snapshot');
 
         let t0 = Date.now();

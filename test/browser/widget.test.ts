@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, ROOT, startHttpCli, tempDataDir } from '../helpers/cli.js';
+import { cliEnv, ROOT, tempDataDir } from '../helpers/cli.js';
+import { startHttpCli } from '../helpers/http-cli.js';
 import { assertBuilt, eraClient, type ToolOutcome } from '../helpers/mcp-cli.js';
 import { launchChromium, skipWithoutChromium } from './chromium.js';
 import { compareWithBaseline, UPDATING } from './screenshots.js';
@@ -53,7 +54,7 @@ beforeAll(async () => {
   hostOrigin = `http://127.0.0.1:${(hostSite.address() as AddressInfo).port}`;
   const cli = await startHttpCli(cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-widget-'), NOTIFY_FEED_ORIGINS: hostOrigin }));
   server = cli.child;
-  base = cli.url;
+  base = cli.origin;
   client = eraClient('widget-test', 'modern');
   await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
   browser = await launchChromium();
@@ -292,14 +293,14 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     );
     const opsClient = eraClient('widget-auth', 'modern');
     try {
-      await opsClient.connect(new StreamableHTTPClientTransport(new URL(`${guarded.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ops}` } } }));
+      await opsClient.connect(new StreamableHTTPClientTransport(new URL(`${guarded.origin}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ops}` } } }));
       const shown = (await opsClient.callTool({ name: 'show_banner', arguments: { text: 'Members only', audience: 'members' } })) as ToolOutcome;
       expect(shown.isError).toBeFalsy();
 
       const page = await (await viewer()).newPage();
-      await page.goto(`${hostOrigin}/?server=${guarded.url}&audience=members&token=${feed}`);
+      await page.goto(`${hostOrigin}/?server=${guarded.origin}&audience=members&token=${feed}`);
       await row(page, 'Members only').waitFor({ state: 'visible', timeout: 10_000 });
-      await page.goto(`${hostOrigin}/?server=${guarded.url}&audience=members&token=not-the-token-0123456789`);
+      await page.goto(`${hostOrigin}/?server=${guarded.origin}&audience=members&token=not-the-token-0123456789`);
       await page.locator('notify-banners[data-state="retrying"]').waitFor({ state: 'attached', timeout: 10_000 });
       expect(await rows(page).count()).toBe(0);
       expect(await page.locator('notify-banners').isVisible()).toBe(false);

@@ -91,24 +91,3 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     child.on('exit', (code) => resolvePromise({ code, stdout, stderr }));
   });
 }
-
-/**
- * Spawns `notify-mcp --http --port 0` and resolves once it logs where it serves, with its
- * base URL (no /mcp) and everything it wrote to stderr so far.
- */
-export async function startHttpCli(env: Record<string, string>): Promise<{ child: ChildProcessWithoutNullStreams; url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [CLI, '--http', '--port', '0'], { env, stdio: 'pipe' });
-  let stderr = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 15_000);
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-      const m = /"msg":"serving http","url":"([^"]+)\/mcp"/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]!);
-      }
-    });
-  });
-  return { child, url, stderr: () => stderr };
-}
