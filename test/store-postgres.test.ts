@@ -68,6 +68,24 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
     }
   });
 
+  it('commits only the idempotency claim without waiting for its flush: the connection flushes every later write', async () => {
+    // One connection, so the fenced writes after the claim run where the claim ran. Were the
+    // claim's setting to outlive its statement, the `sending` write before a provider call
+    // could be lost in a crash together with its claim, and a duplicate would send again.
+    const schema = freshSchema();
+    const store = await openPostgresStore({ connectionString: url, schema, log: silentLogger, max: 1 });
+    try {
+      const claim = await store.claimIdempotency('k-flush', 'h', Date.now(), { ttlMs: 60_000, staleAfterMs: 20_000 });
+      if (claim.kind !== 'claimed') throw new Error('expected a claim');
+      const { rows } = await store.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      expect(rows).toEqual([{ synchronous_commit: 'on' }]);
+      expect(await store.markIdempotencySending('k-flush', claim.owner)).toBe(true);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
+    }
+  });
+
   it('runIdempotent: 50 simultaneous duplicates over 4 pools make one send, all with its result', async () => {
     const schema = freshSchema();
     const stores = await Promise.all(

@@ -55,6 +55,22 @@ const RECORD_COMPLETING = `WITH done AS (
 )
 INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')} FROM done RETURNING 1`;
 
+/**
+ * A select-list item that makes its statement's own (implicit) transaction commit without
+ * waiting for the WAL flush: `set_config(…, true)` lasts until that commit only, so the
+ * connection goes back to the pool flushing as before. Used by the idempotency claim alone,
+ * whose loss in a database crash breaks neither promise:
+ * - one key, one send: a claim is visible to other sessions at once, as with a flushed
+ *   commit. A crash that loses it also ends every session; its owner is then fenced out
+ *   (the `sending` write and the dry run's record each name the owner and find no row, so
+ *   it neither sends nor records) and a duplicate claims afresh;
+ * - nothing acknowledged is lost: no answer rests on the claim alone. Those writes that do
+ *   (`sending`, before any provider call; the record completing a dry run; the stored
+ *   result) commit flushed, and a flushed commit flushes all WAL before it, the claim
+ *   included: a write that found the claim committed after it.
+ */
+const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) AS async_commit`;
+
 function toBanner(r: Row): BannerRecord {
   return {
     id: r.id as string,
@@ -227,8 +243,9 @@ export class PostgresStore implements Store {
       // so of several racing claimers exactly one gets a row back. A taken-over claim keeps
       // its phase (an expired one starts afresh): once a provider call may have started, no
       // taker sends.
-      // The opt-out lookup rides along (one round trip): an opted-out recipient claims nothing.
-      const claimed = await this.unsyncedWrite(
+      // The opt-out lookup rides along: an opted-out recipient claims nothing. One statement,
+      // one round trip, committed without waiting for its WAL flush (see ASYNC_COMMIT).
+      const claimed = await this.pool.query(
         `WITH o AS (SELECT recipient FROM opt_outs WHERE via = $7 AND recipient = ANY($8::text[]) LIMIT 1),
          c AS (
            INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
@@ -239,7 +256,7 @@ export class PostgresStore implements Store {
            WHERE $3 - k.claimed_at >= $4
               OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
            RETURNING phase)
-         SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out`,
+         SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out, ${ASYNC_COMMIT}`,
         [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, opts.optOut?.via ?? null, opts.optOut?.recipients ?? []],
       );
       const won = claimed.rows[0] as Row;
@@ -256,26 +273,6 @@ export class PostgresStore implements Store {
         : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
-  }
-
-  /**
-   * A claim committed without waiting for its WAL flush: a keyed dry run then pays one
-   * flush (its record), not two. Safe because a claim that a crash loses fences its owner
-   * out (every later write names the owner and finds no row, so it neither sends nor
-   * records), and the `sending` phase, written before a provider call, is flushed.
-   */
-  private unsyncedWrite(text: string, values: unknown[]): Promise<pg.QueryResult> {
-    return withClient(this.pool, this.log, async (client) => {
-      await client.query('BEGIN; SET LOCAL synchronous_commit TO OFF');
-      try {
-        const result = await client.query(text, values);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    });
   }
 
   // Fenced: each write names the owner, so one that lost its claim changes nothing.
