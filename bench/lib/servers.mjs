@@ -113,6 +113,7 @@ export async function startHttpServer(kind, env, { mcpPath = '/mcp', cli = CLI }
   }
   return {
     port,
+    pid: child.pid,
     url: new URL(`http://127.0.0.1:${port}${mcpPath}`),
     stderr: () => stderr,
     async stop() {
