@@ -64,8 +64,10 @@ try {
     step(`HTTP, 50 concurrent clients, ${ERA_LABEL[era]}`);
     rows.push(...(await guarded('6. HTTP under load', `http, ${ERA_LABEL[era]}, 50 concurrent clients`, () => benchHttpVsBare({ era, ...loadOpts }))));
   }
-  step('HTTP, 50 concurrent clients: keyed against unkeyed sends');
-  rows.push(...(await guarded('6. HTTP under load', 'http, 50 concurrent clients: keyed sends', () => benchHttpKeyed(loadOpts))));
+  for (const era of ERAS) {
+    step(`HTTP, 50 concurrent clients: keyed against unkeyed sends, ${ERA_LABEL[era]}`);
+    rows.push(...(await guarded('6. HTTP under load', `http, ${ERA_LABEL[era]}, 50 concurrent clients: keyed sends`, () => benchHttpKeyed({ era, ...loadOpts }))));
+  }
   for (const era of ERAS) {
     step(`cold start, ${ERA_LABEL[era]}`);
     rows.push(...(await benchColdStart({ era, ...(quick ? { runs: 3 } : {}) })));

@@ -12,6 +12,7 @@ import { MIGRATIONS } from '../src/store/migrations.js';
 import { runIdempotent } from '../src/notification/idempotency.js';
 import { openPostgresStore, type PostgresStore } from '../src/store/postgres.js';
 import { openStore } from '../src/store/index.js';
+import type { DeliveryRecord } from '../src/store/types.js';
 import { loadConfig } from '../src/config.js';
 import { storeSuite } from './store.suite.js';
 import { PG_URL, postgresSkipReason } from './helpers/postgres.js';
@@ -64,6 +65,70 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
       expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version })));
       await Promise.all(stores.map((s) => s.close()));
     } finally {
+      await dropSchema(schema);
+    }
+  });
+
+  it('commits only the idempotency claim without waiting for its flush: the connection flushes every later write', async () => {
+    // One connection, so the fenced writes after the claim run where the claim ran. Were the
+    // claim's setting to outlive its statement, the `sending` write before a provider call
+    // could be lost in a crash together with its claim, and a duplicate would send again.
+    const schema = freshSchema();
+    const store = await openPostgresStore({ connectionString: url, schema, log: silentLogger, max: 1 });
+    try {
+      const claim = await store.claimIdempotency('k-flush', 'h', Date.now(), { ttlMs: 60_000, staleAfterMs: 20_000 });
+      if (claim.kind !== 'claimed') throw new Error('expected a claim');
+      const { rows } = await store.pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      expect(rows).toEqual([{ synchronous_commit: 'on' }]);
+      expect(await store.markIdempotencySending('k-flush', claim.owner)).toBe(true);
+    } finally {
+      await store.close();
+      await dropSchema(schema);
+    }
+  });
+
+  it('a keyed dry run is two statements: the claim (opt-outs included), then the record completing it', async () => {
+    const schema = freshSchema();
+    const store = await openPostgresStore({ connectionString: url, schema, log: silentLogger });
+    const query = pg.Client.prototype.query;
+    let sent = 0;
+    // Counted where every statement goes out, pooled or on a checked-out client.
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      sent++;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      const now = Date.now();
+      // The first claim also purges expired keys (then once a minute).
+      await store.claimIdempotency('k-warm', 'h', now, { ttlMs: 60_000, staleAfterMs: 20_000 });
+      sent = 0;
+      const claim = await store.claimIdempotency('k-rt', 'h', now, { ttlMs: 60_000, staleAfterMs: 20_000, optOut: { via: 'sms', recipients: ['+14155550123'] } });
+      if (claim.kind !== 'claimed') throw new Error('expected a claim');
+      expect(sent).toBe(1);
+      const record: DeliveryRecord = {
+        id: 'ntf_rt',
+        via: 'sms',
+        status: 'dry_run',
+        provider: 'dry-run',
+        provider_message_id: null,
+        payload: { to: '+14155550123', body: 'hi' },
+        error_code: null,
+        attempts: 0,
+        attempt_log: [],
+        latency_ms: 0,
+        client: null,
+        idempotency_key: 'k-rt',
+        created_at: now,
+        provider_status: null,
+        provider_status_code: null,
+        status_updated_at: now,
+        approval: null,
+      };
+      expect(await store.recordDeliveryCompleting(record, { key: 'k-rt', owner: claim.owner, result: { id: 'ntf_rt' } })).toBe(true);
+      expect(sent).toBe(2);
+    } finally {
+      pg.Client.prototype.query = query;
+      await store.close();
       await dropSchema(schema);
     }
   });

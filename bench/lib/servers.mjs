@@ -90,10 +90,10 @@ export async function waitForHttp(port, path = '/', ms = 15_000) {
   }
 }
 
-/** Spawns a server in HTTP mode on a free port; returns its port and a stop function. */
-export async function startHttpServer(kind, env, { mcpPath = '/mcp' } = {}) {
+/** Spawns a server in HTTP mode on a free port; returns its port and a stop function. `cli`: another build's cli.js (A/B). */
+export async function startHttpServer(kind, env, { mcpPath = '/mcp', cli = CLI } = {}) {
   const port = await freePort();
-  const args = kind === 'notify' ? [CLI, '--http', '--port', String(port)] : [BARE, '--http', String(port)];
+  const args = kind === 'notify' ? [cli, '--http', '--port', String(port)] : [BARE, '--http', String(port)];
   const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c) => {
@@ -113,6 +113,7 @@ export async function startHttpServer(kind, env, { mcpPath = '/mcp' } = {}) {
   }
   return {
     port,
+    pid: child.pid,
     url: new URL(`http://127.0.0.1:${port}${mcpPath}`),
     stderr: () => stderr,
     async stop() {

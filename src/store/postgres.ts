@@ -46,14 +46,64 @@ const RATE_PURGE_INTERVAL_MS = 60_000;
 const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
-const INSERT_DELIVERY = insertDeliverySql((i) => `$${i}`);
+/**
+ * The statements of a send, prepared once per connection (named): PostgreSQL then parses
+ * and plans each once, not on every send; the claim's CTE cost about as much to plan as to run.
+ */
+const prepared = (name: string, text: string) => ({ name: `notify-${name}`, text });
+
+const INSERT_DELIVERY = prepared('insert-delivery', insertDeliverySql((i) => `$${i}`));
 const N = DELIVERY_COLUMNS.length;
 /** Completes the claim ($N+1 key, $N+2 owner, $N+3 result) and, only if it did, inserts the delivery ($1..$N). */
-const RECORD_COMPLETING = `WITH done AS (
+const RECORD_COMPLETING = prepared('record-completing', `WITH done AS (
   UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = $${N + 3}
   WHERE key = $${N + 1} AND owner = $${N + 2} AND state = 'pending' RETURNING 1
 )
-INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')} FROM done RETURNING 1`;
+INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')} FROM done RETURNING 1`);
+
+/**
+ * A select-list item that makes its statement's own (implicit) transaction commit without
+ * waiting for the WAL flush: `set_config(…, true)` lasts until that commit only, so the
+ * connection goes back to the pool flushing as before. Used by the idempotency claim alone,
+ * whose loss in a database crash breaks neither promise:
+ * - one key, one send: a claim is visible to other sessions at once, as with a flushed
+ *   commit. A crash that loses it also ends every session; its owner is then fenced out
+ *   (the `sending` write and the dry run's record each name the owner and find no row, so
+ *   it neither sends nor records) and a duplicate claims afresh;
+ * - nothing acknowledged is lost: no answer rests on the claim alone. Those writes that do
+ *   (`sending`, before any provider call; the record completing a dry run; the stored
+ *   result) commit flushed, and a flushed commit flushes all WAL before it, the claim
+ *   included: a write that found the claim committed after it.
+ */
+const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) AS async_commit`;
+
+/**
+ * Claims key $1 for payload $2 at $3 as owner $6 (ttl $4, stale after $5), unless channel $7
+ * has opted out one of recipients $8. The WHERE of ON CONFLICT DO UPDATE is evaluated on the
+ * locked latest row version, so of several racing claimers exactly one gets a row back. A
+ * taken-over claim keeps its phase (an expired one starts afresh): once a provider call may
+ * have started, no taker sends.
+ */
+const CLAIM = prepared(
+  'claim',
+  `WITH o AS (SELECT recipient FROM opt_outs WHERE via = $7 AND recipient = ANY($8::text[]) LIMIT 1),
+   c AS (
+     INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
+     SELECT $1, $2, 'pending', NULL, $3, $6, 'claimed' WHERE NOT EXISTS (SELECT 1 FROM o)
+     ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL,
+       claimed_at = EXCLUDED.claimed_at, owner = EXCLUDED.owner,
+       phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END
+     WHERE $3 - k.claimed_at >= $4
+        OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
+     RETURNING phase)
+   SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out, ${ASYNC_COMMIT}`,
+);
+const CLAIM_READ = prepared('claim-read', 'SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1');
+const MARK_SENDING = prepared('mark-sending', `UPDATE idempotency_keys SET phase = 'sending' WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+const COMPLETE = prepared('complete', `UPDATE idempotency_keys SET state = 'done', result = $3 WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+/** Only a pending claim: a finished send's result must stay replayable. */
+const RELEASE = prepared('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+const OPTED_OUT = prepared('opted-out', 'SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2');
 
 function toBanner(r: Row): BannerRecord {
   return {
@@ -171,7 +221,7 @@ export class PostgresStore implements Store {
   }
 
   async recordDelivery(r: DeliveryRecord): Promise<void> {
-    await this.pool.query(INSERT_DELIVERY, deliveryValues(r));
+    await this.pool.query({ ...INSERT_DELIVERY, values: deliveryValues(r) });
   }
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
@@ -223,31 +273,14 @@ export class PostgresStore implements Store {
     const owner = randomUUID();
     // A row that vanishes between the upsert and the read was released: claim again.
     for (let attempt = 0; attempt < 5; attempt++) {
-      // The WHERE of ON CONFLICT DO UPDATE is evaluated on the locked latest row version,
-      // so of several racing claimers exactly one gets a row back. A taken-over claim keeps
-      // its phase (an expired one starts afresh): once a provider call may have started, no
-      // taker sends.
-      // The opt-out lookup rides along (one round trip): an opted-out recipient claims nothing.
-      const claimed = await this.unsyncedWrite(
-        `WITH o AS (SELECT recipient FROM opt_outs WHERE via = $7 AND recipient = ANY($8::text[]) LIMIT 1),
-         c AS (
-           INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
-           SELECT $1, $2, 'pending', NULL, $3, $6, 'claimed' WHERE NOT EXISTS (SELECT 1 FROM o)
-           ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL,
-             claimed_at = EXCLUDED.claimed_at, owner = EXCLUDED.owner,
-             phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END
-           WHERE $3 - k.claimed_at >= $4
-              OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
-           RETURNING phase)
-         SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out`,
-        [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, opts.optOut?.via ?? null, opts.optOut?.recipients ?? []],
-      );
+      // The opt-out lookup rides along: an opted-out recipient claims nothing. One statement,
+      // one round trip, committed without waiting for its WAL flush (see ASYNC_COMMIT).
+      const { via = null, recipients = [] } = opts.optOut ?? {};
+      const claimed = await this.pool.query({ ...CLAIM, values: [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, via, recipients] });
       const won = claimed.rows[0] as Row;
       if (typeof won.opted_out === 'string') return { kind: 'opted_out', recipient: won.opted_out };
       if (won.phase !== null) return { kind: 'claimed', owner, phase: won.phase as IdempotencyPhase };
-      const { rows } = await this.pool.query('SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1', [
-        key,
-      ]);
+      const { rows } = await this.pool.query({ ...CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
       if (!row) continue;
       const base = { kind: 'existing' as const, payload_hash: row.payload_hash as string, claimed_at: num(row.claimed_at) };
@@ -258,56 +291,26 @@ export class PostgresStore implements Store {
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
   }
 
-  /**
-   * A claim committed without waiting for its WAL flush: a keyed dry run then pays one
-   * flush (its record), not two. Safe because a claim that a crash loses fences its owner
-   * out (every later write names the owner and finds no row, so it neither sends nor
-   * records), and the `sending` phase, written before a provider call, is flushed.
-   */
-  private unsyncedWrite(text: string, values: unknown[]): Promise<pg.QueryResult> {
-    return withClient(this.pool, this.log, async (client) => {
-      await client.query('BEGIN; SET LOCAL synchronous_commit TO OFF');
-      try {
-        const result = await client.query(text, values);
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw err;
-      }
-    });
-  }
-
   // Fenced: each write names the owner, so one that lost its claim changes nothing.
   async markIdempotencySending(key: string, owner: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      `UPDATE idempotency_keys SET phase = 'sending' WHERE key = $1 AND owner = $2 AND state = 'pending'`,
-      [key, owner],
-    );
+    const { rowCount } = await this.pool.query({ ...MARK_SENDING, values: [key, owner] });
     return rowCount === 1;
   }
 
   async completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      `UPDATE idempotency_keys SET state = 'done', result = $3 WHERE key = $1 AND owner = $2 AND state = 'pending'`,
-      [key, owner, JSON.stringify(result ?? null)],
-    );
+    const { rowCount } = await this.pool.query({ ...COMPLETE, values: [key, owner, JSON.stringify(result ?? null)] });
     return rowCount === 1;
   }
 
   async releaseIdempotency(key: string, owner: string): Promise<boolean> {
-    // Only a pending claim: a finished send's result must stay replayable.
-    const { rowCount } = await this.pool.query(`DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`, [
-      key,
-      owner,
-    ]);
+    const { rowCount } = await this.pool.query({ ...RELEASE, values: [key, owner] });
     return rowCount === 1;
   }
 
   async recordDeliveryCompleting(record: DeliveryRecord, { key, owner, result }: { key: string; owner: string; result: unknown }): Promise<boolean> {
     // One statement: both writes commit together, and the insert happens only if the claim was still ours.
     const values = [...deliveryValues(record), key, owner, JSON.stringify(result ?? null)];
-    const { rows } = await this.pool.query(RECORD_COMPLETING, values);
+    const { rows } = await this.pool.query({ ...RECORD_COMPLETING, values });
     return rows.length === 1;
   }
 
@@ -357,7 +360,7 @@ export class PostgresStore implements Store {
   }
 
   async isOptedOut(via: string, recipient: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query('SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2', [via, recipient]);
+    const { rowCount } = await this.pool.query({ ...OPTED_OUT, values: [via, recipient] });
     return (rowCount ?? 0) > 0;
   }
 
