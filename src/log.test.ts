@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { afterTurn, createLogger } from './log.js';
+import { createLogger } from './log.js';
 
 describe('createLogger', () => {
   const capture = () => {
@@ -32,39 +32,5 @@ describe('createLogger', () => {
     const { lines, write } = capture();
     createLogger('warn', write).info('quiet');
     expect(lines).toEqual([]);
-  });
-});
-
-describe('afterTurn', () => {
-  const setup = (maxPending?: number) => {
-    const writes: string[] = [];
-    let atExit: (() => void) | undefined;
-    const line = afterTurn((t) => void writes.push(t), (flush) => (atExit = flush), maxPending);
-    return { writes, line, exit: () => atExit!() };
-  };
-
-  it('writes nothing during the turn, then the turn\'s lines in one write', async () => {
-    const { writes, line } = setup();
-    line('a\n');
-    line('b\n');
-    expect(writes).toEqual([]);
-    await new Promise((r) => setImmediate(r));
-    expect(writes).toEqual(['a\nb\n']);
-    line('c\n');
-    await new Promise((r) => setImmediate(r));
-    expect(writes).toEqual(['a\nb\n', 'c\n']);
-  });
-
-  it('writes what is pending at exit, and at once past its bound', () => {
-    const { writes, line, exit } = setup(4);
-    line('ab\n');
-    expect(writes).toEqual([]);
-    line('cd\n');
-    expect(writes).toEqual(['ab\ncd\n']);
-    line('e\n');
-    exit();
-    expect(writes).toEqual(['ab\ncd\n', 'e\n']);
-    exit();
-    expect(writes).toHaveLength(2);
   });
 });

@@ -15,41 +15,9 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-/**
- * Lines written once the current turn of the event loop is over, together: on stdio a
- * send's log line is written after its answer, so it no longer delays it (issue 13).
- * Pending lines are written at once past `maxPending` characters, and at `exit` (process.exit,
- * a signal handler's exit, an uncaught exception); a SIGKILL loses at most one turn's lines.
- */
-export function afterTurn(write: (text: string) => void, onExit: (flush: () => void) => void, maxPending = 64 * 1024): (line: string) => void {
-  let pending = '';
-  const flush = () => {
-    if (pending === '') return;
-    const text = pending;
-    pending = '';
-    write(text);
-  };
-  onExit(flush);
-  return (line) => {
-    if (pending === '') setImmediate(flush);
-    pending += line;
-    if (pending.length > maxPending) flush();
-  };
-}
-
-let stderrLines: ((line: string) => void) | undefined;
-/** stderr, written after the turn (afterTurn); one writer for the process. */
-function stderrAfterTurn(line: string): void {
-  stderrLines ??= afterTurn(
-    (text) => process.stderr.write(text),
-    (flush) => process.on('exit', flush),
-  );
-  stderrLines(line);
-}
-
 export function createLogger(
   level: Level = 'info',
-  write: (line: string) => void = stderrAfterTurn,
+  write: (line: string) => void = (line) => process.stderr.write(line),
   base: Record<string, unknown> = {},
 ): Logger {
   // A logger is built per call (children carry the notification id): its constant fields are
