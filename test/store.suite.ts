@@ -388,6 +388,18 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           state: 'pending',
         });
       });
+
+      it('records a delivery unless a recipient opted out, and then records nothing and names that recipient', async () => {
+        await store.addOptOut('sms', '+15551234567', T0);
+        const check = (...recipients: string[]) => ({ via: 'sms', recipients });
+        expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo1', T0), check('+15550000000', '+15551234567'))).toBe('+15551234567');
+        expect(await store.getDelivery('ntf_oo1')).toBeNull();
+        expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo2', T0), check('+15550000000'))).toBeUndefined();
+        expect(await store.getDelivery('ntf_oo2')).toMatchObject({ id: 'ntf_oo2' });
+        // Per channel, as opt-outs are.
+        expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo3', T0), { via: 'email', recipients: ['+15551234567'] })).toBeUndefined();
+        expect(await store.getDelivery('ntf_oo3')).toMatchObject({ id: 'ntf_oo3' });
+      });
     });
 
     describe('contacts', () => {

@@ -105,6 +105,21 @@ describe('sendNotification', () => {
     });
   });
 
+  it('refuses an unkeyed dry run to an opted-out recipient, recording nothing, with or without rate limits', async () => {
+    const dryRun = { TWILIO_ACCOUNT_SID: '', TWILIO_AUTH_TOKEN: '', TWILIO_FROM: '' };
+    await store.addOptOut('sms', '+14155550123', Date.now());
+    // Looked up with the record (one transaction): refused, nothing recorded.
+    const refused = await failure(sendNotification(await deps(dryRun), text(), { client: null }));
+    expect(refused).toMatchObject({ code: 'RECIPIENT_OPTED_OUT', message: expect.stringContaining('+14155550123 has opted out') });
+    expect(await store.listDeliveries(10)).toEqual([]);
+    expect(await sendNotification(await deps(dryRun), text('+14155550999'), { client: null })).toMatchObject({ status: 'dry_run' });
+    // With a rate limit the lookup comes first: a refused send spends no quota.
+    const limited = await deps({ ...dryRun, NOTIFY_RATE_LIMITS: 'sms=1/h' });
+    expect((await failure(sendNotification(limited, text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect(await sendNotification(limited, text('+14155550999'), { client: null })).toMatchObject({ status: 'dry_run' });
+    expect(await store.listDeliveries(10)).toHaveLength(2);
+  });
+
   it('records a rejected send as failed with its code, and releases the idempotency key', async () => {
     sms.failWith = new ProviderRejectedError('twilio', 'The To number is not a mobile number.', 21614);
     const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null }));

@@ -12,7 +12,7 @@ import type { Logger } from '../log.js';
 import { isAllowed } from '../policy/allowlist.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import type { DeliveryAttempt, DeliveryRecord, Store } from '../store/types.js';
+import type { DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { approveSend, newNotificationId, type ApprovalRound, type Approved } from './approval.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
@@ -146,9 +146,13 @@ async function sendTyped<C, P>(
 
   const { idempotency_key: key, ...content } = value;
   // A keyed send without approval rules looks opt-outs up with its claim (one round trip
-  // fewer); any other send looks them up here, before a person is asked or anything is held.
-  const optOutWithClaim = typeof key === 'string' && deps.config.approval.rules.length === 0;
-  if (!optOutWithClaim) {
+  // fewer). An unkeyed dry run without approval rules or rate limits looks them up with its
+  // record: building its payload sends nothing and counts against nothing. Any other send
+  // looks them up here, before a person is asked, a quota is spent or a provider is called.
+  const noRules = deps.config.approval.rules.length === 0;
+  const optOutWithClaim = typeof key === 'string' && noRules;
+  const optOutWithRecord = typeof key !== 'string' && noRules && !channel.live && deps.rateGate === undefined;
+  if (!optOutWithClaim && !optOutWithRecord) {
     for (const recipient of recipients) if (await deps.store.isOptedOut(via, recipient)) throw optedOut(recipient);
   }
   // Only keyed (or approved) sends need it; a plain send does not pay for the hash.
@@ -164,7 +168,15 @@ async function sendTyped<C, P>(
     (await deps.store.isIdempotencyDone(scoped(key), keyedHash, deps.now(), IDEMPOTENCY_TTL_MS));
   const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client, typeof key === 'string' ? key : null);
 
-  const steps = deliverySteps({ deps, channel, call, key: typeof key === 'string' ? key : undefined, opts, approved });
+  const steps = deliverySteps({
+    deps,
+    channel,
+    call,
+    key: typeof key === 'string' ? key : undefined,
+    opts,
+    approved,
+    ...(optOutWithRecord ? { optOut: { check: { via, recipients }, refuse: optedOut } } : {}),
+  });
   // An approved send without a key is keyed by its approval: a replayed approval sends once.
   const claimKey = typeof key === 'string' ? key : approved && `approval:${approved.id}`;
   if (!claimKey) {
@@ -206,6 +218,8 @@ interface Send<C, P> {
   key: string | undefined;
   opts: SendOptions;
   approved: Approved<P> | undefined;
+  /** An unkeyed dry run's opt-out lookup, made with its record. */
+  optOut?: { check: OptOutCheck; refuse: (recipient: string) => NotifyError };
 }
 
 /** The send split where idempotency writes its `sending` phase: before the provider (or the dry-run record) is reached. */
@@ -234,7 +248,7 @@ function deliverySteps<C, P>(send: Send<C, P>): SendSteps<Prepared<P>, SendResul
 function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number): Promise<SendResult>;
 function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number, claim: { key: string; owner: string }): Promise<SendResult | undefined>;
 async function deliver<C, P>(
-  { deps, channel, call, key, opts, approved }: Send<C, P>,
+  { deps, channel, call, key, opts, approved, optOut }: Send<C, P>,
   prepared: Prepared<P>,
   budgetLeftMs: number,
   claim?: { key: string; owner: string },
@@ -320,7 +334,10 @@ async function deliver<C, P>(
   const result = meta === undefined ? base : { ...base, ...meta };
   // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
   if (live) await keepRecord('delivery record', () => deps.store.recordDelivery(record));
-  else if (!claim) await deps.store.recordDelivery(record);
+  else if (optOut && !claim) {
+    const refused = await deps.store.recordDeliveryUnlessOptedOut(record, optOut.check);
+    if (refused !== undefined) throw optOut.refuse(refused);
+  } else if (!claim) await deps.store.recordDelivery(record);
   else if (!(await deps.store.recordDeliveryCompleting(record, { ...claim, result }))) return undefined;
   log.info(live ? 'sent' : 'dry run recorded', { attempts: record.attempts, latencyMs: record.latency_ms });
   return result;

@@ -224,6 +224,18 @@ export class PostgresStore implements Store {
     await this.pool.query({ ...INSERT_DELIVERY, values: deliveryValues(r) });
   }
 
+  /** Two round trips, as before this method (lookup, then insert): the SQLite store is the one it pays on. */
+  async recordDeliveryUnlessOptedOut(r: DeliveryRecord, check: OptOutCheck): Promise<string | undefined> {
+    const { rows } = await this.pool.query('SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1', [
+      check.via,
+      check.recipients,
+    ]);
+    const optedOut = (rows[0] as Row | undefined)?.recipient;
+    if (typeof optedOut === 'string') return optedOut;
+    await this.pool.query(INSERT_DELIVERY, deliveryValues(r));
+    return undefined;
+  }
+
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
     const { rows } = await this.pool.query('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1', [
       Math.max(0, Math.trunc(limit)),

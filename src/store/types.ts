@@ -142,6 +142,12 @@ export interface Store {
   readonly kind: string;
 
   recordDelivery(record: DeliveryRecord): Promise<void>;
+  /**
+   * Records `record` unless a recipient of `check` has opted out: then it records nothing and
+   * answers that recipient. A dry run's record is its send, so its opt-out lookup rides with
+   * it (SQLite: one transaction where a lookup and an insert took two).
+   */
+  recordDeliveryUnlessOptedOut(record: DeliveryRecord, check: OptOutCheck): Promise<string | undefined>;
   /** Newest first. */
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
   getDelivery(id: string): Promise<DeliveryRecord | null>;

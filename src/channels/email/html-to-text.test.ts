@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { MAX_DEPTH, loadHtmlToText } from './html-to-text.js';
+import { MAX_DEPTH, loadHtmlToText, simpleHtmlToText } from './html-to-text.js';
 
 let htmlToText: (html: string) => string;
 beforeAll(async () => {
@@ -68,5 +68,31 @@ describe('htmlToText (html-to-text with our options)', () => {
     expect(text.startsWith('top')).toBe(true);
     expect(text).not.toContain('buried');
     expect(lines(`${'<div>'.repeat(MAX_DEPTH - 2)}reachable`)).toEqual(['reachable']);
+  });
+});
+
+describe('simpleHtmlToText', () => {
+  it('derives what html-to-text derives from simple HTML, and leaves anything else to it (generated HTML)', () => {
+    // Words, spaces, punctuation and inline tags, some of them outside the simple shape.
+    const tokens = ['a', 'Zz9', ' ', '  ', '.', "'", '"', '(', ')', '%', '#', '=', '@', '$', '*', '/', '+', '-', '_', ':', '!', '?',
+      '<b>', '</b>', '<strong>', '</strong>', '<i>', '</i>', '<em>', '</em>', '<u>', '</u>', '<span>', '</span>',
+      '&amp;', '\n', '\t', '<br>', '<B>', '<a href="x">', '</a>', 'é', '<', '>', '<code>'];
+    let seed = 11;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const paragraph = (plain: boolean) =>
+      `<p>${Array.from({ length: next(12) }, () => tokens[next(plain ? 34 : tokens.length)]).join('')}</p>`;
+    let simple = 0;
+    for (let i = 0; i < 4000; i++) {
+      const plain = i % 4 !== 0;
+      const html = Array.from({ length: 1 + next(4) }, () => paragraph(plain)).join(i % 50 === 0 ? ' ' : '');
+      const fast = simpleHtmlToText(html);
+      if (fast === undefined) continue;
+      simple += 1;
+      expect(fast, html).toBe(htmlToText(html));
+    }
+    expect(simple).toBeGreaterThan(1000);
+    expect(simpleHtmlToText('<p>Deployed <b>v1.2</b></p>')).toBe('Deployed v1.2');
+    expect(simpleHtmlToText('<p>a &amp; b</p>')).toBeUndefined();
+    expect(simpleHtmlToText('<p>a</p><p> </p>')).toBeUndefined();
   });
 });

@@ -50,3 +50,22 @@ export async function loadHtmlToText(): Promise<(html: string) => string> {
   const { compile } = await import('html-to-text');
   return (compiled ??= compile(HTML_TO_TEXT_OPTIONS));
 }
+
+/** Paragraphs of plain text with inline emphasis and nothing else: the common notification's HTML. */
+const SIMPLE_HTML = /^(?:<p>(?:[\w .,:;!?'"()%#=@$*/+-]|<\/?(?:b|strong|i|em|u|span)>)*<\/p>)+$/;
+
+/**
+ * The text part of simple HTML (SIMPLE_HTML), as html-to-text derives it with the options
+ * above: tags dropped, spaces collapsed, paragraphs apart by a blank line (compared on
+ * generated HTML in html-to-text.test.ts). Undefined for anything else, which the converter
+ * takes. Its parse and walk were most of a small dry-run email's own time (issue 13).
+ */
+export function simpleHtmlToText(html: string): string | undefined {
+  if (!SIMPLE_HTML.test(html)) return undefined;
+  const paragraphs = html
+    .slice('<p>'.length, -'</p>'.length)
+    .split('</p><p>')
+    .map((p) => p.replace(/<[^>]*>/g, '').replace(/ {2,}/g, ' ').trim());
+  // An empty paragraph still adds line breaks in html-to-text: the converter says how many.
+  return paragraphs.includes('') ? undefined : paragraphs.join('\n\n');
+}

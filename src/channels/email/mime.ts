@@ -18,7 +18,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../errors.js';
-import { HTML_TO_TEXT_OPTIONS, loadHtmlToText } from './html-to-text.js';
+import { HTML_TO_TEXT_OPTIONS, loadHtmlToText, simpleHtmlToText } from './html-to-text.js';
 import { plainMime } from './plain-mime.js';
 import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';
 
@@ -117,7 +117,7 @@ async function buildInline(mail: MailParts): Promise<string> {
   let text = mail.text;
   if (text === undefined) {
     try {
-      text = (await loadHtmlToText())(mail.html);
+      text = simpleHtmlToText(mail.html) ?? (await loadHtmlToText())(mail.html);
     } catch (err) {
       throw noText(`the converter failed: ${err instanceof Error ? err.message : String(err)}`);
     }

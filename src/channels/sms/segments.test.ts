@@ -21,6 +21,17 @@ describe('countSegments', () => {
     expect(countSegments('á')).toMatchObject({ encoding: 'UCS-2' }); // á is not in GSM-7 (à is)
   });
 
+  it('counts ASCII text without walking it exactly as the walk does (the same text ending in é, which is walked)', async () => {
+    const ascii = fc.string({ unit: fc.integer({ min: 0, max: 127 }).map((c) => String.fromCharCode(c)), maxLength: 480 });
+    await assertProperty(
+      'plain GSM-7 count',
+      fc.property(ascii, (text) => {
+        expect(countSegments(`${text}a`)).toEqual(countSegments(`${text}é`));
+      }),
+      { numRuns: 500, examples: [['a'.repeat(159)], ['a'.repeat(305)], ['^'.repeat(100)], ['`'], ['$@_\n\r']] },
+    );
+  });
+
   it('states capacity per segment count', () => {
     expect([capacity('GSM-7', 1), capacity('GSM-7', 3), capacity('UCS-2', 1), capacity('UCS-2', 2)]).toEqual([160, 459, 70, 134]);
   });

@@ -52,7 +52,17 @@ function encodingOf(text: string): { encoding: SmsEncoding; firstUcs2?: CharAt }
   return { encoding: 'GSM-7' };
 }
 
+/** ASCII characters of the GSM-7 basic set, one septet each: most messages hold nothing else. */
+const PLAIN_GSM7 = /^[\n\r !"#$%&'()*+,\-./0-9:;<=>?@A-Z_a-z]*$/;
+
 export function countSegments(text: string): SegmentCount {
+  // Counted without walking the text (issue 13): no escape pair or surrogate pair to place.
+  if (PLAIN_GSM7.test(text)) {
+    const units = text.length;
+    return units <= SINGLE['GSM-7']
+      ? { encoding: 'GSM-7', units, segments: 1, perSegment: SINGLE['GSM-7'] }
+      : { encoding: 'GSM-7', units, segments: Math.ceil(units / CONCATENATED['GSM-7']), perSegment: CONCATENATED['GSM-7'] };
+  }
   const { encoding, firstUcs2 } = encodingOf(text);
   let units = 0;
   for (const char of text) units += unitsOf(encoding, char);
