@@ -10,6 +10,7 @@
  *   node soak/run.mjs [sqlite] [postgres] [fuzz]     (default: all three)
  *   SOAK_SECONDS=60 SOAK_CLIENTS=50 SOAK_FUZZ_RUNS=100000 SOAK_SEED=16
  *   SOAK_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test  (a fresh database is made beside it)
+ *   SOAK_GC_MS=2000 (full GC forced in each server this often; 0: never), SOAK_HEAP_SNAPSHOTS=70,140
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { fillDisk, makeDataDir } from './lib/disk.mjs';
 import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
 import { computeFigures } from './lib/figures.mjs';
 import { runLoad } from './lib/load.mjs';
-import { ROOT, startServer } from './lib/server.mjs';
+import { GC_MS, ROOT, startServer } from './lib/server.mjs';
 import { startTcpProxy } from './lib/tcp-proxy.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -184,7 +185,8 @@ function markdown(results) {
       lines.push(`${r.runs} generated calls in ${r.seconds} s, exit ${r.exit_code}.`, '', '```json', JSON.stringify({ ...r, breaks: undefined }, null, 2), '```', '');
     } else {
       lines.push(`${r.clients} clients, ${r.seconds} s. Faults: ${r.faults.map((f) => `${f.t_s} s ${f.fault}`).join('; ')}. Store fault: ${r.store_fault}.`, '');
-      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, providers: r.providers, rss: r.rss, proxy: r.proxy }, null, 2), '```', '');
+      lines.push(GC_MS > 0 ? `Each server ran with a full GC forced every ${GC_MS} ms (soak/lib/memprobe.cjs), so RSS and live_heap measure memory held, not garbage not yet collected.` : 'No forced GC (SOAK_GC_MS=0): RSS includes garbage not yet collected; live_heap not measured.', '');
+      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
     }
     lines.push(r.breaks.length ? `**Invariants broken:**\n${r.breaks.map((b) => `- ${b}`).join('\n')}` : 'All invariants held.', '');
   }
@@ -198,8 +200,9 @@ for (const part of parts) {
   const r = part === 'fuzz' ? fuzz() : await scenario(part);
   results.push(r);
   if (part !== 'fuzz') {
-    const { calls, answers_by_code, latency_ms, sends, rss, breaks } = r;
-    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, rss: Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, { ...v, timeline_mb: undefined }])), breaks }, null, 2)}\n`);
+    const { calls, answers_by_code, latency_ms, sends, rss, live_heap, breaks } = r;
+    const brief = (figures) => Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, { ...v, timeline_mb: undefined }]));
+    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
   }
 }
 writeFileSync(join(ROOT, 'soak/results.json'), JSON.stringify({ date: new Date(started).toISOString(), seed: SEED, results }, null, 2) + '\n');
