@@ -21,7 +21,7 @@ import { fillDisk, makeDataDir } from './lib/disk.mjs';
 import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
 import { computeFigures } from './lib/figures.mjs';
 import { runLoad } from './lib/load.mjs';
-import { GC_MS, ROOT, startServer } from './lib/server.mjs';
+import { ROOT, startServer } from './lib/server.mjs';
 import { startTcpProxy } from './lib/tcp-proxy.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -29,6 +29,8 @@ const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 50);
 const SEED = Number(process.env.SOAK_SEED ?? 16);
 const FUZZ_RUNS = Number(process.env.SOAK_FUZZ_RUNS ?? 100_000);
 const PG_BASE = process.env.SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const GC_MS = Number(process.env.SOAK_GC_MS ?? 2000);
+const PROBE = { gcMs: GC_MS, heapSnapshots: process.env.SOAK_HEAP_SNAPSHOTS ?? '' };
 const started = Date.now();
 const step = (s) => process.stderr.write(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(4)} s] ${s}\n`);
 
@@ -91,7 +93,7 @@ async function scenario(kind) {
     if (kind === 'sqlite') {
       const data = makeDataDir('notify-soak-', 256);
       cleanups.push(data.cleanup);
-      servers = [await startServer('sqlite', { ...env, NOTIFY_DATA_DIR: data.dir })];
+      servers = [await startServer('sqlite', { ...env, NOTIFY_DATA_DIR: data.dir }, PROBE)];
       let filled;
       storeFault = data.tmpfs
         ? {
@@ -117,8 +119,8 @@ async function scenario(kind) {
       const dataB = makeDataDir('notify-soak-b-', 16);
       cleanups.push(dataA.cleanup, dataB.cleanup);
       // Sequentially: both migrate under an advisory lock anyway; this keeps start-up logs apart.
-      servers.push(await startServer('postgres-a', { ...env, NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: viaProxy.href }));
-      servers.push(await startServer('postgres-b', { ...env, NOTIFY_DATA_DIR: dataB.dir, DATABASE_URL: viaProxy.href }));
+      servers.push(await startServer('postgres-a', { ...env, NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: viaProxy.href }, PROBE));
+      servers.push(await startServer('postgres-b', { ...env, NOTIFY_DATA_DIR: dataB.dir, DATABASE_URL: viaProxy.href }, PROBE));
       storeFault = {
         label: 'PostgreSQL connection cut by the TCP proxy (all connections destroyed, new ones refused for 3 s)',
         start: () => proxy.cut(3000),

@@ -2,7 +2,7 @@
  * The server under test: the built `dist/cli.js --http` as a child process on a free port,
  * its stderr kept (JSON log lines), its RSS sampled from /proc while it runs, and its heap
  * sampled from inside by the soak's preload (memprobe.cjs), which forces a full GC every
- * SOAK_GC_MS (default 2000; 0: never) so the samples measure memory held, not garbage.
+ * `probe.gcMs` (0: never) so the samples measure memory held, not garbage.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -13,7 +13,6 @@ import { join, resolve } from 'node:path';
 export const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
 const PROBE = join(ROOT, 'soak/lib/memprobe.cjs');
-export const GC_MS = Number(process.env.SOAK_GC_MS ?? 2000);
 
 /** The probe's samples; its file lives outside the data dir, which the SQLite fault fills. */
 function readProbe(file) {
@@ -55,7 +54,8 @@ async function waitHealthy(base, exited) {
   throw new Error(`server at ${base} did not become healthy`);
 }
 
-export async function startServer(name, env) {
+/** `probe`: { gcMs, heapSnapshots } (heapSnapshots: seconds, comma-separated; diagnosis only). */
+export async function startServer(name, env, probe) {
   const port = await freePort();
   const probeDir = mkdtempSync(join(tmpdir(), `notify-soak-probe-${name}-`));
   const probeFile = join(probeDir, 'memory.jsonl');
@@ -66,8 +66,8 @@ export async function startServer(name, env) {
       NOTIFY_LOG_LEVEL: 'warn',
       NODE_OPTIONS: `--require ${JSON.stringify(PROBE)}`,
       SOAK_MEMPROBE_FILE: probeFile,
-      SOAK_MEMPROBE_GC_MS: String(GC_MS),
-      SOAK_MEMPROBE_SNAPSHOTS: process.env.SOAK_HEAP_SNAPSHOTS ?? '',
+      SOAK_MEMPROBE_GC_MS: String(probe.gcMs),
+      SOAK_MEMPROBE_SNAPSHOTS: probe.heapSnapshots,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -96,7 +96,7 @@ export async function startServer(name, env) {
   const url = `${base}/mcp`;
   let stoppedAt;
   const cleanProbe = (result) => {
-    if (!process.env.SOAK_HEAP_SNAPSHOTS) rmSync(probeDir, { recursive: true, force: true });
+    if (!probe.heapSnapshots) rmSync(probeDir, { recursive: true, force: true });
     return result;
   };
   const rss = [];
@@ -121,7 +121,7 @@ export async function startServer(name, env) {
         // Up to the end of the load, as the RSS samples: shutdown is not part of the run.
         stoppedAt = Date.now();
         this.memory = readProbe(probeFile).filter((m) => m.at <= stoppedAt);
-        if (process.env.SOAK_HEAP_SNAPSHOTS) process.stderr.write(`[soak] ${name}: heap snapshots in ${probeDir}\n`);
+        if (probe.heapSnapshots) process.stderr.write(`[soak] ${name}: heap snapshots in ${probeDir}\n`);
       }
       if (exited) return cleanProbe(exited);
       child.kill('SIGTERM');
