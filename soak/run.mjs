@@ -10,6 +10,7 @@
  *   node soak/run.mjs [sqlite] [postgres] [fuzz]     (default: all three)
  *   SOAK_SECONDS=60 SOAK_CLIENTS=50 SOAK_FUZZ_RUNS=100000 SOAK_SEED=16
  *   SOAK_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test  (a fresh database is made beside it)
+ *   SOAK_GC_MS=2000 (full GC forced in each server this often; 0: never), SOAK_HEAP_SNAPSHOTS=70,140
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -28,6 +29,8 @@ const CLIENTS = Number(process.env.SOAK_CLIENTS ?? 50);
 const SEED = Number(process.env.SOAK_SEED ?? 16);
 const FUZZ_RUNS = Number(process.env.SOAK_FUZZ_RUNS ?? 100_000);
 const PG_BASE = process.env.SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const GC_MS = Number(process.env.SOAK_GC_MS ?? 2000);
+const PROBE = { gcMs: GC_MS, heapSnapshots: process.env.SOAK_HEAP_SNAPSHOTS ?? '' };
 const started = Date.now();
 const step = (s) => process.stderr.write(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(4)} s] ${s}\n`);
 
@@ -90,7 +93,7 @@ async function scenario(kind) {
     if (kind === 'sqlite') {
       const data = makeDataDir('notify-soak-', 256);
       cleanups.push(data.cleanup);
-      servers = [await startServer('sqlite', { ...env, NOTIFY_DATA_DIR: data.dir })];
+      servers = [await startServer('sqlite', { ...env, NOTIFY_DATA_DIR: data.dir }, PROBE)];
       let filled;
       storeFault = data.tmpfs
         ? {
@@ -116,8 +119,8 @@ async function scenario(kind) {
       const dataB = makeDataDir('notify-soak-b-', 16);
       cleanups.push(dataA.cleanup, dataB.cleanup);
       // Sequentially: both migrate under an advisory lock anyway; this keeps start-up logs apart.
-      servers.push(await startServer('postgres-a', { ...env, NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: viaProxy.href }));
-      servers.push(await startServer('postgres-b', { ...env, NOTIFY_DATA_DIR: dataB.dir, DATABASE_URL: viaProxy.href }));
+      servers.push(await startServer('postgres-a', { ...env, NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: viaProxy.href }, PROBE));
+      servers.push(await startServer('postgres-b', { ...env, NOTIFY_DATA_DIR: dataB.dir, DATABASE_URL: viaProxy.href }, PROBE));
       storeFault = {
         label: 'PostgreSQL connection cut by the TCP proxy (all connections destroyed, new ones refused for 3 s)',
         start: () => proxy.cut(3000),
@@ -184,7 +187,8 @@ function markdown(results) {
       lines.push(`${r.runs} generated calls in ${r.seconds} s, exit ${r.exit_code}.`, '', '```json', JSON.stringify({ ...r, breaks: undefined }, null, 2), '```', '');
     } else {
       lines.push(`${r.clients} clients, ${r.seconds} s. Faults: ${r.faults.map((f) => `${f.t_s} s ${f.fault}`).join('; ')}. Store fault: ${r.store_fault}.`, '');
-      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, providers: r.providers, rss: r.rss, proxy: r.proxy }, null, 2), '```', '');
+      lines.push(GC_MS > 0 ? `Each server ran with a full GC forced every ${GC_MS} ms (soak/lib/memprobe.cjs), so RSS and live_heap measure memory held, not garbage not yet collected.` : 'No forced GC (SOAK_GC_MS=0): RSS includes garbage not yet collected; live_heap not measured.', '');
+      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
     }
     lines.push(r.breaks.length ? `**Invariants broken:**\n${r.breaks.map((b) => `- ${b}`).join('\n')}` : 'All invariants held.', '');
   }
@@ -198,8 +202,9 @@ for (const part of parts) {
   const r = part === 'fuzz' ? fuzz() : await scenario(part);
   results.push(r);
   if (part !== 'fuzz') {
-    const { calls, answers_by_code, latency_ms, sends, rss, breaks } = r;
-    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, rss: Object.fromEntries(Object.entries(rss).map(([k, v]) => [k, { ...v, timeline_mb: undefined }])), breaks }, null, 2)}\n`);
+    const { calls, answers_by_code, latency_ms, sends, rss, live_heap, breaks } = r;
+    const brief = (figures) => Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, { ...v, timeline_mb: undefined }]));
+    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
   }
 }
 writeFileSync(join(ROOT, 'soak/results.json'), JSON.stringify({ date: new Date(started).toISOString(), seed: SEED, results }, null, 2) + '\n');

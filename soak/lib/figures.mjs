@@ -2,7 +2,7 @@
  * From the recorded answers and the fakes' ledgers to the figures and the invariants:
  * every answer a result or a coded error; every acknowledged send delivered exactly once;
  * nothing delivered that was not acknowledged, except answers of DELIVERY_UNKNOWN; RSS
- * flat over the second half.
+ * and the memory reachable after a full GC flat over the second half.
  */
 export function percentile(sorted, p) {
   if (sorted.length === 0) return 0;
@@ -12,12 +12,17 @@ export function percentile(sorted, p) {
 const mb = (b) => Math.round((b / 1024 / 1024) * 10) / 10;
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-/** RSS growth over the second half: mean of the last quarter against the third quarter. */
-export function rssFigures(samples) {
+/** Growth over the second half: the mean of the last quarter's samples against the third's. */
+function secondHalf(samples) {
   const n = samples.length;
   const q3 = samples.slice(Math.floor(n / 2), Math.floor((3 * n) / 4)).map((s) => s.bytes);
   const q4 = samples.slice(Math.floor((3 * n) / 4)).map((s) => s.bytes);
-  const growth = mean(q4) - mean(q3);
+  return { n, q3, q4, growth: mean(q4) - mean(q3) };
+}
+
+/** RSS growth over the second half: mean of the last quarter against the third quarter. */
+export function rssFigures(samples) {
+  const { n, q3, q4, growth } = secondHalf(samples);
   const tolerance = Math.max(0.1 * mean(q3), 16 * 1024 * 1024);
   return {
     samples: n,
@@ -28,6 +33,29 @@ export function rssFigures(samples) {
     growth_mb: mb(growth),
     tolerance_mb: mb(tolerance),
     /** A few points over time, for the report. */
+    timeline_mb: Array.from({ length: 6 }, (_, i) => samples[Math.min(n - 1, Math.floor((i * (n - 1)) / 5))]).map((s) => [Math.round(s.t / 1000), mb(s.bytes)]),
+    ok: n >= 8 && growth <= tolerance,
+  };
+}
+
+/**
+ * Memory still reachable after a forced full GC (V8 heap used + external, Buffers
+ * included), from the probe's `gc` samples (memprobe.cjs): what a leak grows, whatever V8's
+ * collection schedule. Its noise is the calls in flight, so the floor is 4 MB, not RSS's 16.
+ * Without forced GCs (SOAK_GC_MS=0) it is not measured and RSS alone is checked.
+ */
+export function liveHeapFigures(memory) {
+  const samples = memory.filter((m) => m.gc).map((m) => ({ t: m.t, bytes: m.heapUsed + m.external }));
+  if (samples.length === 0) return { measured: false, ok: true };
+  const { n, q3, q4, growth } = secondHalf(samples);
+  const tolerance = Math.max(0.1 * mean(q3), 4 * 1024 * 1024);
+  return {
+    measured: true,
+    samples: n,
+    q3_mean_mb: mb(mean(q3)),
+    q4_mean_mb: mb(mean(q4)),
+    growth_mb: mb(growth),
+    tolerance_mb: mb(tolerance),
     timeline_mb: Array.from({ length: 6 }, (_, i) => samples[Math.min(n - 1, Math.floor((i * (n - 1)) / 5))]).map((s) => [Math.round(s.t / 1000), mb(s.bytes)]),
     ok: n >= 8 && growth <= tolerance,
   };
@@ -88,9 +116,12 @@ export function computeFigures({ records, fakes, servers }) {
   if (untokened) breaks.push(`${untokened} provider deliveries carried no soak token`);
 
   const rss = {};
+  const live = {};
   for (const s of servers) {
     rss[s.name] = rssFigures(s.rss);
     if (!rss[s.name].ok) breaks.push(`${s.name}: RSS grew ${rss[s.name].growth_mb} MB over the second half (tolerance ${rss[s.name].tolerance_mb} MB) or too few samples`);
+    live[s.name] = liveHeapFigures(s.memory ?? []);
+    if (!live[s.name].ok) breaks.push(`${s.name}: memory reachable after a full GC grew ${live[s.name].growth_mb} MB over the second half (tolerance ${live[s.name].tolerance_mb} MB) or too few samples`);
     if (s.exitedEarly) breaks.push(`${s.name} exited during the run (${JSON.stringify(s.exitedEarly)}); last stderr: ${s.tail.slice(-12).join(' | ').slice(0, 3000)}`);
   }
 
@@ -115,6 +146,7 @@ export function computeFigures({ records, fakes, servers }) {
     },
     providers,
     rss,
+    live_heap: live,
     breaks,
   };
 }

@@ -1,14 +1,30 @@
 /**
  * The server under test: the built `dist/cli.js --http` as a child process on a free port,
- * its stderr kept (JSON log lines), and its RSS sampled from /proc while it runs.
+ * its stderr kept (JSON log lines), its RSS sampled from /proc while it runs, and its heap
+ * sampled from inside by the soak's preload (memprobe.cjs), which forces a full GC every
+ * `probe.gcMs` (0: never) so the samples measure memory held, not garbage.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli.js');
+const PROBE = join(ROOT, 'soak/lib/memprobe.cjs');
+
+/** The probe's samples; its file lives outside the data dir, which the SQLite fault fills. */
+function readProbe(file) {
+  try {
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+  } catch {
+    return [];
+  }
+}
 
 function rssBytes(pid) {
   try {
@@ -38,10 +54,22 @@ async function waitHealthy(base, exited) {
   throw new Error(`server at ${base} did not become healthy`);
 }
 
-export async function startServer(name, env) {
+/** `probe`: { gcMs, heapSnapshots } (heapSnapshots: seconds, comma-separated; diagnosis only). */
+export async function startServer(name, env, probe) {
   const port = await freePort();
+  const probeDir = mkdtempSync(join(tmpdir(), `notify-soak-probe-${name}-`));
+  const probeFile = join(probeDir, 'memory.jsonl');
   const child = spawn(process.execPath, [CLI, '--http', '--port', String(port)], {
-    env: { PATH: process.env.PATH ?? '', HOME: env.NOTIFY_DATA_DIR ?? process.env.HOME, NOTIFY_LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: env.NOTIFY_DATA_DIR ?? process.env.HOME,
+      NOTIFY_LOG_LEVEL: 'warn',
+      NODE_OPTIONS: `--require ${JSON.stringify(PROBE)}`,
+      SOAK_MEMPROBE_FILE: probeFile,
+      SOAK_MEMPROBE_GC_MS: String(probe.gcMs),
+      SOAK_MEMPROBE_SNAPSHOTS: probe.heapSnapshots,
+      ...env,
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const logLines = [];
@@ -63,8 +91,14 @@ export async function startServer(name, env) {
   child.once('exit', (code, signal) => (exited = { code, signal }));
   const base = `http://127.0.0.1:${port}`;
   await waitHealthy(base, () => exited);
+  if (exited) rmSync(probeDir, { recursive: true, force: true });
   if (exited) throw new Error(`${name} exited at start (${exited.code ?? exited.signal}): ${logLines.slice(-5).join('\n')}${buffer}`);
   const url = `${base}/mcp`;
+  let stoppedAt;
+  const cleanProbe = (result) => {
+    if (!probe.heapSnapshots) rmSync(probeDir, { recursive: true, force: true });
+    return result;
+  };
   const rss = [];
   const t0 = Date.now();
   const sampler = setInterval(() => {
@@ -76,12 +110,22 @@ export async function startServer(name, env) {
     url,
     pid: child.pid,
     rss,
+    /** process.memoryUsage() every 0.5 s from inside until stop(); `gc: true` right after a forced full GC. */
+    memory: [],
     logLines,
     tail,
     exited: () => exited,
     async stop() {
       clearInterval(sampler);
-      if (exited) return exited;
+      if (!stoppedAt) {
+        // Up to the end of the load, as the RSS samples: shutdown is not part of the run.
+        stoppedAt = Date.now();
+        this.memory = readProbe(probeFile).filter((m) => m.at <= stoppedAt);
+        if (probe.heapSnapshots) process.stderr.write(`[soak] ${name}: heap snapshots in ${probeDir}\n`);
+      }
+      if (exited) return cleanProbe(exited);
+      child.kill('SIGTERM');
+      return new Promise((r) => child.once('exit', (code, signal) => r(cleanProbe({ code, signal }))));
       child.kill('SIGTERM');
       return new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
     },
