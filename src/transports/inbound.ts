@@ -17,6 +17,12 @@
  *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
  *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
  *   and delivery record of the call.
+ * - A message holding more object members than MAX_OBJECT_MEMBERS, counted over every
+ *   object at any depth, is refused with their count: each pass over an object of tens of
+ *   thousands of distinct keys (the SDK's parse, the screens, validation) costs V8 hundreds
+ *   of milliseconds, so 80,000 keys in one 1 MiB body held the event loop for 2-4 s. No
+ *   message this server takes needs more than a few dozen; lists are not members and are
+ *   not bounded here.
  */
 import {
   isJSONRPCErrorResponse,
@@ -34,7 +40,7 @@ export interface Refusal {
   id: RequestId | null;
   error: { code: number; message: string };
   /** A word for the logs. */
-  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long';
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long' | 'too_wide';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -60,6 +66,15 @@ export const refusal = {
     id: idOf(value),
     reason: 'too_deep',
     error: { code: -32600, message: 'Invalid Request: the message nests too deeply to process; send arguments nested at most a few hundred levels' },
+  }),
+  /** A message holding more object members than MAX_OBJECT_MEMBERS. */
+  tooWide: (value: unknown): Refusal => ({
+    id: idOf(value),
+    reason: 'too_wide',
+    error: {
+      code: -32600,
+      message: `Invalid Request: the message holds more than ${MAX_OBJECT_MEMBERS} object members (keys, counted at every depth); send at most ${MAX_OBJECT_MEMBERS}`,
+    },
   }),
   /** An identifier the SDK would echo (method, name, uri) over its bound. */
   tooLong: (value: unknown, field: string, length: number, limit: number, example: string): Refusal => ({
@@ -118,6 +133,7 @@ export function parseMessage(bytes: Uint8Array): { value: unknown; text: string;
 /** The message to hand to the SDK, or why it is refused. */
 export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
   if (Array.isArray(message)) return { refusal: refusal.batch() };
+  if (objectMembers(message, MAX_OBJECT_MEMBERS) > MAX_OBJECT_MEMBERS) return { refusal: refusal.tooWide(message) };
   const long = overlongIdentifier(message);
   if (long) return { refusal: long };
   if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
@@ -166,6 +182,31 @@ function setArgumentsAside<M extends { params?: Record<string, unknown> }>(reque
     ...request,
     params: aside ? { ...rest, _meta: { ...restMeta, [ARGUMENTS_KEY]: args } } : { ...params, _meta: restMeta },
   };
+}
+
+/** Object members (keys) a message may hold in all, at every depth. */
+export const MAX_OBJECT_MEMBERS = 10_000;
+
+/**
+ * Members of every object in a parsed JSON value, counted until past `limit` (walked
+ * without recursion: nesting is the client's). `for…in` on a JSON object sees own keys
+ * only: JSON.parse makes plain objects whose prototype has no enumerable keys.
+ */
+function objectMembers(value: unknown, limit: number): number {
+  let members = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else {
+      for (const key in v) {
+        if (++members > limit) return members;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return members;
 }
 
 /** Whether `__proto__` is an own key anywhere in a parsed JSON value (walked without recursion: nesting is the client's). */

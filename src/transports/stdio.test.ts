@@ -159,6 +159,16 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
+  it('refuses a message of more than 10,000 object members with a JSON-RPC error, and keeps serving', async () => {
+    const c = await connection(version);
+    const keys = Object.fromEntries(Array.from({ length: 80_000 }, (_, i) => [`k${i}`, 1]));
+    c.stdin.write(rpc(71, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'sms', ...keys } })));
+    expect((await c.answer(71)).error).toMatchObject({ code: -32600, message: expect.stringContaining('more than 10000 object members') });
+    c.stdin.write(rpc(72, 'tools/list', c.withMeta({})));
+    expect((await c.answer(72)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
   it('refuses arguments nested deeper than a walk can go with a JSON-RPC error, instead of ending the process, and keeps serving', async () => {
     const c = await connection(version);
     // Under the 1 MiB limit; JSON.parse takes it (it does not recurse), setting it aside did not.
