@@ -367,6 +367,22 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
+  it.each(ERAS)('refuses a string id over 256 characters with id null, instead of echoing it whole (%s)', async (era) => {
+    const session = era === 'legacy' ? await legacySession() : undefined;
+    for (const [id, refused] of [['x'.repeat(900_000), true], ['y'.repeat(256), false]] as const) {
+      const r = session
+        ? await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }) })
+        : await raw(`${http.url}/mcp`, (({ headers, body }) => ({ headers, body: body.replace('"id":1', JSON.stringify({ id }).slice(1, -1)) }))(modern('tools/list')));
+      if (refused) {
+        expect(r.status).toBe(400);
+        expect(JSON.parse(r.body)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('id is 900000 characters') } });
+        expect(r.body.length).toBeLessThan(400);
+      } else {
+        expect(parseSse(r)).toMatchObject({ id, result: { tools: expect.any(Array) } });
+      }
+    }
+  });
+
   it.each(ERAS)('refuses a message of more than 10,000 object members with a short -32600, wherever they are, and serves one at the limit (%s)', async (era) => {
     // 80,000 distinct keys in a 1 MiB body held the event loop 2-4 s (each pass over them: the
     // SDK's parse, the screens, validation), stalling /healthz for every client.

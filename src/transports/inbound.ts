@@ -16,7 +16,8 @@
  *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
  *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
  *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
- *   and delivery record of the call.
+ *   and delivery record of the call, and a string id over 256 characters (answered with id
+ *   null: every answer repeats its id).
  * - A message holding more object members than MAX_OBJECT_MEMBERS, counted over every
  *   object at any depth, is refused with their count: each pass over an object of tens of
  *   thousands of distinct keys (the SDK's parse, the screens, validation) costs V8 hundreds
@@ -82,6 +83,12 @@ export const refusal = {
     reason: 'too_long',
     error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
   }),
+  /** A string id over MAX_ID_CHARS: answered with id null, since the answer would echo it whole. */
+  longId: (length: number): Refusal => ({
+    id: null,
+    reason: 'too_long',
+    error: { code: -32600, message: `Invalid Request: id is ${length} characters, over the limit of ${MAX_ID_CHARS}; use a number or a short string` },
+  }),
   parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
   notUtf8: (): Refusal => ({
     id: null,
@@ -146,9 +153,13 @@ const MAX_METHOD_CHARS = 128;
 const MAX_NAME_CHARS = 256;
 const MAX_URI_CHARS = 2_048;
 
+/** Every answer repeats its request's id: a 500,000-character id made a 500 KB answer. */
+const MAX_ID_CHARS = 256;
+
 function overlongIdentifier(message: unknown): Refusal | undefined {
   if (!isObject(message)) return undefined;
-  const { method, params } = message;
+  const { method, params, id } = message;
+  if (typeof id === 'string' && id.length > MAX_ID_CHARS) return refusal.longId(id.length);
   if (typeof method === 'string' && method.length > MAX_METHOD_CHARS) {
     return refusal.tooLong(message, 'method', method.length, MAX_METHOD_CHARS, '"tools/call"');
   }

@@ -159,6 +159,18 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
+  it('refuses a string id over 256 characters with id null instead of echoing it, and keeps serving', async () => {
+    const c = await connection(version);
+    const id = 'x'.repeat(500_000);
+    c.stdin.write(rpc(id as unknown as number, 'tools/list', c.withMeta({})));
+    const refused = await c.answer(null);
+    expect(refused.error).toMatchObject({ code: -32600, message: expect.stringContaining('id is 500000 characters, over the limit of 256') });
+    expect(JSON.stringify(refused).length).toBeLessThan(400);
+    c.stdin.write(rpc('y'.repeat(256) as unknown as number, 'tools/list', c.withMeta({})));
+    expect((await c.answer('y'.repeat(256) as unknown as number)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
   it('refuses a message of more than 10,000 object members with a JSON-RPC error, and keeps serving', async () => {
     const c = await connection(version);
     const keys = Object.fromEntries(Array.from({ length: 80_000 }, (_, i) => [`k${i}`, 1]));
