@@ -367,6 +367,19 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
+  it.each(ERAS)('refuses a client name holding a lone surrogate with -32602: it went into the delivery record as U+FFFD (%s)', async (era) => {
+    const info = { name: 'bot\udc00x', version: '1' };
+    const r =
+      era === 'legacy'
+        ? await raw(`${http.url}/mcp`, {
+            headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: info } }),
+          })
+        : await raw(`${http.url}/mcp`, (({ headers, body }) => ({ headers, body: body.replace('"_meta":{', `"_meta":{"io.modelcontextprotocol/clientInfo":${JSON.stringify(info)},`) }))(modern('tools/list', { id: 5 })));
+    expect(r.status, r.body).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') } });
+  });
+
   it.each(ERAS)('refuses a string id over 256 characters with id null, instead of echoing it whole (%s)', async (era) => {
     const session = era === 'legacy' ? await legacySession() : undefined;
     for (const [id, refused] of [['x'.repeat(900_000), true], ['y'.repeat(256), false]] as const) {

@@ -16,7 +16,8 @@
  *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
  *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
  *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
- *   and delivery record of the call, and a string id over 256 characters (answered with id
+ *   and delivery record of the call (as is one holding a lone surrogate, which the store
+ *   would keep mangled), and a string id over 256 characters (answered with id
  *   null: every answer repeats its id).
  * - A message holding more object members than MAX_OBJECT_MEMBERS, counted over every
  *   object at any depth, is refused with their count: each pass over an object of tens of
@@ -32,6 +33,7 @@ import {
   isJSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/server';
+import { loneSurrogateAt } from '../union/index.js';
 
 const ARGUMENTS_KEY = 'dev.notify-mcp/arguments';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
@@ -82,6 +84,12 @@ export const refusal = {
     id: idOf(value),
     reason: 'too_long',
     error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
+  }),
+  /** A client name holding a lone surrogate, at `index`. */
+  notWellFormed: (value: unknown, field: string, index: number): Refusal => ({
+    id: idOf(value),
+    reason: 'invalid',
+    error: { code: -32602, message: `Invalid params: ${field} holds a lone surrogate at character ${index}; send well-formed Unicode` },
   }),
   /** A string id over MAX_ID_CHARS: answered with id null, since the answer would echo it whole. */
   longId: (length: number): Refusal => ({
@@ -171,6 +179,9 @@ function overlongIdentifier(message: unknown): Refusal | undefined {
   ] as const) {
     const name = isObject(info) ? info.name : undefined;
     if (typeof name === 'string' && name.length > MAX_NAME_CHARS) return refusal.tooLong(message, field, name.length, MAX_NAME_CHARS, '"ops-agent"');
+    // The name is recorded and logged: a lone surrogate would be stored mangled (as U+FFFD).
+    const lone = typeof name === 'string' ? loneSurrogateAt(name) : -1;
+    if (lone >= 0) return refusal.notWellFormed(message, field, lone);
   }
   if (typeof params.name === 'string' && params.name.length > MAX_NAME_CHARS) {
     return refusal.tooLong(message, 'params.name', params.name.length, MAX_NAME_CHARS, '"send_notification"');

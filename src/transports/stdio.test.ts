@@ -159,6 +159,20 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
+  it('refuses a client name holding a lone surrogate with -32602 (it would be recorded mangled), and keeps serving', async () => {
+    const c = await connection(version);
+    const info = { name: 'bot\ud800', version: '1' };
+    c.stdin.write(
+      version === '2026-07-28'
+        ? rpc(81, 'tools/list', { _meta: { ...envelope, 'io.modelcontextprotocol/clientInfo': info } })
+        : rpc(81, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: info }),
+    );
+    expect((await c.answer(81)).error).toMatchObject({ code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') });
+    c.stdin.write(rpc(82, 'tools/list', c.withMeta({})));
+    expect((await c.answer(82)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
   it('refuses a string id over 256 characters with id null instead of echoing it, and keeps serving', async () => {
     const c = await connection(version);
     const id = 'x'.repeat(500_000);
