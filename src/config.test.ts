@@ -47,6 +47,37 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NOTIFY_SMS_ALLOW: '+1415,+1-800-FLOWERS' })).toThrow('NOTIFY_SMS_ALLOW: "+1-800-FLOWERS" is not an E.164 prefix');
   });
 
+  it('names a refused value clipped, whatever its size (an --env-file line may hold a megabyte)', () => {
+    const huge = 'a'.repeat(1_000_000);
+    const cases: Record<string, string>[] = [
+      { NOTIFY_EMAIL_ALLOW: huge },
+      { NOTIFY_EMAIL_ALLOW: `"${huge}` },
+      { NOTIFY_SMS_ALLOW: huge },
+      { NOTIFY_SLACK_ALLOW: huge },
+      { NOTIFY_APPROVAL: huge },
+      { NOTIFY_RATE_LIMITS: huge },
+      { NOTIFY_CLIENT_PROFILES: huge },
+      { NOTIFY_DEFAULT_PROFILE: huge },
+      { NOTIFY_FEED_ORIGINS: huge },
+      { NOTIFY_LOG_LEVEL: huge },
+      { NOTIFY_HTTP_TOKENS: `${huge}:short` },
+      { NOTIFY_SEND_BUDGET_MS: huge },
+      { NOTIFY_PUBLIC_URL: huge },
+    ];
+    for (const env of cases) {
+      const message = (() => {
+        try {
+          loadConfig({ HOME: '/tmp', ...env });
+        } catch (err) {
+          return (err as Error).message;
+        }
+        return 'accepted';
+      })();
+      expect(message, Object.keys(env)[0]).toMatch(/\(100000[0-9] characters\)/);
+      expect(message.length, Object.keys(env)[0]).toBeLessThan(700);
+    }
+  });
+
   it('reads NOTIFY_SLACK_ALLOW_BROADCAST as 1 or 0 (off unless set), and refuses anything else', () => {
     const allowBroadcast = (env: Record<string, string>) => channel(loadConfig(env), 'slack').settings;
     expect(allowBroadcast({})).toMatchObject({ allowBroadcast: false });

@@ -12,6 +12,7 @@ import type { Channel, ConfiguredChannel } from './channels/channel.js';
 import { CHANNELS } from './channels/registry.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from './env.js';
 import { parseApprovalRules, type ApprovalRule } from './notification/approval-rules.js';
+import { describeValue } from './union/index.js';
 
 export { ConfigError } from './env.js';
 export type { Allowlist } from './policy/allowlist.js';
@@ -67,7 +68,7 @@ export interface Config {
 
 function profile(value: string, variable: string): Profile {
   if ((PROFILES as readonly string[]).includes(value)) return value as Profile;
-  throw new ConfigError(`${variable}: unknown profile "${value}"; use one of ${PROFILES.join(', ')}`);
+  throw new ConfigError(`${variable}: unknown profile ${describeValue(value)}; use one of ${PROFILES.join(', ')}`);
 }
 
 const TOKEN_RE = /^[A-Za-z0-9._~-]{16,}$/;
@@ -78,10 +79,10 @@ function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', wi
   return list(raw).map((item): HttpToken => {
     const [client, token, prof, ...rest] = item.split(':');
     if (!client || !token || rest.length > 0 || (prof !== undefined && !withProfile)) {
-      throw new ConfigError(`${variable}: "${client ?? ''}:…" must be ${shape}`);
+      throw new ConfigError(`${variable}: ${describeValue(`${client ?? ''}:…`)} must be ${shape}`);
     }
     if (!TOKEN_RE.test(token)) {
-      throw new ConfigError(`${variable}: the token of "${client}" must match [A-Za-z0-9._~-]{16,}`);
+      throw new ConfigError(`${variable}: the token of ${describeValue(client)} must match [A-Za-z0-9._~-]{16,}`);
     }
     return prof ? { client, token, profile: profile(prof, variable) } : { client, token };
   });
@@ -98,7 +99,7 @@ function assertDistinctTokens(tools: HttpToken[], feed: HttpToken[]): void {
     for (const { client, token } of tokens) {
       const first = owner.get(token);
       if (first !== undefined) {
-        throw new ConfigError(`${variable}: "${first}" and "${client}" have the same token; give each its own`);
+        throw new ConfigError(`${variable}: ${describeValue(first)} and ${describeValue(client)} have the same token; give each its own`);
       }
       owner.set(token, client);
     }
@@ -116,7 +117,7 @@ function feedOrigins(raw: string | undefined): string[] {
       // refused below
     }
     if (origin === undefined || origin === 'null' || origin !== item.replace(/\/$/, '').toLowerCase()) {
-      throw new ConfigError(`NOTIFY_FEED_ORIGINS: "${item}" is not an origin; list scheme://host[:port] with no path, e.g. https://app.example.com`);
+      throw new ConfigError(`NOTIFY_FEED_ORIGINS: ${describeValue(item)} is not an origin; list scheme://host[:port] with no path, e.g. https://app.example.com`);
     }
     return origin;
   });
@@ -128,10 +129,10 @@ function rateLimits(raw: string | undefined, channels: readonly string[]): RateL
   if (!raw) return [];
   return list(raw).map((item) => {
     const m = /^([a-z0-9*_-]+)=(\d+)\/(s|m|h|d)$/.exec(item);
-    if (!m) throw new ConfigError(`NOTIFY_RATE_LIMITS: "${item}" must look like sms=20/h`);
+    if (!m) throw new ConfigError(`NOTIFY_RATE_LIMITS: ${describeValue(item)} must look like sms=20/h`);
     // A limit on a name no channel has would never apply: refuse it rather than ignore it.
     if (m[1] !== '*' && !channels.includes(m[1]!)) {
-      throw new ConfigError(`NOTIFY_RATE_LIMITS: "${m[1]}" is not a channel; use ${[...channels, '*'].join(', ')}`);
+      throw new ConfigError(`NOTIFY_RATE_LIMITS: ${describeValue(m[1])} is not a channel; use ${[...channels, '*'].join(', ')}`);
     }
     return { via: m[1]!, limit: Number(m[2]), windowMs: WINDOWS[m[3]!]! };
   });
@@ -143,7 +144,7 @@ function operators(raw: string | undefined, tokens: readonly HttpToken[]): strin
   for (const name of names) {
     if (!tokens.some((t) => t.client === name)) {
       throw new ConfigError(
-        `NOTIFY_OPERATOR_CLIENTS: "${name}" is no client of NOTIFY_HTTP_TOKENS; an operator is a token's client name (e.g. NOTIFY_HTTP_TOKENS=ops:<token> NOTIFY_OPERATOR_CLIENTS=ops)`,
+        `NOTIFY_OPERATOR_CLIENTS: ${describeValue(name)} is no client of NOTIFY_HTTP_TOKENS; an operator is a token's client name (e.g. NOTIFY_HTTP_TOKENS=ops:<token> NOTIFY_OPERATOR_CLIENTS=ops)`,
       );
     }
   }
@@ -154,7 +155,7 @@ function clientProfiles(raw: string | undefined): Record<string, Profile> {
   const out: Record<string, Profile> = {};
   for (const item of list(raw ?? '')) {
     const [name, prof] = item.split('=');
-    if (!name || !prof) throw new ConfigError(`NOTIFY_CLIENT_PROFILES: "${item}" must be clientName=profile`);
+    if (!name || !prof) throw new ConfigError(`NOTIFY_CLIENT_PROFILES: ${describeValue(item)} must be clientName=profile`);
     out[name] = profile(prof, 'NOTIFY_CLIENT_PROFILES');
   }
   return out;
@@ -227,7 +228,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
   if (new Set(names).size !== names.length) throw new ConfigError(`two channels share a name: ${names.join(', ')}`);
   const level = env.NOTIFY_LOG_LEVEL || 'info';
   if (!['debug', 'info', 'warn', 'error'].includes(level)) {
-    throw new ConfigError(`NOTIFY_LOG_LEVEL must be debug, info, warn or error, got "${level}"`);
+    throw new ConfigError(`NOTIFY_LOG_LEVEL must be debug, info, warn or error, got ${describeValue(level)}`);
   }
 
   const tokens = httpTokens(env.NOTIFY_HTTP_TOKENS);

@@ -3,6 +3,8 @@
  * of them reads process.env: config.ts is the one place that does, and hands the record in.
  * A value that cannot be read is refused with a ConfigError that says what to set.
  */
+import { describeValue } from './union/index.js';
+
 /**
  * An environment, or the part of it a reader may see: a channel module declares its
  * variables (K), and reading any other is a compile error (and undefined at run time).
@@ -26,7 +28,7 @@ export function flag<K extends string>(env: Env<K>, variable: NoInfer<K>): boole
   const raw = env[variable];
   if (raw === undefined || raw === '' || raw === '0') return false;
   if (raw === '1') return true;
-  throw new ConfigError(`${variable} must be 1 (on) or 0 (off), got "${raw}"`);
+  throw new ConfigError(`${variable} must be 1 (on) or 0 (off), got ${describeValue(raw)}`);
 }
 
 /** setTimeout's largest delay (2^31 - 1 ms); past it Node fires after 1 ms. */
@@ -38,7 +40,7 @@ export function positiveInt<K extends string>(env: Env<K>, variable: NoInfer<K>,
   const n = Number(raw);
   // Bounded at the longest timer delay: these are mostly milliseconds, and a larger one fires at once.
   if (!Number.isInteger(n) || n <= 0 || n > MAX_TIMER_MS) {
-    throw new ConfigError(`${variable} must be a positive integer up to ${MAX_TIMER_MS} (e.g. 20000), got "${raw}"`);
+    throw new ConfigError(`${variable} must be a positive integer up to ${MAX_TIMER_MS} (e.g. 20000), got ${describeValue(raw)}`);
   }
   return n;
 }
@@ -51,10 +53,10 @@ export function loopbackOrigin<K extends string>(env: Env<K>, variable: NoInfer<
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${variable} must be a URL, got "${raw}"`);
+    throw new ConfigError(`${variable} must be a URL, got ${describeValue(raw)}`);
   }
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) {
-    throw new ConfigError(`${variable} is a test override and must point at loopback, got "${url.hostname}"`);
+    throw new ConfigError(`${variable} is a test override and must point at loopback, got ${describeValue(url.hostname)}`);
   }
   return url.origin;
 }
@@ -70,7 +72,7 @@ export function publicBaseUrl<K extends string>(env: Env<K>, variable: NoInfer<K
     url = undefined;
   }
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`${variable} must be the public base URL of this server, such as https://notify.example.com, got "${raw}"`);
+    throw new ConfigError(`${variable} must be the public base URL of this server, such as https://notify.example.com, got ${describeValue(raw)}`);
   }
   return url.href.replace(/\/+$/, '');
 }

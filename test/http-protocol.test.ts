@@ -367,6 +367,65 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
+  it.each(ERAS)('refuses a client name holding a lone surrogate with -32602: it went into the delivery record as U+FFFD (%s)', async (era) => {
+    const info = { name: 'bot\udc00x', version: '1' };
+    const r =
+      era === 'legacy'
+        ? await raw(`${http.url}/mcp`, {
+            headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: info } }),
+          })
+        : await raw(`${http.url}/mcp`, (({ headers, body }) => ({ headers, body: body.replace('"_meta":{', `"_meta":{"io.modelcontextprotocol/clientInfo":${JSON.stringify(info)},`) }))(modern('tools/list', { id: 5 })));
+    expect(r.status, r.body).toBe(400);
+    expect(JSON.parse(r.body)).toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') } });
+  });
+
+  it.each(ERAS)('refuses a string id over 256 characters with id null, instead of echoing it whole (%s)', async (era) => {
+    const session = era === 'legacy' ? await legacySession() : undefined;
+    for (const [id, refused] of [['x'.repeat(900_000), true], ['y'.repeat(256), false]] as const) {
+      const r = session
+        ? await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }) })
+        : await raw(`${http.url}/mcp`, (({ headers, body }) => ({ headers, body: body.replace('"id":1', JSON.stringify({ id }).slice(1, -1)) }))(modern('tools/list')));
+      if (refused) {
+        expect(r.status).toBe(400);
+        expect(JSON.parse(r.body)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('id is 900000 characters') } });
+        expect(r.body.length).toBeLessThan(400);
+      } else {
+        expect(parseSse(r)).toMatchObject({ id, result: { tools: expect.any(Array) } });
+      }
+    }
+  });
+
+  it.each(ERAS)('refuses a message of more than 10,000 object members with a short -32600, wherever they are, and serves one at the limit (%s)', async (era) => {
+    // 80,000 distinct keys in a 1 MiB body held the event loop 2-4 s (each pass over them: the
+    // SDK's parse, the screens, validation), stalling /healthz for every client.
+    const session = era === 'legacy' ? await legacySession() : undefined;
+    const keys = (n: number, from = 0) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 1]));
+    const send = (id: number, params: Record<string, unknown>, metaExtra: Record<string, unknown> = {}) => {
+      if (session) return raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { ...params, _meta: metaExtra } }) });
+      const request = modern('tools/call', { params, id });
+      const body = JSON.parse(request.body);
+      Object.assign(body.params._meta, metaExtra);
+      return raw(`${http.url}/mcp`, { headers: request.headers, body: JSON.stringify(body) });
+    };
+    const wide: [Record<string, unknown>, Record<string, unknown>?][] = [
+      [{ name: 'send_notification', arguments: { via: 'sms', ...keys(80_000) } }],
+      [{ name: 'show_banner', arguments: { text: 'x', audience: 'all', nested: [keys(5_000), keys(5_000, 5_000)] } }],
+      [{ name: 'send_notification', arguments: { via: 'sms' }, ...keys(80_000) }],
+      [{ name: 'send_notification', arguments: { via: 'sms' } }, keys(80_000)],
+    ];
+    for (const [i, [params, metaExtra]] of wide.entries()) {
+      const r = await send(20 + i, params, metaExtra);
+      expect(r.status, r.body.slice(0, 200)).toBe(400);
+      expect(JSON.parse(r.body)).toMatchObject({ id: 20 + i, error: { code: -32600, message: expect.stringContaining('more than 10000 object members') } });
+      expect(r.body.length).toBeLessThan(400);
+    }
+    // At the limit (the call's own members count too): served, with the tool's coded result.
+    const r = await send(30, { name: 'send_notification', arguments: { via: 'sms', ...keys(9_000) } });
+    const message = parseSse(r);
+    expect(message.result?.structuredContent.error.code, r.body.slice(0, 200)).toBe('FIELD_NOT_ON_CHANNEL');
+  });
+
   it('answers a megabyte tool name, resource URI, method or client name with a short -32602, not an echo of it', async () => {
     // The SDK echoed these whole (twice, in message and data) when the headers disagreed or the tool was unknown.
     const huge = 'x'.repeat(900_000);

@@ -314,5 +314,9 @@ describe('activeBanners (the app feed)', () => {
     })();
     expect(long).toContain('(10001 characters)');
     expect(long.length).toBeLessThan(300);
+    // Each segment a stream follows is a store read per change: one request names at most 32.
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `s${i}`).join(',');
+    expect(parseAudienceParam(names(32) + ',s0')).toHaveLength(32);
+    expect(() => parseAudienceParam(names(33))).toThrow(/names 33 segments; name at most 32/);
   });
 });

@@ -164,6 +164,9 @@ export function feedCacheFor(store: Store): FeedCache {
  * Absent or empty means no segments. A malformed name is INVALID_FIELD, so an app's typo
  * is loud rather than an empty strip.
  */
+/** Segments one feed request may name: far more than one viewer belongs to. */
+export const MAX_AUDIENCES = 32;
+
 export function parseAudienceParam(raw: string | null | undefined): string[] {
   if (!raw) return [];
   const names = raw
@@ -179,5 +182,12 @@ export function parseAudienceParam(raw: string | null | undefined): string[] {
       );
     }
   }
-  return [...new Set(names)];
+  const distinct = [...new Set(names)];
+  // Each segment a live stream follows is one store read per change (src/banners/stream.ts).
+  if (distinct.length > MAX_AUDIENCES) {
+    throw new NotifyError('TOO_LONG', `audience names ${distinct.length} segments; name at most ${MAX_AUDIENCES}, the ones the viewer belongs to.`, {
+      path: '/audience',
+    });
+  }
+  return distinct;
 }

@@ -9,11 +9,11 @@
  *                answers the listen itself, so the transports show us its URIs
  *                (listenedUris) and publish the updates (ResourceWatch)
  */
-import { ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import type { Store } from '../store/types.js';
 import { feedCacheFor } from './feed.js';
 import { AUDIENCE_RE, LIST_LIMIT } from './model.js';
-import type { BannerHub } from './stream.js';
+import { FeedFullError, type BannerHub } from './stream.js';
 
 export const BANNER_URI_TEMPLATE = 'banners://active/{audience}';
 const URI_RE = /^banners:\/\/active\/([^/?#]+)$/;
@@ -162,7 +162,13 @@ export function registerBannerResources(server: Server, deps: { store: Store; no
     const { uri } = request.params;
     requireAudience(uri);
     if (!subscribed.has(uri)) subscribed.set(uri, watch.acquire([uri]));
-    await subscribed.get(uri);
+    try {
+      await subscribed.get(uri);
+    } catch (err) {
+      subscribed.delete(uri);
+      if (err instanceof FeedFullError) throw new ProtocolError(ProtocolErrorCode.InternalError, `${err.message}: retry later`);
+      throw err;
+    }
     return {};
   });
   server.setRequestHandler('resources/unsubscribe', async (request) => {

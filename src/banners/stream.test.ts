@@ -13,7 +13,7 @@ import { silentLogger } from '../log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
 import type { FeedBanner } from './feed.js';
-import { BannerHub, type BannerEvent, type FeedSink } from './stream.js';
+import { BannerHub, FeedFullError, type BannerEvent, type FeedSink } from './stream.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 let clock = T0;
@@ -144,6 +144,37 @@ describe('BannerHub', () => {
     clock += 1;
     await hub.poll();
     expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['expired', b.id]]);
+    hub.close();
+  });
+
+  it('tracks at most maxSegments segments: lingering ones make room, followed ones refuse a new follower of others', async () => {
+    // 20 streams naming 1,500 distinct segments each made every change 30,000 store reads.
+    const hub = hubOf({ maxSegments: 3 });
+    const endA = await hub.subscribe(['a', 'b'], new Recorder());
+    await hub.subscribe(['c'], new Recorder());
+    expect(hub.hasRoomFor(['d'])).toBe(false);
+    await expect(hub.subscribe(['a', 'd'], new Recorder())).rejects.toBeInstanceOf(FeedFullError);
+    // Segments already tracked need no room.
+    expect(hub.hasRoomFor(['a', 'b', 'c'])).toBe(true);
+    await hub.subscribe(['a', 'c'], new Recorder());
+    endA(); // b lingers, followed by no one: forgotten to make room for d
+    expect(hub.hasRoomFor(['d'])).toBe(true);
+    const d = new Recorder();
+    await hub.subscribe(['d'], d);
+    expect(d.snapshots).toHaveLength(1);
+    await expect(hub.subscribe(['e'], new Recorder())).rejects.toBeInstanceOf(FeedFullError);
+    hub.close();
+  });
+
+  it('lets the event loop turn while it reads many segments (SQLite reads are synchronous)', async () => {
+    const hub = hubOf();
+    for (let i = 0; i < 200; i++) await hub.subscribe([`s${i}`], new Recorder());
+    await hub.poll();
+    await store.insertBanner(bannerRecord(clock));
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await hub.poll();
+    expect(turned).toBe(true);
     hub.close();
   });
 });

@@ -34,9 +34,27 @@ export interface HubOptions {
   replayEvents?: number;
   /** A segment nobody follows is still tracked this long, so a reader that reconnects can resume (default 60 s). */
   lingerMs?: number;
+  /**
+   * Segments tracked at most, followed or lingering (default 1,000). Each is one store read
+   * per change: 20 streams naming 1,500 distinct segments each made every change 30,000
+   * reads, holding the event loop 4 s and the feed's 1 s promise with it.
+   */
+  maxSegments?: number;
   now?: () => number;
   log?: Logger;
 }
+
+/** The hub tracks its maximum of segments: a new follower of others must wait (or name fewer). */
+export class FeedFullError extends Error {
+  override readonly name = 'FeedFullError';
+  constructor(readonly maxSegments: number) {
+    super(`the live feed tracks its maximum of ${maxSegments} audience segments`);
+  }
+}
+
+/** Store reads between two yields to the event loop (SQLite reads are synchronous). */
+const READS_PER_TURN = 64;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 interface Segment {
   /** Active banners by id, as last read. */
@@ -72,6 +90,7 @@ export class BannerHub {
   private readonly pollMs: number;
   private readonly replayEvents: number;
   private readonly lingerMs: number;
+  private readonly maxSegments: number;
   private readonly now: () => number;
 
   constructor(
@@ -81,6 +100,7 @@ export class BannerHub {
     this.pollMs = options.pollMs ?? 250;
     this.replayEvents = options.replayEvents ?? 1_024;
     this.lingerMs = options.lingerMs ?? 60_000;
+    this.maxSegments = options.maxSegments ?? 1_000;
     this.now = options.now ?? Date.now;
   }
 
@@ -101,7 +121,10 @@ export class BannerHub {
     const sub: Subscription = { segments: new Set(audiences), sink };
     await this.serial(async () => {
       const now = this.now();
+      if (!this.makeRoom(sub.segments)) throw new FeedFullError(this.maxSegments);
+      let reads = 0;
       for (const name of sub.segments) {
+        if (++reads % READS_PER_TURN === 0) await nextTurn();
         let segment = this.segments.get(name);
         if (!segment) {
           // A cursor of its own: what changed while nobody followed it is in no log, so no
@@ -129,6 +152,31 @@ export class BannerHub {
         if (segment && --segment.followers === 0) segment.idleSince = now;
       }
     };
+  }
+
+  /** Whether `audiences` can be followed now (a hint before answering 200; subscribe decides). */
+  hasRoomFor(audiences: readonly string[]): boolean {
+    const names = new Set(audiences);
+    let fresh = 0;
+    for (const name of names) if (!this.segments.has(name)) fresh++;
+    const over = this.segments.size + fresh - this.maxSegments;
+    if (over <= 0) return true;
+    let idle = 0;
+    for (const [name, segment] of this.segments) if (segment.followers === 0 && !names.has(name)) idle++;
+    return idle >= over;
+  }
+
+  /** Room for the segments of `names` not tracked yet, forgetting lingering ones (oldest first) if need be. */
+  private makeRoom(names: ReadonlySet<string>): boolean {
+    let fresh = 0;
+    for (const name of names) if (!this.segments.has(name)) fresh++;
+    let over = this.segments.size + fresh - this.maxSegments;
+    if (over <= 0) return true;
+    const idle = [...this.segments].filter(([name, s]) => s.followers === 0 && !names.has(name)).sort((a, b) => a[1].idleSince - b[1].idleSince);
+    if (idle.length < over) return false;
+    // Forgotten early, a segment's reader that reconnects gets a snapshot instead of a resume.
+    for (const [name] of idle.slice(0, over)) this.segments.delete(name);
+    return true;
   }
 
   /** The active banners of `audiences`, as GET /banners lists them, from what the hub holds. */
@@ -200,7 +248,12 @@ export class BannerHub {
     // Every segment read before any is taken: a failed read leaves the version unseen, so the
     // next poll reads them all again instead of missing a change.
     const fresh = new Map<Segment, Map<string, BannerRecord>>();
-    for (const [name, segment] of this.segments) fresh.set(segment, await this.read(name, now));
+    let reads = 0;
+    for (const [name, segment] of this.segments) {
+      // A turn for everyone else now and then: on SQLite each read runs synchronously.
+      if (++reads % READS_PER_TURN === 0) await nextTurn();
+      fresh.set(segment, await this.read(name, now));
+    }
     this.version = version;
     this.nextExpiry = Infinity;
     for (const [segment, banners] of fresh) {

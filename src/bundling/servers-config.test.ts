@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GatewayConfigError, parseServersConfig } from './index.js';
+import { GatewayConfigError, loadServersConfig, parseServersConfig } from './index.js';
 
 describe('parseServersConfig (the mcpServers format)', () => {
   it('reads stdio and url servers, in id order, skipping disabled ones', () => {
@@ -44,5 +44,23 @@ describe('parseServersConfig (the mcpServers format)', () => {
     ] as const) {
       expect(() => parseServersConfig(JSON.stringify({ mcpServers: { a: spec } }))).toThrow(why);
     }
+  });
+
+  it('bounds what it reads and what its errors repeat: no device, no file over 1 MiB, at most 20 problems, ids clipped', async () => {
+    // /dev/zero was read without end (500 MB in 8 s); 60,000 bad servers made a 2 MB error.
+    await expect(loadServersConfig('/dev/zero')).rejects.toThrow(/cannot read servers config \/dev\/zero: not a regular file/);
+    const many = JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`s${i}`, { command: 5 }])) });
+    const manyError = (() => {
+      try {
+        parseServersConfig(many);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    })();
+    expect(manyError).toMatch(/; and 59980 more$/);
+    expect(manyError.length).toBeLessThan(3_000);
+    const longId = 'a'.repeat(1_000_000);
+    expect(() => parseServersConfig(JSON.stringify({ mcpServers: { [longId]: { command: 5 } } }))).toThrow(/mcpServers\.a{64}… \(1000000 characters\)\.command/);
   });
 });

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { z } from 'zod';
 import { GatewayConfigError } from './errors.js';
 
@@ -54,8 +54,19 @@ function specSchema(raw: Record<string, unknown>): typeof stdioSpec | typeof htt
   return 'command' in raw ? stdioSpec : httpSpec;
 }
 
+/** Problems listed in one error at most; the rest are counted (60,000 servers made megabytes). */
+const MAX_PROBLEMS = 20;
+
+function problemsText(problems: readonly string[]): string {
+  const more = problems.length - MAX_PROBLEMS;
+  return problems.slice(0, MAX_PROBLEMS).join('; ') + (more > 0 ? `; and ${more} more` : '');
+}
+
+/** A server id or key as an error names it: ids are the file's keys, of any length. */
+const clip = (key: string) => (key.length > 64 ? `${key.slice(0, 64)}… (${key.length} characters)` : key);
+
 function issuesText(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): string {
-  return issues.map((i) => `${[...prefix, ...i.path].join('.') || '(root)'}: ${i.message}`).join('; ');
+  return problemsText(issues.map((i) => `${[...prefix, ...i.path].map((k) => clip(String(k))).join('.') || '(root)'}: ${i.message}`));
 }
 
 /** Parse the file's JSON text; the errors name the offending server and field. */
@@ -77,15 +88,27 @@ export function parseServersConfig(text: string, source = 'servers config'): Map
     if (!spec.success) problems.push(issuesText(spec.error.issues, ['mcpServers', id]));
     else if (!spec.data.disabled) out.set(id, spec.data);
   }
-  if (problems.length > 0) throw new GatewayConfigError(`${format}: ${problems.join('; ')}`);
+  if (problems.length > 0) throw new GatewayConfigError(`${format}: ${problemsText(problems)}`);
   if (out.size === 0) throw new GatewayConfigError(`${source} lists no enabled server under "mcpServers"`);
   return out;
 }
 
+/** A servers file is a few kilobytes; this bounds what a wrong path can make us read. */
+const MAX_CONFIG_BYTES = 1024 * 1024;
+
 export async function loadServersConfig(path: string): Promise<Map<string, UpstreamSpec>> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    // One open, checked then read: a device (/dev/zero) or a FIFO was read without end.
+    const file = await open(path, 'r');
+    try {
+      const stat = await file.stat();
+      if (!stat.isFile()) throw new Error('not a regular file');
+      if (stat.size > MAX_CONFIG_BYTES) throw new Error(`over ${MAX_CONFIG_BYTES} bytes`);
+      text = await file.readFile('utf8');
+    } finally {
+      await file.close();
+    }
   } catch (err) {
     throw new GatewayConfigError(`cannot read servers config ${path}: ${(err as Error).message}`, { cause: err });
   }

@@ -16,6 +16,13 @@ describe('NOTIFY_APPROVAL', () => {
     expect(loadConfig({ HOME: '/tmp' }).approval.rules).toEqual([]);
   });
 
+  it('reads 60,000 rules once each (the dedupe was quadratic: minutes at start for one --env-file line)', () => {
+    const raw = Array.from({ length: 60_000 }, (_, i) => `recipients>${i % 30_000}`).join(',');
+    const rules = parseApprovalRules(raw, CHANNELS);
+    expect(rules).toHaveLength(30_000);
+    expect(rules[29_999]).toEqual({ kind: 'recipients', over: 29_999 });
+  });
+
   it('reads every kind of rule, once each', () => {
     const rules = parseApprovalRules('first-contact, SMS, broadcast, recipients>5, all, sms', CHANNELS);
     expect(rules).toEqual([

@@ -114,6 +114,32 @@ describe('approval step', () => {
     }
   });
 
+  it('one approved first contact sends once: the same answer sent again replays, though the contact is known by then', async () => {
+    // The approved send records the contact, so no rule applied to the answer sent again, and
+    // it went out as a new send under a new id (3 answers, 3 posts).
+    const d = await deps('first-contact');
+    for (const call of [SMS, { ...SMS, to: '+14155550124', idempotency_key: 'k1' }]) {
+      const request = await question(send(d, call, { canAsk: true }));
+      const before = provider.payloads.length;
+      const first = await send(d, call, accept(request));
+      expect(first).toMatchObject({ id: request.grant.id, status: 'sent' });
+      expect(await send(d, call, accept(request))).toEqual({ ...first, replayed: true });
+      expect(await send(d, call, accept(request))).toEqual({ ...first, replayed: true });
+      expect(provider.payloads.length - before).toBe(1);
+    }
+    // A declined first contact stays declined when another send made the contact known.
+    const other = { ...SMS, to: '+14155550125' };
+    const declined = await question(send(d, other, { canAsk: true }));
+    const approvedOne = { ...other, body: 'Approved one' };
+    await send(d, approvedOne, accept(await question(send(d, approvedOne, { canAsk: true }))));
+    const err = await refusal(send(d, other, { canAsk: true, previous: { grant: declined.grant, answer: 'decline' } }));
+    expect(err.code).toBe('APPROVAL_DECLINED');
+    // The contact is known now: a new message (or the old answer with another payload) needs no question.
+    const before = provider.payloads.length;
+    expect(await send(d, { ...other, body: 'New' }, accept(declined))).toMatchObject({ status: 'sent' });
+    expect(provider.payloads.length - before).toBe(1);
+  });
+
   it('does not send a changed payload on an old approval: it asks about the new one', async () => {
     const d = await deps('sms');
     const request = await question(send(d, SMS, { canAsk: true }));

@@ -143,15 +143,20 @@ export async function approveSend<C, P>(
   const rules = deps.config.approval.rules;
   if (rules.length === 0) return undefined;
   const { names, why, firstContacts } = await matchingRules(deps, channel, call, rules);
-  if (names.length === 0) return undefined;
+  const previous = round?.previous;
+  if (names.length === 0 && !previous) return undefined;
 
   // The answered grant's id and time rebuild the very bytes the person saw.
-  const previous = round?.previous;
   const build = async (id: string, at: number) => {
     const built = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, at);
     return { built, grant: { id, at, payload_sha256: payloadSha256(built.payload), key } };
   };
   let { built, grant } = await build(previous?.grant.id ?? newNotificationId(), previous?.grant.at ?? deps.now());
+  // No rule applies any more, yet the call carries a person's answer about this very message:
+  // a first contact that its own approved send (or another) recorded meanwhile. It stays that
+  // message, so the same answer sent again replays (or stays declined) instead of going out
+  // as a new send. Another payload or key is a new message that needs no approval.
+  if (names.length === 0 && (previous!.grant.payload_sha256 !== grant.payload_sha256 || previous!.grant.key !== key)) return undefined;
   const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: names, payload_sha256: grant.payload_sha256 });
   const log = deps.log.child({ notificationId: grant.id, via: channel.name, client });
 

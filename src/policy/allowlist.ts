@@ -10,6 +10,7 @@
  */
 import { ConfigError, list, type Env } from '../env.js';
 import type { RecipientMatcher } from './matcher.js';
+import { describeValue } from '../union/index.js';
 
 /** `*` allows any recipient; an empty list allows none. */
 export interface Allowlist {
@@ -41,7 +42,7 @@ export function readAllowlist(env: Env, variable: string, channel: string, match
   // An entry the matcher cannot read would match nothing, or the wrong thing: refuse it now.
   for (const entry of entries) {
     const problem = matcher.entryProblem(entry);
-    if (problem) throw new ConfigError(`${variable}: "${entry}" ${problem}`);
+    if (problem) throw new ConfigError(`${variable}: ${describeValue(entry)} ${problem}`);
   }
   return { any: list(raw).includes('*'), entries };
 }

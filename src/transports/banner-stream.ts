@@ -10,7 +10,7 @@
  * new EventSource) resumes: the missed events, or a snapshot when they are not kept.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { BannerEvent, BannerHub } from '../banners/stream.js';
+import { FeedFullError, type BannerEvent, type BannerHub } from '../banners/stream.js';
 import { audiencesOf, sendJson } from './banner-feed.js';
 
 export interface StreamLimits {
@@ -67,6 +67,14 @@ export async function serveBannerStream(
       { ...deps.headers, 'Retry-After': '5' },
     );
   }
+  const feedFull = () =>
+    sendJson(
+      res,
+      503,
+      { error: { code: 'FEED_FULL', message: 'The live feed follows its maximum of audience segments: retry later, or name only the segments the viewer belongs to' } },
+      { ...deps.headers, 'Retry-After': '5' },
+    );
+  if (!deps.hub.hasRoomFor(audiences)) return feedFull();
   res.writeHead(200, {
     ...deps.headers,
     'Content-Type': 'text/event-stream; charset=utf-8',
@@ -97,14 +105,21 @@ export async function serveBannerStream(
     clearInterval(heartbeat);
     unsubscribe?.();
   });
-  const sub = await deps.hub.subscribe(
-    audiences,
-    {
-      snapshot: (banners, cursor) => write(`event: snapshot\nid: ${cursor}\ndata: ${JSON.stringify({ banners })}\n\n`),
-      event: (e: BannerEvent) => write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
-    },
-    lastEventId,
-  );
+  let sub: () => void;
+  try {
+    sub = await deps.hub.subscribe(
+      audiences,
+      {
+        snapshot: (banners, cursor) => write(`event: snapshot\nid: ${cursor}\ndata: ${JSON.stringify({ banners })}\n\n`),
+        event: (e: BannerEvent) => write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
+      },
+      lastEventId,
+    );
+  } catch (err) {
+    // Filled up between the check above and this turn: the reader retries after `retry`.
+    if (err instanceof FeedFullError) return void res.end();
+    throw err;
+  }
   if (closed) sub();
   else unsubscribe = sub;
 }

@@ -16,7 +16,15 @@
  *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
  *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
  *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
- *   and delivery record of the call.
+ *   and delivery record of the call (as is one holding a lone surrogate, which the store
+ *   would keep mangled), and a string id over 256 characters (answered with id
+ *   null: every answer repeats its id).
+ * - A message holding more object members than MAX_OBJECT_MEMBERS, counted over every
+ *   object at any depth, is refused with their count: each pass over an object of tens of
+ *   thousands of distinct keys (the SDK's parse, the screens, validation) costs V8 hundreds
+ *   of milliseconds, so 80,000 keys in one 1 MiB body held the event loop for 2-4 s. No
+ *   message this server takes needs more than a few dozen; lists are not members and are
+ *   not bounded here.
  */
 import {
   isJSONRPCErrorResponse,
@@ -25,6 +33,7 @@ import {
   isJSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/server';
+import { loneSurrogateAt } from '../union/index.js';
 
 const ARGUMENTS_KEY = 'dev.notify-mcp/arguments';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
@@ -34,7 +43,7 @@ export interface Refusal {
   id: RequestId | null;
   error: { code: number; message: string };
   /** A word for the logs. */
-  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long';
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long' | 'too_wide';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -61,11 +70,32 @@ export const refusal = {
     reason: 'too_deep',
     error: { code: -32600, message: 'Invalid Request: the message nests too deeply to process; send arguments nested at most a few hundred levels' },
   }),
+  /** A message holding more object members than MAX_OBJECT_MEMBERS. */
+  tooWide: (value: unknown): Refusal => ({
+    id: idOf(value),
+    reason: 'too_wide',
+    error: {
+      code: -32600,
+      message: `Invalid Request: the message holds more than ${MAX_OBJECT_MEMBERS} object members (keys, counted at every depth); send at most ${MAX_OBJECT_MEMBERS}`,
+    },
+  }),
   /** An identifier the SDK would echo (method, name, uri) over its bound. */
   tooLong: (value: unknown, field: string, length: number, limit: number, example: string): Refusal => ({
     id: idOf(value),
     reason: 'too_long',
     error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
+  }),
+  /** A client name holding a lone surrogate, at `index`. */
+  notWellFormed: (value: unknown, field: string, index: number): Refusal => ({
+    id: idOf(value),
+    reason: 'invalid',
+    error: { code: -32602, message: `Invalid params: ${field} holds a lone surrogate at character ${index}; send well-formed Unicode` },
+  }),
+  /** A string id over MAX_ID_CHARS: answered with id null, since the answer would echo it whole. */
+  longId: (length: number): Refusal => ({
+    id: null,
+    reason: 'too_long',
+    error: { code: -32600, message: `Invalid Request: id is ${length} characters, over the limit of ${MAX_ID_CHARS}; use a number or a short string` },
   }),
   parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
   notUtf8: (): Refusal => ({
@@ -118,6 +148,7 @@ export function parseMessage(bytes: Uint8Array): { value: unknown; text: string;
 /** The message to hand to the SDK, or why it is refused. */
 export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
   if (Array.isArray(message)) return { refusal: refusal.batch() };
+  if (objectMembers(message, MAX_OBJECT_MEMBERS) > MAX_OBJECT_MEMBERS) return { refusal: refusal.tooWide(message) };
   const long = overlongIdentifier(message);
   if (long) return { refusal: long };
   if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
@@ -130,9 +161,13 @@ const MAX_METHOD_CHARS = 128;
 const MAX_NAME_CHARS = 256;
 const MAX_URI_CHARS = 2_048;
 
+/** Every answer repeats its request's id: a 500,000-character id made a 500 KB answer. */
+const MAX_ID_CHARS = 256;
+
 function overlongIdentifier(message: unknown): Refusal | undefined {
   if (!isObject(message)) return undefined;
-  const { method, params } = message;
+  const { method, params, id } = message;
+  if (typeof id === 'string' && id.length > MAX_ID_CHARS) return refusal.longId(id.length);
   if (typeof method === 'string' && method.length > MAX_METHOD_CHARS) {
     return refusal.tooLong(message, 'method', method.length, MAX_METHOD_CHARS, '"tools/call"');
   }
@@ -144,6 +179,9 @@ function overlongIdentifier(message: unknown): Refusal | undefined {
   ] as const) {
     const name = isObject(info) ? info.name : undefined;
     if (typeof name === 'string' && name.length > MAX_NAME_CHARS) return refusal.tooLong(message, field, name.length, MAX_NAME_CHARS, '"ops-agent"');
+    // The name is recorded and logged: a lone surrogate would be stored mangled (as U+FFFD).
+    const lone = typeof name === 'string' ? loneSurrogateAt(name) : -1;
+    if (lone >= 0) return refusal.notWellFormed(message, field, lone);
   }
   if (typeof params.name === 'string' && params.name.length > MAX_NAME_CHARS) {
     return refusal.tooLong(message, 'params.name', params.name.length, MAX_NAME_CHARS, '"send_notification"');
@@ -166,6 +204,31 @@ function setArgumentsAside<M extends { params?: Record<string, unknown> }>(reque
     ...request,
     params: aside ? { ...rest, _meta: { ...restMeta, [ARGUMENTS_KEY]: args } } : { ...params, _meta: restMeta },
   };
+}
+
+/** Object members (keys) a message may hold in all, at every depth. */
+export const MAX_OBJECT_MEMBERS = 10_000;
+
+/**
+ * Members of every object in a parsed JSON value, counted until past `limit` (walked
+ * without recursion: nesting is the client's). `for…in` on a JSON object sees own keys
+ * only: JSON.parse makes plain objects whose prototype has no enumerable keys.
+ */
+function objectMembers(value: unknown, limit: number): number {
+  let members = 0;
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v !== 'object' || v === null) continue;
+    if (Array.isArray(v)) for (const item of v) stack.push(item);
+    else {
+      for (const key in v) {
+        if (++members > limit) return members;
+        stack.push((v as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return members;
 }
 
 /** Whether `__proto__` is an own key anywhere in a parsed JSON value (walked without recursion: nesting is the client's). */

@@ -159,6 +159,42 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
+  it('refuses a client name holding a lone surrogate with -32602 (it would be recorded mangled), and keeps serving', async () => {
+    const c = await connection(version);
+    const info = { name: 'bot\ud800', version: '1' };
+    c.stdin.write(
+      version === '2026-07-28'
+        ? rpc(81, 'tools/list', { _meta: { ...envelope, 'io.modelcontextprotocol/clientInfo': info } })
+        : rpc(81, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: info }),
+    );
+    expect((await c.answer(81)).error).toMatchObject({ code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') });
+    c.stdin.write(rpc(82, 'tools/list', c.withMeta({})));
+    expect((await c.answer(82)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
+  it('refuses a string id over 256 characters with id null instead of echoing it, and keeps serving', async () => {
+    const c = await connection(version);
+    const id = 'x'.repeat(500_000);
+    c.stdin.write(rpc(id as unknown as number, 'tools/list', c.withMeta({})));
+    const refused = await c.answer(null);
+    expect(refused.error).toMatchObject({ code: -32600, message: expect.stringContaining('id is 500000 characters, over the limit of 256') });
+    expect(JSON.stringify(refused).length).toBeLessThan(400);
+    c.stdin.write(rpc('y'.repeat(256) as unknown as number, 'tools/list', c.withMeta({})));
+    expect((await c.answer('y'.repeat(256) as unknown as number)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
+  it('refuses a message of more than 10,000 object members with a JSON-RPC error, and keeps serving', async () => {
+    const c = await connection(version);
+    const keys = Object.fromEntries(Array.from({ length: 80_000 }, (_, i) => [`k${i}`, 1]));
+    c.stdin.write(rpc(71, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'sms', ...keys } })));
+    expect((await c.answer(71)).error).toMatchObject({ code: -32600, message: expect.stringContaining('more than 10000 object members') });
+    c.stdin.write(rpc(72, 'tools/list', c.withMeta({})));
+    expect((await c.answer(72)).result.tools.length).toBeGreaterThan(0);
+    await c.end();
+  });
+
   it('refuses arguments nested deeper than a walk can go with a JSON-RPC error, instead of ending the process, and keeps serving', async () => {
     const c = await connection(version);
     // Under the 1 MiB limit; JSON.parse takes it (it does not recurse), setting it aside did not.
