@@ -46,6 +46,12 @@ describe('parseServersConfig (the mcpServers format)', () => {
     }
   });
 
+  it('refuses a server id over 64 characters, naming it clipped: ids are in every log line and error', () => {
+    expect(() => parseServersConfig(JSON.stringify({ mcpServers: { ['x'.repeat(64)]: { command: 'a' } } }))).not.toThrow();
+    const long = JSON.stringify({ mcpServers: { ['x'.repeat(1_000_000)]: { command: 'a' }, ok: { command: 'b' } } });
+    expect(() => parseServersConfig(long)).toThrow(/mcpServers\.x{64}… \(1000000 characters\): a server id is at most 64 characters$/);
+  });
+
   it('bounds what it reads and what its errors repeat: no device, no file over 1 MiB, at most 20 problems, ids clipped', async () => {
     // /dev/zero was read without end (500 MB in 8 s); 60,000 bad servers made a 2 MB error.
     await expect(loadServersConfig('/dev/zero')).rejects.toThrow(/cannot read servers config \/dev\/zero: not a regular file/);
@@ -60,7 +66,9 @@ describe('parseServersConfig (the mcpServers format)', () => {
     })();
     expect(manyError).toMatch(/; and 59980 more$/);
     expect(manyError.length).toBeLessThan(3_000);
-    const longId = 'a'.repeat(1_000_000);
-    expect(() => parseServersConfig(JSON.stringify({ mcpServers: { [longId]: { command: 5 } } }))).toThrow(/mcpServers\.a{64}… \(1000000 characters\)\.command/);
+    const longKey = 'K'.repeat(1_000_000);
+    expect(() => parseServersConfig(JSON.stringify({ mcpServers: { a: { command: 'x', env: { [longKey]: 5 } } } }))).toThrow(
+      /mcpServers\.a\.env\.K{64}… \(1000000 characters\): /,
+    );
   });
 });

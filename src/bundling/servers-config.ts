@@ -37,6 +37,9 @@ const httpSpec = z.object({
 });
 // Each server is parsed on its own (below), with the schema its shape asks for, so an error
 // names the wrong field rather than "invalid input" for the union of both.
+/** Ids name the server in every log line, error result and tool prefix: kept short. */
+const MAX_SERVER_ID = 64;
+
 const fileSchema = z.object({
   mcpServers: z.record(z.string().min(1), z.record(z.string(), z.unknown())),
 });
@@ -84,6 +87,10 @@ export function parseServersConfig(text: string, source = 'servers config'): Map
   const problems: string[] = [];
   for (const id of Object.keys(parsed.data.mcpServers).sort()) {
     const raw = parsed.data.mcpServers[id]!;
+    if (id.length > MAX_SERVER_ID) {
+      problems.push(`mcpServers.${clip(id)}: a server id is at most ${MAX_SERVER_ID} characters`);
+      continue;
+    }
     const spec = specSchema(raw).safeParse(raw);
     if (!spec.success) problems.push(issuesText(spec.error.issues, ['mcpServers', id]));
     else if (!spec.data.disabled) out.set(id, spec.data);
