@@ -5,6 +5,7 @@
  */
 import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import { buildCatalog, type Catalog } from './catalog.js';
+import { PREBUILT_PROFILE, readPrebuiltList } from './catalog-prebuilt.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -47,9 +48,13 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
   };
-  // Built per profile when a client first asks for it; its hashes are logged then.
-  const catalog = buildCatalog(config, undefined, (profile, c) =>
-    log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
+  // Built per profile when a client first asks for it; its hashes are logged then. The
+  // default configuration's flat list comes prebuilt with the build, when it fits this one.
+  const catalog = buildCatalog(
+    config,
+    undefined,
+    (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
+    (profile) => (profile === PREBUILT_PROFILE ? readPrebuiltList(config.catalogKey) : undefined),
   );
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
