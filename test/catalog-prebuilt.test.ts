@@ -24,10 +24,10 @@ describe('prebuilt flat tools/list', () => {
 
   it('is keyed by what the lists are made of: channel variables and NOTIFY_APPROVAL, not the rest', () => {
     const base = key({});
-    for (const unrelated of [{ NOTIFY_DATA_DIR: '/x' }, { NOTIFY_LOG_LEVEL: 'error' }, { NOTIFY_DEFAULT_PROFILE: 'nested' }, { HOME: '/elsewhere' }]) {
+    for (const unrelated of <Record<string, string>[]>[{ NOTIFY_DATA_DIR: '/x' }, { NOTIFY_LOG_LEVEL: 'error' }, { NOTIFY_DEFAULT_PROFILE: 'nested' }, { HOME: '/elsewhere' }]) {
       expect(key(unrelated), JSON.stringify(unrelated)).toBe(base);
     }
-    const changing = [
+    const changing: Record<string, string>[] = [
       { NOTIFY_SMS_MAX_SEGMENTS: '2' },
       { NOTIFY_SLACK_ALLOW: '#ops' },
       { NOTIFY_APPROVAL: 'first-contact' },
