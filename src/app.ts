@@ -5,6 +5,7 @@
  */
 import type { RequestStateCodec } from '@modelcontextprotocol/server';
 import { buildCatalog, type Catalog } from './catalog.js';
+import { PREBUILT_PROFILE, readPrebuiltList } from './catalog-prebuilt.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
@@ -12,6 +13,7 @@ import { createApprovalCodec, type ApprovalState } from './notification/approval
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
 import type { Provider } from './providers/types.js';
+import { deferredStore } from './store/deferred.js';
 import { openStore, sqliteFile } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -19,6 +21,8 @@ export interface App extends PipelineDeps {
   catalog: Catalog;
   /** Signs and verifies the approval state clients carry between rounds; one per process. */
   approvalCodec: RequestStateCodec<ApprovalState>;
+  /** Opens the store if it is not open yet (see AppOverrides.deferStore); rejects as opening it failed. */
+  openStore(): Promise<Store>;
   /** Runs a tool call so that close() waits for it. */
   track<T>(call: Promise<T>): Promise<T>;
   /** Resolves when no call is in flight, or after `timeoutMs`. */
@@ -33,10 +37,16 @@ export interface AppOverrides {
   providers?: Readonly<Record<string, Provider<unknown>>>;
   now?: () => number;
   rateGate?: RateGate;
+  /**
+   * A SQLite store is opened by openStore(), or by its first use, not before createApp
+   * returns: stdio answers its first requests meanwhile (src/store/deferred.ts).
+   */
+  deferStore?: boolean;
 }
 
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
-  const store = overrides.store ?? (await openStore(config, log));
+  const deferred = !overrides.store && overrides.deferStore && !config.databaseUrl ? deferredStore('sqlite', () => openStore(config, log)) : undefined;
+  const store = overrides.store ?? deferred?.store ?? (await openStore(config, log));
   const channels = await connectChannels(config, log, overrides.providers);
   const deps: PipelineDeps = {
     config,
@@ -47,9 +57,13 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
   };
-  // Built per profile when a client first asks for it; its hashes are logged then.
-  const catalog = buildCatalog(config, undefined, (profile, c) =>
-    log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
+  // Built per profile when a client first asks for it; its hashes are logged then. The
+  // default configuration's flat list comes prebuilt with the build, when it fits this one.
+  const catalog = buildCatalog(
+    config,
+    undefined,
+    (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
+    (profile) => (profile === PREBUILT_PROFILE ? readPrebuiltList(config.catalogKey) : undefined),
   );
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
@@ -68,6 +82,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     ...deps,
     catalog,
     approvalCodec: createApprovalCodec(config.approval.key),
+    openStore: deferred ? deferred.open : () => Promise.resolve(store),
     track(call) {
       inflight.add(call);
       void call.finally(() => inflight.delete(call)).catch(() => {});

@@ -5,6 +5,7 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { bannerTools } from './banners/index.js';
+import type { PrebuiltList } from './catalog-prebuilt.js';
 import { PROFILES, type Config, type Profile } from './config.js';
 import { notificationDef } from './channels/union.js';
 import { getNotificationTool } from './notification/get-notification.js';
@@ -93,6 +94,7 @@ export function buildCatalog(
   config: Config,
   objectTools: ObjectToolSpec[] = [getNotificationTool(config.channels), ...bannerTools],
   onBuilt?: (profile: Profile, built: ProfileCatalog) => void,
+  prebuilt?: (profile: Profile) => PrebuiltList | undefined,
 ): Catalog {
   let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;
   const build = (profile: Profile): ProfileCatalog => {
@@ -132,7 +134,8 @@ export function buildCatalog(
       get() {
         let c = built.get(profile);
         if (c === undefined) {
-          c = build(profile);
+          const list = prebuilt?.(profile);
+          c = list ? fromPrebuilt(list, () => build(profile)) : build(profile);
           built.set(profile, c);
           onBuilt?.(profile, c);
         }
@@ -141,4 +144,20 @@ export function buildCatalog(
     });
   }
   return catalog;
+}
+
+/**
+ * A profile's list as prebuilt (src/catalog-prebuilt.ts): tools, hashes and fingerprint as
+ * they were generated; the entries, whose calls need the union, built on first use.
+ */
+function fromPrebuilt(list: PrebuiltList, build: () => ProfileCatalog): ProfileCatalog {
+  let built: ProfileCatalog | undefined;
+  return {
+    tools: list.tools,
+    hashes: list.hashes,
+    fingerprint: list.fingerprint,
+    get entries() {
+      return (built ??= build()).entries;
+    },
+  };
 }

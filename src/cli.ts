@@ -42,6 +42,9 @@ Configuration is read from the environment; every variable is in .env.example, w
 
 const out = (text: string) => process.stdout.write(text + '\n');
 
+/** How long after stdio serving begins the store opens, if no call has needed it sooner. */
+const STORE_OPEN_DELAY_MS = 100;
+
 /** Every flag any command takes; parseArgs refuses the rest. */
 const OPTIONS = {
   profile: { type: 'string' },
@@ -126,13 +129,21 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'serve': {
       if (values.http) return serveHttpUntilSignal(config, log, values);
-      const app = await createApp(config, log);
+      const app = await createApp(config, log, { deferStore: true });
       const { closed } = await serveStdio(app);
       log.info('serving stdio', { version: VERSION });
+      // The store opens after start-up (src/store/deferred.ts): at the first call that needs
+      // it, or STORE_OPEN_DELAY_MS after serving began, by when a host's opening requests
+      // (initialize, tools/list) are answered. One that cannot open still ends the process
+      // then, with the same line and exit code as before serving.
+      const opening = setTimeout(() => void app.openStore().catch((err: unknown) => process.exit(reportFailure(err))), STORE_OPEN_DELAY_MS);
       const stop = () => void app.close().finally(() => process.exit(0));
       process.once('SIGTERM', stop);
       process.once('SIGINT', stop);
       await closed;
+      clearTimeout(opening);
+      // A session too short to have opened it still says when the store cannot open.
+      await app.openStore();
       await app.close();
       return 0;
     }
@@ -181,24 +192,30 @@ async function serveHttpUntilSignal(config: Config, log: Logger, values: { port?
   return 0;
 }
 
+/** Says why the command failed, on stderr, and returns its exit code. */
+function reportFailure(err: unknown): number {
+  if (err instanceof UsageError) {
+    process.stderr.write(`notify-mcp: ${err.message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (err instanceof ConfigError || err instanceof GatewayConfigError) {
+    process.stderr.write(`notify-mcp: ${err.message}\n`);
+    return 2;
+  }
+  if (err instanceof StoreError) {
+    // The store is unreachable or unreadable: an operator's problem, said in one line.
+    process.stderr.write(`notify-mcp: ${err.message}\n`);
+    return 1;
+  }
+  process.stderr.write(JSON.stringify({ level: 'error', msg: 'fatal', error: err instanceof Error ? err.stack : String(err) }) + '\n');
+  return 1;
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof UsageError) {
-      process.stderr.write(`notify-mcp: ${err.message}\n${USAGE}\n`);
-      process.exitCode = 2;
-    } else if (err instanceof ConfigError || err instanceof GatewayConfigError) {
-      process.stderr.write(`notify-mcp: ${err.message}\n`);
-      process.exitCode = 2;
-    } else if (err instanceof StoreError) {
-      // The store is unreachable or unreadable: an operator's problem, said in one line.
-      process.stderr.write(`notify-mcp: ${err.message}\n`);
-      process.exitCode = 1;
-    } else {
-      process.stderr.write(JSON.stringify({ level: 'error', msg: 'fatal', error: err instanceof Error ? err.stack : String(err) }) + '\n');
-      process.exitCode = 1;
-    }
+    process.exitCode = reportFailure(err);
   },
 );

@@ -1,6 +1,7 @@
 /** The CLI's own answers, as a user meets them: help, version, schema, and start-up errors in one line. */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from './helpers/cli.js';
 
@@ -69,6 +70,27 @@ describe('notify-mcp CLI', () => {
     expect(missing.code).not.toBe(0);
     expect(missing.stdout).toBe('');
     expect(missing.stderr).toContain('nope.env');
+  });
+
+  it('serving with a store it cannot open exits 1 with that line, whether or not a client talks first', async () => {
+    const dataDir = tempDataDir();
+    const db = new Database(join(dataDir, 'notify.db'));
+    db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    db.prepare('INSERT INTO schema_migrations VALUES (999, ?, 0)').run('from a later build');
+    db.close();
+    const newer = /^notify-mcp: the SQLite store is at schema version 999, newer than this build knows \(\d+\); upgrade notify-mcp$/m;
+    // stdin at its end at once (runCli): the session never needed the store, and still says it.
+    const quiet = await runCli([], { ...env, NOTIFY_DATA_DIR: dataDir });
+    expect(quiet.code).toBe(1);
+    expect(quiet.stderr).toMatch(newer);
+    // stdin held open, a client answered first: the store's failure still ends the process.
+    const t = new ChildStdioTransport([], { ...env, NOTIFY_DATA_DIR: dataDir });
+    await t.start();
+    const exited = new Promise<number | null>((resolve) => t.child.once('exit', resolve));
+    await t.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    expect(await exited).toBe(1);
+    expect(t.stderr).toMatch(newer);
+    expect(t.stderr).not.toMatch(/\n\s+at /);
   });
 
   it('logs its SQLite file at info on start', async () => {

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { Logger } from '../log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
@@ -102,9 +102,10 @@ export class SqliteStore implements Store {
     private readonly log: Logger,
   ) {}
 
-  static open(opts: SqliteStoreOptions): SqliteStore {
+  /** `Driver`: better-sqlite3's Database, imported by openSqliteStore when a store is opened, not at start-up. */
+  static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
     mkdirSync(dirname(opts.file), { recursive: true });
-    const db = new Database(opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+    const db = new Driver(opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
     try {
       db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
       const mode = db.pragma('journal_mode = WAL', { simple: true });
@@ -430,7 +431,7 @@ export class SqliteStore implements Store {
  * transient faults (busy past the timeout, full, I/O) thrown as StoreUnavailableError.
  */
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
-  const store = SqliteStore.open(opts);
+  const store = SqliteStore.open(opts, (await import('better-sqlite3')).default);
   // From here on SQLite itself waits at most SYNC_BUSY_MS for a lock: its busy handler
   // sleeps inside the call, and so holds this process's event loop (every client, /healthz)
   // for as long as it waits. Longer waits are made between attempts, on timers.
