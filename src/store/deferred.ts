@@ -21,6 +21,7 @@ const METHODS = [
   'completeIdempotency',
   'releaseIdempotency',
   'recordDeliveryCompleting',
+  'recordDeliveryUnlessOptedOut',
   'admitRate',
   'isOptedOut',
   'addOptOut',
