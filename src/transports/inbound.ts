@@ -148,7 +148,7 @@ export function parseMessage(bytes: Uint8Array): { value: unknown; text: string;
 /** The message to hand to the SDK, or why it is refused. */
 export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
   if (Array.isArray(message)) return { refusal: refusal.batch() };
-  if (objectMembers(message, MAX_OBJECT_MEMBERS) > MAX_OBJECT_MEMBERS) return { refusal: refusal.tooWide(message) };
+  if (overMembers(message, MAX_OBJECT_MEMBERS)) return { refusal: refusal.tooWide(message) };
   const long = overlongIdentifier(message);
   if (long) return { refusal: long };
   if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
@@ -210,29 +210,11 @@ function setArgumentsAside<M extends { params?: Record<string, unknown> }>(reque
 export const MAX_OBJECT_MEMBERS = 10_000;
 
 /**
- * Members of every object in a parsed JSON value, counted until past `limit` (walked
- * without recursion: nesting is the client's). `for…in` on a JSON object sees own keys
- * only: JSON.parse makes plain objects whose prototype has no enumerable keys.
+ * Whether `visit` holds for some object in a parsed JSON value, walked without recursion
+ * (nesting is the client's). `for…in` on a JSON object sees own keys only: JSON.parse makes
+ * plain objects whose prototype has no enumerable keys.
  */
-function objectMembers(value: unknown, limit: number): number {
-  let members = 0;
-  const stack: unknown[] = [value];
-  while (stack.length) {
-    const v = stack.pop();
-    if (typeof v !== 'object' || v === null) continue;
-    if (Array.isArray(v)) for (const item of v) stack.push(item);
-    else {
-      for (const key in v) {
-        if (++members > limit) return members;
-        stack.push((v as Record<string, unknown>)[key]);
-      }
-    }
-  }
-  return members;
-}
-
-/** Whether `__proto__` is an own key anywhere in a parsed JSON value (walked without recursion: nesting is the client's). */
-function holdsProtoKey(value: unknown): boolean {
+function someObject(value: unknown, visit: (object: Record<string, unknown>) => boolean): boolean {
   const stack: unknown[] = [value];
   while (stack.length) {
     const v = stack.pop();
@@ -240,12 +222,25 @@ function holdsProtoKey(value: unknown): boolean {
     // One push at a time: spreading a wide list (400,000 items fit in a body) overflows the stack.
     if (Array.isArray(v)) for (const item of v) stack.push(item);
     else {
-      if (Object.hasOwn(v, '__proto__')) return true;
-      for (const item of Object.values(v)) stack.push(item);
+      const object = v as Record<string, unknown>;
+      if (visit(object)) return true;
+      for (const key in object) stack.push(object[key]);
     }
   }
   return false;
 }
+
+/** Whether the objects of a parsed JSON value have more than `limit` members in all. */
+function overMembers(value: unknown, limit: number): boolean {
+  let members = 0;
+  return someObject(value, (object) => {
+    for (const _ in object) if (++members > limit) return true;
+    return false;
+  });
+}
+
+/** Whether `__proto__` is an own key anywhere in a parsed JSON value. */
+const holdsProtoKey = (value: unknown) => someObject(value, (object) => Object.hasOwn(object, '__proto__'));
 
 /** The arguments of a tools/call as the client sent them, set aside or not. */
 export function callArguments(params: { arguments?: unknown; _meta?: unknown }): unknown {
