@@ -6,6 +6,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BannerRecord, DeliveryRecord, HeldReceipt, Store } from '../src/store/types.js';
 import { FeedCache } from '../src/banners/feed.js';
 import { bannerRecord } from './helpers/banner-record.js';
+import { silentLogger } from '../src/log.js';
+import { applyHeldReceipts, applyReceipt } from '../src/notification/status-receipt.js';
 
 export interface StoreHandle {
   store: Store;
@@ -159,6 +161,50 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.takeHeldReceipts('sms', 'SM1')).toEqual([]);
         expect((await store.takeHeldReceipts('sms', 'SM2')).length).toBe(1);
         expect((await store.takeHeldReceipts('sms', 'SM3')).length).toBe(1);
+      });
+
+      it('receipts racing their sends\' records on two stores (webhook replica, sending replica): none lost, none applied twice', async () => {
+        const other = await h.reopen();
+        try {
+          let writes = 0;
+          // `sent` on a `sent` notification is taken each time (a newer provider status): a second application would count.
+          const counting = (s: Store): Store =>
+            Object.assign(Object.create(s) as Store, {
+              updateDeliveryStatus: async (...args: Parameters<Store['updateDeliveryStatus']>) => {
+                const written = await s.updateDeliveryStatus(...args);
+                if (written) writes++;
+                return written;
+              },
+            });
+          const deps = (s: Store) => ({ store: counting(s), log: silentLogger, now: () => T0 + 5 });
+          // Each pair starts its two sides a different number of turns apart, so the record lands before, between and after the receipt's steps.
+          // Microtask turns. PostgreSQL's round trips open the windows between a side's write
+          // and its look; a SQLite store in one process answers each call at once and cannot,
+          // so there src/notification/status-receipt.test.ts places the record in each window.
+          const turns = async (n: number) => {
+            for (let t = 0; t < n; t++) await null;
+          };
+          const ids = Array.from({ length: 48 }, (_, i) => i);
+          await Promise.all(
+            ids.map(async (i) => {
+              const record = delivery(`ntf_r${i}`, T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: `SMr${i}`, provider_status: 'queued' });
+              await Promise.all([
+                turns((i % 6) * 3).then(() => applyReceipt(deps(store), 'sms', { providerMessageId: `SMr${i}`, event: 'sent', providerStatus: 'sent', code: null })),
+                turns(Math.floor(i / 6) * 3).then(async () => {
+                  await other.recordDelivery(record);
+                  await applyHeldReceipts(deps(other), record);
+                }),
+              ]);
+            }),
+          );
+          expect(writes).toBe(ids.length);
+          for (const i of ids) {
+            expect((await store.getDelivery(`ntf_r${i}`))!.provider_status).toBe('sent');
+            expect(await store.takeHeldReceipts('sms', `SMr${i}`)).toEqual([]);
+          }
+        } finally {
+          await other.close();
+        }
       });
 
       it('gives each held receipt to exactly one of many takers racing on two stores', async () => {
