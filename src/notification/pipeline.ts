@@ -278,7 +278,7 @@ async function deliver<C, P>(
   const log = deps.log.child({ notificationId: id, via, client: opts.client });
   // Once the provider has answered, a store failure must not change the answer: reporting a
   // sent message as failed invites a retry that sends it again.
-  const keepRecord = async (what: string, write: () => Promise<unknown>): Promise<boolean> =>
+  const keepRecord = async (what: string, write: () => Promise<void>): Promise<boolean> =>
     write().then(
       () => true,
       (err: unknown) => {
@@ -342,12 +342,14 @@ async function deliver<C, P>(
   // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
   if (live) {
     const recorded = await keepRecord('delivery record', () => deps.store.recordDelivery(record));
-    // Receipts that outran this record were held for it: applied now that it is there.
+    // Receipts that outran this record were held for it: applied now that it is there. A
+    // failure here must not change the answer either: the provider has the message.
     if (recorded && channel.takesReceipts && record.provider_message_id !== null) {
-      await keepRecord('held receipts', () => applyHeldReceipts(deps, record));
+      await applyHeldReceipts(deps, record).catch((err: unknown) =>
+        log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
+      );
     }
-  }
-  else if (optOut && !claim) {
+  } else if (optOut && !claim) {
     const refused = await deps.store.recordDeliveryUnlessOptedOut(record, optOut.check);
     if (refused !== undefined) throw optOut.refuse(refused);
   } else if (!claim) await deps.store.recordDelivery(record);
