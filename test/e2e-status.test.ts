@@ -2,7 +2,8 @@
  * A notification's truthful status, end to end over the built CLI (`notify-mcp --http`),
  * with a 2025-11-25 client and a 2026-07-28 one: a live SMS to a fake Twilio (which records
  * the StatusCallback it was given), then Twilio's status callbacks signed with the twilio
- * package's own helper, and get_notification reading the result. Forged callbacks change
+ * package's own helper, and get_notification reading the result; a callback that arrives
+ * before Twilio's API answer is held until the send is recorded. Forged callbacks change
  * nothing; another client cannot read the notification; an operator's token can.
  */
 import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
@@ -161,6 +162,36 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
 
     expect(await statusOf(ops, sent.id)).toMatchObject({ id: sent.id, status: 'sent', via: 'sms' });
     expect(await statusOf(alice, sent.id)).toMatchObject({ id: sent.id, status: 'sent' });
+  });
+});
+
+/** Polls until `read` gives a value (the fake has seen a request), for at most the test's timeout. */
+async function eventually<T>(read: () => T | undefined): Promise<T> {
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('a status callback that outruns its send (Twilio answers the create call 3 s late)', () => {
+  it('is held, answered 200, and applied when the send is recorded: the notification ends delivered', async () => {
+    const alice = await connect('modern', 'alice');
+    const before = fakeTwilio.requests.length;
+    fakeTwilio.answerDelayMs = 3000;
+    try {
+      const sending = sendSms(alice, 'outrun e2e');
+      // Twilio has created the message (its SID exists) but has not answered the API call yet.
+      const sid = await eventually(() => fakeTwilio.requests[before]?.sid);
+      const early = await callback(receipt(sid, 'delivered'));
+      expect(early.status).toBe(200);
+      expect(await early.json()).toEqual({ ok: true, outcome: 'held' });
+      const sent = await sending;
+      expect(sent).toMatchObject({ status: 'sent', provider_message_id: sid });
+      expect(await statusOf(alice, sent.id)).toMatchObject({ status: 'delivered', provider_status: { status: 'delivered' } });
+    } finally {
+      fakeTwilio.answerDelayMs = 0;
+    }
   });
 });
 

@@ -209,6 +209,8 @@ export interface TypedChannel<C, P> {
   readonly allowVariable: string;
   readonly matcher: RecipientMatcher;
   readonly provider: Provider<P>;
+  /** Its provider posts receipts (the module declares `receipts`): one may outrun a send's record. */
+  readonly takesReceipts: boolean;
   /**
    * The call with its type: the union's validation already parsed it with this branch
    * (taken as it is, not parsed twice: that was a tenth of a dry-run SMS call), anything
@@ -277,6 +279,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             allowVariable: variable,
             matcher,
             provider,
+            takesReceipts: module.receipts !== undefined,
             // The one cast: parsedWith() says this branch's own parse returned `value`.
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),

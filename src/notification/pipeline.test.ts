@@ -17,6 +17,7 @@ import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
 import { sendNotification as sendVia, type PipelineDeps, type SendOptions } from './pipeline.js';
+import { applyReceipt } from './status-receipt.js';
 
 class FakeProvider implements Provider<unknown> {
   readonly name = 'fake';
@@ -77,6 +78,23 @@ describe('sendNotification', () => {
     expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000' }]);
     const [record] = await store.listDeliveries(1);
     expect(record).toMatchObject({ id: result.id, status: 'sent', attempts: 1, client: 'bot', provider_message_id: 'fake-1' });
+  });
+
+  it('applies a receipt held for its provider id (the callback came before the answer) as it records the send', async () => {
+    const d = await deps();
+    expect(await applyReceipt(d, 'sms', { providerMessageId: 'fake-1', event: 'delivered', providerStatus: 'delivered', code: null })).toBe('held');
+    const result = await sendNotification(d, text(), { client: 'bot' });
+    expect(await store.getDelivery(result.id)).toMatchObject({ status: 'delivered', provider_status: 'delivered', provider_message_id: 'fake-1' });
+    expect(await store.takeHeldReceipts('sms', 'fake-1')).toEqual([]);
+  });
+
+  it('answers sent when the held receipts cannot be read after the record: the provider has the message', async () => {
+    const broken: Store = Object.assign(Object.create(store) as Store, {
+      takeHeldReceipts: async () => Promise.reject(new Error('disk I/O error')),
+    });
+    const result = await sendNotification({ ...(await deps()), store: broken }, text(), { client: 'bot' });
+    expect(result).toMatchObject({ status: 'sent', provider_message_id: 'fake-1' });
+    expect(await store.getDelivery(result.id)).toMatchObject({ status: 'sent' });
   });
 
   it('refuses a recipient off the allowlist without calling the provider or recording anything', async () => {

@@ -17,6 +17,7 @@ import { schemaHash } from '../union/schema-hash.js';
 import { approveSend, newNotificationId, type ApprovalRound, type Approved } from './approval.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
+import { applyHeldReceipts } from './status-receipt.js';
 
 /** A send's answer; a channel's `meta` adds its own properties (SMS: segments, encoding). */
 export interface SendResult {
@@ -277,8 +278,14 @@ async function deliver<C, P>(
   const log = deps.log.child({ notificationId: id, via, client: opts.client });
   // Once the provider has answered, a store failure must not change the answer: reporting a
   // sent message as failed invites a retry that sends it again.
-  const keepRecord = async (what: string, write: () => Promise<void>) =>
-    write().catch((err: unknown) => log.error(`${what} not stored after the provider answered`, { error: (err as Error).message }));
+  const keepRecord = async (what: string, write: () => Promise<void>): Promise<boolean> =>
+    write().then(
+      () => true,
+      (err: unknown) => {
+        log.error(`${what} not stored after the provider answered`, { error: (err as Error).message });
+        return false;
+      },
+    );
 
   let providerMessageId: string | undefined;
   const attemptStarts: number[] = [];
@@ -333,8 +340,16 @@ async function deliver<C, P>(
   if (providerMessageId) base.provider_message_id = providerMessageId;
   const result = meta === undefined ? base : { ...base, ...meta };
   // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
-  if (live) await keepRecord('delivery record', () => deps.store.recordDelivery(record));
-  else if (optOut && !claim) {
+  if (live) {
+    const recorded = await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+    // Receipts that outran this record were held for it: applied now that it is there. A
+    // failure here must not change the answer either: the provider has the message.
+    if (recorded && channel.takesReceipts && record.provider_message_id !== null) {
+      await applyHeldReceipts(deps, record).catch((err: unknown) =>
+        log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
+      );
+    }
+  } else if (optOut && !claim) {
     const refused = await deps.store.recordDeliveryUnlessOptedOut(record, optOut.check);
     if (refused !== undefined) throw optOut.refuse(refused);
   } else if (!claim) await deps.store.recordDelivery(record);

@@ -1,4 +1,4 @@
-/** Receipts applied to a real SQLite store: found by provider message id, moved only forward, compare-and-set. */
+/** Receipts applied to a real SQLite store: found by provider message id, moved only forward, compare-and-set; held when they outrun their record. */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,7 +7,7 @@ import type { ReceiptReport } from '../channels/channel.js';
 import { silentLogger } from '../log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { DeliveryRecord, DeliveryStatus, Store } from '../store/types.js';
-import { applyReceipt } from './status-receipt.js';
+import { applyHeldReceipts, applyReceipt, HELD_RECEIPT_MAX_AGE_MS } from './status-receipt.js';
 
 const T0 = Date.UTC(2026, 5, 1);
 let store: SqliteStore;
@@ -29,7 +29,7 @@ const report = (sid: string, event: ReceiptReport['event'], code: string | null 
   providerMessageId: sid, event, providerStatus: event, code,
 });
 
-const deps = (s: Store = store, sleep = async () => {}) => ({ store: s, log: silentLogger, now: () => T0 + 1000, sleep });
+const deps = (s: Store = store) => ({ store: s, log: silentLogger, now: () => T0 + 1000 });
 
 describe('applyReceipt', () => {
   it('moves a sent SMS to undelivered, keeping the provider status and code, and ignores what would go back', async () => {
@@ -44,20 +44,76 @@ describe('applyReceipt', () => {
 
   it('matches the channel too: the same provider id on another channel is another message', async () => {
     await store.recordDelivery({ ...sms('ntf_2', 'SM2', 'sent'), via: 'email' });
-    expect(await applyReceipt(deps(), 'sms', report('SM2', 'delivered'))).toBe('unknown_message');
+    expect(await applyReceipt(deps(), 'sms', report('SM2', 'delivered'))).toBe('held');
     expect((await store.getDelivery('ntf_2'))!.status).toBe('sent');
   });
 
-  it('waits for a record its receipt outran, then applies it; gives up after a few lookups', async () => {
-    let waits = 0;
-    const recordLate = async () => {
-      if (++waits === 2) await store.recordDelivery(sms('ntf_3', 'SM3', 'sent'));
-    };
-    expect(await applyReceipt(deps(store, recordLate), 'sms', report('SM3', 'delivered'))).toBe('applied');
-    expect(waits).toBe(2);
-    waits = 0;
-    expect(await applyReceipt(deps(store, async () => void waits++), 'sms', report('SM-none', 'delivered'))).toBe('unknown_message');
-    expect(waits).toBe(4);
+  it('holds a receipt that outran its record, and applies it once when the record lands (a Twilio callback before its API answer)', async () => {
+    expect(await applyReceipt(deps(), 'sms', report('SM3', 'delivered'))).toBe('held');
+    const record = sms('ntf_3', 'SM3', 'sent');
+    await store.recordDelivery(record);
+    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
+    expect(await store.getDelivery('ntf_3')).toMatchObject({ status: 'delivered', provider_status: 'delivered', status_updated_at: T0 + 1000 });
+    // Taken: a second look finds nothing left to apply.
+    expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
+    expect(await store.takeHeldReceipts('sms', 'SM3')).toEqual([]);
+  });
+
+  it('applies held receipts in arrival order: a final state reached first stays', async () => {
+    await applyReceipt(deps(), 'sms', report('SM5', 'undelivered', '30003'));
+    await applyReceipt(deps(), 'sms', report('SM5', 'delivered'));
+    const record = sms('ntf_5', 'SM5', 'sent');
+    await store.recordDelivery(record);
+    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied', 'ignored']);
+    expect(await store.getDelivery('ntf_5')).toMatchObject({ status: 'undelivered', provider_status_code: '30003' });
+  });
+
+  it('a record that lands between the lookup and the hold still gets the receipt (the receipt looks again after holding)', async () => {
+    const record = sms('ntf_6', 'SM6', 'sent');
+    const racing: Store = Object.assign(Object.create(store) as Store, {
+      holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
+        // The send records and takes held receipts (none yet) just before this one is stored.
+        await store.recordDelivery(record);
+        expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
+        return store.holdReceipt(...args);
+      },
+    });
+    expect(await applyReceipt(deps(racing), 'sms', report('SM6', 'delivered'))).toBe('applied');
+    expect((await store.getDelivery('ntf_6'))!.status).toBe('delivered');
+    expect(await store.takeHeldReceipts('sms', 'SM6')).toEqual([]);
+  });
+
+  it('a record that lands just after the hold takes the receipt; the receipt\'s second look then applies nothing twice', async () => {
+    const record = sms('ntf_7', 'SM7', 'sent');
+    let writes = 0;
+    const counting: Store = Object.assign(Object.create(store) as Store, {
+      updateDeliveryStatus: async (...args: Parameters<Store['updateDeliveryStatus']>) => {
+        const written = await store.updateDeliveryStatus(...args);
+        if (written) writes++;
+        return written;
+      },
+      holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
+        const seq = await store.holdReceipt(...args);
+        await store.recordDelivery(record);
+        expect([...(await applyHeldReceipts(deps(counting), record)).values()]).toEqual(['applied']);
+        return seq;
+      },
+    });
+    expect(await applyReceipt(deps(counting), 'sms', report('SM7', 'sent'))).toBe('held');
+    expect(writes).toBe(1);
+    expect(await store.getDelivery('ntf_7')).toMatchObject({ status: 'sent', provider_status: 'sent' });
+  });
+
+  it('ignores a held receipt past its age, and answers unknown_message when the store holds no more', async () => {
+    await applyReceipt(deps(), 'sms', report('SM8', 'delivered'));
+    const record = sms('ntf_8', 'SM8', 'sent');
+    await store.recordDelivery(record);
+    const later = { ...deps(), now: () => T0 + 1000 + HELD_RECEIPT_MAX_AGE_MS };
+    expect((await applyHeldReceipts(later, record)).size).toBe(0);
+    expect((await store.getDelivery('ntf_8'))!.status).toBe('sent');
+
+    const full: Store = Object.assign(Object.create(store) as Store, { holdReceipt: async () => null });
+    expect(await applyReceipt(deps(full), 'sms', report('SM9', 'delivered'))).toBe('unknown_message');
   });
 
   it('re-reads when another receipt moved the notification first, and then never moves it back', async () => {

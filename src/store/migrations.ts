@@ -267,6 +267,39 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 9,
+    name: 'provider receipts held for deliveries not yet recorded',
+    // A verified receipt can arrive before its send's record (the provider's callback beats
+    // its own API answer): it waits here, in arrival order (seq), until the record lands and
+    // takes it. Bounded by age and row count in src/notification/status-receipt.ts.
+    sqlite: `
+      CREATE TABLE held_receipts (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        via TEXT NOT NULL,
+        provider_message_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        provider_status TEXT NOT NULL,
+        provider_status_code TEXT,
+        received_at INTEGER NOT NULL
+      );
+      CREATE INDEX held_receipts_message ON held_receipts (via, provider_message_id);
+      CREATE INDEX held_receipts_received ON held_receipts (received_at);
+    `,
+    postgres: `
+      CREATE TABLE held_receipts (
+        seq BIGSERIAL PRIMARY KEY,
+        via TEXT NOT NULL,
+        provider_message_id TEXT NOT NULL,
+        event TEXT NOT NULL,
+        provider_status TEXT NOT NULL,
+        provider_status_code TEXT,
+        received_at BIGINT NOT NULL
+      );
+      CREATE INDEX held_receipts_message ON held_receipts (via, provider_message_id);
+      CREATE INDEX held_receipts_received ON held_receipts (received_at);
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

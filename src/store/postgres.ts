@@ -18,6 +18,8 @@ import type {
   ContactRecord,
   DeliveryRecord,
   DeliveryStatusChange,
+  HeldReceipt,
+  HeldReceiptBounds,
   IdempotencyClaim,
   OptOutCheck,
   IdempotencyPhase,
@@ -262,6 +264,39 @@ export class PostgresStore implements Store {
       [c.status, c.provider_status, c.provider_status_code, c.at, id, c.from],
     );
     return rowCount === 1;
+  }
+
+  async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows }: HeldReceiptBounds): Promise<number | null> {
+    // One statement. The purge and the count see the same snapshot, so the count skips the
+    // rows being purged. At READ COMMITTED replicas holding at the same instant may pass the
+    // cap by as many rows as there are of them: a bound, not an exact limit.
+    const { rows } = await this.pool.query(
+      `WITH purged AS (DELETE FROM held_receipts WHERE received_at <= $7)
+       INSERT INTO held_receipts (via, provider_message_id, event, provider_status, provider_status_code, received_at)
+       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint WHERE (SELECT count(*) FROM held_receipts WHERE received_at > $7) < $8
+       RETURNING seq`,
+      [r.via, r.provider_message_id, r.event, r.provider_status, r.provider_status_code, r.received_at, now - maxAgeMs, maxRows],
+    );
+    return rows[0] ? num((rows[0] as Row).seq) : null;
+  }
+
+  async takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]> {
+    const { rows } = await this.pool.query(
+      `DELETE FROM held_receipts WHERE via = $1 AND provider_message_id = $2
+       RETURNING seq, via, provider_message_id, event, provider_status, provider_status_code, received_at`,
+      [via, providerMessageId],
+    );
+    return (rows as Row[])
+      .map((r) => ({
+        seq: num(r.seq),
+        via: r.via as string,
+        provider_message_id: r.provider_message_id as string,
+        event: r.event as HeldReceipt['event'],
+        provider_status: r.provider_status as string,
+        provider_status_code: (r.provider_status_code as string | null) ?? null,
+        received_at: num(r.received_at),
+      }))
+      .sort((a, b) => a.seq - b.seq);
   }
 
   async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {

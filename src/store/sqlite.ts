@@ -20,6 +20,8 @@ import type {
   ContactRecord,
   DeliveryRecord,
   DeliveryStatusChange,
+  HeldReceipt,
+  HeldReceiptBounds,
   IdempotencyClaim,
   OptOutCheck,
   IdempotencyPhase,
@@ -164,6 +166,28 @@ export class SqliteStore implements Store {
       'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ? WHERE id = ? AND status = ?',
     ).run(c.status, c.provider_status, c.provider_status_code, c.at, id, c.from);
     return changes === 1;
+  }
+
+  async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows }: HeldReceiptBounds): Promise<number | null> {
+    // IMMEDIATE: the count and the insert are one step across processes, so the cap holds.
+    const tx = this.db.transaction((): number | null => {
+      this.statement('DELETE FROM held_receipts WHERE received_at <= ?').run(now - maxAgeMs);
+      const { n } = this.statement('SELECT count(*) AS n FROM held_receipts').get() as { n: number };
+      if (n >= maxRows) return null;
+      const { lastInsertRowid } = this.statement(
+        'INSERT INTO held_receipts (via, provider_message_id, event, provider_status, provider_status_code, received_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ).run(r.via, r.provider_message_id, r.event, r.provider_status, r.provider_status_code, r.received_at);
+      return Number(lastInsertRowid);
+    });
+    return tx.immediate();
+  }
+
+  async takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]> {
+    const rows = this.statement(
+      'DELETE FROM held_receipts WHERE via = ? AND provider_message_id = ? RETURNING seq, via, provider_message_id, event, provider_status, provider_status_code, received_at',
+    ).all(via, providerMessageId) as (HeldReceipt & { seq: number })[];
+    // RETURNING has no defined order.
+    return rows.sort((a, b) => a.seq - b.seq);
   }
 
   async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {

@@ -64,6 +64,26 @@ export interface DeliveryStatusChange {
 }
 
 /**
+ * A verified provider receipt that arrived before its delivery was recorded, held until the
+ * record lands (src/notification/status-receipt.ts applies it then).
+ */
+export interface HeldReceipt {
+  via: string;
+  provider_message_id: string;
+  event: ReceiptEvent;
+  provider_status: string;
+  provider_status_code: string | null;
+  received_at: number;
+}
+
+/** Bounds on held receipts: older than `maxAgeMs` they are purged; at `maxRows` live rows a new one is refused. */
+export interface HeldReceiptBounds {
+  now: number;
+  maxAgeMs: number;
+  maxRows: number;
+}
+
+/**
  * A person's part in a send (src/notification/approval.ts): `approved` on the send's own row;
  * `declined` (APPROVAL_DECLINED) and `required` (APPROVAL_REQUIRED: the client could not ask)
  * on a row of their own, with nothing sent.
@@ -159,6 +179,17 @@ export interface Store {
    * nothing was written (another receipt moved it first, or no such delivery).
    */
   updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean>;
+  /**
+   * Keeps `receipt` for a delivery not recorded yet, unless `bounds.maxRows` receipts younger
+   * than `bounds.maxAgeMs` are already held; older ones are purged. Its sequence number
+   * (arrival order), or null when refused.
+   */
+  holdReceipt(receipt: HeldReceipt, bounds: HeldReceiptBounds): Promise<number | null>;
+  /**
+   * Deletes and returns every receipt held for (`via`, `providerMessageId`), oldest first.
+   * Atomic: of several callers racing (replicas), each held receipt goes to exactly one.
+   */
+  takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]>;
 
   /**
    * Atomically claims `key` for a send (`claimed`, with a fresh owner token), or reports the

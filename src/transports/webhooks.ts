@@ -3,8 +3,8 @@
  * module that declares `receipts`. No bearer token: the provider's signature is the
  * authentication, checked by the channel with the vendor's own helper. Unsigned or
  * mis-signed is 403 and changes nothing; a verified receipt is applied through
- * src/notification/status-receipt.ts and answered 200 whatever it changed, so the provider
- * does not resend it.
+ * src/notification/status-receipt.ts (or held there until its send is recorded) and
+ * answered 200 whatever it changed, so the provider does not resend it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConfiguredChannel } from '../channels/channel.js';

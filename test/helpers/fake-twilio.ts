@@ -1,7 +1,9 @@
 /**
  * A small fake of Twilio's Messages endpoint on a free loopback port: 201 with a message SID
  * for any number, except the numbers marked opted out, which get Twilio's 400 with error
- * 21610 (the recipient replied STOP). Every request is counted.
+ * 21610 (the recipient replied STOP). Every request is counted. With `answerDelayMs` set, a
+ * created message's SID is known (in `requests`) at once and answered that much later, as a
+ * slow Twilio whose status callback beats its API answer.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOnLoopback } from './fakes.js';
@@ -10,6 +12,8 @@ export interface FakeTwilioRequest {
   path: string;
   authorization?: string;
   form: Record<string, string>;
+  /** The SID of the message this request created, as soon as it arrived. */
+  sid?: string;
 }
 
 export interface FakeTwilio {
@@ -17,6 +21,8 @@ export interface FakeTwilio {
   requests: FakeTwilioRequest[];
   /** Numbers (E.164, as sent in `To`) answered with error 21610. */
   optedOut: Set<string>;
+  /** Delays every 201 by this long (0: at once). */
+  answerDelayMs: number;
   close(): Promise<void>;
 }
 
@@ -29,7 +35,8 @@ export async function startFakeTwilio(optedOut: Iterable<string> = []): Promise<
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));
-      requests.push({ path: req.url ?? '', authorization: req.headers.authorization, form });
+      const request: FakeTwilioRequest = { path: req.url ?? '', authorization: req.headers.authorization, form };
+      requests.push(request);
       const reply = (status: number, json: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(json));
@@ -46,8 +53,12 @@ export async function startFakeTwilio(optedOut: Iterable<string> = []): Promise<
         });
       }
       seq++;
-      reply(201, { sid: `SM${String(seq).padStart(32, '0')}`, status: 'queued', to: form.To, from: form.From, body: form.Body });
+      request.sid = `SM${String(seq).padStart(32, '0')}`;
+      const created = { sid: request.sid, status: 'queued', to: form.To, from: form.From, body: form.Body };
+      if (fake.answerDelayMs > 0) setTimeout(() => reply(201, created), fake.answerDelayMs);
+      else reply(201, created);
     });
   });
-  return { ...(await listenOnLoopback(server)), requests, optedOut: stopped };
+  const fake: FakeTwilio = { ...(await listenOnLoopback(server)), requests, optedOut: stopped, answerDelayMs: 0 };
+  return fake;
 }
