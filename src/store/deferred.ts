@@ -36,6 +36,8 @@ const METHODS = [
   'dismissBanner',
   'listBanners',
   'bannersVersion',
+  'holdReceipt',
+  'takeHeldReceipts',
 ] as const satisfies readonly Exclude<keyof Store, 'kind' | 'close'>[];
 type Unlisted = Exclude<keyof Store, (typeof METHODS)[number] | 'kind' | 'close'>;
 const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;
