@@ -15,13 +15,10 @@ import { resolve } from 'node:path';
 import { EMAIL, SMS } from './calls.mjs';
 import { BARE, eraClient, removeTempDirs, serverEnv, tempDir } from './lib/servers.mjs';
 import { quantile, summarize } from './lib/stats.mjs';
+import { benchArgs } from './lib/args.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = argv.indexOf(`--${name}`);
-  return i < 0 ? dflt : argv[i + 1];
-};
-const [A, B] = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
+const { opt, positional } = benchArgs();
+const [A, B] = positional;
 const rounds = Number(opt('rounds', 6));
 const calls = Number(opt('calls', 300));
 const era = opt('era', 'legacy');

@@ -15,13 +15,10 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EMAIL, SMS } from './calls.mjs';
 import { removeTempDirs, tempDir } from './lib/servers.mjs';
+import { benchArgs } from './lib/args.mjs';
 
-const argv = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = argv.indexOf(`--${name}`);
-  return i < 0 ? dflt : argv[i + 1];
-};
-const dists = argv.filter((a, i) => !a.startsWith('--') && !argv[i - 1]?.startsWith('--'));
+const { opt, positional } = benchArgs();
+const dists = positional;
 const via = opt('via', 'sms');
 const rounds = Number(opt('rounds', 20));
 const calls = Number(opt('calls', 500));

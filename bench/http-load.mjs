@@ -19,6 +19,7 @@ import { ERA_LABEL, SMS } from './calls.mjs';
 import { ERAS, connectHttp, removeTempDirs, serverEnv, startHttpServer, tempDir } from './lib/servers.mjs';
 import { quantile, ratio, summarize } from './lib/stats.mjs';
 import { freshPgSchema, pgAvailable, PG_URL } from './store.mjs';
+import { benchArgs } from './lib/args.mjs';
 
 const TOOL = { notify: 'send_notification', bare: 'send' };
 
@@ -239,11 +240,7 @@ async function abKeyed(dists, storeName, { era, clients, runs, ms }) {
 
 const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename);
 if (isMain) {
-  const argv = process.argv.slice(2);
-  const opt = (name, dflt) => {
-    const i = argv.indexOf(`--${name}`);
-    return i < 0 ? dflt : argv[i + 1];
-  };
+  const { argv, opt } = benchArgs();
   const eraOpt = opt('era', 'both');
   const eras = eraOpt === 'both' ? ERAS : [eraOpt];
   const storeOpt = opt('store', 'both');

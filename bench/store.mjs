@@ -14,6 +14,7 @@ import { resolve } from 'node:path';
 import pg from 'pg';
 import { removeTempDirs, tempDir } from './lib/servers.mjs';
 import { ratio, summarize } from './lib/stats.mjs';
+import { benchArgs } from './lib/args.mjs';
 
 export const PG_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const SLACK = { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished' };
@@ -208,11 +209,7 @@ async function abStore(dists, storeName, { runs, calls, concurrency }) {
 
 const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.filename);
 if (isMain) {
-  const argv = process.argv.slice(2);
-  const opt = (name, dflt) => {
-    const i = argv.indexOf(`--${name}`);
-    return i < 0 ? dflt : argv[i + 1];
-  };
+  const { argv, opt } = benchArgs();
   const storeOpt = opt('store', 'both');
   const stores = storeOpt === 'both' ? ['sqlite', 'pg'] : [storeOpt];
   const o = { runs: Number(opt('runs', 5)), calls: Number(opt('calls', 100)), concurrency: Number(opt('concurrency', 1)) };

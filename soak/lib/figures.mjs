@@ -12,22 +12,18 @@ export function percentile(sorted, p) {
 const mb = (b) => Math.round((b / 1024 / 1024) * 10) / 10;
 const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
-/** Growth over the second half: the mean of the last quarter's samples against the third's. */
-function secondHalf(samples) {
+/**
+ * Growth over the second half: the mean of the last quarter's samples against the third's,
+ * within max(10% of the third quarter, floorBytes).
+ */
+function secondHalf(samples, floorBytes) {
   const n = samples.length;
   const q3 = samples.slice(Math.floor(n / 2), Math.floor((3 * n) / 4)).map((s) => s.bytes);
   const q4 = samples.slice(Math.floor((3 * n) / 4)).map((s) => s.bytes);
-  return { n, q3, q4, growth: mean(q4) - mean(q3) };
-}
-
-/** RSS growth over the second half: mean of the last quarter against the third quarter. */
-export function rssFigures(samples) {
-  const { n, q3, q4, growth } = secondHalf(samples);
-  const tolerance = Math.max(0.1 * mean(q3), 16 * 1024 * 1024);
+  const growth = mean(q4) - mean(q3);
+  const tolerance = Math.max(0.1 * mean(q3), floorBytes);
   return {
     samples: n,
-    min_mb: mb(Math.min(...samples.map((s) => s.bytes))),
-    max_mb: mb(Math.max(...samples.map((s) => s.bytes))),
     q3_mean_mb: mb(mean(q3)),
     q4_mean_mb: mb(mean(q4)),
     growth_mb: mb(growth),
@@ -36,6 +32,12 @@ export function rssFigures(samples) {
     timeline_mb: Array.from({ length: 6 }, (_, i) => samples[Math.min(n - 1, Math.floor((i * (n - 1)) / 5))]).map((s) => [Math.round(s.t / 1000), mb(s.bytes)]),
     ok: n >= 8 && growth <= tolerance,
   };
+}
+
+/** RSS growth over the second half: mean of the last quarter against the third quarter. */
+export function rssFigures(samples) {
+  const bytes = samples.map((s) => s.bytes);
+  return { min_mb: mb(Math.min(...bytes)), max_mb: mb(Math.max(...bytes)), ...secondHalf(samples, 16 * 1024 * 1024) };
 }
 
 /**
@@ -47,18 +49,7 @@ export function rssFigures(samples) {
 export function liveHeapFigures(memory) {
   const samples = memory.filter((m) => m.gc).map((m) => ({ t: m.t, bytes: m.heapUsed + m.external }));
   if (samples.length === 0) return { measured: false, ok: true };
-  const { n, q3, q4, growth } = secondHalf(samples);
-  const tolerance = Math.max(0.1 * mean(q3), 4 * 1024 * 1024);
-  return {
-    measured: true,
-    samples: n,
-    q3_mean_mb: mb(mean(q3)),
-    q4_mean_mb: mb(mean(q4)),
-    growth_mb: mb(growth),
-    tolerance_mb: mb(tolerance),
-    timeline_mb: Array.from({ length: 6 }, (_, i) => samples[Math.min(n - 1, Math.floor((i * (n - 1)) / 5))]).map((s) => [Math.round(s.t / 1000), mb(s.bytes)]),
-    ok: n >= 8 && growth <= tolerance,
-  };
+  return { measured: true, ...secondHalf(samples, 4 * 1024 * 1024) };
 }
 
 function byKind(records) {
