@@ -378,8 +378,9 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     (req, res) => {
       // Advertise less than we hold: a client reusing an idle socket near the advertised end
       // (its timers late under load) must not meet our close and lose its POST to ECONNRESET.
-      // Node 24's keepAliveTimeoutBuffer does the same; Node 20 reads the header from this field.
-      (res as unknown as { _keepAliveTimeout: number })._keepAliveTimeout = keepAliveMs;
+      // Node 24's keepAliveTimeoutBuffer does the same; on Node 20 a header set here replaces
+      // the one Node would write from keepAliveTimeout.
+      res.setHeader('Keep-Alive', `timeout=${Math.floor(keepAliveMs / 1000)}`);
       const route: { name: Route } = { name: 'other' };
       const post = req.method === 'POST';
       if (post) inflightPosts++;
