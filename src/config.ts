@@ -5,12 +5,12 @@
  * hands each the environment, and reads the rest itself.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
 import type { Channel, ConfiguredChannel } from './channels/channel.js';
 import { CHANNELS } from './channels/registry.js';
+import { readConfigFile } from './config-file.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from './env.js';
 import { parseApprovalRules, type ApprovalRule } from './notification/approval-rules.js';
 import { describeValue } from './union/index.js';
@@ -211,16 +211,7 @@ export function environment(envFile?: string): Env {
   if (envFile === undefined) return process.env;
   let text: string;
   try {
-    // One open, checked then read: a device (/dev/zero) or a FIFO would be read without end.
-    const fd = openSync(envFile, 'r');
-    try {
-      const stat = fstatSync(fd);
-      if (!stat.isFile()) throw Object.assign(new Error('not a regular file'), { code: 'not a regular file' });
-      if (stat.size > MAX_ENV_FILE_BYTES) throw Object.assign(new Error('too large'), { code: `over ${MAX_ENV_FILE_BYTES} bytes` });
-      text = readFileSync(fd, 'utf8');
-    } finally {
-      closeSync(fd);
-    }
+    text = readConfigFile(envFile, MAX_ENV_FILE_BYTES);
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);

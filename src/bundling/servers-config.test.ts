@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { GatewayConfigError, loadServersConfig, parseServersConfig } from './index.js';
 
@@ -55,6 +59,10 @@ describe('parseServersConfig (the mcpServers format)', () => {
   it('bounds what it reads and what its errors repeat: no device, no file over 1 MiB, at most 20 problems, ids clipped', async () => {
     // /dev/zero was read without end (500 MB in 8 s); 60,000 bad servers made a 2 MB error.
     await expect(loadServersConfig('/dev/zero')).rejects.toThrow(/cannot read servers config \/dev\/zero: not a regular file/);
+    // A FIFO with no writer is refused at once, not waited on.
+    const fifo = join(mkdtempSync(join(tmpdir(), 'notify-fifo-')), 'servers.json');
+    execFileSync('mkfifo', [fifo]);
+    await expect(loadServersConfig(fifo)).rejects.toThrow(/not a regular file/);
     const many = JSON.stringify({ mcpServers: Object.fromEntries(Array.from({ length: 60_000 }, (_, i) => [`s${i}`, { command: 5 }])) });
     const manyError = (() => {
       try {

@@ -1,5 +1,6 @@
-import { open } from 'node:fs/promises';
 import { z } from 'zod';
+import { readConfigFile } from '../config-file.js';
+import { clipText } from '../union/echo.js';
 import { GatewayConfigError } from './errors.js';
 
 /** The largest delay `setTimeout` honours (about 24.8 days). */
@@ -65,8 +66,8 @@ function problemsText(problems: readonly string[]): string {
   return problems.slice(0, MAX_PROBLEMS).join('; ') + (more > 0 ? `; and ${more} more` : '');
 }
 
-/** A server id or key as an error names it: ids are the file's keys, of any length. */
-const clip = (key: string) => (key.length > 64 ? `${key.slice(0, 64)}… (${key.length} characters)` : key);
+/** A server id or key as an error names it: the file's keys may be of any length. */
+const clip = (key: string) => clipText(key, 64);
 
 function issuesText(issues: readonly z.core.$ZodIssue[], prefix: readonly PropertyKey[] = []): string {
   return problemsText(issues.map((i) => `${[...prefix, ...i.path].map((k) => clip(String(k))).join('.') || '(root)'}: ${i.message}`));
@@ -106,16 +107,7 @@ const MAX_CONFIG_BYTES = 1024 * 1024;
 export async function loadServersConfig(path: string): Promise<Map<string, UpstreamSpec>> {
   let text: string;
   try {
-    // One open, checked then read: a device (/dev/zero) or a FIFO was read without end.
-    const file = await open(path, 'r');
-    try {
-      const stat = await file.stat();
-      if (!stat.isFile()) throw new Error('not a regular file');
-      if (stat.size > MAX_CONFIG_BYTES) throw new Error(`over ${MAX_CONFIG_BYTES} bytes`);
-      text = await file.readFile('utf8');
-    } finally {
-      await file.close();
-    }
+    text = readConfigFile(path, MAX_CONFIG_BYTES);
   } catch (err) {
     throw new GatewayConfigError(`cannot read servers config ${path}: ${(err as Error).message}`, { cause: err });
   }
