@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from './log.js';
 
 describe('createLogger', () => {
@@ -32,5 +32,21 @@ describe('createLogger', () => {
     const { lines, write } = capture();
     createLogger('warn', write).info('quiet');
     expect(lines).toEqual([]);
+  });
+
+  it('writes to stderr after the current turn, every line of the turn in one write', async () => {
+    const writes: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => (writes.push(String(chunk)), true));
+    try {
+      const log = createLogger('info');
+      log.info('one');
+      log.child({ call: 2 }).warn('two');
+      expect(writes).toEqual([]);
+      await new Promise((r) => setImmediate(r));
+      expect(writes).toHaveLength(1);
+      expect(writes[0]!.trim().split('\n').map((l) => JSON.parse(l).msg)).toEqual(['one', 'two']);
+    } finally {
+      spy.mockRestore();
+    }
   });
 });

@@ -15,9 +15,29 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
+let pendingLines: string[] = [];
+let flushAtExit = false;
+const flushStderr = () => {
+  const out = pendingLines.join('');
+  pendingLines = [];
+  if (out) process.stderr.write(out);
+};
+
+/**
+ * stderr, written once per turn of the event loop: the lines a call logs go out after its
+ * answer, in one write (on a pipe or a file each write is a synchronous system call, and
+ * it was on the answer's path: issue 13). What is pending is written at exit.
+ */
+function writeStderr(line: string): void {
+  if (pendingLines.push(line) > 1) return;
+  setImmediate(flushStderr);
+  if (!flushAtExit) process.once('exit', flushStderr);
+  flushAtExit = true;
+}
+
 export function createLogger(
   level: Level = 'info',
-  write: (line: string) => void = (line) => process.stderr.write(line),
+  write: (line: string) => void = writeStderr,
   base: Record<string, unknown> = {},
 ): Logger {
   // A logger is built per call (children carry the notification id): its constant fields are

@@ -81,6 +81,8 @@ afterAll(async () => {
 describe('email: reply_to is a recipient', () => {
   it('refuses a reply_to off the allowlist: nothing reaches the SMTP server, and the refusal is logged', async () => {
     const [received, data] = [smtp.received.length, smtp.dataCount()];
+    const refusals = () => logLines(guarded).filter((l) => l.msg === 'send refused');
+    const before = refusals().length;
     const error = errorOf(
       await send(guarded, {
         via: 'email',
@@ -95,7 +97,9 @@ describe('email: reply_to is a recipient', () => {
     expect(smtp.received.length).toBe(received);
     expect(smtp.dataCount()).toBe(data);
 
-    const refused = logLines(guarded).filter((l) => l.msg === 'send refused');
+    // Log lines leave after the answer (src/log.ts): wait for this one.
+    for (let waited = 0; refusals().length === before && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
+    const refused = refusals();
     expect(refused.at(-1)).toMatchObject({ level: 'warn', code: 'RECIPIENT_NOT_ALLOWED', tool: 'send_notification', client: CLIENT, via: 'email' });
     // Each recipient by its class (the domain), never the address.
     expect(refused.at(-1)!.recipients).toEqual(['@example.com', '@attacker.example']);

@@ -1,9 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
-import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../log.js';
 import { MAX_BODY_BYTES } from '../transports/body.js';
-import { LineScreen } from '../transports/stdio-lines.js';
+import { StdioWire } from '../transports/stdio-wire.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
 import { loopbackHost, serveHttp, type HttpGateway } from './gateway-http.js';
@@ -118,16 +118,12 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
     } else {
       const stdin = options.stdin ?? process.stdin;
       const stdout = options.stdout ?? process.stdout;
-      // Screened first: the SDK's transport would close on an oversized line (stopping
-      // every upstream) and drop a batch or a non-JSON-RPC line without an answer.
-      const screen = new LineScreen({ maxLineBytes: MAX_BODY_BYTES, reply: (m) => void stdout.write(`${JSON.stringify(m)}\n`), log });
-      stdin.pipe(screen);
-      // Stopped by a signal, the input is still open and piped: let go of it, or it keeps the
+      // Screened: the SDK's transport would close on an oversized line (stopping every
+      // upstream) and drop a batch or a non-JSON-RPC line without an answer.
+      const wire = new StdioWire(stdin, stdout, { maxLineBytes: MAX_BODY_BYTES, log });
+      // Stopped by a signal, the input is still open and read: let go of it, or it keeps the
       // process alive after every upstream is gone.
-      releaseInput = () => {
-        stdin.unpipe(screen);
-        stdin.pause();
-      };
+      releaseInput = () => void wire.close();
       stdio = serveStdio(
         () => {
           const server = createGatewayServer(manager);
@@ -135,12 +131,15 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
           return server;
         },
         {
-          transport: new StdioServerTransport(screen, stdout),
+          transport: wire,
           onerror: (error) => log.warn('bundle stdio error', { error: error.message }),
         },
       );
       // The client going away is our signal to stop the upstreams.
-      stdin.once('end', () => void close());
+      stdin.once('end', () => {
+        wire.endOfInput();
+        void close();
+      });
       stdin.once('close', () => void close());
     }
   } catch (err) {

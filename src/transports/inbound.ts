@@ -148,10 +148,11 @@ export function parseMessage(bytes: Uint8Array): { value: unknown; text: string;
 /** The message to hand to the SDK, or why it is refused. */
 export function screenMessage(message: unknown): { message: unknown; refusal?: undefined } | { refusal: Refusal } {
   if (Array.isArray(message)) return { refusal: refusal.batch() };
-  if (overMembers(message, MAX_OBJECT_MEMBERS)) return { refusal: refusal.tooWide(message) };
+  const { tooWide, protoKey } = survey(message);
+  if (tooWide) return { refusal: refusal.tooWide(message) };
   const long = overlongIdentifier(message);
   if (long) return { refusal: long };
-  if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message) : message };
+  if (isJSONRPCRequest(message)) return { message: message.method === 'tools/call' ? setArgumentsAside(message, protoKey) : message };
   if (isJSONRPCNotification(message) || isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) return { message };
   return { refusal: refusal.invalid(message) };
 }
@@ -192,11 +193,12 @@ function overlongIdentifier(message: unknown): Refusal | undefined {
   return undefined;
 }
 
-function setArgumentsAside<M extends { params?: Record<string, unknown> }>(request: M): M {
+/** `protoKey`: whether the message holds a `__proto__` key anywhere (survey). */
+function setArgumentsAside<M extends { params?: Record<string, unknown> }>(request: M, protoKey: boolean): M {
   const params = request.params;
   if (!params) return request;
   const meta = isObject(params._meta) ? params._meta : undefined;
-  const aside = 'arguments' in params && (!isObject(params.arguments) || holdsProtoKey(params.arguments));
+  const aside = 'arguments' in params && (!isObject(params.arguments) || (protoKey && holdsProtoKey(params.arguments)));
   if (!aside && !(meta && ARGUMENTS_KEY in meta)) return request;
   const { [ARGUMENTS_KEY]: _spoofed, ...restMeta } = meta ?? {};
   const { arguments: args, ...rest } = params;
@@ -230,13 +232,19 @@ function someObject(value: unknown, visit: (object: Record<string, unknown>) => 
   return false;
 }
 
-/** Whether the objects of a parsed JSON value have more than `limit` members in all. */
-function overMembers(value: unknown, limit: number): boolean {
+/**
+ * One walk of a parsed message: whether its objects have more than MAX_OBJECT_MEMBERS
+ * members in all, and whether any of them holds an own `__proto__` key.
+ */
+function survey(message: unknown): { tooWide: boolean; protoKey: boolean } {
   let members = 0;
-  return someObject(value, (object) => {
-    for (const _ in object) if (++members > limit) return true;
+  let protoKey = false;
+  const tooWide = someObject(message, (object) => {
+    protoKey ||= Object.hasOwn(object, '__proto__');
+    for (const _ in object) if (++members > MAX_OBJECT_MEMBERS) return true;
     return false;
   });
+  return { tooWide, protoKey };
 }
 
 /** Whether `__proto__` is an own key anywhere in a parsed JSON value. */

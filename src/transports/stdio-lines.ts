@@ -1,13 +1,12 @@
 /**
- * The lines of stdin, screened before the SDK's stdio transport reads them. That transport
- * closes itself, and so ends the process, on a line over its buffer limit, and drops
- * without a word a line that is not JSON, not a JSON-RPC message, or a batch (an array,
- * which MCP stopped accepting in 2025-06-18): the client then waits for an answer that
- * never comes. Here each of those is answered with a JSON-RPC error and logged, and the
- * connection keeps serving. Lines that pass go on as they came, but for a tools/call whose
- * `arguments` is not an object (see inbound.ts).
+ * The lines of stdin, screened and parsed once (stdio-wire.ts hands them to the SDK). The
+ * SDK's own stdio transport closes itself, and so ends the process, on a line over its
+ * buffer limit, and drops without a word a line that is not JSON, not a JSON-RPC message,
+ * or a batch (an array, which MCP stopped accepting in 2025-06-18): the client then waits
+ * for an answer that never comes. Here each of those is answered with a JSON-RPC error and
+ * logged, and the connection keeps serving. Messages that pass go on as they parsed, but
+ * for a tools/call whose `arguments` is not an object (see inbound.ts).
  */
-import { Transform, type TransformCallback } from 'node:stream';
 import type { Logger } from '../log.js';
 import { parseMessage, refusal, screenMessage, type Refusal } from './inbound.js';
 
@@ -20,22 +19,20 @@ export interface LineScreenOptions {
   /** Writes one JSON-RPC message to the client (stdout). */
   reply(message: object): void;
   log: Logger;
-  /** Sees each message that passes, before the SDK does. */
-  onMessage?(message: unknown): void;
+  /** Takes each message that passes: a JSON-RPC message, screened (inbound.ts). */
+  deliver(message: unknown): void;
 }
 
-export class LineScreen extends Transform {
+export class LineScreen {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** Set while the rest of an oversized line is being skipped: its first bytes. */
   private oversized: Buffer | undefined;
   private oversizedBytes = 0;
 
-  constructor(private readonly options: LineScreenOptions) {
-    super();
-  }
+  constructor(private readonly options: LineScreenOptions) {}
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+  write(chunk: Buffer): void {
     let start = 0;
     while (start < chunk.length) {
       const nl = chunk.indexOf(0x0a, start);
@@ -45,13 +42,11 @@ export class LineScreen extends Transform {
       this.endOfLine();
       start = nl + 1;
     }
-    done();
   }
 
   /** End of input: a last line without a newline still counts. */
-  override _flush(done: TransformCallback): void {
+  end(): void {
     if (this.pendingBytes > 0 || this.oversized) this.endOfLine();
-    done();
   }
 
   private collect(part: Buffer): void {
@@ -87,20 +82,18 @@ export class LineScreen extends Transform {
     if (line.every((b) => b === 0x20 || b === 0x09)) return;
     const read = parseMessage(line);
     if (read.refusal) return this.refuse(read.refusal);
-    const { value: parsed, text } = read;
-    let out: string;
+    const parsed = read.value;
+    let screened: ReturnType<typeof screenMessage>;
     try {
-      const screened = screenMessage(parsed);
-      if (screened.refusal) return this.refuse(screened.refusal);
-      this.options.onMessage?.(screened.message);
-      out = screened.message === parsed ? `${text}\n` : `${JSON.stringify(screened.message)}\n`;
+      screened = screenMessage(parsed);
     } catch (err) {
       // Nesting the parser took (it does not recurse) but a walk here could not: a throw
-      // inside this stream would end the process, so the message is refused instead.
+      // from a stream's data handler would end the process, so the message is refused instead.
       if (!(err instanceof RangeError)) throw err;
       return this.refuse(refusal.tooDeep(parsed));
     }
-    this.push(out);
+    if (screened.refusal) return this.refuse(screened.refusal);
+    this.options.deliver(screened.message);
   }
 
   private refuse(r: Refusal): void {

@@ -195,12 +195,12 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
-  it('refuses arguments nested deeper than a walk can go with a JSON-RPC error, instead of ending the process, and keeps serving', async () => {
+  it('answers arguments nested 400,000 deep with the tool\'s coded error, as over HTTP, instead of ending the process, and keeps serving', async () => {
     const c = await connection(version);
-    // Under the 1 MiB limit; JSON.parse takes it (it does not recurse), setting it aside did not.
+    // Under the 1 MiB limit; JSON.parse takes it (it does not recurse), a recursive walk would not.
     const depth = 400_000;
     c.stdin.write(rpc(41, 'tools/call', c.withMeta({ name: 'send_notification', arguments: 'DEEP' })).replace('"DEEP"', '['.repeat(depth) + ']'.repeat(depth)));
-    expect((await c.answer(41)).error).toMatchObject({ code: -32600, message: expect.stringContaining('nests too deeply') });
+    expect((await c.answer(41)).result.structuredContent.error).toMatchObject({ code: 'INVALID_FIELD', message: expect.stringContaining('JSON object') });
     c.stdin.write(rpc(42, 'tools/list', c.withMeta({})));
     expect((await c.answer(42)).result.tools.length).toBeGreaterThan(0);
     await c.end();

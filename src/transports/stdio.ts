@@ -3,17 +3,17 @@
  * subprocess), served by the v2 SDK's serveStdio: the opening message pins the connection's
  * era (`initialize` for 2025-11-25; `server/discover` or any request carrying the `_meta`
  * envelope for 2026-07-28) and one server instance from our factory answers it. stdout
- * carries JSON-RPC only. Each line is screened first (stdio-lines.ts).
+ * carries JSON-RPC only. Each line is screened and parsed once (stdio-wire.ts, stdio-lines.ts).
  */
 import type { Readable, Writable } from 'node:stream';
-import { serveStdio as serveStdioEntry, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Server } from '@modelcontextprotocol/server';
 import type { App } from '../app.js';
 import { listenedUris, ResourceWatch } from '../banners/resources.js';
 import { bannerHubFor } from '../banners/stream.js';
 import { createServer } from '../server.js';
 import { MAX_BODY_BYTES } from './body.js';
-import { LineScreen } from './stdio-lines.js';
+import { StdioWire } from './stdio-wire.js';
 
 export interface StdioOptions {
   stdin?: Readable;
@@ -40,17 +40,7 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
       listens.delete(m.params?.requestId);
     }
   };
-  const screen = new LineScreen({
-    maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES,
-    reply: (message) => void stdout.write(`${JSON.stringify(message)}\n`),
-    log: app.log,
-    onMessage,
-  });
-  // The SDK's transport closes at end of input and drops the calls still running. The
-  // screen in between hides the end until those calls are answered: a client may close
-  // its side right after writing its last request.
-  stdin.pipe(screen, { end: false });
-  const transport = new StdioServerTransport(screen, stdout);
+  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage });
   const handle = serveStdioEntry(({ era }) => {
     const server = createServer(app, {}, era);
     if (era === 'modern') modernServer = server;
@@ -60,13 +50,14 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
     onerror: (error) => app.log.warn('stdio transport error', { error: error.message }),
   });
   const closed = new Promise<void>((resolve) => {
+    // The SDK's own transport closes at end of input and drops the calls still running; a
+    // client may close its side right after writing its last request, so they are answered
+    // first. The SDK dispatches what it was handed before the next turn of the event loop,
+    // where the calls are tracked.
     stdin.once('end', () => {
-      // A last line without a newline is still screened and handed on; the SDK dispatches
-      // what it has read before the next turn of the event loop, then the calls are tracked.
-      screen.write('\n');
+      transport.endOfInput();
       setImmediate(() =>
         void app.drain().finally(() => {
-          screen.end();
           watch.releaseAll();
           void handle.close().finally(resolve);
         }),
