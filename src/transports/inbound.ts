@@ -131,7 +131,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * U+FFFD and send, say, an SMS other than the one written), a leading byte order mark
  * dropped (some writers start with one), then JSON.parse.
  */
-export function parseMessage(bytes: Uint8Array): { value: unknown; text: string; refusal?: undefined } | { refusal: Refusal } {
+export function parseMessage(bytes: Uint8Array): { value: unknown; refusal?: undefined } | { refusal: Refusal } {
   let text: string;
   try {
     text = utf8.decode(bytes);
@@ -139,7 +139,7 @@ export function parseMessage(bytes: Uint8Array): { value: unknown; text: string;
     return { refusal: refusal.notUtf8() };
   }
   try {
-    return { value: JSON.parse(text) as unknown, text };
+    return { value: JSON.parse(text) as unknown };
   } catch {
     return { refusal: refusal.parseError() };
   }

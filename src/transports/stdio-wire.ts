@@ -36,9 +36,14 @@ export class StdioWire implements Transport {
       log: options.log,
       reply: (message) => void this.write(message).catch(() => {}),
       deliver: (message) => {
-        options.onMessage?.(message);
-        // Screened: a JSON-RPC request, notification or response (inbound.ts).
-        this.onmessage?.(message as JSONRPCMessage);
+        // A throw here would escape stdin's data handler and end the process.
+        try {
+          options.onMessage?.(message);
+          // Screened: a JSON-RPC request, notification or response (inbound.ts).
+          this.onmessage?.(message as JSONRPCMessage);
+        } catch (err) {
+          this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+        }
       },
     });
   }
