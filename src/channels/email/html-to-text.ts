@@ -53,19 +53,26 @@ export async function loadHtmlToText(): Promise<(html: string) => string> {
 
 /** Paragraphs of plain text with inline emphasis and nothing else: the common notification's HTML. */
 const SIMPLE_HTML = /^(?:<p>(?:[\w .,:;!?'"()%#=@$*/+-]|<\/?(?:b|strong|i|em|u|span)>)*<\/p>)+$/;
+const TAG = /<[^>]*>/g;
+const SPACES = / {2,}/g;
 
 /**
  * The text part of simple HTML (SIMPLE_HTML), as html-to-text derives it with the options
  * above: tags dropped, spaces collapsed, paragraphs apart by a blank line (compared on
  * generated HTML in html-to-text.test.ts). Undefined for anything else, which the converter
- * takes. Its parse and walk were most of a small dry-run email's own time (issue 13).
+ * takes. Its parse and walk were most of a small dry-run email's own time (issue 13); a
+ * replace is skipped where it has nothing to do.
  */
 export function simpleHtmlToText(html: string): string | undefined {
   if (!SIMPLE_HTML.test(html)) return undefined;
-  const paragraphs = html
-    .slice('<p>'.length, -'</p>'.length)
-    .split('</p><p>')
-    .map((p) => p.replace(/<[^>]*>/g, '').replace(/ {2,}/g, ' ').trim());
-  // An empty paragraph still adds line breaks in html-to-text: the converter says how many.
-  return paragraphs.includes('') ? undefined : paragraphs.join('\n\n');
+  let text = '';
+  for (let p of html.slice('<p>'.length, -'</p>'.length).split('</p><p>')) {
+    if (p.includes('<')) p = p.replace(TAG, '');
+    if (p.includes('  ')) p = p.replace(SPACES, ' ');
+    p = p.trim();
+    // An empty paragraph still adds line breaks in html-to-text: the converter says how many.
+    if (p === '') return undefined;
+    text = text === '' ? p : `${text}\n\n${p}`;
+  }
+  return text;
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
-import { buildEmailMime } from './mime.js';
+import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
 import { emailRecipients, toFields } from './recipients.js';
 import type { EmailPayload } from './smtp.js';
 
@@ -22,6 +22,12 @@ function address(mailbox: string): string {
   return (m ? m[1]! : mailbox).trim();
 }
 
+/** The sender's address (the envelope's) and its domain (Message-ID's), read once with the settings, not per mail. */
+function sender(from: string): { address: string; domain: string } {
+  const envelopeFrom = address(from);
+  return { address: envelopeFrom, domain: envelopeFrom.split('@')[1] ?? 'notify-mcp.local' };
+}
+
 export const email = defineChannel({
   name: 'email',
   label: 'email',
@@ -30,12 +36,12 @@ export const email = defineChannel({
   settings(env) {
     const from = env.EMAIL_FROM || DEFAULT_FROM;
     const smtpUrl = env.SMTP_URL || undefined;
-    if (!smtpUrl) return { live: false, from };
+    if (!smtpUrl) return { live: false, from, sender: sender(from) };
     if (!/^smtps?:\/\/[^/]/.test(smtpUrl)) {
       throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com:465');
     }
     if (!env.EMAIL_FROM) throw new ConfigError('SMTP_URL is set but EMAIL_FROM is not: set the sender address');
-    return { live: true, from, smtpUrl };
+    return { live: true, from, sender: sender(from), smtpUrl };
   },
 
   allowlist: { variable: 'NOTIFY_EMAIL_ALLOW', matcher: emailMatcher },
@@ -66,27 +72,25 @@ export const email = defineChannel({
   summary: (call) => ({ headlineLabel: 'Subject', headline: call.subject, body: call.body_text ?? call.body_html }),
 
   async buildPayload(call, { id, settings, timeoutMs, at = Date.now() }) {
-    const { from } = settings;
+    const { from, sender } = settings;
     const to = toFields(call);
-    const messageId = `<${id}@${address(from).split('@')[1] ?? 'notify-mcp.local'}>`;
-    // Off the main thread when large (./mime.ts), within the time it is given.
-    const raw = await buildEmailMime(
-      {
-        from,
-        to,
-        subject: call.subject,
-        html: call.body_html,
-        ...(call.body_text !== undefined ? { text: call.body_text } : {}),
-        ...(call.reply_to ? { replyTo: call.reply_to } : {}),
-        messageId,
-        headers: { 'X-Notification-Id': id },
-        // Deterministic, so an approved email is rebuilt byte for byte.
-        date: new Date(at),
-        baseBoundary: id.replace(/^ntf_/, ''),
-      },
-      { timeoutMs },
-    );
-    const payload: EmailPayload = { envelope: { from: address(from), to }, messageId, raw };
+    const messageId = `<${id}@${sender.domain}>`;
+    const mail: MailParts = {
+      from,
+      to,
+      subject: call.subject,
+      html: call.body_html,
+      messageId,
+      headers: { 'X-Notification-Id': id },
+      // Deterministic, so an approved email is rebuilt byte for byte.
+      date: new Date(at),
+      baseBoundary: id.replace(/^ntf_/, ''),
+    };
+    if (call.body_text !== undefined) mail.text = call.body_text;
+    if (call.reply_to) mail.replyTo = call.reply_to;
+    // The common notification at once; anything else off the main thread when large (./mime.ts), within the time it is given.
+    const raw = plainEmailMime(mail) ?? (await buildEmailMime(mail, { timeoutMs }));
+    const payload: EmailPayload = { envelope: { from: sender.address, to }, messageId, raw };
     return { payload };
   },
 

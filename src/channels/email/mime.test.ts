@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMime } from '../../../test/helpers/mime.js';
 import { NotifyError } from '../../errors.js';
-import { EmailMimeBuilder, INLINE_MAX_CHARS, buildEmailMime, type MailParts } from './mime.js';
+import { EmailMimeBuilder, INLINE_MAX_CHARS, buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
 import { loadHtmlToText } from './html-to-text.js';
 
 /** Nesting this deep keeps html-to-text busy for many seconds (its parser is quadratic in depth). */
@@ -96,5 +96,27 @@ describe('buildEmailMime', () => {
     const raw = await builder.build(mail({ html: LARGE_HTML, text: 'brought along' }), { timeoutMs: 6_000 });
     expect(parseMime(raw).parts[0]!.body.trim()).toBe('brought along');
     await stalled;
+  });
+});
+
+describe('plainEmailMime', () => {
+  // Fixed Date and boundary, as the channel gives them, so the two builds compare byte for byte.
+  const common = mail({ subject: 'Deploy done', html: '<p>Deployed <b>v1.2</b></p>', date: new Date(0), baseBoundary: '0123456789abcdef0123456789abcdef' });
+
+  it('writes the common notification as buildEmailMime does, without a promise', async () => {
+    for (const m of [common, { ...common, text: 'Deployed v1.2, by hand.' }]) {
+      const raw = plainEmailMime(m);
+      expect(raw).toBeDefined();
+      expect(raw).toBe(await buildEmailMime(m, { timeoutMs: 10_000 }));
+    }
+  });
+
+  it.each([
+    ['HTML whose text part html-to-text derives', { html: mail().html }],
+    ['a non-ASCII subject', { subject: 'Déploiement' }],
+    // Short lines: plainMime would take it, the size alone sends it on.
+    ['a body over INLINE_MAX_CHARS', { html: '<p>x</p>', text: `${'x'.repeat(70)}\n`.repeat(INLINE_MAX_CHARS / 70) }],
+  ])('leaves to buildEmailMime %s', (_, extra) => {
+    expect(plainEmailMime({ ...common, ...extra })).toBeUndefined();
   });
 });

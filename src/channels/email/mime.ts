@@ -131,6 +131,17 @@ async function buildInline(mail: MailParts): Promise<string> {
   return raw.toString('utf8');
 }
 
+/**
+ * The common notification's message (./plain-mime.ts), built in the calling thread without a
+ * promise; undefined when `mail` needs buildEmailMime: a body over INLINE_MAX_CHARS, HTML whose
+ * text part html-to-text must derive, or anything plainMime leaves to MailComposer.
+ */
+export function plainEmailMime(mail: MailParts): string | undefined {
+  if (mail.html.length + (mail.text?.length ?? 0) > INLINE_MAX_CHARS) return undefined;
+  const text = mail.text ?? simpleHtmlToText(mail.html);
+  return text === undefined ? undefined : plainMime(mail, text);
+}
+
 export class EmailMimeBuilder {
   private readonly deriving: WorkerPool<MailParts, MailReply>;
   private readonly given: WorkerPool<MailParts, MailReply>;

@@ -42,6 +42,27 @@ describe('plainMime', () => {
     expect(raw).toMatch(/^Date: \w{3}, \d\d \w{3} \d{4} \d\d:\d\d:\d\d \+0000\r$/m);
   });
 
+  it('writes the bytes MailComposer writes, boundary and Date included, when both are given', async () => {
+    // The channel's boundary: a notification id's 32 hex digits.
+    const mail = { ...base, date: new Date(Date.UTC(2026, 11, 1, 3, 7, 9)), baseBoundary: '0123456789abcdef0123456789abcdef' };
+    expect(plainMime(mail, 'Deployed v1.2')).toBe(await composed(mail, 'Deployed v1.2'));
+  });
+
+  it('writes the Date header as nodemailer does, for any date', async () => {
+    // Mostly years of four digits, which are written from the UTC fields; any other goes to toUTCString.
+    const fourDigitYears = fc.date({ min: new Date('1000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true });
+    const anyDate = fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true });
+    await assertProperty(
+      'plainMime Date header',
+      fc.property(fc.oneof({ weight: 4, arbitrary: fourDigitYears }, anyDate), (date) => {
+        const line = /^Date: (.*)\r$/m.exec(plainMime({ ...base, date }, 'x')!)![1];
+        // nodemailer's own expression (lib/mime-node).
+        expect(line).toBe(date.toUTCString().replace(/GMT/, '+0000'));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it.each([
     ['a name that needs quotes', { ...base, from: '"Ops, Inc." <ops@example.com>' }, 'x'],
     ['a non-ASCII subject', { ...base, subject: 'Déploiement' }, 'x'],
