@@ -99,8 +99,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
   // names are the client's to choose.
   const callLogs = new Map<string, Logger>();
   const callLog = (tool: string, profile: string, client: string | null): Logger => {
-    // Tool and profile names hold no NUL; the client, free text, comes last.
-    const id = client === null ? `${tool}\0${profile}` : `${tool}\0${profile}\0\0${client}`;
+    const id = JSON.stringify([tool, profile, client]);
     let log = callLogs.get(id);
     if (!log) {
       log = (conn.log ?? app.log).child({ tool, profile, ...(client ? { client } : {}) });
