@@ -96,6 +96,8 @@ export class SqliteStore implements Store {
   private lastRatePurge = 0;
   /** Statements by SQL text, prepared once: preparing cost more than running on the send path. */
   private readonly statements = new Map<string, Database.Statement>();
+  /** recordDeliveryUnlessOptedOut's statements by recipient count, so a send does not rebuild the SQL. */
+  private readonly insertUnlessOptedOut = new Map<number, Database.Statement>();
   /** The feed's statements by (status, audience count), so a hit does not rebuild the SQL. */
   private readonly byAudience = new Map<string, Database.Statement>();
 
@@ -132,10 +134,15 @@ export class SqliteStore implements Store {
   async recordDeliveryUnlessOptedOut(r: DeliveryRecord, check: OptOutCheck): Promise<string | undefined> {
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
     // lookup and an insert (or both in one transaction) cost about 20 µs more (bench/results.md).
-    const sql = `${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${check.recipients.map(() => '?').join(', ')}))`;
+    const n = check.recipients.length;
+    let insert = this.insertUnlessOptedOut.get(n);
+    if (!insert) {
+      insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${check.recipients.map(() => '?').join(', ')}))`);
+      this.insertUnlessOptedOut.set(n, insert);
+    }
     // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (this.statement(sql).run(...deliveryValues(r), check.via, ...check.recipients).changes === 1) return undefined;
+      if (insert.run(...deliveryValues(r), check.via, ...check.recipients).changes === 1) return undefined;
       const optedOut = this.firstOptedOut(check);
       if (optedOut !== undefined) return optedOut;
     }

@@ -177,7 +177,8 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
       variant: variant.value,
     }));
   }
-  let known = Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k)));
+  // Nothing found yet: every field is the variant's, and `call` (already a copy) is what it takes.
+  let known = found.size ? Object.fromEntries(Object.entries(call).filter(([k]) => k === disc || variant.fields.includes(k))) : call;
   if (binding.jsonText) {
     // The strict shape sends free-form values as JSON text: parsed back, the union sees what other shapes send.
     const decoded = decodeJsonText(variant.json, known);
@@ -185,9 +186,17 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     if (decoded.problems.length) return found.failure()!;
     known = decoded.value;
   }
-  const ctx = { subject: variant.value, variant: variant.value, limits: variant.limits, formats: { ...FORMATS, ...def.options.formats } };
+  const ctx = { subject: variant.value, variant: variant.value, limits: variant.limits, formats: formatsOf(def) };
   const value = checkFields(variant.schema, variant.json, known, base, ctx, found);
   return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
+}
+
+/** FORMATS with the union's own words over them, merged once per union: merging two spreads per call cost about 1 µs. */
+const unionFormats = new WeakMap<UnionDef, Readonly<Record<string, FormatWords>>>();
+function formatsOf(def: UnionDef): Readonly<Record<string, FormatWords>> {
+  let formats = unionFormats.get(def);
+  if (!formats) unionFormats.set(def, (formats = { ...FORMATS, ...def.options.formats }));
+  return formats;
 }
 
 /** Validates the arguments of a plain object tool; same issue shapes as the union's. */
