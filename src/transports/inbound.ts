@@ -43,7 +43,7 @@ export interface Refusal {
   id: RequestId | null;
   error: { code: number; message: string };
   /** A word for the logs. */
-  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_deep' | 'too_long' | 'too_wide';
+  reason: 'batch' | 'invalid' | 'parse' | 'too_large' | 'too_long' | 'too_wide';
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -63,12 +63,6 @@ export const refusal = {
     id: idOf(value),
     reason: 'invalid',
     error: { code: -32600, message: 'Invalid Request: not a JSON-RPC 2.0 request, notification or response' },
-  }),
-  /** A message that parsed but nests deeper than the server can walk (a stack overflow). */
-  tooDeep: (value: unknown): Refusal => ({
-    id: idOf(value),
-    reason: 'too_deep',
-    error: { code: -32600, message: 'Invalid Request: the message nests too deeply to process; send arguments nested at most a few hundred levels' },
   }),
   /** A message holding more object members than MAX_OBJECT_MEMBERS. */
   tooWide: (value: unknown): Refusal => ({
