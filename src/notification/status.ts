@@ -1,6 +1,6 @@
 /**
  * The one place a notification's state changes after its send: a provider receipt moves it
- * forward, never back. Pure; the README's transition table is this table in words.
+ * forward, never back. Pure; docs/tools.md's transition table is this table in words.
  */
 import type { DeliveryStatus, ReceiptEvent } from '../store/types.js';
 

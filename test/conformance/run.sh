@@ -5,7 +5,7 @@
 #
 # Runs the scenarios that need no fixture tools. The others ask for tools, resources,
 # prompts or capabilities this server does not have (test_simple_text, resources/list,
-# completion, logging, sampling, elicitation) and do not apply; the README lists them.
+# completion, logging, sampling, elicitation) and do not apply; docs/protocol.md lists them.
 # Checks of a run scenario that cannot apply are named, with the reason, in
 # expected-failures-2026-07-28.yaml: any other failure, or an entry there that starts
 # passing, fails the run.
