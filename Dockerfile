@@ -3,7 +3,7 @@
 #   docker build -t notify-mcp .
 #   docker run --rm -p 127.0.0.1:8787:8787 -e NOTIFY_HTTP_TOKENS=me:<16+ chars> notify-mcp
 # Stages: build (every dependency, then dist/), deps (production dependencies only, from the
-# lockfile), runtime (slim image, non-root). test/dockerfile.test.ts replays deps and runtime.
+# lockfile), runtime (slim image, non-root). test/project/dockerfile.test.ts replays deps and runtime.
 
 # --- build: dev tools and the compiled dist/ ---
 FROM node:20-bookworm AS build

@@ -1,5 +1,5 @@
 /**
- * The `notify-mcp` command as one file (dist/cli.js), bundled from tsc's output: loading some
+ * The `notify-mcp` command as one file (dist/cli.js), bundled from tsc's output (dist/cli/main.js): loading some
  * 65 of our modules one by one (resolve, link, compile each) was most of what start-up
  * paid above the bare SDK server (bench/results.md, "Changes"). Packages stay external
  * (resolved from node_modules as before), and what cli.js imports lazily (HTTP, the
@@ -11,11 +11,11 @@ import { rmSync } from 'node:fs';
 // Chunk names carry a content hash: the previous build's would otherwise pile up.
 rmSync('dist/cli-chunks', { recursive: true, force: true });
 // The prebuilt tools/list belongs to one bundle: `npm run build` writes it again after this
-// one (src/catalog-prebuilt.ts); a bundle rebuilt alone builds its list at run time.
+// one (src/mcp/catalog-prebuilt.ts); a bundle rebuilt alone builds its list at run time.
 rmSync('dist/tools-flat.json', { force: true });
 
 export default {
-  input: 'dist/cli.js',
+  input: 'dist/cli/main.js',
   platform: 'node',
   external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0'),
   output: {

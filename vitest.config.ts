@@ -5,6 +5,6 @@ export default defineConfig({
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    reporters: ['default', './test/summary-reporter.ts'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
   },
 });

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createLogger } from '../dist/log.js';
+import { createLogger } from '../dist/core/log.js';
 import { openSqliteStore, sqliteFile } from '../dist/store/sqlite.js';
 import { fetchBody, load } from './lib/load.mjs';
 import { freePort, ROOT, serverEnv, startHttpServer, tempDir, waitForHttp } from './lib/servers.mjs';

@@ -34,7 +34,7 @@ async function load(dist) {
   const config = loadConfig({ NOTIFY_DATA_DIR: tempDir() });
   const app = await createApp(config, log);
   const entry = app.catalog[config.defaultProfile].entries.get('send_notification');
-  // As src/server.ts passes it: one logger per tool, profile and caller.
+  // As src/mcp/server.ts passes it: one logger per tool, profile and caller.
   const callLog = log.child({ tool: 'send_notification', profile: config.defaultProfile, client: 'bench' });
   const once = async () => {
     const ctx = { deps: app, store: app.store, config: app.config, log: callLog, client: 'bench', operator: false, now: app.now, signal: new AbortController().signal };

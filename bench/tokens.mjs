@@ -7,8 +7,8 @@
  * counted here.
  */
 import { encode } from 'gpt-tokenizer/encoding/o200k_base';
-import { buildCatalog } from '../dist/catalog.js';
-import { loadConfig } from '../dist/config.js';
+import { buildCatalog } from '../dist/mcp/catalog.js';
+import { loadConfig } from '../dist/config/config.js';
 import { HAND_WRITTEN_TOOL } from './hand-written-tool.mjs';
 import { exact } from './lib/stats.mjs';
 

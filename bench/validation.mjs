@@ -6,9 +6,9 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { buildCatalog } from '../dist/catalog.js';
-import { loadConfig } from '../dist/config.js';
-import { notificationDef } from '../dist/channels/union.js';
+import { buildCatalog } from '../dist/mcp/catalog.js';
+import { loadConfig } from '../dist/config/config.js';
+import { notificationDef } from '../dist/channels/send-union.js';
 import { validateUnionCall } from '../dist/union/validate.js';
 import { ratio, summarize } from './lib/stats.mjs';
 

@@ -3,7 +3,7 @@
  * `npm run soak` (issue 16, "Prove it"): 50 concurrent HTTP clients against the built
  * `notify-mcp --http`, live channels pointed at loopback fakes, with faults injected on a
  * schedule; once on SQLite, once on PostgreSQL with two replicas sharing the load; then
- * 100,000 seeded generated calls through the real pipeline (test/fuzz.property.test.ts).
+ * 100,000 seeded generated calls through the real pipeline (test/property/fuzz.property.test.ts).
  * Prints the figures, writes them to soak/results.json and soak/results.md, and exits
  * non-zero when an invariant breaks.
  *
@@ -165,9 +165,9 @@ async function scenario(kind) {
 }
 
 function fuzz() {
-  step(`fuzz: ${FUZZ_RUNS} seeded generated calls (test/fuzz.property.test.ts)`);
+  step(`fuzz: ${FUZZ_RUNS} seeded generated calls (test/property/fuzz.property.test.ts)`);
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/fuzz.property.test.ts', '--reporter=default', '--testTimeout=0'], {
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/property/fuzz.property.test.ts', '--reporter=default', '--testTimeout=0'], {
     cwd: ROOT,
     env: { ...process.env, FUZZ_RUNS: String(FUZZ_RUNS), FUZZ_REPORT: join(ROOT, 'soak/fuzz-report.json') },
     stdio: ['ignore', 'inherit', 'inherit'],

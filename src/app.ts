@@ -1,21 +1,24 @@
 /**
  * The long-lived parts of a running server, shared by every connection: configuration,
  * store, providers and the tool catalog. Transports create one MCP server per connection
- * on top of this (src/server.ts).
+ * on top of this (src/mcp/server.ts).
  */
 import type { RequestStateCodec } from '@modelcontextprotocol/server';
-import { buildCatalog, type Catalog } from './catalog.js';
-import { PREBUILT_PROFILE, readPrebuiltList } from './catalog-prebuilt.js';
+import { buildCatalog, type Catalog } from './mcp/catalog.js';
+import { PREBUILT_PROFILE, readPrebuiltList } from './mcp/catalog-prebuilt.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { createApprovalCodec, type ApprovalState } from './notification/approval-round.js';
+import type { Config } from './config/config.js';
+import type { Logger } from './core/log.js';
+import { createApprovalCodec, type ApprovalState } from './mcp/approval-round.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
 import type { Provider } from './providers/types.js';
 import { deferredStore } from './store/deferred.js';
 import { openStore, sqliteFile } from './store/index.js';
 import type { Store } from './store/types.js';
+
+/** Beside the composition root: dist/tools-flat.json for dist/cli.js and dist/app.js alike; none under src/. */
+const PREBUILT_FILE = new URL('./tools-flat.json', import.meta.url);
 
 export interface App extends PipelineDeps {
   catalog: Catalog;
@@ -63,7 +66,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     config,
     undefined,
     (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
-    (profile) => (profile === PREBUILT_PROFILE ? readPrebuiltList(config.catalogKey) : undefined),
+    (profile) => (profile === PREBUILT_PROFILE ? readPrebuiltList(config.catalogKey, PREBUILT_FILE) : undefined),
   );
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),

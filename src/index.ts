@@ -5,11 +5,11 @@
  * reconciler `notify-mcp/bundling`.
  */
 export { createApp, type App, type AppOverrides } from './app.js';
-export { createServer, type Connection, type Era } from './server.js';
-export { serveStdio } from './transports/stdio.js';
-export { serveHttp } from './transports/http.js';
-export { loadConfig, ConfigError, PROFILES, type Config, type Profile } from './config.js';
-export { createLogger, silentLogger, type Logger } from './log.js';
+export { createServer, type Connection, type Era } from './mcp/server.js';
+export { serveStdio } from './transports/stdio/stdio.js';
+export { serveHttp } from './transports/http/listener.js';
+export { loadConfig, ConfigError, PROFILES, type Config, type Profile } from './config/config.js';
+export { createLogger, silentLogger, type Logger } from './core/log.js';
 export { CHANNELS, type Notification, type Via } from './channels/registry.js';
 export { defineChannel, idempotencyKey } from './channels/channel.js';
 export type {
@@ -25,11 +25,11 @@ export type {
   ProviderContext,
   ResultMeta,
 } from './channels/channel.js';
-export { notificationUnion, notificationDef, SEND_TOOL, channelToolName } from './channels/union.js';
+export { notificationUnion, notificationDef, SEND_TOOL, channelToolName } from './channels/send-union.js';
 export { countSegments, type SegmentCount, type SmsEncoding } from './channels/sms/segments.js';
 export type { RecipientMatcher } from './policy/matcher.js';
-export { NotifyError, ERROR_CODES, type ErrorCode, type ToolErrorBody } from './errors.js';
+export { NotifyError, ERROR_CODES, type ErrorCode, type ToolErrorBody } from './core/errors.js';
 export type { Store } from './store/types.js';
 export type { Provider, ProviderReceipt, SendContext } from './providers/types.js';
 export { ProviderRejectedError, ProviderTransientError, DeliveryUnknownError, RecipientOptedOutError } from './providers/errors.js';
-export { VERSION } from './version.js';
+export { VERSION } from './core/version.js';

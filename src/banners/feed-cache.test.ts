@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { BannerRecord, Store } from '../store/types.js';
 import { activeBanners, FEED_LIMIT, FeedCache, feedCacheFor } from './feed.js';

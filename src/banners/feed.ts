@@ -4,7 +4,7 @@
  * GET /banners?audience=all,admins.
  */
 import { createHash } from 'node:crypto';
-import { NotifyError } from '../errors.js';
+import { NotifyError } from '../core/errors.js';
 import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
 import { describeValue } from '../union/index.js';
 import { AUDIENCE_RE, iso } from './model.js';
@@ -183,7 +183,7 @@ export function parseAudienceParam(raw: string | null | undefined): string[] {
     }
   }
   const distinct = [...new Set(names)];
-  // Each segment a live stream follows is one store read per change (src/banners/stream.ts).
+  // Each segment a live stream follows is one store read per change (src/banners/hub.ts).
   if (distinct.length > MAX_AUDIENCES) {
     throw new NotifyError('TOO_LONG', `audience names ${distinct.length} segments; name at most ${MAX_AUDIENCES}, the ones the viewer belongs to.`, {
       path: '/audience',

@@ -8,11 +8,11 @@ import {
   WebStandardStreamableHTTPServerTransport,
   type Server,
 } from '@modelcontextprotocol/server';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { BodyTooLargeError, readBody } from '../transports/body.js';
 import { parseMessage, screenMessage } from '../transports/inbound.js';
-import { namesModernVersion } from '../transports/protocol-headers.js';
-import { sendWebResponse, toWebRequest } from '../transports/web-bridge.js';
+import { namesModernVersion } from '../transports/http/protocol-headers.js';
+import { sendWebResponse, toWebRequest } from '../transports/http/web-bridge.js';
 import { GatewayConfigError } from './errors.js';
 
 const MAX_BODY = 1024 * 1024;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../core/log.js';
 import { GatewayConfigError, runGateway } from './index.js';
 
 /** In-process: runGateway with injected streams, one real upstream (server-memory). */

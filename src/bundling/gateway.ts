@@ -1,9 +1,9 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Server } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { MAX_BODY_BYTES } from '../transports/body.js';
-import { StdioWire } from '../transports/stdio-wire.js';
+import { StdioWire } from '../transports/stdio/stdio-wire.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
 import { loopbackHost, serveHttp, type HttpGateway } from './gateway-http.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { createLogger } from '../log.js';
+import { createLogger } from '../core/log.js';
 import { BundleManager, listFingerprint, UpstreamUnavailableError, type CallUpstream, type Tool, type ToolTarget } from './index.js';
 
 const tool = (name: string, props: NonNullable<Tool['inputSchema']['properties']> = { q: { type: 'string' } }): Tool => ({

@@ -1,5 +1,5 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { silentLogger, type Logger } from '../log.js';
+import { silentLogger, type Logger } from '../core/log.js';
 import {
   createDispatcher,
   type CallOptions,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readConfigFile } from '../config-file.js';
+import { readConfigFile } from '../config/config-file.js';
 import { clipText } from '../union/echo.js';
 import { GatewayConfigError } from './errors.js';
 

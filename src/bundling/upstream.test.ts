@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../core/log.js';
 import { Upstream } from './upstream.js';
 
 /** A real stdio upstream whose `hang` tool never answers. */

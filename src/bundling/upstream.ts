@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { isStdioSpec, type UpstreamSpec } from './servers-config.js';

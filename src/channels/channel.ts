@@ -10,9 +10,9 @@
  * is how the pipeline carries a call to its provider without a cast.
  */
 import { z } from 'zod';
-import { fail, pass, type Check, type CheckContext } from '../doctor/check.js';
-import { deepFreeze, type Env } from '../env.js';
-import type { Logger } from '../log.js';
+import { fail, pass, type Check, type CheckContext } from '../core/check.js';
+import { deepFreeze, type Env } from '../core/env.js';
+import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
-import { silentLogger } from '../log.js';
+import { loadConfig } from '../config/config.js';
+import { silentLogger } from '../core/log.js';
 import { closeChannels, connectChannels } from './connect.js';
 import { email } from './email/index.js';
 import { CHANNELS } from './registry.js';

@@ -3,8 +3,8 @@
  * dry-run otherwise. A live channel's SDK is imported by its module's createProvider, so a
  * dry-run start loads none.
  */
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../core/log.js';
 import type { Provider } from '../providers/types.js';
 import type { ConnectedChannel } from './channel.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../config.js';
-import { ConfigError } from '../env.js';
+import { loadConfig } from '../config/config.js';
+import { ConfigError } from '../core/env.js';
 import { describeApproval, parseApprovalRules, ruleName } from './approval-rules.js';
 
 const CHANNELS = [

@@ -9,7 +9,7 @@
  *   them at all), declared by its module (src/channels/<name>/).
  * Empty or unset: no rule, no approval (the behaviour before approvals existed).
  */
-import { ConfigError, list } from '../env.js';
+import { ConfigError, list } from '../core/env.js';
 import { describeValue } from '../union/index.js';
 
 export type ApprovalRule =

@@ -11,7 +11,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../errors.js';
+import { NotifyError } from '../core/errors.js';
 import type { ApprovalRecord, DeliveryRecord } from '../store/types.js';
 import { canonicalJson } from '../union/index.js';
 import { ruleName, type ApprovalRule } from './approval-rules.js';

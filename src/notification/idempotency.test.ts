@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { NotifyError } from '../errors.js';
-import { createLogger, silentLogger } from '../log.js';
+import { NotifyError } from '../core/errors.js';
+import { createLogger, silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import { runIdempotent } from './idempotency.js';
 

@@ -23,8 +23,8 @@
  *   like a result, so every duplicate within the ttl gets the same error and no retry under
  *   the key can send a second copy.
  */
-import { NotifyError, type ErrorCode, type ToolErrorBody } from '../errors.js';
-import type { Logger } from '../log.js';
+import { NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
 import type { IdempotencyPhase, OptOutCheck, Store } from '../store/types.js';
 import { budgetLeft } from './send-budget.js';
 

@@ -6,9 +6,9 @@
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
 import type { ConnectedChannel, ResultMeta, TypedChannel } from '../channels/channel.js';
-import type { Config } from '../config.js';
-import { NotifyError } from '../errors.js';
-import type { Logger } from '../log.js';
+import type { Config } from '../config/config.js';
+import { NotifyError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
 import { isAllowed } from '../policy/allowlist.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';

@@ -3,7 +3,7 @@
  * provider call. What the path spent before the provider call is not given to the provider,
  * so a send ends when its budget does, and a claim abandoned after its budget really is.
  */
-import { NotifyError } from '../errors.js';
+import { NotifyError } from '../core/errors.js';
 
 /** The budget left at `now`, for the provider call; none left: NotifyError, and nothing was sent. */
 export function budgetLeft(deadline: number, now: number, budgetMs: number, via?: string): number {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReceiptReport } from '../channels/channel.js';
-import { silentLogger } from '../log.js';
+import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { DeliveryRecord, DeliveryStatus, Store } from '../store/types.js';
 import { applyHeldReceipts, applyReceipt, HELD_RECEIPT_MAX_AGE_MS } from './status-receipt.js';

@@ -11,7 +11,7 @@
  * each held receipt to one taker only, so none is applied twice.
  */
 import type { ReceiptReport } from '../channels/channel.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import type { DeliveryRecord, Store } from '../store/types.js';
 import { advance } from './status.js';
 

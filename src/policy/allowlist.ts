@@ -8,7 +8,7 @@
  * `undefined` (a dry-run channel without a list: nothing leaves the machine) allows
  * everything; `*` allows any recipient; an empty list allows none.
  */
-import { ConfigError, list, type Env } from '../env.js';
+import { ConfigError, list, type Env } from '../core/env.js';
 import type { RecipientMatcher } from './matcher.js';
 import { describeValue } from '../union/index.js';
 

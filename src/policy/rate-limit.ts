@@ -9,8 +9,8 @@
  * send is not counted, so a client that keeps retrying early does not push its own window
  * further out.
  */
-import type { RateLimit } from '../config.js';
-import { NotifyError } from '../errors.js';
+import type { RateLimit } from '../config/config.js';
+import { NotifyError } from '../core/errors.js';
 import type { RateGate } from '../notification/pipeline.js';
 import type { RateBucket, Store } from '../store/types.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { NotifyError } from '../errors.js';
-import { silentLogger } from '../log.js';
+import { NotifyError } from '../core/errors.js';
+import { silentLogger } from '../core/log.js';
 import {
   DeliveryUnknownError,
   ProviderBusyError,

@@ -3,11 +3,11 @@
  * are retried with exponential backoff and full jitter, honouring Retry-After, never sleeping
  * so long that less than MIN_SEND_WINDOW_MS of the budget is left for the retry; everything
  * else ends the send at once. Provider errors become the tool's error codes here
- * (src/errors.ts), with the attempt history attached for the delivery log.
+ * (src/core/errors.ts), with the attempt history attached for the delivery log.
  */
-import { NotifyError } from '../errors.js';
-import type { Logger } from '../log.js';
-import { plural } from '../words.js';
+import { NotifyError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { plural } from '../core/words.js';
 import {
   DeliveryUnknownError,
   ProviderBusyError,

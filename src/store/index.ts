@@ -3,8 +3,8 @@
  * otherwise SQLite at `<dataDir>/notify.db`. Migrations run before this resolves.
  */
 import { existsSync } from 'node:fs';
-import type { Config } from '../config.js';
-import type { Logger } from '../log.js';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../core/log.js';
 import { openSqliteStore, sqliteFile } from './sqlite.js';
 import { StoreError } from './errors.js';
 import type { Store } from './types.js';

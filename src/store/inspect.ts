@@ -4,7 +4,7 @@
  * and it never creates a SQLite file where there is none.
  */
 import { existsSync } from 'node:fs';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { LATEST_VERSION } from './migrations.js';
 import { sqliteFile } from './sqlite.js';
 

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { classifyStoreFault, classifyStoreFaults } from './faults.js';

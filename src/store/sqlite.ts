@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type Database from 'better-sqlite3';
-import type { Logger } from '../log.js';
+import type { Logger } from '../core/log.js';
 import { bannerStatusSql } from './banner-status.js';
 import { StoreError } from './errors.js';
 import { classifyStoreFaults } from './faults.js';

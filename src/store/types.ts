@@ -1,5 +1,5 @@
 /**
- * The store contract. Two implementations pass one shared suite (test/store.suite.ts):
+ * The store contract. Two implementations pass one shared suite (test/store/suite.ts):
  * SQLite (default) and PostgreSQL (when DATABASE_URL is set, so replicas share state).
  * All times are epoch milliseconds; all methods are safe to call from several processes.
  */

@@ -7,7 +7,7 @@
  * - A tools/call whose `arguments` is not an object (a string, a list, null…) is let
  *   through with the arguments set aside under a private `_meta` key: the SDK would answer
  *   it with a -32602 dump of its own schema errors, where the tool answers with its coded
- *   `INVALID_FIELD` result that a model can read (src/server.ts takes them back with
+ *   `INVALID_FIELD` result that a model can read (src/mcp/server.ts takes them back with
  *   `callArguments`). So are arguments that hold a `__proto__` key at any depth: the SDK's
  *   parse would drop that key silently (assigning it sets a prototype), where the tool
  *   reports it as a field it does not take. A client cannot put that key there itself: it

@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import { NotifyError } from '../../src/errors.js';
+import { NotifyError } from '../../src/core/errors.js';
 import { listenOnLoopback } from './fakes.js';
 
 /** One request as the peer saw it, by the key the test gave its message. */

@@ -3,8 +3,8 @@
  * schema, validator and e2e suites loop over these, so a new channel is in them all.
  */
 import { CHANNELS } from '../../src/channels/registry.js';
-import { loadConfig } from '../../src/config.js';
-import { channelToolName, notificationDef } from '../../src/channels/union.js';
+import { loadConfig } from '../../src/config/config.js';
+import { channelToolName, notificationDef } from '../../src/channels/send-union.js';
 
 export type Call = Readonly<Record<string, unknown>>;
 

@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 
-// The test harness may read the environment; src/ may not (only src/config.ts does).
+// The test harness may read the environment; src/ may not (only src/config/config.ts does).
 export const PG_URL = process.env.DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
 
 async function probe(): Promise<string | null> {

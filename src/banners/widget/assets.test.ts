@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../app.js';
-import { loadConfig } from '../../config.js';
-import { silentLogger } from '../../log.js';
-import { serveHttp, type HttpHandle } from '../../transports/http.js';
+import { loadConfig } from '../../config/config.js';
+import { silentLogger } from '../../core/log.js';
+import { serveHttp, type HttpHandle } from '../../transports/http/listener.js';
 
 let app: App;
 let http: HttpHandle;

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NotifyError } from '../../errors.js';
+import { NotifyError } from '../../core/errors.js';
 import { parseAudienceParam } from '../feed.js';
 
 /** An app may reuse the script this long without asking; after that a 304 costs a round trip. */

@@ -3,7 +3,7 @@
  * server offers it (or TLS for smtps://) and AUTH when SMTP_URL carries credentials, then
  * quits without a message. The URL's password never appears in a line.
  */
-import { fail, pass, type Check, type CheckContext } from '../../doctor/check.js';
+import { fail, pass, type Check, type CheckContext } from '../../core/check.js';
 
 /** nodemailer's error codes, in words with the fix. */
 const FIXES: Record<string, string> = {

@@ -3,7 +3,7 @@
  * built here, so dry-run records the bytes SMTP would carry; ./smtp.ts sends them as they are.
  */
 import { z } from 'zod';
-import { ConfigError } from '../../env.js';
+import { ConfigError } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';

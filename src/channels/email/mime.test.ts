@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMime } from '../../../test/helpers/mime.js';
-import { NotifyError } from '../../errors.js';
+import { NotifyError } from '../../core/errors.js';
 import { EmailMimeBuilder, INLINE_MAX_CHARS, buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
 import { loadHtmlToText } from './html-to-text.js';
 

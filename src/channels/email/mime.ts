@@ -17,7 +17,7 @@
  * - every worker stayed busy with other emails: RATE_LIMITED, retry later.
  */
 import { availableParallelism } from 'node:os';
-import { NotifyError } from '../../errors.js';
+import { NotifyError } from '../../core/errors.js';
 import { HTML_TO_TEXT_OPTIONS, loadHtmlToText, simpleHtmlToText } from './html-to-text.js';
 import { plainMime } from './plain-mime.js';
 import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';

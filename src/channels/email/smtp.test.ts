@@ -1,6 +1,6 @@
 /**
  * SMTP error classification, on errors shaped as nodemailer throws them. The contract suite
- * in test/providers-smtp.test.ts checks the same paths live.
+ * in test/providers/smtp.test.ts checks the same paths live.
  */
 import { describe, expect, it } from 'vitest';
 import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';

@@ -9,8 +9,8 @@
  * have left the message with the server.
  */
 import { Readable } from 'node:stream';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
-import type { Logger } from '../../log.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config/config.js';
+import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../../catalog.js';
-import { loadConfig } from '../../config.js';
+import { buildCatalog } from '../../mcp/catalog.js';
+import { loadConfig } from '../../config/config.js';
 import { slack } from './index.js';
 
 const post = { via: 'slack' as const, channel: 'C0123ABCD', text: '<!channel> db-1 is down, <!subteam^S0123|@oncall> please look' };

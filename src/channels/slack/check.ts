@@ -4,7 +4,7 @@
  * (conversations.info → is_member), since a post to a channel it is not in fails. Reads only.
  */
 import type { Allowlist } from '../../policy/allowlist.js';
-import { fail, pass, type Check, type CheckContext } from '../../doctor/check.js';
+import { fail, pass, type Check, type CheckContext } from '../../core/check.js';
 
 export interface SlackCheckSettings {
   botToken: string;

@@ -4,7 +4,7 @@
  * delivery record and a dry run show the text as it is posted.
  */
 import { z } from 'zod';
-import { flag, loopbackOrigin } from '../../env.js';
+import { flag, loopbackOrigin } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
 import { neutraliseBroadcasts } from './mentions.js';

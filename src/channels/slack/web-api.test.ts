@@ -1,6 +1,6 @@
 /**
  * Slack error classification, on errors shaped as the WebClient throws them. The contract
- * suite in test/providers-slack.test.ts checks the same paths live.
+ * suite in test/providers/slack.test.ts checks the same paths live.
  */
 import { describe, expect, it } from 'vitest';
 import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';

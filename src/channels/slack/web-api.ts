@@ -9,8 +9,8 @@
  * the client would start after it is never sent.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config.js';
-import type { Logger } from '../../log.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config/config.js';
+import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';

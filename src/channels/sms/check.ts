@@ -4,7 +4,7 @@
  * number among its IncomingPhoneNumbers, or the messaging service. Reads only.
  */
 import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
-import { fail, pass, type Check, type CheckContext } from '../../doctor/check.js';
+import { fail, pass, type Check, type CheckContext } from '../../core/check.js';
 
 export interface TwilioCheckSettings {
   accountSid: string;

@@ -3,7 +3,7 @@
  * split it (./segments.ts); ./twilio.ts sends the form fields built here.
  */
 import { z } from 'zod';
-import { ConfigError, loopbackOrigin, positiveInt, publicBaseUrl } from '../../env.js';
+import { ConfigError, loopbackOrigin, positiveInt, publicBaseUrl } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { smsMatcher } from './allowlist.js';
 import { readTwilioReceipt, TWILIO_RECEIPT_PATH } from './receipts.js';

@@ -1,6 +1,6 @@
 /**
  * Twilio error classification, on errors shaped as its client throws them. The contract
- * suite in test/providers-twilio.test.ts checks the same paths live.
+ * suite in test/providers/twilio.test.ts checks the same paths live.
  */
 import { describe, expect, it } from 'vitest';
 import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../providers/errors.js';

@@ -1,0 +1,324 @@
+/**
+ * The live banner feed of one process: one poller over the store, fanned out to every
+ * open stream (SSE readers, MCP resource subscribers). It holds the active banners of each
+ * segment someone follows, re-reads them when the store's banners version moves (a write
+ * by any process sharing the store) or when a held banner reaches its expires_at (which
+ * writes nothing), and turns the difference into events with a cursor, kept for a while
+ * so that a reader who reconnects with Last-Event-ID gets what it missed.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Logger } from '../core/log.js';
+import type { BannerRecord, Store } from '../store/types.js';
+import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
+
+export type BannerChange = 'shown' | 'dismissed' | 'expired';
+
+export interface BannerEvent {
+  /** `<hub epoch>-<seq>`: the SSE id; Last-Event-ID resumes after it. */
+  readonly cursor: string;
+  readonly change: BannerChange;
+  readonly banner: FeedBanner;
+}
+
+/** What a subscriber receives, always synchronously and in order. */
+export interface FeedSink {
+  /** The whole state of the subscriber's segments as of `cursor`; replaces what it had. */
+  snapshot(banners: FeedBanner[], cursor: string): void;
+  event(event: BannerEvent): void;
+}
+
+export interface HubOptions {
+  /** How often the store's banners version is read (default 250 ms; changes arrive within this). */
+  pollMs?: number;
+  /** Events kept for Last-Event-ID resumes (default 1,024); an older cursor gets a snapshot. */
+  replayEvents?: number;
+  /** A segment nobody follows is still tracked this long, so a reader that reconnects can resume (default 60 s). */
+  lingerMs?: number;
+  /**
+   * Segments tracked at most, followed or lingering (default 1,000). Each is one store read
+   * per change: 20 streams naming 1,500 distinct segments each made every change 30,000
+   * reads, holding the event loop 4 s and the feed's 1 s promise with it.
+   */
+  maxSegments?: number;
+  now?: () => number;
+  log?: Logger;
+}
+
+/** The hub tracks its maximum of segments: a new follower of others must wait (or name fewer). */
+export class FeedFullError extends Error {
+  override readonly name = 'FeedFullError';
+  constructor(readonly maxSegments: number) {
+    super(`the live feed tracks its maximum of ${maxSegments} audience segments`);
+  }
+}
+
+/** Store reads between two yields to the event loop (SQLite reads are synchronous). */
+const READS_PER_TURN = 64;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+interface Segment {
+  /** Active banners by id, as last read. */
+  banners: Map<string, BannerRecord>;
+  /** The seq from which this segment's every change is in the log. */
+  trackedSince: number;
+  followers: number;
+  idleSince: number;
+}
+
+interface Subscription {
+  segments: ReadonlySet<string>;
+  sink: FeedSink;
+}
+
+interface LoggedEvent extends BannerEvent {
+  seq: number;
+}
+
+export class BannerHub {
+  readonly epoch = randomBytes(6).toString('hex');
+  private seq = 0;
+  private readonly segments = new Map<string, Segment>();
+  private readonly subscriptions = new Set<Subscription>();
+  private readonly events: LoggedEvent[] = [];
+  private version: string | undefined;
+  private nextExpiry = Infinity;
+  /** Every read of the store and every (un)subscribe runs in this order, one at a time. */
+  private queue: Promise<void> = Promise.resolve();
+  private ticking = false;
+  private nudged = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly pollMs: number;
+  private readonly replayEvents: number;
+  private readonly lingerMs: number;
+  private readonly maxSegments: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: HubOptions = {},
+  ) {
+    this.pollMs = options.pollMs ?? 250;
+    this.replayEvents = options.replayEvents ?? 1_024;
+    this.lingerMs = options.lingerMs ?? 60_000;
+    this.maxSegments = options.maxSegments ?? 1_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  get subscriberCount(): number {
+    return this.subscriptions.size;
+  }
+
+  cursor(seq = this.seq): string {
+    return `${this.epoch}-${seq}`;
+  }
+
+  /**
+   * Follows `audiences` (parsed segment names). The sink first gets either the events after
+   * `lastEventId` (when this hub still has all of them) or a snapshot, then every change.
+   * Resolves with the function that ends the subscription.
+   */
+  async subscribe(audiences: readonly string[], sink: FeedSink, lastEventId?: string): Promise<() => void> {
+    const sub: Subscription = { segments: new Set(audiences), sink };
+    await this.serial(async () => {
+      const now = this.now();
+      if (!this.makeRoom(sub.segments)) throw new FeedFullError(this.maxSegments);
+      let reads = 0;
+      for (const name of sub.segments) {
+        if (++reads % READS_PER_TURN === 0) await nextTurn();
+        let segment = this.segments.get(name);
+        if (!segment) {
+          // A cursor of its own: what changed while nobody followed it is in no log, so no
+          // earlier cursor may resume over it.
+          segment = { banners: await this.read(name, now), trackedSince: ++this.seq, followers: 0, idleSince: now };
+          this.segments.set(name, segment);
+          this.noteExpiries(segment);
+        }
+        segment.followers++;
+      }
+      const missed = this.replayAfter(lastEventId, sub.segments);
+      if (missed) for (const e of missed) sink.event(e);
+      else sink.snapshot(this.snapshot(sub.segments), this.cursor());
+      this.subscriptions.add(sub);
+    });
+    this.startTimer();
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.subscriptions.delete(sub);
+      const now = this.now();
+      for (const name of sub.segments) {
+        const segment = this.segments.get(name);
+        if (segment && --segment.followers === 0) segment.idleSince = now;
+      }
+    };
+  }
+
+  /** Whether `audiences` can be followed now (a hint before answering 200; subscribe decides). */
+  hasRoomFor(audiences: readonly string[]): boolean {
+    const names = new Set(audiences);
+    let fresh = 0;
+    for (const name of names) if (!this.segments.has(name)) fresh++;
+    const over = this.segments.size + fresh - this.maxSegments;
+    if (over <= 0) return true;
+    let idle = 0;
+    for (const [name, segment] of this.segments) if (segment.followers === 0 && !names.has(name)) idle++;
+    return idle >= over;
+  }
+
+  /** Room for the segments of `names` not tracked yet, forgetting lingering ones (oldest first) if need be. */
+  private makeRoom(names: ReadonlySet<string>): boolean {
+    let fresh = 0;
+    for (const name of names) if (!this.segments.has(name)) fresh++;
+    let over = this.segments.size + fresh - this.maxSegments;
+    if (over <= 0) return true;
+    const idle = [...this.segments].filter(([name, s]) => s.followers === 0 && !names.has(name)).sort((a, b) => a[1].idleSince - b[1].idleSince);
+    if (idle.length < over) return false;
+    // Forgotten early, a segment's reader that reconnects gets a snapshot instead of a resume.
+    for (const [name] of idle.slice(0, over)) this.segments.delete(name);
+    return true;
+  }
+
+  /** The active banners of `audiences`, as GET /banners lists them, from what the hub holds. */
+  snapshot(audiences: ReadonlySet<string>): FeedBanner[] {
+    const rows: BannerRecord[] = [];
+    for (const name of audiences) rows.push(...(this.segments.get(name)?.banners.values() ?? []));
+    rows.sort((a, b) => b.created_at - a.created_at);
+    return toFeed(rows).slice(0, FEED_LIMIT);
+  }
+
+  /** Reads the store now, after whatever read or subscribe is queued. */
+  poll(): Promise<void> {
+    return this.serial(() => this.tick());
+  }
+
+  /**
+   * This process just wrote a banner: read now rather than at the next poll, so its own
+   * changes reach its streams at once (one read queued at most, however many writes).
+   */
+  nudge(): void {
+    if (this.nudged || this.segments.size === 0) return;
+    this.nudged = true;
+    void this.serial(async () => {
+      this.nudged = false;
+      await this.tick();
+    }).catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }));
+  }
+
+  /** Stops polling and forgets every segment and subscriber (the store is closing). */
+  close(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.subscriptions.clear();
+    this.segments.clear();
+  }
+
+  private serial(fn: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  private startTimer(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => {
+      // A slow store must not pile reads up: at most one poll waits.
+      if (this.ticking) return;
+      this.ticking = true;
+      this.poll()
+        .catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }))
+        .finally(() => (this.ticking = false));
+    }, this.pollMs);
+    this.timer.unref();
+  }
+
+  private async tick(): Promise<void> {
+    const now = this.now();
+    for (const [name, segment] of this.segments) {
+      if (segment.followers === 0 && now - segment.idleSince >= this.lingerMs) this.segments.delete(name);
+    }
+    if (this.segments.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
+    // Before the rows, as FeedCache does: a write in between is seen again next time.
+    const version = await this.store.bannersVersion();
+    if (version === this.version && now < this.nextExpiry) return;
+    // Every segment read before any is taken: a failed read leaves the version unseen, so the
+    // next poll reads them all again instead of missing a change.
+    const fresh = new Map<Segment, Map<string, BannerRecord>>();
+    let reads = 0;
+    for (const [name, segment] of this.segments) {
+      // A turn for everyone else now and then: on SQLite each read runs synchronously.
+      if (++reads % READS_PER_TURN === 0) await nextTurn();
+      fresh.set(segment, await this.read(name, now));
+    }
+    this.version = version;
+    this.nextExpiry = Infinity;
+    for (const [segment, banners] of fresh) {
+      this.diff(segment, banners, now);
+      segment.banners = banners;
+      this.noteExpiries(segment);
+    }
+  }
+
+  private async read(segment: string, now: number): Promise<Map<string, BannerRecord>> {
+    const rows = await this.store.listBanners({ audiences: [segment], status: 'active', now, limit: FEED_LIMIT });
+    return new Map(rows.map((b) => [b.id, b]));
+  }
+
+  private noteExpiries(segment: Segment): void {
+    for (const b of segment.banners.values()) if (b.expires_at !== null && b.expires_at < this.nextExpiry) this.nextExpiry = b.expires_at;
+  }
+
+  private diff(segment: Segment, fresh: Map<string, BannerRecord>, now: number): void {
+    for (const [id, b] of segment.banners) {
+      if (fresh.has(id)) continue;
+      // Gone without a write of its own: expired. Otherwise dismissed (or purged, which only ended banners are).
+      this.emit(b.expires_at !== null && b.expires_at <= now ? 'expired' : 'dismissed', b);
+    }
+    const shown = [...fresh.values()].filter((b) => !segment.banners.has(b.id)).sort((a, b) => a.created_at - b.created_at);
+    for (const b of shown) this.emit('shown', b);
+  }
+
+  private emit(change: BannerChange, record: BannerRecord): void {
+    const seq = ++this.seq;
+    const event: LoggedEvent = { seq, cursor: this.cursor(seq), change, banner: feedBanner(record) };
+    this.events.push(event);
+    if (this.events.length > this.replayEvents) this.events.splice(0, this.events.length - this.replayEvents);
+    for (const sub of this.subscriptions) {
+      if (sub.segments.has(record.audience)) sub.sink.event(event);
+    }
+  }
+
+  /** The events after `lastEventId` for `segments`, or undefined when a snapshot is needed. */
+  private replayAfter(lastEventId: string | undefined, segments: ReadonlySet<string>): LoggedEvent[] | undefined {
+    const m = /^([0-9a-f]+)-(\d+)$/.exec(lastEventId ?? '');
+    if (!m || m[1] !== this.epoch) return undefined;
+    const after = Number(m[2]);
+    if (after > this.seq) return undefined;
+    const oldest = this.events[0]?.seq ?? this.seq + 1;
+    // Events after `after` must all still be in the log, and every segment followed since.
+    if (after + 1 < oldest && after < this.seq) return undefined;
+    for (const name of segments) if (this.segments.get(name)!.trackedSince > after) return undefined;
+    return this.events.filter((e) => e.seq > after && segments.has(e.banner.audience));
+  }
+}
+
+const hubs = new WeakMap<Store, BannerHub>();
+
+/** Tells the process's hub for `store`, if it has one, that a banner was just written. */
+export function bannersWritten(store: Store): void {
+  hubs.get(store)?.nudge();
+}
+
+/** The process's hub for `store`, made on first use with `options`; it polls only while followed. */
+export function bannerHubFor(store: Store, options?: HubOptions): BannerHub {
+  let hub = hubs.get(store);
+  if (!hub) {
+    hub = new BannerHub(store, options);
+    hubs.set(store, hub);
+  }
+  return hub;
+}

@@ -1,0 +1,109 @@
+/** The notification union's rules and the messages a model reads when it breaks them. */
+import { describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../core/log.js';
+import { listWords, profileTools, validateUnionCall } from '../union/index.js';
+import { CHANNELS } from './registry.js';
+import { loadConfig } from '../config/config.js';
+import { notificationDef } from './send-union.js';
+
+const defFor = (env: Record<string, string>) => notificationDef(loadConfig({ NOTIFY_DATA_DIR: '/x', ...env }).channels);
+const one = defFor({});
+const issues = (call: unknown, def = one) => {
+  const r = validateUnionCall(def, {}, call);
+  return r.ok ? [] : r.issues.map(({ code, path, message }) => ({ code, path, message }));
+};
+
+describe('notification union', () => {
+  it('answers an SMS with a subject: the field, the channel, its limit, and both fixes', () => {
+    expect(issues({ via: 'sms', to: '+14155550123', body: 'Down', subject: 'Outage' })).toEqual([
+      {
+        code: 'FIELD_NOT_ON_CHANNEL',
+        path: '/subject',
+        message:
+          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123) and body (fits 160 GSM-7 characters, or 70 in UCS-2: emoji, most non-Latin scripts) only.',
+      },
+    ]);
+  });
+
+  it('under per-channel, names the tool to call, generated from the profile, never "set via"', () => {
+    const tools = profileTools(one, 'per-channel');
+    const sms = tools.find((t) => t.name === 'send_sms')!;
+    const r = validateUnionCall(one, sms.binding, { to: '+14155550123', body: 'Down', subject: 'Outage', reply_to: 'a@example.com' });
+    const messages = r.ok ? [] : r.issues.map((i) => i.message);
+    expect(messages[0]).toMatch(/^Drop subject, or call send_email: sms takes /);
+    expect(messages.join(' ')).not.toContain('set via');
+  });
+
+  it('starts a format problem with what to do and an example; zod\'s text never leads; nested places read as their JSON Pointer', () => {
+    const [phone] = issues({ via: 'sms', to: '12345', body: 'Down' });
+    expect(phone!.message).toBe('Fix to: use E.164 number (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123); "12345" does not match.');
+    const [address] = issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' });
+    expect(address).toEqual({ code: 'INVALID_FIELD', path: '/to/1', message: 'Fix /to/1: use an email address, e.g. ops@example.com; "nope" is not one.' });
+    for (const call of [{ via: 'slack', channel: 'general', text: 't' }, { via: 'slack', channel: 'C0123ABCD', text: 't', thread: 'x' }]) {
+      const [issue] = issues(call);
+      expect(issue!.message).toMatch(/^Fix \w+: use .*e\.g\. /);
+      expect(issue!.message).not.toMatch(/Invalid|must match pattern|to\.1/);
+    }
+  });
+
+  it('reports the branch that matched: 51 recipients are too many, not "invalid input"', () => {
+    const to = Array.from({ length: 51 }, (_, i) => `a${i}@example.com`);
+    expect(issues({ via: 'email', to, subject: 's', body_html: 'h' })).toEqual([
+      { code: 'TOO_LONG', path: '/to', message: 'Shorten to: email takes at most 50 items.' },
+    ]);
+    expect(issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to/1' });
+    // Longer than an address may be, too: still the list's problem.
+    expect(issues({ via: 'email', to: Array(300).fill('nope'), subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/to' });
+  });
+
+  it('takes addresses up to the 254 characters of RFC 5321, in to and reply_to', () => {
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
+    expect(longest).toHaveLength(254);
+    expect(issues({ via: 'email', to: [longest], reply_to: longest, subject: 's', body_html: 'h' })).toEqual([]);
+    const over = `x${longest}`;
+    expect(issues({ via: 'email', to: ['ok@example.com', over], subject: 's', body_html: 'h' })).toEqual([
+      { code: 'TOO_LONG', path: '/to/1', message: 'Shorten /to/1: email takes at most 254 characters.' },
+    ]);
+    expect(issues({ via: 'email', to: 'ok@example.com', reply_to: over, subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/reply_to' });
+  });
+
+  it('gives an SMS length problem one message, with the encoding, and honours the segment setting', () => {
+    expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
+      { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('Shorten body: 1 segment allows 160 GSM-7 characters, and it has 162') },
+    ]);
+    const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
+    expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
+    expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
+    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 characters, or 201 in UCS-2: emoji, most non-Latin scripts');
+  });
+
+  it('checks Slack channels and thread timestamps', () => {
+    expect(issues({ via: 'slack', channel: 'general', text: 'x' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/channel' });
+    expect(issues({ via: 'slack', channel: 'G01ABCDEF', text: 'x', thread: '1712345678.123456' })).toEqual([]);
+    expect(issues({ via: 'slack', channel: '#ops', text: 'x', thread: '1712345678' })[0]).toMatchObject({ path: '/thread' });
+  });
+
+  it('names the channels when via is missing or unknown', () => {
+    const names = listWords(CHANNELS.map((c) => c.name), 'or'); // email, sms or slack
+    expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: `Set via to ${names}: it is required.` }]);
+    expect(issues({ via: 'fax' })[0]!.message).toBe(`Set via to ${names}: "fax" is not a channel.`);
+  });
+
+  it('hands the pipeline the call the union parsed, without parsing it again; anything else is parsed', async () => {
+    const config = loadConfig({ NOTIFY_DATA_DIR: '/x' });
+    const configured = config.channels.find((c) => c.name === 'sms')!;
+    const def = notificationDef(config.channels);
+    const connected = await configured.connect({ log: silentLogger, maxConcurrent: 1, requestTimeoutMs: 1_000 });
+    const checked = validateUnionCall(def, {}, { via: 'sms', to: '+14155550123', body: 'Down' });
+    if (!checked.ok) throw new Error('valid call refused');
+    const parse = vi.spyOn(configured.branch, 'parse');
+    connected.open((typed) => {
+      expect(typed.parse(checked.value)).toBe(checked.value);
+      expect(parse).not.toHaveBeenCalled();
+      // A copy, or a value no validation returned, is parsed (and refused when invalid).
+      expect(typed.parse({ ...checked.value })).toEqual(checked.value);
+      expect(() => typed.parse({ via: 'sms', to: 'nope', body: 'Down' })).toThrow();
+      expect(parse).toHaveBeenCalledTimes(2);
+    });
+  });
+});

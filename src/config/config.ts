@@ -1,0 +1,269 @@
+/**
+ * The only reader of process.env. Everything the server can be told comes through here,
+ * parsed once, validated, and frozen; the rest of the code receives a `Config`. Each channel
+ * module declares the variables it reads and parses them (src/channels/<name>/); this file
+ * hands each the environment, and reads the rest itself.
+ */
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
+import type { Channel, ConfiguredChannel } from '../channels/channel.js';
+import { CHANNELS } from '../channels/registry.js';
+import { readConfigFile } from './config-file.js';
+import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
+import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
+import { describeValue } from '../union/index.js';
+
+export { ConfigError } from '../core/env.js';
+export type { Allowlist } from '../policy/allowlist.js';
+
+export const PROFILES = ['flat', 'nested', 'oneOf', 'per-channel'] as const;
+export type Profile = (typeof PROFILES)[number];
+
+/** Requests in flight at once per provider unless NOTIFY_PROVIDER_CONCURRENCY says otherwise. */
+export const DEFAULT_PROVIDER_CONCURRENCY = 5;
+
+export interface HttpToken {
+  client: string;
+  token: string;
+  profile?: Profile;
+}
+
+export interface RateLimit {
+  /** Channel name, or `*` for every channel. */
+  via: string;
+  limit: number;
+  windowMs: number;
+}
+
+export interface Config {
+  dataDir: string;
+  databaseUrl?: string;
+  defaultProfile: Profile;
+  /** clientInfo.name -> profile */
+  clientProfiles: Record<string, Profile>;
+  /** Per-call time budget for a send, retries included. */
+  sendBudgetMs: number;
+  /** Requests in flight at once per provider (SMTP server, Twilio, Slack); more wait in order. */
+  providerConcurrency: number;
+  logLevel: 'debug' | 'info' | 'warn' | 'error';
+  /** Every channel of the list loadConfig was given, configured, in its order. */
+  channels: readonly ConfiguredChannel[];
+  /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
+  /** operators: token clients that may read every client's notifications (NOTIFY_OPERATOR_CLIENTS). */
+  http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[]; operators: string[] };
+  /**
+   * The banner feed for browser apps: read-only tokens (GET /banners, /banners/stream,
+   * never /mcp), the origins CORS admits (`*` only when set so), the cap on open streams.
+   */
+  feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number };
+  rateLimits: RateLimit[];
+  /**
+   * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
+   * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
+   * without it, a random key per process: replicas behind a balancer then need it set).
+   */
+  approval: { rules: ApprovalRule[]; key: string | undefined };
+  /**
+   * A digest of what the tool lists are made from (the channels' names and variables, and
+   * NOTIFY_APPROVAL): equal keys, equal lists (src/mcp/catalog-prebuilt.ts). Absent, nothing prebuilt is used.
+   */
+  catalogKey?: string;
+}
+
+function profile(value: string, variable: string): Profile {
+  if ((PROFILES as readonly string[]).includes(value)) return value as Profile;
+  throw new ConfigError(`${variable}: unknown profile ${describeValue(value)}; use one of ${PROFILES.join(', ')}`);
+}
+
+const TOKEN_RE = /^[A-Za-z0-9._~-]{16,}$/;
+
+function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', withProfile = true): HttpToken[] {
+  if (!raw) return [];
+  const shape = withProfile ? 'client:token[:profile]' : 'name:token';
+  return list(raw).map((item): HttpToken => {
+    const [client, token, prof, ...rest] = item.split(':');
+    if (!client || !token || rest.length > 0 || (prof !== undefined && !withProfile)) {
+      throw new ConfigError(`${variable}: ${describeValue(`${client ?? ''}:…`)} must be ${shape}`);
+    }
+    if (!TOKEN_RE.test(token)) {
+      throw new ConfigError(`${variable}: the token of ${describeValue(client)} must match [A-Za-z0-9._~-]{16,}`);
+    }
+    return prof ? { client, token, profile: profile(prof, variable) } : { client, token };
+  });
+}
+
+/**
+ * A token is a client's identity: shared, it would sign one client's sends with the other's
+ * name (one client may hold two tokens, to rotate them); and a feed token that is also a tool
+ * token would not be read-only.
+ */
+function assertDistinctTokens(tools: HttpToken[], feed: HttpToken[]): void {
+  const owner = new Map<string, string>();
+  for (const [variable, tokens] of [['NOTIFY_HTTP_TOKENS', tools], ['NOTIFY_FEED_TOKENS', feed]] as const) {
+    for (const { client, token } of tokens) {
+      const first = owner.get(token);
+      if (first !== undefined) {
+        throw new ConfigError(`${variable}: ${describeValue(first)} and ${describeValue(client)} have the same token; give each its own`);
+      }
+      owner.set(token, client);
+    }
+  }
+}
+
+/** `https://app.example.com` (scheme, host, port: what a browser sends as Origin), or `*`. */
+function feedOrigins(raw: string | undefined): string[] {
+  return list(raw ?? '').map((item) => {
+    if (item === '*') return item;
+    let origin: string | undefined;
+    try {
+      origin = new URL(item).origin;
+    } catch {
+      // refused below
+    }
+    if (origin === undefined || origin === 'null' || origin !== item.replace(/\/$/, '').toLowerCase()) {
+      throw new ConfigError(`NOTIFY_FEED_ORIGINS: ${describeValue(item)} is not an origin; list scheme://host[:port] with no path, e.g. https://app.example.com`);
+    }
+    return origin;
+  });
+}
+
+const WINDOWS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+function rateLimits(raw: string | undefined, channels: readonly string[]): RateLimit[] {
+  if (!raw) return [];
+  return list(raw).map((item) => {
+    const m = /^([a-z0-9*_-]+)=(\d+)\/(s|m|h|d)$/.exec(item);
+    if (!m) throw new ConfigError(`NOTIFY_RATE_LIMITS: ${describeValue(item)} must look like sms=20/h`);
+    // A limit on a name no channel has would never apply: refuse it rather than ignore it.
+    if (m[1] !== '*' && !channels.includes(m[1]!)) {
+      throw new ConfigError(`NOTIFY_RATE_LIMITS: ${describeValue(m[1])} is not a channel; use ${[...channels, '*'].join(', ')}`);
+    }
+    return { via: m[1]!, limit: Number(m[2]), windowMs: WINDOWS[m[3]!]! };
+  });
+}
+
+/** Operators are token clients only: a clientInfo name is self-reported, so it can never be one. */
+function operators(raw: string | undefined, tokens: readonly HttpToken[]): string[] {
+  const names = list(raw ?? '');
+  for (const name of names) {
+    if (!tokens.some((t) => t.client === name)) {
+      throw new ConfigError(
+        `NOTIFY_OPERATOR_CLIENTS: ${describeValue(name)} is no client of NOTIFY_HTTP_TOKENS; an operator is a token's client name (e.g. NOTIFY_HTTP_TOKENS=ops:<token> NOTIFY_OPERATOR_CLIENTS=ops)`,
+      );
+    }
+  }
+  return names;
+}
+
+function clientProfiles(raw: string | undefined): Record<string, Profile> {
+  const out: Record<string, Profile> = {};
+  for (const item of list(raw ?? '')) {
+    const [name, prof] = item.split('=');
+    if (!name || !prof) throw new ConfigError(`NOTIFY_CLIENT_PROFILES: ${describeValue(item)} must be clientName=profile`);
+    out[name] = profile(prof, 'NOTIFY_CLIENT_PROFILES');
+  }
+  return out;
+}
+
+/** What `pg` connects with; anything else would fail later as a DNS error naming the wrong thing. */
+const POSTGRES_SCHEMES = ['postgres:', 'postgresql:'];
+
+function databaseUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  let scheme: string;
+  try {
+    scheme = new URL(raw).protocol;
+  } catch {
+    throw new ConfigError('DATABASE_URL must be a PostgreSQL URL, e.g. postgres://user:pass@db.example.com:5432/notify; unset it to use SQLite under NOTIFY_DATA_DIR');
+  }
+  if (!POSTGRES_SCHEMES.includes(scheme)) {
+    throw new ConfigError(
+      `DATABASE_URL must start with postgres:// or postgresql:// (e.g. postgres://user:pass@db.example.com:5432/notify), not ${scheme}//; ` +
+        'only PostgreSQL is supported there. For SQLite, unset DATABASE_URL and set NOTIFY_DATA_DIR.',
+    );
+  }
+  return raw;
+}
+
+function approvalKey(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  // The SDK's HMAC codec refuses shorter keys; say so at start, not at the first approval.
+  if (Buffer.byteLength(raw) < 32) throw new ConfigError('NOTIFY_APPROVAL_KEY must be at least 32 bytes (e.g. `openssl rand -hex 32`)');
+  return raw;
+}
+
+function defaultDataDir(env: Env): string {
+  const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
+  return join(base, 'notify-mcp');
+}
+
+/**
+ * The environment config reads: the process's, over a .env file's when one is named
+ * (`--env-file`). A variable set in both keeps the process's value, as with Node's own
+ * `--env-file`, so a one-off `VAR=x notify-mcp …` still wins.
+ */
+/** A .env file is a few kilobytes; this bounds what a wrong path can make us read. */
+const MAX_ENV_FILE_BYTES = 1024 * 1024;
+
+export function environment(envFile?: string): Env {
+  if (envFile === undefined) return process.env;
+  let text: string;
+  try {
+    text = readConfigFile(envFile, MAX_ENV_FILE_BYTES);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);
+  }
+  return { ...parseEnv(text), ...process.env };
+}
+
+/**
+ * The tool lists are a function of the channels (each reads only the variables it declares,
+ * and its allowlist's) and of the approval rules: a digest of those names and values, so a
+ * list built for one environment is known to fit another. Hashed: the values include credentials.
+ */
+function catalogKey(env: Env, channels: readonly Channel[]): string {
+  const variables = [...channels.flatMap((c) => [...c.variables, c.allowlist.variable]), 'NOTIFY_APPROVAL'];
+  const set = variables.filter((v) => env[v] !== undefined).map((v) => [v, env[v]]);
+  return createHash('sha256').update(JSON.stringify([channels.map((c) => c.name), set])).digest('hex').slice(0, 32);
+}
+
+/** `channels`: the channel list to configure, the registry's unless an embedder or a test gives its own. */
+export function loadConfig(env: Env = process.env, channels: readonly Channel[] = CHANNELS): Config {
+  const names = channels.map((c) => c.name);
+  if (new Set(names).size !== names.length) throw new ConfigError(`two channels share a name: ${names.join(', ')}`);
+  const level = env.NOTIFY_LOG_LEVEL || 'info';
+  if (!['debug', 'info', 'warn', 'error'].includes(level)) {
+    throw new ConfigError(`NOTIFY_LOG_LEVEL must be debug, info, warn or error, got ${describeValue(level)}`);
+  }
+
+  const tokens = httpTokens(env.NOTIFY_HTTP_TOKENS);
+  const config: Omit<Config, 'channels'> = {
+    dataDir: env.NOTIFY_DATA_DIR || defaultDataDir(env),
+    databaseUrl: databaseUrl(env.DATABASE_URL),
+    defaultProfile: env.NOTIFY_DEFAULT_PROFILE ? profile(env.NOTIFY_DEFAULT_PROFILE, 'NOTIFY_DEFAULT_PROFILE') : 'flat',
+    clientProfiles: clientProfiles(env.NOTIFY_CLIENT_PROFILES),
+    sendBudgetMs: positiveInt(env, 'NOTIFY_SEND_BUDGET_MS', 20_000),
+    providerConcurrency: positiveInt(env, 'NOTIFY_PROVIDER_CONCURRENCY', DEFAULT_PROVIDER_CONCURRENCY),
+    logLevel: level as Config['logLevel'],
+    http: {
+      tokens,
+      operators: operators(env.NOTIFY_OPERATOR_CLIENTS, tokens),
+      readAuth: env.NOTIFY_READ_AUTH === '1',
+      allowedHosts: list(env.NOTIFY_HTTP_ALLOWED_HOSTS ?? '').map((h) => h.toLowerCase()),
+    },
+    feed: {
+      tokens: httpTokens(env.NOTIFY_FEED_TOKENS, 'NOTIFY_FEED_TOKENS', false),
+      origins: feedOrigins(env.NOTIFY_FEED_ORIGINS),
+      maxStreams: positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000),
+    },
+    rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
+    approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
+    catalogKey: catalogKey(env, channels),
+  };
+  assertDistinctTokens(config.http.tokens, config.feed.tokens);
+  // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
+  return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(channels.map((c) => c.configure(env))) });
+}

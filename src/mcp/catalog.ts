@@ -1,0 +1,163 @@
+/**
+ * Every tool the server offers, per profile, built on first use and kept: tools/list is the same
+ * bytes for the same profile and configuration, in a fixed order (prompt caches depend on
+ * it), with a schema hash per tool and a fingerprint per list.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import { bannerTools } from './tools/banner-tools.js';
+import type { PrebuiltList } from './catalog-prebuilt.js';
+import { PROFILES, type Config, type Profile } from '../config/config.js';
+import { notificationDef } from '../channels/send-union.js';
+import { getNotificationTool } from './tools/get-notification.js';
+import { describeApproval } from '../notification/approval-rules.js';
+import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './tools/send-notification.js';
+import type { PipelineDeps } from '../notification/pipeline.js';
+import type { ObjectToolSpec, ToolContext } from './tool-kit.js';
+import { failureResult, invalidResult, okResult } from './tool-result.js';
+import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject } from '../union/index.js';
+
+export interface CatalogEntry {
+  tool: Tool;
+  hash: string;
+  /**
+   * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
+   * nothing): always a result, a coded `isError` one for bad input, never a rejection.
+   */
+  call(args: unknown, ctx: ToolContext & { deps: PipelineDeps }): Promise<CallToolResult>;
+}
+
+export interface ProfileCatalog {
+  tools: Tool[];
+  entries: Map<string, CatalogEntry>;
+  hashes: Record<string, string>;
+  fingerprint: string;
+}
+
+export type Catalog = Record<Profile, ProfileCatalog>;
+
+/**
+ * A root schema with `type`, `properties` and `required` first, the rest after, in their
+ * order. The SDK's two wire codecs re-parse tool schemas with different models (2025-11-25
+ * puts those three keys first, 2026-07-28 keeps the order given), so only this order comes
+ * out as the same bytes in both eras.
+ */
+function wireOrder<S>(schema: S): S {
+  const { $schema, type, properties, required, ...rest } = schema as Record<string, unknown>;
+  const head = { $schema, type, properties, required };
+  return { ...Object.fromEntries(Object.entries(head).filter(([, v]) => v !== undefined)), ...rest } as S;
+}
+
+function wireTool(tool: Tool): Tool {
+  return { ...tool, inputSchema: wireOrder(tool.inputSchema), ...(tool.outputSchema ? { outputSchema: wireOrder(tool.outputSchema) } : {}) };
+}
+
+function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry, 'hash'> {
+  const input = toJsonSchema(spec.input.strict());
+  return {
+    tool: {
+      name: spec.name,
+      title: spec.title,
+      description: spec.description,
+      inputSchema: (profile === 'nested' ? toStrict(input) : input) as Tool['inputSchema'],
+      outputSchema: spec.outputSchema as Tool['outputSchema'],
+      annotations: { title: spec.title, ...spec.annotations },
+    },
+    async call(args, ctx) {
+      const checked = validateObject(spec.input, spec.name, args);
+      if (!checked.ok) return invalidResult(checked);
+      return okResult(await spec.handler(checked.value, ctx));
+    },
+  };
+}
+
+/**
+ * The last line of defence: whatever throws below a tool (a bug, by definition) is logged
+ * and answered as a coded INTERNAL_ERROR result, so a call never becomes a JSON-RPC error.
+ */
+function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call'] {
+  return async (args, ctx) => {
+    try {
+      return await call(args, ctx);
+    } catch (err) {
+      return failureResult(err, ctx.log, name);
+    }
+  };
+}
+
+/**
+ * Pure: no store or provider is touched until a call, so `notify-mcp schema` needs neither.
+ * Each profile's list is built when first read and kept (a server usually serves one
+ * profile, and building all four cost start-up time); `onBuilt` hears of each once, with its
+ * hashes, so they can be logged.
+ */
+export function buildCatalog(
+  config: Config,
+  objectTools: ObjectToolSpec[] = [getNotificationTool(config.channels), ...bannerTools],
+  onBuilt?: (profile: Profile, built: ProfileCatalog) => void,
+  prebuilt?: (profile: Profile) => PrebuiltList | undefined,
+): Catalog {
+  let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;
+  const build = (profile: Profile): ProfileCatalog => {
+    shared ??= {
+      def: notificationDef(config.channels, describeApproval(config.approval.rules, new Map(config.channels.map((c) => [c.name, c.channel.label])))),
+      outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'],
+    };
+    const { def, outputSchema } = shared;
+    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, profile).map((pt) => ({
+      tool: {
+        name: pt.name,
+        title: pt.title,
+        description: pt.description,
+        inputSchema: pt.inputSchema as Tool['inputSchema'],
+        outputSchema,
+        annotations: { title: pt.title, ...SEND_ANNOTATIONS },
+      },
+      call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),
+    }));
+    const entries = [...sendEntries, ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => {
+      const tool = wireTool(e.tool);
+      return { tool, call: totalCall(tool.name, e.call), hash: schemaHash(tool) };
+    });
+    const tools = entries.map((e) => e.tool);
+    return {
+      tools,
+      entries: new Map(entries.map((e) => [e.tool.name, e])),
+      hashes: Object.fromEntries(entries.map((e) => [e.tool.name, e.hash])),
+      fingerprint: schemaHash(tools),
+    };
+  };
+  const built = new Map<Profile, ProfileCatalog>();
+  const catalog = {} as Catalog;
+  for (const profile of PROFILES) {
+    Object.defineProperty(catalog, profile, {
+      enumerable: true,
+      get() {
+        let c = built.get(profile);
+        if (c === undefined) {
+          const list = prebuilt?.(profile);
+          c = list ? fromPrebuilt(list, () => build(profile)) : build(profile);
+          built.set(profile, c);
+          onBuilt?.(profile, c);
+        }
+        return c;
+      },
+    });
+  }
+  return catalog;
+}
+
+/**
+ * A profile's list as prebuilt (src/mcp/catalog-prebuilt.ts): tools, hashes and fingerprint as
+ * they were generated; the entries, whose calls need the union, built on first use.
+ */
+function fromPrebuilt(list: PrebuiltList, build: () => ProfileCatalog): ProfileCatalog {
+  let built: ProfileCatalog | undefined;
+  return {
+    tools: list.tools,
+    hashes: list.hashes,
+    fingerprint: list.fingerprint,
+    get entries() {
+      return (built ??= build()).entries;
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * createServer(app, connection, era): the MCP server that answers one serving unit (a stdio
+ * connection, a 2025-11-25 HTTP session, or one 2026-07-28 HTTP request), on the v2 SDK's
+ * low-level Server with our own tools/list and tools/call: the list depends on the profile
+ * chosen per request, and calls are validated branch-first by the union library, which
+ * McpServer.registerTool would do neither of.
+ *
+ * The profile is chosen per request: credential > endpoint > clientInfo.name (through the
+ * opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
+ * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
+ */
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolResult,
+  type ListToolsResult,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { App } from '../app.js';
+import { registerBannerResources } from './resources.js';
+import { bannerHubFor } from '../banners/hub.js';
+import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
+import type { Profile } from '../config/config.js';
+import type { Logger } from '../core/log.js';
+import type { CallObserver } from './metrics.js';
+import { APPROVAL_TTL_S, approvalRound, askApproval } from './approval-round.js';
+import { callerDependentList, selectProfile } from './profile-choice.js';
+import { callArguments } from '../transports/inbound.js';
+import { VERSION } from '../core/version.js';
+
+/** The protocol family a server instance speaks: 2025-era (`initialize`) or 2026-07-28. */
+export type Era = 'legacy' | 'modern';
+
+export interface Connection {
+  /** Profile bound to the HTTP credential, if any. */
+  credentialProfile?: Profile;
+  /** Profile named by the HTTP endpoint (`/mcp/<profile>`), if any. */
+  endpointProfile?: Profile;
+  /** The authenticated client name (HTTP token); overrides clientInfo.name in records. */
+  client?: string;
+  log?: Logger;
+  observeCall?: CallObserver;
+}
+
+/** What a client's model reads first; the send tools are named from the server's channels. */
+const instructions = (channels: readonly { name: string }[]) =>
+  `Send notifications with ${SEND_TOOL} (or ${channels.map((c) => channelToolName(c.name)).join('/')}): pick the channel with via. ` +
+  'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix. ' +
+  'get_notification({ id }) shows where a sent notification stands (delivered, undelivered…). ' +
+  'Use show_banner, list_banners and dismiss_banner for in-app banners.';
+
+/**
+ * How long a 2026-07-28 client may reuse a tools/list: the list changes only when the
+ * server restarts with another configuration, so minutes are safe and save a round trip
+ * per turn for clients that cache.
+ */
+export const TOOLS_LIST_TTL_MS = 300_000;
+
+const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
+
+/**
+ * The client's self-reported name for this request. 2.4.0's published types reduce the
+ * envelope to `{}`, hence the cast; on 2025-era instances the envelope is absent and the
+ * handshake's clientInfo answers.
+ */
+function clientNameOf(server: Server, ctx: ServerContext): string | undefined {
+  const envelope = ctx.mcpReq.envelope as { [CLIENT_INFO_KEY]?: { name?: unknown } } | undefined;
+  const name = envelope?.[CLIENT_INFO_KEY]?.name;
+  return typeof name === 'string' ? name : server.getClientVersion()?.name;
+}
+
+export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy'): Server {
+  const server = new Server(
+    { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
+    {
+      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
+      instructions: instructions(app.channels),
+      // server/discover says the same to every caller.
+      cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
+      // An approval's state comes back from the client: a forged or expired one is refused.
+      requestState: { verify: (state, ctx) => app.approvalCodec.verify(state, ctx) },
+      // A person answers at human pace; a round (2025-11-25 elicitation) waits up to the state's life.
+      inputRequired: { roundTimeoutMs: APPROVAL_TTL_S * 1000 },
+    },
+  );
+  // Spelled out: a spread followed by a property takes V8's slow path (about 0.4 µs a call).
+  const profileFor = (clientName: string | undefined) =>
+    selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
+  // A list is public only when no caller could have been given another one on this endpoint.
+  const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
+
+  server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
+    const tools = app.catalog[profileFor(clientNameOf(server, ctx))].tools;
+    return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
+  });
+
+  // Built once per connection and caller, not per call (issue 13); bounded, as clientInfo
+  // names are the client's to choose.
+  const callLogs = new Map<string, Logger>();
+  const callLog = (tool: string, profile: string, client: string | null): Logger => {
+    const id = JSON.stringify([tool, profile, client]);
+    let log = callLogs.get(id);
+    if (!log) {
+      log = (conn.log ?? app.log).child({ tool, profile, ...(client ? { client } : {}) });
+      if (callLogs.size < 64) callLogs.set(id, log);
+    }
+    return log;
+  };
+
+  // Only a token makes an operator: clientInfo names are self-reported.
+  const operator = conn.client !== undefined && app.config.http.operators.includes(conn.client);
+
+  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+    const { name } = request.params;
+    const args = callArguments(request.params);
+    const done = conn.observeCall?.(name, args);
+    const clientName = clientNameOf(server, ctx);
+    const profile = profileFor(clientName);
+    const entry = app.catalog[profile].entries.get(name);
+    if (!entry) {
+      done?.('protocol_error');
+      const names = app.catalog[profile].tools.map((t) => t.name).join(', ');
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}". Available tools: ${names}.`);
+    }
+    const client = conn.client ?? clientName ?? null;
+    const log = callLog(entry.tool.name, profile, client);
+    const token = request.params._meta?.progressToken;
+    try {
+      const result = await app.track(
+        entry.call(args, {
+          deps: app,
+          store: app.store,
+          config: app.config,
+          log,
+          client,
+          operator,
+          now: app.now,
+          signal: ctx.mcpReq.signal,
+          approval: {
+            round: approvalRound(server, ctx, client),
+            ask: (request) => askApproval(app.approvalCodec, request, client),
+          },
+          progress:
+            token === undefined
+              ? undefined
+              : (progress, total, message) =>
+                  ctx.mcpReq.notify({
+                    method: 'notifications/progress',
+                    params: { progressToken: token, progress, ...(total === undefined ? {} : { total }), message },
+                  }),
+        }),
+      );
+      done?.(result);
+      return result;
+    } catch (err) {
+      done?.('protocol_error');
+      throw err;
+    }
+  });
+  registerBannerResources(server, { store: app.store, now: app.now, hub: bannerHubFor(app.store, { log: app.log }), era });
+  return server;
+}

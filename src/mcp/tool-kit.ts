@@ -1,0 +1,40 @@
+/**
+ * What a tool is, independent of profile and transport: a zod input, a JSON output schema,
+ * annotations, and a handler that returns structured content or throws NotifyError.
+ * src/mcp/server.ts turns these into tools/list entries (shaped by the profile) and answers
+ * tools/call. `send_notification` is not one of these: its input is a union, and the
+ * union library shapes it (src/mcp/tools/send-notification.ts).
+ */
+import type { z } from 'zod';
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../core/log.js';
+import type { ApprovalRequest, ApprovalRound } from '../notification/approval.js';
+import type { Store } from '../store/types.js';
+
+export interface ToolContext {
+  store: Store;
+  config: Config;
+  log: Logger;
+  /** Authenticated client name (HTTP) or clientInfo.name (stdio), when known. */
+  client: string | null;
+  /** The HTTP token is an operator's (NOTIFY_OPERATOR_CLIENTS): it may read every client's notifications. */
+  operator?: boolean;
+  now: () => number;
+  signal: AbortSignal;
+  /** Sends an MCP progress notification when the caller asked for progress. */
+  progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
+  /** The approval step's view of this round, and how to put a question to the person (src/mcp/approval-round.ts). */
+  approval?: { round: ApprovalRound; ask(request: ApprovalRequest): Promise<CallToolResult> };
+}
+
+export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  input: Input;
+  /** JSON Schema with root `type: "object"`; it must admit the error shape too: SDK clients validate errors against it. */
+  outputSchema: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}

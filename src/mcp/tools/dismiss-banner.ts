@@ -1,0 +1,62 @@
+/** dismiss_banner: take a banner down; dismissing twice is not an error. */
+import { z } from 'zod';
+import { NotifyError } from '../../core/errors.js';
+import { bannerStatus } from '../../store/banner-status.js';
+import type { ObjectToolSpec } from '../tool-kit.js';
+import { withErrorShape } from '../tool-result.js';
+import { iso } from '../../banners/model.js';
+import { bannersWritten } from '../../banners/hub.js';
+
+const input = z
+  .object({
+    banner_id: z.string().min(1).max(64).describe('the bnr_<uuid> id that show_banner returned'),
+  })
+  .strict();
+
+export const dismissBanner: ObjectToolSpec<typeof input> = {
+  name: 'dismiss_banner',
+  title: 'Dismiss banner',
+  description:
+    'Dismisses a banner for every viewer of its audience. Idempotent: dismissing an already dismissed banner succeeds with already_dismissed: true. ' +
+    'An unknown id, or a banner that has already expired, is a NOT_FOUND error that says which.',
+  input,
+  outputSchema: withErrorShape({
+    properties: {
+      banner_id: { type: 'string' },
+      status: { type: 'string', enum: ['dismissed'] },
+      already_dismissed: { type: 'boolean' },
+      dismissed_at: { type: 'string', format: 'date-time' },
+    },
+    required: ['banner_id', 'status', 'already_dismissed', 'dismissed_at'],
+  }),
+  // Destructive: it ends a banner and cannot be undone. Idempotent: repeating it changes nothing.
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  async handler(args, ctx) {
+    const now = ctx.now();
+    const before = await ctx.store.getBanner(args.banner_id);
+    if (!before) {
+      throw new NotifyError(
+        'NOT_FOUND',
+        `No banner has id ${args.banner_id}: check the id show_banner returned (banners are deleted 30 days after they end).`,
+        { path: '/banner_id' },
+      );
+    }
+    if (bannerStatus(before, now) === 'expired') {
+      throw new NotifyError(
+        'NOT_FOUND',
+        `Banner ${args.banner_id} expired at ${iso(before.expires_at)} and is no longer shown, so there is nothing to dismiss.`,
+        { path: '/banner_id' },
+      );
+    }
+    const after = (await ctx.store.dismissBanner(args.banner_id, now)) ?? before;
+    bannersWritten(ctx.store);
+    const alreadyDismissed = before.dismissed_at !== null;
+    if (!alreadyDismissed) ctx.log.info('banner dismissed', { banner_id: args.banner_id });
+    return {
+      banner_id: args.banner_id,
+      status: 'dismissed',
+      already_dismissed: alreadyDismissed,
+      dismissed_at: iso(after.dismissed_at ?? now),
+    };
+  },
+};

@@ -1,0 +1,117 @@
+/**
+ * get_notification: where one notification stands, read-only. A caller sees its own
+ * notifications only (the token's client over HTTP, else clientInfo.name), unless its token
+ * is an operator's (NOTIFY_OPERATOR_CLIENTS). Someone else's id and an unknown one get the
+ * same answer, so an id's existence does not leak.
+ */
+import { z } from 'zod';
+import type { ConfiguredChannel } from '../../channels/channel.js';
+import { NotifyError } from '../../core/errors.js';
+import { NOTIFICATION_STATES, type DeliveryRecord } from '../../store/types.js';
+import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
+import { withErrorShape } from '../tool-result.js';
+import { STATE_MEANINGS } from '../../notification/status.js';
+
+// Any id of a plausible length is looked up: a malformed one is as unknown as a foreign one.
+const input = z
+  .object({
+    id: z.string().min(1).max(64).meta({ description: 'the id a send_notification result gave (ntf_…)', examples: ['ntf_0123456789abcdef0123456789abcdef'] }),
+  })
+  .strict();
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function visible(record: DeliveryRecord, ctx: ToolContext): boolean {
+  return ctx.operator === true || record.client === ctx.client;
+}
+
+function view(record: DeliveryRecord, sentMeans: string | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    id: record.id,
+    via: record.via,
+    status: record.status,
+    status_means: record.status === 'sent' ? (sentMeans ?? 'The provider accepted the message.') : STATE_MEANINGS[record.status],
+    provider: record.provider,
+  };
+  if (record.provider_message_id !== null) out.provider_message_id = record.provider_message_id;
+  if (record.provider_status !== null) {
+    out.provider_status = {
+      status: record.provider_status,
+      ...(record.provider_status_code !== null ? { code: record.provider_status_code } : {}),
+      at: iso(record.status_updated_at),
+    };
+  }
+  if (record.error_code !== null) out.error_code = record.error_code;
+  out.attempts = record.attempt_log.map((a) => ({
+    attempt: a.attempt,
+    outcome: a.outcome,
+    ...(a.at !== undefined ? { at: iso(a.at) } : {}),
+    latency_ms: a.latency_ms,
+    ...(a.vendor_code !== undefined ? { vendor_code: String(a.vendor_code) } : {}),
+  }));
+  out.accepted_at = iso(record.created_at);
+  out.updated_at = iso(record.status_updated_at);
+  return out;
+}
+
+/** The tool, with its output enums generated from the configured channels and the state list. */
+export function getNotificationTool(channels: readonly ConfiguredChannel[]): ObjectToolSpec<typeof input> {
+  const sentMeans = new Map(channels.map((c) => [c.name, c.channel.sentMeans]));
+  return {
+    name: 'get_notification',
+    title: 'Get notification',
+    description:
+      `Shows where a notification you sent stands: status (${NOTIFICATION_STATES.join(', ')}), what that status means on its channel, ` +
+      'every provider attempt with its time, the provider message id, and the provider\'s last status with its code. ' +
+      'SMS moves on to delivered or undelivered when Twilio reports back; email and Slack stay at sent. ' +
+      'You see only notifications you sent; any other id is NOT_FOUND. Read-only.',
+    input,
+    outputSchema: withErrorShape({
+      properties: {
+        id: { type: 'string', description: 'notification id, ntf_…' },
+        via: { type: 'string', enum: channels.map((c) => c.name) },
+        status: { type: 'string', enum: [...NOTIFICATION_STATES] },
+        status_means: { type: 'string', description: 'what the status means on this channel' },
+        provider: { type: 'string' },
+        provider_message_id: { type: 'string' },
+        provider_status: {
+          type: 'object',
+          description: "the provider's own last word on the message",
+          properties: { status: { type: 'string' }, code: { type: 'string' }, at: { type: 'string', format: 'date-time' } },
+          required: ['status', 'at'],
+        },
+        error_code: { type: 'string', description: 'why the send failed, when it did' },
+        attempts: {
+          type: 'array',
+          description: 'every provider call, in order; empty for a dry run',
+          items: {
+            type: 'object',
+            properties: {
+              attempt: { type: 'integer' },
+              outcome: { type: 'string' },
+              at: { type: 'string', format: 'date-time' },
+              latency_ms: { type: 'number' },
+              vendor_code: { type: 'string' },
+            },
+            required: ['attempt', 'outcome', 'latency_ms'],
+          },
+        },
+        accepted_at: { type: 'string', format: 'date-time' },
+        updated_at: { type: 'string', format: 'date-time', description: 'when status or provider_status last changed' },
+      },
+      required: ['id', 'via', 'status', 'status_means', 'provider', 'attempts', 'accepted_at', 'updated_at'],
+    }),
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    async handler(args, ctx) {
+      const record = await ctx.store.getDelivery(args.id);
+      if (!record || !visible(record, ctx)) {
+        throw new NotifyError(
+          'NOT_FOUND',
+          `No notification ${args.id} was sent by this client. Pass an id that one of your own send_notification results gave (e.g. ntf_0123456789abcdef0123456789abcdef).`,
+          { path: '/id' },
+        );
+      }
+      return view(record, sentMeans.get(record.via));
+    },
+  };
+}

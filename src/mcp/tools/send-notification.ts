@@ -1,0 +1,97 @@
+/**
+ * send_notification as MCP tools: the union's profile tools, each validated against the
+ * union (whatever shape the client saw) and handed to the pipeline.
+ */
+import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { ConfiguredChannel } from '../../channels/channel.js';
+import { NotifyError, type ErrorCode } from '../../core/errors.js';
+import type { ToolContext } from '../tool-kit.js';
+import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
+import type { ProfileTool, UnionDef } from '../../union/index.js';
+import { canonicalJson, validateUnionCall } from '../../union/index.js';
+import { ApprovalNeeded } from '../../notification/approval.js';
+import { sendNotification, type PipelineDeps } from '../../notification/pipeline.js';
+
+export const SEND_ANNOTATIONS: ToolAnnotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: true,
+};
+
+/**
+ * The send tools' output schema, generated from the channels: SDK clients validate results
+ * against it after the send ran, so a `via` or a channel's result value it does not list
+ * would turn a completed send into a client-side error.
+ */
+export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record<string, unknown> {
+  const common = ['id', 'via', 'status', 'sent_means', 'provider', 'provider_message_id', 'replayed', 'accepted_at'];
+  const extra: Record<string, unknown> = {};
+  for (const { name, channel } of channels) {
+    for (const [field, schema] of Object.entries(channel.result ?? {})) {
+      const seen = extra[field];
+      if (common.includes(field) || (seen !== undefined && canonicalJson(seen) !== canonicalJson(schema))) {
+        throw new Error(`channel ${name} declares result field "${field}", which another channel or the result itself defines otherwise`);
+      }
+      extra[field] = schema;
+    }
+  }
+  return withErrorShape({
+    properties: {
+      id: { type: 'string', description: 'notification id, ntf_…' },
+      via: { type: 'string', enum: channels.map((c) => c.name) },
+      status: { type: 'string', enum: ['sent', 'dry_run'] },
+      sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },
+      provider: { type: 'string' },
+      provider_message_id: { type: 'string' },
+      ...extra,
+      replayed: { type: 'boolean' },
+      accepted_at: { type: 'string', format: 'date-time' },
+    },
+    required: ['id', 'via', 'status', 'provider', 'accepted_at'],
+  });
+}
+
+/** What a send needs of the tool context: who is calling, its log, a way to report progress, and its cancellation. */
+export type SendCallContext = Pick<ToolContext, 'client' | 'progress' | 'log'> & Partial<Pick<ToolContext, 'signal' | 'approval'>>;
+
+/** Sends that policy refused; each is logged (its log carries tool and client; never the body). */
+const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set([
+  'RECIPIENT_NOT_ALLOWED',
+  'RECIPIENT_OPTED_OUT',
+  'RATE_LIMITED',
+  'IDEMPOTENCY_CONFLICT',
+  'APPROVAL_REQUIRED',
+  'APPROVAL_DECLINED',
+]);
+
+export async function callSendTool(
+  def: UnionDef,
+  tool: ProfileTool,
+  deps: PipelineDeps,
+  args: unknown,
+  ctx: SendCallContext,
+): Promise<CallToolResult> {
+  const checked = validateUnionCall(def, tool.binding, args);
+  if (!checked.ok) return invalidResult(checked, def.discriminator);
+  try {
+    const result = await sendNotification(deps, checked.variant, checked.value, {
+      client: ctx.client,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      ...(ctx.approval ? { approval: ctx.approval.round } : {}),
+      onRetry: ctx.progress
+        ? (attempt, delayMs, reason) =>
+            void ctx.progress!(attempt, undefined, `attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`).catch(() => {})
+        : undefined,
+    });
+    const sentMeans = result.status === 'sent' ? deps.config.channels.find((c) => c.name === result.via)?.channel.sentMeans : undefined;
+    return okResult(sentMeans === undefined ? { ...result } : { ...result, sent_means: sentMeans });
+  } catch (err) {
+    // Only thrown when the client can ask (ctx.approval.round.canAsk).
+    if (err instanceof ApprovalNeeded && ctx.approval) return ctx.approval.ask(err.request);
+    if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
+      ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client, recipients: err.details.recipientClasses ?? [] });
+    }
+    return failureResult(err, deps.log, tool.name);
+  }
+}

@@ -1,0 +1,93 @@
+/** show_banner: put an in-app banner in front of one audience segment. */
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { NotifyError } from '../../core/errors.js';
+import type { ObjectToolSpec } from '../tool-kit.js';
+import { withErrorShape } from '../tool-result.js';
+import { audienceSchema, DEFAULT_LIFETIME_MS, iso, MAX_LIFETIME_MS, RETENTION_MS, SEVERITIES } from '../../banners/model.js';
+import { bannersWritten } from '../../banners/hub.js';
+
+const input = z
+  .object({
+    text: z.string().min(1).max(500).describe('what the banner says, 1-500 characters'),
+    audience: audienceSchema,
+    severity: z.enum(SEVERITIES).optional().describe('info (default), warning or critical'),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('ISO-8601 date-time with Z or an offset, in the future and at most 90 days ahead; default 7 days from now'),
+    dedupe_key: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('while a banner of this audience with this key is active, it is returned instead of creating another; the same key in another audience is another banner'),
+  })
+  .strict();
+
+export const showBanner: ObjectToolSpec<typeof input> = {
+  name: 'show_banner',
+  title: 'Show banner',
+  description:
+    'Shows an in-app banner to one audience segment until it expires or is dismissed. ' +
+    'audience is one segment name, matched exactly (lowercase letters, digits and : _ -, up to 64 characters, e.g. all, admins, team:billing); ' +
+    'apps show a viewer the banners of every segment it belongs to, so "all" is a segment like any other, not a wildcard. ' +
+    'severity is info (default), warning or critical. expires_at must be in the future and at most 90 days ahead; it defaults to 7 days from now. ' +
+    'With dedupe_key, an active banner of the same audience holding that key is returned (deduplicated: true) instead of a second one; a key is scoped to its audience. ' +
+    'Retention: dismissed and expired banners stay visible to list_banners for 30 days after they end, then are deleted.',
+  input,
+  outputSchema: withErrorShape({
+    properties: {
+      banner_id: { type: 'string', description: 'bnr_<uuid>; pass it to dismiss_banner' },
+      status: { type: 'string', enum: ['active'] },
+      expires_at: { type: 'string', format: 'date-time' },
+      deduplicated: { type: 'boolean', description: 'true when an active banner with the same audience and dedupe_key was returned' },
+    },
+    required: ['banner_id', 'status', 'expires_at', 'deduplicated'],
+  }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  async handler(args, ctx) {
+    const now = ctx.now();
+    let expiresAt = now + DEFAULT_LIFETIME_MS;
+    if (args.expires_at !== undefined) {
+      expiresAt = Date.parse(args.expires_at);
+      if (expiresAt <= now) {
+        throw new NotifyError(
+          'INVALID_FIELD',
+          `expires_at ${args.expires_at} is not in the future (now is ${iso(now)}). Give a later time, or omit it for 7 days.`,
+          { path: '/expires_at' },
+        );
+      }
+      if (expiresAt - now > MAX_LIFETIME_MS) {
+        throw new NotifyError(
+          'INVALID_FIELD',
+          `expires_at ${args.expires_at} is more than 90 days ahead; the latest allowed now is ${iso(now + MAX_LIFETIME_MS)}.`,
+          { path: '/expires_at' },
+        );
+      }
+    }
+    // Retention runs on write, so a server that only reads never deletes anything.
+    await ctx.store.purgeBanners(now - RETENTION_MS);
+    const candidate = {
+      id: `bnr_${randomUUID()}`,
+      text: args.text,
+      audience: args.audience,
+      severity: args.severity ?? 'info',
+      dedupe_key: args.dedupe_key ?? null,
+      created_at: now,
+      expires_at: expiresAt,
+      dismissed_at: null,
+    };
+    const stored = await ctx.store.insertBanner(candidate);
+    bannersWritten(ctx.store);
+    const deduplicated = stored.id !== candidate.id;
+    ctx.log.info('banner shown', { banner_id: stored.id, audience: stored.audience, severity: stored.severity, deduplicated });
+    return {
+      banner_id: stored.id,
+      status: 'active',
+      // A banner stored without expiry (not through this tool) would report the default horizon.
+      expires_at: iso(stored.expires_at ?? now + DEFAULT_LIFETIME_MS),
+      deduplicated,
+    };
+  },
+};

@@ -1,0 +1,129 @@
+/**
+ * GET /banners/stream?audience=all,admins: the feed as Server-Sent Events.
+ *
+ *   retry: <ms>
+ *   event: snapshot   id: <cursor>   data: {"banners":[…as GET /banners…]}
+ *   event: banner     id: <cursor>   data: {"change":"shown"|"dismissed"|"expired","banner":{…}}
+ *   : ping            every heartbeat
+ *
+ * Last-Event-ID (header, or `last_event_id` in the query for readers that reconnect with a
+ * new EventSource) resumes: the missed events, or a snapshot when they are not kept.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { FeedFullError, type BannerEvent, type BannerHub } from '../../banners/hub.js';
+import { audiencesOf, sendJson } from './banner-feed.js';
+
+export interface StreamLimits {
+  /** Open streams this process serves at most; more get 503 (NOTIFY_FEED_MAX_STREAMS). */
+  maxStreams: number;
+  /** A `: ping` comment this often, so proxies keep the stream open (default 15 s). */
+  heartbeatMs: number;
+  /** The reconnect delay the `retry:` line asks of EventSource (default 2 s). */
+  retryMs: number;
+  /** A reader whose unsent bytes exceed this is dropped; it reconnects and resumes (default 256 KiB). */
+  maxBufferedBytes: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: Omit<StreamLimits, 'maxStreams'> = {
+  heartbeatMs: 15_000,
+  retryMs: 2_000,
+  maxBufferedBytes: 256 * 1024,
+};
+
+/** The open streams of one HTTP server, so that shutdown can end them. */
+export class OpenStreams {
+  private readonly open = new Set<ServerResponse>();
+
+  get size(): number {
+    return this.open.size;
+  }
+
+  add(res: ServerResponse): void {
+    this.open.add(res);
+    res.once('close', () => this.open.delete(res));
+  }
+
+  /** Ends every stream cleanly (the reader sees the end of the body and reconnects elsewhere). */
+  endAll(): void {
+    for (const res of this.open) res.end();
+    this.open.clear();
+  }
+}
+
+export async function serveBannerStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  deps: { hub: BannerHub; streams: OpenStreams; limits: StreamLimits; headers: Record<string, string> },
+): Promise<void> {
+  const audiences = audiencesOf(url, res, deps.headers);
+  if (!audiences) return;
+  const { limits } = deps;
+  if (deps.streams.size >= limits.maxStreams) {
+    return sendJson(
+      res,
+      503,
+      { error: { code: 'TOO_MANY_STREAMS', message: `This server holds its maximum of ${limits.maxStreams} open streams: retry later, or raise NOTIFY_FEED_MAX_STREAMS` } },
+      { ...deps.headers, 'Retry-After': '5' },
+    );
+  }
+  const feedFull = () =>
+    sendJson(
+      res,
+      503,
+      { error: { code: 'FEED_FULL', message: 'The live feed follows its maximum of audience segments: retry later, or name only the segments the viewer belongs to' } },
+      { ...deps.headers, 'Retry-After': '5' },
+    );
+  if (!deps.hub.hasRoomFor(audiences)) return feedFull();
+  res.writeHead(200, {
+    ...deps.headers,
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    // nginx buffers responses unless told not to.
+    'X-Accel-Buffering': 'no',
+  });
+  if (req.method === 'HEAD') return void res.end();
+  deps.streams.add(res);
+  res.socket?.setNoDelay(true);
+
+  const write = (text: string) => {
+    if (res.writableEnded || res.destroyed) return;
+    res.write(text);
+    // A reader that does not read would make us hold every event for it: drop it instead.
+    if (res.writableLength > limits.maxBufferedBytes) res.destroy();
+  };
+  write(`retry: ${limits.retryMs}\n\n`);
+  const heartbeat = setInterval(() => write(': ping\n\n'), limits.heartbeatMs);
+  heartbeat.unref();
+
+  const lastEventId = firstOf(req.headers['last-event-id']) ?? url.searchParams.get('last_event_id') ?? undefined;
+  let unsubscribe: (() => void) | undefined;
+  let closed = false;
+  res.once('close', () => {
+    closed = true;
+    clearInterval(heartbeat);
+    unsubscribe?.();
+  });
+  let sub: () => void;
+  try {
+    sub = await deps.hub.subscribe(
+      audiences,
+      {
+        snapshot: (banners, cursor) => write(`event: snapshot\nid: ${cursor}\ndata: ${JSON.stringify({ banners })}\n\n`),
+        event: (e: BannerEvent) => write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
+      },
+      lastEventId,
+    );
+  } catch (err) {
+    // Filled up between the check above and this turn: the reader retries after `retry`.
+    if (err instanceof FeedFullError) return void res.end();
+    throw err;
+  }
+  if (closed) sub();
+  else unsubscribe = sub;
+}
+
+function firstOf(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,94 @@
+/**
+ * The stdio connection as the SDK's serveStdio takes it (its `transport` option): the lines
+ * of stdin are screened (stdio-lines.ts) and handed on as the messages they parsed to, and
+ * each answer is written as one JSON line. The SDK's StdioServerTransport behind a screening
+ * stream decoded, parsed and validated every line a second time (issue 13: bench/results.md).
+ * End of input is left to the owner, who answers the calls still running first (stdio.ts).
+ */
+import { once } from 'node:events';
+import type { Readable, Writable } from 'node:stream';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import type { Logger } from '../../core/log.js';
+import { LineScreen } from './stdio-lines.js';
+
+export interface StdioWireOptions {
+  /** A longer line (bytes, newline excluded) is refused. */
+  maxLineBytes: number;
+  log: Logger;
+  /** Sees each message that passes, before the SDK does. */
+  onMessage?(message: unknown): void;
+}
+
+export class StdioWire implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private readonly screen: LineScreen;
+  private closed = false;
+
+  constructor(
+    private readonly stdin: Readable,
+    private readonly stdout: Writable,
+    options: StdioWireOptions,
+  ) {
+    this.screen = new LineScreen({
+      maxLineBytes: options.maxLineBytes,
+      log: options.log,
+      reply: (message) => void this.write(message).catch(() => {}),
+      deliver: (message) => {
+        // A throw here would escape stdin's data handler and end the process.
+        try {
+          options.onMessage?.(message);
+          // Screened: a JSON-RPC request, notification or response (inbound.ts).
+          this.onmessage?.(message as JSONRPCMessage);
+        } catch (err) {
+          this.onerror?.(err instanceof Error ? err : new Error(String(err)));
+        }
+      },
+    });
+  }
+
+  async start(): Promise<void> {
+    this.stdin.on('data', this.onData);
+    this.stdin.on('error', this.onInputError);
+    // Stays attached after close: a late write error (the client gone) is dropped, not thrown.
+    this.stdout.on('error', this.onOutputError);
+  }
+
+  /** The client closed its side: a last line without a newline is still read. */
+  endOfInput(): void {
+    this.screen.end();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('the stdio connection is closed'));
+    return this.write(message);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stdin.off('data', this.onData);
+    this.stdin.off('error', this.onInputError);
+    if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
+    this.onclose?.();
+  }
+
+  private write(message: object): Promise<void> {
+    if (this.stdout.write(`${JSON.stringify(message)}\n`)) return Promise.resolve();
+    // Rejects if the stream fails first.
+    return once(this.stdout, 'drain').then(() => {});
+  }
+
+  private readonly onData = (chunk: Buffer | string) => {
+    if (!this.closed) this.screen.write(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+  };
+
+  private readonly onInputError = (error: Error) => this.onerror?.(error);
+
+  private readonly onOutputError = (error: Error) => {
+    if (this.closed) return;
+    this.onerror?.(error);
+    void this.close();
+  };
+}

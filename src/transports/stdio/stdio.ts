@@ -1,0 +1,68 @@
+/**
+ * stdio: one connection over the process's streams (injectable, so tests need no
+ * subprocess), served by the v2 SDK's serveStdio: the opening message pins the connection's
+ * era (`initialize` for 2025-11-25; `server/discover` or any request carrying the `_meta`
+ * envelope for 2026-07-28) and one server instance from our factory answers it. stdout
+ * carries JSON-RPC only. Each line is screened and parsed once (stdio-wire.ts, stdio-lines.ts).
+ */
+import type { Readable, Writable } from 'node:stream';
+import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
+import type { Server } from '@modelcontextprotocol/server';
+import type { App } from '../../app.js';
+import { listenedUris, ResourceWatch } from '../../mcp/resources.js';
+import { bannerHubFor } from '../../banners/hub.js';
+import { createServer } from '../../mcp/server.js';
+import { MAX_BODY_BYTES } from '../body.js';
+import { StdioWire } from './stdio-wire.js';
+
+export interface StdioOptions {
+  stdin?: Readable;
+  stdout?: Writable;
+  /** A longer message is refused (default 1 MiB, the HTTP body bound). */
+  maxMessageBytes?: number;
+}
+
+export async function serveStdio(app: App, options: StdioOptions = {}): Promise<{ closed: Promise<void> }> {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  // 2026-07-28 resource subscriptions: the SDK's entry answers subscriptions/listen and routes
+  // the pinned server's notifications/resources/updated onto the listens that named the URI;
+  // the lines show us which URIs to watch, and until when (notifications/cancelled).
+  let modernServer: Server | undefined;
+  const watch = new ResourceWatch(bannerHubFor(app.store, { log: app.log }), (uri) => void modernServer?.sendResourceUpdated({ uri }).catch(() => {}));
+  const listens = new Map<unknown, Promise<() => void>>();
+  const onMessage = (message: unknown) => {
+    const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+    const uris = listenedUris(m);
+    if (uris.length > 0) listens.set(m.id, watch.acquire(uris));
+    if (m.method === 'notifications/cancelled' && listens.has(m.params?.requestId)) {
+      void listens.get(m.params?.requestId)!.then((release) => release(), () => {});
+      listens.delete(m.params?.requestId);
+    }
+  };
+  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage });
+  const handle = serveStdioEntry(({ era }) => {
+    const server = createServer(app, {}, era);
+    if (era === 'modern') modernServer = server;
+    return server;
+  }, {
+    transport,
+    onerror: (error) => app.log.warn('stdio transport error', { error: error.message }),
+  });
+  const closed = new Promise<void>((resolve) => {
+    // The SDK's own transport closes at end of input and drops the calls still running; a
+    // client may close its side right after writing its last request, so they are answered
+    // first. The SDK dispatches what it was handed before the next turn of the event loop,
+    // where the calls are tracked.
+    stdin.once('end', () => {
+      transport.endOfInput();
+      setImmediate(() =>
+        void app.drain().finally(() => {
+          watch.releaseAll();
+          void handle.close().finally(resolve);
+        }),
+      );
+    });
+  });
+  return { closed };
+}

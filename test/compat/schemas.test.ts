@@ -1,0 +1,142 @@
+/**
+ * The generated tool lists, per profile: compatibility with each client family's published
+ * rules, valid examples accepted by both the union and each profile's JSON Schema, and
+ * snapshots that fail when a schema changes unnoticed (update with `npx vitest run -u`).
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { buildCatalog } from '../../src/mcp/catalog.js';
+import { loadConfig, PROFILES } from '../../src/config/config.js';
+import { notificationDef } from '../../src/channels/send-union.js';
+import { NOTIFICATION_STATES } from '../../src/store/types.js';
+import { profileTools, validateUnionCall } from '../../src/union/index.js';
+import { anthropicViolations, openAiStrictViolations, sep2106Violations, typeArrayPaths } from './checkers.js';
+import { ALL_VALID, CHANNEL_NAMES, CHANNEL_TOOLS, VALID_EXAMPLES } from '../helpers/examples.js';
+
+const config = loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' });
+const catalog = buildCatalog(config);
+const def = notificationDef(config.channels);
+
+export function ajv() {
+  const a = new Ajv2020({ strict: false, allErrors: true });
+  a.addFormat('email', /^[^\s@]+@[^\s@]+\.[^\s@]+$/);
+  a.addFormat('date-time', true);
+  return a;
+}
+
+/** The nested shape of a call: every optional present, as null. */
+function toNested(call: Record<string, unknown>): Record<string, unknown> {
+  const variant = def.variants.find((v) => v.value === call.via)!;
+  return { notification: Object.fromEntries(['via', ...variant.fields].map((f) => [f, call[f] ?? null])) };
+}
+
+describe('tool lists per profile', () => {
+  for (const profile of PROFILES) {
+    it(`${profile}: snapshot`, async () => {
+      const c = catalog[profile];
+      const text = JSON.stringify({ fingerprint: c.fingerprint, hashes: c.hashes, tools: c.tools }, null, 2) + '\n';
+      await expect(text).toMatchFileSnapshot(`../__toolsnaps__/${profile}.json`);
+    });
+
+    it(`${profile}: every tool has root type object, an outputSchema, annotations, and no type arrays`, () => {
+      for (const tool of catalog[profile].tools) {
+        expect(tool.inputSchema.type).toBe('object');
+        expect(tool.outputSchema?.type).toBe('object');
+        expect(tool.annotations).toBeDefined();
+        expect(typeArrayPaths(tool.inputSchema)).toEqual([]);
+      }
+    });
+
+    it(`${profile}: deterministic`, () => {
+      expect(JSON.stringify(buildCatalog(config)[profile].tools)).toBe(JSON.stringify(catalog[profile].tools));
+    });
+  }
+
+  it('flat and per-channel meet Anthropic rules', () => {
+    for (const profile of ['flat', 'per-channel'] as const) {
+      for (const tool of catalog[profile].tools) expect(anthropicViolations(tool), `${profile}/${tool.name}`).toEqual([]);
+    }
+  });
+
+  it('nested meets OpenAI strict mode for every tool, banner tools included', () => {
+    for (const tool of catalog.nested.tools) expect(openAiStrictViolations(tool.inputSchema), tool.name).toEqual([]);
+  });
+
+  it('oneOf has the SEP-2106 shape', () => {
+    const send = catalog.oneOf.tools.find((t) => t.name === 'send_notification')!;
+    expect(sep2106Violations(send.inputSchema, 'via')).toEqual([]);
+  });
+
+  it('per-channel lists one send tool per channel, in registry order, then get_notification and the banner tools', () => {
+    const names = catalog['per-channel'].tools.map((t) => t.name);
+    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(CHANNEL_TOOLS).toEqual(expect.arrayContaining(['send_email', 'send_sms', 'send_slack']));
+  });
+
+  it("every send tool's output schema lists every channel, so a client accepts each channel's result", () => {
+    for (const profile of PROFILES) {
+      for (const tool of catalog[profile].tools.filter((t) => t.name.startsWith('send_'))) {
+        const via = (tool.outputSchema?.properties as Record<string, { enum?: string[] }>).via;
+        expect(via?.enum, `${profile}/${tool.name}`).toEqual(CHANNEL_NAMES);
+      }
+      const get = catalog[profile].tools.find((t) => t.name === 'get_notification')!;
+      expect(get.annotations?.readOnlyHint, profile).toBe(true);
+      const props = get.outputSchema?.properties as Record<string, { enum?: string[] }>;
+      expect(props.via?.enum, profile).toEqual(CHANNEL_NAMES);
+      expect(props.status?.enum, profile).toEqual([...NOTIFICATION_STATES]);
+    }
+  });
+});
+
+describe('the checkers are not vacuous', () => {
+  it('catch what they check', () => {
+    expect(anthropicViolations({ name: 'bad name', inputSchema: { type: 'object', oneOf: [] } })).toHaveLength(2);
+    expect(openAiStrictViolations({ type: 'object', properties: { a: { type: 'string', maxLength: 3 } }, additionalProperties: false })).toEqual(
+      expect.arrayContaining(['/a: not required', '/a: keyword maxLength not supported']),
+    );
+    expect(
+      openAiStrictViolations({ type: 'object', properties: { a: { type: 'object', properties: {} } }, required: ['a'], additionalProperties: false }),
+    ).toEqual(['/a: additionalProperties must be false', '/a: a closed object with no properties (it can only be {}: an open object closed drops its data)']);
+    expect(sep2106Violations({ type: 'object', oneOf: [{ type: 'object', properties: { via: { type: 'string' } } }, {}] }, 'via').length).toBeGreaterThan(2);
+    expect(typeArrayPaths({ properties: { a: { type: ['string', 'null'] } } })).toEqual(['/properties/a']);
+  });
+});
+
+describe('valid examples pass the union and every profile schema, with the same meaning', () => {
+  const validators = Object.fromEntries(
+    PROFILES.map((p) => [p, new Map(catalog[p].tools.map((t) => [t.name, ajv().compile(t.inputSchema)]))]),
+  );
+
+  for (const [via, examples] of Object.entries(VALID_EXAMPLES)) {
+    it(via, () => {
+      for (const call of examples) {
+        const direct = validateUnionCall(def, {}, call);
+        expect(direct, JSON.stringify(call).slice(0, 80)).toMatchObject({ ok: true });
+
+        expect(validators.flat!.get('send_notification')!(call)).toBe(true);
+        expect(validators.oneOf!.get('send_notification')!(call)).toBe(true);
+        const { via: _, ...rest } = call;
+        expect(validators['per-channel']!.get(`send_${via}`)!(rest)).toBe(true);
+
+        const nested = toNested(call);
+        const check = validators.nested!.get('send_notification')!;
+        expect(check(nested), JSON.stringify(check.errors)).toBe(true);
+        const [nestedTool] = profileTools(def, 'nested');
+        const viaNested = validateUnionCall(def, nestedTool!.binding, nested);
+        expect(viaNested.ok && viaNested.value).toEqual(direct.ok && direct.value);
+      }
+    });
+  }
+
+  it('the flat merge of `to` admits both an email list and an E.164 number', () => {
+    const flat = validators.flat!.get('send_notification')!;
+    expect(flat({ via: 'email', to: ['a@example.com'] })).toBe(true);
+    expect(flat({ via: 'sms', to: '+14155550123' })).toBe(true);
+    expect(flat({ via: 'sms', to: 42 })).toBe(false);
+  });
+
+  it('covers every branch', () => {
+    expect(Object.keys(VALID_EXAMPLES)).toEqual(def.variants.map((v) => v.value));
+    expect(ALL_VALID.length).toBeGreaterThanOrEqual(8);
+  });
+});

@@ -1,0 +1,269 @@
+/**
+ * Slack adapter contract: the official @slack/web-api client against Prism serving Slack's
+ * published Web API description, plus a small fake for what Prism cannot answer.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotifyError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/log.js';
+import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../../src/providers/errors.js';
+import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
+import { createSlackProvider, type SlackPayload } from '../../src/channels/slack/web-api.js';
+import type { Provider } from '../../src/providers/types.js';
+import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
+import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
+import { caught } from '../helpers/caught.js';
+import { burst, expectNothingAfterAnswer, sleep, startSlowHttpPeer, type SlowPeer } from '../helpers/burst.js';
+
+const TOKEN = 'xoxb-test-token';
+const ctx = (id = 'ntf_slack') => ({ notificationId: id, signal: new AbortController().signal });
+
+const skipReason = prismUnavailableReason();
+const describePrism = skipReason ? describe.skip : describe;
+
+describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ? ` [skipped: ${skipReason}]` : ''}`, () => {
+  let prism: PrismPeer;
+  let provider: Provider<SlackPayload>;
+
+  beforeAll(async () => {
+    prism = await startPrism('slack');
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+  });
+  afterAll(async () => {
+    await prism?.stop();
+  });
+
+  it('posts a message and returns its ts as the provider message id', async () => {
+    const receipt = await provider.send({ channel: 'C0123ABCD', text: 'deploy finished' }, ctx());
+    expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('posts a thread reply (thread_ts) that the spec accepts', async () => {
+    const receipt = await provider.send({ channel: '#alerts', text: 'still failing', thread_ts: '1712345678.123456' }, ctx());
+    expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
+    const err = await caught(provider.send({ text: 'no channel' } as SlackPayload, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(422);
+  });
+
+  it('maps a missing token (401) to ProviderRejectedError naming SLACK_BOT_TOKEN', async () => {
+    const anonymous = await createSlackProvider({ token: '', apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    const err = await caught(anonymous.send({ channel: 'C0123ABCD', text: 'hi' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(401);
+    expect((err as Error).message).toContain('SLACK_BOT_TOKEN');
+  });
+});
+
+describe('Slack provider against a fake for what Prism cannot answer', () => {
+  let fake: FakePeer;
+  let provider: Provider<SlackPayload>;
+  const ok = { status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000100' } };
+
+  beforeAll(async () => {
+    fake = await startFakePeer();
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: fake.origin, timeoutMs: 5_000, log: silentLogger });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('sends channel, text and thread_ts with the bot token as Bearer', async () => {
+    fake.replies.push(ok);
+    const receipt = await provider.send({ channel: 'C0123ABCD', text: 'hello', thread_ts: '1712345678.123456' }, ctx());
+    expect(receipt.providerMessageId).toBe('1712345678.000100');
+    const req = fake.requests.at(-1)!;
+    expect(req.path).toBe('/chat.postMessage');
+    expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(req.form).toMatchObject({ channel: 'C0123ABCD', text: 'hello', thread_ts: '1712345678.123456' });
+  });
+
+  it('maps ok:false channel_not_found to ProviderRejectedError', async () => {
+    fake.replies.push({ status: 200, json: { ok: false, error: 'channel_not_found' } });
+    const err = await caught(provider.send({ channel: '#nowhere', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe('channel_not_found');
+    expect((err as Error).message).toContain('#nowhere');
+  });
+
+  it('maps ok:false not_in_channel to ProviderRejectedError telling to /invite the bot, never retried', async () => {
+    fake.replies.push({ status: 200, json: { ok: false, error: 'not_in_channel' } }, ok);
+    const before = fake.requests.length;
+    const err = await caught(
+      sendWithRetry(provider, { channel: 'C0999', text: 'x' }, { notificationId: 'ntf_nic', budgetMs: 5_000, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('PROVIDER_REJECTED');
+    expect((err as Error).message).toContain('/invite');
+    expect(fake.requests.length - before).toBe(1);
+    fake.replies.length = 0;
+  });
+
+  it('maps ok:false invalid_auth to ProviderRejectedError for the operator', async () => {
+    fake.replies.push({ status: 200, json: { ok: false, error: 'invalid_auth' } });
+    const err = await caught(provider.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as Error).message).toContain('SLACK_BOT_TOKEN');
+  });
+
+  it('retries a 429 after its Retry-After, then succeeds', async () => {
+    fake.replies.push({ status: 429, headers: { 'retry-after': '2' }, json: { ok: false, error: 'ratelimited' } }, ok);
+    const before = fake.requests.length;
+    const sleeps: number[] = [];
+    const out = await sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, {
+      notificationId: 'ntf_429',
+      budgetMs: 10_000,
+      log: silentLogger,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    expect(out.attempts).toBe(2);
+    expect(out.receipt.providerMessageId).toBe('1712345678.000100');
+    expect(sleeps).toEqual([2000]);
+    expect(out.history[0]).toMatchObject({ outcome: 'rate_limited', vendorCode: 429 });
+    expect(fake.requests.length - before).toBe(2);
+  });
+
+  it('answers RATE_LIMITED with retry_after_s when Retry-After is beyond the budget', async () => {
+    fake.replies.push({ status: 429, headers: { 'retry-after': '60' }, json: { ok: false, error: 'ratelimited' } });
+    const err = await caught(
+      sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_429b', budgetMs: 3_000, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('RATE_LIMITED');
+    expect((err as NotifyError).details.retryAfterS).toBe(60);
+    expect(sendFailureInfo(err)?.attempts).toBe(1);
+  });
+
+  it('maps HTTP 503 to ProviderTransientError', async () => {
+    fake.replies.push({ status: 503, headers: { 'retry-after': '1' }, json: {} });
+    const err = await caught(provider.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).opts.retryAfterMs).toBe(1000);
+  });
+
+  it('maps a hang past the client timeout to DeliveryUnknownError', async () => {
+    const quick = await createSlackProvider({ token: TOKEN, apiUrl: fake.origin, timeoutMs: 300, log: silentLogger });
+    fake.replies.push('hang');
+    const started = Date.now();
+    const err = await caught(quick.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(DeliveryUnknownError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('maps a hang past the send budget to DELIVERY_UNKNOWN without a second request', async () => {
+    fake.replies.push('hang', ok);
+    const before = fake.requests.length;
+    const started = Date.now();
+    const err = await caught(
+      sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_hang', budgetMs: 500, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(fake.requests.length - before).toBe(1);
+    fake.replies.length = 0;
+  });
+
+  it('maps a refused connection to ProviderTransientError, and PROVIDER_UNAVAILABLE past the budget', async () => {
+    const port = await freePort();
+    const nowhere = await createSlackProvider({ token: TOKEN, apiUrl: `http://127.0.0.1:${port}`, timeoutMs: 1_000, log: silentLogger });
+    const err = await caught(nowhere.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
+    const started = Date.now();
+    const gaveUp = await caught(
+      sendWithRetry(nowhere, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_down', budgetMs: 1_000, log: silentLogger }),
+    );
+    expect((gaveUp as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+    expect(sendFailureInfo(gaveUp)!.attempts).toBeGreaterThan(1);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('Slack provider under a burst against a slow Slack (issue 16: nothing reaches Slack after its call answered)', () => {
+  // A post takes DELAY_MS; a second wave starts with BUDGET_MS - DELAY_MS left, too little to finish.
+  const DELAY_MS = 1_000;
+  const BUDGET_MS = 1_600;
+  let peer: SlowPeer;
+
+  beforeAll(async () => {
+    peer = await startSlowHttpPeer({
+      delayMs: DELAY_MS,
+      status: 200,
+      json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000100' },
+      keyOf: (form) => form.text ?? '',
+    });
+  });
+  afterAll(async () => {
+    await peer?.close();
+  });
+
+  const send =
+    (provider: Provider<SlackPayload>, budgetMs = BUDGET_MS) =>
+    (text: string) =>
+      sendWithRetry(provider, { channel: 'C0123ABCD', text }, { notificationId: `ntf_${text}`, budgetMs, log: silentLogger });
+
+  it('runs at most maxConcurrent posts at once; the next ones go in order, are aborted in flight at the budget, or are dropped unsent', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, maxConcurrent: 2, log: silentLogger });
+    const keys = Array.from({ length: 6 }, (_, i) => `wave-${i}`);
+    const answers = await burst(keys, send(provider));
+    await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
+    expectNothingAfterAnswer(answers, peer, 2);
+    // 0-1 posted, 2-3 started when those finished and were cut off at the budget, 4-5 never got a slot.
+    expect(answers.map((a) => a.code)).toEqual(['sent', 'sent', 'DELIVERY_UNKNOWN', 'DELIVERY_UNKNOWN', 'RATE_LIMITED', 'RATE_LIMITED']);
+  });
+
+  it("sends nothing late when the burst is larger than the Slack client's own queue (100 at once)", async () => {
+    peer.arrivals.length = 0;
+    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const keys = Array.from({ length: 110 }, (_, i) => `big-${i}`);
+    // Every post outlasts this budget: the first 5 are cut off in flight, the rest never start.
+    const answers = await burst(keys, send(provider, 600));
+    await sleep(DELAY_MS + 500);
+    expectNothingAfterAnswer(answers, peer, 5);
+    // At least the first 5 are cut off in flight. On a loaded machine the burst spreads out,
+    // and a later call may still get a freed slot with budget left: it is cut off too, never late.
+    const cut = answers.filter((a) => a.code === 'DELIVERY_UNKNOWN').length;
+    expect(cut).toBeGreaterThanOrEqual(5);
+    expect(cut).toBeLessThan(20);
+    expect(answers.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(110 - cut);
+    expect(peer.arrivals).toHaveLength(cut);
+  });
+
+  it('aborts a post still in flight at the budget: Slack sees the hang-up, the call answers DELIVERY_UNKNOWN', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const err = await caught(send(provider, 400)('cut-off'));
+    await sleep(100);
+    expect(peer.arrivals).toEqual([expect.objectContaining({ key: 'cut-off', abortedAt: expect.any(Number) })]);
+    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+    expect((err as Error).message).toContain('budget ran out while the request was in flight');
+  });
+
+  it('sends nothing for a call whose budget is already spent', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const spent = new AbortController();
+    spent.abort(new Error('budget spent'));
+    const err = await caught(provider.send({ channel: 'C0123ABCD', text: 'late' }, { notificationId: 'ntf_late', signal: spent.signal }));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as Error).message).toContain('nothing was sent');
+    await sleep(100);
+    expect(peer.arrivals).toEqual([]);
+  });
+
+  it('answers a dropped send RATE_LIMITED with retry_after_s, saying nothing was sent, and logs the attempt as dropped', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, maxConcurrent: 1, log: silentLogger });
+    const first = send(provider)('holder').catch((e: unknown) => e);
+    const err = await caught(send(provider, 500)('waiter'));
+    await first;
+    expect((err as NotifyError).code).toBe('RATE_LIMITED');
+    expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
+    expect((err as Error).message).toMatch(/^Try again in \d+ s; nothing was sent: this server runs at most 1 slack request at a time/);
+    expect(sendFailureInfo(err)?.history).toEqual([{ attempt: 1, outcome: 'dropped', latencyMs: expect.any(Number) }]);
+    expect(peer.arrivals.map((a) => a.key)).toEqual(['holder']);
+  });
+});

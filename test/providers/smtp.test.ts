@@ -1,0 +1,237 @@
+/**
+ * SMTP adapter contract: nodemailer talking to a real SMTP server (smtp-server) on loopback.
+ */
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { NotifyError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/log.js';
+import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../../src/providers/errors.js';
+import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
+import { createSmtpProvider, type EmailPayload } from '../../src/channels/email/smtp.js';
+import type { Provider } from '../../src/providers/types.js';
+import { SMTP_USER, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+import { caught } from '../helpers/caught.js';
+import { burst, expectNothingAfterAnswer, sleep, startSlowSmtpPeer } from '../helpers/burst.js';
+
+const FROM = 'notify-mcp@sender.test';
+
+async function buildPayload(id: string, to: string[] = ['ops@example.com', 'oncall@example.com']): Promise<EmailPayload> {
+  const messageId = `<${id}@notify-mcp.local>`;
+  const raw = await new MailComposer({
+    from: FROM,
+    to,
+    replyTo: 'replies@example.com',
+    subject: `Disk almost full (${id})`,
+    html: '<p>Disk <b>/var</b> is at 95%.</p>',
+    text: 'Disk /var is at 95%.',
+    messageId,
+    headers: { 'X-Notification-Id': id },
+  })
+    .compile()
+    .build();
+  return { envelope: { from: FROM, to }, messageId, raw: raw.toString('utf8') };
+}
+
+function signal(): AbortSignal {
+  return new AbortController().signal;
+}
+
+describe('SMTP provider against smtp-server', () => {
+  let server: TestSmtpServer;
+  let provider: Provider<EmailPayload>;
+  const extra: Provider<EmailPayload>[] = [];
+
+  beforeAll(async () => {
+    server = await startSmtpServer();
+    provider = await createSmtpProvider({ url: server.url, log: silentLogger, timeoutsMs: { socket: 2_000 } });
+  });
+  afterEach(() => {
+    server.replies.length = 0;
+  });
+  afterAll(async () => {
+    await provider?.close?.();
+    for (const p of extra) await p.close?.();
+    await server?.close();
+  });
+
+  it('delivers the exact MIME message to the envelope recipients', async () => {
+    const payload = await buildPayload('ntf_mime1');
+    server.replies.push({ kind: 'ok', queueId: 'Q123ABC' });
+    const receipt = await provider.send(payload, { notificationId: 'ntf_mime1', signal: signal() });
+    expect(receipt.providerMessageId).toBe('Q123ABC');
+
+    const mail = server.received.at(-1)!;
+    expect(mail.user).toBe(SMTP_USER);
+    expect(mail.from).toBe(FROM);
+    expect(mail.to).toEqual(['ops@example.com', 'oncall@example.com']);
+    // the bytes on the wire are the bytes recorded (the server strips the final CRLF.CRLF)
+    expect(mail.raw.replace(/\r\n$/, '')).toBe(payload.raw.replace(/\r\n$/, ''));
+    expect(mail.raw).toMatch(/^Subject: Disk almost full \(ntf_mime1\)\r$/m);
+    expect(mail.raw).toMatch(/^Reply-To: replies@example\.com\r$/m);
+    expect(mail.raw).toMatch(/^To: ops@example\.com, oncall@example\.com\r$/m);
+    expect(mail.raw).toMatch(/^X-Notification-Id: ntf_mime1\r$/im);
+    expect(mail.raw).toMatch(/^Message-ID: <ntf_mime1@notify-mcp\.local>\r$/m);
+    expect(mail.raw).toMatch(/^Content-Type: multipart\/alternative;/m);
+    expect(mail.raw).toMatch(/^Content-Type: text\/plain; charset=utf-8\r$/m);
+    expect(mail.raw).toMatch(/^Content-Type: text\/html; charset=utf-8\r$/m);
+    expect(mail.raw).toContain('Disk /var is at 95%.');
+    expect(mail.raw).toContain('<p>Disk <b>/var</b> is at 95%.</p>');
+  });
+
+  it('falls back to the Message-ID when the server names no queue id', async () => {
+    const payload = await buildPayload('ntf_mime2', ['a@example.com']);
+    const receipt = await provider.send(payload, { notificationId: 'ntf_mime2', signal: signal() });
+    expect(receipt.providerMessageId).toBe('<ntf_mime2@notify-mcp.local>');
+    expect(server.received.at(-1)!.to).toEqual(['a@example.com']);
+  });
+
+  it('maps a refused login to ProviderRejectedError', async () => {
+    const bad = await createSmtpProvider({
+      url: `smtp://${SMTP_USER}:wrong@127.0.0.1:${server.port}`,
+      log: silentLogger,
+      pool: false,
+    });
+    extra.push(bad);
+    const before = server.dataCount();
+    const err = await caught(bad.send(await buildPayload('ntf_auth'), { notificationId: 'ntf_auth', signal: signal() }));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(535);
+    expect((err as Error).message).toContain('SMTP_URL');
+    expect(server.dataCount()).toBe(before);
+  });
+
+  it('maps SMTP 4xx to ProviderTransientError, and sendWithRetry retries it to success', async () => {
+    server.replies.push({ kind: 'error', code: 451, message: 'Try again later' }, { kind: 'ok', queueId: 'QAFTER4XX' });
+    const before = server.dataCount();
+    const payload = await buildPayload('ntf_4xx');
+    const retries: number[] = [];
+    const out = await sendWithRetry(provider, payload, {
+      notificationId: 'ntf_4xx',
+      budgetMs: 10_000,
+      log: silentLogger,
+      onRetry: (attempt) => retries.push(attempt),
+    });
+    expect(out.attempts).toBe(2);
+    expect(out.receipt.providerMessageId).toBe('QAFTER4XX');
+    expect(out.history[0]).toMatchObject({ outcome: 'transient', vendorCode: 451 });
+    expect(retries).toEqual([1]);
+    expect(server.dataCount() - before).toBe(2);
+  });
+
+  it('maps SMTP 5xx to ProviderRejectedError, which sendWithRetry does not retry', async () => {
+    server.replies.push({ kind: 'error', code: 554, message: 'Message rejected as spam' });
+    const before = server.dataCount();
+    const payload = await buildPayload('ntf_5xx');
+    const direct = await caught(provider.send(payload, { notificationId: 'ntf_5xx', signal: signal() }));
+    expect(direct).toBeInstanceOf(ProviderRejectedError);
+    expect((direct as Error).message).toContain('spam');
+
+    server.replies.push({ kind: 'error', code: 554, message: 'Message rejected as spam' }, { kind: 'ok' });
+    const err = await caught(sendWithRetry(provider, payload, { notificationId: 'ntf_5xx', budgetMs: 10_000, log: silentLogger }));
+    expect(err).toBeInstanceOf(NotifyError);
+    expect((err as NotifyError).code).toBe('PROVIDER_REJECTED');
+    expect(sendFailureInfo(err)?.attempts).toBe(1);
+    expect(server.dataCount() - before).toBe(2);
+  });
+
+  it('maps a refused recipient (550 at RCPT TO) to ProviderRejectedError naming the recipient stage', async () => {
+    server.rejectRecipients.add('ghost@example.com');
+    try {
+      const before = server.dataCount();
+      const err = await caught(
+        provider.send(await buildPayload('ntf_550', ['ghost@example.com']), { notificationId: 'ntf_550', signal: signal() }),
+      );
+      expect(err).toBeInstanceOf(ProviderRejectedError);
+      expect((err as ProviderRejectedError).vendorCode).toBe(550);
+      expect((err as Error).message).toContain('recipient');
+      expect(server.dataCount()).toBe(before);
+    } finally {
+      server.rejectRecipients.clear();
+    }
+  });
+
+  it('maps a refused connection to ProviderTransientError', async () => {
+    const closed = await startSmtpServer();
+    const port = closed.port;
+    await closed.close();
+    const p = await createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, log: silentLogger, pool: false });
+    extra.push(p);
+    const err = await caught(p.send(await buildPayload('ntf_refused'), { notificationId: 'ntf_refused', signal: signal() }));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
+  });
+
+  it('maps a server that goes silent after DATA to DeliveryUnknownError, bounded by the socket timeout', async () => {
+    const p = await createSmtpProvider({ url: server.url, log: silentLogger, pool: false, timeoutsMs: { socket: 500 } });
+    extra.push(p);
+    server.replies.push({ kind: 'hang' });
+    const started = Date.now();
+    const err = await caught(p.send(await buildPayload('ntf_hang'), { notificationId: 'ntf_hang', signal: signal() }));
+    expect(err).toBeInstanceOf(DeliveryUnknownError);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('turns a hang past the budget into DELIVERY_UNKNOWN through sendWithRetry, not a retry', async () => {
+    const p = await createSmtpProvider({ url: server.url, log: silentLogger, timeoutsMs: { socket: 30_000 } });
+    extra.push(p);
+    server.replies.push({ kind: 'hang' }, { kind: 'ok' });
+    const before = server.dataCount();
+    const started = Date.now();
+    const err = await caught(
+      sendWithRetry(p, await buildPayload('ntf_budget'), { notificationId: 'ntf_budget', budgetMs: 800, log: silentLogger }),
+    );
+    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(server.dataCount() - before).toBe(1);
+  });
+
+  it('turns a server that never greets into PROVIDER_UNAVAILABLE within the budget (nothing was handed over)', async () => {
+    const sockets: Socket[] = [];
+    const silent = createTcpServer((s) => sockets.push(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as AddressInfo).port;
+    try {
+      const p = await createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, log: silentLogger, timeoutsMs: { greeting: 30_000 } });
+      extra.push(p);
+      const started = Date.now();
+      const err = await caught(
+        sendWithRetry(p, await buildPayload('ntf_nogreet'), { notificationId: 'ntf_nogreet', budgetMs: 700, log: silentLogger }),
+      );
+      expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+      expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+});
+
+describe('SMTP provider under a burst against a slow SMTP server (issue 16: nothing reaches it after its call answered)', () => {
+  // A message takes DELAY_MS to be confirmed; a second wave starts with BUDGET_MS - DELAY_MS left, too little to finish.
+  const DELAY_MS = 1_000;
+  const BUDGET_MS = 1_600;
+
+  it('runs at most maxConcurrent messages (and pool connections) at once; the next ones go in order, are cut off at the budget, or are dropped unsent', async () => {
+    const peer = await startSlowSmtpPeer(DELAY_MS);
+    const provider = await createSmtpProvider({ url: peer.url, log: silentLogger, maxConcurrent: 2, timeoutsMs: { socket: 10_000 } });
+    try {
+      const keys = Array.from({ length: 6 }, (_, i) => `wave-${i}@example.com`);
+      const answers = await burst(keys, async (to) =>
+        sendWithRetry(provider, await buildPayload(`ntf_${to.split('@')[0]}`, [to]), {
+          notificationId: `ntf_${to}`,
+          budgetMs: BUDGET_MS,
+          log: silentLogger,
+        }),
+      );
+      await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
+      expectNothingAfterAnswer(answers, peer, 2);
+      // 0-1 confirmed, 2-3 handed over when those finished and cut off at the budget, 4-5 never got a slot.
+      expect(answers.map((a) => a.code)).toEqual(['sent', 'sent', 'DELIVERY_UNKNOWN', 'DELIVERY_UNKNOWN', 'RATE_LIMITED', 'RATE_LIMITED']);
+    } finally {
+      await provider.close?.();
+      await peer.close();
+    }
+  });
+});

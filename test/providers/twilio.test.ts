@@ -1,0 +1,256 @@
+/**
+ * Twilio adapter contract: the official twilio client against Prism serving Twilio's
+ * published API description, plus a small fake for error codes, Retry-After and hangs.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NotifyError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/log.js';
+import {
+  DeliveryUnknownError,
+  ProviderRejectedError,
+  ProviderTransientError,
+  RecipientOptedOutError,
+} from '../../src/providers/errors.js';
+import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
+import { createTwilioProvider, type SmsPayload } from '../../src/channels/sms/twilio.js';
+import type { Provider } from '../../src/providers/types.js';
+import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
+import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
+import { caught } from '../helpers/caught.js';
+import { burst, expectNothingAfterAnswer, sleep, startSlowHttpPeer, type SlowPeer } from '../helpers/burst.js';
+
+const SID = 'AC' + 'a'.repeat(32);
+const TOKEN = 'test-auth-token';
+const ctx = (id = 'ntf_sms') => ({ notificationId: id, signal: new AbortController().signal });
+const sms = (over: Partial<SmsPayload> = {}): SmsPayload => ({ To: '+14155550100', Body: 'Disk full', From: '+14155550111', ...over });
+
+const skipReason = prismUnavailableReason();
+const describePrism = skipReason ? describe.skip : describe;
+
+describePrism(`Twilio provider against Prism (Twilio's API spec)${skipReason ? ` [skipped: ${skipReason}]` : ''}`, () => {
+  let prism: PrismPeer;
+  let provider: Provider<SmsPayload>;
+
+  beforeAll(async () => {
+    prism = await startPrism('twilio');
+    provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+  });
+  afterAll(async () => {
+    await prism?.stop();
+  });
+
+  it('creates a message from a number and returns its SID', async () => {
+    const receipt = await provider.send(sms(), ctx());
+    expect(receipt.providerMessageId).toMatch(/^SM[0-9a-f]{32}$/i);
+  });
+
+  it('asks for status callbacks: the spec takes StatusCallback, and the answer carries the status', async () => {
+    const receipt = await provider.send(sms({ StatusCallback: 'https://notify.example.com/webhooks/twilio' }), ctx());
+    expect(receipt.providerMessageId).toMatch(/^SM/);
+    expect(receipt.providerStatus).toEqual(expect.any(String));
+  });
+
+  it('creates a message through a messaging service', async () => {
+    const receipt = await provider.send(sms({ From: undefined, MessagingServiceSid: 'MG' + '0'.repeat(32) }), ctx());
+    expect(receipt.providerMessageId).toMatch(/^SM/);
+  });
+
+  it('maps a request the spec refuses (422: MessagingServiceSid pattern) to ProviderRejectedError', async () => {
+    const err = await caught(provider.send(sms({ From: undefined, MessagingServiceSid: 'MG-not-a-sid' }), ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(422);
+  });
+
+  it('maps a missing required field (To) to ProviderRejectedError', async () => {
+    const err = await caught(provider.send(sms({ To: undefined as unknown as string }), ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as Error).message).toMatch(/to/i);
+  });
+
+  it('maps refused credentials (401) to ProviderRejectedError naming the variables', async () => {
+    // Prism checks the Basic credentials' shape: a token with a colon does not parse.
+    const bad = await createTwilioProvider({ accountSid: SID, authToken: 'bad:token', apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    const err = await caught(bad.send(sms(), ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(401);
+    expect((err as Error).message).toContain('TWILIO_AUTH_TOKEN');
+  });
+});
+
+describe('Twilio provider against a fake for what Prism cannot answer', () => {
+  let fake: FakePeer;
+  let provider: Provider<SmsPayload>;
+  const created = { status: 201, json: { sid: 'SM' + 'b'.repeat(32), status: 'queued' } };
+  const twilioError = (status: number, code: number, message: string, headers?: Record<string, string>) => ({
+    status,
+    headers,
+    json: { code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status },
+  });
+
+  beforeAll(async () => {
+    fake = await startFakePeer();
+    provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: fake.origin, timeoutMs: 5_000, log: silentLogger });
+  });
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it("keeps the client's own path, Basic auth and form fields, rewriting only the origin", async () => {
+    fake.replies.push(created);
+    const receipt = await provider.send(sms(), ctx());
+    expect(receipt.providerMessageId).toBe('SM' + 'b'.repeat(32));
+    const req = fake.requests.at(-1)!;
+    expect(req.method).toBe('POST');
+    expect(req.path).toBe(`/2010-04-01/Accounts/${SID}/Messages.json`);
+    expect(req.headers.authorization).toBe('Basic ' + Buffer.from(`${SID}:${TOKEN}`).toString('base64'));
+    expect(req.form).toEqual({ To: '+14155550100', Body: 'Disk full', From: '+14155550111' });
+  });
+
+  it('maps 21610 (recipient replied STOP) to RecipientOptedOutError and RECIPIENT_OPTED_OUT', async () => {
+    fake.replies.push(twilioError(400, 21610, 'Attempt to send to unsubscribed recipient'));
+    const err = await caught(provider.send(sms(), ctx()));
+    expect(err).toBeInstanceOf(RecipientOptedOutError);
+    expect((err as RecipientOptedOutError).vendorCode).toBe(21610);
+
+    fake.replies.push(twilioError(400, 21610, 'Attempt to send to unsubscribed recipient'));
+    const viaRetry = await caught(sendWithRetry(provider, sms(), { notificationId: 'ntf_stop', budgetMs: 5_000, log: silentLogger }));
+    expect((viaRetry as NotifyError).code).toBe('RECIPIENT_OPTED_OUT');
+  });
+
+  it.each([
+    [21211, "The 'To' number +1415 is not a valid phone number.", 'E.164'],
+    [21614, "'To' number is not a valid mobile number", 'mobile'],
+    [21606, 'The From phone number is not a valid, SMS-capable inbound phone number', '21606'],
+  ])('maps error %i to ProviderRejectedError keeping the code', async (code, message, hint) => {
+    fake.replies.push(twilioError(400, code, message));
+    const err = await caught(provider.send(sms(), ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect((err as ProviderRejectedError).vendorCode).toBe(code);
+    expect((err as Error).message).toContain(hint);
+  });
+
+  it('retries a 429 after its Retry-After, then succeeds', async () => {
+    fake.replies.push(twilioError(429, 20429, 'Too Many Requests', { 'retry-after': '3' }), created);
+    const before = fake.requests.length;
+    const sleeps: number[] = [];
+    const out = await sendWithRetry(provider, sms(), {
+      notificationId: 'ntf_429',
+      budgetMs: 10_000,
+      log: silentLogger,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+      },
+    });
+    expect(out.attempts).toBe(2);
+    expect(sleeps).toEqual([3000]);
+    expect(out.history[0]).toMatchObject({ outcome: 'rate_limited', vendorCode: 20429 });
+    expect(fake.requests.length - before).toBe(2);
+  });
+
+  it('maps 503 to ProviderTransientError with its Retry-After', async () => {
+    fake.replies.push(twilioError(503, 20503, 'Service Unavailable', { 'retry-after': '7' }));
+    const err = await caught(provider.send(sms(), ctx()));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).opts.retryAfterMs).toBe(7000);
+    expect((err as ProviderTransientError).opts.rateLimited).toBe(false);
+  });
+
+  it('answers PROVIDER_UNAVAILABLE with retry_after_s when 5xx outlasts the budget', async () => {
+    fake.replies.push(twilioError(503, 20503, 'Service Unavailable', { 'retry-after': '30' }));
+    const err = await caught(sendWithRetry(provider, sms(), { notificationId: 'ntf_503', budgetMs: 2_000, log: silentLogger }));
+    expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+    expect((err as NotifyError).details.retryAfterS).toBe(30);
+    expect(sendFailureInfo(err)?.attempts).toBe(1);
+  });
+
+  it('maps a hang past the request timeout to DeliveryUnknownError', async () => {
+    const quick = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: fake.origin, timeoutMs: 300, log: silentLogger });
+    fake.replies.push('hang');
+    const started = Date.now();
+    const err = await caught(quick.send(sms(), ctx()));
+    expect(err).toBeInstanceOf(DeliveryUnknownError);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+
+  it('maps a hang past the send budget to DELIVERY_UNKNOWN without a second request', async () => {
+    fake.replies.push('hang', created);
+    const before = fake.requests.length;
+    const started = Date.now();
+    const err = await caught(sendWithRetry(provider, sms(), { notificationId: 'ntf_hang', budgetMs: 500, log: silentLogger }));
+    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(fake.requests.length - before).toBe(1);
+    fake.replies.length = 0;
+  });
+
+  it('maps a refused connection to ProviderTransientError', async () => {
+    const port = await freePort();
+    const nowhere = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: `http://127.0.0.1:${port}`, timeoutMs: 1_000, log: silentLogger });
+    const err = await caught(nowhere.send(sms(), ctx()));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
+  });
+});
+
+describe('Twilio provider under a burst against a slow Twilio (issue 16: nothing reaches Twilio after its call answered)', () => {
+  // A message takes DELAY_MS; a second wave starts with BUDGET_MS - DELAY_MS left, too little to finish.
+  const DELAY_MS = 1_000;
+  const BUDGET_MS = 1_600;
+  let peer: SlowPeer;
+
+  beforeAll(async () => {
+    peer = await startSlowHttpPeer({
+      delayMs: DELAY_MS,
+      status: 201,
+      json: { sid: 'SM' + 'c'.repeat(32), status: 'queued' },
+      keyOf: (form) => form.Body ?? '',
+    });
+  });
+  afterAll(async () => {
+    await peer?.close();
+  });
+
+  const send =
+    (provider: Provider<SmsPayload>, budgetMs = BUDGET_MS) =>
+    (body: string) =>
+      sendWithRetry(provider, sms({ Body: body }), { notificationId: `ntf_${body}`, budgetMs, log: silentLogger });
+
+  it('runs at most maxConcurrent requests at once; the next ones go in order, are aborted in flight at the budget, or are dropped unsent', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createTwilioProvider({
+      accountSid: SID,
+      authToken: TOKEN,
+      apiUrl: peer.origin,
+      timeoutMs: 10_000,
+      maxConcurrent: 2,
+      log: silentLogger,
+    });
+    const answers = await burst(Array.from({ length: 6 }, (_, i) => `wave-${i}`), send(provider));
+    await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
+    expectNothingAfterAnswer(answers, peer, 2);
+    // 0-1 sent, 2-3 started when those finished and were cut off at the budget, 4-5 never got a slot.
+    expect(answers.map((a) => a.code)).toEqual(['sent', 'sent', 'DELIVERY_UNKNOWN', 'DELIVERY_UNKNOWN', 'RATE_LIMITED', 'RATE_LIMITED']);
+  });
+
+  it('aborts a request still in flight at the budget: Twilio sees the hang-up, the call answers DELIVERY_UNKNOWN', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const err = await caught(send(provider, 400)('cut-off'));
+    await sleep(100);
+    expect(peer.arrivals).toEqual([expect.objectContaining({ key: 'cut-off', abortedAt: expect.any(Number) })]);
+    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+    expect((err as Error).message).toContain('budget ran out while the request was in flight');
+  });
+
+  it('sends nothing for a call whose budget is already spent', async () => {
+    peer.arrivals.length = 0;
+    const provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const spent = new AbortController();
+    spent.abort(new Error('budget spent'));
+    const err = await caught(provider.send(sms({ Body: 'late' }), { notificationId: 'ntf_late', signal: spent.signal }));
+    expect(err).toBeInstanceOf(ProviderTransientError);
+    expect((err as Error).message).toContain('nothing was sent');
+    await sleep(100);
+    expect(peer.arrivals).toEqual([]);
+  });
+});
