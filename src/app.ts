@@ -3,13 +3,13 @@
  * store, providers and the tool catalog. Transports create one MCP server per connection
  * on top of this (src/mcp/server.ts).
  */
-import type { RequestStateCodec } from '@modelcontextprotocol/server';
-import { buildCatalog, type Catalog } from './mcp/catalog.js';
+import { buildCatalog } from './mcp/catalog.js';
 import { PREBUILT_PROFILE, readPrebuiltList } from './mcp/catalog-prebuilt.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config/config.js';
 import type { Logger } from './core/log.js';
-import { createApprovalCodec, type ApprovalState } from './mcp/approval-round.js';
+import { createApprovalCodec } from './mcp/approval-round.js';
+import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
 import type { Provider } from './providers/types.js';
@@ -20,19 +20,7 @@ import type { Store } from './store/types.js';
 /** Beside the composition root: dist/tools-flat.json for dist/cli.js and dist/app.js alike; none under src/. */
 const PREBUILT_FILE = new URL('./tools-flat.json', import.meta.url);
 
-export interface App extends PipelineDeps {
-  catalog: Catalog;
-  /** Signs and verifies the approval state clients carry between rounds; one per process. */
-  approvalCodec: RequestStateCodec<ApprovalState>;
-  /** Opens the store if it is not open yet (see AppOverrides.deferStore); rejects as opening it failed. */
-  openStore(): Promise<Store>;
-  /** Runs a tool call so that close() waits for it. */
-  track<T>(call: Promise<T>): Promise<T>;
-  /** Resolves when no call is in flight, or after `timeoutMs`. */
-  drain(timeoutMs?: number): Promise<void>;
-  /** Waits for in-flight calls (bounded by the send budget), then closes providers and store. */
-  close(): Promise<void>;
-}
+export type { App } from './mcp/server.js';
 
 export interface AppOverrides {
   store?: Store;
@@ -51,7 +39,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
   const deferred = !overrides.store && overrides.deferStore && !config.databaseUrl ? deferredStore('sqlite', () => openStore(config, log)) : undefined;
   const store = overrides.store ?? deferred?.store ?? (await openStore(config, log));
   const channels = await connectChannels(config, log, overrides.providers);
-  const deps: PipelineDeps = {
+  const deps: PipelineDeps & { config: Config } = {
     config,
     store,
     channels,

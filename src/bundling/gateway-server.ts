@@ -1,5 +1,5 @@
 import { Server, type CallToolResult, type ListToolsResult } from '@modelcontextprotocol/server';
-import { callArguments } from '../transports/inbound.js';
+import { callArguments } from '../mcp/call-arguments.js';
 import type { BundleManager } from './manager.js';
 import type { ToolArguments } from './dispatcher.js';
 

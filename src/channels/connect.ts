@@ -3,17 +3,24 @@
  * dry-run otherwise. A live channel's SDK is imported by its module's createProvider, so a
  * dry-run start loads none.
  */
-import type { Config } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { Provider } from '../providers/types.js';
-import type { ConnectedChannel } from './channel.js';
+import type { ConfiguredChannel, ConnectedChannel } from './channel.js';
 
 /** A single request may take this long; the send's budget may end the wait sooner. */
 const HTTP_TIMEOUT_MS = 15_000;
 
+/** What connecting the channels needs of the configuration. */
+export interface ConnectSettings {
+  channels: readonly ConfiguredChannel[];
+  /** Requests in flight at once per provider. */
+  providerConcurrency: number;
+  sendBudgetMs: number;
+}
+
 /** `providers`: replacements by channel name (tests); they are not closed by the channel. */
 export async function connectChannels(
-  config: Pick<Config, 'channels' | 'providerConcurrency' | 'sendBudgetMs'>,
+  config: ConnectSettings,
   log: Logger,
   providers: Readonly<Record<string, Provider<unknown>>> = {},
 ): Promise<ConnectedChannel[]> {

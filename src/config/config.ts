@@ -13,28 +13,21 @@ import { CHANNELS } from '../channels/registry.js';
 import { readConfigFile } from './config-file.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
 import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
+import type { RateLimit } from '../policy/rate-limit.js';
+import { DEFAULT_PROVIDER_CONCURRENCY } from '../providers/slots.js';
 import { describeValue } from '../union/index.js';
 
 export { ConfigError } from '../core/env.js';
 export type { Allowlist } from '../policy/allowlist.js';
+export type { RateLimit } from '../policy/rate-limit.js';
 
 export const PROFILES = ['flat', 'nested', 'oneOf', 'per-channel'] as const;
 export type Profile = (typeof PROFILES)[number];
-
-/** Requests in flight at once per provider unless NOTIFY_PROVIDER_CONCURRENCY says otherwise. */
-export const DEFAULT_PROVIDER_CONCURRENCY = 5;
 
 export interface HttpToken {
   client: string;
   token: string;
   profile?: Profile;
-}
-
-export interface RateLimit {
-  /** Channel name, or `*` for every channel. */
-  via: string;
-  limit: number;
-  windowMs: number;
 }
 
 export interface Config {

@@ -7,18 +7,10 @@
  * test/e2e/catalog-prebuilt.test.ts checks the file against a list generated from the source.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { Tool } from '@modelcontextprotocol/server';
-import { buildCatalog } from './catalog.js';
+import { buildCatalog, type PrebuiltList } from './catalog.js';
 import { loadConfig, type Profile } from '../config/config.js';
 
-export interface PrebuiltList {
-  /** The catalogKey of the configuration it was built with. */
-  key: string;
-  profile: Profile;
-  fingerprint: string;
-  hashes: Record<string, string>;
-  tools: Tool[];
-}
+export type { PrebuiltList } from './catalog.js';
 
 export const PREBUILT_PROFILE: Profile = 'flat';
 /** The prebuilt list when it was built for this key; otherwise (or with no file) undefined, and the list is built. */

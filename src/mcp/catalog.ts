@@ -5,13 +5,11 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { bannerTools } from './tools/banner-tools.js';
-import type { PrebuiltList } from './catalog-prebuilt.js';
 import { PROFILES, type Config, type Profile } from '../config/config.js';
 import { notificationDef } from '../channels/send-union.js';
 import { getNotificationTool } from './tools/get-notification.js';
 import { describeApproval } from '../notification/approval-rules.js';
-import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './tools/send-notification.js';
-import type { PipelineDeps } from '../notification/pipeline.js';
+import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema, type SendDeps } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolContext } from './tool-kit.js';
 import { failureResult, invalidResult, okResult } from './tool-result.js';
 import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject } from '../union/index.js';
@@ -23,7 +21,7 @@ export interface CatalogEntry {
    * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
    * nothing): always a result, a coded `isError` one for bad input, never a rejection.
    */
-  call(args: unknown, ctx: ToolContext & { deps: PipelineDeps }): Promise<CallToolResult>;
+  call(args: unknown, ctx: ToolContext & { deps: SendDeps }): Promise<CallToolResult>;
 }
 
 export interface ProfileCatalog {
@@ -34,6 +32,16 @@ export interface ProfileCatalog {
 }
 
 export type Catalog = Record<Profile, ProfileCatalog>;
+
+/** A profile's tools/list as written at build time (src/mcp/catalog-prebuilt.ts). */
+export interface PrebuiltList {
+  /** The catalogKey of the configuration it was built with. */
+  key: string;
+  profile: Profile;
+  fingerprint: string;
+  hashes: Record<string, string>;
+  tools: Tool[];
+}
 
 /**
  * A root schema with `type`, `properties` and `required` first, the rest after, in their

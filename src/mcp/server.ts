@@ -15,19 +15,41 @@ import {
   Server,
   type CallToolResult,
   type ListToolsResult,
+  type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { App } from '../app.js';
 import { registerBannerResources } from './resources.js';
 import { bannerHubFor } from '../banners/hub.js';
 import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
-import type { Profile } from '../config/config.js';
+import type { Config, Profile } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
-import { APPROVAL_TTL_S, approvalRound, askApproval } from './approval-round.js';
+import type { PipelineDeps } from '../notification/pipeline.js';
+import type { Store } from '../store/types.js';
+import { APPROVAL_TTL_S, approvalRound, askApproval, type ApprovalState } from './approval-round.js';
+import type { Catalog } from './catalog.js';
 import { callerDependentList, selectProfile } from './profile-choice.js';
-import { callArguments } from '../transports/inbound.js';
+import { callArguments } from './call-arguments.js';
 import { VERSION } from '../core/version.js';
+
+/**
+ * The long-lived parts of a running server that every connection shares (src/app.ts builds
+ * it): configuration, store, providers and the tool catalog.
+ */
+export interface App extends PipelineDeps {
+  config: Config;
+  catalog: Catalog;
+  /** Signs and verifies the approval state clients carry between rounds; one per process. */
+  approvalCodec: RequestStateCodec<ApprovalState>;
+  /** Opens the store if it is not open yet (see AppOverrides.deferStore); rejects as opening it failed. */
+  openStore(): Promise<Store>;
+  /** Runs a tool call so that close() waits for it. */
+  track<T>(call: Promise<T>): Promise<T>;
+  /** Resolves when no call is in flight, or after `timeoutMs`. */
+  drain(timeoutMs?: number): Promise<void>;
+  /** Waits for in-flight calls (bounded by the send budget), then closes providers and store. */
+  close(): Promise<void>;
+}
 
 /** The protocol family a server instance speaks: 2025-era (`initialize`) or 2026-07-28. */
 export type Era = 'legacy' | 'modern';

@@ -13,7 +13,7 @@ import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
-import { ApprovalNeeded, newNotificationId, payloadSha256, type ApprovalRequest, type ApprovalRound } from './approval.js';
+import { ApprovalNeeded, payloadSha256, type ApprovalRequest, type ApprovalRound } from './approval.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 
 class FakeProvider implements Provider<unknown> {
@@ -195,19 +195,5 @@ describe('approval step', () => {
     );
     expect(hashes[0]).toBe(hashes[1]);
     expect(hashes[2]).not.toBe(hashes[0]);
-  });
-});
-
-describe('newNotificationId', () => {
-  it('is ntf_ and 32 hex digits, ordered by time first, with random bits after', async () => {
-    const before = Date.now();
-    const first = newNotificationId();
-    await new Promise((r) => setTimeout(r, 2));
-    const ids = Array.from({ length: 1000 }, () => newNotificationId());
-    for (const id of [first, ...ids]) expect(id).toMatch(/^ntf_[0-9a-f]{32}$/);
-    expect(ids.every((id) => id > first)).toBe(true);
-    expect(Number.parseInt(first.slice(4, 16), 16)).toBeGreaterThanOrEqual(before);
-    expect(Number.parseInt(first.slice(4, 16), 16)).toBeLessThanOrEqual(Date.now());
-    expect(new Set(ids).size).toBe(ids.length);
   });
 });

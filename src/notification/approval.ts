@@ -9,13 +9,23 @@
  * person thinks: no idempotency claim, no provider slot, no lock; the send's budget starts
  * when the approved call comes back.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
 import { NotifyError } from '../core/errors.js';
-import type { ApprovalRecord, DeliveryRecord } from '../store/types.js';
+import { newNotificationId } from '../core/ids.js';
+import type { Logger } from '../core/log.js';
+import type { ApprovalRecord, DeliveryRecord, Store } from '../store/types.js';
 import { canonicalJson } from '../union/index.js';
 import { ruleName, type ApprovalRule } from './approval-rules.js';
-import type { PipelineDeps } from './pipeline.js';
+import type { SendSettings } from './settings.js';
+
+/** What the approval step needs of the send pipeline's dependencies. */
+export interface ApprovalDeps {
+  config: SendSettings;
+  store: Store;
+  log: Logger;
+  now: () => number;
+}
 
 /** What a person approves: one notification id, its time, the hash of the payload they saw, and the call's idempotency key. */
 export interface ApprovalGrant {
@@ -67,21 +77,9 @@ export function payloadSha256(payload: unknown): string {
   return createHash('sha256').update(canonicalJson(payload)).digest('hex');
 }
 
-/**
- * `ntf_` and 32 hex digits: the time in ms (12), then 80 random bits. Time first, so that
- * a new id lands at the end of the deliveries' id index, on the same page as the last one:
- * random ids wrote a page anywhere in it, which made each SQLite record 16-28% dearer in
- * CPU, more as the table grew (bench/results.md, issue 13, perfhandler).
- */
-export function newNotificationId(): string {
-  const u = randomUUID();
-  // A v4 UUID's first 8 and last 12 digits are random; the 12 between carry its version and variant.
-  return `ntf_${Date.now().toString(16).padStart(12, '0')}${u.slice(0, 8)}${u.slice(24)}`;
-}
-
 /** The rules that apply to this call, each with the words a person reads. */
 async function matchingRules<C, P>(
-  deps: PipelineDeps,
+  deps: ApprovalDeps,
   channel: TypedChannel<C, P>,
   call: C,
   rules: readonly ApprovalRule[],
@@ -141,7 +139,7 @@ function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[],
  * APPROVAL_REQUIRED (the client cannot ask). Each refusal leaves a delivery record.
  */
 export async function approveSend<C, P>(
-  deps: PipelineDeps,
+  deps: ApprovalDeps,
   channel: TypedChannel<C, P>,
   call: C,
   round: ApprovalRound | undefined,
@@ -203,7 +201,7 @@ export async function approveSend<C, P>(
 
 /** A send a person declined, or that no one could approve: on the record, with nothing sent. */
 async function recordRefusal<C, P>(
-  deps: PipelineDeps,
+  deps: ApprovalDeps,
   channel: TypedChannel<C, P>,
   payload: P,
   grant: ApprovalGrant,

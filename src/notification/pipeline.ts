@@ -6,18 +6,23 @@
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
 import type { ConnectedChannel, ResultMeta, TypedChannel } from '../channels/channel.js';
-import type { Config } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
+import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
 import { isAllowed } from '../policy/allowlist.js';
+import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
-import { approveSend, newNotificationId, type ApprovalRound, type Approved } from './approval.js';
+import { approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
+import type { SendSettings } from './settings.js';
 import { applyHeldReceipts } from './status-receipt.js';
+
+export type { RateGate } from '../policy/rate-limit.js';
+export type { SendSettings } from './settings.js';
 
 /** A send's answer; a channel's `meta` adds its own properties (SMS: segments, encoding). */
 export interface SendResult {
@@ -31,13 +36,8 @@ export interface SendResult {
   [meta: string]: string | number | boolean | undefined;
 }
 
-/** Checked once the idempotency key is claimed, before the payload is built; rejects with NotifyError('RATE_LIMITED'). */
-export interface RateGate {
-  check(client: string | null, via: string, now: number): Promise<void>;
-}
-
 export interface PipelineDeps {
-  config: Config;
+  config: SendSettings;
   store: Store;
   /** Every channel, with its provider (src/channels/connect.ts). */
   channels: readonly ConnectedChannel[];

@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { RateLimit } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
-import { createRateGate } from './rate-limit.js';
+import { createRateGate, type RateLimit } from './rate-limit.js';
 
 const H = 3_600_000;
 

@@ -9,10 +9,21 @@
  * send is not counted, so a client that keeps retrying early does not push its own window
  * further out.
  */
-import type { RateLimit } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
-import type { RateGate } from '../notification/pipeline.js';
 import type { RateBucket, Store } from '../store/types.js';
+
+/** One limit of NOTIFY_RATE_LIMITS. */
+export interface RateLimit {
+  /** Channel name, or `*` for every channel. */
+  via: string;
+  limit: number;
+  windowMs: number;
+}
+
+/** Checked once the idempotency key is claimed, before the payload is built; rejects with NotifyError('RATE_LIMITED'). */
+export interface RateGate {
+  check(client: string | null, via: string, now: number): Promise<void>;
+}
 
 const ANONYMOUS = '(anonymous)';
 

@@ -17,6 +17,9 @@ import type { SendContext } from './types.js';
  */
 export const MIN_SEND_WINDOW_MS = 250;
 
+/** Requests in flight at once per provider unless NOTIFY_PROVIDER_CONCURRENCY says otherwise. */
+export const DEFAULT_PROVIDER_CONCURRENCY = 5;
+
 export class Slots {
   private busy = 0;
   /** Waiters in arrival order; each takes over the slot of the call that releases it. */

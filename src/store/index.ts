@@ -3,7 +3,6 @@
  * otherwise SQLite at `<dataDir>/notify.db`. Migrations run before this resolves.
  */
 import { existsSync } from 'node:fs';
-import type { Config } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import { openSqliteStore, sqliteFile } from './sqlite.js';
 import { StoreError } from './errors.js';
@@ -13,11 +12,17 @@ export type { Store } from './types.js';
 export { StoreError, StoreUnavailableError } from './errors.js';
 export { sqliteFile } from './sqlite.js';
 
+/** Where the store is: PostgreSQL when `databaseUrl` is set, else SQLite under `dataDir`. */
+export interface StoreSettings {
+  dataDir: string;
+  databaseUrl?: string;
+}
+
 /**
  * `existing`: open only a store that is there (a reader such as `outbox`): a mistyped
  * NOTIFY_DATA_DIR is said, not answered with a new empty database.
  */
-export async function openStore(config: Config, log: Logger, opts: { existing?: boolean } = {}): Promise<Store> {
+export async function openStore(config: StoreSettings, log: Logger, opts: { existing?: boolean } = {}): Promise<Store> {
   if (!config.databaseUrl && opts.existing && !existsSync(sqliteFile(config.dataDir))) {
     throw new StoreError(
       `Set NOTIFY_DATA_DIR to the directory the server uses (it logs its store "file" at start; default ~/.local/share/notify-mcp), ` +

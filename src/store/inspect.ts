@@ -4,7 +4,7 @@
  * and it never creates a SQLite file where there is none.
  */
 import { existsSync } from 'node:fs';
-import type { Config } from '../config/config.js';
+import type { StoreSettings } from './index.js';
 import { LATEST_VERSION } from './migrations.js';
 import { sqliteFile } from './sqlite.js';
 
@@ -17,7 +17,7 @@ export interface StoreState {
   latest: number;
 }
 
-export async function inspectStore(config: Config, timeoutMs: number): Promise<StoreState> {
+export async function inspectStore(config: StoreSettings, timeoutMs: number): Promise<StoreState> {
   if (config.databaseUrl) {
     const url = new URL(config.databaseUrl);
     const where = `${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;

@@ -8,7 +8,7 @@
  *   through with the arguments set aside under a private `_meta` key: the SDK would answer
  *   it with a -32602 dump of its own schema errors, where the tool answers with its coded
  *   `INVALID_FIELD` result that a model can read (src/mcp/server.ts takes them back with
- *   `callArguments`). So are arguments that hold a `__proto__` key at any depth: the SDK's
+ *   `callArguments`, src/mcp/call-arguments.ts). So are arguments that hold a `__proto__` key at any depth: the SDK's
  *   parse would drop that key silently (assigning it sets a prototype), where the tool
  *   reports it as a field it does not take. A client cannot put that key there itself: it
  *   is always removed.
@@ -33,9 +33,9 @@ import {
   isJSONRPCResultResponse,
   type RequestId,
 } from '@modelcontextprotocol/server';
+import { ARGUMENTS_KEY } from '../mcp/call-arguments.js';
 import { loneSurrogateAt } from '../union/index.js';
 
-const ARGUMENTS_KEY = 'dev.notify-mcp/arguments';
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 
 export interface Refusal {
@@ -243,8 +243,3 @@ function survey(message: unknown): { tooWide: boolean; protoKey: boolean } {
 
 /** Whether `__proto__` is an own key anywhere in a parsed JSON value. */
 const holdsProtoKey = (value: unknown) => someObject(value, (object) => Object.hasOwn(object, '__proto__'));
-
-/** The arguments of a tools/call as the client sent them, set aside or not. */
-export function callArguments(params: { arguments?: unknown; _meta?: unknown }): unknown {
-  return isObject(params._meta) && Object.hasOwn(params._meta, ARGUMENTS_KEY) ? params._meta[ARGUMENTS_KEY] : params.arguments;
-}

@@ -1,12 +1,17 @@
 /**
- * The layering, checked on the source: the union library knows nothing of notifications,
- * the providers and channel modules nothing of MCP, a channel is named only in its own
- * folder and the registry, and only config.ts reads the environment. Plus the package's
- * export map, as a user imports it (after the build).
+ * The layering, checked on the source: the import rules of .dependency-cruiser.cjs (no
+ * cycle, no upward import, the MCP SDK only in the binding, core a leaf, the union library
+ * only zod and node), shown to catch each kind on a small tree; then what an import graph
+ * cannot say: the union library knows nothing of notifications, a channel is named only in
+ * its own folder and the registry, only config reads the environment, only the CLI writes
+ * stdout. Plus the package's export map, as a user imports it (after the build).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { cruise, type IViolation } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { afterAll, describe, expect, it } from 'vitest';
 import { CHANNELS } from '../../src/channels/registry.js';
 import { ROOT } from '../helpers/cli.js';
 
@@ -18,6 +23,65 @@ function sources(dir: string): { file: string; text: string }[] {
       return { file: relative(ROOT, file), text: readFileSync(file, 'utf8') };
     });
 }
+
+/** Every rule broken under `root`/src, one line each: rule, importer, imported (or the cycle). */
+async function violations(root: string): Promise<string[]> {
+  const cwd = process.cwd();
+  process.chdir(root);
+  try {
+    const options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'));
+    const result = await cruise(['src'], { ...options, outputType: 'json' }, {}, { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) });
+    const { summary } = JSON.parse(String(result.output)) as { summary: { violations: IViolation[] } };
+    // A package resolves from the repository's node_modules: named the same from any tree.
+    const name = (path: string) => path.replace(/^(\.\.\/)+(?=node_modules\/)/, '');
+    return summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.cycle ? v.cycle.map((c) => c.name).join(' -> ') : name(v.to)}`).sort();
+  } finally {
+    process.chdir(cwd);
+  }
+}
+
+describe('import rules (dependency-cruiser)', () => {
+  it('hold on src/: no cycle, no upward import (type-only ones included), the SDK only in the binding, core a leaf', async () => {
+    expect(await violations(ROOT)).toEqual([]);
+  });
+
+  describe('catch each kind they forbid', () => {
+    // Inside the repository, so that packages resolve from its node_modules.
+    mkdirSync(join(ROOT, '.tmp'), { recursive: true });
+    const root = mkdtempSync(join(ROOT, '.tmp', 'arch-'));
+    afterAll(() => rmSync(root, { recursive: true, force: true }));
+    const files: Record<string, string> = {
+      'tsconfig.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+      'src/core/errors.ts': 'export class E extends Error {}\n',
+      'src/core/up.ts': "import type { B } from '../mcp/b.js';\nexport type A = B;\n",
+      'src/mcp/b.ts': 'export type B = string;\n',
+      'src/channels/c1.ts': "import { d } from './c2.js';\nexport const c = (): unknown => d;\n",
+      'src/channels/c2.ts': "import { c } from './c1.js';\nexport const d = (): unknown => c;\n",
+      'src/notification/sdk.ts': "import type { Tool } from '@modelcontextprotocol/server';\nexport type T = Tool;\n",
+      'src/union/u.ts': "import { E } from '../core/errors.js';\nexport const u = E;\n",
+      'src/elsewhere/x.ts': "export { E } from '../core/errors.js';\n",
+      'src/elsewhere/y.ts': 'export const y = 1;\n',
+      'src/policy/z.ts': "export { y } from '../elsewhere/y.js';\n",
+    };
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(root, file)), { recursive: true });
+      writeFileSync(join(root, file), text);
+    }
+
+    it('an upward import (type only), a cycle, the SDK in the domain, core and the union importing ours, a file in no layer', async () => {
+      expect(await violations(root)).toEqual([
+        'core-is-a-leaf: src/core/up.ts -> src/mcp/b.ts',
+        'layer-core: src/core/up.ts -> src/mcp/b.ts',
+        'layer-every-file: src/elsewhere/x.ts -> src/core/errors.ts',
+        'layer-every-file: src/policy/z.ts -> src/elsewhere/y.ts',
+        'layer-union: src/union/u.ts -> src/core/errors.ts',
+        'mcp-sdk-only-in-binding: src/notification/sdk.ts -> node_modules/@modelcontextprotocol/server/dist/index.d.mts',
+        'no-cycle: src/channels/c1.ts -> src/channels/c2.ts -> src/channels/c1.ts',
+        'union-only-zod-and-node: src/union/u.ts -> src/core/errors.ts',
+      ]);
+    });
+  });
+});
 
 const importsOf = (text: string) => [...text.matchAll(/from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!);
 
@@ -32,7 +96,7 @@ describe('layering', () => {
   it('providers know nothing of MCP, the union or the pipeline', () => {
     for (const { file, text } of sources('src/providers')) {
       for (const spec of importsOf(text)) {
-        expect(spec, file).not.toMatch(/modelcontextprotocol|\/union\/|\/notification\/|\/server|\/catalog/);
+        expect(spec, file).not.toMatch(/modelcontextprotocol|\/union\/|\/notification\/|\/mcp\/|\/server|\/catalog/);
       }
     }
   });
@@ -40,7 +104,7 @@ describe('layering', () => {
   it('channel modules know nothing of MCP, the pipeline or the server', () => {
     for (const { file, text } of sources('src/channels')) {
       for (const spec of importsOf(text)) {
-        expect(spec, file).not.toMatch(/modelcontextprotocol|\/notification\/|\/server|\/catalog|\/transports\//);
+        expect(spec, file).not.toMatch(/modelcontextprotocol|\/notification\/|\/mcp\/|\/server|\/catalog|\/transports\/|\/config\//);
       }
     }
   });

@@ -19,25 +19,11 @@
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../core/errors.js';
 import { HTML_TO_TEXT_OPTIONS, loadHtmlToText, simpleHtmlToText } from './html-to-text.js';
+import type { MailParts } from './mail-parts.js';
 import { plainMime } from './plain-mime.js';
 import { WorkerLostError, WorkerPool, WorkerTimeoutError } from './worker-pool.js';
 
-/** What nodemailer's MailComposer takes, as plain data (it crosses to the worker by structured clone). */
-export interface MailParts {
-  from: string;
-  to: string[];
-  subject: string;
-  html: string;
-  /** Derived from `html` when absent. */
-  text?: string;
-  replyTo?: string;
-  messageId: string;
-  headers: Record<string, string>;
-  /** The Date header; with `baseBoundary`, the same parts build the same bytes (an approval is bound to them). */
-  date?: Date;
-  /** The random part of the multipart boundaries (nodemailer draws one per message otherwise). */
-  baseBoundary?: string;
-}
+export type { MailParts } from './mail-parts.js';
 
 type MailReply = { raw: string } | { failed: 'text' | 'mime'; error: string };
 

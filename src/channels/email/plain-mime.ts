@@ -9,7 +9,7 @@
  * `undefined`, and the caller builds it with MailComposer as before.
  */
 import { randomUUID } from 'node:crypto';
-import type { MailParts } from './mime.js';
+import type { MailParts } from './mail-parts.js';
 
 // Domain labels start with a letter and hold no `--`: nothing for IP or punycode normalising to change.
 const ADDRESS = /^[A-Za-z0-9_%+-]+(?:\.[A-Za-z0-9_%+-]+)*@[a-z](?:-?[a-z0-9])*(?:\.[a-z](?:-?[a-z0-9])*)*$/;

@@ -9,10 +9,9 @@
  * have left the message with the server.
  */
 import { Readable } from 'node:stream';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config/config.js';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
-import { Slots } from '../../providers/slots.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
 
 /** Email as it goes over SMTP: the envelope and the complete MIME message. */

@@ -9,12 +9,11 @@
  * the client would start after it is never sent.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config/config.js';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
-import { Slots } from '../../providers/slots.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
 
 /** The arguments of Slack's `chat.postMessage`. */

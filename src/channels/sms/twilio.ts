@@ -13,12 +13,11 @@ import https from 'node:https';
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
-import { DEFAULT_PROVIDER_CONCURRENCY } from '../../config/config.js';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
-import { Slots } from '../../providers/slots.js';
+import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
 
 /** The form fields of Twilio's `POST /Accounts/{sid}/Messages.json`. */

@@ -65,10 +65,13 @@ const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set([
   'APPROVAL_DECLINED',
 ]);
 
+/** The pipeline's dependencies, and the channels as configured (what a sent notification means). */
+export type SendDeps = PipelineDeps & { config: { channels: readonly ConfiguredChannel[] } };
+
 export async function callSendTool(
   def: UnionDef,
   tool: ProfileTool,
-  deps: PipelineDeps,
+  deps: SendDeps,
   args: unknown,
   ctx: SendCallContext,
 ): Promise<CallToolResult> {

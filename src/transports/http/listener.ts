@@ -28,7 +28,7 @@ import {
   isLegacyRequest,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import type { App } from '../../app.js';
+import type { App } from '../../mcp/server.js';
 import { ConfigError, PROFILES, type Config, type HttpToken, type Profile } from '../../config/config.js';
 import type { Logger } from '../../core/log.js';
 import { createMetrics, type Metrics } from '../../mcp/metrics.js';

@@ -8,7 +8,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Server } from '@modelcontextprotocol/server';
-import type { App } from '../../app.js';
+import type { App } from '../../mcp/server.js';
 import { listenedUris, ResourceWatch } from '../../mcp/resources.js';
 import { bannerHubFor } from '../../banners/hub.js';
 import { createServer } from '../../mcp/server.js';

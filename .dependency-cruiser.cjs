@@ -1,0 +1,94 @@
+/**
+ * The architecture rules of src/ (docs/architecture.md, "Layers"), checked by
+ * test/project/architecture.test.ts with dependency-cruiser. Type-only imports count.
+ *
+ * Layers, bottom to top; a file may import its own layer or a lower one, never a higher.
+ * src/union sits below everything: it is the pattern as a library of its own.
+ */
+const LAYERS = [
+  ['union', '^src/union/'],
+  ['core', '^src/core/'],
+  ['providers', '^src/providers/'],
+  ['store', '^src/store/'],
+  ['policy', '^src/policy/'],
+  ['channels', '^src/channels/'],
+  ['domain (notification, banners)', '^src/(notification|banners)/'],
+  ['config', '^src/config/'],
+  ['mcp', '^src/mcp/'],
+  ['transports', '^src/transports/'],
+  ['bundling', '^src/bundling/'],
+  ['app', '^src/app\\.ts$'],
+  ['cli and the export list', '^src/(cli/|cli\\.ts$|index\\.ts$)'],
+];
+
+const upward = LAYERS.slice(0, -1).map(([name, path], i) => ({
+  name: `layer-${name.split(' ')[0]}`,
+  comment: `${name} may not import a higher layer (${LAYERS.slice(i + 1).map(([n]) => n.split(' ')[0]).join(', ')})`,
+  severity: 'error',
+  from: { path },
+  to: { path: LAYERS.slice(i + 1).map(([, p]) => `(${p})`).join('|') },
+}));
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-cycle',
+      comment: 'an import cycle between files (type-only imports count)',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    ...upward,
+    // Every file of src/ belongs to a layer: a new top-level folder needs a place in the order.
+    {
+      name: 'layer-every-file',
+      comment: 'a file in no layer imports something',
+      severity: 'error',
+      from: { path: '^src/', pathNot: LAYERS.map(([, p]) => `(${p})`).join('|') },
+      to: {},
+    },
+    {
+      name: 'layer-every-file',
+      comment: 'a file in no layer is imported',
+      severity: 'error',
+      from: {},
+      to: { path: '^src/', pathNot: LAYERS.map(([, p]) => `(${p})`).join('|') },
+    },
+    {
+      name: 'mcp-sdk-only-in-binding',
+      comment: 'only mcp/, transports/, bundling/, app.ts and the CLI use the MCP SDK',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(mcp/|transports/|bundling/|app\\.ts$|cli/)' },
+      to: { path: '(^|/)node_modules/@modelcontextprotocol/' },
+    },
+    {
+      name: 'core-is-a-leaf',
+      comment: 'core/ imports nothing of ours outside core/ (the union library aside)',
+      severity: 'error',
+      from: { path: '^src/core/' },
+      to: { path: '^src/', pathNot: '^src/(core|union)/' },
+    },
+    {
+      name: 'union-only-zod-and-node',
+      comment: 'the union library imports only itself, zod and node',
+      severity: 'error',
+      from: { path: '^src/union/' },
+      to: { pathNot: '^src/union/|(^|/)node_modules/zod/', dependencyTypesNot: ['core'] },
+    },
+    {
+      name: 'not-resolvable',
+      comment: 'an import that does not resolve',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '\\.test\\.ts$' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

@@ -1,0 +1,16 @@
+/** What nodemailer's MailComposer takes, as plain data (it crosses to the worker by structured clone). */
+export interface MailParts {
+  from: string;
+  to: string[];
+  subject: string;
+  html: string;
+  /** Derived from `html` when absent. */
+  text?: string;
+  replyTo?: string;
+  messageId: string;
+  headers: Record<string, string>;
+  /** The Date header; with `baseBoundary`, the same parts build the same bytes (an approval is bound to them). */
+  date?: Date;
+  /** The random part of the multipart boundaries (nodemailer draws one per message otherwise). */
+  baseBoundary?: string;
+}
