@@ -262,17 +262,6 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.claimIdempotency('k2', 'h', T0 + OPTS.staleAfterMs * 10, OPTS)).toMatchObject({ state: 'done' });
       });
 
-      it('says whether a key holds a finished send of a payload, claiming nothing', async () => {
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
-        const claim = await store.claimIdempotency('k-done', 'h1', T0, OPTS);
-        if (claim.kind !== 'claimed') throw new Error('expected a claim');
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
-        await store.completeIdempotency('k-done', claim.owner, { id: 'ntf_1' });
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + 1, OPTS.ttlMs)).toBe(true);
-        expect(await store.isIdempotencyDone('k-done', 'h2', T0 + 1, OPTS.ttlMs)).toBe(false);
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + OPTS.ttlMs, OPTS.ttlMs)).toBe(false);
-      });
-
       it('moves a claim to sending for its owner only', async () => {
         const owner = await own('k2s');
         expect(await store.markIdempotencySending('k2s', 'someone-else')).toBe(false);

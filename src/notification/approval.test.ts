@@ -89,8 +89,8 @@ describe('approval step', () => {
     // A client that cannot ask gets the first result: nothing is sent, so nothing needs approval.
     expect(await send(d, keyed)).toEqual({ ...first, replayed: true });
     expect(provider.payloads).toHaveLength(1);
-    // Another payload under the key is still asked about (and then a conflict).
-    await question(send(d, { ...keyed, body: 'Other' }, { canAsk: true }));
+    // Another payload under the key can never be sent: a conflict, and no one is asked.
+    expect((await refusal(send(d, { ...keyed, body: 'Other' }, { canAsk: true }))).code).toBe('IDEMPOTENCY_CONFLICT');
   });
 
   it('one approval sends once, whatever idempotency key the replayed answer comes with', async () => {

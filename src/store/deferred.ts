@@ -16,7 +16,6 @@ const METHODS = [
   'findDeliveryByProviderMessage',
   'updateDeliveryStatus',
   'claimIdempotency',
-  'isIdempotencyDone',
   'markIdempotencySending',
   'completeIdempotency',
   'releaseIdempotency',

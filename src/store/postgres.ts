@@ -299,14 +299,6 @@ export class PostgresStore implements Store {
       .sort((a, b) => a.seq - b.seq);
   }
 
-  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      "SELECT 1 FROM idempotency_keys WHERE key = $1 AND payload_hash = $2 AND state = 'done' AND claimed_at > $3",
-      [key, payloadHash, now - ttlMs],
-    );
-    return (rowCount ?? 0) > 0;
-  }
-
   async claimIdempotency(
     key: string,
     payloadHash: string,

@@ -197,15 +197,6 @@ export class SqliteStore implements Store {
     return rows.sort((a, b) => a.seq - b.seq);
   }
 
-  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
-    const row = this.statement("SELECT 1 FROM idempotency_keys WHERE key = ? AND payload_hash = ? AND state = 'done' AND claimed_at > ?").get(
-      key,
-      payloadHash,
-      now - ttlMs,
-    );
-    return row !== undefined;
-  }
-
   async claimIdempotency(
     key: string,
     payloadHash: string,

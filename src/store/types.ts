@@ -205,11 +205,6 @@ export interface Store {
     opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
   ): Promise<IdempotencyClaim>;
   /**
-   * Whether `key` holds a finished send of this payload (within `ttlMs`): a read only, that
-   * claims nothing. The approval step uses it so that a replay asks no one.
-   */
-  isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean>;
-  /**
    * Moves `owner`'s pending claim to `sending`, just before the provider call. False when
    * `owner` no longer holds the claim (it was taken over): then it must not send.
    */
