@@ -490,6 +490,27 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
     });
 
+    describe('approval answers', () => {
+      it('keeps the first answer to a question: racing answers on two stores get one answer, one of them first', async () => {
+        const other = await h.reopen();
+        const TTL = 600_000;
+        for (let i = 0; i < 20; i++) {
+          const id = `ntf_q${i}`;
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, (_, j) => (j % 2 === 0 ? store : other).answerApproval(id, j % 4 < 2 ? 'accept' : 'decline', T0, TTL)),
+          );
+          expect(answers.filter((a) => a.first), id).toHaveLength(1);
+          expect(new Set(answers.map((a) => a.answer)).size, id).toBe(1);
+        }
+        expect(await store.answerApproval('ntf_a', 'decline', T0, TTL)).toEqual({ answer: 'decline', first: true });
+        expect(await other.answerApproval('ntf_a', 'accept', T0 + 1, TTL)).toEqual({ answer: 'decline', first: false });
+        expect(await store.answerApproval('ntf_a', 'decline', T0 + 2, TTL)).toEqual({ answer: 'decline', first: false });
+        // Another question is another answer; past the ttl the question is forgotten.
+        expect(await other.answerApproval('ntf_b', 'accept', T0, TTL)).toEqual({ answer: 'accept', first: true });
+        expect(await store.answerApproval('ntf_a', 'accept', T0 + TTL, TTL)).toEqual({ answer: 'accept', first: true });
+      });
+    });
+
     describe('contacts', () => {
       it('remembers approved first contacts per channel, keeps the first approval, lists and forgets them, shared by stores', async () => {
         expect(await store.knownContacts('sms', ['+15551234567'])).toEqual(new Set());

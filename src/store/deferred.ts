@@ -24,6 +24,7 @@ const METHODS = [
   'admitRate',
   'isOptedOut',
   'addOptOut',
+  'answerApproval',
   'knownContacts',
   'addContacts',
   'listContacts',
