@@ -262,17 +262,6 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.claimIdempotency('k2', 'h', T0 + OPTS.staleAfterMs * 10, OPTS)).toMatchObject({ state: 'done' });
       });
 
-      it('says whether a key holds a finished send of a payload, claiming nothing', async () => {
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
-        const claim = await store.claimIdempotency('k-done', 'h1', T0, OPTS);
-        if (claim.kind !== 'claimed') throw new Error('expected a claim');
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
-        await store.completeIdempotency('k-done', claim.owner, { id: 'ntf_1' });
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + 1, OPTS.ttlMs)).toBe(true);
-        expect(await store.isIdempotencyDone('k-done', 'h2', T0 + 1, OPTS.ttlMs)).toBe(false);
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + OPTS.ttlMs, OPTS.ttlMs)).toBe(false);
-      });
-
       it('moves a claim to sending for its owner only', async () => {
         const owner = await own('k2s');
         expect(await store.markIdempotencySending('k2s', 'someone-else')).toBe(false);
@@ -498,6 +487,27 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // Per channel, as opt-outs are.
         expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo3', T0), { via: 'email', recipients: ['+15551234567'] })).toBeUndefined();
         expect(await store.getDelivery('ntf_oo3')).toMatchObject({ id: 'ntf_oo3' });
+      });
+    });
+
+    describe('approval answers', () => {
+      it('keeps the first answer to a question: racing answers on two stores get one answer, one of them first', async () => {
+        const other = await h.reopen();
+        const TTL = 600_000;
+        for (let i = 0; i < 20; i++) {
+          const id = `ntf_q${i}`;
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, (_, j) => (j % 2 === 0 ? store : other).answerApproval(id, j % 4 < 2 ? 'accept' : 'decline', T0, TTL)),
+          );
+          expect(answers.filter((a) => a.first), id).toHaveLength(1);
+          expect(new Set(answers.map((a) => a.answer)).size, id).toBe(1);
+        }
+        expect(await store.answerApproval('ntf_a', 'decline', T0, TTL)).toEqual({ answer: 'decline', first: true });
+        expect(await other.answerApproval('ntf_a', 'accept', T0 + 1, TTL)).toEqual({ answer: 'decline', first: false });
+        expect(await store.answerApproval('ntf_a', 'decline', T0 + 2, TTL)).toEqual({ answer: 'decline', first: false });
+        // Another question is another answer; past the ttl the question is forgotten.
+        expect(await other.answerApproval('ntf_b', 'accept', T0, TTL)).toEqual({ answer: 'accept', first: true });
+        expect(await store.answerApproval('ntf_a', 'accept', T0 + TTL, TTL)).toEqual({ answer: 'accept', first: true });
       });
     });
 

@@ -13,6 +13,7 @@ import { StoreError } from './errors.js';
 import { classifyStoreFault, classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
+  ApprovalAnswer,
   BannerRecord,
   BannerStatus,
   ContactRecord,
@@ -105,6 +106,18 @@ const MARK_SENDING = prepared('mark-sending', `UPDATE idempotency_keys SET phase
 const COMPLETE = prepared('complete', `UPDATE idempotency_keys SET state = 'done', result = $3 WHERE key = $1 AND owner = $2 AND state = 'pending'`);
 /** Only a pending claim: a finished send's result must stay replayable. */
 const RELEASE = prepared('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+/**
+ * Answer $2 to approval question key $1 at $3, unless an answer younger than the ttl ($4) is
+ * there: the WHERE is evaluated on the locked latest row, so of racing answers one writes.
+ * Kept with the idempotency keys (and purged with them), under a key no scoped send key can
+ * take (those are JSON arrays).
+ */
+const ANSWER_APPROVAL = prepared(
+  'answer-approval',
+  `INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase) VALUES ($1, $2, 'done', NULL, $3, NULL, 'sending')
+   ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, claimed_at = EXCLUDED.claimed_at WHERE $3 - k.claimed_at >= $4
+   RETURNING 1`,
+);
 const OPTED_OUT = prepared('opted-out', 'SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2');
 
 function toBanner(r: Row): BannerRecord {
@@ -299,14 +312,6 @@ export class PostgresStore implements Store {
       .sort((a, b) => a.seq - b.seq);
   }
 
-  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      "SELECT 1 FROM idempotency_keys WHERE key = $1 AND payload_hash = $2 AND state = 'done' AND claimed_at > $3",
-      [key, payloadHash, now - ttlMs],
-    );
-    return (rowCount ?? 0) > 0;
-  }
-
   async claimIdempotency(
     key: string,
     payloadHash: string,
@@ -417,6 +422,19 @@ export class PostgresStore implements Store {
       recipient,
       now,
     ]);
+  }
+
+  async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
+    const key = `approval-answer:${id}`;
+    // A row that vanishes between the upsert and the read was purged: answer again.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { rowCount } = await this.pool.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
+      if (rowCount === 1) return { answer, first: true };
+      const { rows } = await this.pool.query({ ...CLAIM_READ, values: [key] });
+      const row = rows[0] as Row | undefined;
+      if (row) return { answer: row.payload_hash as ApprovalAnswer, first: false };
+    }
+    throw new StoreError(`approval answer "${id}" kept changing while being recorded`);
   }
 
   async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {

@@ -15,6 +15,7 @@ import { StoreError } from './errors.js';
 import { classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
+  ApprovalAnswer,
   BannerRecord,
   BannerStatus,
   ContactRecord,
@@ -32,6 +33,8 @@ import type {
 import { DELIVERY_COLUMNS, deliveryFromRow, deliveryValues, insertDeliverySql, type Row } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
+
+const approvalAnswerKey = (id: string) => `approval-answer:${id}`;
 
 export function sqliteFile(dataDir: string): string {
   return join(dataDir, SQLITE_FILE_NAME);
@@ -197,15 +200,6 @@ export class SqliteStore implements Store {
     return rows.sort((a, b) => a.seq - b.seq);
   }
 
-  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
-    const row = this.statement("SELECT 1 FROM idempotency_keys WHERE key = ? AND payload_hash = ? AND state = 'done' AND claimed_at > ?").get(
-      key,
-      payloadHash,
-      now - ttlMs,
-    );
-    return row !== undefined;
-  }
-
   async claimIdempotency(
     key: string,
     payloadHash: string,
@@ -327,6 +321,22 @@ export class SqliteStore implements Store {
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {
     this.statement('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
+  }
+
+  // Kept with the idempotency keys (and purged with them): a row whose payload_hash is the
+  // answer, under a key no scoped send key can take (those are JSON arrays).
+  async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
+    const tx = this.db.transaction((): { answer: ApprovalAnswer; first: boolean } => {
+      const key = approvalAnswerKey(id);
+      const inserted = this.statement(
+        `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase) VALUES (?, ?, 'done', NULL, ?, NULL, 'sending')
+         ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, claimed_at = excluded.claimed_at WHERE idempotency_keys.claimed_at <= ?`,
+      ).run(key, answer, now, now - ttlMs);
+      if (inserted.changes === 1) return { answer, first: true };
+      const row = this.statement('SELECT payload_hash FROM idempotency_keys WHERE key = ?').get(key) as { payload_hash: ApprovalAnswer };
+      return { answer: row.payload_hash, first: false };
+    });
+    return tx.immediate();
   }
 
   async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {

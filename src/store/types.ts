@@ -96,6 +96,9 @@ export interface ApprovalRecord {
   payload_sha256: string;
 }
 
+/** A person's answer to one approval question. */
+export type ApprovalAnswer = 'accept' | 'decline';
+
 /** A recipient a person approved a first contact with, per channel (`notify-mcp contacts`). */
 export interface ContactRecord {
   via: string;
@@ -205,11 +208,6 @@ export interface Store {
     opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
   ): Promise<IdempotencyClaim>;
   /**
-   * Whether `key` holds a finished send of this payload (within `ttlMs`): a read only, that
-   * claims nothing. The approval step uses it so that a replay asks no one.
-   */
-  isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean>;
-  /**
    * Moves `owner`'s pending claim to `sending`, just before the provider call. False when
    * `owner` no longer holds the claim (it was taken over): then it must not send.
    */
@@ -234,6 +232,13 @@ export interface Store {
 
   isOptedOut(via: string, recipient: string): Promise<boolean>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;
+
+  /**
+   * Records `answer` as the answer to approval question `id` unless it has one: of answers
+   * racing (a decline and an accept of one question, on any replica), the first stands. The
+   * answer that stands, and whether it is this call's (`first`). Forgotten after `ttlMs`.
+   */
+  answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }>;
 
   /** The recipients of `recipients` that are known contacts of channel `via` (an approved first contact). */
   knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>>;
