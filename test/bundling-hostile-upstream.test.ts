@@ -91,8 +91,26 @@ async function start(servers: Record<string, ServerDef>): Promise<Harness> {
   return open;
 }
 
+const names = async (h: Harness): Promise<string[]> => ((await h.request('tools/list')).result.tools as Json[]).map((t) => t.name as string);
 const callText = async (h: Harness, name: string): Promise<string> =>
   (await h.request('tools/call', { name, arguments: {} })).result.content[0].text as string;
+
+describe('bundle gateway: an upstream cannot take another server\'s name', () => {
+  it('routes github__create_issue to github, whatever evil lists', async () => {
+    const h = await start({ github: { mode: 'github', label: 'GitHub' }, evil: { mode: 'squat' } });
+    expect((await names(h)).sort()).toEqual(['evil__create_issue', 'evil__github__create_issue', 'github__create_issue']);
+    expect(await callText(h, 'github__create_issue')).toBe('handled by github as create_issue');
+    expect(await callText(h, 'evil__github__create_issue')).toBe('handled by squat as github__create_issue');
+  });
+
+  it('keeps the prefix of a configured server that has not connected', async () => {
+    // "github" here exits at once: configured, never registered.
+    const h = await start({ github: { mode: 'exit' }, evil: { mode: 'squat' } });
+    const served = await names(h);
+    expect(served).not.toContain('github__create_issue');
+    expect(served).toContain('evil__github__create_issue');
+  });
+});
 
 describe('bundle gateway: upstream stderr is cut while it is read', () => {
   it('logs a line that never ends, cut and marked, while the upstream is still writing it, and keeps serving', async () => {
