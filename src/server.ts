@@ -19,7 +19,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { App } from './app.js';
 import { registerBannerResources } from './banners/resources.js';
-import { bannerHubFor } from './banners/stream.js';
+import { bannerHubFor, STDIO_FEED_CLIENT } from './banners/stream.js';
 import { channelToolName, SEND_TOOL } from './channels/union.js';
 import type { Profile } from './config.js';
 import type { Logger } from './log.js';
@@ -39,6 +39,8 @@ export interface Connection {
   endpointProfile?: Profile;
   /** The authenticated client name (HTTP token); overrides clientInfo.name in records. */
   client?: string;
+  /** Whose share of the live banner feed this connection's subscriptions take (feedClientKey); stdio's own when absent. */
+  feedClient?: string;
   log?: Logger;
   observeCall?: CallObserver;
 }
@@ -158,6 +160,12 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       throw err;
     }
   });
-  registerBannerResources(server, { store: app.store, now: app.now, hub: bannerHubFor(app.store, { log: app.log }), era });
+  registerBannerResources(server, {
+    store: app.store,
+    now: app.now,
+    hub: bannerHubFor(app.store, { log: app.log }),
+    era,
+    client: conn.feedClient ?? STDIO_FEED_CLIENT,
+  });
   return server;
 }
