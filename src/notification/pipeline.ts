@@ -329,7 +329,11 @@ async function deliver<C, P>(
       record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
       record.latency_ms = deps.now() - startedAt;
       record.status_updated_at = deps.now();
-      await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+      const recorded = await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+      // An outcome lost is settled by the provider's receipts: those that outran this record, now.
+      if (recorded && record.status === 'unknown' && channel.takesReceipts) {
+        await applyHeldReceipts(deps, record).catch((e: unknown) => log().error('held receipts not applied after the record was written', { error: (e as Error).message }));
+      }
       if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
         await keepRecord('opt-out', async () => {
           for (const r of channel.recipients(call)) await deps.store.addOptOut(via, r, deps.now());
@@ -338,9 +342,11 @@ async function deliver<C, P>(
       log().warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
       if (err instanceof NotifyError) {
         err.details.via ??= via;
+        // The record that get_notification and receipts settle.
+        if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = id;
         throw err;
       }
-      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err });
+      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err, notificationId: id });
     }
   }
   record.provider_message_id = providerMessageId ?? null;

@@ -37,7 +37,7 @@ const METHODS = [
   'listBanners',
   'bannersVersion',
   'holdReceipt',
-  'takeHeldReceipts',
+  'settleHeldReceipts',
 ] as const satisfies readonly Exclude<keyof Store, 'kind' | 'close'>[];
 type Unlisted = Exclude<keyof Store, (typeof METHODS)[number] | 'kind' | 'close'>;
 const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;

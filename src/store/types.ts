@@ -61,6 +61,8 @@ export interface DeliveryStatusChange {
   provider_status: string;
   provider_status_code: string | null;
   at: number;
+  /** Set only where the delivery has none yet (its send's answer was lost): later receipts then find it. */
+  provider_message_id?: string;
 }
 
 /**
@@ -70,17 +72,38 @@ export interface DeliveryStatusChange {
 export interface HeldReceipt {
   via: string;
   provider_message_id: string;
+  /** Our id, when the provider echoed it back (the callback URL carries it); a record without the provider's id is found by it. */
+  notification_id: string | null;
   event: ReceiptEvent;
   provider_status: string;
   provider_status_code: string | null;
   received_at: number;
 }
 
-/** Bounds on held receipts: older than `maxAgeMs` they are purged; at `maxRows` live rows a new one is refused. */
+/**
+ * Bounds on held receipts: older than `maxAgeMs` they are purged; at `maxRows` live rows, or
+ * `maxPerMessage` for its message, a new one is refused.
+ */
 export interface HeldReceiptBounds {
   now: number;
   maxAgeMs: number;
   maxRows: number;
+  maxPerMessage: number;
+}
+
+export type TakenReceipt = HeldReceipt & { seq: number };
+
+/** What settleHeldReceipts' fold makes of a delivery's held receipts: the change to write, and its own answer. */
+export interface HeldReceiptSettlement<T> {
+  change: DeliveryStatusChange | null;
+  result: T;
+}
+
+/** The delivery a settlement is for: held receipts match its provider id, or its own id. */
+export interface HeldReceiptTarget {
+  id: string;
+  via: string;
+  provider_message_id: string | null;
 }
 
 /**
@@ -183,16 +206,22 @@ export interface Store {
    */
   updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean>;
   /**
-   * Keeps `receipt` for a delivery not recorded yet, unless `bounds.maxRows` receipts younger
-   * than `bounds.maxAgeMs` are already held; older ones are purged. Its sequence number
-   * (arrival order), or null when refused.
+   * Keeps `receipt` for a delivery not recorded yet, unless the bounds refuse it; older ones
+   * are purged. A receipt equal to one already held (a provider's resend, or a replay) is
+   * that one. Its sequence number (arrival order), or null when refused.
    */
   holdReceipt(receipt: HeldReceipt, bounds: HeldReceiptBounds): Promise<number | null>;
   /**
-   * Deletes and returns every receipt held for (`via`, `providerMessageId`), oldest first.
-   * Atomic: of several callers racing (replicas), each held receipt goes to exactly one.
+   * In one transaction: takes every receipt held for `target` (its channel, and its provider
+   * id or its own id), oldest first, gives them with the delivery as it is now to `fold`
+   * (pure, synchronous), writes the change it returns and deletes them. A crash between
+   * leaves them held; of several callers racing (replicas), each held receipt goes to exactly
+   * one. Undefined when none is held or the delivery is not recorded.
    */
-  takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]>;
+  settleHeldReceipts<T>(
+    target: HeldReceiptTarget,
+    fold: (delivery: DeliveryRecord, held: readonly TakenReceipt[]) => HeldReceiptSettlement<T>,
+  ): Promise<T | undefined>;
 
   /**
    * Atomically claims `key` for a send (`claimed`, with a fresh owner token), or reports the
