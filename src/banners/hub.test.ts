@@ -13,7 +13,7 @@ import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
 import type { Store } from '../store/types.js';
 import type { FeedBanner } from './feed.js';
-import { BannerHub, FeedFullError, type BannerEvent, type FeedSink } from './hub.js';
+import { BannerHub, feedClientKey, FeedFullError, FeedShareError, type BannerEvent, type FeedSink } from './hub.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 let clock = T0;
@@ -164,6 +164,81 @@ describe('BannerHub', () => {
     expect(d.snapshots).toHaveLength(1);
     await expect(hub.subscribe(['e'], new Recorder())).rejects.toBeInstanceOf(FeedFullError);
     hub.close();
+  });
+
+  it('resumes a cursor issued for other segments with a snapshot, even when another reader kept them followed', async () => {
+    const hub = hubOf();
+    await hub.subscribe(['admins'], new Recorder()); // keeps admins followed all along
+    const failover = await store.insertBanner(bannerRecord(clock, { audience: 'admins', severity: 'critical', text: 'failover' }));
+    await hub.poll();
+    const narrow = new Recorder();
+    const end = await hub.subscribe(['all'], narrow);
+    const cursor = narrow.last;
+    end();
+
+    const wider = new Recorder();
+    await hub.subscribe(['all', 'admins'], wider, cursor);
+    expect(wider.events).toEqual([]);
+    expect(wider.snapshots.map((x) => x.banners.map((b) => b.banner_id))).toEqual([[failover.id]]);
+    // Its own cursors resume it: the same segments, in any order.
+    const again = new Recorder();
+    await hub.subscribe(['admins', 'all'], again, wider.last);
+    expect(again.snapshots).toEqual([]);
+    hub.close();
+  });
+
+  it('replays on resume only the events of the segments the stream follows', async () => {
+    const hub = hubOf();
+    await hub.subscribe(['admins'], new Recorder()); // another reader's segment, with events in the log
+    const reader = new Recorder();
+    const end = await hub.subscribe(['all'], reader);
+    await hub.poll();
+    const cursor = reader.last;
+    end();
+    const theirs = await store.insertBanner(bannerRecord(clock, { audience: 'admins', text: 'admins only' }));
+    const ours = await store.insertBanner(bannerRecord(clock, { audience: 'all', text: 'everyone' }));
+    await hub.poll();
+    await store.dismissBanner(theirs.id, clock);
+    await hub.poll();
+
+    const resumed = new Recorder();
+    await hub.subscribe(['all'], resumed, cursor);
+    expect(resumed.snapshots).toEqual([]);
+    expect(resumed.events.map((e) => [e.change, e.banner.banner_id, e.banner.audience])).toEqual([['shown', ours.id, 'all']]);
+    hub.close();
+  });
+
+  it("gives each client its own share of segments: one client's fill refuses it, not the others", async () => {
+    const hub = hubOf({ maxSegments: 10, segmentsPerClient: 4 });
+    const hog = 'address:192.0.2.7';
+    const ends: (() => void)[] = [];
+    ends.push(await hub.subscribe(['h1', 'h2'], new Recorder(), undefined, hog));
+    ends.push(await hub.subscribe(['h2', 'h3', 'h4'], new Recorder(), undefined, hog)); // h2 again costs nothing
+    await expect(hub.subscribe(['h5'], new Recorder(), undefined, hog)).rejects.toBeInstanceOf(FeedShareError);
+    expect(() => hub.claim(hog, ['h5'])).toThrow(FeedShareError);
+    expect(hub.refusalFor(['h5'], hog)?.code).toBe('FEED_CLIENT_LIMIT');
+    // Another client is admitted, to the hub's total.
+    const viewer = new Recorder();
+    await hub.subscribe(['all', 'h1'], viewer, undefined, 'token:web');
+    expect(viewer.snapshots).toHaveLength(1);
+    await hub.subscribe(['v1', 'v2', 'v3'], new Recorder(), undefined, 'address:198.51.100.1');
+    await hub.subscribe(['w1', 'w2'], new Recorder(), undefined, 'address:198.51.100.2');
+    // 10 claimed (h1-h4, all, v1-v3, w1-w2): the hub is full for everyone.
+    await expect(hub.subscribe(['x'], new Recorder(), undefined, 'address:198.51.100.3')).rejects.toBeInstanceOf(FeedFullError);
+    // A refused subscribe claims nothing: the hog's streams end and its share comes back.
+    for (const end of ends) end();
+    await hub.subscribe(['x', 'h5'], new Recorder(), undefined, 'address:198.51.100.3');
+    await hub.subscribe(['h6'], new Recorder(), undefined, hog);
+    hub.close();
+  });
+
+  it('names a client by token, else by address (IPv4-mapped as IPv4, IPv6 by its /64)', () => {
+    expect(feedClientKey('web', '10.0.0.1')).toBe('token:web');
+    expect(feedClientKey(undefined, '10.0.0.1')).toBe(feedClientKey(undefined, '::ffff:10.0.0.1'));
+    expect(feedClientKey(undefined, '10.0.0.1')).not.toBe(feedClientKey(undefined, '10.0.0.2'));
+    expect(feedClientKey(undefined, '2001:db8:1:2::5')).toBe(feedClientKey(undefined, '2001:0db8:0001:0002:ffff:1:2:3'));
+    expect(feedClientKey(undefined, '2001:db8:1:2::5')).not.toBe(feedClientKey(undefined, '2001:db8:1:3::5'));
+    expect(feedClientKey('web', undefined)).not.toBe(feedClientKey(undefined, 'web'));
   });
 
   it('lets the event loop turn while it reads many segments (SQLite reads are synchronous)', async () => {

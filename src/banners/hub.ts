@@ -6,7 +6,7 @@
  * writes nothing), and turns the difference into events with a cursor, kept for a while
  * so that a reader who reconnects with Last-Event-ID gets what it missed.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../core/log.js';
 import type { BannerRecord, Store } from '../store/types.js';
 import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
@@ -14,7 +14,11 @@ import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
 export type BannerChange = 'shown' | 'dismissed' | 'expired';
 
 export interface BannerEvent {
-  /** `<hub epoch>-<seq>`: the SSE id; Last-Event-ID resumes after it. */
+  /**
+   * `<hub epoch>-<seq>-<audience tag>`: the SSE id; Last-Event-ID resumes after it. The tag
+   * names the segments of the subscription it was sent to, so that a resume naming others
+   * gets a snapshot rather than only the changes after a point it never saw them at.
+   */
   readonly cursor: string;
   readonly change: BannerChange;
   readonly banner: FeedBanner;
@@ -40,15 +44,64 @@ export interface HubOptions {
    * reads, holding the event loop 4 s and the feed's 1 s promise with it.
    */
   maxSegments?: number;
+  /**
+   * Distinct segments one client (see feedClientKey) may follow at once, across all its
+   * streams and subscriptions (default a quarter of maxSegments), so that no one client can
+   * take the whole feed from everyone else.
+   */
+  segmentsPerClient?: number;
   now?: () => number;
   log?: Logger;
 }
 
+/**
+ * The feed refused a new follower. The same codes on every path into the feed: SSE
+ * (`{"error":{code,message,retry_after_s}}` with `status`), MCP (a JSON-RPC error whose
+ * `data` carries the code).
+ */
+export abstract class FeedRefusal extends Error {
+  abstract readonly code: 'FEED_FULL' | 'FEED_CLIENT_LIMIT' | 'TOO_LONG';
+  /** The HTTP status of the SSE refusal. */
+  abstract readonly status: number;
+  abstract readonly retryAfterS: number | undefined;
+
+  body(): { code: string; message: string; retry_after_s?: number } {
+    return { code: this.code, message: this.message, ...(this.retryAfterS === undefined ? {} : { retry_after_s: this.retryAfterS }) };
+  }
+}
+
 /** The hub tracks its maximum of segments: a new follower of others must wait (or name fewer). */
-export class FeedFullError extends Error {
+export class FeedFullError extends FeedRefusal {
   override readonly name = 'FeedFullError';
+  readonly code = 'FEED_FULL';
+  readonly status = 503;
+  readonly retryAfterS = 5;
   constructor(readonly maxSegments: number) {
-    super(`the live feed tracks its maximum of ${maxSegments} audience segments`);
+    super(`The live feed follows its maximum of ${maxSegments} audience segments: retry later, or name only the segments the viewer belongs to`);
+  }
+}
+
+/** This client already follows its share of segments: it must end one of its streams or subscriptions first. */
+export class FeedShareError extends FeedRefusal {
+  override readonly name = 'FeedShareError';
+  readonly code = 'FEED_CLIENT_LIMIT';
+  readonly status = 429;
+  readonly retryAfterS = 5;
+  constructor(readonly segmentsPerClient: number) {
+    super(
+      `This client already follows ${segmentsPerClient} distinct audience segments, its share of the live feed: end a stream or subscription it holds, or name only the segments the viewer belongs to`,
+    );
+  }
+}
+
+/** One request named more segments than any viewer belongs to. */
+export class FeedRequestTooLongError extends FeedRefusal {
+  override readonly name = 'FeedRequestTooLongError';
+  readonly code = 'TOO_LONG';
+  readonly status = 400;
+  readonly retryAfterS = undefined;
+  constructor(named: number, max: number) {
+    super(`The request names ${named} banner segments; name at most ${max}, the ones the viewer belongs to.`);
   }
 }
 
@@ -68,10 +121,14 @@ interface Segment {
 interface Subscription {
   segments: ReadonlySet<string>;
   sink: FeedSink;
+  /** Ends every cursor this subscription is sent (see BannerEvent.cursor). */
+  tag: string;
 }
 
-interface LoggedEvent extends BannerEvent {
-  seq: number;
+interface LoggedEvent {
+  readonly seq: number;
+  readonly change: BannerChange;
+  readonly banner: FeedBanner;
 }
 
 export class BannerHub {
@@ -80,6 +137,9 @@ export class BannerHub {
   private readonly segments = new Map<string, Segment>();
   private readonly subscriptions = new Set<Subscription>();
   private readonly events: LoggedEvent[] = [];
+  /** Claims (see claim) per segment, and per client per segment. */
+  private readonly claimed = new Map<string, number>();
+  private readonly shares = new Map<string, Map<string, number>>();
   private version: string | undefined;
   private nextExpiry = Infinity;
   /** Every read of the store and every (un)subscribe runs in this order, one at a time. */
@@ -91,6 +151,7 @@ export class BannerHub {
   private readonly replayEvents: number;
   private readonly lingerMs: number;
   private readonly maxSegments: number;
+  private readonly segmentsPerClient: number;
   private readonly now: () => number;
 
   constructor(
@@ -101,6 +162,7 @@ export class BannerHub {
     this.replayEvents = options.replayEvents ?? 1_024;
     this.lingerMs = options.lingerMs ?? 60_000;
     this.maxSegments = options.maxSegments ?? 1_000;
+    this.segmentsPerClient = options.segmentsPerClient ?? Math.max(1, Math.floor(this.maxSegments / 4));
     this.now = options.now ?? Date.now;
   }
 
@@ -108,17 +170,59 @@ export class BannerHub {
     return this.subscriptions.size;
   }
 
-  cursor(seq = this.seq): string {
-    return `${this.epoch}-${seq}`;
+  cursor(seq: number, tag: string): string {
+    return `${this.epoch}-${seq}-${tag}`;
+  }
+
+  /**
+   * Reserves `audiences` for `client` (feedClientKey), synchronously: throws FeedShareError
+   * when the client would follow more than its share of distinct segments, FeedFullError
+   * when all clients together would follow more than the hub tracks. Returns the release.
+   * Every path into the feed claims before it follows, so a claim's subscribe finds room.
+   */
+  claim(client: string, audiences: readonly string[]): () => void {
+    const names = new Set(audiences);
+    const share = this.shares.get(client) ?? new Map<string, number>();
+    let mine = share.size;
+    let all = this.claimed.size;
+    for (const name of names) {
+      if (!share.has(name)) mine++;
+      if (!this.claimed.has(name)) all++;
+    }
+    if (mine > this.segmentsPerClient) throw new FeedShareError(this.segmentsPerClient);
+    if (all > this.maxSegments) throw new FeedFullError(this.maxSegments);
+    this.shares.set(client, share);
+    for (const name of names) {
+      share.set(name, (share.get(name) ?? 0) + 1);
+      this.claimed.set(name, (this.claimed.get(name) ?? 0) + 1);
+    }
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      for (const name of names) {
+        const n = share.get(name)! - 1;
+        if (n > 0) share.set(name, n);
+        else share.delete(name);
+        const m = this.claimed.get(name)! - 1;
+        if (m > 0) this.claimed.set(name, m);
+        else this.claimed.delete(name);
+      }
+      if (share.size === 0 && this.shares.get(client) === share) this.shares.delete(client);
+    };
   }
 
   /**
    * Follows `audiences` (parsed segment names). The sink first gets either the events after
-   * `lastEventId` (when this hub still has all of them) or a snapshot, then every change.
-   * Resolves with the function that ends the subscription.
+   * `lastEventId` (when this hub still has all of them and it was issued for these same
+   * segments) or a snapshot, then every change. With `client`, the segments are claimed
+   * for it first (see claim; the refusal rejects at once). Resolves with the function that
+   * ends the subscription.
    */
-  async subscribe(audiences: readonly string[], sink: FeedSink, lastEventId?: string): Promise<() => void> {
-    const sub: Subscription = { segments: new Set(audiences), sink };
+  async subscribe(audiences: readonly string[], sink: FeedSink, lastEventId?: string, client?: string): Promise<() => void> {
+    const segments = new Set(audiences);
+    const sub: Subscription = { segments, sink, tag: audienceTag(segments) };
+    const unclaim = client === undefined ? () => {} : this.claim(client, audiences);
     await this.serial(async () => {
       const now = this.now();
       if (!this.makeRoom(sub.segments)) throw new FeedFullError(this.maxSegments);
@@ -135,16 +239,20 @@ export class BannerHub {
         }
         segment.followers++;
       }
-      const missed = this.replayAfter(lastEventId, sub.segments);
-      if (missed) for (const e of missed) sink.event(e);
-      else sink.snapshot(this.snapshot(sub.segments), this.cursor());
+      const missed = this.replayAfter(lastEventId, sub);
+      if (missed) for (const e of missed) sink.event(this.sent(e, sub));
+      else sink.snapshot(this.snapshot(sub.segments), this.cursor(this.seq, sub.tag));
       this.subscriptions.add(sub);
+    }).catch((err: unknown) => {
+      unclaim();
+      throw err;
     });
     this.startTimer();
     let ended = false;
     return () => {
       if (ended) return;
       ended = true;
+      unclaim();
       this.subscriptions.delete(sub);
       const now = this.now();
       for (const name of sub.segments) {
@@ -154,7 +262,21 @@ export class BannerHub {
     };
   }
 
-  /** Whether `audiences` can be followed now (a hint before answering 200; subscribe decides). */
+  /**
+   * Whether `client` could follow `audiences` now: undefined, or the refusal subscribe would
+   * give (for answering a HEAD without following anything).
+   */
+  refusalFor(audiences: readonly string[], client: string): FeedRefusal | undefined {
+    try {
+      this.claim(client, audiences)();
+      return undefined;
+    } catch (err) {
+      if (err instanceof FeedRefusal) return err;
+      throw err;
+    }
+  }
+
+  /** Whether `audiences` can be followed now, by subscribers that claim nothing (tests). */
   hasRoomFor(audiences: readonly string[]): boolean {
     const names = new Set(audiences);
     let fresh = 0;
@@ -162,8 +284,13 @@ export class BannerHub {
     const over = this.segments.size + fresh - this.maxSegments;
     if (over <= 0) return true;
     let idle = 0;
-    for (const [name, segment] of this.segments) if (segment.followers === 0 && !names.has(name)) idle++;
+    for (const [name, segment] of this.segments) if (this.evictable(name, segment) && !names.has(name)) idle++;
     return idle >= over;
+  }
+
+  /** Followed by no one and claimed by no one: a lingering segment that may be forgotten. */
+  private evictable(name: string, segment: Segment): boolean {
+    return segment.followers === 0 && !this.claimed.has(name);
   }
 
   /** Room for the segments of `names` not tracked yet, forgetting lingering ones (oldest first) if need be. */
@@ -172,7 +299,7 @@ export class BannerHub {
     for (const name of names) if (!this.segments.has(name)) fresh++;
     let over = this.segments.size + fresh - this.maxSegments;
     if (over <= 0) return true;
-    const idle = [...this.segments].filter(([name, s]) => s.followers === 0 && !names.has(name)).sort((a, b) => a[1].idleSince - b[1].idleSince);
+    const idle = [...this.segments].filter(([name, s]) => this.evictable(name, s) && !names.has(name)).sort((a, b) => a[1].idleSince - b[1].idleSince);
     if (idle.length < over) return false;
     // Forgotten early, a segment's reader that reconnects gets a snapshot instead of a resume.
     for (const [name] of idle.slice(0, over)) this.segments.delete(name);
@@ -211,6 +338,8 @@ export class BannerHub {
     this.timer = undefined;
     this.subscriptions.clear();
     this.segments.clear();
+    this.claimed.clear();
+    this.shares.clear();
   }
 
   private serial(fn: () => Promise<void>): Promise<void> {
@@ -235,7 +364,7 @@ export class BannerHub {
   private async tick(): Promise<void> {
     const now = this.now();
     for (const [name, segment] of this.segments) {
-      if (segment.followers === 0 && now - segment.idleSince >= this.lingerMs) this.segments.delete(name);
+      if (this.evictable(name, segment) && now - segment.idleSince >= this.lingerMs) this.segments.delete(name);
     }
     if (this.segments.size === 0) {
       clearInterval(this.timer);
@@ -284,18 +413,25 @@ export class BannerHub {
 
   private emit(change: BannerChange, record: BannerRecord): void {
     const seq = ++this.seq;
-    const event: LoggedEvent = { seq, cursor: this.cursor(seq), change, banner: feedBanner(record) };
+    const event: LoggedEvent = { seq, change, banner: feedBanner(record) };
     this.events.push(event);
     if (this.events.length > this.replayEvents) this.events.splice(0, this.events.length - this.replayEvents);
     for (const sub of this.subscriptions) {
-      if (sub.segments.has(record.audience)) sub.sink.event(event);
+      if (sub.segments.has(record.audience)) sub.sink.event(this.sent(event, sub));
     }
   }
 
-  /** The events after `lastEventId` for `segments`, or undefined when a snapshot is needed. */
-  private replayAfter(lastEventId: string | undefined, segments: ReadonlySet<string>): LoggedEvent[] | undefined {
-    const m = /^([0-9a-f]+)-(\d+)$/.exec(lastEventId ?? '');
-    if (!m || m[1] !== this.epoch) return undefined;
+  /** `event` as `sub` receives it: with a cursor of its own segments. */
+  private sent(event: LoggedEvent, sub: Subscription): BannerEvent {
+    return { cursor: this.cursor(event.seq, sub.tag), change: event.change, banner: event.banner };
+  }
+
+  /** The events after `lastEventId` for `sub`'s segments, or undefined when a snapshot is needed. */
+  private replayAfter(lastEventId: string | undefined, sub: Subscription): LoggedEvent[] | undefined {
+    const segments = sub.segments;
+    const m = /^([0-9a-f]+)-(\d+)-([0-9a-f]+)$/.exec(lastEventId ?? '');
+    // Issued for other segments: what this reader holds of the ones it adds is unknown.
+    if (!m || m[1] !== this.epoch || m[3] !== sub.tag) return undefined;
     const after = Number(m[2]);
     if (after > this.seq) return undefined;
     const oldest = this.events[0]?.seq ?? this.seq + 1;
@@ -304,6 +440,35 @@ export class BannerHub {
     for (const name of segments) if (this.segments.get(name)!.trackedSince > after) return undefined;
     return this.events.filter((e) => e.seq > after && segments.has(e.banner.audience));
   }
+}
+
+/** A short digest of a set of segment names, whatever their order. */
+function audienceTag(segments: ReadonlySet<string>): string {
+  return createHash('sha256').update([...segments].sort().join(',')).digest('hex').slice(0, 12);
+}
+
+/** The one client of a stdio connection. */
+export const STDIO_FEED_CLIENT = 'stdio';
+
+/**
+ * Whose share of the feed a follower takes: the token's client name, or when anonymous the
+ * remote address (an IPv6 address by its /64, which one host usually holds whole).
+ */
+export function feedClientKey(tokenClient: string | undefined, remoteAddress: string | undefined): string {
+  if (tokenClient !== undefined) return `token:${tokenClient}`;
+  const address = (remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  if (!address.includes(':')) return `address:${address}`;
+  return `address:${expandIpv6(address).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight 16-bit groups of an IPv6 address (zone dropped), lower-case, without leading zeros. */
+function expandIpv6(address: string): string[] {
+  const bare = address.split('%')[0]!.toLowerCase();
+  const [head, tail] = bare.includes('::') ? bare.split('::') : [bare, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
+  return groups.map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? String(parseInt(g, 16).toString(16)) : g));
 }
 
 const hubs = new WeakMap<Store, BannerHub>();

@@ -50,6 +50,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
 
   const manager = new BundleManager({
     log,
+    serverIds: specs.keys(),
     serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);

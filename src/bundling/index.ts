@@ -5,6 +5,7 @@
 export { reconcile, reverseKey, parseReverseKey } from './reconcile.js';
 export type {
   Collision,
+  ReconcileOptions,
   ReconcileReport,
   Reconciled,
   Rename,

@@ -32,6 +32,11 @@ export type ChangeListener = (state: BundleState) => void;
 export interface ManagerOptions extends DispatcherOptions {
   callUpstream: CallUpstream;
   log?: Logger;
+  /**
+   * Every server that may register (the gateway: its servers file), so that while one is not
+   * registered no other can take its prefix (`<serverId>__…`).
+   */
+  serverIds?: Iterable<string>;
 }
 
 /**
@@ -53,9 +58,11 @@ export class BundleManager {
   private dispatcher: Dispatcher;
   private pendingState: BundleState | undefined;
   private openTurns = 0;
+  private readonly reserved: readonly string[];
 
   constructor(options: ManagerOptions) {
     this.log = options.log ?? silentLogger;
+    this.reserved = [...(options.serverIds ?? [])];
     this.callUpstream = options.callUpstream;
     this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs };
     this.applied = stateOf(reconcile([]));
@@ -102,7 +109,7 @@ export class BundleManager {
 
   /** Reconcile the registered servers; applied now, or at the end of the open turns. */
   rebuild(): void {
-    const next = stateOf(reconcile([...this.servers.values()]));
+    const next = stateOf(reconcile([...this.servers.values()], { reserve: this.reserved }));
     const { collisions, renames } = next.reconciled.report;
     this.log.info('bundle rebuilt', {
       fingerprint: next.fingerprint,

@@ -34,8 +34,9 @@ export interface Candidate {
  * The name a tool would get, before uniqueness is checked. Never throws: a name that breaks
  * the rule is sanitized, and one that is too long is cut and given a hash of what it was.
  */
-export function candidateName(serverId: string, originalName: string, prefixed: boolean): Candidate {
-  const reasons: RenameReason[] = prefixed ? ['collision'] : [];
+export function candidateName(serverId: string, originalName: string, prefix?: RenameReason): Candidate {
+  const prefixed = prefix !== undefined;
+  const reasons: RenameReason[] = prefixed ? [prefix] : [];
   const raw = prefixed ? `${serverId}${PREFIX_SEPARATOR}${originalName}` : originalName;
   if (isLegalToolName(raw)) return { name: raw, reasons };
 
@@ -55,4 +56,35 @@ export function candidateName(serverId: string, originalName: string, prefixed: 
 /** The n-th alternative for a name that is already taken (n ≥ 1). */
 export function alternativeName(base: string, serverId: string, originalName: string, n: number): string {
   return `${base.slice(0, HEAD_LEN)}_${shortHash(serverId, originalName, String(n))}`;
+}
+
+/** The head a server's prefixed names start with (before `__`), in full. */
+export function serverHead(serverId: string): string {
+  return sanitize(serverId) || 'server';
+}
+
+/** Every head the reconciler can write for the server: in full, and cut when too long. */
+export function serverHeads(serverId: string): string[] {
+  const full = serverHead(serverId);
+  return full.length > MAX_PREFIX ? [full, full.slice(0, MAX_PREFIX)] : [full];
+}
+
+/**
+ * The form in which two names read as the same to a person or a lenient host: case and
+ * `-`/`_` folded.
+ */
+export function foldName(name: string): string {
+  return name.toLowerCase().replace(/-/g, '_');
+}
+
+/**
+ * The n-th name in the server's own namespace for a tool whose prefixed name another
+ * server's head claims (server ids that nest, such as `a` and `a__b`): the hash follows the
+ * head directly, so no longer head can claim it unless a server id is that head and hash.
+ */
+export function ownNamespaceName(serverId: string, originalName: string, n: number): string {
+  const full = serverHead(serverId);
+  const head = full.length + PREFIX_SEPARATOR.length + HASH_LEN <= MAX_TOOL_NAME ? full : full.slice(0, MAX_PREFIX);
+  const name = `${head}${PREFIX_SEPARATOR}${shortHash(serverId, originalName, 'own', String(n))}_${sanitize(originalName) || 'tool'}`;
+  return name.slice(0, MAX_TOOL_NAME);
 }

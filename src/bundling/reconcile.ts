@@ -1,8 +1,8 @@
 import { schemaHash } from '../union/schema-hash.js';
-import { alternativeName, candidateName } from './names.js';
+import { alternativeName, candidateName, foldName, ownNamespaceName, PREFIX_SEPARATOR, serverHeads, type Candidate } from './names.js';
 import { tagDescription } from './provenance.js';
 import { DuplicateServerIdError } from './errors.js';
-import type { Collision, Reconciled, Rename, ServerBundle, Tool, ToolTarget } from './types.js';
+import type { Collision, ReconcileOptions, Reconciled, Rename, ServerBundle, Tool, ToolTarget } from './types.js';
 
 /** `%` and `:` inside a part are written `%25` and `%3A`: the one bare `:` separates. */
 function escapePart(part: string): string {
@@ -40,17 +40,56 @@ interface Entry {
   serverId: string;
   label: string;
   tool: Tool;
+  /** Only for a tool whose server lists its name more than once: the tie-break of the order. */
   hash: string;
+}
+
+interface Planned extends Candidate {
+  e: Entry;
+  prefixed: boolean;
+}
+
+/**
+ * Who a name reads as belonging to: the servers whose head (`<serverId>__`, sanitized or
+ * cut as the reconciler writes it) starts the name, the longest head winning, with case and
+ * `-`/`_` folded. Undefined when the name starts with no server's head.
+ */
+type Claimant = (name: string) => ReadonlySet<string> | undefined;
+
+function claimantOf(serverIds: Iterable<string>): Claimant {
+  const heads = new Map<string, Set<string>>();
+  for (const serverId of serverIds) {
+    for (const head of serverHeads(serverId)) {
+      const key = foldName(head);
+      const ids = heads.get(key) ?? new Set<string>();
+      ids.add(serverId);
+      heads.set(key, ids);
+    }
+  }
+  return (name) => {
+    const folded = foldName(name);
+    // Names are at most 64 characters: at most 63 heads to look up.
+    for (let i = folded.lastIndexOf(PREFIX_SEPARATOR); i > 0; i = folded.lastIndexOf(PREFIX_SEPARATOR, i - 1)) {
+      const ids = heads.get(folded.slice(0, i));
+      if (ids) return ids;
+    }
+    return undefined;
+  };
 }
 
 /**
  * Merge several servers' tools into one list with unique, legal names. Only names offered
  * more than once are prefixed `<serverId>__<name>` (and get a provenance tag); names that
- * break `^[a-zA-Z0-9_-]{1,64}$` are shortened deterministically. Nothing is dropped: every
- * input tool is in the output, and every collision and rename is in the report. The output
- * does not depend on the order of the bundles or of their tools.
+ * break `^[a-zA-Z0-9_-]{1,64}$` are shortened deterministically. Every served name belongs
+ * to the server it routes to: a name that reads as another server's (`<otherId>__…`, in any
+ * case) moves into its own server's namespace, and a tool whose name another server's tool
+ * already has moves into its own server's namespace, never onto another server's name.
+ * Nothing is dropped: every input tool is in the output, and every collision and rename is
+ * in the report. The output does not depend on the order of the bundles or of their tools.
+ * Linear in the number of tools, whatever the names. `options.reserve` names servers that
+ * have no bundle now (not connected yet, or down) but whose prefix is theirs all the same.
  */
-export function reconcile(bundles: readonly ServerBundle[]): Reconciled {
+export function reconcile(bundles: readonly ServerBundle[], options: ReconcileOptions = {}): Reconciled {
   const seen = new Set<string>();
   for (const b of bundles) {
     if (seen.has(b.serverId)) throw new DuplicateServerIdError(b.serverId);
@@ -58,36 +97,68 @@ export function reconcile(bundles: readonly ServerBundle[]): Reconciled {
   }
 
   const entries: Entry[] = bundles.flatMap((b) =>
-    b.tools.map((tool) => ({ serverId: b.serverId, label: b.label ?? b.serverId, tool, hash: schemaHash(tool) })),
+    b.tools.map((tool) => ({ serverId: b.serverId, label: b.label ?? b.serverId, tool, hash: '' })),
   );
   // Total order on the input, so ties (a server listing one name twice) break the same way.
+  // Only those ties need the hash: the others are not hashed on every rebuild.
+  const perServerName = new Map<string, number>();
+  for (const e of entries) {
+    const key = reverseKey(e.serverId, e.tool.name);
+    perServerName.set(key, (perServerName.get(key) ?? 0) + 1);
+  }
+  for (const e of entries) if (perServerName.get(reverseKey(e.serverId, e.tool.name))! > 1) e.hash = schemaHash(e.tool);
   entries.sort(
     (a, b) => cmp(a.serverId, b.serverId) || cmp(a.tool.name, b.tool.name) || cmp(a.hash, b.hash),
   );
 
   const owners = new Map<string, string[]>();
-  for (const e of entries) owners.set(e.tool.name, [...(owners.get(e.tool.name) ?? []), e.serverId]);
+  for (const e of entries) {
+    const ids = owners.get(e.tool.name);
+    if (ids) ids.push(e.serverId);
+    else owners.set(e.tool.name, [e.serverId]);
+  }
   const collisions: Collision[] = [...owners]
     .filter(([, ids]) => ids.length > 1)
     .map(([name, serverIds]) => ({ name, serverIds }))
     .sort((a, b) => cmp(a.name, b.name));
 
-  const planned = entries.map((e) => {
+  const claimant = claimantOf([...(options.reserve ?? []), ...bundles.map((b) => b.serverId)]);
+  const mayServe = (name: string, serverId: string): boolean => claimant(name)?.has(serverId) ?? true;
+
+  const planned: Planned[] = entries.map((e) => {
     const prefixed = (owners.get(e.tool.name)?.length ?? 0) > 1;
-    return { e, prefixed, ...candidateName(e.serverId, e.tool.name, prefixed) };
+    const candidate = candidateName(e.serverId, e.tool.name, prefixed ? 'collision' : undefined);
+    if (prefixed || mayServe(candidate.name, e.serverId)) return { e, prefixed, ...candidate };
+    return { e, prefixed: true, ...candidateName(e.serverId, e.tool.name, 'foreign-prefix') };
   });
-  // Untouched names claim first, so a literal `github__x` keeps its name and a prefixed
-  // `github__x` from a collision is the one that moves.
+  // Untouched names claim first, so a literal `github__x` of server github keeps its name and
+  // its own prefixed `github__x` from a collision is the one that moves.
   const claimOrder = [...planned].sort((a, b) => Number(a.reasons.length > 0) - Number(b.reasons.length > 0));
-  const taken = new Set<string>();
+  const takenBy = new Map<string, string>();
+  /** Per base name and tool: the next alternative to try, so k copies of a name cost k tries, not k². */
+  const nextTry = new Map<string, number>();
   const finalName = new Map<Entry, string>();
   for (const p of claimOrder) {
-    let name = p.name;
-    for (let n = 1; taken.has(name); n++) {
-      name = alternativeName(p.name, p.e.serverId, p.e.tool.name, n);
-      if (n === 1) p.reasons.push('duplicate');
+    const { serverId } = p.e;
+    const originalName = p.e.tool.name;
+    const holder = takenBy.get(p.name);
+    if (!p.prefixed && holder !== undefined && holder !== serverId) {
+      // Another server's tool has this name: move into our own namespace instead of a hash.
+      const own = candidateName(serverId, originalName, 'displaced');
+      p.name = own.name;
+      p.reasons = [...own.reasons, ...p.reasons.filter((r) => !own.reasons.includes(r))];
+      p.prefixed = true;
     }
-    taken.add(name);
+    const inOwnSpace = mayServe(p.name, serverId);
+    const key = `${p.name}\0${serverId}\0${originalName}`;
+    let n = nextTry.get(key) ?? 0;
+    const nth = (k: number) =>
+      k === 0 ? p.name : inOwnSpace ? alternativeName(p.name, serverId, originalName, k) : ownNamespaceName(serverId, originalName, k);
+    let name = nth(n);
+    while (takenBy.has(name) || !mayServe(name, serverId)) name = nth(++n);
+    nextTry.set(key, n + 1);
+    if (n > 0) p.reasons.push('duplicate');
+    takenBy.set(name, serverId);
     finalName.set(p.e, name);
   }
 

@@ -20,6 +20,8 @@ export interface ToolTarget {
 /** Why a tool's name changed. A tool may have several reasons. */
 export type RenameReason =
   | 'collision' // the same name is offered by more than one tool
+  | 'foreign-prefix' // the name reads as another server's (`<otherServerId>__…`), so it moves into its own server's
+  | 'displaced' // another server's tool has the name (after sanitizing), so it moves into its own server's
   | 'illegal-characters' // outside [a-zA-Z0-9_-]
   | 'too-long' // over 64 characters (after prefixing)
   | 'empty'
@@ -39,6 +41,14 @@ export interface Rename extends ToolTarget {
 export interface ReconcileReport {
   collisions: Collision[];
   renames: Rename[];
+}
+
+export interface ReconcileOptions {
+  /**
+   * Server ids whose prefix (`<serverId>__`) no other server may take, beside those of the
+   * bundles given: a gateway's configured servers that are not connected at the moment.
+   */
+  reserve?: Iterable<string>;
 }
 
 export interface Reconciled {

@@ -1,4 +1,3 @@
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -6,7 +5,7 @@ import type { Logger } from '../core/log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { isStdioSpec, type UpstreamSpec } from './servers-config.js';
-import { upstreamStderrLine } from './upstream-stderr.js';
+import { BoundedLineSplitter, MAX_STDERR_LINE, upstreamStderrLine } from './upstream-stderr.js';
 
 export interface BackoffOptions {
   /** First retry delay; doubles per failed attempt. */
@@ -176,7 +175,12 @@ export class Upstream {
       const stderr = transport.stderr as Readable | null;
       if (stderr) {
         const write = this.options.writeStderr ?? ((line: string) => void process.stderr.write(line));
-        createInterface({ input: stderr }).on('line', (line) => write(upstreamStderrLine(line, this.serverId)));
+        // Cut while reading: a line that never ends must not be held whole.
+        const lines = new BoundedLineSplitter(MAX_STDERR_LINE, (line, truncated) =>
+          write(upstreamStderrLine(line, this.serverId, new Date(), truncated)),
+        );
+        stderr.on('data', (chunk: Buffer) => lines.push(chunk));
+        stderr.once('end', () => lines.end());
       }
       return transport;
     }

@@ -65,6 +65,8 @@ export interface ReceiptReport {
   /** The vendor's own status (Twilio `undelivered`) and error code, kept as the last provider status. */
   providerStatus: string;
   code: string | null;
+  /** Our notification id, when the callback carried it under its signature (the URL we gave the provider). */
+  notificationId?: string;
 }
 
 /** A callback as it reached POST /webhooks/<path>. */

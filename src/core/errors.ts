@@ -40,6 +40,8 @@ export interface ToolErrorBody {
   path?: string;
   via?: string;
   retry_after_s?: number;
+  /** The notification a failure is recorded under (DELIVERY_UNKNOWN): get_notification and receipts settle it. */
+  notification_id?: string;
 }
 
 /** A failure that becomes an `isError: true` tool result, never a thrown JSON-RPC error. */
@@ -52,6 +54,7 @@ export class NotifyError extends Error {
       path?: string;
       via?: string;
       retryAfterS?: number;
+      notificationId?: string;
       cause?: unknown;
       /** For the refusal's log line only (never in the tool result): each recipient's class, not its address. */
       recipientClasses?: string[];
@@ -65,6 +68,7 @@ export class NotifyError extends Error {
     if (this.details.path !== undefined) body.path = this.details.path;
     if (this.details.via !== undefined) body.via = this.details.via;
     if (this.details.retryAfterS !== undefined) body.retry_after_s = this.details.retryAfterS;
+    if (this.details.notificationId !== undefined) body.notification_id = this.details.notificationId;
     return body;
   }
 }

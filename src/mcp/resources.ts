@@ -11,9 +11,9 @@
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import type { Store } from '../store/types.js';
-import { feedCacheFor } from '../banners/feed.js';
+import { feedCacheFor, MAX_AUDIENCES } from '../banners/feed.js';
 import { AUDIENCE_RE, LIST_LIMIT } from '../banners/model.js';
-import { FeedFullError, type BannerHub } from '../banners/hub.js';
+import { FeedRefusal, FeedRequestTooLongError, type BannerHub } from '../banners/hub.js';
 
 export const BANNER_URI_TEMPLATE = 'banners://active/{audience}';
 const URI_RE = /^banners:\/\/active\/([^/?#]+)$/;
@@ -53,6 +53,8 @@ function requireAudience(uri: string): string {
 export class ResourceWatch {
   private readonly held = new Map<string, { count: number; ready: Promise<() => void> }>();
   private readonly due = new Set<string>();
+  /** The hub claims of the acquisitions not released yet. */
+  private readonly claims = new Set<() => void>();
 
   constructor(
     private readonly hub: BannerHub,
@@ -60,11 +62,34 @@ export class ResourceWatch {
   ) {}
 
   /**
-   * Watches `uris` (invalid ones are ignored) until the function it resolves with is called.
-   * Resolves once the hub holds their state, so no change after that is missed.
+   * Watches `uris` (invalid ones are ignored) for `client` (feedClientKey) until the function
+   * it resolves with is called. Resolves once the hub holds their state, so no change after
+   * that is missed. Throws a FeedRefusal synchronously, before anything is followed, when
+   * they are more than one request may name or the client or the hub has no room for them,
+   * so that a transport can answer the request with it instead of passing it on.
    */
-  async acquire(uris: readonly string[]): Promise<() => void> {
+  acquire(uris: readonly string[], client: string): Promise<() => void> {
     const mine = [...new Set(uris)].filter((u) => audienceOfUri(u) !== undefined);
+    if (mine.length > MAX_AUDIENCES) throw new FeedRequestTooLongError(mine.length, MAX_AUDIENCES);
+    const claim = this.hub.claim(client, mine.map((u) => audienceOfUri(u)!));
+    const unclaim = () => {
+      this.claims.delete(unclaim);
+      claim();
+    };
+    this.claims.add(unclaim);
+    return this.hold(mine).then(
+      (release) => () => {
+        release();
+        unclaim();
+      },
+      (err: unknown) => {
+        unclaim();
+        throw err;
+      },
+    );
+  }
+
+  private async hold(mine: string[]): Promise<() => void> {
     const ready: Promise<unknown>[] = [];
     for (const uri of mine) {
       let entry = this.held.get(uri);
@@ -77,8 +102,9 @@ export class ResourceWatch {
       if (released) return;
       released = true;
       for (const uri of mine) {
-        const entry = this.held.get(uri)!;
-        if (--entry.count > 0) continue;
+        const entry = this.held.get(uri);
+        // Gone already: releaseAll ended it.
+        if (!entry || --entry.count > 0) continue;
         this.held.delete(uri);
         void entry.ready.then((stop) => stop(), () => {});
       }
@@ -93,6 +119,7 @@ export class ResourceWatch {
   }
 
   releaseAll(): void {
+    for (const unclaim of [...this.claims]) unclaim();
     for (const entry of this.held.values()) void entry.ready.then((stop) => stop(), () => {});
     this.held.clear();
   }
@@ -112,6 +139,14 @@ export class ResourceWatch {
   }
 }
 
+/** A refusal of the feed as the JSON-RPC error of request `id`, its code in `data`. */
+export function feedRefusalMessage(id: unknown, refusal: FeedRefusal): { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string; data: ReturnType<FeedRefusal['body']> } } {
+  return { jsonrpc: '2.0', id: id ?? null, error: { code: refusalRpcCode(refusal), message: refusal.message, data: refusal.body() } };
+}
+
+/** Too many URIs is the request's own fault (invalid params); a full feed is the server's state. */
+const refusalRpcCode = (refusal: FeedRefusal) => (refusal.code === 'TOO_LONG' ? ProtocolErrorCode.InvalidParams : -32000);
+
 /** The URIs a `subscriptions/listen` request asks updates for (none for any other message). */
 export function listenedUris(message: unknown): string[] {
   const m = message as { method?: unknown; params?: { notifications?: { resourceSubscriptions?: unknown } } } | null;
@@ -125,7 +160,10 @@ export function listenedUris(message: unknown): string[] {
  * instance also resources/subscribe and unsubscribe, pushed through `hub` until the
  * connection closes. The server must declare `resources: { subscribe: true }`.
  */
-export function registerBannerResources(server: Server, deps: { store: Store; now: () => number; hub: BannerHub; era: 'legacy' | 'modern' }): void {
+export function registerBannerResources(
+  server: Server,
+  deps: { store: Store; now: () => number; hub: BannerHub; era: 'legacy' | 'modern'; /** feedClientKey of the connection. */ client: string },
+): void {
   server.setRequestHandler('resources/templates/list', async () => ({
     resourceTemplates: [
       {
@@ -161,12 +199,12 @@ export function registerBannerResources(server: Server, deps: { store: Store; no
   server.setRequestHandler('resources/subscribe', async (request) => {
     const { uri } = request.params;
     requireAudience(uri);
-    if (!subscribed.has(uri)) subscribed.set(uri, watch.acquire([uri]));
     try {
+      if (!subscribed.has(uri)) subscribed.set(uri, watch.acquire([uri], deps.client));
       await subscribed.get(uri);
     } catch (err) {
       subscribed.delete(uri);
-      if (err instanceof FeedFullError) throw new ProtocolError(ProtocolErrorCode.InternalError, `${err.message}: retry later`);
+      if (err instanceof FeedRefusal) throw new ProtocolError(refusalRpcCode(err), err.message, err.body());
       throw err;
     }
     return {};

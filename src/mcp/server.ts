@@ -19,7 +19,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { registerBannerResources } from './resources.js';
-import { bannerHubFor } from '../banners/hub.js';
+import { bannerHubFor, STDIO_FEED_CLIENT } from '../banners/hub.js';
 import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
 import type { Config, Profile } from '../config/config.js';
 import type { Logger } from '../core/log.js';
@@ -61,6 +61,8 @@ export interface Connection {
   endpointProfile?: Profile;
   /** The authenticated client name (HTTP token); overrides clientInfo.name in records. */
   client?: string;
+  /** Whose share of the live banner feed this connection's subscriptions take (feedClientKey); stdio's own when absent. */
+  feedClient?: string;
   log?: Logger;
   observeCall?: CallObserver;
 }
@@ -180,6 +182,12 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       throw err;
     }
   });
-  registerBannerResources(server, { store: app.store, now: app.now, hub: bannerHubFor(app.store, { log: app.log }), era });
+  registerBannerResources(server, {
+    store: app.store,
+    now: app.now,
+    hub: bannerHubFor(app.store, { log: app.log }),
+    era,
+    client: conn.feedClient ?? STDIO_FEED_CLIENT,
+  });
   return server;
 }

@@ -89,8 +89,8 @@ describe('approval step', () => {
     // A client that cannot ask gets the first result: nothing is sent, so nothing needs approval.
     expect(await send(d, keyed)).toEqual({ ...first, replayed: true });
     expect(provider.payloads).toHaveLength(1);
-    // Another payload under the key is still asked about (and then a conflict).
-    await question(send(d, { ...keyed, body: 'Other' }, { canAsk: true }));
+    // Another payload under the key can never be sent: a conflict, and no one is asked.
+    expect((await refusal(send(d, { ...keyed, body: 'Other' }, { canAsk: true }))).code).toBe('IDEMPOTENCY_CONFLICT');
   });
 
   it('one approval sends once, whatever idempotency key the replayed answer comes with', async () => {
@@ -196,4 +196,61 @@ describe('approval step', () => {
     expect(hashes[0]).toBe(hashes[1]);
     expect(hashes[2]).not.toBe(hashes[0]);
   });
+});
+
+describe('one question answered twice', () => {
+  const decline = (request: ApprovalRequest): ApprovalRound => ({ canAsk: true, previous: { grant: request.grant, answer: 'decline' } });
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      (r) => r as Record<string, unknown>,
+      (e: unknown) => (e instanceof NotifyError ? e.code : String(e)),
+    );
+
+  for (const call of [SMS, { ...SMS, idempotency_key: 'k-twice' }]) {
+    const label = 'idempotency_key' in call ? 'keyed' : 'unkeyed';
+
+    it(`${label}: decline then accept sends nothing, and the record stays the decline`, async () => {
+      const d = await deps('sms');
+      const request = await question(send(d, call, { canAsk: true }));
+      expect((await refusal(send(d, call, decline(request)))).code).toBe('APPROVAL_DECLINED');
+      const late = await refusal(send(d, call, accept(request)));
+      expect(late.code).toBe('APPROVAL_DECLINED');
+      expect(late.message).toContain('nothing was sent');
+      expect(provider.payloads).toEqual([]);
+      expect(await store.listDeliveries(10)).toEqual([
+        expect.objectContaining({ id: request.grant.id, status: 'failed', error_code: 'APPROVAL_DECLINED', approval: expect.objectContaining({ outcome: 'declined' }) }),
+      ]);
+    });
+
+    it(`${label}: accept then decline answers the send that was made, and sends nothing more`, async () => {
+      const d = await deps('sms');
+      const request = await question(send(d, call, { canAsk: true }));
+      const sent = await send(d, call, accept(request));
+      expect(sent).toMatchObject({ id: request.grant.id, status: 'sent' });
+      expect(await send(d, call, decline(request))).toEqual({ ...sent, replayed: true });
+      expect(provider.payloads).toHaveLength(1);
+      expect(await store.listDeliveries(10)).toEqual([
+        expect.objectContaining({ id: request.grant.id, status: 'sent', approval: expect.objectContaining({ outcome: 'approved' }) }),
+      ]);
+    });
+
+    it(`${label}: answers at once get one outcome, and the record says it`, async () => {
+      const d = await deps('sms');
+      for (let i = 0; i < 10; i++) {
+        const sms = 'idempotency_key' in call ? { ...call, idempotency_key: `k-at-once-${i}` } : { ...call, body: `Disk full ${i}` };
+        const request = await question(send(d, sms, { canAsk: true }));
+        const before = provider.payloads.length;
+        const answers = await Promise.all([0, 1, 2, 3].map((j) => outcome(send(d, sms, j % 2 === 0 ? accept(request) : decline(request)))));
+        const row = await store.getDelivery(request.grant.id);
+        if (provider.payloads.length > before) {
+          expect(provider.payloads.length - before).toBe(1);
+          for (const a of answers) expect(a).toMatchObject({ id: request.grant.id, status: 'sent' });
+          expect(row).toMatchObject({ status: 'sent', approval: { outcome: 'approved' } });
+        } else {
+          expect(answers).toEqual(['APPROVAL_DECLINED', 'APPROVAL_DECLINED', 'APPROVAL_DECLINED', 'APPROVAL_DECLINED']);
+          expect(row).toMatchObject({ status: 'failed', error_code: 'APPROVAL_DECLINED' });
+        }
+      }
+    });
+  }
 });

@@ -17,6 +17,7 @@ import type { Logger } from '../core/log.js';
 import type { ApprovalRecord, DeliveryRecord, Store } from '../store/types.js';
 import { canonicalJson } from '../union/index.js';
 import { ruleName, type ApprovalRule } from './approval-rules.js';
+import { IDEMPOTENCY_TTL_MS } from './idempotency.js';
 import type { SendSettings } from './settings.js';
 
 /** What the approval step needs of the send pipeline's dependencies. */
@@ -166,16 +167,20 @@ export async function approveSend<C, P>(
   const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: names, payload_sha256: grant.payload_sha256 });
   const log = deps.log.child({ notificationId: grant.id, via: channel.name, client });
 
-  if (previous?.answer === 'decline') {
-    await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_DECLINED', record('declined'));
-    log.info('approval declined', { reasons: names });
+  // One question, one answer: the first answer to reach the store stands, and a later one
+  // (a decline after an accept, or the reverse, on any replica) is answered as it was.
+  const answered = previous && (await deps.store.answerApproval(previous.grant.id, previous.answer, deps.now(), IDEMPOTENCY_TTL_MS));
+  if (answered?.answer === 'decline') {
+    // Recorded once, by the answer that stood: the refusal row carries the question's id.
+    if (answered.first) await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_DECLINED', record('declined'));
+    log.info('approval declined', { reasons: names, ...(answered.first ? {} : { answeredBefore: true }) });
     throw new NotifyError(
       'APPROVAL_DECLINED',
-      `The person asked to approve this ${channel.name} send declined it; nothing was sent. Do not resend it unchanged; ask the person what to change.`,
+      `The person asked to approve this ${channel.name} send declined it${answered.first ? '' : ' (this question was answered before; that answer stands)'}; nothing was sent. Do not resend it unchanged; ask the person what to change.`,
       { via: channel.name },
     );
   }
-  if (previous?.answer === 'accept') {
+  if (previous && answered?.answer === 'accept') {
     if (previous.grant.payload_sha256 === grant.payload_sha256 && previous.grant.key === key) {
       if (firstContacts.length > 0) await deps.store.addContacts(channel.name, firstContacts, deps.now(), client);
       log.info('approval accepted', { reasons: names });

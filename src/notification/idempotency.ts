@@ -94,7 +94,8 @@ function isStoredFailure(v: unknown): v is StoredFailure {
 }
 
 function replayFailure(body: ToolErrorBody, key: string): NotifyError {
-  const details: { path?: string; via?: string; retryAfterS?: number } = {};
+  const details: { path?: string; via?: string; retryAfterS?: number; notificationId?: string } = {};
+  if (body.notification_id !== undefined) details.notificationId = body.notification_id;
   if (body.path !== undefined) details.path = body.path;
   if (body.via !== undefined) details.via = body.via;
   if (body.retry_after_s !== undefined) details.retryAfterS = body.retry_after_s;

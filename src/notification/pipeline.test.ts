@@ -85,12 +85,12 @@ describe('sendNotification', () => {
     expect(await applyReceipt(d, 'sms', { providerMessageId: 'fake-1', event: 'delivered', providerStatus: 'delivered', code: null })).toBe('held');
     const result = await sendNotification(d, text(), { client: 'bot' });
     expect(await store.getDelivery(result.id)).toMatchObject({ status: 'delivered', provider_status: 'delivered', provider_message_id: 'fake-1' });
-    expect(await store.takeHeldReceipts('sms', 'fake-1')).toEqual([]);
+    expect(await store.settleHeldReceipts((await store.getDelivery(result.id))!, (_d, rows) => ({ change: null, result: rows }))).toBeUndefined();
   });
 
   it('answers sent when the held receipts cannot be read after the record: the provider has the message', async () => {
     const broken: Store = Object.assign(Object.create(store) as Store, {
-      takeHeldReceipts: async () => Promise.reject(new Error('disk I/O error')),
+      settleHeldReceipts: async () => Promise.reject(new Error('disk I/O error')),
     });
     const result = await sendNotification({ ...(await deps()), store: broken }, text(), { client: 'bot' });
     expect(result).toMatchObject({ status: 'sent', provider_message_id: 'fake-1' });
@@ -158,7 +158,7 @@ describe('sendNotification', () => {
   it('asks Twilio for status callbacks under NOTIFY_PUBLIC_URL, and times each attempt', async () => {
     const before = Date.now();
     await sendNotification(await deps({ NOTIFY_PUBLIC_URL: 'https://notify.example.com/' }), text(), { client: null });
-    expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000', StatusCallback: 'https://notify.example.com/webhooks/twilio' }]);
+    expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000', StatusCallback: `https://notify.example.com/webhooks/twilio?notification=${(await store.listDeliveries(1))[0]!.id}` }]);
     const [record] = await store.listDeliveries(1);
     expect(record!.attempt_log[0]!.at).toBeGreaterThanOrEqual(before);
     expect(record!.attempt_log[0]!.at).toBeLessThanOrEqual(record!.status_updated_at);

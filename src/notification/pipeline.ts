@@ -1,7 +1,7 @@
 /**
- * The send pipeline for one validated notification: recipient policy, opt-outs, a person's
- * approval when the operator's policy asks for one (./approval.ts, before anything is held),
- * idempotency, rate limits and payload building, then the provider (retried inside what is
+ * The send pipeline for one validated notification: recipient policy, opt-outs, idempotency,
+ * a person's approval when the operator's policy asks for one (./approval.ts; nothing stays
+ * held while they think), rate limits and payload building, then the provider (retried inside what is
  * left of the send's budget), and a delivery record for every outcome the provider gave.
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
@@ -165,14 +165,14 @@ async function sendTyped<C, P>(
   const keyedHash = typeof key === 'string' ? contentHash() : undefined;
   // Keys are scoped by client: two bots that pick the same key do not share results.
   const scoped = (k: string) => JSON.stringify([opts.client ?? '', k]);
-  // Before the idempotency claim: a person may take minutes, and nothing is held meanwhile.
-  // A replay of a send already made under its key sends nothing, so it asks no one.
-  const replay =
-    typeof key === 'string' &&
-    keyedHash !== undefined &&
-    deps.config.approval.rules.length > 0 &&
-    (await deps.store.isIdempotencyDone(scoped(key), keyedHash, deps.now(), IDEMPOTENCY_TTL_MS));
-  const approved = replay ? undefined : await approveSend(deps, channel, call, opts.approval, opts.client, typeof key === 'string' ? key : null);
+  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, typeof key === 'string' ? key : null);
+  // A keyed send is asked about only once it holds its key: the claim alone says whether this
+  // call is a replay (it sends nothing, so it asks no one), waits for another, or sends (then
+  // the approval step runs, and a question or refusal releases the key). No lookup before the
+  // claim decides for it: a key expiring between the two would send unasked. Nothing is held
+  // while a person thinks: the question ends the call. An unkeyed send has no key to replay,
+  // so it is asked first, and an approved one is claimed under its approval.
+  const approved = typeof key === 'string' ? undefined : await approve();
 
   const steps = deliverySteps({
     deps,
@@ -180,7 +180,7 @@ async function sendTyped<C, P>(
     call,
     key: typeof key === 'string' ? key : undefined,
     opts,
-    approved,
+    approve: typeof key === 'string' ? approve : async () => approved,
     ...(optOutWithRecord ? { optOut: { check: { via, recipients }, refuse: optedOut } } : {}),
   });
   // An approved send without a key is keyed by its approval: a replayed approval sends once.
@@ -211,6 +211,7 @@ async function sendTyped<C, P>(
 
 interface Prepared<P> {
   id: string;
+  approved: Approved<P> | undefined;
   startedAt: number;
   payload: P;
   meta?: ResultMeta;
@@ -223,17 +224,24 @@ interface Send<C, P> {
   call: C;
   key: string | undefined;
   opts: SendOptions;
-  approved: Approved<P> | undefined;
+  /**
+   * The approval step (./approval.ts), run by `prepare`: for a keyed send, once it holds its
+   * key; for an unkeyed one, already run (its answer decides the claim's key).
+   */
+  approve: () => Promise<Approved<P> | undefined>;
   /** An unkeyed dry run's opt-out lookup, made with its record. */
   optOut?: { check: OptOutCheck; refuse: (recipient: string) => NotifyError };
 }
 
 /** The send split where idempotency writes its `sending` phase: before the provider (or the dry-run record) is reached. */
 function deliverySteps<C, P>(send: Send<C, P>): SendSteps<Prepared<P>, SendResult> {
-  const { deps, channel, call, opts, approved } = send;
+  const { deps, channel, call, opts } = send;
   return {
     async prepare() {
+      // A question (ApprovalNeeded) or a refusal thrown here releases the claim.
+      const approved = await send.approve();
       // Here, not before idempotency: a replayed result sends nothing and costs no quota.
+      // After the approval step: a call that ends in a question sends nothing either.
       await deps.rateGate?.check(opts.client, channel.name, deps.now());
       const id = approved?.id ?? newNotificationId();
       const startedAt = deps.now();
@@ -242,7 +250,7 @@ function deliverySteps<C, P>(send: Send<C, P>): SendSteps<Prepared<P>, SendResul
       const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
       // Before the idempotency claim moves to `sending`: a throw here releases it.
       throwIfCancelled(opts.signal, channel.name);
-      return meta === undefined ? { id, startedAt, payload } : { id, startedAt, payload, meta };
+      return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };
     },
     send: (prepared, budgetLeftMs) => deliver(send, prepared, budgetLeftMs),
     // A dry run is its record: written with the claim's completion, in one store write.
@@ -254,12 +262,12 @@ function deliverySteps<C, P>(send: Send<C, P>): SendSteps<Prepared<P>, SendResul
 function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number): Promise<SendResult>;
 function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number, claim: { key: string; owner: string }): Promise<SendResult | undefined>;
 async function deliver<C, P>(
-  { deps, channel, call, key, opts, approved, optOut }: Send<C, P>,
+  { deps, channel, call, key, opts, optOut }: Send<C, P>,
   prepared: Prepared<P>,
   budgetLeftMs: number,
   claim?: { key: string; owner: string },
 ): Promise<SendResult | undefined> {
-  const { id, startedAt, payload, meta } = prepared;
+  const { id, approved, startedAt, payload, meta } = prepared;
   const { provider, live, name: via } = channel;
   const record: DeliveryRecord = {
     id,
@@ -321,7 +329,11 @@ async function deliver<C, P>(
       record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
       record.latency_ms = deps.now() - startedAt;
       record.status_updated_at = deps.now();
-      await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+      const recorded = await keepRecord('delivery record', () => deps.store.recordDelivery(record));
+      // An outcome lost is settled by the provider's receipts: those that outran this record, now.
+      if (recorded && record.status === 'unknown' && channel.takesReceipts) {
+        await applyHeldReceipts(deps, record).catch((e: unknown) => log().error('held receipts not applied after the record was written', { error: (e as Error).message }));
+      }
       if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
         await keepRecord('opt-out', async () => {
           for (const r of channel.recipients(call)) await deps.store.addOptOut(via, r, deps.now());
@@ -330,9 +342,11 @@ async function deliver<C, P>(
       log().warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
       if (err instanceof NotifyError) {
         err.details.via ??= via;
+        // The record that get_notification and receipts settle.
+        if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = id;
         throw err;
       }
-      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err });
+      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err, notificationId: id });
     }
   }
   record.provider_message_id = providerMessageId ?? null;

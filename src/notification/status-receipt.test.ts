@@ -29,6 +29,9 @@ const report = (sid: string, event: ReceiptReport['event'], code: string | null 
   providerMessageId: sid, event, providerStatus: event, code,
 });
 
+/** What is still held for `record` (recorded), taken without changing it. */
+const leftHeld = async (record: DeliveryRecord) => (await store.settleHeldReceipts(record, (_d, rows) => ({ change: null, result: rows }))) ?? [];
+
 const deps = (s: Store = store) => ({ store: s, log: silentLogger, now: () => T0 + 1000 });
 
 describe('applyReceipt', () => {
@@ -56,7 +59,7 @@ describe('applyReceipt', () => {
     expect(await store.getDelivery('ntf_3')).toMatchObject({ status: 'delivered', provider_status: 'delivered', status_updated_at: T0 + 1000 });
     // Taken: a second look finds nothing left to apply.
     expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
-    expect(await store.takeHeldReceipts('sms', 'SM3')).toEqual([]);
+    expect(await leftHeld(record)).toEqual([]);
   });
 
   it('applies held receipts in arrival order: a final state reached first stays', async () => {
@@ -80,7 +83,7 @@ describe('applyReceipt', () => {
     });
     expect(await applyReceipt(deps(racing), 'sms', report('SM6', 'delivered'))).toBe('applied');
     expect((await store.getDelivery('ntf_6'))!.status).toBe('delivered');
-    expect(await store.takeHeldReceipts('sms', 'SM6')).toEqual([]);
+    expect(await leftHeld(record)).toEqual([]);
   });
 
   it('a record that lands just after the hold takes the receipt; the receipt\'s second look then applies nothing twice', async () => {
@@ -92,6 +95,13 @@ describe('applyReceipt', () => {
         if (written) writes++;
         return written;
       },
+      // Held receipts are written with their take: a fold that returns a change writes once.
+      settleHeldReceipts: async <T,>(...[target, fold]: Parameters<Store['settleHeldReceipts']>) =>
+        store.settleHeldReceipts(target, (d, rows) => {
+          const settled = fold(d, rows);
+          if (settled.change) writes++;
+          return settled as { change: typeof settled.change; result: T };
+        }),
       holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
         const seq = await store.holdReceipt(...args);
         await store.recordDelivery(record);
@@ -128,5 +138,49 @@ describe('applyReceipt', () => {
     });
     expect(await applyReceipt(deps(racing), 'sms', report('SM4', 'sent'))).toBe('ignored');
     expect(await store.getDelivery('ntf_4')).toMatchObject({ status: 'delivered', provider_status: 'delivered', status_updated_at: T0 + 500 });
+  });
+});
+
+describe('a send whose answer was lost (unknown, no provider id)', () => {
+  const lost = (id: string): DeliveryRecord => ({ ...sms(id, 'x', 'unknown'), provider_message_id: null });
+  const withId = (sid: string, event: ReceiptReport['event'], notificationId: string): ReceiptReport => ({ ...report(sid, event), notificationId });
+
+  it('is settled by a receipt that carries its notification id, which gives it the provider id for the receipts after', async () => {
+    await store.recordDelivery(lost('ntf_u1'));
+    // Without our id the provider's id alone finds nothing.
+    expect(await applyReceipt(deps(), 'sms', report('SMu1', 'queued'))).toBe('held');
+    expect(await applyReceipt(deps(), 'sms', withId('SMu1', 'sent', 'ntf_u1'))).toBe('applied');
+    expect(await store.getDelivery('ntf_u1')).toMatchObject({ status: 'sent', provider_message_id: 'SMu1', provider_status: 'sent' });
+    expect(await applyReceipt(deps(), 'sms', report('SMu1', 'delivered'))).toBe('applied');
+    expect((await store.getDelivery('ntf_u1'))!.status).toBe('delivered');
+  });
+
+  it('takes, as its record lands, a receipt that carried its id and outran it', async () => {
+    expect(await applyReceipt(deps(), 'sms', withId('SMu2', 'sent', 'ntf_u2'))).toBe('held');
+    const record = lost('ntf_u2');
+    await store.recordDelivery(record);
+    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
+    expect(await store.getDelivery('ntf_u2')).toMatchObject({ status: 'sent', provider_message_id: 'SMu2' });
+  });
+
+  it('never moves a record the provider knows by another id, nor one of another channel', async () => {
+    await store.recordDelivery(sms('ntf_u3', 'SMreal', 'sent'));
+    expect(await applyReceipt(deps(), 'sms', withId('SMother', 'failed', 'ntf_u3'))).toBe('held');
+    await store.recordDelivery({ ...lost('ntf_u4'), via: 'email' });
+    expect(await applyReceipt(deps(), 'sms', withId('SMu4', 'failed', 'ntf_u4'))).toBe('held');
+    expect(await store.getDelivery('ntf_u3')).toMatchObject({ status: 'sent', provider_message_id: 'SMreal' });
+    expect(await store.getDelivery('ntf_u4')).toMatchObject({ status: 'unknown', provider_message_id: null });
+  });
+
+  it('one callback replayed 10,050 times is one held row; the next genuine early receipt is still held and applied', async () => {
+    for (let i = 0; i < 10_050; i++) expect(await applyReceipt(deps(), 'sms', report('SMreplayed', 'sent'))).toBe('held');
+    expect(await applyReceipt(deps(), 'sms', report('SMgenuine', 'delivered'))).toBe('held');
+    const record = sms('ntf_g', 'SMgenuine', 'sent');
+    await store.recordDelivery(record);
+    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
+    expect((await store.getDelivery('ntf_g'))!.status).toBe('delivered');
+    const replayed = sms('ntf_r', 'SMreplayed', 'sent');
+    await store.recordDelivery(replayed);
+    expect(await leftHeld(replayed)).toHaveLength(1);
   });
 });

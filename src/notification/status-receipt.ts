@@ -3,6 +3,10 @@
  * id, moved only where advance() allows, and written compare-and-set, so that receipts
  * racing across replicas never move a notification backwards.
  *
+ * A receipt whose send's answer was lost (DELIVERY_UNKNOWN: the record has no provider id) is
+ * found by our own notification id, which the callback URL carries when the channel puts it
+ * there (Twilio's StatusCallback), and it gives the record the provider's id.
+ *
  * A receipt can outrun its send's record: the provider's callback may arrive before its own
  * API answer does, and the record is written only after that answer. Such a receipt is held
  * in the store (answered 200 all the same: the provider does not resend a 200) and applied
@@ -12,7 +16,7 @@
  */
 import type { ReceiptReport } from '../channels/channel.js';
 import type { Logger } from '../core/log.js';
-import type { DeliveryRecord, Store } from '../store/types.js';
+import type { DeliveryRecord, DeliveryStatus, DeliveryStatusChange, HeldReceiptSettlement, Store, TakenReceipt } from '../store/types.js';
 import { advance } from './status.js';
 
 /** `held`: stored until its send's record lands. `unknown_message`: no record, and no room to hold it. */
@@ -35,59 +39,124 @@ export const HELD_RECEIPT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
  * record lands; the cap bounds the table should records stop landing.
  */
 export const HELD_RECEIPT_MAX_ROWS = 10_000;
+/**
+ * Distinct receipts held for one message: a message has a handful of statuses (Twilio: about
+ * ten), and a replayed callback is the row it repeats, so one message cannot take the table.
+ */
+export const HELD_RECEIPTS_PER_MESSAGE = 16;
 /** Compare-and-set rounds before giving up (each lost round means another receipt moved it). */
 const ROUNDS = 5;
 
 const fieldsOf = (via: string, report: ReceiptReport) => ({ via, event: report.event, providerStatus: report.providerStatus, code: report.code });
 
+/**
+ * The delivery `report` is about: by the provider's id, or else by our own id when the
+ * callback carried it (signed with its URL) and the record has no provider id yet (its send's
+ * answer was lost) or the same one.
+ */
+async function findTarget(deps: ReceiptDeps, via: string, report: ReceiptReport): Promise<DeliveryRecord | null> {
+  const found = await deps.store.findDeliveryByProviderMessage(via, report.providerMessageId);
+  if (found || report.notificationId === undefined) return found;
+  const byId = await deps.store.getDelivery(report.notificationId);
+  if (!byId || byId.via !== via) return null;
+  return byId.provider_message_id === null || byId.provider_message_id === report.providerMessageId ? byId : null;
+}
+
 export async function applyReceipt(deps: ReceiptDeps, via: string, report: ReceiptReport): Promise<ReceiptOutcome> {
   const fields = fieldsOf(via, report);
-  const found = await deps.store.findDeliveryByProviderMessage(via, report.providerMessageId);
+  const found = await findTarget(deps, via, report);
   if (found) return advanceDelivery(deps, found, report);
   const now = deps.now();
   const seq = await deps.store.holdReceipt(
     {
       via,
       provider_message_id: report.providerMessageId,
+      notification_id: report.notificationId ?? null,
       event: report.event,
       provider_status: report.providerStatus,
       provider_status_code: report.code,
       received_at: now,
     },
-    { now, maxAgeMs: HELD_RECEIPT_MAX_AGE_MS, maxRows: HELD_RECEIPT_MAX_ROWS },
+    { now, maxAgeMs: HELD_RECEIPT_MAX_AGE_MS, maxRows: HELD_RECEIPT_MAX_ROWS, maxPerMessage: HELD_RECEIPTS_PER_MESSAGE },
   );
   if (seq === null) {
-    deps.log.warn('receipt for no recorded message dropped: too many receipts held', { ...fields, maxRows: HELD_RECEIPT_MAX_ROWS });
+    deps.log.warn('receipt for no recorded message dropped: too many receipts held', {
+      ...fields,
+      maxRows: HELD_RECEIPT_MAX_ROWS,
+      maxPerMessage: HELD_RECEIPTS_PER_MESSAGE,
+    });
     return 'unknown_message';
   }
   deps.log.info('receipt held until its send is recorded', fields);
   // The record may have landed since the lookup, its send having taken the held receipts
   // before this one was stored: look once more, now that this one is stored.
-  const recorded = await deps.store.findDeliveryByProviderMessage(via, report.providerMessageId);
+  const recorded = await findTarget(deps, via, report);
   if (!recorded) return 'held';
   return (await applyHeldReceipts(deps, recorded)).get(seq) ?? 'held';
 }
 
 /**
- * Applies, oldest first, the receipts held for `delivery` (just recorded, or just found),
- * and deletes them. Its outcome per held receipt (by sequence number). Call it only once
- * the delivery is recorded: a held receipt taken is never held again.
+ * Applies, oldest first, the receipts held for `delivery` (just recorded, or just found) and
+ * deletes them, in one store transaction. Its outcome per held receipt (by sequence number).
+ * Call it only once the delivery is recorded: a held receipt taken is never held again.
  */
 export async function applyHeldReceipts(deps: ReceiptDeps, delivery: DeliveryRecord): Promise<Map<number, ReceiptOutcome>> {
+  const now = deps.now();
+  const settled = await deps.store.settleHeldReceipts(delivery, (current, held) => foldHeld(current, held, now));
   const outcomes = new Map<number, ReceiptOutcome>();
-  if (delivery.provider_message_id === null) return outcomes;
-  const held = await deps.store.takeHeldReceipts(delivery.via, delivery.provider_message_id);
-  const oldest = deps.now() - HELD_RECEIPT_MAX_AGE_MS;
-  let current: DeliveryRecord | null = delivery;
-  for (const h of held) {
-    // Past its age it counts as purged (it may belong to an earlier message with a reused id).
-    if (h.received_at <= oldest || current === null) continue;
-    const report: ReceiptReport = { providerMessageId: h.provider_message_id, event: h.event, providerStatus: h.provider_status, code: h.provider_status_code };
-    outcomes.set(h.seq, await advanceDelivery(deps, current, report, { held: true }));
-    // The next one is judged from where this one left it.
-    if (held.length > 1) current = await deps.store.getDelivery(delivery.id);
+  if (!settled) return outcomes;
+  const log = deps.log.child({ notificationId: delivery.id });
+  for (const { receipt, outcome, from, to, reason } of settled) {
+    outcomes.set(receipt.seq, outcome);
+    const fields = { via: receipt.via, event: receipt.event, providerStatus: receipt.provider_status, code: receipt.provider_status_code, held: true };
+    if (outcome === 'applied') log.info('receipt applied', { ...fields, from, status: to });
+    else log.info('receipt ignored', { ...fields, status: from, reason });
   }
   return outcomes;
+}
+
+interface HeldOutcome {
+  receipt: TakenReceipt;
+  outcome: 'applied' | 'ignored';
+  from: DeliveryStatus;
+  to: DeliveryStatus;
+  reason?: string;
+}
+
+/** Held receipts folded into `delivery`, oldest first, each judged from where the one before left it. Pure. */
+function foldHeld(delivery: DeliveryRecord, held: readonly TakenReceipt[], now: number): HeldReceiptSettlement<HeldOutcome[]> {
+  const oldest = now - HELD_RECEIPT_MAX_AGE_MS;
+  const outcomes: HeldOutcome[] = [];
+  let status = delivery.status;
+  let providerId = delivery.provider_message_id;
+  let last: TakenReceipt | undefined;
+  for (const h of held) {
+    // Past its age it counts as purged (it may belong to an earlier message with a reused id).
+    if (h.received_at <= oldest) continue;
+    if (providerId !== null && h.provider_message_id !== providerId) {
+      outcomes.push({ receipt: h, outcome: 'ignored', from: status, to: status, reason: 'it names another provider message' });
+      continue;
+    }
+    const step = advance(status, h.event);
+    if (!step.ok) {
+      outcomes.push({ receipt: h, outcome: 'ignored', from: status, to: status, reason: step.reason });
+      continue;
+    }
+    outcomes.push({ receipt: h, outcome: 'applied', from: status, to: step.next });
+    status = step.next;
+    providerId = h.provider_message_id;
+    last = h;
+  }
+  if (!last) return { change: null, result: outcomes };
+  const change: DeliveryStatusChange = {
+    from: delivery.status,
+    status,
+    provider_status: last.provider_status,
+    provider_status_code: last.provider_status_code,
+    at: now,
+  };
+  if (delivery.provider_message_id === null) change.provider_message_id = last.provider_message_id;
+  return { change, result: outcomes };
 }
 
 /** Moves `delivery` as `report` says, if advance() allows, compare-and-set; re-read and judged again when another receipt got there first. */
@@ -106,13 +175,16 @@ async function advanceDelivery(
       log.info('receipt ignored', { ...fields, status: current.status, reason: step.reason });
       return 'ignored';
     }
-    const written = await deps.store.updateDeliveryStatus(current.id, {
+    const change: DeliveryStatusChange = {
       from: current.status,
       status: step.next,
       provider_status: report.providerStatus,
       provider_status_code: report.code,
       at: deps.now(),
-    });
+    };
+    // A record whose send's answer was lost learns the provider's id from its first receipt.
+    if (current.provider_message_id === null) change.provider_message_id = report.providerMessageId;
+    const written = await deps.store.updateDeliveryStatus(current.id, change);
     if (written) {
       log.info('receipt applied', { ...fields, from: current.status, status: step.next });
       return 'applied';

@@ -16,7 +16,6 @@ const METHODS = [
   'findDeliveryByProviderMessage',
   'updateDeliveryStatus',
   'claimIdempotency',
-  'isIdempotencyDone',
   'markIdempotencySending',
   'completeIdempotency',
   'releaseIdempotency',
@@ -25,6 +24,7 @@ const METHODS = [
   'admitRate',
   'isOptedOut',
   'addOptOut',
+  'answerApproval',
   'knownContacts',
   'addContacts',
   'listContacts',
@@ -37,7 +37,7 @@ const METHODS = [
   'listBanners',
   'bannersVersion',
   'holdReceipt',
-  'takeHeldReceipts',
+  'settleHeldReceipts',
 ] as const satisfies readonly Exclude<keyof Store, 'kind' | 'close'>[];
 type Unlisted = Exclude<keyof Store, (typeof METHODS)[number] | 'kind' | 'close'>;
 const everyMethodListed: [Unlisted] extends [never] ? true : Unlisted = true;

@@ -300,6 +300,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX held_receipts_received ON held_receipts (received_at);
     `,
   },
+  {
+    version: 10,
+    name: 'held receipts: our notification id, and one row per distinct receipt',
+    // A receipt whose send's answer was lost is found by the notification id the callback URL
+    // carries; a replayed callback is the row it repeats (fingerprint: its channel, ids,
+    // status and code), so replays cannot fill the table.
+    sqlite: `
+      ALTER TABLE held_receipts ADD COLUMN notification_id TEXT;
+      ALTER TABLE held_receipts ADD COLUMN fingerprint TEXT;
+      CREATE UNIQUE INDEX held_receipts_fingerprint ON held_receipts (fingerprint);
+      CREATE INDEX held_receipts_notification ON held_receipts (notification_id);
+    `,
+    postgres: `
+      ALTER TABLE held_receipts ADD COLUMN notification_id TEXT;
+      ALTER TABLE held_receipts ADD COLUMN fingerprint TEXT;
+      CREATE UNIQUE INDEX held_receipts_fingerprint ON held_receipts (fingerprint);
+      CREATE INDEX held_receipts_notification ON held_receipts (notification_id);
+    `,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -13,6 +13,7 @@ import { StoreError } from './errors.js';
 import { classifyStoreFault, classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
+  ApprovalAnswer,
   BannerRecord,
   BannerStatus,
   ContactRecord,
@@ -20,14 +21,28 @@ import type {
   DeliveryStatusChange,
   HeldReceipt,
   HeldReceiptBounds,
+  HeldReceiptSettlement,
+  HeldReceiptTarget,
   IdempotencyClaim,
   OptOutCheck,
   IdempotencyPhase,
   RateBucket,
   RateDecision,
   Store,
+  TakenReceipt,
 } from './types.js';
-import { DELIVERY_COLUMNS, deliveryFromRow, deliveryValues, insertDeliverySql, num, numOrNull, type Row } from './rows.js';
+import {
+  DELIVERY_COLUMNS,
+  deliveryFromRow,
+  deliveryValues,
+  HELD_RECEIPT_COLUMNS,
+  heldReceiptFingerprint,
+  heldReceiptFromRow,
+  insertDeliverySql,
+  num,
+  numOrNull,
+  type Row,
+} from './rows.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -105,6 +120,18 @@ const MARK_SENDING = prepared('mark-sending', `UPDATE idempotency_keys SET phase
 const COMPLETE = prepared('complete', `UPDATE idempotency_keys SET state = 'done', result = $3 WHERE key = $1 AND owner = $2 AND state = 'pending'`);
 /** Only a pending claim: a finished send's result must stay replayable. */
 const RELEASE = prepared('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+/**
+ * Answer $2 to approval question key $1 at $3, unless an answer younger than the ttl ($4) is
+ * there: the WHERE is evaluated on the locked latest row, so of racing answers one writes.
+ * Kept with the idempotency keys (and purged with them), under a key no scoped send key can
+ * take (those are JSON arrays).
+ */
+const ANSWER_APPROVAL = prepared(
+  'answer-approval',
+  `INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase) VALUES ($1, $2, 'done', NULL, $3, NULL, 'sending')
+   ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, claimed_at = EXCLUDED.claimed_at WHERE $3 - k.claimed_at >= $4
+   RETURNING 1`,
+);
 const OPTED_OUT = prepared('opted-out', 'SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2');
 
 function toBanner(r: Row): BannerRecord {
@@ -260,51 +287,85 @@ export class PostgresStore implements Store {
 
   async updateDeliveryStatus(id: string, c: DeliveryStatusChange): Promise<boolean> {
     const { rowCount } = await this.pool.query(
-      'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4 WHERE id = $5 AND status = $6',
-      [c.status, c.provider_status, c.provider_status_code, c.at, id, c.from],
+      'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4, provider_message_id = COALESCE(provider_message_id, $7) WHERE id = $5 AND status = $6',
+      [c.status, c.provider_status, c.provider_status_code, c.at, id, c.from, c.provider_message_id ?? null],
     );
     return rowCount === 1;
   }
 
-  async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows }: HeldReceiptBounds): Promise<number | null> {
-    // One statement. The purge and the count see the same snapshot, so the count skips the
+  async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
+    // One statement. The purge and the counts see the same snapshot, so the counts skip the
     // rows being purged. At READ COMMITTED replicas holding at the same instant may pass the
-    // cap by as many rows as there are of them: a bound, not an exact limit.
+    // caps by as many rows as there are of them: a bound, not an exact limit. The same
+    // receipt held at the same instant by two replicas is one row (the unique fingerprint).
     const { rows } = await this.pool.query(
-      `WITH purged AS (DELETE FROM held_receipts WHERE received_at <= $7)
-       INSERT INTO held_receipts (via, provider_message_id, event, provider_status, provider_status_code, received_at)
-       SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::bigint WHERE (SELECT count(*) FROM held_receipts WHERE received_at > $7) < $8
-       RETURNING seq`,
-      [r.via, r.provider_message_id, r.event, r.provider_status, r.provider_status_code, r.received_at, now - maxAgeMs, maxRows],
+      `WITH purged AS (DELETE FROM held_receipts WHERE received_at <= $8),
+       same AS (SELECT seq FROM held_receipts WHERE fingerprint = $11 AND received_at > $8),
+       added AS (
+         INSERT INTO held_receipts (via, provider_message_id, notification_id, event, provider_status, provider_status_code, received_at, fingerprint)
+         SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::bigint, $11::text
+         WHERE NOT EXISTS (SELECT 1 FROM same)
+           AND (SELECT count(*) FROM held_receipts WHERE received_at > $8) < $9
+           AND (SELECT count(*) FROM held_receipts WHERE via = $1 AND provider_message_id = $2 AND received_at > $8) < $10
+         ON CONFLICT (fingerprint) DO NOTHING
+         RETURNING seq)
+       SELECT seq FROM added UNION ALL SELECT seq FROM same`,
+      [
+        r.via,
+        r.provider_message_id,
+        r.notification_id,
+        r.event,
+        r.provider_status,
+        r.provider_status_code,
+        r.received_at,
+        now - maxAgeMs,
+        maxRows,
+        maxPerMessage,
+        heldReceiptFingerprint(r),
+      ],
     );
-    return rows[0] ? num((rows[0] as Row).seq) : null;
+    if (rows[0]) return num((rows[0] as Row).seq);
+    // Another replica held the same receipt at the same instant (the insert met its row).
+    const { rows: raced } = await this.pool.query('SELECT seq FROM held_receipts WHERE fingerprint = $1', [heldReceiptFingerprint(r)]);
+    return raced[0] ? num((raced[0] as Row).seq) : null;
   }
 
-  async takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]> {
-    const { rows } = await this.pool.query(
-      `DELETE FROM held_receipts WHERE via = $1 AND provider_message_id = $2
-       RETURNING seq, via, provider_message_id, event, provider_status, provider_status_code, received_at`,
-      [via, providerMessageId],
-    );
-    return (rows as Row[])
-      .map((r) => ({
-        seq: num(r.seq),
-        via: r.via as string,
-        provider_message_id: r.provider_message_id as string,
-        event: r.event as HeldReceipt['event'],
-        provider_status: r.provider_status as string,
-        provider_status_code: (r.provider_status_code as string | null) ?? null,
-        received_at: num(r.received_at),
-      }))
-      .sort((a, b) => a.seq - b.seq);
-  }
-
-  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      "SELECT 1 FROM idempotency_keys WHERE key = $1 AND payload_hash = $2 AND state = 'done' AND claimed_at > $3",
-      [key, payloadHash, now - ttlMs],
-    );
-    return (rowCount ?? 0) > 0;
+  async settleHeldReceipts<T>(
+    target: HeldReceiptTarget,
+    fold: (delivery: DeliveryRecord, held: readonly TakenReceipt[]) => HeldReceiptSettlement<T>,
+  ): Promise<T | undefined> {
+    const match = 'via = $1 AND (provider_message_id = $2 OR notification_id = $3)';
+    const args = [target.via, target.provider_message_id, target.id];
+    // Most records have nothing held: one round trip says so. A receipt held after this look
+    // finds the record itself (it looks again once it is held).
+    const { rows: any } = await this.pool.query(`SELECT 1 FROM held_receipts WHERE ${match} LIMIT 1`, args);
+    if (any.length === 0) return undefined;
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Locked until COMMIT: a racing taker waits, then finds them gone.
+        const { rows } = await client.query(`SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE ${match} ORDER BY seq FOR UPDATE`, args);
+        const { rows: found } = rows.length === 0 ? { rows: [] } : await client.query('SELECT * FROM deliveries WHERE id = $1 FOR UPDATE', [target.id]);
+        if (rows.length === 0 || !found[0]) {
+          await client.query('COMMIT');
+          return undefined;
+        }
+        const held = (rows as Row[]).map(heldReceiptFromRow);
+        const { change, result } = fold(toDelivery(found[0] as Row), held);
+        if (change) {
+          await client.query(
+            'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4, provider_message_id = COALESCE(provider_message_id, $7) WHERE id = $5 AND status = $6',
+            [change.status, change.provider_status, change.provider_status_code, change.at, target.id, change.from, change.provider_message_id ?? null],
+          );
+        }
+        await client.query('DELETE FROM held_receipts WHERE seq = ANY($1::bigint[])', [held.map((h) => h.seq)]);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   async claimIdempotency(
@@ -417,6 +478,19 @@ export class PostgresStore implements Store {
       recipient,
       now,
     ]);
+  }
+
+  async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
+    const key = `approval-answer:${id}`;
+    // A row that vanishes between the upsert and the read was purged: answer again.
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { rowCount } = await this.pool.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
+      if (rowCount === 1) return { answer, first: true };
+      const { rows } = await this.pool.query({ ...CLAIM_READ, values: [key] });
+      const row = rows[0] as Row | undefined;
+      if (row) return { answer: row.payload_hash as ApprovalAnswer, first: false };
+    }
+    throw new StoreError(`approval answer "${id}" kept changing while being recorded`);
   }
 
   async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {

@@ -1,5 +1,5 @@
 /** Delivery rows in and out of both stores (column order, INSERT, row to record), so the two cannot drift apart. */
-import type { DeliveryRecord } from './types.js';
+import type { DeliveryRecord, HeldReceipt, TakenReceipt } from './types.js';
 
 export const DELIVERY_COLUMNS = [
   'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
@@ -53,5 +53,26 @@ export function deliveryFromRow(r: Row, json: (v: unknown) => unknown): Delivery
     provider_status_code: (r.provider_status_code as string | null) ?? null,
     status_updated_at: num(r.status_updated_at),
     approval: (r.approval === null || r.approval === undefined ? null : json(r.approval)) as DeliveryRecord['approval'],
+  };
+}
+
+/** Held receipts' columns, as both stores return them. */
+export const HELD_RECEIPT_COLUMNS = 'seq, via, provider_message_id, notification_id, event, provider_status, provider_status_code, received_at';
+
+/** One held receipt per distinct content: a replayed or resent callback is the row it repeats. */
+export function heldReceiptFingerprint(r: HeldReceipt): string {
+  return JSON.stringify([r.via, r.provider_message_id, r.notification_id, r.event, r.provider_status, r.provider_status_code]);
+}
+
+export function heldReceiptFromRow(r: Row): TakenReceipt {
+  return {
+    seq: num(r.seq),
+    via: r.via as string,
+    provider_message_id: r.provider_message_id as string,
+    notification_id: (r.notification_id as string | null) ?? null,
+    event: r.event as HeldReceipt['event'],
+    provider_status: r.provider_status as string,
+    provider_status_code: (r.provider_status_code as string | null) ?? null,
+    received_at: num(r.received_at),
   };
 }

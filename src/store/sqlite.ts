@@ -15,6 +15,7 @@ import { StoreError } from './errors.js';
 import { classifyStoreFaults } from './faults.js';
 import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
 import type {
+  ApprovalAnswer,
   BannerRecord,
   BannerStatus,
   ContactRecord,
@@ -22,16 +23,21 @@ import type {
   DeliveryStatusChange,
   HeldReceipt,
   HeldReceiptBounds,
+  HeldReceiptSettlement,
+  HeldReceiptTarget,
   IdempotencyClaim,
   OptOutCheck,
   IdempotencyPhase,
   RateBucket,
   RateDecision,
   Store,
+  TakenReceipt,
 } from './types.js';
-import { DELIVERY_COLUMNS, deliveryFromRow, deliveryValues, insertDeliverySql, type Row } from './rows.js';
+import { DELIVERY_COLUMNS, deliveryFromRow, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, insertDeliverySql, type Row } from './rows.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
+
+const approvalAnswerKey = (id: string) => `approval-answer:${id}`;
 
 export function sqliteFile(dataDir: string): string {
   return join(dataDir, SQLITE_FILE_NAME);
@@ -170,40 +176,56 @@ export class SqliteStore implements Store {
 
   async updateDeliveryStatus(id: string, c: DeliveryStatusChange): Promise<boolean> {
     const { changes } = this.statement(
-      'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ? WHERE id = ? AND status = ?',
-    ).run(c.status, c.provider_status, c.provider_status_code, c.at, id, c.from);
+      'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ?, provider_message_id = COALESCE(provider_message_id, ?) WHERE id = ? AND status = ?',
+    ).run(c.status, c.provider_status, c.provider_status_code, c.at, c.provider_message_id ?? null, id, c.from);
     return changes === 1;
   }
 
-  async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows }: HeldReceiptBounds): Promise<number | null> {
-    // IMMEDIATE: the count and the insert are one step across processes, so the cap holds.
+  async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
+    // IMMEDIATE: the counts and the insert are one step across processes, so the caps hold.
     const tx = this.db.transaction((): number | null => {
       this.statement('DELETE FROM held_receipts WHERE received_at <= ?').run(now - maxAgeMs);
+      const fingerprint = heldReceiptFingerprint(r);
+      const same = this.statement('SELECT seq FROM held_receipts WHERE fingerprint = ?').get(fingerprint) as { seq: number } | undefined;
+      if (same) return Number(same.seq);
       const { n } = this.statement('SELECT count(*) AS n FROM held_receipts').get() as { n: number };
       if (n >= maxRows) return null;
+      const { m } = this.statement('SELECT count(*) AS m FROM held_receipts WHERE via = ? AND provider_message_id = ?').get(r.via, r.provider_message_id) as {
+        m: number;
+      };
+      if (m >= maxPerMessage) return null;
       const { lastInsertRowid } = this.statement(
-        'INSERT INTO held_receipts (via, provider_message_id, event, provider_status, provider_status_code, received_at) VALUES (?, ?, ?, ?, ?, ?)',
-      ).run(r.via, r.provider_message_id, r.event, r.provider_status, r.provider_status_code, r.received_at);
+        'INSERT INTO held_receipts (via, provider_message_id, notification_id, event, provider_status, provider_status_code, received_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(r.via, r.provider_message_id, r.notification_id, r.event, r.provider_status, r.provider_status_code, r.received_at, fingerprint);
       return Number(lastInsertRowid);
     });
     return tx.immediate();
   }
 
-  async takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]> {
-    const rows = this.statement(
-      'DELETE FROM held_receipts WHERE via = ? AND provider_message_id = ? RETURNING seq, via, provider_message_id, event, provider_status, provider_status_code, received_at',
-    ).all(via, providerMessageId) as (HeldReceipt & { seq: number })[];
-    // RETURNING has no defined order.
-    return rows.sort((a, b) => a.seq - b.seq);
-  }
-
-  async isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean> {
-    const row = this.statement("SELECT 1 FROM idempotency_keys WHERE key = ? AND payload_hash = ? AND state = 'done' AND claimed_at > ?").get(
-      key,
-      payloadHash,
-      now - ttlMs,
-    );
-    return row !== undefined;
+  async settleHeldReceipts<T>(
+    target: HeldReceiptTarget,
+    fold: (delivery: DeliveryRecord, held: readonly TakenReceipt[]) => HeldReceiptSettlement<T>,
+  ): Promise<T | undefined> {
+    // IMMEDIATE: from the read to the delete no other process takes these rows or moves the delivery.
+    const tx = this.db.transaction((): T | undefined => {
+      const rows = this.statement(
+        `SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE via = ? AND (provider_message_id = ? OR notification_id = ?) ORDER BY seq`,
+      ).all(target.via, target.provider_message_id, target.id) as Row[];
+      if (rows.length === 0) return undefined;
+      const row = this.statement('SELECT * FROM deliveries WHERE id = ?').get(target.id) as Row | undefined;
+      if (!row) return undefined;
+      const held = rows.map(heldReceiptFromRow);
+      const { change, result } = fold(toDelivery(row), held);
+      if (change) {
+        this.statement(
+          'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ?, provider_message_id = COALESCE(provider_message_id, ?) WHERE id = ? AND status = ?',
+        ).run(change.status, change.provider_status, change.provider_status_code, change.at, change.provider_message_id ?? null, target.id, change.from);
+      }
+      const del = this.statement('DELETE FROM held_receipts WHERE seq = ?');
+      for (const h of held) del.run(h.seq);
+      return result;
+    });
+    return tx.immediate();
   }
 
   async claimIdempotency(
@@ -327,6 +349,22 @@ export class SqliteStore implements Store {
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {
     this.statement('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
+  }
+
+  // Kept with the idempotency keys (and purged with them): a row whose payload_hash is the
+  // answer, under a key no scoped send key can take (those are JSON arrays).
+  async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
+    const tx = this.db.transaction((): { answer: ApprovalAnswer; first: boolean } => {
+      const key = approvalAnswerKey(id);
+      const inserted = this.statement(
+        `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase) VALUES (?, ?, 'done', NULL, ?, NULL, 'sending')
+         ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, claimed_at = excluded.claimed_at WHERE idempotency_keys.claimed_at <= ?`,
+      ).run(key, answer, now, now - ttlMs);
+      if (inserted.changes === 1) return { answer, first: true };
+      const row = this.statement('SELECT payload_hash FROM idempotency_keys WHERE key = ?').get(key) as { payload_hash: ApprovalAnswer };
+      return { answer: row.payload_hash, first: false };
+    });
+    return tx.immediate();
   }
 
   async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {

@@ -61,6 +61,8 @@ export interface DeliveryStatusChange {
   provider_status: string;
   provider_status_code: string | null;
   at: number;
+  /** Set only where the delivery has none yet (its send's answer was lost): later receipts then find it. */
+  provider_message_id?: string;
 }
 
 /**
@@ -70,17 +72,38 @@ export interface DeliveryStatusChange {
 export interface HeldReceipt {
   via: string;
   provider_message_id: string;
+  /** Our id, when the provider echoed it back (the callback URL carries it); a record without the provider's id is found by it. */
+  notification_id: string | null;
   event: ReceiptEvent;
   provider_status: string;
   provider_status_code: string | null;
   received_at: number;
 }
 
-/** Bounds on held receipts: older than `maxAgeMs` they are purged; at `maxRows` live rows a new one is refused. */
+/**
+ * Bounds on held receipts: older than `maxAgeMs` they are purged; at `maxRows` live rows, or
+ * `maxPerMessage` for its message, a new one is refused.
+ */
 export interface HeldReceiptBounds {
   now: number;
   maxAgeMs: number;
   maxRows: number;
+  maxPerMessage: number;
+}
+
+export type TakenReceipt = HeldReceipt & { seq: number };
+
+/** What settleHeldReceipts' fold makes of a delivery's held receipts: the change to write, and its own answer. */
+export interface HeldReceiptSettlement<T> {
+  change: DeliveryStatusChange | null;
+  result: T;
+}
+
+/** The delivery a settlement is for: held receipts match its provider id, or its own id. */
+export interface HeldReceiptTarget {
+  id: string;
+  via: string;
+  provider_message_id: string | null;
 }
 
 /**
@@ -95,6 +118,9 @@ export interface ApprovalRecord {
   /** SHA-256 of the exact provider payload the person saw. */
   payload_sha256: string;
 }
+
+/** A person's answer to one approval question. */
+export type ApprovalAnswer = 'accept' | 'decline';
 
 /** A recipient a person approved a first contact with, per channel (`notify-mcp contacts`). */
 export interface ContactRecord {
@@ -180,16 +206,22 @@ export interface Store {
    */
   updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean>;
   /**
-   * Keeps `receipt` for a delivery not recorded yet, unless `bounds.maxRows` receipts younger
-   * than `bounds.maxAgeMs` are already held; older ones are purged. Its sequence number
-   * (arrival order), or null when refused.
+   * Keeps `receipt` for a delivery not recorded yet, unless the bounds refuse it; older ones
+   * are purged. A receipt equal to one already held (a provider's resend, or a replay) is
+   * that one. Its sequence number (arrival order), or null when refused.
    */
   holdReceipt(receipt: HeldReceipt, bounds: HeldReceiptBounds): Promise<number | null>;
   /**
-   * Deletes and returns every receipt held for (`via`, `providerMessageId`), oldest first.
-   * Atomic: of several callers racing (replicas), each held receipt goes to exactly one.
+   * In one transaction: takes every receipt held for `target` (its channel, and its provider
+   * id or its own id), oldest first, gives them with the delivery as it is now to `fold`
+   * (pure, synchronous), writes the change it returns and deletes them. A crash between
+   * leaves them held; of several callers racing (replicas), each held receipt goes to exactly
+   * one. Undefined when none is held or the delivery is not recorded.
    */
-  takeHeldReceipts(via: string, providerMessageId: string): Promise<(HeldReceipt & { seq: number })[]>;
+  settleHeldReceipts<T>(
+    target: HeldReceiptTarget,
+    fold: (delivery: DeliveryRecord, held: readonly TakenReceipt[]) => HeldReceiptSettlement<T>,
+  ): Promise<T | undefined>;
 
   /**
    * Atomically claims `key` for a send (`claimed`, with a fresh owner token), or reports the
@@ -204,11 +236,6 @@ export interface Store {
     now: number,
     opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
   ): Promise<IdempotencyClaim>;
-  /**
-   * Whether `key` holds a finished send of this payload (within `ttlMs`): a read only, that
-   * claims nothing. The approval step uses it so that a replay asks no one.
-   */
-  isIdempotencyDone(key: string, payloadHash: string, now: number, ttlMs: number): Promise<boolean>;
   /**
    * Moves `owner`'s pending claim to `sending`, just before the provider call. False when
    * `owner` no longer holds the claim (it was taken over): then it must not send.
@@ -234,6 +261,13 @@ export interface Store {
 
   isOptedOut(via: string, recipient: string): Promise<boolean>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;
+
+  /**
+   * Records `answer` as the answer to approval question `id` unless it has one: of answers
+   * racing (a decline and an accept of one question, on any replica), the first stands. The
+   * answer that stands, and whether it is this call's (`first`). Forgotten after `ttlMs`.
+   */
+  answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }>;
 
   /** The recipients of `recipients` that are known contacts of channel `via` (an approved first contact). */
   knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>>;

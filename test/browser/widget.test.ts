@@ -224,6 +224,44 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     await page.context().close();
   });
 
+  it('draws "Show N more" only when banners are behind it: 0 to 4 banners, judged by what is on screen', async () => {
+    for (let n = 0; n <= 4; n++) {
+      const audience = `count-${n}`;
+      for (let i = 0; i < n; i++) await show({ text: `Notice ${i + 1} of ${n}`, audience, severity: 'info' });
+      const page = await demo(audience);
+      await expect.poll(() => rows(page).filter({ visible: true }).count(), { message: `${n} banners` }).toBe(Math.min(n, 3));
+      const toggle = page.locator('notify-banners button.more');
+      const drawn = await toggle.evaluate((b) => {
+        const box = b.getBoundingClientRect();
+        return { display: getComputedStyle(b).display, width: box.width, height: box.height };
+      });
+      // Any "Show … more" the viewer can see, whatever element draws it.
+      const toggles = await page.getByText(/Show -?\d+ more/).filter({ visible: true }).count();
+      if (n <= 3) {
+        expect(drawn, `${n} banners`).toEqual({ display: 'none', width: 0, height: 0 });
+        expect(await toggle.isVisible()).toBe(false);
+        expect(toggles, `${n} banners`).toBe(0);
+      } else {
+        expect(drawn.height).toBeGreaterThan(0);
+        expect(await toggle.textContent()).toBe('Show 1 more');
+        expect(toggles).toBe(1);
+      }
+      // The strip is exactly as tall as the rows and toggle it draws, and nothing at all with no banner.
+      const host = await page.locator('notify-banners').boundingBox();
+      const parts = await page.locator('notify-banners .banner, notify-banners button.more').evaluateAll((els) =>
+        els.reduce((sum: number, e: any) => sum + (e.getBoundingClientRect() as { height: number }).height, 0),
+      );
+      if (n === 0) expect(host === null || host.height === 0, `host ${JSON.stringify(host)}`).toBe(true);
+      else expect(Math.abs(host!.height - parts), `${n} banners: host ${host!.height}, parts ${parts}`).toBeLessThan(1);
+      if (n === 0 || n === 1 || n === 3) {
+        const png = await page.screenshot({ animations: 'disabled', caret: 'hide' });
+        const result = compareWithBaseline(`widget-${n}-banners`, png);
+        expect(result.diffPath, `${n} banners: ${(result.ratio * 100).toFixed(2)}% of pixels differ, see ${result.diffPath}`).toBeUndefined();
+      }
+      await page.context().close();
+    }
+  });
+
   it('backs off and retries when the stream refuses, then shows the banners', async () => {
     await show({ text: 'Back after an outage', audience: 'backoff', severity: 'info' });
     const context = await viewer();

@@ -66,11 +66,19 @@ const call = async (client: Client, name: string, args: Sc) => (await client.cal
 const getNotification = async (client: Client, id: string) => call(client, 'get_notification', { id });
 const statusOf = async (client: Client, id: string) => (await getNotification(client, id)).structuredContent as Sc;
 
-/** Posts a status callback as Twilio does: form-encoded, signed over the public URL with `authToken`, unless `signature` is given. */
-async function callback(params: Record<string, string>, opts: { authToken?: string; signature?: string | null } = {}) {
+/**
+ * Posts a status callback as Twilio does: form-encoded, to the StatusCallback it was given
+ * (`url`, query included), signed over that URL with `authToken`, unless `signature` is given.
+ */
+async function callback(
+  params: Record<string, string>,
+  opts: { authToken?: string; signature?: string | null; url?: string; origin?: string } = {},
+) {
+  const url = opts.url ?? CALLBACK_URL;
   const signature =
-    opts.signature === undefined ? twilio.getExpectedTwilioSignature(opts.authToken ?? TWILIO_TOKEN, CALLBACK_URL, params) : opts.signature;
-  return fetch(`${server.origin}/webhooks/twilio`, {
+    opts.signature === undefined ? twilio.getExpectedTwilioSignature(opts.authToken ?? TWILIO_TOKEN, url, params) : opts.signature;
+  const { pathname, search } = new URL(url);
+  return fetch(`${opts.origin ?? server.origin}${pathname}${search}`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...(signature === null ? {} : { 'x-twilio-signature': signature }) },
     body: new URLSearchParams(params).toString(),
@@ -102,7 +110,9 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
     expect(sent).toMatchObject({ via: 'sms', status: 'sent', provider: 'twilio' });
     expect(sent.sent_means).toMatch(/Twilio accepted/);
     const sid = sent.provider_message_id as string;
-    expect(fakeTwilio.requests.at(-1)!.form).toMatchObject({ To: '+14155550123', StatusCallback: CALLBACK_URL });
+    // Our id rides in the URL, under Twilio's signature.
+    const statusCallback = `${CALLBACK_URL}?notification=${sent.id}`;
+    expect(fakeTwilio.requests.at(-1)!.form).toMatchObject({ To: '+14155550123', StatusCallback: statusCallback });
 
     const before = await statusOf(alice, sent.id);
     expect(before).toMatchObject({ id: sent.id, via: 'sms', status: 'sent', provider_message_id: sid, provider_status: { status: 'queued' } });
@@ -111,7 +121,7 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
     expect(before.attempts[0]).toMatchObject({ attempt: 1, outcome: 'sent' });
     expect(Date.parse(before.attempts[0].at)).toBeGreaterThanOrEqual(Date.parse(sent.accepted_at));
 
-    const delivered = await callback(receipt(sid, 'delivered'));
+    const delivered = await callback(receipt(sid, 'delivered'), { url: statusCallback });
     expect(delivered.status).toBe(200);
     expect(await delivered.json()).toEqual({ ok: true, outcome: 'applied' });
     const after = await statusOf(alice, sent.id);
@@ -138,6 +148,13 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
       await callback({ ...good, MessageStatus: 'undelivered', SmsStatus: 'undelivered' }, {
         signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, CALLBACK_URL, good),
       }),
+      // Signed over the StatusCallback with its query, then posted with another query: the signature covers the query too.
+      await callback(good, {
+        url: `${CALLBACK_URL}?notification=${'ntf_' + '0'.repeat(32)}`,
+        signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, `${CALLBACK_URL}?notification=${sent.id}`, good),
+      }),
+      // Signed without a query, posted with one.
+      await callback(good, { url: `${CALLBACK_URL}?notification=${sent.id}`, signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, CALLBACK_URL, good) }),
     ];
     for (const res of forged) {
       expect(res.status).toBe(403);
@@ -191,6 +208,55 @@ describe('a status callback that outruns its send (Twilio answers the create cal
       expect(await statusOf(alice, sent.id)).toMatchObject({ status: 'delivered', provider_status: { status: 'delivered' } });
     } finally {
       fakeTwilio.answerDelayMs = 0;
+    }
+  });
+});
+
+describe.each(ERAS)('a send whose Twilio answer is lost (DELIVERY_UNKNOWN, %s clients)', (era) => {
+  it('answers with its notification id, and Twilio\'s signed receipts (one before the answer was given up, one after) settle it', async () => {
+    const slowTwilio = await startFakeTwilio();
+    slowTwilio.answerDelayMs = 6000;
+    const dir = tempDataDir('notify-e2e-status-lost-');
+    const lostServer = await startHttpCli(
+      cliEnv({
+        NOTIFY_DATA_DIR: dir,
+        NOTIFY_HTTP_TOKENS: `alice:${TOKENS.alice}`,
+        NOTIFY_PUBLIC_URL: PUBLIC_URL,
+        NOTIFY_SEND_BUDGET_MS: '2500',
+        TWILIO_ACCOUNT_SID: SID,
+        TWILIO_AUTH_TOKEN: TWILIO_TOKEN,
+        TWILIO_FROM: '+14155550111',
+        TWILIO_API_URL: slowTwilio.origin,
+        NOTIFY_SMS_ALLOW: '+1415',
+      }),
+    );
+    const alice = eraClient('status-alice', era);
+    try {
+      await alice.connect(new StreamableHTTPClientTransport(new URL(lostServer.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.alice}` } } }));
+      const sending = call(alice, 'send_notification', { via: 'sms', to: '+14155550123', body: `lost answer ${era}` });
+      const created = await eventually(() => (slowTwilio.requests[0]?.sid ? slowTwilio.requests[0] : undefined));
+      const url = created.form.StatusCallback!;
+      const early = await callback(receipt(created.sid!, 'sent'), { url, origin: lostServer.origin });
+      expect(await early.json()).toEqual({ ok: true, outcome: 'held' });
+
+      const lost = await sending;
+      const error = errorOf(lost);
+      expect(error.code).toBe('DELIVERY_UNKNOWN');
+      const id = (error as Sc).notification_id as string;
+      expect(id).toMatch(/^ntf_[0-9a-f]{32}$/);
+      expect(url).toBe(`${CALLBACK_URL}?notification=${id}`);
+      // The receipt held while the call hung settled the record as it was written.
+      const held = (await call(alice, 'get_notification', { id })).structuredContent as Sc;
+      expect(held).toMatchObject({ id, status: 'sent', provider_message_id: created.sid, provider_status: { status: 'sent' } });
+
+      const delivered = await callback(receipt(created.sid!, 'delivered'), { url, origin: lostServer.origin });
+      expect(await delivered.json()).toEqual({ ok: true, outcome: 'applied' });
+      expect((await call(alice, 'get_notification', { id })).structuredContent).toMatchObject({ status: 'delivered' });
+    } finally {
+      await alice.close().catch(() => {});
+      await lostServer.stop();
+      await slowTwilio.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

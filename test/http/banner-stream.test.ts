@@ -78,7 +78,7 @@ describe('GET /banners/stream', () => {
     const snapshot = await reader.nth(0);
     expect(reader.retry).toBe(1234);
     expect(snapshot.event).toBe('snapshot');
-    expect(snapshot.id).toMatch(/^[0-9a-f]+-\d+$/);
+    expect(snapshot.id).toMatch(/^[0-9a-f]+-\d+-[0-9a-f]+$/);
     // The same objects as GET /banners.
     const feed = JSON.parse((await raw(`${s.http.url}/banners?audience=all,admins`)).body);
     expect(JSON.parse(snapshot.data)).toEqual({ banners: feed.banners });
@@ -142,6 +142,41 @@ describe('GET /banners/stream', () => {
     const snap = await stranger.nth(0);
     expect(snap.event).toBe('snapshot');
     expect(JSON.parse(snap.data).banners.map((x: any) => x.banner_id)).toEqual([b.banner_id]);
+  });
+
+  it("resumes a cursor with a wider audience by a snapshot that holds the added segment's active banners", async () => {
+    // Another reader keeps the added segment followed, so the hub has all its events.
+    const keeper = await s.open('?audience=wide-admins');
+    await keeper.nth(0);
+    const failover = await s.call('show_banner', { text: 'Database failover in progress', audience: 'wide-admins', severity: 'critical' });
+    await keeper.nth(1, 1_000);
+    const narrow = await s.open('?audience=wide-all');
+    const cursor = (await narrow.nth(0)).id!;
+    narrow.close();
+
+    const wider = await s.open(`?audience=wide-all,wide-admins&last_event_id=${encodeURIComponent(cursor)}`);
+    const first = await wider.nth(0, 1_000);
+    expect(first.event).toBe('snapshot');
+    expect(JSON.parse(first.data).banners.map((b: any) => b.banner_id)).toEqual([failover.banner_id]);
+  });
+
+  it('replays on resume only the events of the audiences the stream follows', async () => {
+    const keeper = await s.open('?audience=replay-other');
+    await keeper.nth(0);
+    const reader = await s.open('?audience=replay-mine');
+    const cursor = (await reader.nth(0)).id!;
+    reader.close();
+    const theirs = await s.call('show_banner', { text: 'not yours', audience: 'replay-other' });
+    const ours = await s.call('show_banner', { text: 'yours', audience: 'replay-mine' });
+    await keeper.nth(1, 1_000);
+    await new Promise((r) => setTimeout(r, 200)); // the hub has seen both
+
+    const resumed = await s.open('?audience=replay-mine', { 'Last-Event-ID': cursor });
+    await resumed.nth(0, 1_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(resumed.events.map((e) => e.event)).toEqual(['banner']);
+    expect(resumed.data().map((d) => d.banner.banner_id)).toEqual([ours.banner_id]);
+    expect(JSON.stringify(resumed.events)).not.toContain(theirs.banner_id);
   });
 
   it('reports expiry, which writes nothing, within 1 s', async () => {

@@ -235,3 +235,99 @@ describe('SMTP provider under a burst against a slow SMTP server (issue 16: noth
     }
   });
 });
+
+/**
+ * A raw SMTP peer that answers every command until `stallAt`, then says nothing: the phase
+ * decides whether the message can be with it. `BODY` takes DATA (354) and the whole body,
+ * then never confirms it.
+ */
+type Phase = 'MAIL' | 'RCPT' | 'DATA' | 'BODY';
+async function stallingPeer(stallAt: Phase) {
+  const sockets: Socket[] = [];
+  let bodies = 0;
+  const server = createTcpServer((s) => {
+    sockets.push(s);
+    s.on('error', () => {});
+    s.write('220 stall.test ESMTP\r\n');
+    let buffer = '';
+    let inBody = false;
+    s.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('latin1');
+      for (;;) {
+        if (inBody) {
+          const end = buffer.indexOf('\r\n.\r\n');
+          if (end < 0) return;
+          buffer = buffer.slice(end + 5);
+          inBody = false;
+          bodies++;
+          if (stallAt === 'BODY') return;
+          s.write('250 2.0.0 Ok: queued as STALL1\r\n');
+          continue;
+        }
+        const nl = buffer.indexOf('\r\n');
+        if (nl < 0) return;
+        const line = buffer.slice(0, nl).toUpperCase();
+        buffer = buffer.slice(nl + 2);
+        const verb = line.startsWith('MAIL') ? 'MAIL' : line.startsWith('RCPT') ? 'RCPT' : line.startsWith('DATA') ? 'DATA' : line.split(' ')[0];
+        if (verb === stallAt) return;
+        if (verb === 'EHLO') s.write('250-stall.test\r\n250 8BITMIME\r\n');
+        else if (verb === 'DATA') {
+          s.write('354 go ahead\r\n');
+          inBody = true;
+        } else if (verb === 'QUIT') s.end('221 bye\r\n');
+        else s.write('250 OK\r\n');
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `smtp://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    bodies: () => bodies,
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('SMTP stalls: unknown only once the body went over (a relay that stops answering)', () => {
+  const opened: Provider<EmailPayload>[] = [];
+  afterAll(async () => {
+    for (const p of opened) await p.close?.();
+  });
+
+  it.each(['MAIL', 'RCPT', 'DATA'] as const)('a stall at %s sent nothing: PROVIDER_UNAVAILABLE with retry_after_s, through the budget and the socket timeout alike', async (phase) => {
+    const peer = await stallingPeer(phase);
+    try {
+      const p = await createSmtpProvider({ url: peer.url, log: silentLogger, timeoutsMs: { socket: 30_000 } });
+      opened.push(p);
+      const err = await caught(sendWithRetry(p, await buildPayload(`ntf_stall_${phase}`), { notificationId: `ntf_stall_${phase}`, budgetMs: 700, log: silentLogger }));
+      expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+      expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
+      expect((err as NotifyError).message).toMatch(/nothing was sent/);
+
+      const timedOut = await createSmtpProvider({ url: peer.url, log: silentLogger, pool: false, timeoutsMs: { socket: 300 } });
+      opened.push(timedOut);
+      expect(await caught(timedOut.send(await buildPayload('ntf_stall_t'), { notificationId: 'ntf_stall_t', signal: signal() }))).toBeInstanceOf(ProviderTransientError);
+      expect(peer.bodies()).toBe(0);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('a stall after the whole body went over may have left it with the relay: DELIVERY_UNKNOWN', async () => {
+    const peer = await stallingPeer('BODY');
+    try {
+      const p = await createSmtpProvider({ url: peer.url, log: silentLogger, timeoutsMs: { socket: 30_000 } });
+      opened.push(p);
+      const err = await caught(sendWithRetry(p, await buildPayload('ntf_stall_body'), { notificationId: 'ntf_stall_body', budgetMs: 700, log: silentLogger }));
+      expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
+      const timedOut = await createSmtpProvider({ url: peer.url, log: silentLogger, pool: false, timeoutsMs: { socket: 300 } });
+      opened.push(timedOut);
+      expect(await caught(timedOut.send(await buildPayload('ntf_stall_bt'), { notificationId: 'ntf_stall_bt', signal: signal() }))).toBeInstanceOf(DeliveryUnknownError);
+      expect(peer.bodies()).toBe(2);
+    } finally {
+      await peer.close();
+    }
+  });
+});

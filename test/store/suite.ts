@@ -125,62 +125,105 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     });
 
     describe('held receipts', () => {
-      const held = (id: string, event: HeldReceipt['event'], received_at: number, via = 'sms'): HeldReceipt => ({
-        via, provider_message_id: id, event, provider_status: event, provider_status_code: event === 'undelivered' ? '30003' : null, received_at,
+      const held = (id: string, event: HeldReceipt['event'], received_at: number, via = 'sms', notification_id: string | null = null): HeldReceipt => ({
+        via, provider_message_id: id, notification_id, event, provider_status: event, provider_status_code: event === 'undelivered' ? '30003' : null, received_at,
       });
-      const bounds = (now: number, maxRows = 100) => ({ now, maxAgeMs: HOUR, maxRows });
+      const bounds = (now: number, maxRows = 100, maxPerMessage = 16) => ({ now, maxAgeMs: HOUR, maxRows, maxPerMessage });
+      const sms = (id: string, sid: string | null, status: DeliveryRecord['status'] = 'sent') =>
+        delivery(id, T0, { via: 'sms', status, provider: 'twilio', provider_message_id: sid, provider_status: 'queued' });
+      /** Takes what is held for `target` (recorded first if it is not), changing nothing; [] when nothing is. */
+      const take = async (s: Store, target: DeliveryRecord) => {
+        if (!(await s.getDelivery(target.id))) await s.recordDelivery(target);
+        return (await s.settleHeldReceipts(target, (_d, rows) => ({ change: null, result: [...rows] }))) ?? [];
+      };
 
-      it('holds receipts and hands them back once, oldest first, for their channel and message only, to any store', async () => {
+      it('holds receipts and hands them back once, oldest first, for their channel and message (or notification id) only, to any store', async () => {
         const a = await store.holdReceipt(held('SM1', 'sent', T0), bounds(T0));
         const b = await store.holdReceipt(held('SM1', 'undelivered', T0 + 1), bounds(T0 + 1));
         await store.holdReceipt(held('SM1', 'delivered', T0 + 2, 'email'), bounds(T0 + 2));
         await store.holdReceipt(held('SM2', 'delivered', T0 + 3), bounds(T0 + 3));
+        const c = await store.holdReceipt(held('SM9', 'sent', T0 + 4, 'sms', 'ntf_u'), bounds(T0 + 4));
         expect(a).not.toBeNull();
         expect(b).toBeGreaterThan(a!);
         const other = await h.reopen();
         try {
-          expect(await other.takeHeldReceipts('sms', 'SM1')).toEqual([
+          expect(await take(other, sms('ntf_h1', 'SM1'))).toEqual([
             { seq: a, ...held('SM1', 'sent', T0) },
             { seq: b, ...held('SM1', 'undelivered', T0 + 1) },
           ]);
-          expect(await store.takeHeldReceipts('sms', 'SM1')).toEqual([]);
-          expect((await store.takeHeldReceipts('email', 'SM1')).map((r) => r.event)).toEqual(['delivered']);
-          expect((await other.takeHeldReceipts('sms', 'SM2')).map((r) => r.event)).toEqual(['delivered']);
+          expect(await take(store, sms('ntf_h1', 'SM1'))).toEqual([]);
+          expect((await take(store, { ...sms('ntf_h2', 'SM1'), via: 'email' })).map((r) => r.event)).toEqual(['delivered']);
+          expect((await take(other, sms('ntf_h3', 'SM2'))).map((r) => r.event)).toEqual(['delivered']);
+          // A record without the provider's id (its send's answer was lost) takes what names it.
+          expect(await take(other, sms('ntf_u', null, 'unknown'))).toEqual([{ seq: c, ...held('SM9', 'sent', T0 + 4, 'sms', 'ntf_u') }]);
         } finally {
           await other.close();
         }
+      });
+
+      it('writes the fold\'s change with the take, in one step, and gives a record without one the provider id', async () => {
+        await store.holdReceipt(held('SM4', 'delivered', T0, 'sms', 'ntf_f'), bounds(T0));
+        const record = sms('ntf_f', null, 'unknown');
+        await store.recordDelivery(record);
+        const seen = await store.settleHeldReceipts(record, (d, rows) => ({
+          change: { from: d.status, status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 7, provider_message_id: rows[0]!.provider_message_id },
+          result: rows.length,
+        }));
+        expect(seen).toBe(1);
+        expect(await store.getDelivery('ntf_f')).toMatchObject({ status: 'delivered', provider_message_id: 'SM4', status_updated_at: T0 + 7 });
+        expect((await store.findDeliveryByProviderMessage('sms', 'SM4'))?.id).toBe('ntf_f');
+        // A fold that throws (a crash between the take and the write) leaves the receipts held.
+        await store.holdReceipt(held('SM4', 'failed', T0 + 1, 'sms', 'ntf_f'), bounds(T0 + 1));
+        await expect(store.settleHeldReceipts(record, () => { throw new Error('crash'); })).rejects.toThrow('crash');
+        expect((await take(store, record)).map((r) => r.event)).toEqual(['failed']);
+        // A provider id once set is never replaced.
+        expect(await store.updateDeliveryStatus('ntf_f', { from: 'delivered', status: 'delivered', provider_status: 'read', provider_status_code: null, at: T0 + 8, provider_message_id: 'SMother' })).toBe(true);
+        expect((await store.getDelivery('ntf_f'))!.provider_message_id).toBe('SM4');
       });
 
       it('refuses a receipt at the cap, counting only receipts younger than the age limit, and purges older ones', async () => {
         expect(await store.holdReceipt(held('SM1', 'sent', T0), bounds(T0, 2))).not.toBeNull();
         expect(await store.holdReceipt(held('SM2', 'sent', T0 + 1), bounds(T0 + 1, 2))).not.toBeNull();
         expect(await store.holdReceipt(held('SM3', 'sent', T0 + 2), bounds(T0 + 2, 2))).toBeNull();
-        expect(await store.takeHeldReceipts('sms', 'SM3')).toEqual([]);
+        expect(await take(store, sms('ntf_c3', 'SM3'))).toEqual([]);
         // An hour on, SM1 is past the age limit: purged, so there is room again.
         expect(await store.holdReceipt(held('SM3', 'sent', T0 + HOUR), bounds(T0 + HOUR, 2))).not.toBeNull();
-        expect(await store.takeHeldReceipts('sms', 'SM1')).toEqual([]);
-        expect((await store.takeHeldReceipts('sms', 'SM2')).length).toBe(1);
-        expect((await store.takeHeldReceipts('sms', 'SM3')).length).toBe(1);
+        expect(await take(store, sms('ntf_c1', 'SM1'))).toEqual([]);
+        expect((await take(store, sms('ntf_c2', 'SM2'))).length).toBe(1);
+        expect((await take(store, sms('ntf_c3', 'SM3'))).length).toBe(1);
+      });
+
+      it('one receipt replayed many times is one row, a message holds at most its share, and another message\'s receipt is still held', async () => {
+        const other = await h.reopen();
+        try {
+          const first = await store.holdReceipt(held('SMx', 'sent', T0), bounds(T0, 5, 3));
+          const replays = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? other : store).holdReceipt(held('SMx', 'sent', T0), bounds(T0 + i, 5, 3))));
+          expect(new Set(replays)).toEqual(new Set([first]));
+          // Distinct statuses of one message: up to its share (3), then refused.
+          expect(await store.holdReceipt(held('SMx', 'delivered', T0 + 1), bounds(T0 + 1, 5, 3))).not.toBeNull();
+          expect(await store.holdReceipt(held('SMx', 'failed', T0 + 2), bounds(T0 + 2, 5, 3))).not.toBeNull();
+          expect(await store.holdReceipt(held('SMx', 'queued', T0 + 3), bounds(T0 + 3, 5, 3))).toBeNull();
+          // The table (5) still has room for another message's genuine receipt.
+          expect(await other.holdReceipt(held('SMy', 'delivered', T0 + 4), bounds(T0 + 4, 5, 3))).not.toBeNull();
+          expect((await take(store, sms('ntf_x', 'SMx'))).map((r) => r.event)).toEqual(['sent', 'delivered', 'failed']);
+          expect((await take(other, sms('ntf_y', 'SMy'))).map((r) => r.event)).toEqual(['delivered']);
+        } finally {
+          await other.close();
+        }
       });
 
       it('receipts racing their sends\' records on two stores (webhook replica, sending replica): none lost, none applied twice', async () => {
         const other = await h.reopen();
         try {
-          let writes = 0;
-          // `sent` on a `sent` notification is taken each time (a newer provider status): a second application would count.
-          const counting = (s: Store): Store =>
-            Object.assign(Object.create(s) as Store, {
-              updateDeliveryStatus: async (...args: Parameters<Store['updateDeliveryStatus']>) => {
-                const written = await s.updateDeliveryStatus(...args);
-                if (written) writes++;
-                return written;
-              },
-            });
-          const deps = (s: Store) => ({ store: counting(s), log: silentLogger, now: () => T0 + 5 });
-          // Each pair starts its two sides a different number of turns apart, so the record lands before, between and after the receipt's steps.
+          let applied = 0;
+          const count = (outcome: string) => {
+            if (outcome === 'applied') applied++;
+          };
+          const deps = (s: Store) => ({ store: s, log: silentLogger, now: () => T0 + 5 });
           // Microtask turns. PostgreSQL's round trips open the windows between a side's write
-          // and its look; a SQLite store in one process answers each call at once and cannot,
-          // so there src/notification/status-receipt.test.ts places the record in each window.
+          // and its look; a SQLite store in one process answers each call at once, so every
+          // fourth pair places the record exactly in the receipt's window (after its first
+          // look, before its hold), on both stores: only its second look can then find it.
           const turns = async (n: number) => {
             for (let t = 0; t < n; t++) await null;
           };
@@ -188,19 +231,31 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           await Promise.all(
             ids.map(async (i) => {
               const record = delivery(`ntf_r${i}`, T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: `SMr${i}`, provider_status: 'queued' });
+              const land = async () => {
+                await other.recordDelivery(record);
+                for (const outcome of (await applyHeldReceipts(deps(other), record)).values()) count(outcome);
+              };
+              const report = { providerMessageId: `SMr${i}`, event: 'sent' as const, providerStatus: 'sent', code: null };
+              if (i % 4 === 0) {
+                const inWindow: Store = Object.assign(Object.create(store) as Store, {
+                  holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
+                    await land();
+                    return store.holdReceipt(...args);
+                  },
+                });
+                count(await applyReceipt(deps(inWindow), 'sms', report));
+                return;
+              }
               await Promise.all([
-                turns((i % 6) * 3).then(() => applyReceipt(deps(store), 'sms', { providerMessageId: `SMr${i}`, event: 'sent', providerStatus: 'sent', code: null })),
-                turns(Math.floor(i / 6) * 3).then(async () => {
-                  await other.recordDelivery(record);
-                  await applyHeldReceipts(deps(other), record);
-                }),
+                turns((i % 6) * 3).then(async () => count(await applyReceipt(deps(store), 'sms', report))),
+                turns(Math.floor(i / 6) * 3).then(land),
               ]);
             }),
           );
-          expect(writes).toBe(ids.length);
+          expect(applied).toBe(ids.length);
           for (const i of ids) {
             expect((await store.getDelivery(`ntf_r${i}`))!.provider_status).toBe('sent');
-            expect(await store.takeHeldReceipts('sms', `SMr${i}`)).toEqual([]);
+            expect(await take(store, sms(`ntf_r${i}`, `SMr${i}`))).toEqual([]);
           }
         } finally {
           await other.close();
@@ -208,13 +263,15 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
 
       it('gives each held receipt to exactly one of many takers racing on two stores', async () => {
-        for (let i = 0; i < 20; i++) await store.holdReceipt(held('SM5', 'sent', T0 + i), bounds(T0 + i));
+        for (let i = 0; i < 16; i++) await store.holdReceipt({ ...held('SM5', 'sent', T0 + i), provider_status: `sent-${i}` }, bounds(T0 + i));
+        const record = sms('ntf_t', 'SM5');
+        await store.recordDelivery(record);
         const other = await h.reopen();
         try {
-          const takes = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? other : store).takeHeldReceipts('sms', 'SM5')));
+          const takes = await Promise.all(Array.from({ length: 8 }, (_, i) => take(i % 2 ? other : store, record)));
           const seqs = takes.flat().map((r) => r.seq);
-          expect(seqs).toHaveLength(20);
-          expect(new Set(seqs).size).toBe(20);
+          expect(seqs).toHaveLength(16);
+          expect(new Set(seqs).size).toBe(16);
         } finally {
           await other.close();
         }
@@ -260,17 +317,6 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         });
         // A done claim is never "stale": it replays until the ttl.
         expect(await store.claimIdempotency('k2', 'h', T0 + OPTS.staleAfterMs * 10, OPTS)).toMatchObject({ state: 'done' });
-      });
-
-      it('says whether a key holds a finished send of a payload, claiming nothing', async () => {
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
-        const claim = await store.claimIdempotency('k-done', 'h1', T0, OPTS);
-        if (claim.kind !== 'claimed') throw new Error('expected a claim');
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0, OPTS.ttlMs)).toBe(false);
-        await store.completeIdempotency('k-done', claim.owner, { id: 'ntf_1' });
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + 1, OPTS.ttlMs)).toBe(true);
-        expect(await store.isIdempotencyDone('k-done', 'h2', T0 + 1, OPTS.ttlMs)).toBe(false);
-        expect(await store.isIdempotencyDone('k-done', 'h1', T0 + OPTS.ttlMs, OPTS.ttlMs)).toBe(false);
       });
 
       it('moves a claim to sending for its owner only', async () => {
@@ -498,6 +544,27 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // Per channel, as opt-outs are.
         expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo3', T0), { via: 'email', recipients: ['+15551234567'] })).toBeUndefined();
         expect(await store.getDelivery('ntf_oo3')).toMatchObject({ id: 'ntf_oo3' });
+      });
+    });
+
+    describe('approval answers', () => {
+      it('keeps the first answer to a question: racing answers on two stores get one answer, one of them first', async () => {
+        const other = await h.reopen();
+        const TTL = 600_000;
+        for (let i = 0; i < 20; i++) {
+          const id = `ntf_q${i}`;
+          const answers = await Promise.all(
+            Array.from({ length: 8 }, (_, j) => (j % 2 === 0 ? store : other).answerApproval(id, j % 4 < 2 ? 'accept' : 'decline', T0, TTL)),
+          );
+          expect(answers.filter((a) => a.first), id).toHaveLength(1);
+          expect(new Set(answers.map((a) => a.answer)).size, id).toBe(1);
+        }
+        expect(await store.answerApproval('ntf_a', 'decline', T0, TTL)).toEqual({ answer: 'decline', first: true });
+        expect(await other.answerApproval('ntf_a', 'accept', T0 + 1, TTL)).toEqual({ answer: 'decline', first: false });
+        expect(await store.answerApproval('ntf_a', 'decline', T0 + 2, TTL)).toEqual({ answer: 'decline', first: false });
+        // Another question is another answer; past the ttl the question is forgotten.
+        expect(await other.answerApproval('ntf_b', 'accept', T0, TTL)).toEqual({ answer: 'accept', first: true });
+        expect(await store.answerApproval('ntf_a', 'accept', T0 + TTL, TTL)).toEqual({ answer: 'accept', first: true });
       });
     });
 

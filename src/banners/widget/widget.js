@@ -59,11 +59,11 @@
   const CSS = `
 :host{all:initial;display:block}
 :host([hidden]){display:none}
+[hidden]{display:none!important}
 section{font:14px/1.45 system-ui,sans-serif;--fg:#1a1a1a;--info-bg:#e8f0fe;--info-bd:#1a56c4;--warn-bg:#fff4d6;--warn-bd:#8a5a00;--crit-bg:#fde7e7;--crit-bd:#b3141f;--btn-hover:rgba(0,0,0,.08);color:var(--fg)}
 section.dark{--fg:#f0f0f0;--info-bg:#16253d;--info-bd:#8ab4f8;--warn-bg:#3a2c05;--warn-bd:#f5c451;--crit-bg:#45171a;--crit-bd:#ff8a8f;--btn-hover:rgba(255,255,255,.12)}
 div.open{max-height:50vh;overflow-y:auto}
 .banner{display:flex;align-items:flex-start;gap:10px;padding:8px 8px 8px 12px;border-left:4px solid var(--bd);background:var(--bg);border-bottom:1px solid rgba(127,127,127,.25)}
-.banner[hidden]{display:none}
 .info{--bg:var(--info-bg);--bd:var(--info-bd)}
 .warning{--bg:var(--warn-bg);--bd:var(--warn-bd)}
 .critical{--bg:var(--crit-bg);--bd:var(--crit-bd);font-weight:600}
@@ -176,10 +176,11 @@ button:focus-visible{outline:2px solid var(--fg);outline-offset:1px}
     const extra = shown.length - maxVisible;
     more.hidden = extra <= 0;
     if (extra <= 0) expanded = false;
-    more.textContent = expanded ? 'Show fewer' : 'Show ' + extra + ' more';
+    more.textContent = extra <= 0 ? '' : expanded ? 'Show fewer' : 'Show ' + extra + ' more';
     more.setAttribute('aria-expanded', String(expanded));
     list.classList.toggle('open', expanded);
-    host.hidden = shown.length === 0;
+    // Inside the shadow root too: a host page rule on notify-banners can override :host([hidden]).
+    host.hidden = section.hidden = shown.length === 0;
     scheduleExpiry();
   }
 

@@ -3,12 +3,14 @@
  * adapter sends those exact bytes with the recorded envelope (`sendMail({ envelope, raw })`),
  * so the delivery log holds what went over the wire.
  *
- * Whether the message was handed over decides between retrying and DELIVERY_UNKNOWN: the raw
- * message is given to nodemailer as a stream, and once nodemailer has read all of it (which
- * it does only after the server answered DATA with 354) a dropped connection or a timeout may
- * have left the message with the server.
+ * Whether the message was handed over decides between retrying and DELIVERY_UNKNOWN. Until
+ * the whole body has gone to the connection, after the server answered DATA with 354, the
+ * server cannot have the message: a stall or a drop at the greeting, EHLO, MAIL, RCPT or DATA
+ * sent nothing and is retried. nodemailer reads a raw message into memory before it connects,
+ * so the input says nothing; the last stage of its message stream does, because that stream
+ * ends only once the connection's data stream has read all of it.
  */
-import { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
@@ -41,6 +43,9 @@ export interface SmtpProviderOptions {
   maxConcurrent?: number;
   log: Logger;
 }
+
+/** The sendMail option (a plain key: nodemailer copies own string keys into mail.data) our stream stage reports to. */
+const HANDED_OVER = 'notifyHandedOver';
 
 /** What nodemailer attaches to its errors (see its NodemailerError). */
 interface SmtpErrorShape {
@@ -146,24 +151,36 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
     disableUrlAccess: true,
     logger: false,
   } as Parameters<typeof createTransport>[0]);
+  // Each message's stream gets a last stage that reports when the connection read it all.
+  transport.use('stream', (mail, done) => {
+    const onHandedOver = (mail.data as { [HANDED_OVER]?: () => void })[HANDED_OVER];
+    if (onHandedOver) {
+      mail.message.processFunc((input: Readable) => {
+        const last = new PassThrough();
+        last.once('end', onHandedOver);
+        input.on('error', (err) => last.destroy(err));
+        return input.pipe(last);
+      });
+    }
+    done();
+  });
   const log = opts.log.child({ provider: 'smtp' });
 
   return {
     name: 'smtp',
     async send(payload: EmailPayload, ctx): Promise<ProviderReceipt> {
       let handedOver = false;
-      const raw = Readable.from([Buffer.from(payload.raw, 'utf8')], { objectMode: false });
-      raw.once('end', () => {
-        handedOver = true;
-      });
       try {
         // nodemailer closes the connection of an aborted message, or drops it from the pool's queue.
         const info = (await slots.run(ctx, () =>
           transport.sendMail({
             envelope: { from: payload.envelope.from, to: payload.envelope.to },
-            raw,
+            raw: payload.raw,
             signal: ctx.signal,
-          }),
+            [HANDED_OVER]: () => {
+              handedOver = true;
+            },
+          } as Parameters<typeof transport.sendMail>[0]),
         )) as { response?: string; serverMessageId?: string; messageId?: string };
         const id = info.serverMessageId ?? queueIdFromResponse(info.response) ?? payload.messageId;
         // The relay's reply ("250 2.0.0 Ok: queued as …"): acceptance, not delivery.

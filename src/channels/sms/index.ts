@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConfigError, loopbackOrigin, positiveInt, publicBaseUrl } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { smsMatcher } from './allowlist.js';
-import { readTwilioReceipt, TWILIO_RECEIPT_PATH } from './receipts.js';
+import { readTwilioReceipt, statusCallbackFor, TWILIO_RECEIPT_PATH } from './receipts.js';
 import { capacity, countSegments, segmentProblem, SMS_ENCODINGS } from './segments.js';
 import type { SmsPayload } from './twilio.js';
 
@@ -94,11 +94,12 @@ export const sms = defineChannel({
 
   summary: (call) => ({ headlineLabel: 'First line', headline: call.body.split('\n')[0]!, body: call.body }),
 
-  async buildPayload(call, { settings }) {
+  async buildPayload(call, { id, settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
     else if (settings.from) payload.From = settings.from;
-    if (settings.statusCallback) payload.StatusCallback = settings.statusCallback;
+    // Our id rides in the URL Twilio signs, so a receipt settles this send even when its API answer is lost.
+    if (settings.statusCallback) payload.StatusCallback = statusCallbackFor(settings.statusCallback, id);
     const { segments, encoding } = countSegments(call.body);
     return { payload, meta: { segments, encoding } };
   },

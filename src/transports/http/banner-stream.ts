@@ -10,7 +10,7 @@
  * new EventSource) resumes: the missed events, or a snapshot when they are not kept.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FeedFullError, type BannerEvent, type BannerHub } from '../../banners/hub.js';
+import { FeedRefusal, type BannerEvent, type BannerHub } from '../../banners/hub.js';
 import { audiencesOf, sendJson } from './banner-feed.js';
 
 export interface StreamLimits {
@@ -54,7 +54,14 @@ export async function serveBannerStream(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
-  deps: { hub: BannerHub; streams: OpenStreams; limits: StreamLimits; headers: Record<string, string> },
+  deps: {
+    hub: BannerHub;
+    streams: OpenStreams;
+    limits: StreamLimits;
+    headers: Record<string, string>;
+    /** Whose share of the feed this stream takes (feedClientKey). */
+    client: string;
+  },
 ): Promise<void> {
   const audiences = audiencesOf(url, res, deps.headers);
   if (!audiences) return;
@@ -67,36 +74,34 @@ export async function serveBannerStream(
       { ...deps.headers, 'Retry-After': '5' },
     );
   }
-  const feedFull = () =>
-    sendJson(
-      res,
-      503,
-      { error: { code: 'FEED_FULL', message: 'The live feed follows its maximum of audience segments: retry later, or name only the segments the viewer belongs to' } },
-      { ...deps.headers, 'Retry-After': '5' },
-    );
-  if (!deps.hub.hasRoomFor(audiences)) return feedFull();
-  res.writeHead(200, {
+  const refuse = (refusal: FeedRefusal) =>
+    sendJson(res, refusal.status, { error: refusal.body() }, { ...deps.headers, ...(refusal.retryAfterS === undefined ? {} : { 'Retry-After': String(refusal.retryAfterS) }) });
+  const okHeaders = {
     ...deps.headers,
     'Content-Type': 'text/event-stream; charset=utf-8',
     'Cache-Control': 'no-store',
     'X-Content-Type-Options': 'nosniff',
     // nginx buffers responses unless told not to.
     'X-Accel-Buffering': 'no',
-  });
-  if (req.method === 'HEAD') return void res.end();
+  };
+  if (req.method === 'HEAD') {
+    const refusal = deps.hub.refusalFor(audiences, deps.client);
+    if (refusal) return refuse(refusal);
+    return void res.writeHead(200, okHeaders).end();
+  }
+  // Counted from here, so that streams still subscribing cannot overshoot the cap.
   deps.streams.add(res);
-  res.socket?.setNoDelay(true);
 
+  // Until the hub admits the stream nothing is sent: a refusal is still a coded answer.
+  let pending: string[] | undefined = [];
   const write = (text: string) => {
+    if (pending) return void pending.push(text);
     if (res.writableEnded || res.destroyed) return;
     res.write(text);
     // A reader that does not read would make us hold every event for it: drop it instead.
     if (res.writableLength > limits.maxBufferedBytes) res.destroy();
   };
-  write(`retry: ${limits.retryMs}\n\n`);
-  const heartbeat = setInterval(() => write(': ping\n\n'), limits.heartbeatMs);
-  heartbeat.unref();
-
+  let heartbeat: NodeJS.Timeout | undefined;
   const lastEventId = firstOf(req.headers['last-event-id']) ?? url.searchParams.get('last_event_id') ?? undefined;
   let unsubscribe: (() => void) | undefined;
   let closed = false;
@@ -114,14 +119,22 @@ export async function serveBannerStream(
         event: (e: BannerEvent) => write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
       },
       lastEventId,
+      deps.client,
     );
   } catch (err) {
-    // Filled up between the check above and this turn: the reader retries after `retry`.
-    if (err instanceof FeedFullError) return void res.end();
+    if (err instanceof FeedRefusal) return closed ? undefined : refuse(err);
     throw err;
   }
-  if (closed) sub();
-  else unsubscribe = sub;
+  if (closed) return sub();
+  unsubscribe = sub;
+  res.writeHead(200, okHeaders);
+  res.socket?.setNoDelay(true);
+  const admitted = pending;
+  pending = undefined;
+  write(`retry: ${limits.retryMs}\n\n`);
+  for (const text of admitted) write(text);
+  heartbeat = setInterval(() => write(': ping\n\n'), limits.heartbeatMs);
+  heartbeat.unref();
 }
 
 function firstOf(value: string | string[] | undefined): string | undefined {

@@ -34,8 +34,8 @@ import type { Logger } from '../../core/log.js';
 import { createMetrics, type Metrics } from '../../mcp/metrics.js';
 import { createServer, type Connection } from '../../mcp/server.js';
 import { challenge, createAuthenticator } from './auth.js';
-import { listenedUris, ResourceWatch } from '../../mcp/resources.js';
-import { bannerHubFor, type HubOptions } from '../../banners/hub.js';
+import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../mcp/resources.js';
+import { bannerHubFor, FeedRefusal, feedClientKey, type HubOptions } from '../../banners/hub.js';
 import { loadWidgetAssets } from '../../banners/widget/assets.js';
 import { sendJson, serveBannerFeed } from './banner-feed.js';
 import { DEFAULT_STREAM_LIMITS, OpenStreams, serveBannerStream, type StreamLimits } from './banner-stream.js';
@@ -181,11 +181,20 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     return null;
   };
 
+  /** A valid token sent where none is needed still names its client (its own share of the feed). */
+  const presentedClient = (req: IncomingMessage): string | undefined => {
+    const tool = auth.check(req.headers.authorization);
+    if (tool.ok) return tool.token.client;
+    const feed = feedAuth.check(req.headers.authorization);
+    return feed.ok ? feed.token.client : undefined;
+  };
+
   /** What a server instance needs to know about the request it answers. */
-  const connectionFor = (token: HttpToken | undefined, endpointProfile: Profile | undefined): Connection => ({
+  const connectionFor = (token: HttpToken | undefined, endpointProfile: Profile | undefined, req: IncomingMessage): Connection => ({
     credentialProfile: token?.profile,
     endpointProfile,
     client: token?.client,
+    feedClient: feedClientKey(token?.client, req.socket.remoteAddress),
     log: token ? log.child({ client: token.client }) : log,
     observeCall: metrics.observeCall(knownTools),
   });
@@ -237,9 +246,18 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
 
     const request = toWebRequest(req, res, req.method === 'POST' ? lenientHeaders(req.headers, parsed) : undefined);
     if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBody }))) {
-      requestConnections.set(request, connectionFor(token, endpointProfile));
+      requestConnections.set(request, connectionFor(token, endpointProfile, req));
       const uris = listenedUris(parsed);
-      if (uris.length > 0) res.once('close', await listenWatch.acquire(uris));
+      if (uris.length > 0) {
+        let held: () => void;
+        try {
+          held = await listenWatch.acquire(uris, feedClientKey(token?.client, req.socket.remoteAddress));
+        } catch (err) {
+          if (!(err instanceof FeedRefusal)) throw err;
+          return sendJson(res, 200, feedRefusalMessage((parsed as { id?: unknown }).id, err));
+        }
+        res.once('close', held);
+      }
       return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
     }
 
@@ -278,7 +296,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     }
     opening.push(token?.client);
     try {
-      await openSession(res, request, parsed, path, connectionFor(token, endpointProfile));
+      await openSession(res, request, parsed, path, connectionFor(token, endpointProfile, req));
     } finally {
       opening.splice(opening.indexOf(token?.client), 1);
     }
@@ -350,7 +368,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       return sendJson(res, 405, { error: { code: 'METHOD_NOT_ALLOWED', message: `${path} is read-only` } }, { Allow: 'GET, HEAD' });
     }
     const feedHeaders = FEED_PATHS.has(path) ? cors.headers(req) : {};
-    if (authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined, feedHeaders) === null) return;
+    const token = authenticate(req, res, false, read === 'banners_stream' ? url.searchParams.get('access_token') : undefined, feedHeaders);
+    if (token === null) return;
     switch (read) {
       case 'healthz':
         return sendJson(res, 200, { ok: true }, { 'Cache-Control': 'no-store' });
@@ -362,7 +381,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       case 'banners':
         return serveBannerFeed(req, res, url, { store: app.store, now: app.now, privateCache: app.config.http.readAuth, headers: feedHeaders });
       case 'banners_stream':
-        return serveBannerStream(req, res, url, { hub, streams, limits, headers: feedHeaders });
+        return serveBannerStream(req, res, url, { hub, streams, limits, headers: feedHeaders, client: feedClientKey(token?.client ?? presentedClient(req), req.socket.remoteAddress) });
     }
   };
 

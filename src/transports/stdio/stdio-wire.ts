@@ -15,8 +15,8 @@ export interface StdioWireOptions {
   /** A longer line (bytes, newline excluded) is refused. */
   maxLineBytes: number;
   log: Logger;
-  /** Sees each message that passes, before the SDK does. */
-  onMessage?(message: unknown): void;
+  /** Sees each message that passes, before the SDK does; a value it returns is sent as the answer instead. */
+  onMessage?(message: unknown): unknown;
 }
 
 export class StdioWire implements Transport {
@@ -38,7 +38,8 @@ export class StdioWire implements Transport {
       deliver: (message) => {
         // A throw here would escape stdin's data handler and end the process.
         try {
-          options.onMessage?.(message);
+          const answer = options.onMessage?.(message);
+          if (answer !== undefined) return void this.write(answer as object).catch(() => {});
           // Screened: a JSON-RPC request, notification or response (inbound.ts).
           this.onmessage?.(message as JSONRPCMessage);
         } catch (err) {

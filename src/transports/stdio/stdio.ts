@@ -9,8 +9,8 @@ import type { Readable, Writable } from 'node:stream';
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Server } from '@modelcontextprotocol/server';
 import type { App } from '../../mcp/server.js';
-import { listenedUris, ResourceWatch } from '../../mcp/resources.js';
-import { bannerHubFor } from '../../banners/hub.js';
+import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../mcp/resources.js';
+import { bannerHubFor, FeedRefusal, STDIO_FEED_CLIENT } from '../../banners/hub.js';
 import { createServer } from '../../mcp/server.js';
 import { MAX_BODY_BYTES } from '../body.js';
 import { StdioWire } from './stdio-wire.js';
@@ -34,7 +34,17 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
   const onMessage = (message: unknown) => {
     const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
     const uris = listenedUris(m);
-    if (uris.length > 0) listens.set(m.id, watch.acquire(uris));
+    if (uris.length > 0) {
+      // Refused here, the listen never reaches the SDK, which would answer it as honoured.
+      try {
+        const held = watch.acquire(uris, STDIO_FEED_CLIENT);
+        held.catch((err: unknown) => app.log.warn('banner listen failed', { error: err instanceof Error ? err.message : String(err) }));
+        listens.set(m.id, held);
+      } catch (err) {
+        if (err instanceof FeedRefusal) return feedRefusalMessage(m.id, err);
+        throw err;
+      }
+    }
     if (m.method === 'notifications/cancelled' && listens.has(m.params?.requestId)) {
       void listens.get(m.params?.requestId)!.then((release) => release(), () => {});
       listens.delete(m.params?.requestId);
