@@ -1,0 +1,236 @@
+/**
+ * POST|GET|DELETE /mcp and /mcp/<profile>, both protocol eras on one endpoint. What stands in
+ * front (Origin, bearer token, the body bound, the message screen of inbound.ts) applies to
+ * both; then the SDK's own classifier (isLegacyRequest) splits the traffic:
+ *
+ *   2026-07-28   stateless: createMcpHandler builds one server per request and checks the
+ *                MCP-Protocol-Version / Mcp-Method / Mcp-Name headers against the body
+ *   2025-11-25   sessions: one server per session (WebStandardStreamableHTTPServerTransport),
+ *                so each keeps its handshake's clientInfo, bound to credential and path
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+} from '@modelcontextprotocol/server';
+import { feedClientKey, FeedRefusal, type BannerHub } from '../../../banners/hub.js';
+import { PROFILES, type HttpToken, type Profile } from '../../../config/config.js';
+import type { Logger } from '../../../core/log.js';
+import type { Metrics } from '../../../mcp/metrics.js';
+import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../../mcp/resources.js';
+import { createServer, type App, type Connection } from '../../../mcp/server.js';
+import { BodyTooLargeError, readBody } from '../../body.js';
+import { parseMessage, screenMessage } from '../../inbound.js';
+import { sendJson } from '../banner-feed.js';
+import { originRefusal } from '../host-check.js';
+import { lenientHeaders, namesModernVersion } from '../protocol-headers.js';
+import { jsonRpcError, type RequestAuth } from '../request-auth.js';
+import { SessionRegistry, type Session } from '../sessions.js';
+import { sendWebResponse, toWebRequest } from '../web-bridge.js';
+import type { Route } from './route.js';
+
+export interface McpRouteDeps {
+  app: App;
+  log: Logger;
+  auth: RequestAuth;
+  metrics: Metrics;
+  hub: BannerHub;
+  /** The Origin check; the listener's, which learns its port once it listens. */
+  originAllowed(origin: string | undefined): boolean;
+  maxBodyBytes: number;
+  maxSessions: number;
+  maxSessionsPerClient: number;
+  sessionIdleMs: number;
+}
+
+export interface McpRoute {
+  route: Route;
+  /** Open 2025-era sessions (2026-07-28 traffic has none). */
+  sessionCount(): number;
+  /** Ends the resource watches of open subscriptions/listen responses. */
+  releaseWatches(): void;
+  /** Closes the 2026-07-28 handler and every session. */
+  close(): Promise<void>;
+}
+
+export function mcpRoute(deps: McpRouteDeps): McpRoute {
+  const { app, log, auth, metrics, hub } = deps;
+  const maxBody = deps.maxBodyBytes;
+  const maxSessions = deps.maxSessions;
+  const maxPerClient = deps.maxSessionsPerClient;
+  const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
+  const sessions = new SessionRegistry({
+    idleMs: deps.sessionIdleMs,
+    log,
+    onCountChange: (n) => metrics.activeSessions.set(n),
+  });
+  /** The clients of sessions being opened (initialize answered, not yet registered). */
+  const opening: (string | undefined)[] = [];
+
+  /** What a server instance needs to know about the request it answers. */
+  const connectionFor = (token: HttpToken | undefined, endpointProfile: Profile | undefined, req: IncomingMessage): Connection => ({
+    credentialProfile: token?.profile,
+    endpointProfile,
+    client: token?.client,
+    feedClient: feedClientKey(token?.client, req.socket.remoteAddress),
+    log: token ? log.child({ client: token.client }) : log,
+    observeCall: metrics.observeCall(knownTools),
+  });
+
+  // 2026-07-28: one server per request. Legacy traffic never reaches it (routed below), so
+  // `reject` keeps the SDK's stateless 2025 fallback, which would lose the handshake, out.
+  const requestConnections = new WeakMap<Request, Connection>();
+  const modern = createMcpHandler(
+    ({ era, requestInfo }) => createServer(app, (requestInfo && requestConnections.get(requestInfo)) ?? {}, era),
+    {
+      legacy: 'reject',
+      maxRequestBodySize: maxBody,
+      onerror: (error) => log.debug('mcp request refused', { error: error.message }),
+    },
+  );
+
+  // 2026-07-28 resource subscriptions: the SDK answers subscriptions/listen itself; we watch
+  // the URIs a listen names while its response is open and publish their updates to it.
+  const listenWatch = new ResourceWatch(hub, (uri) => modern.notify.resourceUpdated(uri));
+
+  const handleMcp = async (req: IncomingMessage, res: ServerResponse, path: string, endpointProfile: Profile | undefined) => {
+    if (!deps.originAllowed(req.headers.origin)) {
+      return sendJson(res, 403, jsonRpcError(-32000, `Forbidden: ${originRefusal(req.headers.origin)}`));
+    }
+    const token = auth.authenticate(req, res, true);
+    if (token === null) return;
+
+    let parsed: unknown;
+    if (req.method === 'POST') {
+      try {
+        const read = parseMessage(await readBody(req, maxBody));
+        if (read.refusal) return sendJson(res, 400, { jsonrpc: '2.0', id: null, error: read.refusal.error });
+        parsed = read.value;
+      } catch (err) {
+        if (err instanceof BodyTooLargeError) {
+          return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes`), { Connection: 'close' });
+        }
+        throw err;
+      }
+      const screened = screenMessage(parsed);
+      if (screened.refusal) {
+        log.debug('mcp message refused', { reason: screened.refusal.reason });
+        return sendJson(res, 400, { jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error });
+      }
+      parsed = screened.message;
+    } else if (req.method !== 'GET' && req.method !== 'DELETE') {
+      return sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed'), { Allow: 'GET, POST, DELETE' });
+    }
+
+    const request = toWebRequest(req, res, req.method === 'POST' ? lenientHeaders(req.headers, parsed) : undefined);
+    if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBody }))) {
+      requestConnections.set(request, connectionFor(token, endpointProfile, req));
+      const uris = listenedUris(parsed);
+      if (uris.length > 0) {
+        let held: () => void;
+        try {
+          held = await listenWatch.acquire(uris, feedClientKey(token?.client, req.socket.remoteAddress));
+        } catch (err) {
+          if (!(err instanceof FeedRefusal)) throw err;
+          return sendJson(res, 200, feedRefusalMessage((parsed as { id?: unknown }).id, err));
+        }
+        res.once('close', held);
+      }
+      return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
+    }
+
+    const sid = req.headers['mcp-session-id'];
+    if (typeof sid === 'string') {
+      const session = sessions.get(sid);
+      // A session answers only on the endpoint and to the credential that opened it.
+      if (!session || session.endpoint !== path || session.client !== token?.client) {
+        return sendJson(res, 404, jsonRpcError(-32001, 'Session not found'));
+      }
+      // A GET stream may stay open for hours: it does not keep an otherwise idle session alive.
+      if (req.method === 'GET') sessions.touch(session);
+      else res.once('close', sessions.begin(session));
+      return sendWebResponse(res, await session.transport.handleRequest(request, { parsedBody: parsed }));
+    }
+
+    if (req.method !== 'POST') {
+      // 2026-07-28 has no GET stream and no sessions to delete.
+      return namesModernVersion(req.headers['mcp-protocol-version'])
+        ? sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed: 2026-07-28 has no GET stream or sessions; POST each request'), { Allow: 'POST' })
+        : sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
+    }
+    if (!isInitializeRequest(parsed)) {
+      return sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
+    }
+    // Sessions still opening count too: concurrent initializes must not overshoot the caps.
+    if (sessions.size + opening.length >= maxSessions) {
+      return sendJson(res, 503, jsonRpcError(-32000, 'Too many open sessions; retry later'), { 'Retry-After': '5' });
+    }
+    if (token && sessions.countFor(token.client) + opening.filter((c) => c === token.client).length >= maxPerClient) {
+      return sendJson(
+        res,
+        429,
+        jsonRpcError(-32000, `Client ${token.client} already holds ${maxPerClient} open sessions: close one (DELETE) or let idle ones expire, or send 2026-07-28 requests, which hold none`),
+      );
+    }
+    opening.push(token?.client);
+    try {
+      await openSession(res, request, parsed, path, connectionFor(token, endpointProfile, req));
+    } finally {
+      opening.splice(opening.indexOf(token?.client), 1);
+    }
+  };
+
+  /** 2025-11-25: `initialize` opens a session with a server of its own. */
+  const openSession = async (res: ServerResponse, request: Request, initialize: unknown, path: string, conn: Connection) => {
+    const server = createServer(app, conn, 'legacy');
+    let session: Session | undefined;
+    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        session = { id, server, transport, client: conn.client, endpoint: path, open: 0, lastSeen: Date.now() };
+        sessions.add(session);
+        res.once('close', sessions.begin(session));
+        conn.log?.debug('session opened', { session: id, endpoint: path });
+      },
+      onsessionclosed: (id) => void sessions.close(id, 'deleted'),
+    });
+    transport.onclose = () => {
+      if (transport.sessionId) void sessions.close(transport.sessionId, 'transport closed');
+    };
+    await server.connect(transport);
+    const response = await transport.handleRequest(request, { parsedBody: initialize });
+    if (!session) await server.close(); // initialize was refused; nothing to keep
+    await sendWebResponse(res, response);
+  };
+
+  const route: Route = (req, res, url) => {
+    const path = url.pathname;
+    const mcp = /^\/mcp(?:\/([^/]+))?\/?$/.exec(path);
+    if (!mcp) return undefined;
+    return {
+      name: 'mcp',
+      serve() {
+        const name = mcp[1];
+        if (name !== undefined && !(PROFILES as readonly string[]).includes(name)) {
+          return sendJson(res, 404, {
+            error: { code: 'UNKNOWN_PROFILE', message: `Unknown profile "${name}": use /mcp or /mcp/<${PROFILES.join('|')}>` },
+          });
+        }
+        return handleMcp(req, res, path.replace(/\/$/, ''), name as Profile | undefined);
+      },
+    };
+  };
+
+  return {
+    route,
+    sessionCount: () => sessions.size,
+    releaseWatches: () => listenWatch.releaseAll(),
+    async close() {
+      await modern.close();
+      await sessions.closeAll('shutdown');
+    },
+  };
+}
