@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * notify-mcp: arguments → config → serve. The only place that exits.
+ * notify-mcp: arguments → config → a command (one module each, beside this one). The only
+ * place that writes stdout: commands print through the `out` they are given.
  *
  *   notify-mcp                         serve MCP over stdio
  *   notify-mcp --http [--port N] [--host H]
@@ -12,16 +13,15 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createApp } from '../app.js';
 import { GatewayConfigError } from '../bundling/errors.js';
-import { serversFileArgument } from '../bundling/servers-argument.js';
-import { buildCatalog } from '../mcp/catalog.js';
-import { ConfigError, environment, loadConfig, PROFILES, type Config, type Profile } from '../config/config.js';
-import { createLogger, type Logger } from '../core/log.js';
-import { openStore, StoreError } from '../store/index.js';
-import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../transports/http/defaults.js';
-import { serveStdio } from '../transports/stdio/stdio.js';
+import { ConfigError, environment, loadConfig, PROFILES } from '../config/config.js';
+import { createLogger } from '../core/log.js';
 import { VERSION } from '../core/version.js';
+import { StoreError } from '../store/index.js';
+import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../transports/http/defaults.js';
+import { outboxCommand } from './outbox.js';
+import { schemaCommand } from './schema.js';
+import { serveHttpUntilSignal, serveStdioUntilEnd } from './serve.js';
 
 const USAGE = `Usage:
   notify-mcp                          serve MCP over stdio
@@ -41,9 +41,6 @@ Configuration is read from the environment; every variable is in .env.example, w
   ${fileURLToPath(new URL('../.env.example', import.meta.url))}`;
 
 const out = (text: string) => process.stdout.write(text + '\n');
-
-/** How long after stdio serving begins the store opens, if no call has needed it sooner. */
-const STORE_OPEN_DELAY_MS = 100;
 
 /** Every flag any command takes; parseArgs refuses the rest. */
 const OPTIONS = {
@@ -101,95 +98,25 @@ async function main(argv: string[]): Promise<number> {
   const log = createLogger(config.logLevel);
 
   switch (command) {
-    case 'schema': {
-      const profile = (values.profile ?? config.defaultProfile) as Profile;
-      if (!PROFILES.includes(profile)) throw new ConfigError(`--profile must be one of ${PROFILES.join(', ')}`);
-      const c = buildCatalog(config)[profile];
-      out(JSON.stringify({ profile, fingerprint: c.fingerprint, hashes: c.hashes, tools: c.tools }, null, 2));
-      return 0;
-    }
-    case 'outbox': {
-      const limit = Number(values.limit ?? 20);
-      // Safe integers only: 1e99 is an integer to JavaScript and a datatype mismatch to SQLite.
-      if (!Number.isSafeInteger(limit) || limit <= 0) throw new ConfigError('--limit must be a positive integer, e.g. --limit 50');
-      // A reader: a mistyped NOTIFY_DATA_DIR is said, not answered with a new empty store.
-      const store = await openStore(config, log, { existing: true });
-      try {
-        for (const record of await store.listDeliveries(limit)) {
-          out(JSON.stringify({ ...record, created_at: new Date(record.created_at).toISOString() }));
-        }
-      } finally {
-        await store.close();
-      }
-      return 0;
-    }
+    case 'schema':
+      return schemaCommand(config, values.profile, out);
+    case 'outbox':
+      return outboxCommand(config, log, values.limit, out);
     case 'contacts': {
       const { contactsCommand } = await import('./contacts.js');
       return contactsCommand(positionals.slice(1), config, log, out);
     }
-    case 'serve': {
-      if (values.http) return serveHttpUntilSignal(config, log, values);
-      const app = await createApp(config, log, { deferStore: true });
-      const { closed } = await serveStdio(app);
-      log.info('serving stdio', { version: VERSION });
-      // The store opens after start-up (src/store/deferred.ts): at the first call that needs
-      // it, or STORE_OPEN_DELAY_MS after serving began, by when a host's opening requests
-      // (initialize, tools/list) are answered. One that cannot open still ends the process
-      // then, with the same line and exit code as before serving.
-      const opening = setTimeout(() => void app.openStore().catch((err: unknown) => process.exit(reportFailure(err))), STORE_OPEN_DELAY_MS);
-      const stop = () => void app.close().finally(() => process.exit(0));
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-      await closed;
-      clearTimeout(opening);
-      // A session too short to have opened it still says when the store cannot open.
-      await app.openStore();
-      await app.close();
-      return 0;
-    }
+    case 'serve':
+      return values.http ? serveHttpUntilSignal(config, log, values) : serveStdioUntilEnd(config, log, reportFailure);
     case 'bundle': {
       // Loaded only for this command: stdio start-up stays as small as it can be.
-      const { runGateway } = await import('../bundling/index.js');
-      const gateway = await runGateway({
-        configPath: serversFileArgument({ positionals: positionals.slice(1), servers: values.servers, config: values.config }),
-        log,
-        ...(values.http ? { http: { port: parsePort(values.port), host: values.host ?? DEFAULT_HTTP_HOST } } : {}),
-      });
-      const stop = () => void gateway.close();
-      process.once('SIGTERM', stop);
-      process.once('SIGINT', stop);
-      await gateway.closed;
-      return 0;
+      const { bundleCommand } = await import('./bundle.js');
+      return bundleCommand(positionals.slice(1), values, log);
     }
     default:
       process.stderr.write(`Unknown command "${command}".\n${USAGE}\n`);
       return 2;
   }
-}
-
-function parsePort(raw: string | undefined): number {
-  const port = Number(raw ?? DEFAULT_HTTP_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('--port must be an integer from 0 to 65535');
-  return port;
-}
-
-/** HTTP mode: SIGTERM/SIGINT stop accepting, let in-flight sends finish, then close the store. */
-async function serveHttpUntilSignal(config: Config, log: Logger, values: { port?: string; host?: string }): Promise<number> {
-  const { assertBindable, serveHttp } = await import('../transports/http/listener.js');
-  const port = parsePort(values.port);
-  const host = values.host ?? DEFAULT_HTTP_HOST;
-  assertBindable(config, host);
-  const app = await createApp(config, log);
-  const http = await serveHttp(app, { host, port, allowedHosts: [...config.http.allowedHosts] }, log);
-  const signal = await new Promise<string>((resolve) => {
-    process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-  });
-  log.info('shutting down', { signal });
-  await http.close();
-  await app.close();
-  log.info('stopped');
-  return 0;
 }
 
 /** Says why the command failed, on stderr, and returns its exit code. */
