@@ -3,25 +3,18 @@
  * bytes for the same profile and configuration, in a fixed order (prompt caches depend on
  * it), with a schema hash per tool and a fingerprint per list.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { bannerTools } from './tools/banner-tools.js';
+import type { Tool } from '@modelcontextprotocol/server';
 import { PROFILES, type Config, type Profile } from '../config/config.js';
 import { notificationDef } from '../channels/send-union.js';
-import { getNotificationTool } from './tools/get-notification.js';
 import { describeApproval } from '../notification/approval-rules.js';
-import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema, type SendDeps } from './tools/send-notification.js';
-import type { ObjectToolSpec, ToolContext } from './tool-kit.js';
+import { objectTools as defaultObjectTools } from './tools/index.js';
+import { sendOutputSchema, sendTools } from './tools/send-notification.js';
+import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
 import { failureResult, invalidResult, okResult } from './tool-result.js';
-import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject } from '../union/index.js';
+import { schemaHash, toJsonSchema, toStrict, validateObject } from '../union/index.js';
 
-export interface CatalogEntry {
-  tool: Tool;
+export interface CatalogEntry extends ToolEntry {
   hash: string;
-  /**
-   * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
-   * nothing): always a result, a coded `isError` one for bad input, never a rejection.
-   */
-  call(args: unknown, ctx: ToolContext & { deps: SendDeps }): Promise<CallToolResult>;
 }
 
 export interface ProfileCatalog {
@@ -59,7 +52,7 @@ function wireTool(tool: Tool): Tool {
   return { ...tool, inputSchema: wireOrder(tool.inputSchema), ...(tool.outputSchema ? { outputSchema: wireOrder(tool.outputSchema) } : {}) };
 }
 
-function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry, 'hash'> {
+function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
   const input = toJsonSchema(spec.input.strict());
   return {
     tool: {
@@ -100,7 +93,7 @@ function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call
  */
 export function buildCatalog(
   config: Config,
-  objectTools: ObjectToolSpec[] = [getNotificationTool(config.channels), ...bannerTools],
+  objectTools: ObjectToolSpec[] = defaultObjectTools(config.channels),
   onBuilt?: (profile: Profile, built: ProfileCatalog) => void,
   prebuilt?: (profile: Profile) => PrebuiltList | undefined,
 ): Catalog {
@@ -111,18 +104,7 @@ export function buildCatalog(
       outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'],
     };
     const { def, outputSchema } = shared;
-    const sendEntries: Omit<CatalogEntry, 'hash'>[] = profileTools(def, profile).map((pt) => ({
-      tool: {
-        name: pt.name,
-        title: pt.title,
-        description: pt.description,
-        inputSchema: pt.inputSchema as Tool['inputSchema'],
-        outputSchema,
-        annotations: { title: pt.title, ...SEND_ANNOTATIONS },
-      },
-      call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),
-    }));
-    const entries = [...sendEntries, ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => {
+    const entries = [...sendTools(def, profile, outputSchema), ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => {
       const tool = wireTool(e.tool);
       return { tool, call: totalCall(tool.name, e.call), hash: schemaHash(tool) };
     });

@@ -6,10 +6,12 @@
  * union library shapes it (src/mcp/tools/send-notification.ts).
  */
 import type { z } from 'zod';
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { ConfiguredChannel } from '../channels/channel.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { ApprovalRequest, ApprovalRound } from '../notification/approval.js';
+import type { PipelineDeps } from '../notification/pipeline.js';
 import type { Store } from '../store/types.js';
 
 export interface ToolContext {
@@ -37,4 +39,17 @@ export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
   handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown>>;
+}
+
+/** The pipeline's dependencies, and the channels as configured (what a sent notification means). */
+export type SendDeps = PipelineDeps & { config: { channels: readonly ConfiguredChannel[] } };
+
+/** One tool as tools/list shows it under a profile, and how it answers tools/call. */
+export interface ToolEntry {
+  tool: Tool;
+  /**
+   * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
+   * nothing): always a result, a coded `isError` one for bad input, never a rejection.
+   */
+  call(args: unknown, ctx: ToolContext & { deps: SendDeps }): Promise<CallToolResult>;
 }

@@ -17,7 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp, type App } from '../../src/app.js';
-import { bannerTools } from '../../src/mcp/tools/banner-tools.js';
+import { bannerTools } from '../../src/mcp/tools/index.js';
 import { buildCatalog } from '../../src/mcp/catalog.js';
 import { loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/core/log.js';

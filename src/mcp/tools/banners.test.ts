@@ -11,7 +11,11 @@ import { silentLogger } from '../../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../../store/sqlite.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { errorResult } from '../tool-result.js';
-import { activeBanners, bannerTools, dismissBanner, listBanners, parseAudienceParam, showBanner } from './banner-tools.js';
+import { activeBanners, parseAudienceParam } from '../../banners/feed.js';
+import { dismissBanner } from './dismiss-banner.js';
+import { bannerTools } from './index.js';
+import { listBanners } from './list-banners.js';
+import { showBanner } from './show-banner.js';
 
 const DAY = 86_400_000;
 const T0 = Date.UTC(2026, 5, 1, 12);

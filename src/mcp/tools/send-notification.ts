@@ -2,15 +2,17 @@
  * send_notification as MCP tools: the union's profile tools, each validated against the
  * union (whatever shape the client saw) and handed to the pipeline.
  */
-import type { CallToolResult, ToolAnnotations } from '@modelcontextprotocol/server';
+import type { CallToolResult, Tool, ToolAnnotations } from '@modelcontextprotocol/server';
 import type { ConfiguredChannel } from '../../channels/channel.js';
 import { NotifyError, type ErrorCode } from '../../core/errors.js';
-import type { ToolContext } from '../tool-kit.js';
+import type { SendDeps, ToolContext, ToolEntry } from '../tool-kit.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
-import type { ProfileTool, UnionDef } from '../../union/index.js';
-import { canonicalJson, validateUnionCall } from '../../union/index.js';
+import type { ProfileTool, UnionDef, UnionProfile } from '../../union/index.js';
+import { canonicalJson, profileTools, validateUnionCall } from '../../union/index.js';
 import { ApprovalNeeded } from '../../notification/approval.js';
-import { sendNotification, type PipelineDeps } from '../../notification/pipeline.js';
+import { sendNotification } from '../../notification/pipeline.js';
+
+export type { SendDeps } from '../tool-kit.js';
 
 export const SEND_ANNOTATIONS: ToolAnnotations = {
   readOnlyHint: false,
@@ -65,8 +67,24 @@ const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set([
   'APPROVAL_DECLINED',
 ]);
 
-/** The pipeline's dependencies, and the channels as configured (what a sent notification means). */
-export type SendDeps = PipelineDeps & { config: { channels: readonly ConfiguredChannel[] } };
+/**
+ * The send tools of one profile: one `send_notification`, or one per channel, named and
+ * shaped by the union library; each call validated against the union whatever shape the
+ * client saw, then sent.
+ */
+export function sendTools(def: UnionDef, profile: UnionProfile, outputSchema: Tool['outputSchema']): ToolEntry[] {
+  return profileTools(def, profile).map((pt) => ({
+    tool: {
+      name: pt.name,
+      title: pt.title,
+      description: pt.description,
+      inputSchema: pt.inputSchema as Tool['inputSchema'],
+      outputSchema,
+      annotations: { title: pt.title, ...SEND_ANNOTATIONS },
+    },
+    call: (args, ctx) => callSendTool(def, pt, ctx.deps, args, ctx),
+  }));
+}
 
 export async function callSendTool(
   def: UnionDef,
