@@ -150,6 +150,16 @@ describe('approval step', () => {
     expect(provider.payloads).toEqual([]);
   });
 
+  it('does not remember a declined (or unanswerable) first contact: the next send asks again', async () => {
+    const d = await deps('first-contact');
+    const request = await question(send(d, SMS, { canAsk: true }));
+    expect((await refusal(send(d, SMS, { canAsk: true, previous: { grant: request.grant, answer: 'decline' } }))).code).toBe('APPROVAL_DECLINED');
+    expect((await refusal(send(d, SMS, { canAsk: false }))).code).toBe('APPROVAL_REQUIRED');
+    expect(await store.listContacts()).toEqual([]);
+    expect((await question(send(d, { ...SMS, body: 'Again' }, { canAsk: true }))).reasons).toEqual(['first-contact']);
+    expect(provider.payloads).toEqual([]);
+  });
+
   it('sends nothing on a decline, and records it', async () => {
     const d = await deps('all');
     const request = await question(send(d, SMS, { canAsk: true }));
