@@ -13,7 +13,8 @@ import { describeApproval } from './notification/approval-rules.js';
 import { callSendTool, SEND_ANNOTATIONS, sendOutputSchema } from './notification/tool.js';
 import type { PipelineDeps } from './notification/pipeline.js';
 import type { ObjectToolSpec, ToolContext } from './tool.js';
-import { failureResult, invalidResult, okResult } from './tool-result.js';
+import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
+import { unstorableRefusal } from './storable-text.js';
 import { profileTools, schemaHash, toJsonSchema, toStrict, validateObject } from './union/index.js';
 
 export interface CatalogEntry {
@@ -76,6 +77,9 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): Omit<CatalogEntry,
  */
 function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call'] {
   return async (args, ctx) => {
+    // Before any handler: a call whose record a store could not write must not reach a provider.
+    const unstorable = unstorableRefusal(args, ctx.client);
+    if (unstorable) return errorResult(unstorable);
     try {
       return await call(args, ctx);
     } catch (err) {
