@@ -51,6 +51,8 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   const manager = new BundleManager({
     log,
     serverIds: specs.keys(),
+    // Every served tool says which server it is from: an upstream's own text cannot.
+    tagAll: true,
     serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);

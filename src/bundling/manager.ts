@@ -37,6 +37,8 @@ export interface ManagerOptions extends DispatcherOptions {
    * registered no other can take its prefix (`<serverId>__…`).
    */
   serverIds?: Iterable<string>;
+  /** Tag every tool with its server, not only the prefixed ones (see `ReconcileOptions`). */
+  tagAll?: boolean;
 }
 
 /**
@@ -59,10 +61,12 @@ export class BundleManager {
   private pendingState: BundleState | undefined;
   private openTurns = 0;
   private readonly reserved: readonly string[];
+  private readonly tagAll: boolean;
 
   constructor(options: ManagerOptions) {
     this.log = options.log ?? silentLogger;
     this.reserved = [...(options.serverIds ?? [])];
+    this.tagAll = options.tagAll ?? false;
     this.callUpstream = options.callUpstream;
     this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs };
     this.applied = stateOf(reconcile([]));
@@ -109,7 +113,7 @@ export class BundleManager {
 
   /** Reconcile the registered servers; applied now, or at the end of the open turns. */
   rebuild(): void {
-    const next = stateOf(reconcile([...this.servers.values()], { reserve: this.reserved }));
+    const next = stateOf(reconcile([...this.servers.values()], { reserve: this.reserved, tagAll: this.tagAll }));
     const { collisions, renames } = next.reconciled.report;
     this.log.info('bundle rebuilt', {
       fingerprint: next.fingerprint,
