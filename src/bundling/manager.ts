@@ -11,6 +11,7 @@ import {
 import { listFingerprint } from './fingerprint.js';
 import { reconcile, reverseKey } from './reconcile.js';
 import { semanticSchemaHash } from './schema-hash.js';
+import { MAX_TOOL_DEPTH, nestsDeeperThan, toolLabel } from './tool-screen.js';
 import type { Reconciled, ServerBundle, Tool } from './types.js';
 
 export interface BundleState {
@@ -79,7 +80,14 @@ export class BundleManager {
    * fingerprint still changes, since the bytes served do).
    */
   register(serverId: string, tools: readonly Tool[], options: { label?: string } = {}): void {
+    const accepted: Tool[] = [];
     for (const tool of tools) {
+      // Hashing and serving walk the definition: one too deep to walk costs only itself.
+      if (nestsDeeperThan(tool, MAX_TOOL_DEPTH)) {
+        this.log.warn('bundle tool refused', { server: serverId, tool: toolLabel(tool), reason: `its definition nests deeper than ${MAX_TOOL_DEPTH} levels` });
+        continue;
+      }
+      accepted.push(tool);
       const hash = semanticSchemaHash(tool);
       const key = reverseKey(serverId, tool.name);
       const previous = this.knownHashes.get(key);
@@ -94,7 +102,7 @@ export class BundleManager {
       }
       this.knownHashes.set(key, hash);
     }
-    const bundle: ServerBundle = { serverId, tools: [...tools] };
+    const bundle: ServerBundle = { serverId, tools: accepted };
     if (options.label !== undefined) bundle.label = options.label;
     this.servers.set(serverId, bundle);
     this.rebuild();
