@@ -14,7 +14,7 @@ import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/log.js';
 import { serveHttp, type HttpHandle } from '../src/transports/http.js';
 import { ChildStdioTransport, cliEnv, tempDataDir } from './helpers/cli.js';
-import { assertBuilt, MODERN_VERSION, rawStdio } from './helpers/mcp-cli.js';
+import { assertBuilt, eraClient, MODERN_VERSION, rawStdio } from './helpers/mcp-cli.js';
 import { SseReader } from './helpers/sse.js';
 
 interface Served {
@@ -160,6 +160,15 @@ describe('the live feed gives each client its own share', () => {
       expect(answer.status).toBe(200);
       expect(answer.error).toMatchObject({ code: -32602, data: { code: 'TOO_LONG' } });
       expect(answer.error!.message).toMatch(/at most 32/);
+    }
+    // What an SDK client makes of it: a ProtocolError carrying the code.
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const sdk = eraClient('listener', 'modern');
+    await sdk.connect(new StreamableHTTPClientTransport(new URL(`${s.http.url}/mcp`)));
+    try {
+      await expect(sdk.listen({ resourceSubscriptions: uris('sdk', 33) })).rejects.toMatchObject({ code: -32602, data: { code: 'TOO_LONG' } });
+    } finally {
+      await sdk.close();
     }
     const held = [];
     for (let i = 0; i < 7; i++) {
