@@ -238,4 +238,31 @@ describe('over stdio', () => {
       await transport.close();
     }
   });
+
+  it('ends the watch of a listen the SDK answered: refused listens take no share', async () => {
+    assertBuilt();
+    const transport = new ChildStdioTransport([], cliEnv({ NOTIFY_DATA_DIR: tempDataDir() }));
+    try {
+      const rpc = await rawStdio(transport);
+      // No clientCapabilities: the SDK refuses each, 9 × 32 URIs, more than the share of 250.
+      const noCapabilities = { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION };
+      for (let i = 0; i < 9; i++) {
+        const refused = await rpc.request('subscriptions/listen', { notifications: { resourceSubscriptions: uris(`bad${i}x`, 32) }, _meta: noCapabilities });
+        expect(refused.error).toMatchObject({ code: -32602 });
+        expect(refused.error.data?.code).toBeUndefined();
+      }
+      const ack = new Promise<Record<string, any>>((resolve) => {
+        const previous = transport.onmessage;
+        transport.onmessage = (m) => {
+          previous?.(m);
+          if ((m as { method?: string }).method === 'notifications/subscriptions/acknowledged') resolve(m as Record<string, any>);
+        };
+      });
+      const answered = rpc.request('subscriptions/listen', { notifications: { resourceSubscriptions: uris('good', 32) }, _meta: META });
+      const first = await Promise.race([ack, answered]);
+      expect(first).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: uris('good', 32) } } });
+    } finally {
+      await transport.close();
+    }
+  });
 });
