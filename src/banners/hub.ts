@@ -170,7 +170,7 @@ export class BannerHub {
     return this.subscriptions.size;
   }
 
-  cursor(seq: number, tag: string): string {
+  private cursor(seq: number, tag: string): string {
     return `${this.epoch}-${seq}-${tag}`;
   }
 

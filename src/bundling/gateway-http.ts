@@ -10,12 +10,17 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../core/log.js';
 import { BodyTooLargeError, readBody } from '../transports/body.js';
+import { createHostPolicy, type HostPolicy } from '../transports/http/host-check.js';
 import { parseMessage, screenMessage } from '../transports/inbound.js';
 import { namesModernVersion } from '../transports/http/protocol-headers.js';
+import { SessionRegistry, type Session } from '../transports/http/sessions.js';
 import { sendWebResponse, toWebRequest } from '../transports/http/web-bridge.js';
 import { GatewayConfigError } from './errors.js';
 
 const MAX_BODY = 1024 * 1024;
+/** The caps of notify-mcp's own --http: open 2025-era sessions, and their idle time. */
+export const MAX_GATEWAY_SESSIONS = 1_000;
+export const GATEWAY_SESSION_IDLE_MS = 30 * 60_000;
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 /** The host to bind, or GatewayConfigError when it is not loopback. Accepts "[::1]". */
@@ -50,13 +55,27 @@ const text = (res: ServerResponse, status: number, body: string, headers: Record
  * Server each, so list_changed reaches each of them). The gateway has no authentication of
  * its own, so it binds loopback only and checks Host against DNS rebinding.
  */
+export interface GatewayHttpOptions {
+  port: number;
+  host: string;
+  /** Open 2025-era sessions at most; an initialize over it gets 503. Default 1,000. */
+  maxSessions?: number;
+  /** A session without an MCP request for this long is closed. Default 30 minutes. */
+  sessionIdleMs?: number;
+}
+
 export async function serveHttp(
-  options: { port: number; host: string },
+  options: GatewayHttpOptions,
   createMcpServer: (era: Era) => Server,
   log: Logger,
 ): Promise<HttpGateway> {
   const host = loopbackHost(options.host);
-  const sessions = new Map<string, { transport: WebStandardStreamableHTTPServerTransport; server: Server }>();
+  const maxSessions = options.maxSessions ?? MAX_GATEWAY_SESSIONS;
+  // The server's own registry: idle sessions are swept, closing one closes its Server once.
+  const sessions = new SessionRegistry({ idleMs: options.sessionIdleMs ?? GATEWAY_SESSION_IDLE_MS, log, onCountChange: () => {} });
+  /** Initializes answered but not yet registered: concurrent ones must not overshoot the cap. */
+  let opening = 0;
+  let policy: HostPolicy | undefined;
   const modern = createMcpHandler(({ era }) => createMcpServer(era), {
     legacy: 'reject',
     maxRequestBodySize: MAX_BODY,
@@ -67,9 +86,10 @@ export async function serveHttp(
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://placeholder');
     if (url.pathname !== '/mcp') return text(res, 404, 'not found');
-    const hostHeader = (req.headers.host ?? '').toLowerCase();
-    const allowedHosts = [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`];
-    if (!allowedHosts.includes(hostHeader)) return text(res, 403, 'forbidden host');
+    // DNS rebinding and pages of other origins: the server's own checks, for our address.
+    policy ??= createHostPolicy({ host, port });
+    if (!policy.hostAllowed(req.headers.host)) return text(res, 403, 'forbidden host');
+    if (!policy.originAllowed(req.headers.origin)) return text(res, 403, 'forbidden origin');
 
     let parsed: unknown;
     if (req.method === 'POST') {
@@ -95,25 +115,46 @@ export async function serveHttp(
 
     const sid = req.headers['mcp-session-id'];
     const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (existing) return sendWebResponse(res, await existing.transport.handleRequest(request, { parsedBody: parsed }));
+    if (existing) {
+      // An open GET stream does not keep a session alive; its MCP requests do.
+      if (req.method === 'GET') sessions.touch(existing);
+      else res.once('close', sessions.begin(existing));
+      return sendWebResponse(res, await existing.transport.handleRequest(request, { parsedBody: parsed }));
+    }
     if (sid !== undefined) return text(res, 404, 'unknown session');
     if (req.method !== 'POST') {
       return text(res, namesModernVersion(req.headers['mcp-protocol-version']) ? 405 : 400, 'POST an initialize request (2025-11-25) or a 2026-07-28 request', { Allow: 'POST' });
     }
     if (!isInitializeRequest(parsed)) return text(res, 400, 'no session: start with an initialize request');
+    if (sessions.size + opening >= maxSessions) {
+      return text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' });
+    }
+    opening++;
+    try {
+      await openSession(res, request, parsed);
+    } finally {
+      opening--;
+    }
+  };
 
+  const openSession = async (res: ServerResponse, request: Request, initialize: unknown): Promise<void> => {
     const server = createMcpServer('legacy');
+    let session: Session | undefined;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => void sessions.set(id, { transport, server }),
-      onsessionclosed: (id) => void sessions.delete(id),
+      onsessioninitialized: (id) => {
+        session = { id, server, transport, client: undefined, endpoint: '/mcp', open: 0, lastSeen: Date.now() };
+        sessions.add(session);
+        res.once('close', sessions.begin(session));
+      },
+      onsessionclosed: (id) => void sessions.close(id, 'deleted'),
     });
     transport.onclose = () => {
-      if (transport.sessionId) sessions.delete(transport.sessionId);
+      if (transport.sessionId) void sessions.close(transport.sessionId, 'transport closed');
     };
     await server.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody: parsed });
-    if (!transport.sessionId) await server.close();
+    const response = await transport.handleRequest(request, { parsedBody: initialize });
+    if (!session) await server.close();
     await sendWebResponse(res, response);
   };
 
@@ -135,7 +176,7 @@ export async function serveHttp(
     url: `http://${urlHost}:${port}/mcp`,
     toolsChanged: () => {
       modern.notify.toolsChanged();
-      for (const { server } of sessions.values()) {
+      for (const { server } of sessions.all()) {
         server.sendToolListChanged().catch((err: unknown) => {
           log.warn('bundle list_changed not delivered', { error: err instanceof Error ? err.message : String(err) });
         });
@@ -143,8 +184,7 @@ export async function serveHttp(
     },
     close: async () => {
       await modern.close();
-      await Promise.all([...sessions.values()].map((s) => s.server.close().catch(() => {})));
-      sessions.clear();
+      await sessions.closeAll('shutdown');
       http.closeAllConnections();
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },

@@ -15,8 +15,8 @@ export function createGatewayServer(manager: BundleManager): Server {
   const server = new Server(GATEWAY_INFO, {
     capabilities: { tools: { listChanged: true } },
     instructions:
-      'Tools of several MCP servers. Names offered by more than one server are prefixed ' +
-      '<server>__ and their descriptions start with [<server>].',
+      'Tools of several MCP servers. Each description starts with [<server>], the server the ' +
+      'tool comes from; names offered by more than one server are prefixed <server>__.',
     // The list is the same for every caller but follows the upstreams: a client re-lists
     // rather than trusting a cached copy (list_changed says when).
     cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'public' }, 'server/discover': { ttlMs: 0, cacheScope: 'public' } },

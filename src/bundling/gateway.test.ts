@@ -117,4 +117,64 @@ describe('runGateway (in process)', () => {
       await gateway.close();
     }
   });
+
+  it('refuses a request from a page of another origin, as notify-mcp --http does', async () => {
+    const gateway = await runGateway({ configPath, log: silentLogger, http: { host: '127.0.0.1', port: 0 } });
+    try {
+      const url = gateway.http!.url;
+      const post = (origin?: string) =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(origin ? { Origin: origin } : {}) },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+        });
+      for (const origin of ['https://evil.example', 'http://127.0.0.1:1', 'null', `http://evil.example:${gateway.http!.port}`]) {
+        const res = await post(origin);
+        expect(res.status, origin).toBe(403);
+        expect(await res.text()).toBe('forbidden origin');
+      }
+      for (const origin of [undefined, `http://127.0.0.1:${gateway.http!.port}`, `http://localhost:${gateway.http!.port}`]) {
+        const res = await post(origin);
+        await res.text();
+        expect(res.status, origin).toBe(200);
+        expect(res.headers.get('mcp-session-id')).toBeTruthy();
+      }
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('caps open 2025-era sessions and closes idle ones, with the server\'s own session registry', async () => {
+    const gateway = await runGateway({ configPath, log: silentLogger, http: { host: '127.0.0.1', port: 0, maxSessions: 3, sessionIdleMs: 1 } });
+    try {
+      const url = gateway.http!.url;
+      const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const initialize = async () => {
+        const res = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+        });
+        await res.text();
+        return { status: res.status, id: res.headers.get('mcp-session-id') };
+      };
+      const opened = await Promise.all([initialize(), initialize(), initialize(), initialize(), initialize()]);
+      expect(opened.map((o) => o.status).sort()).toEqual([200, 200, 200, 503, 503]);
+      // Idle past the bound: swept, and the id is unknown from then on.
+      const id = opened.find((o) => o.id)!.id!;
+      const deadline = Date.now() + 15_000;
+      let status = 0;
+      while (Date.now() < deadline) {
+        const res = await fetch(url, { method: 'POST', headers: { ...headers, 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+        await res.text();
+        status = res.status;
+        if (status === 404) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(status).toBe(404);
+      expect((await initialize()).status).toBe(200);
+    } finally {
+      await gateway.close();
+    }
+  });
 });

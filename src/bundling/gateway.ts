@@ -6,7 +6,7 @@ import { MAX_BODY_BYTES } from '../transports/body.js';
 import { StdioWire } from '../transports/stdio/stdio-wire.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
-import { loopbackHost, serveHttp, type HttpGateway } from './gateway-http.js';
+import { loopbackHost, serveHttp, type GatewayHttpOptions, type HttpGateway } from './gateway-http.js';
 import { BundleManager } from './manager.js';
 import { loadServersConfig } from './servers-config.js';
 import { DEFAULT_BACKOFF, Upstream, type BackoffOptions } from './upstream.js';
@@ -15,7 +15,7 @@ export interface GatewayOptions {
   /** The `mcpServers` JSON file. */
   configPath: string;
   /** Serve Streamable HTTP at `/mcp` on this address (loopback only) instead of stdio. */
-  http?: { port: number; host: string };
+  http?: GatewayHttpOptions;
   log: Logger;
   /** stdio mode: defaults to process.stdin / process.stdout. */
   stdin?: Readable;
@@ -51,6 +51,8 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   const manager = new BundleManager({
     log,
     serverIds: specs.keys(),
+    // Every served tool says which server it is from: an upstream's own text cannot.
+    tagAll: true,
     serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);

@@ -15,7 +15,7 @@ export type {
   ToolTarget,
 } from './types.js';
 export { TOOL_NAME_PATTERN, MAX_TOOL_NAME, isLegalToolName } from './names.js';
-export { provenanceTag, tagDescription, INLINE_TAG_MAX } from './provenance.js';
+export { provenanceTag, tagDescription, neutralizeTags, provenanceText, INLINE_TAG_MAX } from './provenance.js';
 export { schemaHash, canonicalJson } from '../union/schema-hash.js';
 export { semanticSchemaHash } from './schema-hash.js';
 export { listFingerprint } from './fingerprint.js';

@@ -202,6 +202,24 @@ describe('BundleManager', () => {
   });
 });
 
+describe('BundleManager: a tool too deep to hash', () => {
+  it('refuses only that tool, with a logged reason, and keeps the server\'s other tools', () => {
+    const { lines, log } = captureLog();
+    const m = new BundleManager({ ...echoUpstream(), log });
+    type Schema = NonNullable<Tool['inputSchema']['properties']>[string];
+    let schema: Schema = { type: 'string' };
+    for (let i = 0; i < 10_000; i++) schema = { not: schema };
+    m.register('evil', [tool('deep', { x: schema }), tool('echo')]);
+    expect(m.current.reconciled.tools.map((t) => t.name)).toEqual(['echo']);
+    expect(lines.find((l) => l.msg === 'bundle tool refused')).toMatchObject({ level: 'warn', server: 'evil', tool: 'deep', reason: expect.stringMatching(/deeper than 64 levels/) });
+    // A schema as deep as the bound is served.
+    let ok: Schema = { type: 'string' };
+    for (let i = 0; i < 50; i++) ok = { not: ok };
+    m.register('evil', [tool('deep', { x: ok }), tool('echo')]);
+    expect(m.current.reconciled.tools.map((t) => t.name)).toEqual(['deep', 'echo']);
+  });
+});
+
 describe('createDispatcher (through the manager)', () => {
   it('routes to the original name with the arguments untouched', async () => {
     const seen: unknown[] = [];

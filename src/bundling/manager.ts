@@ -11,6 +11,7 @@ import {
 import { listFingerprint } from './fingerprint.js';
 import { reconcile, reverseKey } from './reconcile.js';
 import { semanticSchemaHash } from './schema-hash.js';
+import { MAX_TOOL_DEPTH, nestsDeeperThan, toolLabel } from './tool-screen.js';
 import type { Reconciled, ServerBundle, Tool } from './types.js';
 
 export interface BundleState {
@@ -37,6 +38,8 @@ export interface ManagerOptions extends DispatcherOptions {
    * registered no other can take its prefix (`<serverId>__…`).
    */
   serverIds?: Iterable<string>;
+  /** Tag every tool with its server, not only the prefixed ones (see `ReconcileOptions`). */
+  tagAll?: boolean;
 }
 
 /**
@@ -59,10 +62,12 @@ export class BundleManager {
   private pendingState: BundleState | undefined;
   private openTurns = 0;
   private readonly reserved: readonly string[];
+  private readonly tagAll: boolean;
 
   constructor(options: ManagerOptions) {
     this.log = options.log ?? silentLogger;
     this.reserved = [...(options.serverIds ?? [])];
+    this.tagAll = options.tagAll ?? false;
     this.callUpstream = options.callUpstream;
     this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs };
     this.applied = stateOf(reconcile([]));
@@ -75,7 +80,14 @@ export class BundleManager {
    * fingerprint still changes, since the bytes served do).
    */
   register(serverId: string, tools: readonly Tool[], options: { label?: string } = {}): void {
+    const accepted: Tool[] = [];
     for (const tool of tools) {
+      // Hashing and serving walk the definition: one too deep to walk costs only itself.
+      if (nestsDeeperThan(tool, MAX_TOOL_DEPTH)) {
+        this.log.warn('bundle tool refused', { server: serverId, tool: toolLabel(tool), reason: `its definition nests deeper than ${MAX_TOOL_DEPTH} levels` });
+        continue;
+      }
+      accepted.push(tool);
       const hash = semanticSchemaHash(tool);
       const key = reverseKey(serverId, tool.name);
       const previous = this.knownHashes.get(key);
@@ -90,7 +102,7 @@ export class BundleManager {
       }
       this.knownHashes.set(key, hash);
     }
-    const bundle: ServerBundle = { serverId, tools: [...tools] };
+    const bundle: ServerBundle = { serverId, tools: accepted };
     if (options.label !== undefined) bundle.label = options.label;
     this.servers.set(serverId, bundle);
     this.rebuild();
@@ -109,7 +121,7 @@ export class BundleManager {
 
   /** Reconcile the registered servers; applied now, or at the end of the open turns. */
   rebuild(): void {
-    const next = stateOf(reconcile([...this.servers.values()], { reserve: this.reserved }));
+    const next = stateOf(reconcile([...this.servers.values()], { reserve: this.reserved, tagAll: this.tagAll }));
     const { collisions, renames } = next.reconciled.report;
     this.log.info('bundle rebuilt', {
       fingerprint: next.fingerprint,

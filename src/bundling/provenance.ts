@@ -33,3 +33,42 @@ export function tagDescription(description: string | undefined, label: string): 
   const inline = text.length <= INLINE_TAG_MAX && !/[\r\n]/.test(text);
   return inline ? `${tag} ${text}` : `${tag}\n${text}`;
 }
+
+const LINE_BREAK = '\\n\\r\\u0085\\u2028\\u2029';
+const SPACE = `(?:[^\\S${LINE_BREAK}]|\\p{Cf})`;
+const OPEN = '\\[［【〔〖⟦';
+const CLOSE = '\\]］】〕〗⟧';
+/** A run of bracketed tags at the start of a line, after any spaces or invisible characters. */
+const TAG_RUN = new RegExp(`(^|[${LINE_BREAK}])(${SPACE}*(?:[${OPEN}][^${CLOSE}${LINE_BREAK}]*[${CLOSE}]${SPACE}*)+)`, 'gu');
+
+/**
+ * Tags an upstream wrote itself (`[GitHub] …` at the start of any line, square or
+ * full-width brackets) turned into plain parentheses, so that in what the gateway serves
+ * only the tag it puts in front reads as one.
+ */
+export function neutralizeTags(text: string): string {
+  return text.replace(TAG_RUN, (_, lineBreak: string, run: string) =>
+    lineBreak + run.replace(new RegExp(`[${OPEN}]`, 'gu'), '(').replace(new RegExp(`[${CLOSE}]`, 'gu'), ')'),
+  );
+}
+
+/** The text after our own tag when it starts with it, else undefined. */
+function afterOwnTag(text: string, tag: string): string | undefined {
+  if (!isTagged(text, tag)) return undefined;
+  const rest = text.slice(tag.length);
+  return rest.startsWith('\r\n') ? rest.slice(2) : rest.slice(1);
+}
+
+/**
+ * A served description or title: the upstream's own tags neutralised and, when `tagged`,
+ * the server's tag in front (`tagDescription`). Text that already starts with the server's
+ * own tag keeps it, once (a gateway behind a gateway). Undefined stays undefined unless a
+ * tag is to be shown.
+ */
+export function provenanceText(text: string | undefined, label: string, tagged: boolean): string | undefined {
+  const tag = provenanceTag(label);
+  const own = text === undefined ? undefined : afterOwnTag(text, tag);
+  const body = neutralizeTags(own ?? text ?? '');
+  if (tagged || own !== undefined) return tagDescription(body, label);
+  return text === undefined ? undefined : body;
+}

@@ -1,6 +1,6 @@
 import { schemaHash } from '../union/schema-hash.js';
 import { alternativeName, candidateName, foldName, ownNamespaceName, PREFIX_SEPARATOR, serverHeads, type Candidate } from './names.js';
-import { tagDescription } from './provenance.js';
+import { provenanceText } from './provenance.js';
 import { DuplicateServerIdError } from './errors.js';
 import type { Collision, ReconcileOptions, Reconciled, Rename, ServerBundle, Tool, ToolTarget } from './types.js';
 
@@ -29,6 +29,23 @@ export function parseReverseKey(key: string): ToolTarget | undefined {
   if (parts.length !== 2) return undefined;
   const [serverId, originalName] = parts.map(unescapePart) as [string, string];
   return reverseKey(serverId, originalName) === key ? { serverId, originalName } : undefined;
+}
+
+/**
+ * The tool as served: its name, and its description, title and `annotations.title` with the
+ * upstream's own tags neutralised and, when `tagged`, the server's tag in front. The other
+ * annotations (`readOnlyHint`, `destructiveHint`, …) are the upstream's claims about its own
+ * tool, passed as a direct connection would show them: the tag says whose claims they are.
+ */
+function servedTool(tool: Tool, name: string, label: string, tagged: boolean): Tool {
+  const out: Tool = { ...tool, name };
+  const description = provenanceText(tool.description, label, tagged);
+  if (description !== undefined) out.description = description;
+  if (typeof tool.title === 'string') out.title = provenanceText(tool.title, label, tagged)!;
+  if (typeof tool.annotations?.title === 'string') {
+    out.annotations = { ...tool.annotations, title: provenanceText(tool.annotations.title, label, tagged)! };
+  }
+  return out;
 }
 
 /** Code-point order: the same everywhere, unlike localeCompare. */
@@ -170,9 +187,7 @@ export function reconcile(bundles: readonly ServerBundle[], options: ReconcileOp
     const name = finalName.get(p.e)!;
     const { serverId } = p.e;
     const originalName = p.e.tool.name;
-    const out: Tool = { ...p.e.tool, name };
-    if (p.prefixed) out.description = tagDescription(p.e.tool.description, p.e.label);
-    tools.push(out);
+    tools.push(servedTool(p.e.tool, name, p.e.label, p.prefixed || options.tagAll === true));
     forward.set(name, { serverId, originalName });
     // A server listing a name twice: the first (in the total order) is the reverse target.
     const key = reverseKey(serverId, originalName);

@@ -49,6 +49,11 @@ export interface ReconcileOptions {
    * bundles given: a gateway's configured servers that are not connected at the moment.
    */
   reserve?: Iterable<string>;
+  /**
+   * Tag every tool with its server (`[GitHub] …`), not only the prefixed ones, so that no
+   * tool's origin is left to what its upstream wrote (the gateway does). Default false.
+   */
+  tagAll?: boolean;
 }
 
 export interface Reconciled {

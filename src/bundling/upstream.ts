@@ -5,6 +5,8 @@ import type { Logger } from '../core/log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { isStdioSpec, type UpstreamSpec } from './servers-config.js';
+import { boundedFetch, MAX_UPSTREAM_MESSAGE_BYTES, type UpstreamMessageTooLargeError } from './upstream-http.js';
+import { screenIncomingToolLists } from './tool-screen.js';
 import { BoundedLineSplitter, MAX_STDERR_LINE, upstreamStderrLine } from './upstream-stderr.js';
 
 export interface BackoffOptions {
@@ -139,7 +141,12 @@ export class Upstream {
       },
     });
     this.client = client;
-    const transport = this.createTransport();
+    const transport = this.createTransport((error) => {
+      if (gen !== this.generation) return;
+      this.log.warn('upstream message refused', { error: error.message });
+      this.lost('message over the bound');
+    });
+    screenIncomingToolLists(transport, (tool, reason) => this.log.warn('upstream tool refused', { tool, reason }));
     client.onclose = () => {
       if (gen === this.generation) this.lost('connection closed');
     };
@@ -161,7 +168,7 @@ export class Upstream {
     }
   }
 
-  private createTransport(): Transport {
+  private createTransport(onTooLarge: (error: UpstreamMessageTooLargeError) => void): Transport {
     if (isStdioSpec(this.spec)) {
       const transport = new StdioClientTransport({
         command: this.spec.command,
@@ -171,6 +178,7 @@ export class Upstream {
         // Piped, never inherited: its lines become our JSON log lines on stderr, and
         // nothing of it can reach our stdout (the JSON-RPC channel).
         stderr: 'pipe',
+        maxBufferSize: MAX_UPSTREAM_MESSAGE_BYTES,
       });
       const stderr = transport.stderr as Readable | null;
       if (stderr) {
@@ -186,6 +194,7 @@ export class Upstream {
     }
     return new StreamableHTTPClientTransport(new URL(this.spec.url), {
       requestInit: { headers: this.spec.headers },
+      fetch: boundedFetch({ maxBytes: MAX_UPSTREAM_MESSAGE_BYTES, onTooLarge }),
     });
   }
 

@@ -6,11 +6,12 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import { PROFILES, type Config, type Profile } from '../config/config.js';
 import { notificationDef } from '../channels/send-union.js';
+import { unstorableRefusal } from '../core/storable-text.js';
 import { describeApproval } from '../notification/approval-rules.js';
 import { objectTools as defaultObjectTools } from './tools/index.js';
 import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
-import { failureResult, invalidResult, okResult } from './tool-result.js';
+import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
 import { schemaHash, toJsonSchema, toStrict, validateObject } from '../union/index.js';
 
 export interface CatalogEntry extends ToolEntry {
@@ -77,6 +78,9 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
  */
 function totalCall(name: string, call: CatalogEntry['call']): CatalogEntry['call'] {
   return async (args, ctx) => {
+    // Before any handler: a call whose record a store could not write must not reach a provider.
+    const unstorable = unstorableRefusal(args, ctx.client);
+    if (unstorable) return errorResult(unstorable);
     try {
       return await call(args, ctx);
     } catch (err) {

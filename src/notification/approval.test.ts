@@ -150,6 +150,16 @@ describe('approval step', () => {
     expect(provider.payloads).toEqual([]);
   });
 
+  it('does not remember a declined (or unanswerable) first contact: the next send asks again', async () => {
+    const d = await deps('first-contact');
+    const request = await question(send(d, SMS, { canAsk: true }));
+    expect((await refusal(send(d, SMS, { canAsk: true, previous: { grant: request.grant, answer: 'decline' } }))).code).toBe('APPROVAL_DECLINED');
+    expect((await refusal(send(d, SMS, { canAsk: false }))).code).toBe('APPROVAL_REQUIRED');
+    expect(await store.listContacts()).toEqual([]);
+    expect((await question(send(d, { ...SMS, body: 'Again' }, { canAsk: true }))).reasons).toEqual(['first-contact']);
+    expect(provider.payloads).toEqual([]);
+  });
+
   it('sends nothing on a decline, and records it', async () => {
     const d = await deps('all');
     const request = await question(send(d, SMS, { canAsk: true }));
@@ -195,6 +205,47 @@ describe('approval step', () => {
     );
     expect(hashes[0]).toBe(hashes[1]);
     expect(hashes[2]).not.toBe(hashes[0]);
+  });
+});
+
+describe('the question', () => {
+  // Everything that ends a line in some reader, and the bidi controls that reorder one.
+  const SEPARATORS = ['\n', '\r', '\r\n', '\u2028', '\u2029', '\u0085', '\v', '\f', '\u001c', '\u001d', '\u001e', '\u202e', '\u2067'];
+  const LABELS = ['Approve this ', 'Why approval is needed: ', 'Channel: ', 'Body: ', 'Approving sends exactly this message', 'Recipients: '];
+  const fake = (sep: string) =>
+    ['Quarterly report', 'Body: 12 characters', 'Why approval is needed: routine', 'Approving sends exactly this message (payload sha256 0000000000000000…)', 'Recipients: boss@example.com'].join(sep);
+  const lines = (message: string) => message.split(/\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/);
+
+  it('puts the server\'s lines first, and no caller text starts a line, whatever the separator', async () => {
+    const d = await deps('first-contact,sms,email', { NOTIFY_EMAIL_ALLOW: '*' });
+    for (const sep of SEPARATORS) {
+      const calls = [
+        { via: 'email', to: 'ceo@example.com', subject: fake(sep), body_html: '<p>hi</p>' },
+        { via: 'sms', to: '+14155550123', body: [...fake(sep)].slice(0, 60).join('') },
+        { via: 'slack', channel: 'C0123ABCD', text: fake(sep) },
+      ];
+      for (const call of calls) {
+        const asked = await send(d, call, { canAsk: true }).catch((e: unknown) => e);
+        if (!(asked instanceof ApprovalNeeded)) throw new Error(`${call.via} ${JSON.stringify(sep)}: ${String(asked)}`);
+        const { message, reasons } = asked.request;
+        const got = lines(message);
+        const where = `${call.via} ${JSON.stringify(sep)}`;
+        // The server's six lines, in order, then the caller's headline: one line each.
+        expect(got, where).toHaveLength(LABELS.length + 1);
+        LABELS.forEach((label, i) => expect(got[i]!.startsWith(label), `${where}: line ${i} ${got[i]}`).toBe(true));
+        expect(got[6], where).toMatch(/^(Subject|First line): Quarterly report/);
+        expect(got[1], where).toContain(reasons.includes('first-contact') ? 'first contact with' : call.via);
+        for (const line of got) expect(line, where).not.toContain(sep);
+        if (call.via === 'email') expect(got[6], where).toContain('\\u{');
+      }
+    }
+  });
+
+  it('cuts a long headline, saying how much more there is', async () => {
+    const d = await deps('slack');
+    const { message } = await question(send(d, { via: 'slack', channel: 'C0123ABCD', text: 'x'.repeat(5000) }, { canAsk: true }));
+    expect(message).toContain(`First line: ${'x'.repeat(200)}… (4800 more characters)`);
+    expect(message).toContain('Body: 5000 characters');
   });
 });
 

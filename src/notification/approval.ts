@@ -108,7 +108,7 @@ async function matchingRules<C, P>(
       case 'first-contact': {
         const known = await deps.store.knownContacts(channel.name, recipients);
         firstContacts = recipients.filter((r) => !known.has(r));
-        if (firstContacts.length > 0) reason = `first contact with ${firstContacts.join(', ')} (${name})`;
+        if (firstContacts.length > 0) reason = `first contact with ${firstContacts.map((r) => callerText(r)).join(', ')} (${name})`;
         break;
       }
     }
@@ -120,16 +120,40 @@ async function matchingRules<C, P>(
   return { names, why, firstContacts };
 }
 
+/** How much of a caller's headline the question quotes (a Slack first line may run to 40,000 characters). */
+const HEADLINE_CHARS = 200;
+/**
+ * Every character that can end a line somewhere (LF, CR, VT, FF, NEL, U+2028, U+2029), every
+ * other control character, and the bidi controls that reorder what a person reads.
+ */
+const UNSAFE_IN_LINE = /[\p{Cc}\u2028\u2029\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
+
+/**
+ * Caller text as part of one line of the question: each unsafe character is written as its
+ * code point (`\u{A}`), so caller text can never start a line of its own, nor look like one
+ * of the server's, whatever the separator. Cut to `max` characters, saying how many more.
+ */
+export function callerText(text: string, max = Number.POSITIVE_INFINITY): string {
+  const chars = [...text];
+  const kept = chars.length > max ? chars.slice(0, max).join('') : text;
+  const shown = kept.replace(UNSAFE_IN_LINE, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
+  return chars.length > max ? `${shown}… (${chars.length - max} more characters)` : shown;
+}
+
+/**
+ * The server's own lines (what is asked, why, sizes, the hash) come first; caller text
+ * follows, each field on one line after its label, through callerText.
+ */
 function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[], grant: ApprovalGrant): string {
   const { headline, headlineLabel, body } = channel.summary(call);
   return [
     `Approve this ${channel.name} notification? Nothing is sent unless you approve.`,
-    `Channel: ${channel.name}`,
-    `Recipients: ${channel.recipients(call).join(', ')}`,
-    `${headlineLabel}: ${headline}`,
-    `Body: ${body.length} characters`,
     `Why approval is needed: ${why.join('; ')}`,
+    `Channel: ${channel.name}`,
+    `Body: ${[...body].length} characters`,
     `Approving sends exactly this message (payload sha256 ${grant.payload_sha256.slice(0, 16)}…); a changed message asks again.`,
+    `Recipients: ${channel.recipients(call).map((r) => callerText(r)).join(', ')}`,
+    `${headlineLabel}: ${callerText(headline, HEADLINE_CHARS)}`,
   ].join('\n');
 }
 

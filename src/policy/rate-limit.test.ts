@@ -107,7 +107,8 @@ describe('createRateGate', () => {
     await refusal(gate.check('c', 'sms', 2));
   });
 
-  it('is shared by two gates on one store file, as two processes would be', async () => {
+  // Two connections in one process; two real processes are test/store/rate-limit-multiprocess.test.ts.
+  it("is shared by two gates on two connections to one store file: the count is the store's, not a gate's", async () => {
     const other = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
     try {
       const limits = [{ via: 'sms', limit: 3, windowMs: H }];

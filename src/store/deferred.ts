@@ -34,6 +34,7 @@ const METHODS = [
   'getBanner',
   'findActiveBannerByDedupe',
   'dismissBanner',
+  'endBanner',
   'listBanners',
   'bannersVersion',
   'holdReceipt',

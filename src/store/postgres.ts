@@ -586,6 +586,13 @@ export class PostgresStore implements Store {
     return this.getBanner(id);
   }
 
+  async endBanner(id: string, now: number): Promise<{ banner: BannerRecord; dismissed: boolean } | null> {
+    const claimed = await this.pool.query(`UPDATE banners SET dismissed_at = $2 WHERE id = $1 AND ${bannerStatusSql('active', '$2')}`, [id, now]);
+    // Read after the claim: what stops a banner being active (dismissal, expiry) is final.
+    const banner = await this.getBanner(id);
+    return banner ? { banner, dismissed: (claimed.rowCount ?? 0) > 0 } : null;
+  }
+
   async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
     const params: unknown[] = [query.now, query.limit ?? null];
     const status = query.status !== undefined ? `AND ${bannerStatusSql(query.status, '$1')}` : '';

@@ -424,6 +424,13 @@ export class SqliteStore implements Store {
     return this.getBanner(id);
   }
 
+  async endBanner(id: string, now: number): Promise<{ banner: BannerRecord; dismissed: boolean } | null> {
+    const dismissed = this.statement(`UPDATE banners SET dismissed_at = @now WHERE id = @id AND ${bannerStatusSql('active', '@now')}`).run({ id, now }).changes > 0;
+    // Read after the claim: what stops a banner being active (dismissal, expiry) is final.
+    const banner = await this.getBanner(id);
+    return banner ? { banner, dismissed } : null;
+  }
+
   async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
     const limit = query.limit ?? -1;
     if (query.audiences !== undefined) return this.listBannersByAudience([...new Set(query.audiences)], query.status, query.now, limit);

@@ -292,6 +292,12 @@ export interface Store {
   findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null>;
   /** Sets dismissed_at if unset; returns the banner as it is after the call. */
   dismissBanner(id: string, now: number): Promise<BannerRecord | null>;
+  /**
+   * Dismisses the banner if it is active at `now`, in one statement, so racing callers learn
+   * from it alone which of them dismissed it (`dismissed`); then the banner as it is (null:
+   * no such banner). A banner not active stays as it was: dismissed already, or expired.
+   */
+  endBanner(id: string, now: number): Promise<{ banner: BannerRecord; dismissed: boolean } | null>;
   /** Banners for any of `audiences` (all when omitted) in `status` (all when omitted), newest first. */
   listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]>;
   /**

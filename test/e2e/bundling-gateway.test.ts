@@ -166,7 +166,9 @@ describe.each(ERAS)('notify-mcp bundle gateway (stdio, real upstreams, %s client
     const desc = (n: string) => tools.find((t) => t.name === n)!.description!;
     expect(desc('ev-a__echo')).toMatch(/^\[Everything A\] /);
     expect(desc('ev-b__echo')).toMatch(/^\[ev-b\] /);
-    expect(desc('read_graph')).not.toMatch(/^\[/);
+    // Every tool says its server, colliding or not: an upstream's own text cannot.
+    expect(desc('read_graph')).toMatch(/^\[memory\][ \n]/);
+    for (const t of tools) expect(t.description).toMatch(/^\[(Everything A|ev-b|memory|notify)\]/);
     // Same list twice: deterministic.
     expect(await names()).toEqual(all);
     // Upstream stderr went into our JSON log (stderr), not to the client's stdout: notify-mcp's

@@ -51,8 +51,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function connect(era: Era, who: Who): Promise<Client> {
-  const client = eraClient(`status-${who}`, era);
+/** A client of `who`'s token; its clientInfo name is its own unless `name` says otherwise. */
+async function connect(era: Era, who: Who, name = `status-${who}`): Promise<Client> {
+  const client = eraClient(name, era);
   await client.connect(
     new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS[who]}` } } }),
   );
@@ -179,6 +180,27 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
 
     expect(await statusOf(ops, sent.id)).toMatchObject({ id: sent.id, status: 'sent', via: 'sms' });
     expect(await statusOf(alice, sent.id)).toMatchObject({ id: sent.id, status: 'sent' });
+  });
+
+  it('a non-operator token whose clientInfo name is an operator\'s gets no operator rights', async () => {
+    const [alice, ops] = await Promise.all([connect(era, 'alice'), connect(era, 'ops')]);
+    const fromAlice = await sendSms(alice, `impostor e2e ${era} (alice)`);
+    const fromOps = await sendSms(ops, `impostor e2e ${era} (ops)`);
+    const unknownId = 'ntf_' + 'e'.repeat(32);
+    // Bob's token, named as the operator's token client and as the operator's own clientInfo.
+    for (const name of ['ops', 'status-ops']) {
+      const impostor = await connect(era, 'bob', name);
+      const unknown = errorOf(await getNotification(impostor, unknownId));
+      expect(unknown.code).toBe('NOT_FOUND');
+      for (const sent of [fromAlice, fromOps]) {
+        const theirs = errorOf(await getNotification(impostor, sent.id));
+        expect(theirs.code, `bob named ${name} read ${sent.id}`).toBe('NOT_FOUND');
+        expect(theirs.message.replace(sent.id, '<id>')).toBe(unknown.message.replace(unknownId, '<id>'));
+      }
+    }
+    // The operator's own token still reads both.
+    expect(await statusOf(ops, fromAlice.id)).toMatchObject({ id: fromAlice.id, status: 'sent' });
+    expect(await statusOf(ops, fromOps.id)).toMatchObject({ id: fromOps.id, status: 'sent' });
   });
 });
 

@@ -23,14 +23,22 @@ async function probe(): Promise<string | null> {
 
 /**
  * Null when PostgreSQL answers; otherwise why a suite skips (reported on stderr). Throws
- * when DATABASE_URL is set and the server does not answer.
+ * when DATABASE_URL is set or CI=true (CI starts PostgreSQL: a server that does not answer
+ * there is a broken setup, never a green skip) and the server does not answer.
  */
-export async function postgresSkipReason(suite: string): Promise<string | null> {
-  const unavailable = await probe();
+export async function postgresSkipReason(
+  suite: string,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  answer: () => Promise<string | null> = probe,
+): Promise<string | null> {
+  const unavailable = await answer();
   if (unavailable === null) return null;
   const where = PG_URL.replace(/:[^:@/]*@/, ':***@');
-  if (process.env.DATABASE_URL) {
+  if (env.DATABASE_URL) {
     throw new Error(`${suite}: DATABASE_URL is set but PostgreSQL at ${where} does not answer (${unavailable}); failing instead of skipping`);
+  }
+  if (env.CI === 'true') {
+    throw new Error(`${suite}: PostgreSQL at ${where} does not answer (${unavailable}) in CI, which must start it; failing instead of skipping`);
   }
   // Said loudly: a skipped suite must not pass for a green one.
   const reason = `PostgreSQL at ${where} does not answer (${unavailable}); set DATABASE_URL to require it`;

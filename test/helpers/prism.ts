@@ -1,6 +1,8 @@
 /**
- * Prism serving the vendors' own API descriptions (../shared/provider-specs) on a free
- * loopback port. One Prism per spec per test file: each takes about 5 s to start.
+ * Prism serving the vendors' own API descriptions (test/fixtures/provider-specs, vendored
+ * unmodified) on a free loopback port. One Prism per spec per test file: each takes about
+ * 5 s to start. Without the specs or Prism a suite skips and says so on stderr; in CI
+ * (CI=true) it fails instead, as the browser suites do.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -10,16 +12,28 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const specsDir = path.resolve(repoRoot, '../shared/provider-specs');
+export const specsDir = path.join(repoRoot, 'test/fixtures/provider-specs');
 const prismCli = path.join(repoRoot, 'node_modules/@stoplight/prism-cli/dist/index.js');
 
-/** Why the Prism contract tests cannot run here, or undefined when they can. */
-export function prismUnavailableReason(): string | undefined {
-  if (!existsSync(path.join(specsDir, 'make-prism-specs.mjs'))) {
-    return `the vendor specs are not at ${specsDir} (the shared/ folder beside the repository); the Prism contract tests need them`;
-  }
-  if (!existsSync(prismCli)) return `@stoplight/prism-cli is not installed (${prismCli})`;
+const SPEC_FILES = ['make-prism-specs.mjs', 'twilio_api_v2010.json', 'slack_web_openapi_v2.json'];
+
+/** Why the Prism contract tests cannot run here, whatever the environment, or undefined when they can. */
+export function prismMissing(dir = specsDir, cli = prismCli): string | undefined {
+  const absent = SPEC_FILES.filter((f) => !existsSync(path.join(dir, f)));
+  if (absent.length > 0) return `the vendor specs ${absent.join(', ')} are missing from ${dir}; the Prism contract tests need them`;
+  if (!existsSync(cli)) return `@stoplight/prism-cli is not installed (${cli}); run npm ci`;
   return undefined;
+}
+
+/**
+ * Why a Prism suite skips, or undefined when it runs. Says so on stderr; throws under
+ * CI=true, where a missing spec or Prism is a broken checkout, not a reason to go green.
+ */
+export function prismUnavailableReason(env: Readonly<Record<string, string | undefined>> = process.env, missing = prismMissing()): string | undefined {
+  if (missing === undefined) return undefined;
+  if (env.CI === 'true') throw new Error(`Prism contract tests cannot run in CI: ${missing}`);
+  process.stderr.write(`Prism contract tests SKIPPED: ${missing}\n`);
+  return missing;
 }
 
 export async function freePort(): Promise<number> {

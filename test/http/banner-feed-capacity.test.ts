@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
 import { ChildStdioTransport, cliEnv, tempDataDir } from '../helpers/cli.js';
-import { assertBuilt, MODERN_VERSION, rawStdio } from '../helpers/mcp-cli.js';
+import { assertBuilt, eraClient, MODERN_VERSION, rawStdio } from '../helpers/mcp-cli.js';
 import { SseReader } from '../helpers/sse.js';
 
 interface Served {
@@ -161,6 +161,15 @@ describe('the live feed gives each client its own share', () => {
       expect(answer.error).toMatchObject({ code: -32602, data: { code: 'TOO_LONG' } });
       expect(answer.error!.message).toMatch(/at most 32/);
     }
+    // What an SDK client makes of it: a ProtocolError carrying the code.
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+    const sdk = eraClient('listener', 'modern');
+    await sdk.connect(new StreamableHTTPClientTransport(new URL(`${s.http.url}/mcp`)));
+    try {
+      await expect(sdk.listen({ resourceSubscriptions: uris('sdk', 33) })).rejects.toMatchObject({ code: -32602, data: { code: 'TOO_LONG' } });
+    } finally {
+      await sdk.close();
+    }
     const held = [];
     for (let i = 0; i < 7; i++) {
       const l = await listen(s, uris(`m${i}x`, 32));
@@ -225,6 +234,33 @@ describe('over stdio', () => {
       }
       const listed = await rpc.request('resources/templates/list', { _meta });
       expect(listed.result.resourceTemplates).toHaveLength(1);
+    } finally {
+      await transport.close();
+    }
+  });
+
+  it('ends the watch of a listen the SDK answered: refused listens take no share', async () => {
+    assertBuilt();
+    const transport = new ChildStdioTransport([], cliEnv({ NOTIFY_DATA_DIR: tempDataDir() }));
+    try {
+      const rpc = await rawStdio(transport);
+      // No clientCapabilities: the SDK refuses each, 9 × 32 URIs, more than the share of 250.
+      const noCapabilities = { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION };
+      for (let i = 0; i < 9; i++) {
+        const refused = await rpc.request('subscriptions/listen', { notifications: { resourceSubscriptions: uris(`bad${i}x`, 32) }, _meta: noCapabilities });
+        expect(refused.error).toMatchObject({ code: -32602 });
+        expect(refused.error.data?.code).toBeUndefined();
+      }
+      const ack = new Promise<Record<string, any>>((resolve) => {
+        const previous = transport.onmessage;
+        transport.onmessage = (m) => {
+          previous?.(m);
+          if ((m as { method?: string }).method === 'notifications/subscriptions/acknowledged') resolve(m as Record<string, any>);
+        };
+      });
+      const answered = rpc.request('subscriptions/listen', { notifications: { resourceSubscriptions: uris('good', 32) }, _meta: META });
+      const first = await Promise.race([ack, answered]);
+      expect(first).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: uris('good', 32) } } });
     } finally {
       await transport.close();
     }

@@ -6,9 +6,17 @@ import { neutraliseBroadcasts } from './mentions.js';
 const WJ = '\u2060';
 const n = (text: string) => neutraliseBroadcasts(text).text;
 
-/** What Slack would read as a broadcast: any `<!…>` but a date, or a plain @here-like word. */
+/**
+ * What Slack would read as a broadcast: any `<!…>` whose command (before `|` and `^`, any
+ * case or spacing) is here, channel, everyone, group or subteam, or is none of the commands
+ * known to page no one (a date), or a plain @here-like word.
+ */
+const PAGING_WORDS = new Set(['here', 'channel', 'everyone', 'group']);
 function pagesMany(text: string): boolean {
-  for (const m of text.matchAll(/<\s*!([^<>]*)>/g)) if (!m[1]!.startsWith('date^')) return true;
+  for (const m of text.matchAll(/<\s*!([^<>]*)>/g)) {
+    const segments = m[1]!.split('|')[0]!.split('^').map((s) => s.trim().toLowerCase());
+    if (segments[0] !== 'date' || segments.some((s) => PAGING_WORDS.has(s) || s.startsWith('subteam'))) return true;
+  }
   return /(?<![\w.%+-])@(here|channel|everyone|group)(?![\w-])/i.test(text);
 }
 
@@ -59,6 +67,24 @@ describe('neutraliseBroadcasts', () => {
         expect(pagesMany(once)).toBe(false);
         expect(n(once)).toBe(once);
         if (!/<\s*!/.test(text) && !pagesMany(text)) expect(once).toBe(text);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('keeps nothing with `date^` past the start of a command, whatever the command or label (fixed seed)', async () => {
+    expect(n('<!here|date^1>')).toBe(`@${WJ}here`);
+    expect(n('<!channel^date^1^{date}|x>')).toBe(`@${WJ}channel`);
+    expect(n('<!subteam^S1|date^1^{date}>')).toBe(`@${WJ}date^1^{date}`);
+    const command = fc.constantFrom('here', 'channel', 'everyone', 'group', 'subteam^S0123', 'Here', ' channel ', 'date^1^{date}', 'date^1', 'date^1712345678^{date_short}^https://x.example');
+    const label = fc.array(fc.constantFrom('date^1', 'date^1^{date}', '^', '|', ' ', '@', 'here', 'x'), { maxLength: 6 }).map((p) => p.join(''));
+    await assertProperty(
+      'a special command with any label pages no one once neutralised',
+      fc.property(command, fc.option(label), fc.array(command, { maxLength: 2 }), (cmd, lab, extra) => {
+        const inner = [cmd, ...extra].join('^') + (lab === null ? '' : `|${lab}`);
+        const once = n(`<!${inner}>`);
+        expect(pagesMany(once)).toBe(false);
+        expect(n(once)).toBe(once);
       }),
       { numRuns: 2000 },
     );

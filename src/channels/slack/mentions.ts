@@ -6,7 +6,8 @@
  * - Every special command `<!…>` (`<!here>`, `<!channel>`, `<!everyone>`, `<!group>`,
  *   `<!subteam^S…>` user groups, with a `|label`, any case or spacing, and any future one)
  *   becomes `@` + WORD JOINER + its name (or its label): it displays as "@here" and is no
- *   mention. Deny by default: only `<!date^…>` (a formatted date, which pages no one) stays.
+ *   mention. Deny by default: only a whole `<!date^seconds^format…>` (a formatted date, which
+ *   pages no one) stays.
  * - A `<` that opens `<!` without closing it is escaped as Slack asks (`&lt;`), so that no
  *   rewrite can bring a `<!…>` together out of the pieces around it.
  * - Plain `@here`, `@channel`, `@everyone`, `@group` get the same word joiner. Slack pages for
@@ -20,6 +21,12 @@ const WORD_JOINER = '\u2060';
 const SPECIAL = /<\s*!([^<>]*)>|<(?=\s*!)/g;
 const PLAIN = /(?<![\w.%+-])@(?=(?:here|channel|everyone|group)(?![\w-]))/gi;
 const PAGING = new Set(['here', 'channel', 'everyone', 'group']);
+/**
+ * The one command kept: a whole date, `date^<seconds>^<format with a {token}>` with an
+ * optional link (a URL) and fallback label, as Slack defines it. Judged on the whole command, not its start, so that
+ * `date^` anywhere else (in a label, after another command) keeps nothing.
+ */
+const DATE = /^date\^\d+\^[^|^]*\{[a-z_]+\}[^|^]*(?:\^[a-z][a-z\d+.-]*:\/\/[^|^\s]*)?(?:\|[^]*)?$/i;
 
 export interface Neutralised {
   text: string;
@@ -41,7 +48,7 @@ export function neutraliseBroadcasts(text: string): Neutralised {
   const out = text
     .replace(SPECIAL, (match: string, inner: string | undefined) => {
       if (inner === undefined) return '&lt;';
-      if (inner.startsWith('date^')) return match;
+      if (DATE.test(inner)) return match;
       count += 1;
       return `@${WORD_JOINER}${inertName(inner)}`;
     })

@@ -33,30 +33,34 @@ export const dismissBanner: ObjectToolSpec<typeof input> = {
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   async handler(args, ctx) {
     const now = ctx.now();
-    const before = await ctx.store.getBanner(args.banner_id);
-    if (!before) {
+    // The dismissal itself says who ended the banner: a read before it could be stale by the
+    // time it runs (another call dismissing it, or its expires_at passing).
+    const ended = await ctx.store.endBanner(args.banner_id, now);
+    if (!ended) {
       throw new NotifyError(
         'NOT_FOUND',
         `No banner has id ${args.banner_id}: check the id show_banner returned (banners are deleted 30 days after they end).`,
         { path: '/banner_id' },
       );
     }
-    if (bannerStatus(before, now) === 'expired') {
+    const { banner, dismissed } = ended;
+    if (!dismissed && bannerStatus(banner, now) === 'expired') {
       throw new NotifyError(
         'NOT_FOUND',
-        `Banner ${args.banner_id} expired at ${iso(before.expires_at)} and is no longer shown, so there is nothing to dismiss.`,
+        `Banner ${args.banner_id} expired at ${iso(banner.expires_at)} and is no longer shown, so there is nothing to dismiss.`,
         { path: '/banner_id' },
       );
     }
-    const after = (await ctx.store.dismissBanner(args.banner_id, now)) ?? before;
-    bannersWritten(ctx.store);
-    const alreadyDismissed = before.dismissed_at !== null;
-    if (!alreadyDismissed) ctx.log.info('banner dismissed', { banner_id: args.banner_id });
+    if (dismissed) {
+      bannersWritten(ctx.store);
+      ctx.log.info('banner dismissed', { banner_id: args.banner_id });
+    }
+    const alreadyDismissed = !dismissed;
     return {
       banner_id: args.banner_id,
       status: 'dismissed',
       already_dismissed: alreadyDismissed,
-      dismissed_at: iso(after.dismissed_at ?? now),
+      dismissed_at: iso(banner.dismissed_at ?? now),
     };
   },
 };

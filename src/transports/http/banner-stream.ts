@@ -7,7 +7,13 @@
  *   : ping            every heartbeat
  *
  * Last-Event-ID (header, or `last_event_id` in the query for readers that reconnect with a
- * new EventSource) resumes: the missed events, or a snapshot when they are not kept.
+ * new EventSource) resumes: the missed events, or a snapshot when they are not kept or the
+ * cursor was issued for other segments.
+ *
+ * Refused before any byte of the stream, as `{"error":{code,message,retry_after_s?}}`:
+ * 400 for a malformed audience or more than 32 segments, 429 FEED_CLIENT_LIMIT when this
+ * client already follows its share of segments, 503 FEED_FULL when the hub follows its
+ * maximum, 503 TOO_MANY_STREAMS past NOTIFY_FEED_MAX_STREAMS.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FeedRefusal, type BannerEvent, type BannerHub } from '../../banners/hub.js';

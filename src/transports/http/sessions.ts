@@ -46,6 +46,11 @@ export class SessionRegistry {
     return this.sessions.get(id);
   }
 
+  /** The open sessions, for a broadcast. */
+  all(): IterableIterator<Session> {
+    return this.sessions.values();
+  }
+
   add(session: Session): void {
     this.sessions.set(session.id, session);
     this.options.onCountChange(this.sessions.size);

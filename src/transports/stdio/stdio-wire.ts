@@ -17,6 +17,8 @@ export interface StdioWireOptions {
   log: Logger;
   /** Sees each message that passes, before the SDK does; a value it returns is sent as the answer instead. */
   onMessage?(message: unknown): unknown;
+  /** Sees each message the SDK sends, before it is written. */
+  onSend?(message: JSONRPCMessage): void;
 }
 
 export class StdioWire implements Transport {
@@ -24,6 +26,7 @@ export class StdioWire implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly screen: LineScreen;
+  private readonly onSend: ((message: JSONRPCMessage) => void) | undefined;
   private closed = false;
 
   constructor(
@@ -31,6 +34,7 @@ export class StdioWire implements Transport {
     private readonly stdout: Writable,
     options: StdioWireOptions,
   ) {
+    this.onSend = options.onSend;
     this.screen = new LineScreen({
       maxLineBytes: options.maxLineBytes,
       log: options.log,
@@ -63,6 +67,7 @@ export class StdioWire implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the stdio connection is closed'));
+    this.onSend?.(message);
     return this.write(message);
   }
 

@@ -45,12 +45,19 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
         throw err;
       }
     }
-    if (m.method === 'notifications/cancelled' && listens.has(m.params?.requestId)) {
-      void listens.get(m.params?.requestId)!.then((release) => release(), () => {});
-      listens.delete(m.params?.requestId);
-    }
+    if (m.method === 'notifications/cancelled') endListen(m.params?.requestId);
   };
-  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage });
+  const endListen = (id: unknown) => {
+    const held = listens.get(id);
+    if (held === undefined) return;
+    listens.delete(id);
+    void held.then((release) => release(), () => {});
+  };
+  // A listen the SDK answers (an error, or its end) is over: its watch ends with it.
+  const onSend = (message: object) => {
+    if ('id' in message && ('result' in message || 'error' in message)) endListen(message.id);
+  };
+  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage, onSend });
   const handle = serveStdioEntry(({ era }) => {
     const server = createServer(app, {}, era);
     if (era === 'modern') modernServer = server;
