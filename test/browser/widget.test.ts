@@ -46,7 +46,7 @@ beforeAll(async () => {
     const q = new URL(req.url ?? '/', 'http://host').searchParams;
     const token = q.get('token') ? ` data-token="${q.get('token')}"` : '';
     res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(
-      `<!doctype html><html lang="en"><title>an app</title><style>* { color: red !important; font-size: 40px !important; } div, span, button { display: inline !important; }</style>
+      `<!doctype html><html lang="en"><title>an app</title><style>* { color: red !important; font-size: 40px !important; } div, span, button { display: inline !important; } notify-banners { display: block !important; }</style>
        <main><h1>An app</h1></main><script src="${q.get('server')}/widget.js" data-audience="${q.get('audience')}"${token}></script>`,
     );
   });
@@ -315,6 +315,15 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     const style = await row(page, 'Embedded notice').evaluate((b) => ({ display: getComputedStyle(b).display, size: getComputedStyle(b).fontSize }));
     expect(style).toEqual({ display: 'flex', size: '14px' });
     await page.context().close();
+
+    // The host page forces notify-banners to display: with no banner, still nothing is drawn.
+    const empty = await (await viewer()).newPage();
+    await empty.goto(`${hostOrigin}/?server=${base}&audience=embedded-none`);
+    await live(empty);
+    expect(await empty.locator('notify-banners').evaluate((h) => getComputedStyle(h).display)).toBe('block');
+    expect((await empty.locator('notify-banners').boundingBox())?.height ?? 0).toBe(0);
+    expect(await empty.getByText(/Show -?\d+ more/).filter({ visible: true }).count()).toBe(0);
+    await empty.context().close();
   });
 
   it('reads a feed that needs a token (NOTIFY_READ_AUTH=1) with data-token, and shows nothing with a wrong one', async () => {

@@ -5,12 +5,21 @@
  * banner, which exactly one of them created; racing dismissals are answered from the
  * dismissal itself (one "you dismissed it", the others "already dismissed", one time); a
  * dismissal racing the banner's expiry is either a dismissal before expires_at or "expired",
- * never both, and never a dismissal recorded after the banner ended.
+ * never both, and never a dismissal recorded after the banner ended. Then Store.endBanner
+ * itself, over two connections to each store.
  */
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/core/log.js';
+import { openPostgresStore } from '../../src/store/postgres.js';
+import { openSqliteStore } from '../../src/store/sqlite.js';
+import type { Store } from '../../src/store/types.js';
+import { bannerRecord } from '../helpers/banner-record.js';
 import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { connectCli, type CliSession, type ToolOutcome } from '../helpers/mcp-cli.js';
-import { postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
+import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
 
 const pgSkip = await postgresSkipReason('banner-races');
 
@@ -114,4 +123,58 @@ describe.each(STORES)('banner races on a $name', ({ name, skip, open }) => {
       await shared.close();
     }
   }, 60_000);
+});
+
+/** Two connections to one store, as two processes hold them. */
+const STORE_PAIRS = [
+  {
+    name: 'SQLite file',
+    skip: null,
+    open: async (): Promise<{ stores: Store[]; close(): Promise<void> }> => {
+      const file = join(tempDataDir(), 'notify.db');
+      const stores = [await openSqliteStore({ file, log: silentLogger }), await openSqliteStore({ file, log: silentLogger })];
+      return { stores, close: async () => void (await Promise.all(stores.map((x) => x.close()))) };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    skip: pgSkip,
+    open: async (): Promise<{ stores: Store[]; close(): Promise<void> }> => {
+      const schema = `notify_end_banner_${randomBytes(6).toString('hex')}`;
+      const first = await openPostgresStore({ connectionString: PG_URL, schema, log: silentLogger });
+      const stores = [first, await openPostgresStore({ connectionString: PG_URL, schema, log: silentLogger })];
+      return {
+        stores,
+        async close() {
+          await Promise.all(stores.map((x) => x.close()));
+          const admin = new pg.Client({ connectionString: PG_URL });
+          await admin.connect();
+          await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+          await admin.end();
+        },
+      };
+    },
+  },
+] as const;
+
+describe.each(STORE_PAIRS)('Store.endBanner on a $name', ({ skip, open }) => {
+  it.skipIf(skip !== null)(`dismisses a banner active at now once, whoever races it, and never one past its expires_at${skip ? ` [skipped: ${skip}]` : ''}`, async () => {
+    const { stores, close } = await open();
+    try {
+      const t0 = Date.UTC(2026, 5, 1, 12);
+      const b = await stores[0]!.insertBanner(bannerRecord(t0, { expires_at: t0 + 1_000 }));
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]!.endBanner(b.id, t0 + 10 + i)));
+      expect(answers.filter((a) => a!.dismissed)).toHaveLength(1);
+      const at = answers.find((a) => a!.dismissed)!.banner.dismissed_at;
+      for (const a of answers) expect(a!.banner.dismissed_at).toBe(at);
+
+      const late = await stores[0]!.insertBanner(bannerRecord(t0, { expires_at: t0 + 1_000 }));
+      // At its expires_at it is expired: nothing to dismiss, and the record stays expired.
+      expect(await stores[1]!.endBanner(late.id, t0 + 1_000)).toEqual({ banner: late, dismissed: false });
+      expect(await stores[0]!.getBanner(late.id)).toEqual(late);
+      expect(await stores[0]!.endBanner('bnr_none', t0)).toBeNull();
+    } finally {
+      await close();
+    }
+  });
 });
