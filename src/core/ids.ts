@@ -10,3 +10,8 @@ export function newNotificationId(): string {
   // A v4 UUID's first 8 and last 12 digits are random; the 12 between carry its version and variant.
   return `ntf_${Date.now().toString(16).padStart(12, '0')}${u.slice(0, 8)}${u.slice(24)}`;
 }
+
+/** `bnr_` and a random UUID. */
+export function newBannerId(): string {
+  return `bnr_${randomUUID()}`;
+}

@@ -1,7 +1,7 @@
 /** show_banner: put an in-app banner in front of one audience segment. */
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { NotifyError } from '../../core/errors.js';
+import { newBannerId } from '../../core/ids.js';
 import type { ObjectToolSpec } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
 import { audienceSchema, DEFAULT_LIFETIME_MS, iso, MAX_LIFETIME_MS, RETENTION_MS, SEVERITIES } from '../../banners/model.js';
@@ -69,7 +69,7 @@ export const showBanner: ObjectToolSpec<typeof input> = {
     // Retention runs on write, so a server that only reads never deletes anything.
     await ctx.store.purgeBanners(now - RETENTION_MS);
     const candidate = {
-      id: `bnr_${randomUUID()}`,
+      id: newBannerId(),
       text: args.text,
       audience: args.audience,
       severity: args.severity ?? 'info',
