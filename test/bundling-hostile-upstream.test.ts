@@ -180,3 +180,16 @@ describe('bundle gateway: a list_changed flood is coalesced', () => {
     expect(await names(h)).toEqual(['echo', 'v1']);
   });
 });
+
+describe('bundle gateway: one upstream\'s tool list is bounded', () => {
+  it.each([
+    ['tools', { N: '100', BYTES: '10' }, 2_000, 21],
+    ['size', { N: '2', BYTES: '1000000' }, 16, 9],
+  ] as const)('by %s: pages stop at the bound, the tools within it are served, the cut logged', async (_, env, kept, pages) => {
+    const h = await start({ evil: { mode: 'pages', env } });
+    await until('evil to connect', () => h.log.find((l) => l.msg === 'upstream connected' && l.server === 'evil'));
+    expect(await names(h)).toHaveLength(kept);
+    expect(h.log.find((l) => l.msg === 'upstream tool list cut')).toMatchObject({ server: 'evil', kept });
+    expect(h.upstreamLines.filter((l) => l.upstream === 'evil' && String(l.msg).startsWith('listed '))).toHaveLength(pages);
+  });
+});

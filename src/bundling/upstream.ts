@@ -6,7 +6,7 @@ import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { isStdioSpec, type UpstreamSpec } from './servers-config.js';
 import { boundedFetch, MAX_UPSTREAM_MESSAGE_BYTES, type UpstreamMessageTooLargeError } from './upstream-http.js';
-import { screenIncomingToolLists } from './tool-screen.js';
+import { screenToolLists } from './tool-screen.js';
 import { BoundedLineSplitter, MAX_STDERR_LINE, upstreamStderrLine } from './upstream-stderr.js';
 
 export interface BackoffOptions {
@@ -151,7 +151,10 @@ export class Upstream {
       this.log.warn('upstream message refused', { error: error.message });
       this.lost('message over the bound');
     });
-    screenIncomingToolLists(transport, (tool, reason) => this.log.warn('upstream tool refused', { tool, reason }));
+    screenToolLists(transport, {
+      onRefused: (tool, reason) => this.log.warn('upstream tool refused', { tool, reason }),
+      onCut: (kept, reason) => this.log.warn('upstream tool list cut', { kept, reason }),
+    });
     client.onclose = () => {
       if (gen === this.generation) this.lost('connection closed');
     };
