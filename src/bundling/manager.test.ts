@@ -176,8 +176,9 @@ describe('BundleManager', () => {
     expect(lines.filter((l) => l.level === 'warn')).toEqual([]);
     expect(m.fingerprint).not.toBe(fp); // the bytes a client caches did change
     expect(changes).toHaveLength(3);
+    // The same semantic hash: logged once, at the first register (a changed hash logs again).
     const hashes = lines.filter((l) => l.msg === 'bundle tool registered').map((l) => l.schema_hash);
-    expect(hashes[0]).toBe(hashes[1]);
+    expect(hashes).toHaveLength(1);
   });
 
   it('does not mistake two tools for one when a `:` makes `serverId:name` equal', () => {
@@ -199,6 +200,22 @@ describe('BundleManager', () => {
     m.register('a', [tool('x')]);
     expect(heard).toBe(1);
     expect(lines.some((l) => l.msg === 'bundle change listener failed')).toBe(true);
+  });
+});
+
+describe('BundleManager: the log of a list that keeps being sent', () => {
+  it('logs each tool once and one rebuild at info, however often the same list arrives', () => {
+    const { lines, log } = captureLog();
+    const m = new BundleManager({ ...echoUpstream(), log });
+    const tools = Array.from({ length: 300 }, (_, i) => tool(`t${i}`));
+    for (let i = 0; i < 100; i++) m.register('evil', tools);
+    expect(lines.filter((l) => l.msg === 'bundle tool registered')).toHaveLength(300);
+    expect(lines.filter((l) => l.msg === 'bundle rebuilt' && l.level === 'info')).toHaveLength(1);
+    // A rebuild that changes the list names at most 50 renames, and counts the rest.
+    m.register('other', tools);
+    const rebuilt = lines.filter((l) => l.msg === 'bundle rebuilt' && l.level === 'info').at(-1)!;
+    expect(rebuilt.renames).toHaveLength(51);
+    expect((rebuilt.renames as string[]).at(-1)).toBe('… and 550 more');
   });
 });
 

@@ -91,7 +91,8 @@ export class BundleManager {
       const hash = semanticSchemaHash(tool);
       const key = reverseKey(serverId, tool.name);
       const previous = this.knownHashes.get(key);
-      this.log.info('bundle tool registered', { server: serverId, tool: tool.name, schema_hash: hash });
+      // Logged when new or changed, not on every list: a flood of lists is not a flood of lines.
+      if (previous !== hash) this.log.info('bundle tool registered', { server: serverId, tool: tool.name, schema_hash: hash });
       if (previous !== undefined && previous !== hash) {
         this.log.warn('bundle tool changed its schema under the same name', {
           server: serverId,
@@ -123,14 +124,20 @@ export class BundleManager {
   rebuild(): void {
     const next = stateOf(reconcile([...this.servers.values()], { reserve: this.reserved, tagAll: this.tagAll }));
     const { collisions, renames } = next.reconciled.report;
-    this.log.info('bundle rebuilt', {
-      fingerprint: next.fingerprint,
-      tools: next.reconciled.tools.length,
-      collisions: collisions.map((c) => `${c.name} (${c.serverIds.join(', ')})`),
-      renames: renames.map(
-        (r) => `${reverseKey(r.serverId, r.originalName)} -> ${r.newName} [${r.reasons.join(',')}]`,
-      ),
-    });
+    const latest = this.pendingState ?? this.applied;
+    if (next.fingerprint === latest.fingerprint) {
+      this.log.debug('bundle rebuilt', { fingerprint: next.fingerprint, tools: next.reconciled.tools.length, unchanged: true });
+    } else {
+      this.log.info('bundle rebuilt', {
+        fingerprint: next.fingerprint,
+        tools: next.reconciled.tools.length,
+        collisions: clipList(collisions.map((c) => `${c.name} (${clipList(c.serverIds, 10).join(', ')})`), LOGGED_ITEMS),
+        renames: clipList(
+          renames.map((r) => `${reverseKey(r.serverId, r.originalName)} -> ${r.newName} [${r.reasons.join(',')}]`),
+          LOGGED_ITEMS,
+        ),
+      });
+    }
     if (this.openTurns > 0) {
       this.pendingState = next;
       return;
@@ -207,6 +214,13 @@ export class BundleManager {
       }
     }
   }
+}
+
+/** Collisions and renames named in one log line; the rest are counted. */
+const LOGGED_ITEMS = 50;
+
+function clipList(items: string[], max: number): string[] {
+  return items.length <= max ? items : [...items.slice(0, max), `… and ${items.length - max} more`];
 }
 
 function stateOf(reconciled: Reconciled): BundleState {

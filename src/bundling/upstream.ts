@@ -6,7 +6,7 @@ import type { CallOptions, ToolArguments } from './dispatcher.js';
 import { UpstreamUnavailableError } from './errors.js';
 import { isStdioSpec, type UpstreamSpec } from './servers-config.js';
 import { boundedFetch, MAX_UPSTREAM_MESSAGE_BYTES, type UpstreamMessageTooLargeError } from './upstream-http.js';
-import { screenIncomingToolLists } from './tool-screen.js';
+import { screenToolLists } from './tool-screen.js';
 import { BoundedLineSplitter, MAX_STDERR_LINE, upstreamStderrLine } from './upstream-stderr.js';
 
 export interface BackoffOptions {
@@ -17,6 +17,9 @@ export interface BackoffOptions {
 }
 
 export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 10_000 };
+
+/** The least time between two tools/list refreshes of one upstream. */
+export const REFRESH_MIN_INTERVAL_MS = 250;
 
 export interface UpstreamHooks {
   /** Connected, or its tool list changed: the full current list. */
@@ -65,6 +68,8 @@ export class Upstream {
   private healthTimer: NodeJS.Timeout | undefined;
   private readonly log: Logger;
   private readonly backoff: BackoffOptions;
+  /** The refresh loop of one generation: at most one tools/list in flight, one more pending. */
+  private refreshing: { gen: number; again: boolean } | undefined;
 
   constructor(
     readonly serverId: string,
@@ -135,7 +140,7 @@ export class Upstream {
           autoRefresh: false,
           debounceMs: 0,
           onChanged: () => {
-            if (gen === this.generation && this.state === 'up') void this.refresh(client, gen);
+            if (gen === this.generation) this.requestRefresh(client, gen);
           },
         },
       },
@@ -146,7 +151,10 @@ export class Upstream {
       this.log.warn('upstream message refused', { error: error.message });
       this.lost('message over the bound');
     });
-    screenIncomingToolLists(transport, (tool, reason) => this.log.warn('upstream tool refused', { tool, reason }));
+    screenToolLists(transport, {
+      onRefused: (tool, reason) => this.log.warn('upstream tool refused', { tool, reason }),
+      onCut: (kept, reason) => this.log.warn('upstream tool list cut', { kept, reason }),
+    });
     client.onclose = () => {
       if (gen === this.generation) this.lost('connection closed');
     };
@@ -161,6 +169,8 @@ export class Upstream {
       this.log.info('upstream connected', { pid, era: client.getProtocolEra(), tools: tools.length });
       this.options.hooks.onTools(this.serverId, tools);
       if (!isStdioSpec(this.spec)) this.watchHealth(client, gen);
+      // A change announced while connecting may postdate the list just served.
+      if (this.refreshing?.gen === gen) this.startRefreshLoop(client, gen);
     } catch (err) {
       if (gen !== this.generation) return;
       this.log.warn('upstream connect failed', { error: errorText(err) });
@@ -196,6 +206,37 @@ export class Upstream {
       requestInit: { headers: this.spec.headers },
       fetch: boundedFetch({ maxBytes: MAX_UPSTREAM_MESSAGE_BYTES, onTooLarge }),
     });
+  }
+
+  /**
+   * A list change: one tools/list now, or, while one is in flight (or the upstream is still
+   * connecting), one more after it, however many changes arrive meanwhile. Refreshes of one
+   * upstream start at least `REFRESH_MIN_INTERVAL_MS` apart, so a flood costs a few lists.
+   */
+  private requestRefresh(client: Client, gen: number): void {
+    if (this.refreshing?.gen === gen) {
+      this.refreshing.again = true;
+      return;
+    }
+    this.refreshing = { gen, again: true };
+    if (this.state === 'up') this.startRefreshLoop(client, gen);
+  }
+
+  private startRefreshLoop(client: Client, gen: number): void {
+    const loop = this.refreshing;
+    if (!loop || loop.gen !== gen) return;
+    void (async () => {
+      let last = 0;
+      while (loop.again && gen === this.generation && this.state === 'up') {
+        loop.again = false;
+        const wait = last + REFRESH_MIN_INTERVAL_MS - Date.now();
+        if (last > 0 && wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (gen !== this.generation || this.state !== 'up') break;
+        last = Date.now();
+        await this.refresh(client, gen);
+      }
+      if (this.refreshing === loop) this.refreshing = undefined;
+    })();
   }
 
   private async refresh(client: Client, gen: number): Promise<void> {

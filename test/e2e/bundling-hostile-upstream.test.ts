@@ -18,10 +18,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 type Json = Record<string, any>;
 type ServerDef = { mode: string; env?: Record<string, string>; label?: string };
 
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 20_000): Promise<T> {
+async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 20_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const v = probe();
+    const v = await probe();
     if (v !== undefined && v !== false) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
@@ -157,5 +157,39 @@ describe('bundle gateway: a schema too deep to hash or serve', () => {
       ['bad_schema', 'it is not a valid MCP tool definition'],
       ['(no name)', 'it is not a valid MCP tool definition'],
     ]);
+  });
+});
+
+describe('bundle gateway: a list_changed flood is coalesced', () => {
+  it('never lists one upstream twice at once, ends on its last list, and logs each tool once', async () => {
+    const h = await start({ evil: { mode: 'flood', env: { N: '500', TOOLS: '200', LIST_DELAY_MS: '20' } } });
+    await until('the last list', async () => (await names(h)).includes('v500') || undefined);
+    const fromEvil = h.upstreamLines.filter((l) => l.upstream === 'evil').map((l) => l.msg as string);
+    expect(fromEvil.filter((m) => m === 'overlap')).toEqual([]);
+    const listings = fromEvil.filter((m) => m.startsWith('listed ')).length;
+    expect(listings).toBeGreaterThanOrEqual(2);
+    // Each tool is logged when it first appears (or changes), not on every list.
+    const registered = h.log.filter((l) => l.msg === 'bundle tool registered').map((l) => `${l.tool} ${l.schema_hash}`);
+    expect(registered.length).toBe(new Set(registered).size);
+    expect(h.log.filter((l) => l.msg === 'upstream tool list changed').length).toBeLessThan(listings);
+  });
+
+  it('does not lose a change announced while the upstream is still connecting', async () => {
+    const h = await start({ evil: { mode: 'flood', env: { N: '0', RACE: '1' } } });
+    await until('the changed list', async () => (await names(h)).includes('v1') || undefined);
+    expect(await names(h)).toEqual(['echo', 'v1']);
+  });
+});
+
+describe('bundle gateway: one upstream\'s tool list is bounded', () => {
+  it.each([
+    ['tools', { N: '100', BYTES: '10' }, 2_000, 21],
+    ['size', { N: '2', BYTES: '1000000' }, 16, 9],
+  ] as const)('by %s: pages stop at the bound, the tools within it are served, the cut logged', async (_, env, kept, pages) => {
+    const h = await start({ evil: { mode: 'pages', env } });
+    await until('evil to connect', () => h.log.find((l) => l.msg === 'upstream connected' && l.server === 'evil'));
+    expect(await names(h)).toHaveLength(kept);
+    expect(h.log.find((l) => l.msg === 'upstream tool list cut')).toMatchObject({ server: 'evil', kept });
+    expect(h.upstreamLines.filter((l) => l.upstream === 'evil' && String(l.msg).startsWith('listed '))).toHaveLength(pages);
   });
 });

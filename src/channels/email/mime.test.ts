@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMime } from '../../../test/helpers/mime.js';
 import { NotifyError } from '../../core/errors.js';
@@ -24,6 +26,28 @@ async function caught(p: Promise<unknown>): Promise<NotifyError> {
   );
   expect(err).toBeInstanceOf(NotifyError);
   return err as NotifyError;
+}
+
+/** A good notification of 36 KB: a table of hosts with links and emphasis. */
+const GOOD_36K = `<h1>Disk report</h1><table>${'<tr><td><a href="https://ops.example/db-1">db-1</a></td><td>Disk <b>91%</b> &amp; rising</td></tr>'.repeat(36 * 1024 / 104)}</table>`;
+
+async function expectGood(raw: string): Promise<void> {
+  const text = parseMime(raw).parts[0]!.body.replace(/\r\n/g, '\n').trim();
+  expect(text).toBe((await loadHtmlToText())(GOOD_36K));
+  expect(text).toContain('91% & rising');
+}
+
+/** Synchronous work on this thread for `ms`: the event loop serves nothing meanwhile. */
+function holdEventLoop(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until);
+}
+
+/** Processes that each keep a core busy, two per core: a machine loaded well past its capacity. */
+function saturateCpu(): ChildProcess[] {
+  return Array.from({ length: 2 * availableParallelism() }, () =>
+    spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }),
+  );
 }
 
 describe('buildEmailMime', () => {
@@ -70,33 +94,63 @@ describe('buildEmailMime', () => {
     expect(err.message).toMatch(/the converter failed/);
   });
 
-  it('answers INVALID_FIELD naming body_text when the text part cannot be derived in time', async () => {
-    builder = new EmailMimeBuilder(1);
-    const err = await caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 900 }));
+  it('answers INVALID_FIELD naming body_text when deriving the text part takes more CPU than allowed', async () => {
+    // A small CPU limit and a wall clock to spare: refused for the work, however busy the machine.
+    builder = new EmailMimeBuilder(1, 300);
+    const err = await caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 120_000 }));
     expect(err.code).toBe('INVALID_FIELD');
+    expect(err.message).toMatch(/more than 300 ms of CPU/);
     expect(err.details.via).toBe('email');
     expect(err.message).toMatch(/^body_html could not be turned into the plain-text part .*Send body_text with it/);
     // The same HTML with a body_text needs no conversion.
     const raw = await builder.build(mail({ html: STALLING_HTML, text: 'plain' }), { timeoutMs: 10_000 });
     expect(parseMime(raw).parts[0]!.body.trim()).toBe('plain');
+  }, 150_000);
+
+  it('refuses the same hostile HTML with the default CPU limit', async () => {
+    builder = new EmailMimeBuilder(1);
+    const err = await caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 120_000 }));
+    expect(err.code).toBe('INVALID_FIELD');
+    expect(err.message).toMatch(/more than 3000 ms of CPU/);
+  }, 150_000);
+
+  it('builds a good email whose first worker starts while the event loop is held past the run limit', async () => {
+    // As the pipeline calls it with a 3 s send budget. The worker starts and could convert in
+    // the meantime; its start-up is no part of the job, and a late timer is no verdict.
+    builder = new EmailMimeBuilder(1);
+    const built = builder.build(mail({ html: GOOD_36K }), { timeoutMs: 1_500 });
+    holdEventLoop(1_600);
+    await expectGood(await built);
+  });
+
+  it('builds a good email while every core is taken by other processes', async () => {
+    const hogs = saturateCpu();
+    try {
+      builder = new EmailMimeBuilder(1);
+      await expectGood(await builder.build(mail({ html: GOOD_36K }), { timeoutMs: 1_500 }));
+      // Warm now: the next one too, with the hogs still running.
+      await expectGood(await builder.build(mail({ html: GOOD_36K }), { timeoutMs: 1_500 }));
+    } finally {
+      for (const hog of hogs) hog.kill('SIGKILL');
+    }
   });
 
   it('answers RATE_LIMITED with retry_after_s when every worker stayed busy past the deadline', async () => {
-    builder = new EmailMimeBuilder(1);
-    const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 3_000 }));
+    builder = new EmailMimeBuilder(1, 1_000);
+    const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 120_000 }));
     const waiting = await caught(builder.build(mail({ html: LARGE_HTML }), { timeoutMs: 600 }));
     expect(waiting.code).toBe('RATE_LIMITED');
     expect(waiting.details.retryAfterS).toBe(1);
     expect((await stalled).code).toBe('INVALID_FIELD');
-  });
+  }, 150_000);
 
   it('does not hold an email that brings its body_text behind a stalled conversion', async () => {
-    builder = new EmailMimeBuilder(1);
-    const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 6_000 }));
+    builder = new EmailMimeBuilder(1, 1_000);
+    const stalled = caught(builder.build(mail({ html: STALLING_HTML }), { timeoutMs: 120_000 }));
     const raw = await builder.build(mail({ html: LARGE_HTML, text: 'brought along' }), { timeoutMs: 6_000 });
     expect(parseMime(raw).parts[0]!.body.trim()).toBe('brought along');
     await stalled;
-  });
+  }, 150_000);
 });
 
 describe('plainEmailMime', () => {

@@ -11,10 +11,12 @@
  * each, so that the second kind (a fraction of a second, at most) never waits behind the
  * first.
  *
- * Past the deadline, or when the converter fails, the caller gets a coded error to act on:
- * - the text part could not be derived (too slow, too much memory, or the converter threw):
- *   INVALID_FIELD, send body_text yourself or simplify the HTML;
- * - every worker stayed busy with other emails: RATE_LIMITED, retry later.
+ * Past a limit, or when the converter fails, the caller gets a coded error to act on:
+ * - the text part could not be derived (too much CPU, too much memory, or the converter
+ *   threw): INVALID_FIELD, send body_text yourself or simplify the HTML;
+ * - every worker stayed busy with other emails: RATE_LIMITED, retry later;
+ * - the build ran past its wall-clock backstop with little CPU (a busy machine):
+ *   PROVIDER_UNAVAILABLE, retry later.
  */
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../core/errors.js';
@@ -38,30 +40,37 @@ const COMPOSER_FLAGS = { disableFileAccess: true, disableUrlAccess: true } as co
 export const INLINE_MAX_CHARS = 8 * 1024;
 
 const WORKER_SOURCE = `
-import { parentPort, workerData } from 'node:worker_threads';
-const { compile } = await import(workerData.htmlToTextUrl);
-const { default: MailComposer } = await import(workerData.mailComposerUrl);
-const toText = compile(workerData.htmlToTextOptions);
-const reason = (err) => (err instanceof Error ? err.message : String(err));
-parentPort.on('message', async (mail) => {
-  let text = mail.text;
-  if (text === undefined) {
-    try {
-      text = toText(mail.html);
-    } catch (err) {
-      parentPort.postMessage({ failed: 'text', error: reason(err) });
-      return;
+export default async function setup(workerData) {
+  const { compile } = await import(workerData.htmlToTextUrl);
+  const { default: MailComposer } = await import(workerData.mailComposerUrl);
+  const toText = compile(workerData.htmlToTextOptions);
+  const reason = (err) => (err instanceof Error ? err.message : String(err));
+  return async (mail) => {
+    let text = mail.text;
+    if (text === undefined) {
+      try {
+        text = toText(mail.html);
+      } catch (err) {
+        return { failed: 'text', error: reason(err) };
+      }
     }
-  }
-  try {
-    const composer = new MailComposer({ ...mail, text, ...workerData.composerFlags });
-    const raw = await composer.compile().build();
-    parentPort.postMessage({ raw: raw.toString('utf8') });
-  } catch (err) {
-    parentPort.postMessage({ failed: 'mime', error: reason(err) });
-  }
-});
+    try {
+      const composer = new MailComposer({ ...mail, text, ...workerData.composerFlags });
+      const raw = await composer.compile().build();
+      return { raw: raw.toString('utf8') };
+    } catch (err) {
+      return { failed: 'mime', error: reason(err) };
+    }
+  };
+}
 `;
+
+/**
+ * The CPU time one email may take to build, at most: far above what real mail needs (a 1 MiB
+ * body of tables and links takes about half a second), far below what hostile HTML does
+ * (html-to-text is quadratic in nesting depth: a 1 MiB body of `<b>` takes minutes).
+ */
+export const BUILD_CPU_MS = 3_000;
 
 /** Ample: the worst 1 MiB body measured stays under 128 MB. */
 const WORKER_HEAP_MB = 512;
@@ -81,6 +90,15 @@ function busy(timeoutMs: number): NotifyError {
   return new NotifyError(
     'RATE_LIMITED',
     `The server is busy building other emails; nothing was sent. Retry in ${retry} s, or send body_text with body_html (deriving it takes longest).`,
+    { via: 'email', retryAfterS: retry },
+  );
+}
+
+function slow(timeoutMs: number): NotifyError {
+  const retry = seconds(timeoutMs);
+  return new NotifyError(
+    'PROVIDER_UNAVAILABLE',
+    `The server is too busy to build this email in time; nothing was sent. Retry in ${retry} s.`,
     { via: 'email', retryAfterS: retry },
   );
 }
@@ -133,27 +151,33 @@ export class EmailMimeBuilder {
   private readonly given: WorkerPool<MailParts, MailReply>;
 
   /** `workers` for each kind of email: with body_text to derive, and with body_text given. */
-  constructor(workers: number) {
+  constructor(
+    workers: number,
+    private readonly cpuMs = BUILD_CPU_MS,
+  ) {
     this.deriving = mimePool(workers);
     this.given = mimePool(workers);
   }
 
   /**
-   * The raw RFC 5322 message, within `timeoutMs`: a third of it to wait for a worker, the
-   * rest to build.
+   * The raw RFC 5322 message. A third of `timeoutMs` to wait for a busy worker (RATE_LIMITED
+   * past it); once running, at most `cpuMs` (BUILD_CPU_MS unless told; and half of `timeoutMs`) of CPU, judged on
+   * the worker thread's own clock (INVALID_FIELD past it, when deriving: the HTML is the
+   * trouble), and `timeoutMs` of wall clock as a backstop (PROVIDER_UNAVAILABLE past it, with
+   * less CPU used: the machine is busy, and a retry may pass).
    */
   async build(mail: MailParts, { timeoutMs }: { timeoutMs: number }): Promise<string> {
     const deriving = mail.text === undefined;
     if (mail.html.length + (mail.text?.length ?? 0) <= INLINE_MAX_CHARS) return buildInline(mail);
-    const limits = { waitMs: timeoutMs / 3, runMs: (timeoutMs * 2) / 3 };
+    const limits = { waitMs: timeoutMs / 3, cpuMs: Math.min(this.cpuMs, timeoutMs / 2), wallMs: timeoutMs };
     let reply: MailReply;
     try {
       reply = await (deriving ? this.deriving : this.given).run(mail, limits);
     } catch (err) {
       if (err instanceof WorkerTimeoutError) {
-        throw err.started && deriving
-          ? noText(`it took longer than ${seconds(limits.runMs)} s: very large or very deeply nested HTML`)
-          : busy(limits.waitMs);
+        if (err.limit === 'wait') throw busy(limits.waitMs);
+        if (err.limit === 'wall') throw slow(limits.wallMs);
+        throw deriving ? noText(`it needs more than ${limits.cpuMs} ms of CPU: very large or very deeply nested HTML`) : busy(limits.waitMs);
       }
       if (err instanceof WorkerLostError && err.outOfMemory && deriving) throw noText('it needs more memory than the server allows');
       throw err;

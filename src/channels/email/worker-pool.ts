@@ -1,32 +1,53 @@
 /**
  * CPU-bound work off the main thread, so that no call can stall the event loop for the
- * others (/healthz included). A few worker threads take jobs from one queue, each job under
- * two deadlines: one for waiting in the queue, one for running. A worker still busy at its
- * job's running deadline is terminated, which stops even a synchronous loop, and a fresh one
- * takes its place.
+ * others (/healthz included). A few worker threads take jobs from one queue. A job may wait
+ * so long for a worker; once running, it is judged by the work it does: the CPU time its
+ * thread used, not the wall clock of a machine that may be busy with everything else. A
+ * generous wall-clock backstop still bounds it. A worker stopped at either limit is
+ * terminated, which stops even a synchronous loop, and a fresh one takes its place.
  *
- * The worker is an ES module given as source text and loaded from a data: URL: it runs the
- * same from src under the test runner as from dist. It imports what it needs by absolute URL
- * (passed in workerData), answers each message with exactly one message, and must not throw.
+ * A worker's start-up (loading its modules) counts against no job's limits: the job it starts
+ * for stops waiting in the queue, is handed over once the worker says it is ready, and its
+ * limits start then. A job whose wall-clock backstop passes before that gives up as `wait`
+ * (the worker goes on starting, for the next job).
+ *
+ * The job module is ES module source text, loaded from a data: URL (it runs the same from src
+ * under the test runner as from dist). Its default export takes `workerData` and returns the
+ * job handler, `(request) => reply` (or a promise of it); it imports what it needs by
+ * absolute URL (passed in workerData). A handler that throws fails its job with the message.
  */
-import { Worker } from 'node:worker_threads';
+import { readFileSync } from 'node:fs';
+import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
 
-/** A deadline passed: the job ran longer than `runMs` (`started`), or waited longer than `waitMs`. */
+/**
+ * A limit passed. `started` false: the job waited longer than `waitMs` for a worker. Started,
+ * `limit` says which: `cpu`, the job's thread used `cpuMs` of CPU (the work itself is too
+ * much); `wall`, it used less but ran past the `wallMs` backstop (the machine is too busy).
+ */
 export class WorkerTimeoutError extends Error {
   override readonly name = 'WorkerTimeoutError';
   constructor(
     readonly started: boolean,
     readonly limitMs: number,
+    readonly limit: 'wait' | 'cpu' | 'wall' = started ? 'wall' : 'wait',
   ) {
-    super(`${started ? 'the job ran' : 'the job waited for a worker'} longer than ${limitMs} ms`);
+    super(
+      limit === 'wait'
+        ? `the job waited for a worker longer than ${limitMs} ms`
+        : limit === 'cpu'
+          ? `the job used more than ${limitMs} ms of CPU`
+          : `the job ran longer than ${limitMs} ms`,
+    );
   }
 }
 
 export interface JobLimits {
-  /** How long the job may wait for a worker. */
+  /** How long the job may wait in the queue for a busy worker. */
   waitMs: number;
-  /** How long it may run once a worker has it. */
-  runMs: number;
+  /** The CPU time its thread may use running it. */
+  cpuMs: number;
+  /** How long it may run, whatever CPU it got: a backstop, well above cpuMs. */
+  wallMs: number;
 }
 
 /** The worker died under the job: out of memory (`outOfMemory`), or a bug. */
@@ -40,8 +61,9 @@ export class WorkerLostError extends Error {
 }
 
 export interface WorkerPoolOptions {
-  /** The worker's ES module source. */
+  /** The job module's source (see the top of this file). */
   source: string;
+  /** Given to the job module's default export. */
   workerData: unknown;
   /** Workers at most (at least 1). */
   size: number;
@@ -51,18 +73,75 @@ export interface WorkerPoolOptions {
   idleMs?: number;
 }
 
+/**
+ * The worker's side: loads the job module, then says it is ready, with the path of its
+ * thread's CPU clock when the system has one (Linux: /proc/<pid>/task/<tid>/stat).
+ */
+const BOOTSTRAP = `
+import { readlinkSync } from 'node:fs';
+import { workerData } from 'node:worker_threads';
+const { port, source, data } = workerData;
+let clock = null;
+try { clock = '/proc/' + readlinkSync('/proc/thread-self') + '/stat'; } catch {}
+const handle = await (await import(source)).default(data);
+port.on('message', async (request) => {
+  let answer;
+  try {
+    answer = { reply: await handle(request) };
+  } catch (err) {
+    answer = { error: err instanceof Error ? err.message : String(err) };
+  }
+  port.postMessage(answer);
+});
+port.postMessage({ ready: clock });
+`;
+
+type Answer = { ready: string | null } | { reply: unknown } | { error: string };
+
+/** A worker not ready after this long is taken for broken: a hang guard, far above any real start-up. */
+const START_MS = 60_000;
+
+/** Clock ticks per second in /proc/<pid>/task/<tid>/stat (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/** CPU ms used so far by the thread whose stat file is `path`; undefined when unreadable. */
+function threadCpuMs(path: string): number | undefined {
+  try {
+    // Fields after the command name, which may hold spaces and parentheses: utime is the 12th, stime the 13th.
+    const stat = readFileSync(path, 'latin1');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The whole process's CPU ms: where no thread clock exists, an upper bound of a worker's. */
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
+
 interface Job {
   request: unknown;
   limits: JobLimits;
-  deadline?: NodeJS.Timeout;
+  timer?: NodeJS.Timeout;
+  watch?: NodeJS.Timeout;
   resolve(reply: unknown): void;
   reject(err: Error): void;
 }
 
 interface Slot {
   worker?: Worker;
+  port?: MessagePort;
+  /** Set once the worker said it is ready. */
+  cpuMs?: () => number;
+  /** The job running, or the one the worker is starting for. */
   job?: Job;
+  /** The running job's CPU reading when it was handed over. */
+  cpuAtStart?: number;
   idle?: NodeJS.Timeout;
+  starting?: NodeJS.Timeout;
 }
 
 export class WorkerPool<Request, Reply> {
@@ -71,15 +150,15 @@ export class WorkerPool<Request, Reply> {
   private readonly queue: Job[] = [];
 
   constructor(private readonly options: WorkerPoolOptions) {
-    this.url = new URL(`data:text/javascript,${encodeURIComponent(options.source)}`);
+    this.url = new URL(`data:text/javascript,${encodeURIComponent(BOOTSTRAP)}`);
     this.slots = Array.from({ length: Math.max(1, options.size) }, () => ({}));
   }
 
-  /** The worker's reply; WorkerTimeoutError past either limit. */
+  /** The worker's reply; WorkerTimeoutError past a limit. */
   run(request: Request, limits: JobLimits): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       const job: Job = { request, limits, resolve: resolve as (reply: unknown) => void, reject };
-      job.deadline = setTimeout(() => this.expire(job), limits.waitMs);
+      job.timer = setTimeout(() => this.expireWaiting(job), limits.waitMs);
       this.queue.push(job);
       this.pump();
     });
@@ -98,19 +177,11 @@ export class WorkerPool<Request, Reply> {
     );
   }
 
-  private expire(job: Job): void {
+  private expireWaiting(job: Job): void {
     const queued = this.queue.indexOf(job);
-    if (queued >= 0) {
-      this.queue.splice(queued, 1);
-      job.reject(new WorkerTimeoutError(false, job.limits.waitMs));
-      return;
-    }
-    const slot = this.slots.find((s) => s.job === job);
-    if (!slot) return;
-    slot.job = undefined;
-    void this.discard(slot);
-    job.reject(new WorkerTimeoutError(true, job.limits.runMs));
-    this.pump();
+    if (queued < 0) return;
+    this.queue.splice(queued, 1);
+    this.settle(job, new WorkerTimeoutError(false, job.limits.waitMs, 'wait'));
   }
 
   private pump(): void {
@@ -119,54 +190,130 @@ export class WorkerPool<Request, Reply> {
       const job = this.queue.shift();
       if (!job) return;
       clearTimeout(slot.idle);
-      clearTimeout(job.deadline);
-      job.deadline = setTimeout(() => this.expire(job), job.limits.runMs);
+      clearTimeout(job.timer);
       slot.job = job;
-      (slot.worker ??= this.spawn(slot)).postMessage(job.request);
+      if (!slot.worker) this.spawn(slot);
+      if (slot.cpuMs) {
+        this.start(slot, job);
+        continue;
+      }
+      // Past its backstop while the worker starts, the job gives up (busy, not its fault);
+      // the worker goes on starting, for the next one.
+      job.timer = setTimeout(() => {
+        if (slot.job !== job) return;
+        slot.job = undefined;
+        this.settle(job, new WorkerTimeoutError(false, job.limits.wallMs, 'wait'));
+        this.pump();
+      }, job.limits.wallMs);
     }
   }
 
-  private spawn(slot: Slot): Worker {
+  private start(slot: Slot, job: Job): void {
+    clearTimeout(job.timer);
+    slot.cpuAtStart = slot.cpuMs!();
+    const { cpuMs, wallMs } = job.limits;
+    job.timer = setTimeout(() => this.check(slot, job, true), wallMs);
+    // Often enough to stop a runaway job close to its limit, rarely enough to cost nothing.
+    job.watch = setInterval(() => this.check(slot, job, false), Math.max(10, Math.min(100, cpuMs / 5)));
+    slot.port!.postMessage(job.request);
+  }
+
+  /** At the backstop (`atWall`) or on a CPU check: stops the job past a limit, unless its answer is already in. */
+  private check(slot: Slot, job: Job, atWall: boolean): void {
+    // A busy main thread may see the timer before an answer that came in time.
+    this.drain(slot);
+    if (slot.job !== job || slot.cpuAtStart === undefined) return;
+    const used = slot.cpuMs!() - slot.cpuAtStart!;
+    const limit = used >= job.limits.cpuMs ? 'cpu' : atWall ? 'wall' : undefined;
+    if (!limit) return;
+    slot.job = undefined;
+    slot.cpuAtStart = undefined;
+    void this.discard(slot);
+    this.settle(job, new WorkerTimeoutError(true, limit === 'cpu' ? job.limits.cpuMs : job.limits.wallMs, limit));
+    this.pump();
+  }
+
+  private drain(slot: Slot): void {
+    const port = slot.port;
+    if (!port) return;
+    for (let m = receiveMessageOnPort(port); m; m = slot.port === port ? receiveMessageOnPort(port) : undefined) {
+      this.answered(slot, m.message as Answer);
+    }
+  }
+
+  private answered(slot: Slot, answer: Answer): void {
+    const job = slot.job;
+    if ('ready' in answer) {
+      clearTimeout(slot.starting);
+      const clock = answer.ready;
+      slot.cpuMs = clock !== null && threadCpuMs(clock) !== undefined ? () => threadCpuMs(clock) ?? Infinity : processCpuMs;
+      if (job) this.start(slot, job);
+      else this.idle(slot);
+      return;
+    }
+    if (!job || slot.cpuAtStart === undefined) return;
+    slot.job = undefined;
+    slot.cpuAtStart = undefined;
+    this.settle(job, 'reply' in answer ? { reply: answer.reply } : new Error(answer.error));
+    this.idle(slot);
+  }
+
+  private idle(slot: Slot): void {
+    this.pump();
+    if (!slot.job) slot.idle = setTimeout(() => void this.discard(slot), this.options.idleMs ?? 60_000).unref();
+  }
+
+  private spawn(slot: Slot): void {
+    const { port1, port2 } = new MessageChannel();
+    const source = `data:text/javascript,${encodeURIComponent(this.options.source)}`;
     const worker = new Worker(this.url, {
-      workerData: this.options.workerData,
+      workerData: { port: port2, source, data: this.options.workerData },
+      transferList: [port2],
       resourceLimits: { maxOldGenerationSizeMb: this.options.heapMb },
       // stdout is JSON-RPC's in stdio mode: nothing of a worker's may reach it.
       stdout: true,
     });
-    worker.on('message', (reply: unknown) => {
-      if (slot.worker !== worker || !slot.job) return;
-      const job = slot.job;
-      slot.job = undefined;
-      this.settle(job, { reply });
-      slot.idle = setTimeout(() => void this.discard(slot), this.options.idleMs ?? 60_000).unref();
-      this.pump();
+    slot.worker = worker;
+    slot.port = port1;
+    slot.cpuMs = undefined;
+    slot.cpuAtStart = undefined;
+    slot.starting = setTimeout(() => lost(new Error(`it did not start within ${START_MS} ms`)), START_MS).unref();
+    port1.on('message', (answer: Answer) => {
+      if (slot.port === port1) this.answered(slot, answer);
     });
     const lost = (err: Error) => {
       if (slot.worker !== worker) return;
-      slot.worker = undefined;
       const job = slot.job;
       slot.job = undefined;
+      void this.discard(slot);
+      // Starting or running, its job fails with it (a worker that cannot start would fail the next as well).
       if (job) this.settle(job, new WorkerLostError(err));
       this.pump();
     };
     worker.on('error', lost);
     worker.on('exit', (code) => lost(new Error(`exited with code ${code}`)));
-    // A worker never keeps the process alive; a pending job's deadline timer does. (After the
-    // listeners: a 'message' listener refs the worker again.)
+    // Neither a worker nor its port keeps the process alive; a pending job's timer does.
+    // (After the listeners: a 'message' listener refs them again.)
     worker.unref();
-    return worker;
+    port1.unref();
   }
 
   private settle(job: Job, outcome: { reply: unknown } | Error): void {
-    clearTimeout(job.deadline);
+    clearTimeout(job.timer);
+    clearInterval(job.watch);
     if (outcome instanceof Error) job.reject(outcome);
     else job.resolve(outcome.reply);
   }
 
   private async discard(slot: Slot): Promise<void> {
     clearTimeout(slot.idle);
+    clearTimeout(slot.starting);
     const worker = slot.worker;
+    slot.port?.close();
     slot.worker = undefined;
+    slot.port = undefined;
+    slot.cpuMs = undefined;
+    slot.cpuAtStart = undefined;
     await worker?.terminate();
   }
 }

@@ -9,6 +9,7 @@
  * the client would start after it is never sent.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import diagnostics from 'node:diagnostics_channel';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
@@ -37,8 +38,38 @@ export interface SlackProviderOptions {
 /** Per-call state, carried to the client's fetch through the async context. */
 interface CallState {
   signal: AbortSignal;
-  /** The request was handed to fetch: from then on it may reach Slack. */
+  /** The request was handed to fetch. */
   requested: boolean;
+  /** fetch created the request in this call (so `written` can be trusted). */
+  tracked?: boolean;
+  /** Its whole body went to the socket: from then on it may reach Slack. */
+  written?: boolean;
+}
+
+/**
+ * Node's fetch (undici) says on diagnostics channels when it creates a request, in the
+ * caller's async context, and when the request's whole body has gone to the socket. A
+ * failure before that (connection refused or reset, TLS handshake, a socket closed before
+ * the request was written) cannot have posted anything.
+ */
+const calls = new AsyncLocalStorage<CallState>();
+const requestCalls = new WeakMap<object, CallState>();
+let watching = false;
+function watchRequests(): void {
+  if (watching) return;
+  watching = true;
+  diagnostics.subscribe('undici:request:create', (message) => {
+    const state = calls.getStore();
+    const request = (message as { request?: object }).request;
+    if (!state || !request) return;
+    state.tracked = true;
+    requestCalls.set(request, state);
+  });
+  diagnostics.subscribe('undici:request:bodySent', (message) => {
+    const request = (message as { request?: object }).request;
+    const state = request && requestCalls.get(request);
+    if (state) state.written = true;
+  });
 }
 
 /** Model-facing explanations of Slack's `ok: false` errors; the channel is filled in. */
@@ -103,8 +134,11 @@ function bodyError(body: unknown): string | undefined {
   }
 }
 
-/** Maps what the WebClient threw to a provider error. */
-export function classifySlackError(err: unknown, channel: string): ProviderError {
+/**
+ * Maps what the WebClient threw to a provider error. `reached` false: the request's body
+ * never left, so a failure without an answer is transient.
+ */
+export function classifySlackError(err: unknown, channel: string, reached = true): ProviderError {
   if (err instanceof ProviderError) return err;
   const e = (err ?? {}) as SlackErrorShape;
   switch (e.code) {
@@ -172,7 +206,7 @@ export function classifySlackError(err: unknown, channel: string): ProviderError
     default: {
       const net = rootNetworkCode(err, (code) => code.startsWith('slack_webapi_'));
       if (e.code === 'slack_webapi_request_error' || net) {
-        return networkFailure('slack', 'Slack', err, { reached: true, aborted: false, code: net });
+        return networkFailure('slack', 'Slack', err, { reached, aborted: false, code: net });
       }
       return new DeliveryUnknownError('slack', `unexpected Slack client error (${e.message ?? String(err)})`, undefined, err);
     }
@@ -183,7 +217,7 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
   const { WebClient, LogLevel } = await import('@slack/web-api');
   const log = opts.log.child({ provider: 'slack' });
   const slots = new Slots('slack', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
-  const calls = new AsyncLocalStorage<CallState>();
+  watchRequests();
   // Debug lines carry request bodies (message text): dropped. Warnings keep no arguments.
   const slackLogger = {
     debug: () => {},
@@ -230,7 +264,9 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
         );
         return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok' } : { providerStatus: 'ok' };
       } catch (err) {
-        const mapped = state.requested ? classifySlackError(err, payload.channel) : notRequested(err, ctx.signal.aborted);
+        const mapped = state.requested
+          ? classifySlackError(err, payload.channel, !state.tracked || state.written === true)
+          : notRequested(err, ctx.signal.aborted);
         log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;
       }

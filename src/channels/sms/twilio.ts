@@ -7,11 +7,11 @@
  * request was written is known to have sent nothing. Auth, form encoding and headers stay
  * the client's own. Its agent's socket limit is lifted: Slots are the only queue.
  */
+import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import http, { type ClientRequest, type RequestOptions } from 'node:http';
 import https from 'node:https';
-import type { Socket } from 'node:net';
-import { TLSSocket } from 'node:tls';
 import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../providers/errors.js';
@@ -49,7 +49,7 @@ interface CallState {
   requested: boolean;
   /** Our transport created it, so `written` can be trusted. */
   tracked: boolean;
-  /** Its socket was connected: from then on the request may reach Twilio. */
+  /** The whole request (headers and body) was handed to its socket: from then on it may reach Twilio. */
   written: boolean;
   headers?: unknown;
 }
@@ -136,21 +136,33 @@ export function classifyTwilioError(err: unknown, call: TwilioCallFacts): Provid
 }
 
 /**
- * An axios transport (Node's http/https `request`) that records when the request's socket
- * is connected: the request is written then, and not before. A TLS socket counts once its
- * handshake is done; a reused keep-alive socket at once.
+ * An axios transport (Node's http/https `request`) that records when the whole request has
+ * gone to a connected socket: the request finished ('finish', all of it handed to the
+ * socket) and the socket connected (a TLS one with its handshake done; before that a TLS
+ * socket only buffers). A connection refused or reset, a TLS handshake failed, or a socket
+ * closed before that, and Twilio cannot have the message.
  */
 function watchedTransport(state: CallState) {
   return {
     request(options: RequestOptions, onResponse?: (res: http.IncomingMessage) => void): ClientRequest {
       const req = (options.protocol === 'https:' ? https : http).request(options, onResponse);
       state.tracked = true;
+      let connected = false;
+      let finished = false;
+      const update = () => {
+        state.written = connected && finished;
+      };
+      req.once('finish', () => {
+        finished = true;
+        update();
+      });
       req.once('socket', (socket: Socket) => {
-        const written = () => {
-          state.written = true;
+        const ready = () => {
+          connected = true;
+          update();
         };
-        if (!socket.connecting) written();
-        else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', written);
+        if (!socket.connecting) ready();
+        else socket.once(socket instanceof TLSSocket ? 'secureConnect' : 'connect', ready);
       });
       return req;
     },
