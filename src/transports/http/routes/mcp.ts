@@ -5,17 +5,11 @@
  *
  *   2026-07-28   stateless: createMcpHandler builds one server per request and checks the
  *                MCP-Protocol-Version / Mcp-Method / Mcp-Name headers against the body
- *   2025-11-25   sessions: one server per session (WebStandardStreamableHTTPServerTransport),
- *                so each keeps its handshake's clientInfo, bound to credential and path
+ *   2025-11-25   sessions: one server per session (mcp-sessions.ts), so each keeps its
+ *                handshake's clientInfo, bound to credential and path
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  createMcpHandler,
-  isInitializeRequest,
-  isLegacyRequest,
-  WebStandardStreamableHTTPServerTransport,
-} from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import { feedClientKey, FeedRefusal, type BannerHub } from '../../../banners/hub.js';
 import { PROFILES, type HttpToken, type Profile } from '../../../config/config.js';
 import type { Logger } from '../../../core/log.js';
@@ -26,10 +20,10 @@ import { BodyTooLargeError, readBody } from '../../body.js';
 import { parseMessage, screenMessage } from '../../inbound.js';
 import { sendJson } from '../banner-feed.js';
 import { originRefusal } from '../host-check.js';
-import { lenientHeaders, namesModernVersion } from '../protocol-headers.js';
+import { lenientHeaders } from '../protocol-headers.js';
 import { jsonRpcError, type RequestAuth } from '../request-auth.js';
-import { SessionRegistry, type Session } from '../sessions.js';
 import { sendWebResponse, toWebRequest } from '../web-bridge.js';
+import { legacySessions } from './mcp-sessions.js';
 import type { Route } from './route.js';
 
 export interface McpRouteDeps {
@@ -59,16 +53,15 @@ export interface McpRoute {
 export function mcpRoute(deps: McpRouteDeps): McpRoute {
   const { app, log, auth, metrics, hub } = deps;
   const maxBody = deps.maxBodyBytes;
-  const maxSessions = deps.maxSessions;
-  const maxPerClient = deps.maxSessionsPerClient;
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
-  const sessions = new SessionRegistry({
-    idleMs: deps.sessionIdleMs,
+  const legacy = legacySessions({
+    app,
     log,
+    idleMs: deps.sessionIdleMs,
+    maxSessions: deps.maxSessions,
+    maxSessionsPerClient: deps.maxSessionsPerClient,
     onCountChange: (n) => metrics.activeSessions.set(n),
   });
-  /** The clients of sessions being opened (initialize answered, not yet registered). */
-  const opening: (string | undefined)[] = [];
 
   /** What a server instance needs to know about the request it answers. */
   const connectionFor = (token: HttpToken | undefined, endpointProfile: Profile | undefined, req: IncomingMessage): Connection => ({
@@ -142,68 +135,8 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
       return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
     }
 
-    const sid = req.headers['mcp-session-id'];
-    if (typeof sid === 'string') {
-      const session = sessions.get(sid);
-      // A session answers only on the endpoint and to the credential that opened it.
-      if (!session || session.endpoint !== path || session.client !== token?.client) {
-        return sendJson(res, 404, jsonRpcError(-32001, 'Session not found'));
-      }
-      // A GET stream may stay open for hours: it does not keep an otherwise idle session alive.
-      if (req.method === 'GET') sessions.touch(session);
-      else res.once('close', sessions.begin(session));
-      return sendWebResponse(res, await session.transport.handleRequest(request, { parsedBody: parsed }));
-    }
-
-    if (req.method !== 'POST') {
-      // 2026-07-28 has no GET stream and no sessions to delete.
-      return namesModernVersion(req.headers['mcp-protocol-version'])
-        ? sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed: 2026-07-28 has no GET stream or sessions; POST each request'), { Allow: 'POST' })
-        : sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
-    }
-    if (!isInitializeRequest(parsed)) {
-      return sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request'));
-    }
-    // Sessions still opening count too: concurrent initializes must not overshoot the caps.
-    if (sessions.size + opening.length >= maxSessions) {
-      return sendJson(res, 503, jsonRpcError(-32000, 'Too many open sessions; retry later'), { 'Retry-After': '5' });
-    }
-    if (token && sessions.countFor(token.client) + opening.filter((c) => c === token.client).length >= maxPerClient) {
-      return sendJson(
-        res,
-        429,
-        jsonRpcError(-32000, `Client ${token.client} already holds ${maxPerClient} open sessions: close one (DELETE) or let idle ones expire, or send 2026-07-28 requests, which hold none`),
-      );
-    }
-    opening.push(token?.client);
-    try {
-      await openSession(res, request, parsed, path, connectionFor(token, endpointProfile, req));
-    } finally {
-      opening.splice(opening.indexOf(token?.client), 1);
-    }
-  };
-
-  /** 2025-11-25: `initialize` opens a session with a server of its own. */
-  const openSession = async (res: ServerResponse, request: Request, initialize: unknown, path: string, conn: Connection) => {
-    const server = createServer(app, conn, 'legacy');
-    let session: Session | undefined;
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        session = { id, server, transport, client: conn.client, endpoint: path, open: 0, lastSeen: Date.now() };
-        sessions.add(session);
-        res.once('close', sessions.begin(session));
-        conn.log?.debug('session opened', { session: id, endpoint: path });
-      },
-      onsessionclosed: (id) => void sessions.close(id, 'deleted'),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) void sessions.close(transport.sessionId, 'transport closed');
-    };
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody: initialize });
-    if (!session) await server.close(); // initialize was refused; nothing to keep
-    await sendWebResponse(res, response);
+    // 2025-11-25: a request of an open session, or an initialize that opens one.
+    return legacy.serve(req, res, request, parsed, path, token, () => connectionFor(token, endpointProfile, req));
   };
 
   const route: Route = (req, res, url) => {
@@ -226,11 +159,11 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
 
   return {
     route,
-    sessionCount: () => sessions.size,
+    sessionCount: () => legacy.size,
     releaseWatches: () => listenWatch.releaseAll(),
     async close() {
       await modern.close();
-      await sessions.closeAll('shutdown');
+      await legacy.closeAll('shutdown');
     },
   };
 }
