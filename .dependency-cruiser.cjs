@@ -57,9 +57,9 @@ module.exports = {
     },
     {
       name: 'mcp-sdk-only-in-binding',
-      comment: 'only mcp/, transports/, bundling/, app.ts and the CLI use the MCP SDK',
+      comment: 'only mcp/, transports/, bundling/ and app.ts use the MCP SDK',
       severity: 'error',
-      from: { path: '^src/', pathNot: '^src/(mcp/|transports/|bundling/|app\\.ts$|cli/)' },
+      from: { path: '^src/', pathNot: '^src/(mcp/|transports/|bundling/|app\\.ts$)' },
       to: { path: '(^|/)node_modules/@modelcontextprotocol/' },
     },
     {
