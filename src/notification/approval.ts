@@ -259,5 +259,5 @@ async function recordRefusal<C, P>(
     approval,
   };
   // The refusal stands whatever the store says: nothing was sent either way.
-  await deps.store.recordDelivery(row).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
+  await deps.store.writeRecord(row).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
 }

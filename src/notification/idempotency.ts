@@ -3,8 +3,10 @@
  * the first result, and a different payload under the key is a conflict. The key is claimed
  * in the store before anything is sent, so duplicates across processes that share a store
  * cause one provider call:
- * - the first caller claims (getting an owner token), prepares, moves the claim to phase
- *   `sending` with a write fenced by its token, calls the provider, and stores the result;
+ * - the first caller claims (getting an owner token, held by a `ClaimHandle`), prepares,
+ *   moves the claim to phase `sending` with a write fenced by its token, calls the
+ *   provider, and completes the claim with the result (a dry run completes it with its
+ *   record, in one write);
  * - a duplicate (same key, same payload hash) replays a finished result, or waits for a
  *   pending one, polling until its budget ends; still unresolved then: IDEMPOTENCY_IN_PROGRESS,
  *   with `retry_after_s` set to when the claim would count as abandoned;
@@ -25,13 +27,12 @@
  */
 import { NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { IdempotencyPhase, OptOutCheck, Store } from '../store/types.js';
-import { budgetLeft } from './send-budget.js';
+import type { ClaimCompletion, OptOutCheck, Store } from '../store/types.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_POLL_MS = 50;
 
-export interface IdempotentOptions {
+export interface ClaimOptions {
   store: Store;
   key: string;
   /** The key as the client sent it, for messages (`key` may be scoped, e.g. by client); default `key`. */
@@ -39,8 +40,8 @@ export interface IdempotentOptions {
   /** Hash of the normalised payload; the same key with another hash is a conflict. */
   payloadHash: string;
   /**
-   * The send's time budget, counted from `startedAt`: how long a duplicate waits, what the
-   * provider call gets of it, and when a pending claim counts as abandoned.
+   * The send's time budget, counted from `startedAt`: how long a duplicate waits, and when a
+   * pending claim counts as abandoned.
    */
   budgetMs: number;
   /** When the call started (default: on entry). */
@@ -58,29 +59,15 @@ export interface IdempotentOptions {
   via?: string;
   /** The client cancelled: a duplicate waiting for another call's outcome stops at once (it sends nothing). */
   signal?: AbortSignal;
-  /** Looked up with the first claim, in its round trip: an opted-out recipient gets `refuse`'s error, and nothing is claimed. */
-  optOut?: { check: OptOutCheck; refuse: (recipient: string) => Error };
+  /** Looked up with the first claim, in its round trip: an opted-out recipient is answered, and nothing is claimed. */
+  optOut?: OptOutCheck;
 }
 
-/**
- * A send in two steps, so that the claim's phase is written between them, immediately before
- * the provider can be called.
- */
-export interface SendSteps<P, R> {
-  /** Everything before the provider call (payload building included); it counts against the budget. */
-  prepare(): Promise<P>;
-  /**
-   * The provider call and what follows, within `budgetLeftMs`. Throws only when nothing was
-   * sent, or with a final failure (see `isFinalFailure`) when it may have been.
-   */
-  send(prepared: P, budgetLeftMs: number): Promise<R>;
-  /**
-   * Set for a send that is only its record (a dry run): writes it and completes `owner`'s
-   * claim in one store write, in place of the `sending` phase, `send` and the completion.
-   * Undefined when the claim was lost (then nothing was written).
-   */
-  recordCompleting?(prepared: P, claim: { key: string; owner: string }): Promise<R | undefined>;
-}
+/** What claiming a key gives: this call owns it, a finished send's result to replay, or an opted-out recipient. */
+export type KeyClaim<R> =
+  | { kind: 'owner'; handle: ClaimHandle<R> }
+  | { kind: 'replay'; result: R }
+  | { kind: 'opted_out'; recipient: string };
 
 /** How a final failure is stored in place of a result. */
 interface StoredFailure {
@@ -102,11 +89,6 @@ function replayFailure(body: ToolErrorBody, key: string): NotifyError {
   return new NotifyError(body.code as ErrorCode, `${body.message} (Replayed for idempotency_key "${key}": this call sent nothing.)`, details);
 }
 
-export interface IdempotentOutcome<R> {
-  result: R;
-  replayed: boolean;
-}
-
 /** Resolves after `ms`, or at once when `signal` aborts. */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -116,7 +98,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 interface Run {
-  opts: IdempotentOptions;
+  opts: ClaimOptions;
   now: () => number;
   deadline: number;
   /** Fields for the errors made here. */
@@ -125,13 +107,12 @@ interface Run {
   shown: string;
 }
 
-export async function runIdempotent<P, R>(
-  opts: IdempotentOptions,
-  stepsOrSend: SendSteps<P, R> | (() => Promise<R>),
-): Promise<IdempotentOutcome<R>> {
-  // A bare function is all provider call: the phase is written before it starts.
-  const steps: SendSteps<P | undefined, R> =
-    typeof stepsOrSend === 'function' ? { prepare: async () => undefined, send: () => stepsOrSend() } : stepsOrSend;
+/**
+ * Claims the key for this call, or answers from the claim already there: a replay, or a
+ * refusal (conflict, in progress, cancelled while waiting, DELIVERY_UNKNOWN for an abandoned
+ * send). The decision is the store's claim alone, one statement or one transaction.
+ */
+export async function claimKey<R>(opts: ClaimOptions): Promise<KeyClaim<R>> {
   const { store, key, payloadHash, budgetMs } = opts;
   const ttlMs = opts.ttlMs ?? IDEMPOTENCY_TTL_MS;
   const now = opts.now ?? Date.now;
@@ -145,20 +126,19 @@ export async function runIdempotent<P, R>(
   };
   // Only the first look may take over an abandoned claim; see the header.
   let staleAfterMs = budgetMs;
-  let pendingOptOut = opts.optOut;
+  // Only the first look, as a send's opt-out check is made once, before it waits.
+  let optOut = opts.optOut;
 
   for (;;) {
-    // Only the first look, as a send's opt-out check is made once, before it waits.
-    const optOut = pendingOptOut;
-    pendingOptOut = undefined;
-    const claim = await store.claimIdempotency(key, payloadHash, now(), optOut ? { ttlMs, staleAfterMs, optOut: optOut.check } : { ttlMs, staleAfterMs });
+    const claim = await store.claimIdempotency(key, payloadHash, now(), optOut ? { ttlMs, staleAfterMs, optOut } : { ttlMs, staleAfterMs });
     staleAfterMs = Number.MAX_SAFE_INTEGER; // finite: it travels as a BIGINT to PostgreSQL
+    optOut = undefined;
 
-    if (claim.kind === 'opted_out') throw optOut!.refuse(claim.recipient);
-
+    if (claim.kind === 'opted_out') return claim;
     if (claim.kind === 'claimed') {
-      const result = claim.phase === 'sending' ? await answerAbandonedSend(run, claim.owner) : await sendAsOwner(run, claim.owner, steps);
-      return { result, replayed: false };
+      const handle = new ClaimHandle<R>(run, claim.owner);
+      if (claim.phase === 'sending') return handle.answerAbandoned();
+      return { kind: 'owner', handle };
     }
 
     if (claim.payload_hash !== payloadHash) {
@@ -171,7 +151,7 @@ export async function runIdempotent<P, R>(
 
     if (claim.state === 'done') {
       if (isStoredFailure(claim.result)) throw replayFailure(claim.result.notify_error, run.shown);
-      return { result: claim.result as R, replayed: true };
+      return { kind: 'replay', result: claim.result as R };
     }
 
     if (opts.signal?.aborted) {
@@ -195,84 +175,97 @@ export async function runIdempotent<P, R>(
   }
 }
 
-function takenOver({ opts: { budgetMs }, details, shown }: Run): NotifyError {
-  const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
-  return new NotifyError(
-    'IDEMPOTENCY_IN_PROGRESS',
-    `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
-    { ...details, retryAfterS },
-  );
-}
-
-/** The owner's path: prepare, fence the phase, send, store the outcome. */
-async function sendAsOwner<P, R>(run: Run, owner: string, steps: SendSteps<P, R>): Promise<R> {
-  const { store, key, budgetMs, log } = run.opts;
-  let prepared: P;
-  let left: number;
-  try {
-    prepared = await steps.prepare();
-    budgetLeft(run.deadline, run.now(), budgetMs, run.details.via);
-    if (steps.recordCompleting) {
-      const result = await steps.recordCompleting(prepared, { key, owner });
-      if (result === undefined) throw takenOver(run);
-      return result;
-    }
-    // Our claim was taken over (we outlived our budget, or clocks disagree): the new owner
-    // decides what is sent, and we must not.
-    if (!(await store.markIdempotencySending(key, owner))) throw takenOver(run);
-    // The store write took time too.
-    left = budgetLeft(run.deadline, run.now(), budgetMs, run.details.via);
-  } catch (err) {
-    await settle(run, owner, () => store.releaseIdempotency(key, owner), 'release');
-    throw err;
-  }
-
-  let result: R;
-  try {
-    result = await steps.send(prepared, left);
-  } catch (err) {
-    if ((run.opts.isFinalFailure ?? deliveryUnknown)(err) && err instanceof NotifyError) {
-      await settle(run, owner, () => store.completeIdempotency(key, owner, { notify_error: err.toBody() } satisfies StoredFailure), 'store failure');
-    } else {
-      await settle(run, owner, () => store.releaseIdempotency(key, owner), 'release');
-    }
-    throw err;
-  }
-  try {
-    if (!(await store.completeIdempotency(key, owner, result))) {
-      log?.warn('idempotency claim was taken over during the send; its result is not stored under the key', { key });
-    }
-  } catch (err) {
-    // The message went out: answering with an error would invite a retry that sends
-    // again. Duplicates will wait, then take the claim over once its budget passes, and
-    // answer DELIVERY_UNKNOWN (the phase says the provider may have been called).
-    log?.error('idempotency result not stored after a send', { key, error: (err as Error).message });
-  }
-  return result;
-}
-
 /**
- * Took over a claim whose owner died after its provider call may have started: sending
- * again could deliver twice. The answer is stored, so later duplicates get it too.
+ * A key this call owns. Every write names the owner token, so one that lost the claim (it
+ * was taken over) changes nothing. The owner's path: `markSending` just before the provider
+ * call (or `completion` in the dry run's record), then `complete` with the result, or `fail`
+ * / `release` when it did not get that far.
  */
-async function answerAbandonedSend(run: Run, owner: string): Promise<never> {
-  const { store, key, log } = run.opts;
-  const err = new NotifyError(
-    'DELIVERY_UNKNOWN',
-    `An earlier call with idempotency_key "${run.shown}" stopped (its process likely died) after its provider call may have started, so the message may or may not have been sent. This call sent nothing, and no call will send it again under this key; check with the recipient before sending it under a new key.`,
-    run.opts.via === undefined ? {} : { via: run.opts.via },
-  );
-  log?.warn('took over an abandoned idempotency claim whose provider call may have started; answering DELIVERY_UNKNOWN', { key });
-  await settle(run, owner, () => store.completeIdempotency(key, owner, { notify_error: err.toBody() } satisfies StoredFailure), 'store failure');
-  throw err;
-}
+export class ClaimHandle<R> {
+  constructor(
+    private readonly run: Run,
+    readonly owner: string,
+  ) {}
 
-/** A fenced write after a failed or refused send: its own failure is logged, never thrown over the send's. */
-async function settle(run: Run, owner: string, write: () => Promise<boolean>, what: string): Promise<void> {
-  const { key, log } = run.opts;
-  try {
-    if (!(await write())) log?.warn(`idempotency ${what} skipped: this call no longer owns the claim`, { key });
-  } catch (err) {
-    log?.warn(`idempotency ${what} failed`, { key, error: (err as Error).message });
+  /** The error of an owner whose claim was taken over before it reached the provider. */
+  lost(): NotifyError {
+    const { opts: { budgetMs }, details, shown } = this.run;
+    const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
+    return new NotifyError(
+      'IDEMPOTENCY_IN_PROGRESS',
+      `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
+      { ...details, retryAfterS },
+    );
+  }
+
+  /**
+   * Moves the claim to `sending`, immediately before the provider call. Throws `lost()` when
+   * another call took the key over (this one outlived its budget, or clocks disagree): the
+   * new owner decides what is sent.
+   */
+  async markSending(): Promise<void> {
+    if (!(await this.run.opts.store.markIdempotencySending(this.run.opts.key, this.owner))) throw this.lost();
+  }
+
+  /** The completion a record write carries (a dry run: its record is its send). */
+  completion(result: R): ClaimCompletion {
+    return { key: this.run.opts.key, owner: this.owner, result };
+  }
+
+  /** Stores the send's result; never throws: the message went out, and an error would invite a resend. */
+  async complete(result: R): Promise<void> {
+    const { store, key, log } = this.run.opts;
+    try {
+      if (!(await store.completeIdempotency(key, this.owner, result))) {
+        log?.warn('idempotency claim was taken over during the send; its result is not stored under the key', { key });
+      }
+    } catch (err) {
+      // Duplicates will wait, then take the claim over once its budget passes, and answer
+      // DELIVERY_UNKNOWN (the phase says the provider may have been called).
+      log?.error('idempotency result not stored after a send', { key, error: (err as Error).message });
+    }
+  }
+
+  /** After a failed send: a final failure (the provider may have sent it) is kept under the key; any other is released. */
+  async fail(err: unknown): Promise<void> {
+    if ((this.run.opts.isFinalFailure ?? deliveryUnknown)(err) && err instanceof NotifyError) await this.storeFailure(err);
+    else await this.release();
+  }
+
+  /** Drops the claim, so a retry (or a waiting duplicate) may send. */
+  async release(): Promise<void> {
+    const { store, key } = this.run.opts;
+    await this.settle(() => store.releaseIdempotency(key, this.owner), 'release');
+  }
+
+  /**
+   * Took over a claim whose owner died after its provider call may have started: sending
+   * again could deliver twice. The answer is stored, so later duplicates get it too.
+   */
+  async answerAbandoned(): Promise<never> {
+    const { opts } = this.run;
+    const err = new NotifyError(
+      'DELIVERY_UNKNOWN',
+      `An earlier call with idempotency_key "${this.run.shown}" stopped (its process likely died) after its provider call may have started, so the message may or may not have been sent. This call sent nothing, and no call will send it again under this key; check with the recipient before sending it under a new key.`,
+      opts.via === undefined ? {} : { via: opts.via },
+    );
+    opts.log?.warn('took over an abandoned idempotency claim whose provider call may have started; answering DELIVERY_UNKNOWN', { key: opts.key });
+    await this.storeFailure(err);
+    throw err;
+  }
+
+  private async storeFailure(err: NotifyError): Promise<void> {
+    const { store, key } = this.run.opts;
+    await this.settle(() => store.completeIdempotency(key, this.owner, { notify_error: err.toBody() } satisfies StoredFailure), 'store failure');
+  }
+
+  /** A fenced write after a failed or refused send: its own failure is logged, never thrown over the send's. */
+  private async settle(write: () => Promise<boolean>, what: string): Promise<void> {
+    const { key, log } = this.run.opts;
+    try {
+      if (!(await write())) log?.warn(`idempotency ${what} skipped: this call no longer owns the claim`, { key });
+    } catch (err) {
+      log?.warn(`idempotency ${what} failed`, { key, error: (err as Error).message });
+    }
   }
 }

@@ -246,7 +246,7 @@ async function until(ready: () => boolean): Promise<void> {
 function failingRecords(failing: () => boolean): Store {
   return new Proxy(store, {
     get(target, prop) {
-      if (prop === 'recordDelivery' && failing()) return async () => Promise.reject(new Error('disk full'));
+      if (prop === 'writeRecord' && failing()) return async () => Promise.reject(new Error('disk full'));
       const v = Reflect.get(target, prop, target) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
     },

@@ -16,7 +16,7 @@ import { StoreUnavailableError } from '../store/errors.js';
 import type { DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
 import { schemaHash } from '../union/schema-hash.js';
 import { approveSend, type ApprovalRound, type Approved } from './approval.js';
-import { IDEMPOTENCY_TTL_MS, runIdempotent, type SendSteps } from './idempotency.js';
+import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
 import type { SendSettings } from './settings.js';
 import { applyHeldReceipts } from './status-receipt.js';
@@ -109,7 +109,7 @@ async function withRecipientClasses<C, P>(channel: TypedChannel<C, P>, value: Re
 /**
  * A store fault that escaped the send came before the provider call: every store write
  * after the provider answered is kept from changing the answer (see `keepRecord`, and
- * runIdempotent's fenced writes). So nothing was sent, and the same call may be retried.
+ * the claim handle's fenced writes). So nothing was sent, and the same call may be retried.
  */
 function storeUnavailable(err: unknown, via: string, log: Logger): NotifyError | undefined {
   if (!(err instanceof StoreUnavailableError)) return undefined;
@@ -121,6 +121,27 @@ function storeUnavailable(err: unknown, via: string, log: Logger): NotifyError |
   );
 }
 
+/** Where a send's one opt-out lookup is made: on its own, or riding in the claim's or the record's store call. */
+type OptOutLookup = 'alone' | 'claim' | 'record';
+
+/**
+ * A keyed send without approval rules looks opt-outs up with its claim (one round trip
+ * fewer). An unkeyed dry run without approval rules or rate limits looks them up with its
+ * record: building its payload sends nothing and counts against nothing. Any other send
+ * looks them up first, before a person is asked, a quota is spent or a provider is called.
+ */
+function optOutLookup(deps: PipelineDeps, live: boolean, keyed: boolean): OptOutLookup {
+  if (deps.config.approval.rules.length > 0) return 'alone';
+  if (keyed) return 'claim';
+  return !live && deps.rateGate === undefined ? 'record' : 'alone';
+}
+
+/**
+ * The whole send, in order: recipient policy, the opt-out lookup, the approval of an unkeyed
+ * send, the idempotency claim, preparation (approval of a keyed send, rate limit, payload),
+ * then the dry run's record, or the `sending` phase, the provider call and the record, and
+ * last the claim's completion.
+ */
 async function sendTyped<C, P>(
   deps: PipelineDeps,
   channel: TypedChannel<C, P>,
@@ -130,6 +151,7 @@ async function sendTyped<C, P>(
   // The budget covers the whole call: what is spent before the provider call is not given to it.
   const startedAt = deps.now();
   const budgetMs = deps.config.sendBudgetMs;
+  const deadline = startedAt + budgetMs;
   const via = channel.name;
   const call = channel.parse(value);
   const recipients = channel.recipients(call);
@@ -142,59 +164,40 @@ async function sendTyped<C, P>(
       );
     }
   }
-  const optedOut = (recipient: string) =>
-    new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
 
-  const key = value.idempotency_key;
-  // A keyed send without approval rules looks opt-outs up with its claim (one round trip
-  // fewer). An unkeyed dry run without approval rules or rate limits looks them up with its
-  // record: building its payload sends nothing and counts against nothing. Any other send
-  // looks them up here, before a person is asked, a quota is spent or a provider is called.
-  const noRules = deps.config.approval.rules.length === 0;
-  const optOutWithClaim = typeof key === 'string' && noRules;
-  const optOutWithRecord = typeof key !== 'string' && noRules && !channel.live && deps.rateGate === undefined;
-  if (!optOutWithClaim && !optOutWithRecord) {
-    for (const recipient of recipients) if (await deps.store.isOptedOut(via, recipient)) throw optedOut(recipient);
+  const key = typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined;
+  const optOut: OptOutCheck = { via, recipients };
+  const lookup = optOutLookup(deps, channel.live, key !== undefined);
+  if (lookup === 'alone') {
+    const optedOut = await deps.store.findOptedOut(optOut);
+    if (optedOut !== undefined) throw optedOutError(optedOut, via);
   }
+
   // What a key is bound to: the call without its key. Only keyed (or approved) sends need
   // it; a plain send pays neither for the hash nor for the copy.
   const contentHash = () => {
     const { idempotency_key: _key, ...content } = value;
     return schemaHash(content);
   };
-  const keyedHash = typeof key === 'string' ? contentHash() : undefined;
-  // Keys are scoped by client: two bots that pick the same key do not share results.
-  const scoped = (k: string) => JSON.stringify([opts.client ?? '', k]);
-  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, typeof key === 'string' ? key : null);
+  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null);
   // A keyed send is asked about only once it holds its key: the claim alone says whether this
   // call is a replay (it sends nothing, so it asks no one), waits for another, or sends (then
   // the approval step runs, and a question or refusal releases the key). No lookup before the
   // claim decides for it: a key expiring between the two would send unasked. Nothing is held
   // while a person thinks: the question ends the call. An unkeyed send has no key to replay,
-  // so it is asked first, and an approved one is claimed under its approval.
-  const approved = typeof key === 'string' ? undefined : await approve();
+  // so it is asked first, and an approved one is claimed under its approval (a replayed
+  // approval sends once).
+  const approvedUnkeyed = key === undefined ? await approve() : undefined;
+  const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
 
-  const steps = deliverySteps({
-    deps,
-    channel,
-    call,
-    key: typeof key === 'string' ? key : undefined,
-    opts,
-    approve: typeof key === 'string' ? approve : async () => approved,
-    ...(optOutWithRecord ? { optOut: { check: { via, recipients }, refuse: optedOut } } : {}),
-  });
-  // An approved send without a key is keyed by its approval: a replayed approval sends once.
-  const claimKey = typeof key === 'string' ? key : approved && `approval:${approved.id}`;
-  if (!claimKey) {
-    const prepared = await steps.prepare();
-    return steps.send(prepared, budgetLeft(startedAt + budgetMs, deps.now(), budgetMs, via));
-  }
-  const { result, replayed } = await runIdempotent(
-    {
+  let claim: ClaimHandle<SendResult> | undefined;
+  if (claimKeyName !== undefined) {
+    const claimed = await claimKey<SendResult>({
       store: deps.store,
-      key: scoped(claimKey),
-      sentKey: claimKey,
-      payloadHash: keyedHash ?? contentHash(),
+      // Keys are scoped by client: two bots that pick the same key do not share results.
+      key: JSON.stringify([opts.client ?? '', claimKeyName]),
+      sentKey: claimKeyName,
+      payloadHash: contentHash(),
       budgetMs,
       startedAt,
       ttlMs: IDEMPOTENCY_TTL_MS,
@@ -202,11 +205,45 @@ async function sendTyped<C, P>(
       log: deps.log,
       via,
       ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(optOutWithClaim ? { optOut: { check: { via, recipients }, refuse: optedOut } } : {}),
-    },
-    steps,
-  );
-  return replayed ? { ...result, replayed: true } : result;
+      ...(lookup === 'claim' ? { optOut } : {}),
+    });
+    if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, via);
+    if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
+    claim = claimed.handle;
+  }
+
+  const send: Send<C, P> = { deps, channel, call, key, opts };
+  let prepared: Prepared<P>;
+  let budgetLeftMs: number;
+  try {
+    prepared = await prepare(send, key === undefined ? approvedUnkeyed : await approve());
+    budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
+    // A dry run is its record: written with the claim's completion, in one store write.
+    if (!channel.live) return await recordDryRun(send, prepared, claim, lookup === 'record' ? optOut : undefined);
+    if (claim) {
+      await claim.markSending();
+      // The store write took time too.
+      budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
+    }
+  } catch (err) {
+    // Nothing was sent: a question, a refusal or a failure before the provider call frees the key.
+    await claim?.release();
+    throw err;
+  }
+
+  let result: SendResult;
+  try {
+    result = await deliver(send, prepared, budgetLeftMs);
+  } catch (err) {
+    await claim?.fail(err);
+    throw err;
+  }
+  await claim?.complete(result);
+  return result;
+}
+
+function optedOutError(recipient: string, via: string): NotifyError {
+  return new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
 }
 
 interface Prepared<P> {
@@ -217,63 +254,37 @@ interface Prepared<P> {
   meta?: ResultMeta;
 }
 
-/** One send as the steps below see it: what it sends, to whom, for whom, and its approval. */
+/** One send as the steps below see it: what it sends, to whom, for whom. */
 interface Send<C, P> {
   deps: PipelineDeps;
   channel: TypedChannel<C, P>;
   call: C;
   key: string | undefined;
   opts: SendOptions;
-  /**
-   * The approval step (./approval.ts), run by `prepare`: for a keyed send, once it holds its
-   * key; for an unkeyed one, already run (its answer decides the claim's key).
-   */
-  approve: () => Promise<Approved<P> | undefined>;
-  /** An unkeyed dry run's opt-out lookup, made with its record. */
-  optOut?: { check: OptOutCheck; refuse: (recipient: string) => NotifyError };
 }
 
-/** The send split where idempotency writes its `sending` phase: before the provider (or the dry-run record) is reached. */
-function deliverySteps<C, P>(send: Send<C, P>): SendSteps<Prepared<P>, SendResult> {
-  const { deps, channel, call, opts } = send;
+/** Everything before the provider call, counted against the budget: rate limit, id and payload. */
+async function prepare<C, P>({ deps, channel, call, opts }: Send<C, P>, approved: Approved<P> | undefined): Promise<Prepared<P>> {
+  // Here, not before idempotency: a replayed result sends nothing and costs no quota.
+  // After the approval step: a call that ends in a question sends nothing either.
+  await deps.rateGate?.check(opts.client, channel.name, deps.now());
+  const id = approved?.id ?? newNotificationId();
+  const startedAt = deps.now();
+  // At most half the budget, so that the provider call keeps the rest. An approved send
+  // sends the payload the person saw, as it was built for them.
+  const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
+  // Before the claim moves to `sending`: a throw here releases it.
+  throwIfCancelled(opts.signal, channel.name);
+  return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };
+}
+
+/** The record of a send as it starts: `sent` or `dry_run`, no attempts yet. */
+function newRecord<C, P>({ channel, key, opts }: Send<C, P>, { id, approved, startedAt, payload }: Prepared<P>): DeliveryRecord {
   return {
-    async prepare() {
-      // A question (ApprovalNeeded) or a refusal thrown here releases the claim.
-      const approved = await send.approve();
-      // Here, not before idempotency: a replayed result sends nothing and costs no quota.
-      // After the approval step: a call that ends in a question sends nothing either.
-      await deps.rateGate?.check(opts.client, channel.name, deps.now());
-      const id = approved?.id ?? newNotificationId();
-      const startedAt = deps.now();
-      // At most half the budget, so that the provider call keeps the rest. An approved send
-      // sends the payload the person saw, as it was built for them.
-      const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
-      // Before the idempotency claim moves to `sending`: a throw here releases it.
-      throwIfCancelled(opts.signal, channel.name);
-      return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };
-    },
-    send: (prepared, budgetLeftMs) => deliver(send, prepared, budgetLeftMs),
-    // A dry run is its record: written with the claim's completion, in one store write.
-    ...(channel.live ? {} : { recordCompleting: (prepared, claim) => deliver(send, prepared, 0, claim) }),
-  };
-}
-
-/** With `claim` (a dry run only): the record completes that idempotency claim; undefined when the claim was lost. */
-function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number): Promise<SendResult>;
-function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number, claim: { key: string; owner: string }): Promise<SendResult | undefined>;
-async function deliver<C, P>(
-  { deps, channel, call, key, opts, optOut }: Send<C, P>,
-  prepared: Prepared<P>,
-  budgetLeftMs: number,
-  claim?: { key: string; owner: string },
-): Promise<SendResult | undefined> {
-  const { id, approved, startedAt, payload, meta } = prepared;
-  const { provider, live, name: via } = channel;
-  const record: DeliveryRecord = {
     id,
-    via,
-    status: live ? 'sent' : 'dry_run',
-    provider: provider.name,
+    via: channel.name,
+    status: channel.live ? 'sent' : 'dry_run',
+    provider: channel.provider.name,
     provider_message_id: null,
     payload,
     error_code: null,
@@ -288,102 +299,123 @@ async function deliver<C, P>(
     status_updated_at: startedAt,
     approval: approved?.record ?? null,
   };
-  // Every line about this send carries notificationId, via and client. A dry run writes one
-  // line, with them; a logger holding them is built only when more may follow (a live send).
-  let child: Logger | undefined;
-  const log = (): Logger => (child ??= deps.log.child({ notificationId: id, via, client: opts.client }));
-  // Once the provider has answered, a store failure must not change the answer: reporting a
-  // sent message as failed invites a retry that sends it again.
-  const keepRecord = async (what: string, write: () => Promise<void>): Promise<boolean> =>
-    write().then(
-      () => true,
-      (err: unknown) => {
-        log().error(`${what} not stored after the provider answered`, { error: (err as Error).message });
-        return false;
-      },
-    );
+}
 
-  let providerMessageId: string | undefined;
-  const attemptStarts: number[] = [];
-  if (live) {
-    throwIfCancelled(opts.signal, via);
-    try {
-      const sent = await sendWithRetry(provider, payload, {
-        notificationId: id,
-        budgetMs: budgetLeftMs,
-        log: log(),
-        onRetry: opts.onRetry,
-        onAttempt: (a) => attemptStarts.push(deps.now() - a.latencyMs),
-        ...(opts.signal ? { cancel: opts.signal } : {}),
-      });
-      providerMessageId = sent.receipt.providerMessageId;
-      record.provider_status = sent.receipt.providerStatus ?? null;
-      record.attempts = sent.attempts;
-      record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
-    } catch (err) {
-      const info = sendFailureInfo(err);
-      record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
-      // The provider may have it: not `failed`, which a receipt could never correct.
-      record.status = record.error_code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
-      record.attempts = info?.attempts ?? 1;
-      record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
-      record.latency_ms = deps.now() - startedAt;
-      record.status_updated_at = deps.now();
-      const recorded = await keepRecord('delivery record', () => deps.store.recordDelivery(record));
-      // An outcome lost is settled by the provider's receipts: those that outran this record, now.
-      if (recorded && record.status === 'unknown' && channel.takesReceipts) {
-        await applyHeldReceipts(deps, record).catch((e: unknown) => log().error('held receipts not applied after the record was written', { error: (e as Error).message }));
-      }
-      if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
-        await keepRecord('opt-out', async () => {
-          for (const r of channel.recipients(call)) await deps.store.addOptOut(via, r, deps.now());
-        });
-      }
-      log().warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
-      if (err instanceof NotifyError) {
-        err.details.via ??= via;
-        // The record that get_notification and receipts settle.
-        if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = id;
-        throw err;
-      }
-      throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err, notificationId: id });
-    }
-  }
-  record.provider_message_id = providerMessageId ?? null;
-  record.latency_ms = deps.now() - startedAt;
-  record.status_updated_at = deps.now();
+function sendResult<C, P>({ channel }: Send<C, P>, { id, startedAt, meta }: Prepared<P>, providerMessageId: string | undefined): SendResult {
   const base: SendResult = {
     id,
-    via,
-    status: live ? 'sent' : 'dry_run',
-    provider: provider.name,
+    via: channel.name,
+    status: channel.live ? 'sent' : 'dry_run',
+    provider: channel.provider.name,
     accepted_at: new Date(startedAt).toISOString(),
   };
   if (providerMessageId) base.provider_message_id = providerMessageId;
   // Added to base, not spread into a copy: a spread followed by more properties takes V8's
-  // slow path (a map migration per object, about 1 µs on this path; bench/results.md).
-  const result = meta === undefined ? base : Object.assign(base, meta);
-  // A dry run's record is its send: when it fails, nothing was recorded and the error stands.
-  if (live) {
-    const recorded = await keepRecord('delivery record', () => deps.store.recordDelivery(record));
-    // Receipts that outran this record were held for it: applied now that it is there. A
-    // failure here must not change the answer either: the provider has the message.
-    if (recorded && channel.takesReceipts && record.provider_message_id !== null) {
-      await applyHeldReceipts(deps, record).catch((err: unknown) =>
-        log().error('held receipts not applied after the record was written', { error: (err as Error).message }),
-      );
-    }
-  } else if (optOut && !claim) {
-    const refused = await deps.store.recordDeliveryUnlessOptedOut(record, optOut.check);
-    if (refused !== undefined) throw optOut.refuse(refused);
-  } else if (!claim) await deps.store.recordDelivery(record);
-  else if (!(await deps.store.recordDeliveryCompleting(record, { key: claim.key, owner: claim.owner, result }))) return undefined;
-  deps.log.info(live ? 'sent' : 'dry run recorded', {
-    notificationId: id,
-    via,
-    client: opts.client,
-    attempts: record.attempts,
-    latencyMs: record.latency_ms,
+  // slow path (a map migration per object).
+  return meta === undefined ? base : Object.assign(base, meta);
+}
+
+/**
+ * A dry run: its record is its send, written with the claim's completion (or the opt-out
+ * lookup) in one store write. When the write fails, nothing was recorded and the error stands.
+ */
+async function recordDryRun<C, P>(
+  send: Send<C, P>,
+  prepared: Prepared<P>,
+  claim: ClaimHandle<SendResult> | undefined,
+  optOut: OptOutCheck | undefined,
+): Promise<SendResult> {
+  const { deps, channel, opts } = send;
+  const record = newRecord(send, prepared);
+  record.latency_ms = deps.now() - prepared.startedAt;
+  record.status_updated_at = deps.now();
+  const result = sendResult(send, prepared, undefined);
+  const written = await deps.store.writeRecord(record, {
+    ...(optOut ? { optOut } : {}),
+    ...(claim ? { claim: claim.completion(result) } : {}),
   });
+  if (written.kind === 'claim_lost') throw claim!.lost();
+  if (written.kind === 'opted_out') throw optedOutError(written.recipient, channel.name);
+  deps.log.info('dry run recorded', { notificationId: record.id, via: channel.name, client: opts.client, attempts: 0, latencyMs: record.latency_ms });
+  return result;
+}
+
+/**
+ * The provider call and its record. Throws only when nothing was sent, or with
+ * DELIVERY_UNKNOWN (recorded `unknown`, with its notification id) when it may have been.
+ */
+async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number): Promise<SendResult> {
+  const { deps, channel, call, opts } = send;
+  const { id, startedAt, payload } = prepared;
+  const { provider, name: via } = channel;
+  const record = newRecord(send, prepared);
+  // Every line about this send carries notificationId, via and client.
+  const log = deps.log.child({ notificationId: id, via, client: opts.client });
+  // Once the provider has answered, a store failure must not change the answer: reporting a
+  // sent message as failed invites a retry that sends it again.
+  const keepRecord = async (what: string, write: () => Promise<unknown>): Promise<boolean> =>
+    write().then(
+      () => true,
+      (err: unknown) => {
+        log.error(`${what} not stored after the provider answered`, { error: (err as Error).message });
+        return false;
+      },
+    );
+  // Receipts that outran this record were held for it: applied now that it is there. A
+  // failure here must not change the answer either: the provider has the message.
+  const applyHeld = () =>
+    applyHeldReceipts(deps, record).catch((err: unknown) =>
+      log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
+    );
+
+  const attemptStarts: number[] = [];
+  throwIfCancelled(opts.signal, via);
+  let providerMessageId: string | undefined;
+  try {
+    const sent = await sendWithRetry(provider, payload, {
+      notificationId: id,
+      budgetMs: budgetLeftMs,
+      log,
+      onRetry: opts.onRetry,
+      onAttempt: (a) => attemptStarts.push(deps.now() - a.latencyMs),
+      ...(opts.signal ? { cancel: opts.signal } : {}),
+    });
+    providerMessageId = sent.receipt.providerMessageId;
+    record.provider_status = sent.receipt.providerStatus ?? null;
+    record.attempts = sent.attempts;
+    record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
+  } catch (err) {
+    const info = sendFailureInfo(err);
+    record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
+    // The provider may have it: not `failed`, which a receipt could never correct.
+    record.status = record.error_code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
+    record.attempts = info?.attempts ?? 1;
+    record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
+    record.latency_ms = deps.now() - startedAt;
+    record.status_updated_at = deps.now();
+    const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record));
+    // An outcome lost is settled by the provider's receipts: those that outran this record, now.
+    if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld();
+    if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
+      await keepRecord('opt-out', async () => {
+        for (const r of channel.recipients(call)) await deps.store.addOptOut(via, r, deps.now());
+      });
+    }
+    log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
+    if (err instanceof NotifyError) {
+      err.details.via ??= via;
+      // The record that get_notification and receipts settle.
+      if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = id;
+      throw err;
+    }
+    throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err, notificationId: id });
+  }
+  record.provider_message_id = providerMessageId ?? null;
+  record.latency_ms = deps.now() - startedAt;
+  record.status_updated_at = deps.now();
+  const result = sendResult(send, prepared, providerMessageId);
+  const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record));
+  if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld();
+  deps.log.info('sent', { notificationId: id, via, client: opts.client, attempts: record.attempts, latencyMs: record.latency_ms });
   return result;
 }

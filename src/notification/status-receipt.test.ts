@@ -36,7 +36,7 @@ const deps = (s: Store = store) => ({ store: s, log: silentLogger, now: () => T0
 
 describe('applyReceipt', () => {
   it('moves a sent SMS to undelivered, keeping the provider status and code, and ignores what would go back', async () => {
-    await store.recordDelivery(sms('ntf_1', 'SM1', 'sent'));
+    await store.writeRecord(sms('ntf_1', 'SM1', 'sent'));
     expect(await applyReceipt(deps(), 'sms', report('SM1', 'undelivered', '30003'))).toBe('applied');
     expect(await store.getDelivery('ntf_1')).toMatchObject({
       status: 'undelivered', provider_status: 'undelivered', provider_status_code: '30003', status_updated_at: T0 + 1000,
@@ -46,7 +46,7 @@ describe('applyReceipt', () => {
   });
 
   it('matches the channel too: the same provider id on another channel is another message', async () => {
-    await store.recordDelivery({ ...sms('ntf_2', 'SM2', 'sent'), via: 'email' });
+    await store.writeRecord({ ...sms('ntf_2', 'SM2', 'sent'), via: 'email' });
     expect(await applyReceipt(deps(), 'sms', report('SM2', 'delivered'))).toBe('held');
     expect((await store.getDelivery('ntf_2'))!.status).toBe('sent');
   });
@@ -54,7 +54,7 @@ describe('applyReceipt', () => {
   it('holds a receipt that outran its record, and applies it once when the record lands (a Twilio callback before its API answer)', async () => {
     expect(await applyReceipt(deps(), 'sms', report('SM3', 'delivered'))).toBe('held');
     const record = sms('ntf_3', 'SM3', 'sent');
-    await store.recordDelivery(record);
+    await store.writeRecord(record);
     expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
     expect(await store.getDelivery('ntf_3')).toMatchObject({ status: 'delivered', provider_status: 'delivered', status_updated_at: T0 + 1000 });
     // Taken: a second look finds nothing left to apply.
@@ -66,7 +66,7 @@ describe('applyReceipt', () => {
     await applyReceipt(deps(), 'sms', report('SM5', 'undelivered', '30003'));
     await applyReceipt(deps(), 'sms', report('SM5', 'delivered'));
     const record = sms('ntf_5', 'SM5', 'sent');
-    await store.recordDelivery(record);
+    await store.writeRecord(record);
     expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied', 'ignored']);
     expect(await store.getDelivery('ntf_5')).toMatchObject({ status: 'undelivered', provider_status_code: '30003' });
   });
@@ -76,7 +76,7 @@ describe('applyReceipt', () => {
     const racing: Store = Object.assign(Object.create(store) as Store, {
       holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
         // The send records and takes held receipts (none yet) just before this one is stored.
-        await store.recordDelivery(record);
+        await store.writeRecord(record);
         expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
         return store.holdReceipt(...args);
       },
@@ -104,7 +104,7 @@ describe('applyReceipt', () => {
         }),
       holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
         const seq = await store.holdReceipt(...args);
-        await store.recordDelivery(record);
+        await store.writeRecord(record);
         expect([...(await applyHeldReceipts(deps(counting), record)).values()]).toEqual(['applied']);
         return seq;
       },
@@ -117,7 +117,7 @@ describe('applyReceipt', () => {
   it('ignores a held receipt past its age, and answers unknown_message when the store holds no more', async () => {
     await applyReceipt(deps(), 'sms', report('SM8', 'delivered'));
     const record = sms('ntf_8', 'SM8', 'sent');
-    await store.recordDelivery(record);
+    await store.writeRecord(record);
     const later = { ...deps(), now: () => T0 + 1000 + HELD_RECEIPT_MAX_AGE_MS };
     expect((await applyHeldReceipts(later, record)).size).toBe(0);
     expect((await store.getDelivery('ntf_8'))!.status).toBe('sent');
@@ -127,7 +127,7 @@ describe('applyReceipt', () => {
   });
 
   it('re-reads when another receipt moved the notification first, and then never moves it back', async () => {
-    await store.recordDelivery(sms('ntf_4', 'SM4', 'sent'));
+    await store.writeRecord(sms('ntf_4', 'SM4', 'sent'));
     // Another replica's `delivered` lands between this one's read and its write.
     const racing: Store = Object.assign(Object.create(store) as Store, {
       updateDeliveryStatus: async (...args: Parameters<Store['updateDeliveryStatus']>) => {
@@ -146,7 +146,7 @@ describe('a send whose answer was lost (unknown, no provider id)', () => {
   const withId = (sid: string, event: ReceiptReport['event'], notificationId: string): ReceiptReport => ({ ...report(sid, event), notificationId });
 
   it('is settled by a receipt that carries its notification id, which gives it the provider id for the receipts after', async () => {
-    await store.recordDelivery(lost('ntf_u1'));
+    await store.writeRecord(lost('ntf_u1'));
     // Without our id the provider's id alone finds nothing.
     expect(await applyReceipt(deps(), 'sms', report('SMu1', 'queued'))).toBe('held');
     expect(await applyReceipt(deps(), 'sms', withId('SMu1', 'sent', 'ntf_u1'))).toBe('applied');
@@ -158,15 +158,15 @@ describe('a send whose answer was lost (unknown, no provider id)', () => {
   it('takes, as its record lands, a receipt that carried its id and outran it', async () => {
     expect(await applyReceipt(deps(), 'sms', withId('SMu2', 'sent', 'ntf_u2'))).toBe('held');
     const record = lost('ntf_u2');
-    await store.recordDelivery(record);
+    await store.writeRecord(record);
     expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
     expect(await store.getDelivery('ntf_u2')).toMatchObject({ status: 'sent', provider_message_id: 'SMu2' });
   });
 
   it('never moves a record the provider knows by another id, nor one of another channel', async () => {
-    await store.recordDelivery(sms('ntf_u3', 'SMreal', 'sent'));
+    await store.writeRecord(sms('ntf_u3', 'SMreal', 'sent'));
     expect(await applyReceipt(deps(), 'sms', withId('SMother', 'failed', 'ntf_u3'))).toBe('held');
-    await store.recordDelivery({ ...lost('ntf_u4'), via: 'email' });
+    await store.writeRecord({ ...lost('ntf_u4'), via: 'email' });
     expect(await applyReceipt(deps(), 'sms', withId('SMu4', 'failed', 'ntf_u4'))).toBe('held');
     expect(await store.getDelivery('ntf_u3')).toMatchObject({ status: 'sent', provider_message_id: 'SMreal' });
     expect(await store.getDelivery('ntf_u4')).toMatchObject({ status: 'unknown', provider_message_id: null });
@@ -176,11 +176,11 @@ describe('a send whose answer was lost (unknown, no provider id)', () => {
     for (let i = 0; i < 10_050; i++) expect(await applyReceipt(deps(), 'sms', report('SMreplayed', 'sent'))).toBe('held');
     expect(await applyReceipt(deps(), 'sms', report('SMgenuine', 'delivered'))).toBe('held');
     const record = sms('ntf_g', 'SMgenuine', 'sent');
-    await store.recordDelivery(record);
+    await store.writeRecord(record);
     expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
     expect((await store.getDelivery('ntf_g'))!.status).toBe('delivered');
     const replayed = sms('ntf_r', 'SMreplayed', 'sent');
-    await store.recordDelivery(replayed);
+    await store.writeRecord(replayed);
     expect(await leftHeld(replayed)).toHaveLength(1);
   });
 });

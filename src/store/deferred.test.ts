@@ -18,8 +18,8 @@ describe('deferredStore', () => {
     const d = deferredStore('sqlite', open);
     expect(d.store.kind).toBe('sqlite');
     expect(state.opened).toBe(0);
-    const [a, b] = await Promise.all([d.store.getDelivery('x'), d.store.isOptedOut('sms', '+1')]);
-    expect([a, b]).toEqual(['getDelivery', 'isOptedOut']);
+    const [a, b] = await Promise.all([d.store.getDelivery('x'), d.store.findOptedOut({ via: 'sms', recipients: ['+1'] })]);
+    expect([a, b]).toEqual(['getDelivery', 'findOptedOut']);
     expect(state.opened).toBe(1);
     expect(await d.open()).toBe(real);
     expect(state.opened).toBe(1);

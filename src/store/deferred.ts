@@ -10,7 +10,7 @@ import type { Store } from './types.js';
 
 /** Every method of a Store; the check below fails to compile when one is missing. */
 const METHODS = [
-  'recordDelivery',
+  'writeRecord',
   'listDeliveries',
   'getDelivery',
   'findDeliveryByProviderMessage',
@@ -19,10 +19,8 @@ const METHODS = [
   'markIdempotencySending',
   'completeIdempotency',
   'releaseIdempotency',
-  'recordDeliveryCompleting',
-  'recordDeliveryUnlessOptedOut',
   'admitRate',
-  'isOptedOut',
+  'findOptedOut',
   'addOptOut',
   'answerApproval',
   'knownContacts',

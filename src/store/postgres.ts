@@ -16,6 +16,7 @@ import type {
   ApprovalAnswer,
   BannerRecord,
   BannerStatus,
+  ClaimCompletion,
   ContactRecord,
   DeliveryRecord,
   DeliveryStatusChange,
@@ -28,6 +29,7 @@ import type {
   IdempotencyPhase,
   RateBucket,
   RateDecision,
+  RecordWrite,
   Store,
   TakenReceipt,
 } from './types.js';
@@ -69,6 +71,7 @@ const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
  */
 const prepared = (name: string, text: string) => ({ name: `notify-${name}`, text });
 
+const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
 const INSERT_DELIVERY = prepared('insert-delivery', insertDeliverySql((i) => `$${i}`));
 const N = DELIVERY_COLUMNS.length;
 /** Completes the claim ($N+1 key, $N+2 owner, $N+3 result) and, only if it did, inserts the delivery ($1..$N). */
@@ -132,7 +135,7 @@ const ANSWER_APPROVAL = prepared(
    ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, claimed_at = EXCLUDED.claimed_at WHERE $3 - k.claimed_at >= $4
    RETURNING 1`,
 );
-const OPTED_OUT = prepared('opted-out', 'SELECT 1 FROM opt_outs WHERE via = $1 AND recipient = $2');
+const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
 function toBanner(r: Row): BannerRecord {
   return {
@@ -249,20 +252,20 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool, opts.log);
   }
 
-  async recordDelivery(r: DeliveryRecord): Promise<void> {
-    await this.pool.query({ ...INSERT_DELIVERY, values: deliveryValues(r) });
-  }
-
-  /** Two round trips, as before this method (lookup, then insert): the SQLite store is the one it pays on. */
-  async recordDeliveryUnlessOptedOut(r: DeliveryRecord, check: OptOutCheck): Promise<string | undefined> {
-    const { rows } = await this.pool.query('SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1', [
-      check.via,
-      check.recipients,
-    ]);
-    const optedOut = (rows[0] as Row | undefined)?.recipient;
-    if (typeof optedOut === 'string') return optedOut;
-    await this.pool.query(INSERT_DELIVERY, deliveryValues(r));
-    return undefined;
+  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion } = {}): Promise<RecordWrite> {
+    const { optOut, claim } = opts;
+    if (optOut) {
+      const optedOut = await this.findOptedOut(optOut);
+      if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+    }
+    if (!claim) {
+      await this.pool.query({ ...INSERT_DELIVERY, values: deliveryValues(r) });
+      return WRITTEN;
+    }
+    // One statement: both writes commit together, and the insert happens only if the claim was still ours.
+    const values = [...deliveryValues(r), claim.key, claim.owner, JSON.stringify(claim.result ?? null)];
+    const { rows } = await this.pool.query({ ...RECORD_COMPLETING, values });
+    return rows.length === 1 ? WRITTEN : { kind: 'claim_lost' };
   }
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
@@ -415,13 +418,6 @@ export class PostgresStore implements Store {
     return rowCount === 1;
   }
 
-  async recordDeliveryCompleting(record: DeliveryRecord, { key, owner, result }: { key: string; owner: string; result: unknown }): Promise<boolean> {
-    // One statement: both writes commit together, and the insert happens only if the claim was still ours.
-    const values = [...deliveryValues(record), key, owner, JSON.stringify(result ?? null)];
-    const { rows } = await this.pool.query({ ...RECORD_COMPLETING, values });
-    return rows.length === 1;
-  }
-
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
     if (now - this.lastRatePurge >= RATE_PURGE_INTERVAL_MS) {
       // Buckets of clients that stopped calling; active buckets are trimmed below.
@@ -467,9 +463,10 @@ export class PostgresStore implements Store {
     });
   }
 
-  async isOptedOut(via: string, recipient: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query({ ...OPTED_OUT, values: [via, recipient] });
-    return (rowCount ?? 0) > 0;
+  async findOptedOut({ via, recipients }: OptOutCheck): Promise<string | undefined> {
+    const { rows } = await this.pool.query({ ...OPTED_OUT, values: [via, recipients] });
+    const recipient = (rows[0] as Row | undefined)?.recipient;
+    return typeof recipient === 'string' ? recipient : undefined;
   }
 
   async addOptOut(via: string, recipient: string, now: number): Promise<void> {

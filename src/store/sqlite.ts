@@ -19,6 +19,7 @@ import type {
   BannerRecord,
   BannerStatus,
   ContactRecord,
+  ClaimCompletion,
   DeliveryRecord,
   DeliveryStatusChange,
   HeldReceipt,
@@ -30,6 +31,7 @@ import type {
   IdempotencyPhase,
   RateBucket,
   RateDecision,
+  RecordWrite,
   Store,
   TakenReceipt,
 } from './types.js';
@@ -64,6 +66,7 @@ interface KeyRow {
   claimed_at: number;
 }
 
+const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
 const INSERT_DELIVERY = insertDeliverySql(() => '?');
 /** The same insert as a SELECT of its values, for a WHERE to decide whether it happens. */
 const INSERT_DELIVERY_SELECT = `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map(() => '?').join(', ')}`;
@@ -102,7 +105,7 @@ export class SqliteStore implements Store {
   private lastRatePurge = 0;
   /** Statements by SQL text, prepared once: preparing cost more than running on the send path. */
   private readonly statements = new Map<string, Database.Statement>();
-  /** recordDeliveryUnlessOptedOut's statements by recipient count, so a send does not rebuild the SQL. */
+  /** writeRecord's opt-out inserts by recipient count, so a send does not rebuild the SQL. */
   private readonly insertUnlessOptedOut = new Map<number, Database.Statement>();
   /** The feed's statements by (status, audience count), so a hit does not rebuild the SQL. */
   private readonly byAudience = new Map<string, Database.Statement>();
@@ -133,24 +136,38 @@ export class SqliteStore implements Store {
     return new SqliteStore(db, opts.log);
   }
 
-  async recordDelivery(r: DeliveryRecord): Promise<void> {
-    this.statement(INSERT_DELIVERY).run(...deliveryValues(r));
-  }
-
-  async recordDeliveryUnlessOptedOut(r: DeliveryRecord, check: OptOutCheck): Promise<string | undefined> {
+  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion } = {}): Promise<RecordWrite> {
+    const { optOut, claim } = opts;
+    if (claim) {
+      const tx = this.db.transaction((): RecordWrite => {
+        const optedOut = optOut && this.firstOptedOut(optOut);
+        if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+        const done = this.statement(
+          `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
+        ).run(JSON.stringify(claim.result ?? null), claim.key, claim.owner);
+        if (done.changes !== 1) return { kind: 'claim_lost' };
+        this.statement(INSERT_DELIVERY).run(...deliveryValues(r));
+        return WRITTEN;
+      });
+      return tx.immediate();
+    }
+    if (!optOut) {
+      this.statement(INSERT_DELIVERY).run(...deliveryValues(r));
+      return WRITTEN;
+    }
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
-    // lookup and an insert (or both in one transaction) cost about 20 µs more (bench/results.md).
-    const n = check.recipients.length;
+    // lookup and an insert (or both in one transaction) cost more.
+    const n = optOut.recipients.length;
     let insert = this.insertUnlessOptedOut.get(n);
     if (!insert) {
-      insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${check.recipients.map(() => '?').join(', ')}))`);
+      insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${optOut.recipients.map(() => '?').join(', ')}))`);
       this.insertUnlessOptedOut.set(n, insert);
     }
     // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (insert.run(...deliveryValues(r), check.via, ...check.recipients).changes === 1) return undefined;
-      const optedOut = this.firstOptedOut(check);
-      if (optedOut !== undefined) return optedOut;
+      if (insert.run(...deliveryValues(r), optOut.via, ...optOut.recipients).changes === 1) return WRITTEN;
+      const optedOut = this.firstOptedOut(optOut);
+      if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
     }
     throw new StoreError(`delivery ${r.id} was neither recorded nor refused by an opt-out`);
   }
@@ -299,18 +316,6 @@ export class SqliteStore implements Store {
     return this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner).changes === 1;
   }
 
-  async recordDeliveryCompleting(record: DeliveryRecord, { key, owner, result }: { key: string; owner: string; result: unknown }): Promise<boolean> {
-    const tx = this.db.transaction((): boolean => {
-      const done = this.statement(
-        `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
-      ).run(JSON.stringify(result ?? null), key, owner);
-      if (done.changes !== 1) return false;
-      this.statement(INSERT_DELIVERY).run(...deliveryValues(record));
-      return true;
-    });
-    return tx.immediate();
-  }
-
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
     // IMMEDIATE: the write lock is held from the count to the insert, so processes sharing
     // the file decide one after the other.
@@ -338,8 +343,8 @@ export class SqliteStore implements Store {
     return tx.immediate();
   }
 
-  async isOptedOut(via: string, recipient: string): Promise<boolean> {
-    return this.statement('SELECT 1 FROM opt_outs WHERE via = ? AND recipient = ?').get(via, recipient) !== undefined;
+  async findOptedOut(check: OptOutCheck): Promise<string | undefined> {
+    return this.firstOptedOut(check);
   }
 
   private firstOptedOut({ via, recipients }: OptOutCheck): string | undefined {

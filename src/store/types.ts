@@ -155,6 +155,15 @@ export interface OptOutCheck {
   recipients: readonly string[];
 }
 
+/** An idempotency claim completed by a record write: `owner`'s claim on `key` becomes done with `result`. */
+export interface ClaimCompletion {
+  key: string;
+  owner: string;
+  result: unknown;
+}
+
+export type RecordWrite = { kind: 'written' } | { kind: 'opted_out'; recipient: string } | { kind: 'claim_lost' };
+
 /** One rate-limit window a send counts against: at most `limit` admissions per `windowMs`. */
 export interface RateBucket {
   /** Identifies the counter (client, channel, window); shared by every process on the store. */
@@ -187,13 +196,14 @@ export interface Store {
   /** `sqlite` or `postgres`, for logs. */
   readonly kind: string;
 
-  recordDelivery(record: DeliveryRecord): Promise<void>;
   /**
-   * Records `record` unless a recipient of `check` has opted out: then it records nothing and
-   * answers that recipient. A dry run's record is its send, so its opt-out lookup rides with
-   * it (SQLite: one transaction where a lookup and an insert took two).
+   * The one way a delivery record is written. With `optOut`, nothing is written when a
+   * recipient of it has opted out (`opted_out`). With `claim`, the record completes that
+   * idempotency claim with its result, both or neither (`claim_lost`: the owner no longer
+   * holds it). Each check rides in the write's own statement or transaction, so a send that
+   * is only its record (a dry run) costs one round trip.
    */
-  recordDeliveryUnlessOptedOut(record: DeliveryRecord, check: OptOutCheck): Promise<string | undefined>;
+  writeRecord(record: DeliveryRecord, opts?: { optOut?: OptOutCheck; claim?: ClaimCompletion }): Promise<RecordWrite>;
   /** Newest first. */
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
   getDelivery(id: string): Promise<DeliveryRecord | null>;
@@ -245,12 +255,6 @@ export interface Store {
   completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean>;
   /** Drops `owner`'s pending claim whose send failed, so that a retry may send. False when `owner` lost the claim. */
   releaseIdempotency(key: string, owner: string): Promise<boolean>;
-  /**
-   * A send that is only its record (a dry run): records `record` and completes `owner`'s
-   * pending claim with `result` in one write, both or neither. False (nothing written) when
-   * `owner` lost the claim. One round trip where mark, record and complete took three.
-   */
-  recordDeliveryCompleting(record: DeliveryRecord, claim: { key: string; owner: string; result: unknown }): Promise<boolean>;
 
   /**
    * Admits one event into every bucket, or into none: each bucket is a sliding window over
@@ -259,7 +263,8 @@ export interface Store {
    */
   admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision>;
 
-  isOptedOut(via: string, recipient: string): Promise<boolean>;
+  /** The first recipient of `check` that has opted out of its channel, if any. */
+  findOptedOut(check: OptOutCheck): Promise<string | undefined>;
   addOptOut(via: string, recipient: string, now: number): Promise<void>;
 
   /**

@@ -134,7 +134,7 @@ describe('SQLite out of space (max_page_count)', () => {
     await untilFull((size, i) => store.addOptOut('x', `${'r'.repeat(size)}${i}`, now));
     await untilFull((size, i) => store.claimIdempotency(`${'k'.repeat(size)}${i}`, 'h', now, { ttlMs: 86_400_000, staleAfterMs: 20_000 }));
     await untilFull((size, i) =>
-      store.recordDelivery({
+      store.writeRecord({
         id: `f${randomBytes(4).toString('hex')}`, via: 'x', status: 'dry_run', provider: 'x', provider_message_id: null, payload: 'p'.repeat(size), error_code: null,
         attempts: 0, attempt_log: [], latency_ms: 0, client: null, idempotency_key: null, created_at: now,
         provider_status: null, provider_status_code: null, status_updated_at: now,
@@ -218,7 +218,7 @@ describe('SQLite locked by another process', () => {
     } finally {
       clearInterval(ticker);
     }
-    expect(await store.isOptedOut('sms', '+14155550123')).toBe(true);
+    expect(await store.findOptedOut({ via: 'sms', recipients: ['+14155550123'] })).toBe('+14155550123');
     expect(ticks).toBeGreaterThan(5);
   });
 

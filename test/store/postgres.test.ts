@@ -9,7 +9,7 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { runIdempotent } from '../../src/notification/idempotency.js';
+import { runIdempotent } from '../helpers/idempotent.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres.js';
 import { openStore } from '../../src/store/index.js';
 import type { DeliveryRecord } from '../../src/store/types.js';
@@ -124,7 +124,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
         status_updated_at: now,
         approval: null,
       };
-      expect(await store.recordDeliveryCompleting(record, { key: 'k-rt', owner: claim.owner, result: { id: 'ntf_rt' } })).toBe(true);
+      expect(await store.writeRecord(record, { claim: { key: 'k-rt', owner: claim.owner, result: { id: 'ntf_rt' } } })).toEqual({ kind: 'written' });
       expect(sent).toBe(2);
     } finally {
       pg.Client.prototype.query = query;

@@ -59,15 +59,15 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
 
     describe('deliveries', () => {
       it('lists newest first, ties in insertion order reversed, and round-trips every field', async () => {
-        await store.recordDelivery(delivery('ntf_a', T0));
-        await store.recordDelivery(delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }));
-        await store.recordDelivery(delivery('ntf_c', T0));
+        await store.writeRecord(delivery('ntf_a', T0));
+        await store.writeRecord(delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }));
+        await store.writeRecord(delivery('ntf_c', T0));
         const log = [
           { attempt: 1, outcome: 'rate_limited', vendor_code: 429, latency_ms: 12 },
           { attempt: 2, outcome: 'transient', vendor_code: 'ECONNRESET', latency_ms: 5 },
           { attempt: 3, outcome: 'rejected', vendor_code: 21211, latency_ms: 40 },
         ];
-        await store.recordDelivery(delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log }));
+        await store.writeRecord(delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log }));
         const all = await store.listDeliveries(10);
         expect(all.map((d) => d.id)).toEqual(['ntf_b', 'ntf_c', 'ntf_a', 'ntf_d']);
         expect(all[0]).toEqual(
@@ -80,18 +80,18 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
 
       it('round-trips what a person was asked and answered', async () => {
         const approval = { outcome: 'declined' as const, reasons: ['first-contact', 'sms'], payload_sha256: 'ab'.repeat(32) };
-        await store.recordDelivery(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
+        await store.writeRecord(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
         expect((await store.listDeliveries(1))[0]).toEqual(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
       });
 
       it('rejects a duplicate delivery id', async () => {
-        await store.recordDelivery(delivery('ntf_dup', T0));
-        await expect(store.recordDelivery(delivery('ntf_dup', T0))).rejects.toThrow();
+        await store.writeRecord(delivery('ntf_dup', T0));
+        await expect(store.writeRecord(delivery('ntf_dup', T0))).rejects.toThrow();
       });
 
       it('finds a delivery by id and by its channel and provider message id; nothing for unknown ones', async () => {
-        await store.recordDelivery(delivery('ntf_sms', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM9', provider_status: 'queued' }));
-        await store.recordDelivery(delivery('ntf_mail', T0, { status: 'sent', provider: 'smtp', provider_message_id: 'SM9' }));
+        await store.writeRecord(delivery('ntf_sms', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM9', provider_status: 'queued' }));
+        await store.writeRecord(delivery('ntf_mail', T0, { status: 'sent', provider: 'smtp', provider_message_id: 'SM9' }));
         expect(await store.getDelivery('ntf_sms')).toMatchObject({ id: 'ntf_sms', provider_status: 'queued', provider_status_code: null });
         expect(await store.getDelivery('ntf_nope')).toBeNull();
         expect((await store.findDeliveryByProviderMessage('sms', 'SM9'))?.id).toBe('ntf_sms');
@@ -100,7 +100,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
 
       it('updates a status only from the state the caller read (compare-and-set), across processes', async () => {
-        await store.recordDelivery(delivery('ntf_s', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM7' }));
+        await store.writeRecord(delivery('ntf_s', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM7' }));
         const other = await h.reopen();
         try {
           const change = { from: 'sent' as const, provider_status: 'delivered', provider_status_code: null, at: T0 + 9 };
@@ -133,7 +133,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         delivery(id, T0, { via: 'sms', status, provider: 'twilio', provider_message_id: sid, provider_status: 'queued' });
       /** Takes what is held for `target` (recorded first if it is not), changing nothing; [] when nothing is. */
       const take = async (s: Store, target: DeliveryRecord) => {
-        if (!(await s.getDelivery(target.id))) await s.recordDelivery(target);
+        if (!(await s.getDelivery(target.id))) await s.writeRecord(target);
         return (await s.settleHeldReceipts(target, (_d, rows) => ({ change: null, result: [...rows] }))) ?? [];
       };
 
@@ -164,7 +164,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('writes the fold\'s change with the take, in one step, and gives a record without one the provider id', async () => {
         await store.holdReceipt(held('SM4', 'delivered', T0, 'sms', 'ntf_f'), bounds(T0));
         const record = sms('ntf_f', null, 'unknown');
-        await store.recordDelivery(record);
+        await store.writeRecord(record);
         const seen = await store.settleHeldReceipts(record, (d, rows) => ({
           change: { from: d.status, status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 7, provider_message_id: rows[0]!.provider_message_id },
           result: rows.length,
@@ -232,7 +232,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
             ids.map(async (i) => {
               const record = delivery(`ntf_r${i}`, T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: `SMr${i}`, provider_status: 'queued' });
               const land = async () => {
-                await other.recordDelivery(record);
+                await other.writeRecord(record);
                 for (const outcome of (await applyHeldReceipts(deps(other), record)).values()) count(outcome);
               };
               const report = { providerMessageId: `SMr${i}`, event: 'sent' as const, providerStatus: 'sent', code: null };
@@ -265,7 +265,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('gives each held receipt to exactly one of many takers racing on two stores', async () => {
         for (let i = 0; i < 16; i++) await store.holdReceipt({ ...held('SM5', 'sent', T0 + i), provider_status: `sent-${i}` }, bounds(T0 + i));
         const record = sms('ntf_t', 'SM5');
-        await store.recordDelivery(record);
+        await store.writeRecord(record);
         const other = await h.reopen();
         try {
           const takes = await Promise.all(Array.from({ length: 8 }, (_, i) => take(i % 2 ? other : store, record)));
@@ -418,23 +418,23 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         const owner = await own('k10');
         const result = { id: 'ntf_r', via: 'email', status: 'dry_run' };
         // Not the owner: nothing is written, neither the record nor the result.
-        expect(await store.recordDeliveryCompleting(delivery('ntf_r0', T0), { key: 'k10', owner: 'forged', result })).toBe(false);
-        expect(await store.recordDeliveryCompleting(delivery('ntf_r0', T0), { key: 'never-claimed', owner, result })).toBe(false);
+        expect(await store.writeRecord(delivery('ntf_r0', T0), { claim: { key: 'k10', owner: 'forged', result } })).toEqual({ kind: 'claim_lost' });
+        expect(await store.writeRecord(delivery('ntf_r0', T0), { claim: { key: 'never-claimed', owner, result } })).toEqual({ kind: 'claim_lost' });
         expect(await store.listDeliveries(10)).toEqual([]);
         expect(await store.claimIdempotency('k10', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
         // The owner: the record and the result, together.
-        expect(await store.recordDeliveryCompleting(delivery('ntf_r1', T0, { idempotency_key: 'k10' }), { key: 'k10', owner, result })).toBe(true);
+        expect(await store.writeRecord(delivery('ntf_r1', T0, { idempotency_key: 'k10' }), { claim: { key: 'k10', owner, result } })).toEqual({ kind: 'written' });
         expect(await store.listDeliveries(10)).toEqual([delivery('ntf_r1', T0, { idempotency_key: 'k10' })]);
         expect(await store.claimIdempotency('k10', 'h', T0 + 2, OPTS)).toEqual({ kind: 'existing', payload_hash: 'h', state: 'done', result, claimed_at: T0 });
         // Done: a second write under the claim writes nothing.
-        expect(await store.recordDeliveryCompleting(delivery('ntf_r2', T0), { key: 'k10', owner, result })).toBe(false);
+        expect(await store.writeRecord(delivery('ntf_r2', T0), { claim: { key: 'k10', owner, result } })).toEqual({ kind: 'claim_lost' });
         expect((await store.listDeliveries(10)).map((d) => d.id)).toEqual(['ntf_r1']);
       });
 
       it('leaves the claim pending when the record of a dry run cannot be written', async () => {
-        await store.recordDelivery(delivery('ntf_taken', T0));
+        await store.writeRecord(delivery('ntf_taken', T0));
         const owner = await own('k11');
-        await expect(store.recordDeliveryCompleting(delivery('ntf_taken', T0), { key: 'k11', owner, result: { id: 'x' } })).rejects.toThrow();
+        await expect(store.writeRecord(delivery('ntf_taken', T0), { claim: { key: 'k11', owner, result: { id: 'x' } } })).rejects.toThrow();
         expect(await store.claimIdempotency('k11', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
       });
 
@@ -509,12 +509,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
 
     describe('opt-outs', () => {
       it('remembers a recipient per channel; adding twice is harmless', async () => {
-        expect(await store.isOptedOut('sms', '+15551234567')).toBe(false);
+        expect(await store.findOptedOut({ via: 'sms', recipients: ['+15551234567'] })).toBeUndefined();
         await store.addOptOut('sms', '+15551234567', T0);
         await store.addOptOut('sms', '+15551234567', T0 + 1);
-        expect(await store.isOptedOut('sms', '+15551234567')).toBe(true);
-        expect(await store.isOptedOut('sms', '+15551234568')).toBe(false);
-        expect(await store.isOptedOut('email', '+15551234567')).toBe(false);
+        expect(await store.findOptedOut({ via: 'sms', recipients: ['+15551234567'] })).toBe('+15551234567');
+        expect(await store.findOptedOut({ via: 'sms', recipients: ['+15551234568'] })).toBeUndefined();
+        expect(await store.findOptedOut({ via: 'email', recipients: ['+15551234567'] })).toBeUndefined();
       });
 
       it('a claim that checks opt-outs claims nothing for an opted-out recipient, and claims as usual otherwise', async () => {
@@ -537,12 +537,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('records a delivery unless a recipient opted out, and then records nothing and names that recipient', async () => {
         await store.addOptOut('sms', '+15551234567', T0);
         const check = (...recipients: string[]) => ({ via: 'sms', recipients });
-        expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo1', T0), check('+15550000000', '+15551234567'))).toBe('+15551234567');
+        expect(await store.writeRecord(delivery('ntf_oo1', T0), { optOut: check('+15550000000', '+15551234567') })).toEqual({ kind: 'opted_out', recipient: '+15551234567' });
         expect(await store.getDelivery('ntf_oo1')).toBeNull();
-        expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo2', T0), check('+15550000000'))).toBeUndefined();
+        expect(await store.writeRecord(delivery('ntf_oo2', T0), { optOut: check('+15550000000') })).toEqual({ kind: 'written' });
         expect(await store.getDelivery('ntf_oo2')).toMatchObject({ id: 'ntf_oo2' });
         // Per channel, as opt-outs are.
-        expect(await store.recordDeliveryUnlessOptedOut(delivery('ntf_oo3', T0), { via: 'email', recipients: ['+15551234567'] })).toBeUndefined();
+        expect(await store.writeRecord(delivery('ntf_oo3', T0), { optOut: { via: 'email', recipients: ['+15551234567'] } })).toEqual({ kind: 'written' });
         expect(await store.getDelivery('ntf_oo3')).toMatchObject({ id: 'ntf_oo3' });
       });
     });
