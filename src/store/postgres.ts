@@ -4,6 +4,8 @@
  * statement (INSERT … ON CONFLICT … WHERE, which re-checks the condition on the locked,
  * latest row) or a transaction serialised by an advisory lock, so it is atomic across
  * processes at READ COMMITTED.
+ * What both engines do alike is in ./sql/ (docs/architecture.md, "The store"); this file
+ * holds what differs.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
@@ -17,9 +19,7 @@ import type {
   BannerRecord,
   BannerStatus,
   ClaimCompletion,
-  ContactRecord,
   DeliveryRecord,
-  DeliveryStatusChange,
   HeldReceipt,
   HeldReceiptBounds,
   HeldReceiptSettlement,
@@ -33,18 +33,10 @@ import type {
   Store,
   TakenReceipt,
 } from './types.js';
-import {
-  DELIVERY_COLUMNS,
-  deliveryFromRow,
-  deliveryValues,
-  HELD_RECEIPT_COLUMNS,
-  heldReceiptFingerprint,
-  heldReceiptFromRow,
-  insertDeliverySql,
-  num,
-  numOrNull,
-  type Row,
-} from './rows.js';
+import { statement, type Dialect } from './sql/dialect.js';
+import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from './sql/rows.js';
+import { bannerValues, SqlStore, statusChangeValues } from './sql/shared.js';
+import * as q from './sql/statements.js';
 
 export interface PostgresStoreOptions {
   connectionString: string;
@@ -62,17 +54,16 @@ const KEY_PURGE_INTERVAL_MS = 60_000;
 const QUERY_TIMEOUT_MS = 15_000;
 /** Expired rate-limit admissions of idle buckets are deleted at most this often. */
 const RATE_PURGE_INTERVAL_MS = 60_000;
-const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
+const { BANNER_COLUMNS } = q;
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
- * The statements of a send, prepared once per connection (named): PostgreSQL then parses
- * and plans each once, not on every send; the claim's CTE cost about as much to plan as to run.
+ * Statements are prepared once per connection (named): PostgreSQL then parses and plans
+ * each once, not on every call; the claim's CTE costs about as much to plan as to run.
  */
-const prepared = (name: string, text: string) => ({ name: `notify-${name}`, text });
+const prepared = statement;
 
 const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
-const INSERT_DELIVERY = prepared('insert-delivery', insertDeliverySql((i) => `$${i}`));
 const N = DELIVERY_COLUMNS.length;
 /** Completes the claim ($N+1 key, $N+2 owner, $N+3 result) and, only if it did, inserts the delivery ($1..$N). */
 const RECORD_COMPLETING = prepared('record-completing', `WITH done AS (
@@ -84,7 +75,7 @@ INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMN
 /**
  * A select-list item that makes its statement's own (implicit) transaction commit without
  * waiting for the WAL flush: `set_config(…, true)` lasts until that commit only, so the
- * connection goes back to the pool flushing as before. Used by the idempotency claim alone,
+ * connection goes back to the pool flushing its commits. Used by the idempotency claim alone,
  * whose loss in a database crash breaks neither promise:
  * - one key, one send: a claim is visible to other sessions at once, as with a flushed
  *   commit. A crash that loses it also ends every session; its owner is then fenced out
@@ -118,11 +109,6 @@ const CLAIM = prepared(
      RETURNING phase)
    SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out, ${ASYNC_COMMIT}`,
 );
-const CLAIM_READ = prepared('claim-read', 'SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1');
-const MARK_SENDING = prepared('mark-sending', `UPDATE idempotency_keys SET phase = 'sending' WHERE key = $1 AND owner = $2 AND state = 'pending'`);
-const COMPLETE = prepared('complete', `UPDATE idempotency_keys SET state = 'done', result = $3 WHERE key = $1 AND owner = $2 AND state = 'pending'`);
-/** Only a pending claim: a finished send's result must stay replayable. */
-const RELEASE = prepared('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
 /**
  * Answer $2 to approval question key $1 at $3, unless an answer younger than the ttl ($4) is
  * there: the WHERE is evaluated on the locked latest row, so of racing answers one writes.
@@ -137,20 +123,16 @@ const ANSWER_APPROVAL = prepared(
 );
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
-function toBanner(r: Row): BannerRecord {
+function postgresDialect(pool: pg.Pool): Dialect {
+  const query = (s: { name: string; text: string }, values: readonly unknown[]) => pool.query({ name: s.name, text: s.text, values: values as unknown[] });
   return {
-    id: r.id as string,
-    text: r.text as string,
-    audience: r.audience as string,
-    severity: r.severity as BannerRecord['severity'],
-    dedupe_key: (r.dedupe_key as string | null) ?? null,
-    created_at: num(r.created_at),
-    expires_at: numOrNull(r.expires_at),
-    dismissed_at: numOrNull(r.dismissed_at),
+    run: async (s, p) => (await query(s, p)).rowCount ?? 0,
+    get: async (s, p) => (await query(s, p)).rows[0] as Row | undefined,
+    all: async (s, p) => (await query(s, p)).rows as Row[],
+    // jsonb and json columns arrive decoded.
+    json: (v) => v,
   };
 }
-
-const toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, (v) => v);
 
 /**
  * Runs `fn` on a client of its own. pg-pool stops listening for a client's errors while it
@@ -216,7 +198,7 @@ async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): 
   });
 }
 
-export class PostgresStore implements Store {
+export class PostgresStore extends SqlStore implements Store {
   readonly kind = 'postgres';
   private lastKeyPurge = 0;
   private lastRatePurge = 0;
@@ -224,7 +206,9 @@ export class PostgresStore implements Store {
   private constructor(
     readonly pool: pg.Pool,
     private readonly log: Logger,
-  ) {}
+  ) {
+    super(postgresDialect(pool));
+  }
 
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
     if (opts.schema !== undefined && !SCHEMA_RE.test(opts.schema)) {
@@ -259,41 +243,13 @@ export class PostgresStore implements Store {
       if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
     }
     if (!claim) {
-      await this.pool.query({ ...INSERT_DELIVERY, values: deliveryValues(r) });
+      await this.insertDelivery(r);
       return WRITTEN;
     }
     // One statement: both writes commit together, and the insert happens only if the claim was still ours.
     const values = [...deliveryValues(r), claim.key, claim.owner, JSON.stringify(claim.result ?? null)];
     const { rows } = await this.pool.query({ ...RECORD_COMPLETING, values });
     return rows.length === 1 ? WRITTEN : { kind: 'claim_lost' };
-  }
-
-  async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
-    const { rows } = await this.pool.query('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1', [
-      Math.max(0, Math.trunc(limit)),
-    ]);
-    return rows.map(toDelivery);
-  }
-
-  async getDelivery(id: string): Promise<DeliveryRecord | null> {
-    const { rows } = await this.pool.query('SELECT * FROM deliveries WHERE id = $1', [id]);
-    return rows[0] ? toDelivery(rows[0]) : null;
-  }
-
-  async findDeliveryByProviderMessage(via: string, providerMessageId: string): Promise<DeliveryRecord | null> {
-    const { rows } = await this.pool.query('SELECT * FROM deliveries WHERE via = $1 AND provider_message_id = $2 ORDER BY seq LIMIT 1', [
-      via,
-      providerMessageId,
-    ]);
-    return rows[0] ? toDelivery(rows[0]) : null;
-  }
-
-  async updateDeliveryStatus(id: string, c: DeliveryStatusChange): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
-      'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4, provider_message_id = COALESCE(provider_message_id, $7) WHERE id = $5 AND status = $6',
-      [c.status, c.provider_status, c.provider_status_code, c.at, id, c.from, c.provider_message_id ?? null],
-    );
-    return rowCount === 1;
   }
 
   async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
@@ -354,13 +310,8 @@ export class PostgresStore implements Store {
           return undefined;
         }
         const held = (rows as Row[]).map(heldReceiptFromRow);
-        const { change, result } = fold(toDelivery(found[0] as Row), held);
-        if (change) {
-          await client.query(
-            'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4, provider_message_id = COALESCE(provider_message_id, $7) WHERE id = $5 AND status = $6',
-            [change.status, change.provider_status, change.provider_status_code, change.at, target.id, change.from, change.provider_message_id ?? null],
-          );
-        }
+        const { change, result } = fold(this.toDelivery(found[0] as Row), held);
+        if (change) await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(target.id, change) });
         await client.query('DELETE FROM held_receipts WHERE seq = ANY($1::bigint[])', [held.map((h) => h.seq)]);
         await client.query('COMMIT');
         return result;
@@ -391,7 +342,7 @@ export class PostgresStore implements Store {
       const won = claimed.rows[0] as Row;
       if (typeof won.opted_out === 'string') return { kind: 'opted_out', recipient: won.opted_out };
       if (won.phase !== null) return { kind: 'claimed', owner, phase: won.phase as IdempotencyPhase };
-      const { rows } = await this.pool.query({ ...CLAIM_READ, values: [key] });
+      const { rows } = await this.pool.query({ ...q.CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
       if (!row) continue;
       const base = { kind: 'existing' as const, payload_hash: row.payload_hash as string, claimed_at: num(row.claimed_at) };
@@ -400,22 +351,6 @@ export class PostgresStore implements Store {
         : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
-  }
-
-  // Fenced: each write names the owner, so one that lost its claim changes nothing.
-  async markIdempotencySending(key: string, owner: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query({ ...MARK_SENDING, values: [key, owner] });
-    return rowCount === 1;
-  }
-
-  async completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean> {
-    const { rowCount } = await this.pool.query({ ...COMPLETE, values: [key, owner, JSON.stringify(result ?? null)] });
-    return rowCount === 1;
-  }
-
-  async releaseIdempotency(key: string, owner: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query({ ...RELEASE, values: [key, owner] });
-    return rowCount === 1;
   }
 
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
@@ -469,21 +404,13 @@ export class PostgresStore implements Store {
     return typeof recipient === 'string' ? recipient : undefined;
   }
 
-  async addOptOut(via: string, recipient: string, now: number): Promise<void> {
-    await this.pool.query('INSERT INTO opt_outs (via, recipient, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
-      via,
-      recipient,
-      now,
-    ]);
-  }
-
   async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
     const key = `approval-answer:${id}`;
     // A row that vanishes between the upsert and the read was purged: answer again.
     for (let attempt = 0; attempt < 5; attempt++) {
       const { rowCount } = await this.pool.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
       if (rowCount === 1) return { answer, first: true };
-      const { rows } = await this.pool.query({ ...CLAIM_READ, values: [key] });
+      const { rows } = await this.pool.query({ ...q.CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
       if (row) return { answer: row.payload_hash as ApprovalAnswer, first: false };
     }
@@ -505,28 +432,8 @@ export class PostgresStore implements Store {
     );
   }
 
-  async listContacts(): Promise<ContactRecord[]> {
-    const { rows } = await this.pool.query('SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient');
-    return rows.map((r) => ({ via: r.via as string, recipient: r.recipient as string, approved_at: num(r.approved_at), client: (r.client as string | null) ?? null }));
-  }
-
-  async forgetContact(via: string, recipient: string): Promise<boolean> {
-    const { rowCount } = await this.pool.query('DELETE FROM contacts WHERE via = $1 AND recipient = $2', [via, recipient]);
-    return (rowCount ?? 0) > 0;
-  }
-
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {
-    const insert = (q: pg.Pool | pg.PoolClient) =>
-      q.query(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
-        b.id,
-        b.text,
-        b.audience,
-        b.severity,
-        b.dedupe_key,
-        b.created_at,
-        b.expires_at,
-        b.dismissed_at,
-      ]);
+    const insert = (db: pg.Pool | pg.PoolClient) => db.query({ ...q.INSERT_BANNER, values: bannerValues(b) });
     const dedupeKey = b.dedupe_key;
     if (dedupeKey === null) {
       await insert(this.pool);
@@ -540,7 +447,8 @@ export class PostgresStore implements Store {
           b.audience,
           dedupeKey,
         ]);
-        const existing = await this.activeByDedupe(client, b.audience, dedupeKey, b.created_at);
+        const { rows } = await client.query({ ...q.ACTIVE_BY_DEDUPE, values: [b.audience, dedupeKey, b.created_at] });
+        const existing = rows[0] ? bannerFromRow(rows[0] as Row) : null;
         if (existing) {
           await client.query('COMMIT');
           return existing;
@@ -553,41 +461,6 @@ export class PostgresStore implements Store {
         throw err;
       }
     });
-  }
-
-  async purgeBanners(before: number): Promise<number> {
-    const { rowCount } = await this.pool.query('DELETE FROM banners WHERE dismissed_at < $1 OR expires_at < $1', [before]);
-    return rowCount ?? 0;
-  }
-
-  async getBanner(id: string): Promise<BannerRecord | null> {
-    const { rows } = await this.pool.query(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = $1`, [id]);
-    return rows[0] ? toBanner(rows[0] as Row) : null;
-  }
-
-  async findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    return this.activeByDedupe(this.pool, audience, dedupeKey, now);
-  }
-
-  private async activeByDedupe(q: pg.Pool | pg.PoolClient, audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    const { rows } = await q.query(
-      `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = $1 AND dedupe_key = $2 AND ${bannerStatusSql('active', '$3')}
-       ORDER BY created_at DESC, seq DESC LIMIT 1`,
-      [audience, dedupeKey, now],
-    );
-    return rows[0] ? toBanner(rows[0] as Row) : null;
-  }
-
-  async dismissBanner(id: string, now: number): Promise<BannerRecord | null> {
-    await this.pool.query('UPDATE banners SET dismissed_at = $2 WHERE id = $1 AND dismissed_at IS NULL', [id, now]);
-    return this.getBanner(id);
-  }
-
-  async endBanner(id: string, now: number): Promise<{ banner: BannerRecord; dismissed: boolean } | null> {
-    const claimed = await this.pool.query(`UPDATE banners SET dismissed_at = $2 WHERE id = $1 AND ${bannerStatusSql('active', '$2')}`, [id, now]);
-    // Read after the claim: what stops a banner being active (dismissal, expiry) is final.
-    const banner = await this.getBanner(id);
-    return banner ? { banner, dismissed: (claimed.rowCount ?? 0) > 0 } : null;
   }
 
   async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
@@ -612,14 +485,7 @@ export class PostgresStore implements Store {
              ORDER BY created_at DESC, seq DESC LIMIT $2`;
     }
     const { rows } = await this.pool.query(sql, params);
-    return rows.map((r) => toBanner(r as Row));
-  }
-
-  async bannersVersion(): Promise<string> {
-    const { rows } = await this.pool.query({ name: 'notify-banners-version', text: 'SELECT epoch, n FROM banners_version WHERE id = 1' });
-    const row = rows[0] as Row | undefined;
-    if (!row) throw new StoreError('banners_version has no row; the database was altered by hand');
-    return `${String(row.epoch)}:${String(row.n)}`;
+    return rows.map((r) => bannerFromRow(r as Row));
   }
 
   async close(): Promise<void> {

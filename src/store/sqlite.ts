@@ -4,6 +4,8 @@
  * is already serialised; across processes, each read-decide-write is a single
  * `BEGIN IMMEDIATE` transaction (the write lock is taken before the read), and a busy
  * timeout makes writers queue instead of failing.
+ * What both engines do alike is in ./sql/ (docs/architecture.md, "The store"); this file
+ * holds what differs.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -18,10 +20,8 @@ import type {
   ApprovalAnswer,
   BannerRecord,
   BannerStatus,
-  ContactRecord,
   ClaimCompletion,
   DeliveryRecord,
-  DeliveryStatusChange,
   HeldReceipt,
   HeldReceiptBounds,
   HeldReceiptSettlement,
@@ -35,7 +35,10 @@ import type {
   Store,
   TakenReceipt,
 } from './types.js';
-import { DELIVERY_COLUMNS, deliveryFromRow, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, insertDeliverySql, type Row } from './rows.js';
+import type { Dialect, Statement } from './sql/dialect.js';
+import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from './sql/rows.js';
+import { bannerValues, SqlStore, statusChangeValues } from './sql/shared.js';
+import * as q from './sql/statements.js';
 
 export const SQLITE_FILE_NAME = 'notify.db';
 
@@ -56,8 +59,6 @@ export interface SqliteStoreOptions {
   busyTimeoutMs?: number;
 }
 
-const toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, (v) => JSON.parse(v as string) as unknown);
-
 interface KeyRow {
   payload_hash: string;
   state: 'pending' | 'done';
@@ -67,10 +68,9 @@ interface KeyRow {
 }
 
 const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
-const INSERT_DELIVERY = insertDeliverySql(() => '?');
 /** The same insert as a SELECT of its values, for a WHERE to decide whether it happens. */
 const INSERT_DELIVERY_SELECT = `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map(() => '?').join(', ')}`;
-const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
+const { BANNER_COLUMNS } = q;
 /** Expired idempotency rows are deleted at most this often (they already count as absent). */
 const KEY_PURGE_INTERVAL_MS = 60_000;
 /** Expired rate-limit admissions of idle buckets are deleted at most this often. */
@@ -99,11 +99,44 @@ function migrate(db: Database.Database, log: Logger): void {
   run.immediate();
 }
 
-export class SqliteStore implements Store {
+/** A shared statement prepared for better-sqlite3, run synchronously (inside a transaction, too). */
+interface Bound {
+  run(params: readonly unknown[]): Database.RunResult;
+  get(params: readonly unknown[]): Row | undefined;
+  all(params: readonly unknown[]): Row[];
+}
+
+/**
+ * `$1…$n` each once and in order become `?` and bind by position; otherwise they bind as
+ * named parameters (`$1` is the parameter named "1").
+ */
+function bind(db: Database.Database, s: Statement): Bound {
+  const marks = [...s.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+  if (marks.every((n, i) => n === i + 1)) {
+    const stmt = db.prepare(s.text.replace(/\$\d+/g, '?'));
+    return { run: (p) => stmt.run(...p), get: (p) => stmt.get(...p) as Row | undefined, all: (p) => stmt.all(...p) as Row[] };
+  }
+  const stmt = db.prepare(s.text);
+  const named = (p: readonly unknown[]) => Object.fromEntries(p.map((v, i) => [String(i + 1), v]));
+  return { run: (p) => stmt.run(named(p)), get: (p) => stmt.get(named(p)) as Row | undefined, all: (p) => stmt.all(named(p)) as Row[] };
+}
+
+const parseJson = (v: unknown): unknown => JSON.parse(v as string);
+
+function sharedStatements(db: Database.Database): (s: Statement) => Bound {
+  const bound = new Map<Statement, Bound>();
+  return (s) => {
+    let b = bound.get(s);
+    if (!b) bound.set(s, (b = bind(db, s)));
+    return b;
+  };
+}
+
+export class SqliteStore extends SqlStore implements Store {
   readonly kind = 'sqlite';
   private lastKeyPurge = 0;
   private lastRatePurge = 0;
-  /** Statements by SQL text, prepared once: preparing cost more than running on the send path. */
+  /** Statements by SQL text, prepared once: preparing costs more than running on the send path. */
   private readonly statements = new Map<string, Database.Statement>();
   /** writeRecord's opt-out inserts by recipient count, so a send does not rebuild the SQL. */
   private readonly insertUnlessOptedOut = new Map<number, Database.Statement>();
@@ -113,7 +146,16 @@ export class SqliteStore implements Store {
   private constructor(
     readonly db: Database.Database,
     private readonly log: Logger,
-  ) {}
+    /** The shared statements, each prepared once. */
+    private readonly shared: (s: Statement) => Bound,
+  ) {
+    super({
+      run: async (s, p) => shared(s).run(p).changes,
+      get: async (s, p) => shared(s).get(p),
+      all: async (s, p) => shared(s).all(p),
+      json: parseJson,
+    } satisfies Dialect);
+  }
 
   /** `Driver`: better-sqlite3's Database, imported by openSqliteStore when a store is opened, not at start-up. */
   static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
@@ -124,8 +166,8 @@ export class SqliteStore implements Store {
       const mode = db.pragma('journal_mode = WAL', { simple: true });
       if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
       // NORMAL under WAL: a commit survives a process crash (SIGKILL included); a power loss
-      // may undo the last commits. FULL would fsync every delivery record, which measured
-      // as most of a dry-run send's time (bench/results.md).
+      // may undo the last commits. FULL would fsync every delivery record, most of what a
+      // dry-run send costs.
       db.pragma('synchronous = NORMAL');
       migrate(db, opts.log);
     } catch (err) {
@@ -133,7 +175,7 @@ export class SqliteStore implements Store {
       throw err;
     }
     opts.log.debug('store opened', { store: 'sqlite', file: opts.file });
-    return new SqliteStore(db, opts.log);
+    return new SqliteStore(db, opts.log, sharedStatements(db));
   }
 
   async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion } = {}): Promise<RecordWrite> {
@@ -146,13 +188,13 @@ export class SqliteStore implements Store {
           `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
         ).run(JSON.stringify(claim.result ?? null), claim.key, claim.owner);
         if (done.changes !== 1) return { kind: 'claim_lost' };
-        this.statement(INSERT_DELIVERY).run(...deliveryValues(r));
+        this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
         return WRITTEN;
       });
       return tx.immediate();
     }
     if (!optOut) {
-      this.statement(INSERT_DELIVERY).run(...deliveryValues(r));
+      await this.insertDelivery(r);
       return WRITTEN;
     }
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
@@ -170,32 +212,6 @@ export class SqliteStore implements Store {
       if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
     }
     throw new StoreError(`delivery ${r.id} was neither recorded nor refused by an opt-out`);
-  }
-
-  async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
-    const rows = this.statement('SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT ?')
-      .all(Math.max(0, Math.trunc(limit))) as Row[];
-    return rows.map(toDelivery);
-  }
-
-  async getDelivery(id: string): Promise<DeliveryRecord | null> {
-    const row = this.statement('SELECT * FROM deliveries WHERE id = ?').get(id) as Row | undefined;
-    return row ? toDelivery(row) : null;
-  }
-
-  async findDeliveryByProviderMessage(via: string, providerMessageId: string): Promise<DeliveryRecord | null> {
-    const row = this.statement('SELECT * FROM deliveries WHERE via = ? AND provider_message_id = ? ORDER BY seq LIMIT 1').get(
-      via,
-      providerMessageId,
-    ) as Row | undefined;
-    return row ? toDelivery(row) : null;
-  }
-
-  async updateDeliveryStatus(id: string, c: DeliveryStatusChange): Promise<boolean> {
-    const { changes } = this.statement(
-      'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ?, provider_message_id = COALESCE(provider_message_id, ?) WHERE id = ? AND status = ?',
-    ).run(c.status, c.provider_status, c.provider_status_code, c.at, c.provider_message_id ?? null, id, c.from);
-    return changes === 1;
   }
 
   async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
@@ -229,15 +245,11 @@ export class SqliteStore implements Store {
         `SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE via = ? AND (provider_message_id = ? OR notification_id = ?) ORDER BY seq`,
       ).all(target.via, target.provider_message_id, target.id) as Row[];
       if (rows.length === 0) return undefined;
-      const row = this.statement('SELECT * FROM deliveries WHERE id = ?').get(target.id) as Row | undefined;
+      const row = this.shared(q.GET_DELIVERY).get([target.id]);
       if (!row) return undefined;
       const held = rows.map(heldReceiptFromRow);
-      const { change, result } = fold(toDelivery(row), held);
-      if (change) {
-        this.statement(
-          'UPDATE deliveries SET status = ?, provider_status = ?, provider_status_code = ?, status_updated_at = ?, provider_message_id = COALESCE(provider_message_id, ?) WHERE id = ? AND status = ?',
-        ).run(change.status, change.provider_status, change.provider_status_code, change.at, change.provider_message_id ?? null, target.id, change.from);
-      }
+      const { change, result } = fold(this.toDelivery(row), held);
+      if (change) this.shared(q.UPDATE_DELIVERY_STATUS).run(statusChangeValues(target.id, change));
       const del = this.statement('DELETE FROM held_receipts WHERE seq = ?');
       for (const h of held) del.run(h.seq);
       return result;
@@ -258,9 +270,7 @@ export class SqliteStore implements Store {
         this.statement('DELETE FROM idempotency_keys WHERE claimed_at <= ?').run(now - opts.ttlMs);
         this.lastKeyPurge = now;
       }
-      const row = this.statement('SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = ?').get(key) as
-        | KeyRow
-        | undefined;
+      const row = this.shared(q.CLAIM_READ).get([key]) as KeyRow | undefined;
       const expired = row === undefined || now - row.claimed_at >= opts.ttlMs;
       const free =
         expired ||
@@ -291,29 +301,6 @@ export class SqliteStore implements Store {
       };
     });
     return tx.immediate();
-  }
-
-  // Fenced: each write names the owner, so one that lost its claim changes nothing.
-  async markIdempotencySending(key: string, owner: string): Promise<boolean> {
-    return (
-      this.statement(`UPDATE idempotency_keys SET phase = 'sending' WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner)
-        .changes === 1
-    );
-  }
-
-  async completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean> {
-    return (
-      this.statement(`UPDATE idempotency_keys SET state = 'done', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`).run(
-        JSON.stringify(result ?? null),
-        key,
-        owner,
-      ).changes === 1
-    );
-  }
-
-  async releaseIdempotency(key: string, owner: string): Promise<boolean> {
-    // Only a pending claim: a finished send's result must stay replayable.
-    return this.statement(`DELETE FROM idempotency_keys WHERE key = ? AND owner = ? AND state = 'pending'`).run(key, owner).changes === 1;
   }
 
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
@@ -352,10 +339,6 @@ export class SqliteStore implements Store {
     return recipients.find((r) => lookup.get(via, r) !== undefined);
   }
 
-  async addOptOut(via: string, recipient: string, now: number): Promise<void> {
-    this.statement('INSERT INTO opt_outs (via, recipient, created_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING').run(via, recipient, now);
-  }
-
   // Kept with the idempotency keys (and purged with them): a row whose payload_hash is the
   // answer, under a key no scoped send key can take (those are JSON arrays).
   async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
@@ -366,7 +349,7 @@ export class SqliteStore implements Store {
          ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, claimed_at = excluded.claimed_at WHERE idempotency_keys.claimed_at <= ?`,
       ).run(key, answer, now, now - ttlMs);
       if (inserted.changes === 1) return { answer, first: true };
-      const row = this.statement('SELECT payload_hash FROM idempotency_keys WHERE key = ?').get(key) as { payload_hash: ApprovalAnswer };
+      const row = this.shared(q.CLAIM_READ).get([key]) as { payload_hash: ApprovalAnswer };
       return { answer: row.payload_hash, first: false };
     });
     return tx.immediate();
@@ -382,58 +365,21 @@ export class SqliteStore implements Store {
     this.db.transaction(() => recipients.forEach((r) => add.run(via, r, now, client)))();
   }
 
-  async listContacts(): Promise<ContactRecord[]> {
-    return this.statement('SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient').all() as ContactRecord[];
-  }
-
-  async forgetContact(via: string, recipient: string): Promise<boolean> {
-    return this.statement('DELETE FROM contacts WHERE via = ? AND recipient = ?').run(via, recipient).changes > 0;
-  }
-
   async insertBanner(b: BannerRecord): Promise<BannerRecord> {
     const tx = this.db.transaction((): BannerRecord => {
       if (b.dedupe_key !== null) {
         const existing = this.activeByDedupe(b.audience, b.dedupe_key, b.created_at);
         if (existing) return existing;
       }
-      this.statement(`INSERT INTO banners (${BANNER_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-        .run(b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at);
+      this.shared(q.INSERT_BANNER).run(bannerValues(b));
       return { ...b };
     });
     return tx.immediate();
   }
 
-  async purgeBanners(before: number): Promise<number> {
-    return this.statement('DELETE FROM banners WHERE dismissed_at < ? OR expires_at < ?').run(before, before).changes;
-  }
-
-  async getBanner(id: string): Promise<BannerRecord | null> {
-    return (this.statement(`SELECT ${BANNER_COLUMNS} FROM banners WHERE id = ?`).get(id) as BannerRecord | undefined) ?? null;
-  }
-
-  async findActiveBannerByDedupe(audience: string, dedupeKey: string, now: number): Promise<BannerRecord | null> {
-    return this.activeByDedupe(audience, dedupeKey, now);
-  }
-
   private activeByDedupe(audience: string, dedupeKey: string, now: number): BannerRecord | null {
-    const row = this.statement(
-        `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = @audience AND dedupe_key = @key AND ${bannerStatusSql('active', '@now')}
-         ORDER BY created_at DESC, seq DESC LIMIT 1`,
-      )
-      .get({ audience, key: dedupeKey, now }) as BannerRecord | undefined;
-    return row ?? null;
-  }
-
-  async dismissBanner(id: string, now: number): Promise<BannerRecord | null> {
-    this.statement('UPDATE banners SET dismissed_at = ? WHERE id = ? AND dismissed_at IS NULL').run(now, id);
-    return this.getBanner(id);
-  }
-
-  async endBanner(id: string, now: number): Promise<{ banner: BannerRecord; dismissed: boolean } | null> {
-    const dismissed = this.statement(`UPDATE banners SET dismissed_at = @now WHERE id = @id AND ${bannerStatusSql('active', '@now')}`).run({ id, now }).changes > 0;
-    // Read after the claim: what stops a banner being active (dismissal, expiry) is final.
-    const banner = await this.getBanner(id);
-    return banner ? { banner, dismissed } : null;
+    const row = this.shared(q.ACTIVE_BY_DEDUPE).get([audience, dedupeKey, now]);
+    return row ? bannerFromRow(row) : null;
   }
 
   async listBanners(query: { audiences?: string[]; status?: BannerStatus; now: number; limit?: number }): Promise<BannerRecord[]> {
@@ -485,12 +431,6 @@ export class SqliteStore implements Store {
       this.byAudience.set(key, stmt);
     }
     return stmt;
-  }
-
-  async bannersVersion(): Promise<string> {
-    const row = this.statement('SELECT epoch, n FROM banners_version WHERE id = 1').get() as { epoch: string; n: number } | undefined;
-    if (!row) throw new StoreError('banners_version has no row; the database was altered by hand');
-    return `${row.epoch}:${row.n}`;
   }
 
   private statement(sql: string): Database.Statement {

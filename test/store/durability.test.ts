@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
@@ -19,11 +19,12 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'notify-durability-'));
   const lib = join(dir, 'store');
   mkdirSync(lib);
-  for (const file of readdirSync(join(root, 'src/store'))) {
+  for (const file of readdirSync(join(root, 'src/store'), { recursive: true }) as string[]) {
     if (!file.endsWith('.ts') || file.endsWith('.test.ts')) continue;
     const out = ts.transpileModule(readFileSync(join(root, 'src/store', file), 'utf8'), {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
     });
+    mkdirSync(dirname(join(lib, file)), { recursive: true });
     writeFileSync(join(lib, file.replace(/\.ts$/, '.js')), out.outputText);
   }
   writeFileSync(join(dir, 'package.json'), '{"type":"module"}');

@@ -1,5 +1,5 @@
-/** Delivery rows in and out of both stores (column order, INSERT, row to record), so the two cannot drift apart. */
-import type { DeliveryRecord, HeldReceipt, TakenReceipt } from './types.js';
+/** Rows in and out of both stores (column order, row to record), so the two cannot drift apart. */
+import type { BannerRecord, ContactRecord, DeliveryRecord, HeldReceipt, TakenReceipt } from '../types.js';
 
 export const DELIVERY_COLUMNS = [
   'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
@@ -12,11 +12,6 @@ const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log', 'approval']);
 /** The values of a delivery record in DELIVERY_COLUMNS order; JSON columns as JSON text. */
 export function deliveryValues(r: DeliveryRecord): unknown[] {
   return DELIVERY_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(r[c] ?? null) : r[c]));
-}
-
-/** `INSERT INTO deliveries (…) VALUES (…)` with the given placeholder style. */
-export function insertDeliverySql(placeholder: (i: number) => string): string {
-  return `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map((_, i) => placeholder(i + 1)).join(', ')})`;
 }
 
 /** A row as a driver returns it. */
@@ -75,4 +70,21 @@ export function heldReceiptFromRow(r: Row): TakenReceipt {
     provider_status_code: (r.provider_status_code as string | null) ?? null,
     received_at: num(r.received_at),
   };
+}
+
+export function bannerFromRow(r: Row): BannerRecord {
+  return {
+    id: r.id as string,
+    text: r.text as string,
+    audience: r.audience as string,
+    severity: r.severity as BannerRecord['severity'],
+    dedupe_key: (r.dedupe_key as string | null) ?? null,
+    created_at: num(r.created_at),
+    expires_at: numOrNull(r.expires_at),
+    dismissed_at: numOrNull(r.dismissed_at),
+  };
+}
+
+export function contactFromRow(r: Row): ContactRecord {
+  return { via: r.via as string, recipient: r.recipient as string, approved_at: num(r.approved_at), client: (r.client as string | null) ?? null };
 }

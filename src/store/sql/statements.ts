@@ -1,0 +1,50 @@
+/**
+ * The statements both engines run unchanged, in one place so the two cannot drift apart.
+ * What differs (the claim, rate admission, held receipts, banner listing, locks) stays in
+ * each engine's file.
+ */
+import { bannerStatusSql } from '../banner-status.js';
+import { statement } from './dialect.js';
+import { DELIVERY_COLUMNS } from './rows.js';
+
+export const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
+
+export const INSERT_DELIVERY = statement(
+  'insert-delivery',
+  `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
+);
+export const LIST_DELIVERIES = statement('list-deliveries', 'SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1');
+export const GET_DELIVERY = statement('get-delivery', 'SELECT * FROM deliveries WHERE id = $1');
+export const DELIVERY_BY_PROVIDER_ID = statement(
+  'delivery-by-provider-id',
+  'SELECT * FROM deliveries WHERE via = $1 AND provider_message_id = $2 ORDER BY seq LIMIT 1',
+);
+/** Compare-and-set on the status; a provider id is set only where there is none yet. */
+export const UPDATE_DELIVERY_STATUS = statement(
+  'update-delivery-status',
+  'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4, provider_message_id = COALESCE(provider_message_id, $5) WHERE id = $6 AND status = $7',
+);
+
+// Fenced: each write names the owner, so one that lost its claim changes nothing.
+export const MARK_SENDING = statement('mark-sending', `UPDATE idempotency_keys SET phase = 'sending' WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+export const COMPLETE = statement('complete', `UPDATE idempotency_keys SET state = 'done', result = $1 WHERE key = $2 AND owner = $3 AND state = 'pending'`);
+/** Only a pending claim: a finished send's result must stay replayable. */
+export const RELEASE = statement('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+export const CLAIM_READ = statement('claim-read', 'SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1');
+
+export const ADD_OPT_OUT = statement('add-opt-out', 'INSERT INTO opt_outs (via, recipient, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING');
+
+export const LIST_CONTACTS = statement('list-contacts', 'SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient');
+export const FORGET_CONTACT = statement('forget-contact', 'DELETE FROM contacts WHERE via = $1 AND recipient = $2');
+
+export const INSERT_BANNER = statement('insert-banner', `INSERT INTO banners (${BANNER_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`);
+export const PURGE_BANNERS = statement('purge-banners', 'DELETE FROM banners WHERE dismissed_at < $1 OR expires_at < $1');
+export const GET_BANNER = statement('get-banner', `SELECT ${BANNER_COLUMNS} FROM banners WHERE id = $1`);
+export const ACTIVE_BY_DEDUPE = statement(
+  'active-by-dedupe',
+  `SELECT ${BANNER_COLUMNS} FROM banners WHERE audience = $1 AND dedupe_key = $2 AND ${bannerStatusSql('active', '$3')} ORDER BY created_at DESC, seq DESC LIMIT 1`,
+);
+export const DISMISS_BANNER = statement('dismiss-banner', 'UPDATE banners SET dismissed_at = $1 WHERE id = $2 AND dismissed_at IS NULL');
+/** Dismisses the banner only while it is active, so racing callers learn from the row count alone which of them did. */
+export const END_BANNER = statement('end-banner', `UPDATE banners SET dismissed_at = $1 WHERE id = $2 AND ${bannerStatusSql('active', '$1')}`);
+export const BANNERS_VERSION = statement('banners-version', 'SELECT epoch, n FROM banners_version WHERE id = 1');
