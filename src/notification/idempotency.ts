@@ -61,11 +61,19 @@ export interface ClaimOptions {
   signal?: AbortSignal;
   /** Looked up with the first claim, in its round trip: an opted-out recipient is answered, and nothing is claimed. */
   optOut?: OptOutCheck;
+  /** The notification this call would send, carried by the claim row so that a taker can name it. */
+  notificationId?: string;
 }
 
-/** What claiming a key gives: this call owns it, a finished send's result to replay, or an opted-out recipient. */
+/**
+ * What claiming a key gives: this call owns it; or it took over a claim whose provider call
+ * may have started (`abandoned`: it must not send, and answers `abandoned()`, under the
+ * notification id that call was sending under when the row names it); a finished send's
+ * result to replay; or an opted-out recipient.
+ */
 export type KeyClaim<R> =
   | { kind: 'owner'; handle: ClaimHandle<R> }
+  | { kind: 'abandoned'; handle: ClaimHandle<R>; notificationId: string | undefined }
   | { kind: 'replay'; result: R }
   | { kind: 'opted_out'; recipient: string };
 
@@ -130,14 +138,19 @@ export async function claimKey<R>(opts: ClaimOptions): Promise<KeyClaim<R>> {
   let optOut = opts.optOut;
 
   for (;;) {
-    const claim = await store.claimIdempotency(key, payloadHash, now(), optOut ? { ttlMs, staleAfterMs, optOut } : { ttlMs, staleAfterMs });
+    const claim = await store.claimIdempotency(key, payloadHash, now(), {
+      ttlMs,
+      staleAfterMs,
+      ...(optOut ? { optOut } : {}),
+      ...(opts.notificationId !== undefined ? { notificationId: opts.notificationId } : {}),
+    });
     staleAfterMs = Number.MAX_SAFE_INTEGER; // finite: it travels as a BIGINT to PostgreSQL
     optOut = undefined;
 
     if (claim.kind === 'opted_out') return claim;
     if (claim.kind === 'claimed') {
       const handle = new ClaimHandle<R>(run, claim.owner);
-      if (claim.phase === 'sending') return handle.answerAbandoned();
+      if (claim.phase === 'sending') return { kind: 'abandoned', handle, notificationId: claim.notification_id };
       return { kind: 'owner', handle };
     }
 
@@ -179,7 +192,8 @@ export async function claimKey<R>(opts: ClaimOptions): Promise<KeyClaim<R>> {
  * A key this call owns. Every write names the owner token, so one that lost the claim (it
  * was taken over) changes nothing. The owner's path: `markSending` just before the provider
  * call (or `completion` in the dry run's record), then `complete` with the result, or `fail`
- * / `release` when it did not get that far.
+ * / `release` when it did not get that far. A taker of an abandoned send `keepFailure`s its
+ * `abandoned()` answer.
  */
 export class ClaimHandle<R> {
   constructor(
@@ -199,12 +213,13 @@ export class ClaimHandle<R> {
   }
 
   /**
-   * Moves the claim to `sending`, immediately before the provider call. Throws `lost()` when
+   * Moves the claim to `sending`, immediately before the provider call, naming the
+   * notification it sends (an approved send's id is the approval's). Throws `lost()` when
    * another call took the key over (this one outlived its budget, or clocks disagree): the
    * new owner decides what is sent.
    */
-  async markSending(): Promise<void> {
-    if (!(await this.run.opts.store.markIdempotencySending(this.run.opts.key, this.owner))) throw this.lost();
+  async markSending(notificationId?: string): Promise<void> {
+    if (!(await this.run.opts.store.markIdempotencySending(this.run.opts.key, this.owner, notificationId))) throw this.lost();
   }
 
   /** The completion a record write carries (a dry run: its record is its send). */
@@ -228,7 +243,7 @@ export class ClaimHandle<R> {
 
   /** After a failed send: a final failure (the provider may have sent it) is kept under the key; any other is released. */
   async fail(err: unknown): Promise<void> {
-    if ((this.run.opts.isFinalFailure ?? deliveryUnknown)(err) && err instanceof NotifyError) await this.storeFailure(err);
+    if ((this.run.opts.isFinalFailure ?? deliveryUnknown)(err) && err instanceof NotifyError) await this.keepFailure(err);
     else await this.release();
   }
 
@@ -239,22 +254,27 @@ export class ClaimHandle<R> {
   }
 
   /**
-   * Took over a claim whose owner died after its provider call may have started: sending
-   * again could deliver twice. The answer is stored, so later duplicates get it too.
+   * The answer of a taker whose claim's owner died after its provider call may have started:
+   * sending again could deliver twice. `notificationId`: what that call was sending.
    */
-  async answerAbandoned(): Promise<never> {
+  abandoned(notificationId: string | undefined): NotifyError {
     const { opts } = this.run;
-    const err = new NotifyError(
+    const details: { via?: string; notificationId?: string } = {};
+    if (opts.via !== undefined) details.via = opts.via;
+    if (notificationId !== undefined) details.notificationId = notificationId;
+    opts.log?.warn('took over an abandoned idempotency claim whose provider call may have started; answering DELIVERY_UNKNOWN', {
+      key: opts.key,
+      ...(notificationId !== undefined ? { notificationId } : {}),
+    });
+    return new NotifyError(
       'DELIVERY_UNKNOWN',
       `An earlier call with idempotency_key "${this.run.shown}" stopped (its process likely died) after its provider call may have started, so the message may or may not have been sent. This call sent nothing, and no call will send it again under this key; check with the recipient before sending it under a new key.`,
-      opts.via === undefined ? {} : { via: opts.via },
+      details,
     );
-    opts.log?.warn('took over an abandoned idempotency claim whose provider call may have started; answering DELIVERY_UNKNOWN', { key: opts.key });
-    await this.storeFailure(err);
-    throw err;
   }
 
-  private async storeFailure(err: NotifyError): Promise<void> {
+  /** Keeps `err` under the key in place of a result, so every later duplicate gets it too. */
+  async keepFailure(err: NotifyError): Promise<void> {
     const { store, key } = this.run.opts;
     await this.settle(() => store.completeIdempotency(key, this.owner, { notify_error: err.toBody() } satisfies StoredFailure), 'store failure');
   }

@@ -189,6 +189,10 @@ async function sendTyped<C, P>(
   // approval sends once).
   const approvedUnkeyed = key === undefined ? await approve() : undefined;
   const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
+  // Chosen before the claim, which carries it: a taker of this key can then name what this
+  // call may have sent. A keyed send's approval may choose another (the approved id).
+  const id = approvedUnkeyed?.id ?? newNotificationId();
+  const send: Send<C, P> = { deps, channel, call, key, opts };
 
   let claim: ClaimHandle<SendResult> | undefined;
   if (claimKeyName !== undefined) {
@@ -204,24 +208,30 @@ async function sendTyped<C, P>(
       now: deps.now,
       log: deps.log,
       via,
+      notificationId: id,
       ...(opts.signal ? { signal: opts.signal } : {}),
       ...(lookup === 'claim' ? { optOut } : {}),
     });
     if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, via);
     if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
+    if (claimed.kind === 'abandoned') {
+      const err = claimed.handle.abandoned(claimed.notificationId);
+      if (claimed.notificationId !== undefined) await recordAbandoned(send, claimed.notificationId);
+      await claimed.handle.keepFailure(err);
+      throw err;
+    }
     claim = claimed.handle;
   }
 
-  const send: Send<C, P> = { deps, channel, call, key, opts };
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
   try {
-    prepared = await prepare(send, key === undefined ? approvedUnkeyed : await approve());
+    prepared = await prepare(send, key === undefined ? approvedUnkeyed : await approve(), id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, claim, lookup === 'record' ? optOut : undefined);
     if (claim) {
-      await claim.markSending();
+      await claim.markSending(prepared.id);
       // The store write took time too.
       budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     }
@@ -264,11 +274,11 @@ interface Send<C, P> {
 }
 
 /** Everything before the provider call, counted against the budget: rate limit, id and payload. */
-async function prepare<C, P>({ deps, channel, call, opts }: Send<C, P>, approved: Approved<P> | undefined): Promise<Prepared<P>> {
+async function prepare<C, P>({ deps, channel, call, opts }: Send<C, P>, approved: Approved<P> | undefined, newId: string): Promise<Prepared<P>> {
   // Here, not before idempotency: a replayed result sends nothing and costs no quota.
   // After the approval step: a call that ends in a question sends nothing either.
   await deps.rateGate?.check(opts.client, channel.name, deps.now());
-  const id = approved?.id ?? newNotificationId();
+  const id = approved?.id ?? newId;
   const startedAt = deps.now();
   // At most half the budget, so that the provider call keeps the rest. An approved send
   // sends the payload the person saw, as it was built for them.
@@ -338,6 +348,44 @@ async function recordDryRun<C, P>(
   if (written.kind === 'opted_out') throw optedOutError(written.recipient, channel.name);
   deps.log.info('dry run recorded', { notificationId: record.id, via: channel.name, client: opts.client, attempts: 0, latencyMs: record.latency_ms });
   return result;
+}
+
+/**
+ * What a taker of an abandoned send knows of it: the id it was sent under, and that its
+ * outcome is unknown. Recorded `unknown` unless its owner recorded it before dying, so that
+ * get_notification answers and a receipt (Twilio's callback carries the id) settles it.
+ * The payload is not known here (null). The answer stands whatever the store says.
+ */
+async function recordAbandoned<C, P>({ deps, channel, key, opts }: Send<C, P>, id: string): Promise<void> {
+  const log = deps.log.child({ notificationId: id, via: channel.name, client: opts.client });
+  const now = deps.now();
+  const record: DeliveryRecord = {
+    id,
+    via: channel.name,
+    status: 'unknown',
+    provider: channel.provider.name,
+    provider_message_id: null,
+    payload: null,
+    error_code: 'DELIVERY_UNKNOWN',
+    attempts: 0,
+    attempt_log: [],
+    latency_ms: 0,
+    client: opts.client,
+    idempotency_key: key ?? null,
+    created_at: now,
+    provider_status: null,
+    provider_status_code: null,
+    status_updated_at: now,
+    approval: null,
+  };
+  try {
+    if (await deps.store.getDelivery(id)) return;
+    await deps.store.writeRecord(record);
+    if (channel.takesReceipts) await applyHeldReceipts(deps, record);
+  } catch (err) {
+    // Its owner's late record may have won the id: either way a record is there to settle.
+    log.error('abandoned send not recorded as unknown', { error: (err as Error).message });
+  }
 }
 
 /**

@@ -319,6 +319,15 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX held_receipts_notification ON held_receipts (notification_id);
     `,
   },
+  {
+    version: 11,
+    name: 'idempotency claims carry their notification id',
+    // A claim taken over after its provider call may have started answers DELIVERY_UNKNOWN;
+    // the id lets that answer name the notification, and status and receipts settle it.
+    // Rows claimed before this version have none (NULL).
+    sqlite: `ALTER TABLE idempotency_keys ADD COLUMN notification_id TEXT;`,
+    postgres: `ALTER TABLE idempotency_keys ADD COLUMN notification_id TEXT;`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

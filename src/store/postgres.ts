@@ -89,25 +89,26 @@ INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMN
 const ASYNC_COMMIT = `set_config('synchronous_commit', 'off', true) AS async_commit`;
 
 /**
- * Claims key $1 for payload $2 at $3 as owner $6 (ttl $4, stale after $5), unless channel $7
- * has opted out one of recipients $8. The WHERE of ON CONFLICT DO UPDATE is evaluated on the
+ * Claims key $1 for payload $2 at $3 as owner $6 (ttl $4, stale after $5) for notification
+ * $9, unless channel $7 has opted out one of recipients $8. The WHERE of ON CONFLICT DO UPDATE is evaluated on the
  * locked latest row version, so of several racing claimers exactly one gets a row back. A
  * taken-over claim keeps its phase (an expired one starts afresh): once a provider call may
- * have started, no taker sends.
+ * have started, no taker sends, and the row keeps the id that call was sending under.
  */
 const CLAIM = prepared(
   'claim',
   `WITH o AS (SELECT recipient FROM opt_outs WHERE via = $7 AND recipient = ANY($8::text[]) LIMIT 1),
    c AS (
-     INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase)
-     SELECT $1, $2, 'pending', NULL, $3, $6, 'claimed' WHERE NOT EXISTS (SELECT 1 FROM o)
+     INSERT INTO idempotency_keys AS k (key, payload_hash, state, result, claimed_at, owner, phase, notification_id)
+     SELECT $1, $2, 'pending', NULL, $3, $6, 'claimed', $9::text WHERE NOT EXISTS (SELECT 1 FROM o)
      ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, state = 'pending', result = NULL,
        claimed_at = EXCLUDED.claimed_at, owner = EXCLUDED.owner,
-       phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END
+       phase = CASE WHEN $3 - k.claimed_at >= $4 THEN 'claimed' ELSE k.phase END,
+       notification_id = CASE WHEN $3 - k.claimed_at >= $4 OR k.phase = 'claimed' THEN EXCLUDED.notification_id ELSE k.notification_id END
      WHERE $3 - k.claimed_at >= $4
         OR (k.state = 'pending' AND k.payload_hash = EXCLUDED.payload_hash AND $3 - k.claimed_at >= $5)
-     RETURNING phase)
-   SELECT (SELECT phase FROM c) AS phase, (SELECT recipient FROM o) AS opted_out, ${ASYNC_COMMIT}`,
+     RETURNING phase, notification_id)
+   SELECT (SELECT phase FROM c) AS phase, (SELECT notification_id FROM c) AS notification_id, (SELECT recipient FROM o) AS opted_out, ${ASYNC_COMMIT}`,
 );
 /**
  * Answer $2 to approval question key $1 at $3, unless an answer younger than the ttl ($4) is
@@ -326,7 +327,7 @@ export class PostgresStore extends SqlStore implements Store {
     key: string,
     payloadHash: string,
     now: number,
-    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
+    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck; notificationId?: string },
   ): Promise<IdempotencyClaim> {
     if (now - this.lastKeyPurge >= KEY_PURGE_INTERVAL_MS) {
       this.lastKeyPurge = now;
@@ -338,10 +339,13 @@ export class PostgresStore extends SqlStore implements Store {
       // The opt-out lookup rides along: an opted-out recipient claims nothing. One statement,
       // one round trip, committed without waiting for its WAL flush (see ASYNC_COMMIT).
       const { via = null, recipients = [] } = opts.optOut ?? {};
-      const claimed = await this.pool.query({ ...CLAIM, values: [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, via, recipients] });
+      const claimed = await this.pool.query({ ...CLAIM, values: [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, via, recipients, opts.notificationId ?? null] });
       const won = claimed.rows[0] as Row;
       if (typeof won.opted_out === 'string') return { kind: 'opted_out', recipient: won.opted_out };
-      if (won.phase !== null) return { kind: 'claimed', owner, phase: won.phase as IdempotencyPhase };
+      if (won.phase !== null) {
+        const phase = won.phase as IdempotencyPhase;
+        return typeof won.notification_id === 'string' ? { kind: 'claimed', owner, phase, notification_id: won.notification_id } : { kind: 'claimed', owner, phase };
+      }
       const { rows } = await this.pool.query({ ...q.CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
       if (!row) continue;

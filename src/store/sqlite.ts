@@ -65,6 +65,7 @@ interface KeyRow {
   phase: IdempotencyPhase;
   result: string | null;
   claimed_at: number;
+  notification_id: string | null;
 }
 
 const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
@@ -261,7 +262,7 @@ export class SqliteStore extends SqlStore implements Store {
     key: string,
     payloadHash: string,
     now: number,
-    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
+    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck; notificationId?: string },
   ): Promise<IdempotencyClaim> {
     const tx = this.db.transaction((): IdempotencyClaim => {
       const optedOut = opts.optOut && this.firstOptedOut(opts.optOut);
@@ -279,15 +280,17 @@ export class SqliteStore extends SqlStore implements Store {
         (row.state === 'pending' && row.payload_hash === payloadHash && now - row.claimed_at >= opts.staleAfterMs);
       if (free) {
         // A taken-over claim keeps its phase: once a provider call may have started, no taker sends.
+        // It keeps the id it was sending under, too; otherwise the taker sends under its own.
         const phase: IdempotencyPhase = expired ? 'claimed' : row.phase;
+        const notificationId = phase === 'sending' ? row!.notification_id : (opts.notificationId ?? null);
         const owner = randomUUID();
         this.statement(
-            `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase) VALUES (?, ?, 'pending', NULL, ?, ?, ?)
+            `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase, notification_id) VALUES (?, ?, 'pending', NULL, ?, ?, ?, ?)
              ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, state = 'pending', result = NULL,
-               claimed_at = excluded.claimed_at, owner = excluded.owner, phase = excluded.phase`,
+               claimed_at = excluded.claimed_at, owner = excluded.owner, phase = excluded.phase, notification_id = excluded.notification_id`,
           )
-          .run(key, payloadHash, now, owner, phase);
-        return { kind: 'claimed', owner, phase };
+          .run(key, payloadHash, now, owner, phase, notificationId);
+        return notificationId === null ? { kind: 'claimed', owner, phase } : { kind: 'claimed', owner, phase, notification_id: notificationId };
       }
       if (row.state === 'pending') {
         return { kind: 'existing', payload_hash: row.payload_hash, state: 'pending', phase: row.phase, claimed_at: row.claimed_at };

@@ -141,9 +141,11 @@ export type IdempotencyPhase = 'claimed' | 'sending';
 export type IdempotencyClaim =
   /**
    * This caller owns the key; `owner` fences its later writes. `phase: 'sending'` when it took
-   * over a claim whose provider call may have started: it must not send.
+   * over a claim whose provider call may have started: it must not send, and
+   * `notification_id` (when the row carries one) is the id that call was sending under.
+   * Otherwise `notification_id` is the one this claim gave.
    */
-  | { kind: 'claimed'; owner: string; phase: IdempotencyPhase }
+  | { kind: 'claimed'; owner: string; phase: IdempotencyPhase; notification_id?: string }
   | { kind: 'existing'; payload_hash: string; state: 'pending'; phase: IdempotencyPhase; claimed_at: number }
   | { kind: 'existing'; payload_hash: string; state: 'done'; result: unknown; claimed_at: number }
   /** A recipient of `opts.optOut` has opted out: nothing was claimed or read. */
@@ -238,19 +240,22 @@ export interface Store {
    * existing claim. A pending claim of the same payload older than `staleAfterMs` (its owner
    * died) is taken over and keeps its phase. Claims older than `ttlMs` count as absent.
    * With `optOut`, an opted-out recipient comes first (`opted_out`, nothing claimed): the
-   * opt-out lookup rides in the claim's round trip.
+   * opt-out lookup rides in the claim's round trip. The row carries `notificationId` from
+   * the claim on, except where a taken-over claim keeps `sending` (it keeps the id it was
+   * sending under), so a taker can name what may have gone out.
    */
   claimIdempotency(
     key: string,
     payloadHash: string,
     now: number,
-    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck },
+    opts: { ttlMs: number; staleAfterMs: number; optOut?: OptOutCheck; notificationId?: string },
   ): Promise<IdempotencyClaim>;
   /**
-   * Moves `owner`'s pending claim to `sending`, just before the provider call. False when
-   * `owner` no longer holds the claim (it was taken over): then it must not send.
+   * Moves `owner`'s pending claim to `sending`, just before the provider call, with the
+   * notification id the call sends under (when given). False when `owner` no longer holds
+   * the claim (it was taken over): then it must not send.
    */
-  markIdempotencySending(key: string, owner: string): Promise<boolean>;
+  markIdempotencySending(key: string, owner: string, notificationId?: string): Promise<boolean>;
   /** Stores the result of `owner`'s send; later claims see `state: 'done'`. False (nothing written) when `owner` lost the claim. */
   completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean>;
   /** Drops `owner`'s pending claim whose send failed, so that a retry may send. False when `owner` lost the claim. */

@@ -24,6 +24,11 @@ export async function runIdempotent<P, R>(opts: ClaimOptions, stepsOrSend: Steps
   const claimed = await claimKey<R>({ ...opts, startedAt });
   if (claimed.kind === 'opted_out') throw new Error(`opted out: ${claimed.recipient}`);
   if (claimed.kind === 'replay') return { result: claimed.result, replayed: true };
+  if (claimed.kind === 'abandoned') {
+    const err = claimed.handle.abandoned(claimed.notificationId);
+    await claimed.handle.keepFailure(err);
+    throw err;
+  }
   const claim = claimed.handle;
   let prepared: P | undefined;
   let left: number;
@@ -36,7 +41,7 @@ export async function runIdempotent<P, R>(opts: ClaimOptions, stepsOrSend: Steps
       if (result === undefined) throw claim.lost();
       return { result, replayed: false };
     }
-    await claim.markSending();
+    await claim.markSending(opts.notificationId);
     left = budgetLeft(deadline, now(), opts.budgetMs, opts.via);
   } catch (err) {
     await claim.release();

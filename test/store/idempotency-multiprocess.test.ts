@@ -7,7 +7,9 @@
  *   fake that answers slowly, so the duplicates arrive while the first send is in flight.
  * - A process killed while its provider call is in flight: once its budget has passed,
  *   another process takes the claim over and answers DELIVERY_UNKNOWN without calling the
- *   provider, and so does every later duplicate.
+ *   provider, and so does every later duplicate. The answer names the notification id the
+ *   dead owner was sending under (the claim row carries it), and an `unknown` record under
+ *   that id is there for status and receipts to settle.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -85,7 +87,13 @@ function expectExactlyOnce({ results, stderr }: Awaited<ReturnType<typeof burst>
 }
 
 /** A store for server processes to share: a SQLite directory, or a fresh PostgreSQL schema. */
-type SharedStore = { env: Record<string, string>; deliveries(): Promise<number>; close(): Promise<void> };
+type SharedStore = {
+  env: Record<string, string>;
+  deliveries(): Promise<number>;
+  /** The delivery rows' id and status. */
+  records(): Promise<{ id: string; status: string }[]>;
+  close(): Promise<void>;
+};
 
 async function sqliteStore(): Promise<SharedStore> {
   const dir = tempDataDir();
@@ -95,6 +103,14 @@ async function sqliteStore(): Promise<SharedStore> {
       const db = new Database(join(dir, 'notify.db'), { readonly: true });
       try {
         return (db.prepare('SELECT count(*) AS n FROM deliveries').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    },
+    async records() {
+      const db = new Database(join(dir, 'notify.db'), { readonly: true });
+      try {
+        return db.prepare('SELECT id, status FROM deliveries ORDER BY seq').all() as { id: string; status: string }[];
       } finally {
         db.close();
       }
@@ -115,6 +131,10 @@ async function postgresStore(): Promise<SharedStore> {
     async deliveries() {
       const { rows } = await admin.query(`SELECT count(*)::int AS n FROM ${schema}.deliveries`);
       return rows[0].n as number;
+    },
+    async records() {
+      const { rows } = await admin.query(`SELECT id, status FROM ${schema}.deliveries ORDER BY seq`);
+      return rows as { id: string; status: string }[];
     },
     async close() {
       await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -174,7 +194,7 @@ describe('a process killed while its provider call is in flight', () => {
   const BUDGET_MS = 1500;
 
   for (const { name, open, skip } of STORES) {
-    it.skipIf(skip !== null)(`${name}: the takeover answers DELIVERY_UNKNOWN and never calls the provider${skip ? ` [skipped: ${skip}]` : ''}`, async () => {
+    it.skipIf(skip !== null)(`${name}: the takeover answers DELIVERY_UNKNOWN under the dead owner's notification id, records it unknown, and never calls the provider${skip ? ` [skipped: ${skip}]` : ''}`, async () => {
       const shared = await open();
       const fake = await hangingSlack();
       const env = cliEnv({
@@ -205,15 +225,21 @@ describe('a process killed while its provider call is in flight', () => {
         await second.connect(survivor);
         // The dead owner's claim counts as abandoned once its budget has passed.
         await sleep(Math.max(0, killedAt + BUDGET_MS + 100 - Date.now()));
+        const named = new Set<string | undefined>();
         for (let i = 0; i < 2; i++) {
           const r = await second.callTool(call);
           expect(fake.state.posts, 'provider calls').toBe(1);
-          const error = (r.structuredContent as { error?: { code: string; message: string } }).error;
+          const error = (r.structuredContent as { error?: { code: string; message: string; notification_id?: string } }).error;
           expect(r.isError, JSON.stringify(r.structuredContent)).toBe(true);
           expect(error?.code).toBe('DELIVERY_UNKNOWN');
           expect(error?.message).toMatch(/this call sent nothing/i);
+          // The id the dead owner was sending under, so status and receipts can settle it.
+          expect(error?.notification_id, JSON.stringify(error)).toMatch(/^ntf_/);
+          named.add(error?.notification_id);
         }
-        expect(await shared.deliveries()).toBe(0); // the dead owner never learnt the outcome
+        expect(named.size).toBe(1);
+        // The dead owner never learnt the outcome; the taker recorded it as unknown, under that id.
+        expect(await shared.records()).toEqual([{ id: [...named][0], status: 'unknown' }]);
       } finally {
         if (dying.child.exitCode === null && dying.child.signalCode === null) dying.child.kill('SIGKILL');
         await survivor.close();

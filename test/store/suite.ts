@@ -374,6 +374,27 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         });
       });
 
+      it('carries the notification id from the claim on; a taker of a sending claim gets the id it was sent under', async () => {
+        const first = await store.claimIdempotency('k3n', 'h', T0, { ...OPTS, notificationId: 'ntf_first' });
+        expect(first).toMatchObject({ kind: 'claimed', phase: 'claimed', notification_id: 'ntf_first' });
+        // Not sending yet: the taker sends, under its own id.
+        const taker = await store.claimIdempotency('k3n', 'h', T0 + OPTS.staleAfterMs, { ...OPTS, notificationId: 'ntf_taker' });
+        expect(taker).toMatchObject({ kind: 'claimed', phase: 'claimed', notification_id: 'ntf_taker' });
+        // It sends under another id (an approval's): the sending mark names it.
+        expect(await store.markIdempotencySending('k3n', (taker as { owner: string }).owner, 'ntf_sent')).toBe(true);
+        const last = await store.claimIdempotency('k3n', 'h', T0 + 2 * OPTS.staleAfterMs, { ...OPTS, notificationId: 'ntf_last' });
+        expect(last).toMatchObject({ kind: 'claimed', phase: 'sending', notification_id: 'ntf_sent' });
+        // A mark without an id keeps the one there; an expired claim starts afresh with the new one.
+        const other = await store.claimIdempotency('k3m', 'h', T0, { ...OPTS, notificationId: 'ntf_m' });
+        expect(await store.markIdempotencySending('k3m', (other as { owner: string }).owner)).toBe(true);
+        expect(await store.claimIdempotency('k3m', 'h', T0 + OPTS.staleAfterMs, OPTS)).toMatchObject({ kind: 'claimed', phase: 'sending', notification_id: 'ntf_m' });
+        expect(await store.claimIdempotency('k3m', 'h', T0 + OPTS.ttlMs + OPTS.staleAfterMs, { ...OPTS, notificationId: 'ntf_new' })).toMatchObject({
+          kind: 'claimed',
+          phase: 'claimed',
+          notification_id: 'ntf_new',
+        });
+      });
+
       it('never takes over when staleAfterMs is Number.MAX_SAFE_INTEGER (a waiter polling)', async () => {
         await own('k3b');
         const polling = { ttlMs: OPTS.ttlMs, staleAfterMs: Number.MAX_SAFE_INTEGER };

@@ -48,8 +48,8 @@ export abstract class SqlStore {
     return (await this.sql.run(q.UPDATE_DELIVERY_STATUS, statusChangeValues(id, change))) === 1;
   }
 
-  async markIdempotencySending(key: string, owner: string): Promise<boolean> {
-    return (await this.sql.run(q.MARK_SENDING, [key, owner])) === 1;
+  async markIdempotencySending(key: string, owner: string, notificationId?: string): Promise<boolean> {
+    return (await this.sql.run(q.MARK_SENDING, [notificationId ?? null, key, owner])) === 1;
   }
 
   async completeIdempotency(key: string, owner: string, result: unknown): Promise<boolean> {

@@ -26,11 +26,14 @@ export const UPDATE_DELIVERY_STATUS = statement(
 );
 
 // Fenced: each write names the owner, so one that lost its claim changes nothing.
-export const MARK_SENDING = statement('mark-sending', `UPDATE idempotency_keys SET phase = 'sending' WHERE key = $1 AND owner = $2 AND state = 'pending'`);
+export const MARK_SENDING = statement(
+  'mark-sending',
+  `UPDATE idempotency_keys SET phase = 'sending', notification_id = COALESCE($1, notification_id) WHERE key = $2 AND owner = $3 AND state = 'pending'`,
+);
 export const COMPLETE = statement('complete', `UPDATE idempotency_keys SET state = 'done', result = $1 WHERE key = $2 AND owner = $3 AND state = 'pending'`);
 /** Only a pending claim: a finished send's result must stay replayable. */
 export const RELEASE = statement('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
-export const CLAIM_READ = statement('claim-read', 'SELECT payload_hash, state, phase, result, claimed_at FROM idempotency_keys WHERE key = $1');
+export const CLAIM_READ = statement('claim-read', 'SELECT payload_hash, state, phase, result, claimed_at, notification_id FROM idempotency_keys WHERE key = $1');
 
 export const ADD_OPT_OUT = statement('add-opt-out', 'INSERT INTO opt_outs (via, recipient, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING');
 
