@@ -168,4 +168,23 @@ describe('loadConfig', () => {
     expect(() => environment('/dev/zero')).toThrow(/^--env-file \/dev\/zero: cannot read it \(not a regular file\)/);
     expect(() => environment(dir)).toThrow(/cannot read it \((not a regular file|EISDIR)\)/);
   });
+
+  it('refuses at start a token client name a store cannot keep (U+0000, a lone surrogate), and a .env file holding U+0000', () => {
+    const token = 'abcdefghijklmnop1234';
+    for (const client of ['ali\u0000ce', 'bob\ud800', '\udc00']) {
+      for (const [variable, value] of [
+        ['NOTIFY_HTTP_TOKENS', `${client}:${token}`],
+        ['NOTIFY_FEED_TOKENS', `${client}:${token}`],
+      ]) {
+        expect(() => loadConfig({ [variable!]: value })).toThrow(ConfigError);
+        expect(() => loadConfig({ [variable!]: value })).toThrow(new RegExp(`^${variable}: the client name .* holds (U\\+0000|a lone surrogate)`));
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'notify-envfile-nul-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, `NOTIFY_HTTP_TOKENS=ali\u0000ce:${token}\n`);
+    expect(() => environment(file)).toThrow(/^--env-file .*: the value of NOTIFY_HTTP_TOKENS holds U\+0000 \(NUL\) at position 3, which this server cannot store/);
+    writeFileSync(file, `SMTP_FROM="ops\u0000@example.com"\n`);
+    expect(() => environment(file)).toThrow(/the value of SMTP_FROM holds U\+0000/);
+  });
 });

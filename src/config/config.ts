@@ -12,6 +12,7 @@ import type { Channel, ConfiguredChannel } from '../channels/channel.js';
 import { CHANNELS } from '../channels/registry.js';
 import { readConfigFile } from './config-file.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
+import { unstorableIn } from '../core/storable-text.js';
 import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
 import type { RateLimit } from '../policy/rate-limit.js';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../providers/slots.js';
@@ -80,6 +81,9 @@ function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', wi
     if (!client || !token || rest.length > 0 || (prof !== undefined && !withProfile)) {
       throw new ConfigError(`${variable}: ${describeValue(`${client ?? ''}:…`)} must be ${shape}`);
     }
+    // The client name is recorded with every send and in every log line of its requests.
+    const unstorable = unstorableIn(client);
+    if (unstorable) throw new ConfigError(`${variable}: the client name ${describeValue(client)} holds ${unstorable}, which this server cannot store; rename it`);
     if (!TOKEN_RE.test(token)) {
       throw new ConfigError(`${variable}: the token of ${describeValue(client)} must match [A-Za-z0-9._~-]{16,}`);
     }
@@ -209,7 +213,17 @@ export function environment(envFile?: string): Env {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);
   }
-  return { ...parseEnv(text), ...process.env };
+  const parsed = parseEnv(text);
+  // The process environment cannot hold U+0000; a file can, and no variable means it.
+  for (const [name, value] of Object.entries(parsed)) {
+    const inName = unstorableIn(name);
+    const inValue = unstorableIn(value ?? '');
+    if (inName || inValue) {
+      const where = inName ? `a variable's name holds ${inName}` : `the value of ${name} holds ${inValue}`;
+      throw new ConfigError(`--env-file ${envFile}: ${where}, which this server cannot store or pass on; remove it from the file`);
+    }
+  }
+  return { ...parsed, ...process.env };
 }
 
 /**
