@@ -107,7 +107,7 @@ describe('loadConfig', () => {
     expect(c.http.allowedHosts).toEqual(['notify.example.com']);
   });
 
-  it('reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap', () => {
+  it('reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap and a client\'s share of it', () => {
     const c = loadConfig({
       NOTIFY_FEED_TOKENS: 'web:feed-token-0123456789',
       NOTIFY_FEED_ORIGINS: 'https://App.Example.com, http://localhost:3000/',
@@ -117,8 +117,13 @@ describe('loadConfig', () => {
       tokens: [{ client: 'web', token: 'feed-token-0123456789' }],
       origins: ['https://app.example.com', 'http://localhost:3000'],
       maxStreams: 5000,
+      streamsPerClient: 1250,
     });
-    expect(loadConfig({}).feed).toEqual({ tokens: [], origins: [], maxStreams: 1000 });
+    expect(loadConfig({}).feed).toEqual({ tokens: [], origins: [], maxStreams: 1000, streamsPerClient: 250 });
+    expect(loadConfig({ NOTIFY_FEED_MAX_STREAMS: '3' }).feed.streamsPerClient).toBe(1);
+    expect(loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1000' }).feed.streamsPerClient).toBe(1000);
+    expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1001' })).toThrow(/^NOTIFY_FEED_CLIENT_STREAMS \(1001\) is more than NOTIFY_FEED_MAX_STREAMS \(1000\)/);
+    expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '0' })).toThrow(/^NOTIFY_FEED_CLIENT_STREAMS must be a positive integer/);
   });
 
   it.each([

@@ -49,9 +49,10 @@ export interface Config {
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[]; operators: string[] };
   /**
    * The banner feed for browser apps: read-only tokens (GET /banners, /banners/stream,
-   * never /mcp), the origins CORS admits (`*` only when set so), the cap on open streams.
+   * never /mcp), the origins CORS admits (`*` only when set so), the cap on open streams,
+   * and the share of them one client may hold.
    */
-  feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number };
+  feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number; streamsPerClient: number };
   rateLimits: RateLimit[];
   /**
    * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
@@ -124,6 +125,16 @@ function feedOrigins(raw: string | undefined): string[] {
     }
     return origin;
   });
+}
+
+/** The open feed streams of a process, and one client's share of them (a quarter by default). */
+function streamCaps(env: Env): { maxStreams: number; streamsPerClient: number } {
+  const maxStreams = positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000);
+  const streamsPerClient = positiveInt(env, 'NOTIFY_FEED_CLIENT_STREAMS', Math.max(1, Math.floor(maxStreams / 4)));
+  if (streamsPerClient > maxStreams) {
+    throw new ConfigError(`NOTIFY_FEED_CLIENT_STREAMS (${streamsPerClient}) is more than NOTIFY_FEED_MAX_STREAMS (${maxStreams}); set it to at most that`);
+  }
+  return { maxStreams, streamsPerClient };
 }
 
 const WINDOWS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -264,7 +275,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
     feed: {
       tokens: httpTokens(env.NOTIFY_FEED_TOKENS, 'NOTIFY_FEED_TOKENS', false),
       origins: feedOrigins(env.NOTIFY_FEED_ORIGINS),
-      maxStreams: positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000),
+      ...streamCaps(env),
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
     approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
