@@ -42,6 +42,17 @@ Configuration is read from the environment; every variable is in .env.example, w
 
 const out = (text: string) => process.stdout.write(text + '\n');
 
+/**
+ * A reader that stops early (`outbox | head`) ends a printing command quietly, as it ends
+ * any Unix tool. The servers are left out: the stdio transport answers a closed stdout itself.
+ */
+function endQuietlyOnClosedPipe(): void {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(0);
+  });
+}
+
 /** Every flag any command takes; parseArgs refuses the rest. */
 const OPTIONS = {
   profile: { type: 'string' },
@@ -84,6 +95,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.help) return out(USAGE), 0;
   if (values.version) return out(VERSION), 0;
   const command = positionals[0] ?? 'serve';
+  if (command !== 'serve' && command !== 'bundle') endQuietlyOnClosedPipe();
   const env = environment(values['env-file']);
 
   if (command === 'doctor') {

@@ -1,9 +1,11 @@
 /** The CLI's own answers, as a user meets them: help, version, schema, and start-up errors in one line. */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { ChildStdioTransport, cliEnv, runCli, tempDataDir } from '../helpers/cli.js';
+import { ChildStdioTransport, CLI, cliEnv, runCli, tempDataDir } from '../helpers/cli.js';
 
 const env = cliEnv({ NOTIFY_DATA_DIR: tempDataDir() });
 
@@ -54,6 +56,30 @@ describe('notify-mcp CLI', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/^notify-mcp: Set NOTIFY_DATA_DIR to the directory the server uses .*there is no store at .*mistyped\/notify\.db, and nothing was created\.\n$/);
     expect(existsSync(empty)).toBe(false);
+  });
+
+  it('outbox into a reader that stops early (| head) ends quietly, exit 0, no EPIPE stack', async () => {
+    const dataDir = tempDataDir();
+    const calls = Array.from({ length: 300 }, (_, i) => JSON.stringify({
+      jsonrpc: '2.0', id: i + 1, method: 'tools/call',
+      params: {
+        name: 'send_notification', arguments: { via: 'sms', to: '+14155550100', body: `Deploy ${i} is live.` },
+        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+      },
+    })).join('\n') + '\n';
+    const served = spawn(process.execPath, [CLI], { env: { ...env, NOTIFY_DATA_DIR: dataDir }, stdio: ['pipe', 'ignore', 'ignore'] });
+    served.stdin.end(calls);
+    await once(served, 'exit');
+    // More than a pipe holds (300 records of ~600 bytes), read one chunk, then close the pipe.
+    const outbox = spawn(process.execPath, [CLI, 'outbox', '--limit', '300'], { env: { ...env, NOTIFY_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    outbox.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const [first] = (await once(outbox.stdout, 'data')) as [Buffer];
+    expect(first.toString()).toMatch(/^\{"id":"ntf_/);
+    outbox.stdout.destroy();
+    const [code] = (await once(outbox, 'exit')) as [number];
+    expect(stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(code).toBe(0);
   });
 
   it('--env-file reads a .env file (the environment wins), and a missing one says what to do', async () => {
