@@ -1,29 +1,6 @@
 /**
- * At most one send under an idempotency key: the same key and payload within 24 h replay
- * the first result, and a different payload under the key is a conflict. The key is claimed
- * in the store before anything is sent, so duplicates across processes that share a store
- * cause one provider call:
- * - the first caller claims (getting an owner token, held by a `ClaimHandle`), prepares,
- *   moves the claim to phase `sending` with a write fenced by its token, calls the
- *   provider, and completes the claim with the result (a dry run completes it with its
- *   record, in one write);
- * - a duplicate (same key, same payload hash) replays a finished result, or waits for a
- *   pending one, polling until its budget ends; still unresolved then: IDEMPOTENCY_IN_PROGRESS,
- *   with `retry_after_s` set to when the claim would count as abandoned;
- * - a pending claim older than `budgetMs` was left by a process that died (the whole send,
- *   preparation included, is bounded by the budget), and the next call to arrive takes it
- *   over, with a new owner token. If the dead owner never reached `sending`, the taker sends
- *   (the old owner is fenced out: its `sending` write fails, so it never sends). If it did,
- *   the message may have gone out: the taker never sends, it stores and answers
- *   DELIVERY_UNKNOWN. A caller that is already waiting does not take over mid-wait: its own
- *   send would then overrun its budget, so it answers IN_PROGRESS and its retry takes over;
- * - every write after the claim is fenced by the owner token: an owner that lost its claim
- *   never overwrites the new owner's row (it logs that instead);
- * - a different payload under a live key is IDEMPOTENCY_CONFLICT;
- * - a send that throws releases the claim, so a retry (or a waiting duplicate) may send;
- *   except a final failure (DELIVERY_UNKNOWN: the provider may have sent it), which is stored
- *   like a result, so every duplicate within the ttl gets the same error and no retry under
- *   the key can send a second copy.
+ * At most one send under an idempotency key, across every process sharing the store: the
+ * protocol (claim, phases, fencing, takeover) is in docs/architecture.md, "One send per key".
  */
 import { NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
