@@ -10,9 +10,6 @@ import { rmSync } from 'node:fs';
 
 // Chunk names carry a content hash: the previous build's would otherwise pile up.
 rmSync('dist/cli-chunks', { recursive: true, force: true });
-// The prebuilt tools/list belongs to one bundle: `npm run build` writes it again after this
-// one (src/mcp/catalog-prebuilt.ts); a bundle rebuilt alone builds its list at run time.
-rmSync('dist/tools-flat.json', { force: true });
 
 export default {
   input: 'dist/cli/main.js',

@@ -28,8 +28,8 @@ const devNull = openSync('/dev/null', 'w');
 async function load(dist) {
   const url = (file) => pathToFileURL(resolve(dist, file)).href;
   const { createApp } = await import(url('app.js'));
-  const { loadConfig } = await import(url('config.js'));
-  const { createLogger } = await import(url('log.js'));
+  const { loadConfig } = await import(url('config/config.js'));
+  const { createLogger } = await import(url('core/log.js'));
   const log = createLogger('info', (line) => writeSync(devNull, line));
   const config = loadConfig({ NOTIFY_DATA_DIR: tempDir() });
   const app = await createApp(config, log);

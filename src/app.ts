@@ -4,7 +4,6 @@
  * on top of this (src/mcp/server.ts).
  */
 import { buildCatalog } from './mcp/catalog.js';
-import { PREBUILT_PROFILE, readPrebuiltList } from './mcp/catalog-prebuilt.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config/config.js';
 import type { Logger } from './core/log.js';
@@ -16,9 +15,6 @@ import type { Provider } from './providers/types.js';
 import { deferredStore } from './store/deferred.js';
 import { openStore, sqliteFile } from './store/index.js';
 import type { Store } from './store/types.js';
-
-/** Beside the composition root: dist/tools-flat.json for dist/cli.js and dist/app.js alike; none under src/. */
-const PREBUILT_FILE = new URL('./tools-flat.json', import.meta.url);
 
 export type { App } from './mcp/server.js';
 
@@ -48,14 +44,8 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
   };
-  // Built per profile when a client first asks for it; its hashes are logged then. The
-  // default configuration's flat list comes prebuilt with the build, when it fits this one.
-  const catalog = buildCatalog(
-    config,
-    undefined,
-    (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
-    (profile) => (profile === PREBUILT_PROFILE ? readPrebuiltList(config.catalogKey, PREBUILT_FILE) : undefined),
-  );
+  // Built per profile when a client first asks for it; its hashes are logged then.
+  const catalog = buildCatalog(config, undefined, (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }));
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
     store: store.kind,

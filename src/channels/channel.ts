@@ -1,13 +1,7 @@
 /**
- * What a channel is: one module (src/channels/<name>/index.ts) holding everything the
- * channel knows, and defineChannel, which checks at compile time that its parts fit: the call
- * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
- * returns is what its provider sends, and settings() reads only the variables it declares.
- *
- * The registry lists channels with those types sealed in (Channel). Configured from an
- * environment (ConfiguredChannel) and given a provider (ConnectedChannel), a channel is
- * opened again only through `open`, whose callback receives it with its types intact: that
- * is how the pipeline carries a call to its provider without a cast.
+ * What a channel is: one module (src/channels/<name>/index.ts) holding everything it knows,
+ * and defineChannel, which checks at compile time that its parts fit, so the pipeline can
+ * carry a call to its provider without a cast.
  */
 import { z } from 'zod';
 import { fail, pass, type Check, type CheckContext } from '../core/check.js';
@@ -215,8 +209,7 @@ export interface TypedChannel<C, P> {
   readonly takesReceipts: boolean;
   /**
    * The call with its type: the union's validation already parsed it with this branch
-   * (taken as it is, not parsed twice: that was a tenth of a dry-run SMS call), anything
-   * else is parsed here.
+   * (taken as it is, not parsed twice), anything else is parsed here.
    */
   parse(value: unknown): C;
   recipients(call: C): string[];
@@ -247,7 +240,14 @@ function only<K extends string>(env: Env, declared: readonly K[]): Env<K> {
   return seen;
 }
 
-/** Checks a channel module's parts against each other, and seals it for the registry. */
+/**
+ * Checks a channel module's parts against each other, and seals it for the registry: the call
+ * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
+ * returns is what its provider sends, and settings() reads only the variables it declares.
+ * Configured from an environment (ConfiguredChannel) and given a provider (ConnectedChannel),
+ * a channel is opened again only through `open`, whose callback receives it with its types
+ * intact.
+ */
 export function defineChannel<const V extends string, const K extends string, S extends ChannelSettings, Shape extends z.ZodRawShape, P>(
   module: ChannelModule<V, K, S, Shape, P>,
 ): ChannelModule<V, K, S, Shape, P> & Channel {

@@ -4,7 +4,6 @@
  * module declares the variables it reads and parses them (src/channels/<name>/); this file
  * hands each the environment, and reads the rest itself.
  */
-import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
@@ -60,11 +59,6 @@ export interface Config {
    * without it, a random key per process: replicas behind a balancer then need it set).
    */
   approval: { rules: ApprovalRule[]; key: string | undefined };
-  /**
-   * A digest of what the tool lists are made from (the channels' names and variables, and
-   * NOTIFY_APPROVAL): equal keys, equal lists (src/mcp/catalog-prebuilt.ts). Absent, nothing prebuilt is used.
-   */
-  catalogKey?: string;
 }
 
 function profile(value: string, variable: string): Profile {
@@ -237,17 +231,6 @@ export function environment(envFile?: string): Env {
   return { ...parsed, ...process.env };
 }
 
-/**
- * The tool lists are a function of the channels (each reads only the variables it declares,
- * and its allowlist's) and of the approval rules: a digest of those names and values, so a
- * list built for one environment is known to fit another. Hashed: the values include credentials.
- */
-function catalogKey(env: Env, channels: readonly Channel[]): string {
-  const variables = [...channels.flatMap((c) => [...c.variables, c.allowlist.variable]), 'NOTIFY_APPROVAL'];
-  const set = variables.filter((v) => env[v] !== undefined).map((v) => [v, env[v]]);
-  return createHash('sha256').update(JSON.stringify([channels.map((c) => c.name), set])).digest('hex').slice(0, 32);
-}
-
 /** `channels`: the channel list to configure, the registry's unless an embedder or a test gives its own. */
 export function loadConfig(env: Env = process.env, channels: readonly Channel[] = CHANNELS): Config {
   const names = channels.map((c) => c.name);
@@ -279,7 +262,6 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
     approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
-    catalogKey: catalogKey(env, channels),
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.

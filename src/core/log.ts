@@ -25,8 +25,8 @@ const flushStderr = () => {
 
 /**
  * stderr, written once per turn of the event loop: the lines a call logs go out after its
- * answer, in one write (on a pipe or a file each write is a synchronous system call, and
- * it was on the answer's path: issue 13). What is pending is written at exit.
+ * answer, in one write (on a pipe or a file each write is a synchronous system call, which
+ * would otherwise sit on the answer's path). What is pending is written at exit.
  */
 function writeStderr(line: string): void {
   if (pendingLines.push(line) > 1) return;
@@ -41,7 +41,7 @@ export function createLogger(
   base: Record<string, unknown> = {},
 ): Logger {
   // A logger is built per call (children carry the notification id): its constant fields are
-  // serialised once here, so a line serialises only its own fields (issue 13).
+  // serialised once here, so a line serialises only its own fields.
   const baseJson = JSON.stringify(base).slice(1, -1);
   const baseShadowsHead = Object.keys(base).some((k) => k in HEAD);
   const emit = (lvl: Level, msg: string, fields?: Record<string, unknown>) => {

@@ -27,16 +27,6 @@ export interface ProfileCatalog {
 
 export type Catalog = Record<Profile, ProfileCatalog>;
 
-/** A profile's tools/list as written at build time (src/mcp/catalog-prebuilt.ts). */
-export interface PrebuiltList {
-  /** The catalogKey of the configuration it was built with. */
-  key: string;
-  profile: Profile;
-  fingerprint: string;
-  hashes: Record<string, string>;
-  tools: Tool[];
-}
-
 /**
  * A root schema with `type`, `properties` and `required` first, the rest after, in their
  * order. The SDK's two wire codecs re-parse tool schemas with different models (2025-11-25
@@ -99,7 +89,6 @@ export function buildCatalog(
   config: Config,
   objectTools: ObjectToolSpec[] = defaultObjectTools(config.channels),
   onBuilt?: (profile: Profile, built: ProfileCatalog) => void,
-  prebuilt?: (profile: Profile) => PrebuiltList | undefined,
 ): Catalog {
   let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;
   const build = (profile: Profile): ProfileCatalog => {
@@ -128,8 +117,7 @@ export function buildCatalog(
       get() {
         let c = built.get(profile);
         if (c === undefined) {
-          const list = prebuilt?.(profile);
-          c = list ? fromPrebuilt(list, () => build(profile)) : build(profile);
+          c = build(profile);
           built.set(profile, c);
           onBuilt?.(profile, c);
         }
@@ -138,20 +126,4 @@ export function buildCatalog(
     });
   }
   return catalog;
-}
-
-/**
- * A profile's list as prebuilt (src/mcp/catalog-prebuilt.ts): tools, hashes and fingerprint as
- * they were generated; the entries, whose calls need the union, built on first use.
- */
-function fromPrebuilt(list: PrebuiltList, build: () => ProfileCatalog): ProfileCatalog {
-  let built: ProfileCatalog | undefined;
-  return {
-    tools: list.tools,
-    hashes: list.hashes,
-    fingerprint: list.fingerprint,
-    get entries() {
-      return (built ??= build()).entries;
-    },
-  };
 }

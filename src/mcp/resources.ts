@@ -1,13 +1,7 @@
 /**
- * Active banners as MCP resources: `banners://active/{audience}`, one segment per URI, its
- * contents the JSON GET /banners answers for that segment. Listed (every segment with an
- * active banner), readable, and pushed to subscribers through the process's banner hub:
- *
- *   2025-11-25   resources/subscribe + unsubscribe on the session (handlers below), each
- *                change sent as notifications/resources/updated
- *   2026-07-28   subscriptions/listen with resourceSubscriptions: the SDK's serving entry
- *                answers the listen itself, so the transports show us its URIs
- *                (listenedUris) and publish the updates (ResourceWatch)
+ * Active banners as MCP resources, `banners://active/{audience}`: one segment per URI, its
+ * contents the JSON GET /banners answers for it; listed, readable, and pushed to subscribers
+ * through the process's banner hub in both eras (registerBannerResources).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
 import type { Store } from '../store/types.js';
@@ -159,6 +153,12 @@ export function listenedUris(message: unknown): string[] {
  * resources/list, resources/templates/list and resources/read on `server`; on a 2025-era
  * instance also resources/subscribe and unsubscribe, pushed through `hub` until the
  * connection closes. The server must declare `resources: { subscribe: true }`.
+ *
+ *   2025-11-25   resources/subscribe + unsubscribe on the session (handlers below), each
+ *                change sent as notifications/resources/updated
+ *   2026-07-28   subscriptions/listen with resourceSubscriptions: the SDK's serving entry
+ *                answers the listen itself, so the transports show us its URIs
+ *                (listenedUris) and publish the updates (ResourceWatch)
  */
 export function registerBannerResources(
   server: Server,

@@ -1,13 +1,8 @@
 /**
- * createServer(app, connection, era): the MCP server that answers one serving unit (a stdio
- * connection, a 2025-11-25 HTTP session, or one 2026-07-28 HTTP request), on the v2 SDK's
- * low-level Server with our own tools/list and tools/call: the list depends on the profile
- * chosen per request, and calls are validated branch-first by the union library, which
- * McpServer.registerTool would do neither of.
- *
- * The profile is chosen per request: credential > endpoint > clientInfo.name (through the
- * opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
- * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
+ * createServer(app, connection, era): the MCP server of one serving unit (a stdio connection,
+ * a 2025-11-25 HTTP session, or one 2026-07-28 HTTP request), on the v2 SDK's low-level Server
+ * with our own tools/list and tools/call, because the list depends on the profile chosen per
+ * request and calls are validated branch-first, neither of which McpServer.registerTool does.
  */
 import {
   ProtocolError,
@@ -94,6 +89,11 @@ function clientNameOf(server: Server, ctx: ServerContext): string | undefined {
   return typeof name === 'string' ? name : server.getClientVersion()?.name;
 }
 
+/**
+ * The profile is chosen per request: credential > endpoint > clientInfo.name (through the
+ * opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
+ * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
+ */
 export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy'): Server {
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
@@ -108,7 +108,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       inputRequired: { roundTimeoutMs: APPROVAL_TTL_S * 1000 },
     },
   );
-  // Spelled out: a spread followed by a property takes V8's slow path (about 0.4 µs a call).
+  // Spelled out: a spread followed by a property takes V8's slow path, on every call.
   const profileFor = (clientName: string | undefined) =>
     selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
   // A list is public only when no caller could have been given another one on this endpoint.
@@ -119,7 +119,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
   });
 
-  // Built once per connection and caller, not per call (issue 13); bounded, as clientInfo
+  // Built once per connection and caller, not per call; bounded, as clientInfo
   // names are the client's to choose.
   const callLogs = new Map<string, Logger>();
   const callLog = (tool: string, profile: string, client: string | null): Logger => {

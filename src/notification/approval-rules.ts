@@ -1,13 +1,6 @@
 /**
- * NOTIFY_APPROVAL: which sends need a person's approval. A comma list of rules, any of which
- * makes a send need it:
- * - `all`: every send;
- * - `first-contact`: a recipient no person has approved on that channel yet;
- * - a channel name (`sms`, `email`, `slack`): every send on it;
- * - `recipients>N`: a send that names more than N recipients;
- * - a channel's own rule (Slack's `broadcast`: a broadcast mention, when the operator allows
- *   them at all), declared by its module (src/channels/<name>/).
- * Empty or unset: no rule, no approval (the behaviour before approvals existed).
+ * NOTIFY_APPROVAL: which sends need a person's approval, as a comma list of rules any one of
+ * which makes a send need it (parseApprovalRules); empty or unset, none does.
  */
 import { ConfigError, list } from '../core/env.js';
 import { describeValue } from '../union/index.js';
@@ -41,6 +34,15 @@ export function ruleName(rule: ApprovalRule): string {
   }
 }
 
+/**
+ * The rules:
+ * - `all`: every send;
+ * - `first-contact`: a recipient no person has approved on that channel yet;
+ * - a channel name (`sms`, `email`, `slack`): every send on it;
+ * - `recipients>N`: a send that names more than N recipients;
+ * - a channel's own rule (Slack's `broadcast`: a broadcast mention, when the operator allows
+ *   them at all), declared by its module (src/channels/<name>/).
+ */
 export function parseApprovalRules(raw: string | undefined, channels: readonly RuleSource[]): ApprovalRule[] {
   const channelRules = new Set(channels.flatMap((c) => c.approvalRuleNames));
   const rules = list(raw ?? '').map((item): ApprovalRule => {

@@ -1,13 +1,8 @@
 /**
  * The approval step of the send pipeline: when the operator's policy (NOTIFY_APPROVAL) says a
- * send needs a person's approval, the exact provider payload is built, hashed, and shown to
- * the person through the client; only an answer bound to that hash lets the send go on.
- *
- * Knows nothing of MCP. A round arrives as `ApprovalRound` (can the client ask, and what the
- * person answered last round, with the grant it answered); the question leaves as a thrown
- * `ApprovalNeeded`, which the tool layer turns into an elicitation. Nothing is held while a
- * person thinks: no idempotency claim, no provider slot, no lock; the send's budget starts
- * when the approved call comes back.
+ * send needs a person's approval, the exact provider payload is built, hashed and shown to the
+ * person through the client; only an answer bound to that hash lets the send go on. Knows
+ * nothing of MCP, and holds nothing while a person thinks.
  */
 import { createHash } from 'node:crypto';
 import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
@@ -162,6 +157,11 @@ function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[],
  * changes), the approved payload when a person accepted exactly this payload; otherwise it
  * throws: ApprovalNeeded (ask, or ask again: the payload changed), APPROVAL_DECLINED, or
  * APPROVAL_REQUIRED (the client cannot ask). Each refusal leaves a delivery record.
+ *
+ * A round arrives as `ApprovalRound` (can the client ask, and what the person answered last
+ * round, with the grant it answered); the question leaves as a thrown `ApprovalNeeded`, which
+ * the tool layer turns into an elicitation. No idempotency claim, provider slot or lock is held
+ * meanwhile; the send's budget starts when the approved call comes back.
  */
 export async function approveSend<C, P>(
   deps: ApprovalDeps,

@@ -1,18 +1,8 @@
 /**
  * A verified provider receipt applied to its notification: found by the provider's message
- * id, moved only where advance() allows, and written compare-and-set, so that receipts
- * racing across replicas never move a notification backwards.
- *
- * A receipt whose send's answer was lost (DELIVERY_UNKNOWN: the record has no provider id) is
- * found by our own notification id, which the callback URL carries when the channel puts it
- * there (Twilio's StatusCallback), and it gives the record the provider's id.
- *
- * A receipt can outrun its send's record: the provider's callback may arrive before its own
- * API answer does, and the record is written only after that answer. Such a receipt is held
- * in the store (answered 200 all the same: the provider does not resend a 200) and applied
- * when the record lands (applyHeldReceipts, called by the send). Both sides write first and
- * look second, so whichever comes last sees the other: none is lost, and the store hands
- * each held receipt to one taker only, so none is applied twice.
+ * id (or our own, when the send's answer was lost), moved only where advance() allows, and
+ * written compare-and-set, so that receipts racing across replicas never move a notification
+ * backwards. A receipt that outruns its send's record is held until the record lands.
  */
 import type { ReceiptReport } from '../channels/channel.js';
 import type { Logger } from '../core/log.js';
@@ -62,6 +52,14 @@ async function findTarget(deps: ReceiptDeps, via: string, report: ReceiptReport)
   return byId.provider_message_id === null || byId.provider_message_id === report.providerMessageId ? byId : null;
 }
 
+/**
+ * A receipt can outrun its send's record: the provider's callback may arrive before its own
+ * API answer does, and the record is written only after that answer. Such a receipt is held
+ * in the store (answered 200 all the same: the provider does not resend a 200) and applied
+ * when the record lands (applyHeldReceipts, called by the send). Both sides write first and
+ * look second, so whichever comes last sees the other: none is lost, and the store hands
+ * each held receipt to one taker only, so none is applied twice.
+ */
 export async function applyReceipt(deps: ReceiptDeps, via: string, report: ReceiptReport): Promise<ReceiptOutcome> {
   const fields = fieldsOf(via, report);
   const found = await findTarget(deps, via, report);

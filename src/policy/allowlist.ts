@@ -1,12 +1,7 @@
 /**
- * Recipient allowlists, checked before any send so that an agent that read a prompt
- * injection cannot reach arbitrary recipients. Each channel brings its own entry syntax and
- * matching (its module's matcher, src/channels/<name>/allowlist.ts); an entry its matcher
- * cannot read is refused at start, naming it, rather than silently matching something else
- * or nothing.
- *
- * `undefined` (a dry-run channel without a list: nothing leaves the machine) allows
- * everything; `*` allows any recipient; an empty list allows none.
+ * Recipient allowlists, checked before any send so that an agent that read a prompt injection
+ * cannot reach arbitrary recipients. Each channel brings its entry syntax and matcher; an
+ * entry its matcher cannot read is refused at start, naming it.
  */
 import { ConfigError, list, type Env } from '../core/env.js';
 import type { RecipientMatcher } from './matcher.js';
@@ -18,6 +13,7 @@ export interface Allowlist {
   entries: string[];
 }
 
+/** `undefined` (a dry-run channel without a list: nothing leaves the machine) allows everything. */
 export function isAllowed(matcher: RecipientMatcher, recipient: string, allow: Allowlist | undefined): boolean {
   if (allow === undefined || allow.any) return true;
   return matcher.allows(recipient, allow.entries);

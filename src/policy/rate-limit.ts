@@ -1,13 +1,7 @@
 /**
- * Rate limits per client and channel (NOTIFY_RATE_LIMITS, e.g. `sms=20/h,email=100/h`),
- * as the pipeline's RateGate. Each limit is a sliding window over the admitted sends, kept
- * in the store (Store.admitRate), so every process sharing the store (replicas on one
- * PostgreSQL, processes on one SQLite file) shares one count.
- *
- * `via=*` is a cap on a client's sends over all channels together, on top of any
- * per-channel limit. A send is admitted into all of its windows or none, and a refused
- * send is not counted, so a client that keeps retrying early does not push its own window
- * further out.
+ * Rate limits per client and channel (NOTIFY_RATE_LIMITS, e.g. `sms=20/h,email=100/h`) as the
+ * pipeline's RateGate: sliding windows counted in the store (Store.admitRate), so every
+ * process sharing the store shares one count.
  */
 import { NotifyError } from '../core/errors.js';
 import type { RateBucket, Store } from '../store/types.js';
@@ -27,6 +21,11 @@ export interface RateGate {
 
 const ANONYMOUS = '(anonymous)';
 
+/**
+ * `via=*` is a cap on a client's sends over all channels together, on top of any per-channel
+ * limit. A send is admitted into all of its windows or none, and a refused send is not
+ * counted, so a client that keeps retrying early does not push its own window further out.
+ */
 export function createRateGate(limits: readonly RateLimit[], store: Store): RateGate | undefined {
   if (limits.length === 0) return undefined;
   // Two entries for one channel and window would be one bucket counted twice: keep the stricter.

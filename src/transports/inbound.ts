@@ -1,30 +1,8 @@
 /**
- * What every incoming JSON-RPC message goes through before the SDK sees it, on stdio and
- * HTTP alike:
- *
- * - A batch (array) or a value that is not a JSON-RPC message is refused with a JSON-RPC
- *   error naming why; the SDK would drop it without an answer.
- * - A tools/call whose `arguments` is not an object (a string, a list, null…) is let
- *   through with the arguments set aside under a private `_meta` key: the SDK would answer
- *   it with a -32602 dump of its own schema errors, where the tool answers with its coded
- *   `INVALID_FIELD` result that a model can read (src/mcp/server.ts takes them back with
- *   `callArguments`, src/mcp/call-arguments.ts). So are arguments that hold a `__proto__` key at any depth: the SDK's
- *   parse would drop that key silently (assigning it sets a prototype), where the tool
- *   reports it as a field it does not take. A client cannot put that key there itself: it
- *   is always removed.
- * - A method, tool or prompt name, or resource URI longer than any this server has is
- *   refused here, its length named: the SDK echoes these whole in its errors (an unknown
- *   tool, a header that disagrees with the body), so a megabyte name made a megabyte answer.
- *   So is a client name (clientInfo.name) over the same bound: it goes into every log line
- *   and delivery record of the call (as is one holding a lone surrogate, which the store
- *   would keep mangled), and a string id over 256 characters (answered with id
- *   null: every answer repeats its id).
- * - A message holding more object members than MAX_OBJECT_MEMBERS, counted over every
- *   object at any depth, is refused with their count: each pass over an object of tens of
- *   thousands of distinct keys (the SDK's parse, the screens, validation) costs V8 hundreds
- *   of milliseconds, so 80,000 keys in one 1 MiB body held the event loop for 2-4 s. No
- *   message this server takes needs more than a few dozen; lists are not members and are
- *   not bounded here.
+ * The screen every incoming JSON-RPC message passes before the SDK sees it, on stdio and HTTP
+ * alike: batches, non-messages, overlong names and ids, and over-wide objects are refused with
+ * an answer that says why; odd tool arguments are set aside for the tool to refuse with a
+ * coded result. What each rule guards against: docs/architecture.md, "The inbound screen".
  */
 import {
   isJSONRPCErrorResponse,
@@ -156,7 +134,7 @@ const MAX_METHOD_CHARS = 128;
 const MAX_NAME_CHARS = 256;
 const MAX_URI_CHARS = 2_048;
 
-/** Every answer repeats its request's id: a 500,000-character id made a 500 KB answer. */
+/** Every answer repeats its request's id, whole. */
 const MAX_ID_CHARS = 256;
 
 function overlongIdentifier(message: unknown): Refusal | undefined {

@@ -1,14 +1,7 @@
 /**
- * Email allowlist entries: a full address (`ops@example.com`), a domain (`example.com`,
- * that domain exactly; `@example.com` means the same), or `*.example.com` (any subdomain,
- * not the domain itself: list both to allow both). Compared case-insensitively, domains in
- * their ASCII (punycode) form, so `bücher.de` and `xn--bcher-kva.de` are one domain.
- *
- * A recipient is one bare address, as nodemailer will put it on the envelope (display
- * names and lists are taken apart by the channel first). It is allowed only when it can be
- * read with certainty: an unquoted local part without the old relay syntaxes (`%`, `!`), and
- * a domain that is a host name. Quoted local parts, domain literals, source routes and
- * anything with spaces or control characters are refused whatever the list says.
+ * Email allowlist entries (an address, a domain, or `*.` its subdomains) and the matcher
+ * that holds one bare recipient address to them, case-insensitively, domains in their ASCII
+ * (punycode) form. A recipient is allowed only when it can be read with certainty.
  */
 import { domainToASCII } from 'node:url';
 import type { RecipientMatcher } from '../../policy/matcher.js';
@@ -62,6 +55,16 @@ function parseEntry(entry: string): Entry | undefined {
   return box ? { kind: 'address', mailbox: box } : undefined;
 }
 
+/**
+ * Entries: a full address (`ops@example.com`), a domain (`example.com`, that domain exactly;
+ * `@example.com` means the same), or `*.example.com` (any subdomain, not the domain itself:
+ * list both to allow both); `bücher.de` and `xn--bcher-kva.de` are one domain. A recipient is
+ * one bare address, as nodemailer will put it on the envelope (display names and lists are
+ * taken apart by the channel first), with an unquoted local part without the old relay
+ * syntaxes (`%`, `!`), and a domain that is a host name. Quoted local parts, domain literals,
+ * source routes and anything with spaces or control characters are refused whatever the list
+ * says.
+ */
 export const emailMatcher: RecipientMatcher = {
   entryProblem(entry) {
     // `*@example.com` is a real (and unlikely) mailbox, not a wildcard: say what was meant.

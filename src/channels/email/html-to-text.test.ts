@@ -1,4 +1,6 @@
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { assertProperty } from '../../../test/helpers/property.js';
 import { MAX_DEPTH, loadHtmlToText, simpleHtmlToText } from './html-to-text.js';
 
 let htmlToText: (html: string) => string;
@@ -72,25 +74,27 @@ describe('htmlToText (html-to-text with our options)', () => {
 });
 
 describe('simpleHtmlToText', () => {
-  it('derives what html-to-text derives from simple HTML, and leaves anything else to it (generated HTML)', () => {
-    // Words, spaces, punctuation and inline tags, some of them outside the simple shape.
-    const tokens = ['a', 'Zz9', ' ', '  ', '.', "'", '"', '(', ')', '%', '#', '=', '@', '$', '*', '/', '+', '-', '_', ':', '!', '?',
-      '<b>', '</b>', '<strong>', '</strong>', '<i>', '</i>', '<em>', '</em>', '<u>', '</u>', '<span>', '</span>',
-      '&amp;', '\n', '\t', '<br>', '<B>', '<a href="x">', '</a>', 'é', '<', '>', '<code>'];
-    let seed = 11;
-    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
-    const paragraph = (plain: boolean) =>
-      `<p>${Array.from({ length: next(12) }, () => tokens[next(plain ? 34 : tokens.length)]).join('')}</p>`;
+  it('derives what html-to-text derives from simple HTML, and leaves anything else to it (generated HTML)', async () => {
+    // Words, spaces, punctuation and inline tags (the simple shape), and tokens outside it mixed in.
+    const simpleTokens = ['a', 'Zz9', ' ', '  ', '.', "'", '"', '(', ')', '%', '#', '=', '@', '$', '*', '/', '+', '-', '_', ':', '!', '?',
+      '<b>', '</b>', '<strong>', '</strong>', '<i>', '</i>', '<em>', '</em>', '<u>', '</u>', '<span>', '</span>'];
+    const oddTokens = ['&amp;', '\n', '\t', '<br>', '<B>', '<a href="x">', '</a>', 'é', '<', '>', '<code>', '<p>', '</p>'];
+    const token = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...simpleTokens) }, fc.constantFrom(...oddTokens));
+    const paragraph = fc.array(token, { maxLength: 12 }).map((t) => `<p>${t.join('')}</p>`);
+    const html = fc.tuple(fc.array(paragraph, { minLength: 1, maxLength: 4 }), fc.constantFrom('', '', '', ' ', '\n')).map(([ps, sep]) => ps.join(sep));
     let simple = 0;
-    for (let i = 0; i < 4000; i++) {
-      const plain = i % 4 !== 0;
-      const html = Array.from({ length: 1 + next(4) }, () => paragraph(plain)).join(i % 50 === 0 ? ' ' : '');
-      const fast = simpleHtmlToText(html);
-      if (fast === undefined) continue;
-      simple += 1;
-      expect(fast, html).toBe(htmlToText(html));
-    }
-    expect(simple).toBeGreaterThan(1000);
+    await assertProperty(
+      'simpleHtmlToText matches html-to-text',
+      fc.property(html, (h) => {
+        const fast = simpleHtmlToText(h);
+        if (fast === undefined) return;
+        simple += 1;
+        expect(fast, h).toBe(htmlToText(h));
+      }),
+      { numRuns: 4000 },
+    );
+    // The property says something only if the fast path was taken often enough.
+    expect(simple).toBeGreaterThan(800);
     expect(simpleHtmlToText('<p>Deployed <b>v1.2</b></p>')).toBe('Deployed v1.2');
     expect(simpleHtmlToText('<p>a &amp; b</p>')).toBeUndefined();
     expect(simpleHtmlToText('<p>a</p><p> </p>')).toBeUndefined();

@@ -1,8 +1,8 @@
 /**
  * How body_text is derived from body_html when the caller sends none, so every mail is
  * multipart/alternative: html-to-text, the converter nodemailer users reach for, with the
- * options below. They are plain data because the conversion runs in a worker thread
- * (./body-text.ts), which receives them by structured clone.
+ * options below. They are plain data because large conversions run in a worker thread
+ * (./mime.ts), which receives them by structured clone.
  */
 import type { HtmlToTextOptions } from 'html-to-text';
 
@@ -22,7 +22,7 @@ export const HTML_TO_TEXT_OPTIONS: HtmlToTextOptions = {
   wordwrap: false,
   limits: { maxDepth: MAX_DEPTH },
   selectors: [
-    // `text (href)`, as before html-to-text; a link whose text is its address is written once.
+    // `text (href)`; a link whose text is its address is written once.
     { selector: 'a', options: { linkBrackets: ['(', ')'], hideLinkHrefIfSameAsText: true } },
     // Tracking pixels and inline data: URIs have nothing to say in a text part.
     { selector: 'img', format: 'skip' },
@@ -41,7 +41,7 @@ let compiled: ((html: string) => string) | undefined;
 
 /**
  * The converter, loaded on first use: html-to-text and its parser are a fair share of a
- * cold start (about 50 ms of CPU) that a server sending no email never needs. Converts in
+ * cold start that a server sending no email never needs. Converts in
  * the calling thread; its cost grows with the square of the nesting depth (htmlparser2 keeps
  * its open-element stack with Array#unshift), so large bodies go to a worker (./mime.ts).
  */
@@ -60,8 +60,7 @@ const SPACES = / {2,}/g;
  * The text part of simple HTML (SIMPLE_HTML), as html-to-text derives it with the options
  * above: tags dropped, spaces collapsed, paragraphs apart by a blank line (compared on
  * generated HTML in html-to-text.test.ts). Undefined for anything else, which the converter
- * takes. Its parse and walk were most of a small dry-run email's own time (issue 13); a
- * replace is skipped where it has nothing to do.
+ * takes. The converter's parse and walk would be most of a small email's own build time.
  */
 export function simpleHtmlToText(html: string): string | undefined {
   if (!SIMPLE_HTML.test(html)) return undefined;

@@ -1,22 +1,9 @@
 /**
  * The complete MIME message of an email, with the plain-text part derived from body_html
- * when the caller sent no body_text. Both grow with the body, and on the main thread they
- * stalled every client: html-to-text is quadratic in nesting depth (a 1 MiB body of `<b>`
- * keeps it busy for minutes), and nodemailer encodes each part in one synchronous step.
- *
- * So a large email is built in a worker thread (./worker-pool.ts). A small one, as most
- * notifications are, is built in the calling thread: its worst shape is bounded by its size
- * (see INLINE_MAX_CHARS), and a worker round trip would add a quarter to every such send.
- * Large emails that need a conversion and those that bring their body_text have a pool
- * each, so that the second kind (a fraction of a second, at most) never waits behind the
- * first.
- *
- * Past a limit, or when the converter fails, the caller gets a coded error to act on:
- * - the text part could not be derived (too much CPU, too much memory, or the converter
- *   threw): INVALID_FIELD, send body_text yourself or simplify the HTML;
- * - every worker stayed busy with other emails: RATE_LIMITED, retry later;
- * - the build ran past its wall-clock backstop with little CPU (a busy machine):
- *   PROVIDER_UNAVAILABLE, retry later.
+ * when the caller sent no body_text. Both grow with the body and html-to-text is quadratic
+ * in nesting depth, so a large email is built in a worker thread (./worker-pool.ts), within
+ * limits that end in a coded error (EmailMimeBuilder.build); a small one, as most
+ * notifications are, in the calling thread, where its worst shape is bounded by its size.
  */
 import { availableParallelism } from 'node:os';
 import { NotifyError } from '../../core/errors.js';
@@ -33,9 +20,9 @@ type MailReply = { raw: string } | { failed: 'text' | 'mime'; error: string };
 const COMPOSER_FLAGS = { disableFileAccess: true, disableUrlAccess: true } as const;
 
 /**
- * HTML and text together up to this many characters are built in the calling thread. The
- * worst of some thirty adversarial shapes of 8 KiB (deep nesting, unclosed tags, entity
- * floods…) took 65 ms the first time and 20-30 ms once warm, conversion and MIME included.
+ * HTML and text together up to this many characters are built in the calling thread: even
+ * the worst adversarial shapes of this size (deep nesting, unclosed tags, entity floods)
+ * build in tens of milliseconds, where a worker round trip would slow every small send.
  */
 export const INLINE_MAX_CHARS = 8 * 1024;
 
@@ -67,8 +54,8 @@ export default async function setup(workerData) {
 
 /**
  * The CPU time one email may take to build, at most: far above what real mail needs (a 1 MiB
- * body of tables and links takes about half a second), far below what hostile HTML does
- * (html-to-text is quadratic in nesting depth: a 1 MiB body of `<b>` takes minutes).
+ * body of tables and links takes well under it), far below what hostile HTML does (html-to-text
+ * is quadratic in nesting depth: a 1 MiB body of `<b>` takes minutes).
  */
 export const BUILD_CPU_MS = 3_000;
 
@@ -150,7 +137,10 @@ export class EmailMimeBuilder {
   private readonly deriving: WorkerPool<MailParts, MailReply>;
   private readonly given: WorkerPool<MailParts, MailReply>;
 
-  /** `workers` for each kind of email: with body_text to derive, and with body_text given. */
+  /**
+   * `workers` for each kind of email: with body_text to derive, and with body_text given, so
+   * that the second kind (a fraction of a second, at most) never waits behind the first.
+   */
   constructor(
     workers: number,
     private readonly cpuMs = BUILD_CPU_MS,

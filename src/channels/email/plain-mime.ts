@@ -1,12 +1,8 @@
 /**
- * The MIME message of the common notification, written directly: plain ASCII addresses and
- * subject whose header lines need no folding, and text and HTML parts that are 7-bit with
- * lines of at most 76 characters. For such a mail nodemailer's MailComposer writes exactly
- * these bytes (plain-mime.test.ts compares the two on generated mails) but spends most of a
- * dry-run email's time on it: header parsing and re-encoding, a stream per part.
- *
- * Anything else (a name that needs quoting or encoding, a non-ASCII or long line, a CR) gets
- * `undefined`, and the caller builds it with MailComposer as before.
+ * The MIME message of the common notification, written directly: for such a mail nodemailer's
+ * MailComposer writes exactly these bytes (plain-mime.test.ts compares the two on generated
+ * mails), but most of a dry-run email's time went to its header parsing and re-encoding and a
+ * stream per part. Anything else gets `undefined`, and the caller builds it with MailComposer.
  */
 import { randomUUID } from 'node:crypto';
 import type { MailParts } from './mail-parts.js';
@@ -51,7 +47,7 @@ const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 const twoDigits = (n: number) => (n < 10 ? `0${n}` : `${n}`);
 
-/** The Date header's value as nodemailer writes it (toUTCString, GMT as +0000), at half its cost. */
+/** The Date header's value as nodemailer writes it (toUTCString, GMT as +0000), from the UTC fields. */
 function dateValue(d: Date): string {
   const year = d.getUTCFullYear();
   // toUTCString pads or signs a year outside these.
@@ -64,7 +60,12 @@ function part(boundary: string, type: string, content: string): string {
   return `--${boundary}\r\nContent-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${content}\r\n`;
 }
 
-/** The raw message, or undefined when `mail` needs MailComposer. `text` is the plain-text part. */
+/**
+ * The raw message, or undefined when `mail` needs MailComposer. `text` is the plain-text part.
+ * Taken: plain ASCII addresses and subject whose header lines need no folding, and text and
+ * HTML parts that are 7-bit with lines of at most 76 characters; not taken: a name that needs
+ * quoting or encoding, a non-ASCII or long line, a CR.
+ */
 export function plainMime(mail: MailParts, text: string): string | undefined {
   const from = sender(mail.from);
   const textBody = body(text);

@@ -1,14 +1,8 @@
 /**
- * Email over SMTP with nodemailer. The pipeline builds the complete MIME message; this
- * adapter sends those exact bytes with the recorded envelope (`sendMail({ envelope, raw })`),
- * so the delivery log holds what went over the wire.
- *
- * Whether the message was handed over decides between retrying and DELIVERY_UNKNOWN. Until
- * the whole body has gone to the connection, after the server answered DATA with 354, the
- * server cannot have the message: a stall or a drop at the greeting, EHLO, MAIL, RCPT or DATA
- * sent nothing and is retried. nodemailer reads a raw message into memory before it connects,
- * so the input says nothing; the last stage of its message stream does, because that stream
- * ends only once the connection's data stream has read all of it.
+ * Email over SMTP with nodemailer: sends the pipeline's exact MIME bytes with the recorded
+ * envelope (`sendMail({ envelope, raw })`), so the delivery log holds what went over the wire,
+ * and tells a failure before the message was handed over (retried) from one after it
+ * (DELIVERY_UNKNOWN).
  */
 import { PassThrough, type Readable } from 'node:stream';
 import type { Logger } from '../../core/log.js';
@@ -68,7 +62,12 @@ function replyText(e: SmtpErrorShape): string {
 
 /**
  * Maps a nodemailer error to a provider error. `handedOver`: the whole message went to the
- * server, so a failure without an SMTP reply leaves its fate unknown.
+ * server, so a failure without an SMTP reply leaves its fate unknown. Until the whole body has
+ * gone to the connection, after the server answered DATA with 354, the server cannot have the
+ * message: a stall or a drop at the greeting, EHLO, MAIL, RCPT or DATA sent nothing and is
+ * retried. nodemailer reads a raw message into memory before it connects, so its input says
+ * nothing; the last stage of its message stream does, because that stream ends only once the
+ * connection's data stream has read all of it (HANDED_OVER).
  */
 export function classifySmtpError(err: unknown, handedOver: boolean): ProviderError {
   if (err instanceof ProviderError) return err;

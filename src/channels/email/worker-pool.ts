@@ -1,20 +1,8 @@
 /**
  * CPU-bound work off the main thread, so that no call can stall the event loop for the
- * others (/healthz included). A few worker threads take jobs from one queue. A job may wait
- * so long for a worker; once running, it is judged by the work it does: the CPU time its
- * thread used, not the wall clock of a machine that may be busy with everything else. A
- * generous wall-clock backstop still bounds it. A worker stopped at either limit is
- * terminated, which stops even a synchronous loop, and a fresh one takes its place.
- *
- * A worker's start-up (loading its modules) counts against no job's limits: the job it starts
- * for stops waiting in the queue, is handed over once the worker says it is ready, and its
- * limits start then. A job whose wall-clock backstop passes before that gives up as `wait`
- * (the worker goes on starting, for the next job).
- *
- * The job module is ES module source text, loaded from a data: URL (it runs the same from src
- * under the test runner as from dist). Its default export takes `workerData` and returns the
- * job handler, `(request) => reply` (or a promise of it); it imports what it needs by
- * absolute URL (passed in workerData). A handler that throws fails its job with the message.
+ * others (/healthz included): a few worker threads take jobs from one queue, each job judged
+ * by the CPU time its thread used (not a busy machine's wall clock), with a wall-clock
+ * backstop; a worker stopped at a limit is terminated and replaced.
  */
 import { readFileSync } from 'node:fs';
 import { MessageChannel, receiveMessageOnPort, Worker, type MessagePort } from 'node:worker_threads';
@@ -61,7 +49,12 @@ export class WorkerLostError extends Error {
 }
 
 export interface WorkerPoolOptions {
-  /** The job module's source (see the top of this file). */
+  /**
+   * The job module, as ES module source text loaded from a data: URL (it runs the same from
+   * src under the test runner as from dist). Its default export takes `workerData` and returns
+   * the job handler, `(request) => reply` (or a promise of it); it imports what it needs by
+   * absolute URL (passed in workerData). A handler that throws fails its job with the message.
+   */
   source: string;
   /** Given to the job module's default export. */
   workerData: unknown;
@@ -154,7 +147,13 @@ export class WorkerPool<Request, Reply> {
     this.slots = Array.from({ length: Math.max(1, options.size) }, () => ({}));
   }
 
-  /** The worker's reply; WorkerTimeoutError past a limit. */
+  /**
+   * The worker's reply; WorkerTimeoutError past a limit. A job may wait `waitMs` for a worker.
+   * A worker's start-up (loading its modules) counts against no job's limits: the job it starts
+   * for stops waiting in the queue, is handed over once the worker says it is ready, and its
+   * limits start then. A job whose wall-clock backstop passes before that gives up as `wait`
+   * (the worker goes on starting, for the next job).
+   */
   run(request: Request, limits: JobLimits): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
       const job: Job = { request, limits, resolve: resolve as (reply: unknown) => void, reject };

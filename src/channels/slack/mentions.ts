@@ -1,20 +1,7 @@
 /**
- * Broadcast mentions in Slack text: what pages many people at once. Unless the operator
- * allows them (NOTIFY_SLACK_ALLOW_BROADCAST=1), they are rewritten as inert text that still
- * reads the same, so an agent cannot page a whole channel.
- *
- * - Every special command `<!…>` (`<!here>`, `<!channel>`, `<!everyone>`, `<!group>`,
- *   `<!subteam^S…>` user groups, with a `|label`, any case or spacing, and any future one)
- *   becomes `@` + WORD JOINER + its name (or its label): it displays as "@here" and is no
- *   mention. Deny by default: only a whole `<!date^seconds^format…>` (a formatted date, which
- *   pages no one) stays.
- * - A `<` that opens `<!` without closing it is escaped as Slack asks (`&lt;`), so that no
- *   rewrite can bring a `<!…>` together out of the pieces around it.
- * - Plain `@here`, `@channel`, `@everyone`, `@group` get the same word joiner. Slack pages for
- *   them only with `link_names`, which this server never sets; the rewrite keeps them inert
- *   should that change. Plain `@handle` of a user group is linked only by `link_names` too.
- *
- * User mentions (`<@U…>`) page one person and stay as they are.
+ * Broadcast mentions in Slack text (what pages many people at once), rewritten as inert text
+ * that reads the same unless the operator allows them (NOTIFY_SLACK_ALLOW_BROADCAST=1), so an
+ * agent cannot page a whole channel. User mentions (`<@U…>`) page one person and stay.
  */
 const WORD_JOINER = '\u2060';
 /** A special command, or a lone `<` before `!` (the second alternative). Linear: `[^<>]` stops at the next bracket. */
@@ -43,6 +30,18 @@ function inertName(inner: string): string {
   return PAGING.has(keyword) ? keyword : label || keyword;
 }
 
+/**
+ * - Every special command `<!…>` (`<!here>`, `<!channel>`, `<!everyone>`, `<!group>`,
+ *   `<!subteam^S…>` user groups, with a `|label`, any case or spacing, and any future one)
+ *   becomes `@` + WORD JOINER + its name (or its label): it displays as "@here" and is no
+ *   mention. Deny by default: only a whole `<!date^seconds^format…>` (a formatted date, which
+ *   pages no one) stays.
+ * - A `<` that opens `<!` without closing it is escaped as Slack asks (`&lt;`), so that no
+ *   rewrite can bring a `<!…>` together out of the pieces around it.
+ * - Plain `@here`, `@channel`, `@everyone`, `@group` get the same word joiner. Slack pages for
+ *   them only with `link_names`, which this server never sets; the rewrite keeps them inert
+ *   should that change. Plain `@handle` of a user group is linked only by `link_names` too.
+ */
 export function neutraliseBroadcasts(text: string): Neutralised {
   let count = 0;
   const out = text

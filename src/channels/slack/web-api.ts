@@ -1,12 +1,7 @@
 /**
- * Slack through `@slack/web-api` (`chat.postMessage`). The client's own retries are off
- * (by default they last about 30 minutes) and rate-limited calls are rejected, so that
- * sendWithRetry owns every wait; its console logger is replaced, since stdout is JSON-RPC's.
- *
- * The client queues requests itself (a p-queue): here its concurrency is unbounded, so
- * that this adapter's own Slots are the only queue, and the client is given a `fetch` that
- * carries the send's budget signal, so an in-flight post is aborted at the budget and one
- * the client would start after it is never sent.
+ * Slack through `@slack/web-api` (`chat.postMessage`), with the client's own retries and queue
+ * out of the way so that sendWithRetry and this adapter's Slots own every wait, and the send's
+ * budget carried into its `fetch` (createSlackProvider).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
@@ -213,6 +208,13 @@ export function classifySlackError(err: unknown, channel: string, reached = true
   }
 }
 
+/**
+ * The client's retries are off (by default they last about half an hour) and rate-limited
+ * calls are rejected; its console logger is replaced, since stdout is JSON-RPC's. Its p-queue
+ * runs unbounded, so that this adapter's Slots are the only queue, and its `fetch` carries the
+ * send's budget signal: an in-flight post is aborted at the budget, and one the client would
+ * start after it is never sent.
+ */
 export async function createSlackProvider(opts: SlackProviderOptions): Promise<Provider<SlackPayload>> {
   const { WebClient, LogLevel } = await import('@slack/web-api');
   const log = opts.log.child({ provider: 'slack' });

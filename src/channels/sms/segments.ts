@@ -56,7 +56,7 @@ function encodingOf(text: string): { encoding: SmsEncoding; firstUcs2?: CharAt }
 const PLAIN_GSM7 = /^[\n\r !"#$%&'()*+,\-./0-9:;<=>?@A-Z_a-z]*$/;
 
 export function countSegments(text: string): SegmentCount {
-  // Counted without walking the text (issue 13): no escape pair or surrogate pair to place.
+  // Counted without walking the text: no escape pair or surrogate pair to place.
   if (PLAIN_GSM7.test(text)) {
     const units = text.length;
     return units <= SINGLE['GSM-7']

@@ -307,7 +307,7 @@ describe('activeBanners (the app feed)', () => {
     expect(parseAudienceParam(undefined)).toEqual([]);
     expect(parseAudienceParam('')).toEqual([]);
     expect(() => parseAudienceParam('all,Admins')).toThrow(/audience "Admins" is not a segment name/);
-    // A name of any length is echoed clipped (issue 16: cap every echo).
+    // A name of any length is echoed clipped: every echo is capped.
     const long = (() => {
       try {
         parseAudienceParam('x'.repeat(10_000) + 'X');

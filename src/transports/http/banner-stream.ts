@@ -1,20 +1,7 @@
 /**
- * GET /banners/stream?audience=all,admins: the feed as Server-Sent Events.
- *
- *   retry: <ms>
- *   event: snapshot   id: <cursor>   data: {"banners":[…as GET /banners…]}
- *   event: banner     id: <cursor>   data: {"change":"shown"|"dismissed"|"expired","banner":{…}}
- *   : ping            every heartbeat
- *
- * Last-Event-ID (header, or `last_event_id` in the query for readers that reconnect with a
- * new EventSource) resumes: the missed events, or a snapshot when they are not kept or the
- * cursor was issued for other segments.
- *
- * Refused before any byte of the stream, as `{"error":{code,message,retry_after_s?}}`:
- * 400 for a malformed audience or more than 32 segments, 429 FEED_CLIENT_LIMIT when this
- * client already holds its share of open streams (NOTIFY_FEED_CLIENT_STREAMS) or follows
- * its share of segments, 503 TOO_MANY_STREAMS when the process holds NOTIFY_FEED_MAX_STREAMS
- * (before any share is looked at), 503 FEED_FULL when the hub follows its maximum.
+ * GET /banners/stream?audience=all,admins: the banner feed as Server-Sent Events (a snapshot,
+ * then each change, resumed from Last-Event-ID), its event format in docs/tools.md, "Live
+ * banner feed (SSE)". Each refusal comes before any byte of the stream (serveBannerStream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FeedRefusal, type BannerEvent, type BannerHub } from '../../banners/hub.js';
@@ -119,6 +106,15 @@ export class OpenStreams {
   }
 }
 
+/**
+ * Last-Event-ID (header, or `last_event_id` in the query for readers that reconnect with a
+ * new EventSource) resumes: the missed events, or a snapshot when they are not kept or the
+ * cursor was issued for other segments. Refused as `{"error":{code,message,retry_after_s?}}`:
+ * 400 for a malformed audience or more than 32 segments, 429 FEED_CLIENT_LIMIT when this
+ * client already holds its share of open streams (NOTIFY_FEED_CLIENT_STREAMS) or follows
+ * its share of segments, 503 TOO_MANY_STREAMS when the process holds NOTIFY_FEED_MAX_STREAMS
+ * (before any share is looked at), 503 FEED_FULL when the hub follows its maximum.
+ */
 export async function serveBannerStream(
   req: IncomingMessage,
   res: ServerResponse,

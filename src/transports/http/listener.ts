@@ -1,16 +1,8 @@
 /**
- * Streamable HTTP for ops bots, on node:http: a listener and a route table. The listener
- * owns what applies to every path (the Host check, shutdown drain, timeouts, the request
- * metric, answering what a route throws); each route module answers its paths:
- *
- *   POST|GET|DELETE /mcp, /mcp/<profile>   MCP, both eras (routes/mcp.ts); Bearer token when NOTIFY_HTTP_TOKENS is set
- *   POST /webhooks/<provider>               provider receipts; the provider's signature, no token (routes/webhooks.ts)
- *   OPTIONS on the feed paths               CORS preflight (NOTIFY_FEED_ORIGINS; routes/feed.ts)
- *   GET /widget.js, /                       the banner widget and its demo page; static, never a token (routes/widget.ts)
- *   GET /healthz, /metrics                  read-only; token only with NOTIFY_READ_AUTH=1 (routes/ops.ts)
- *   GET /banners, /banners/stream           the feed, snapshot and SSE (routes/feed.ts); same rule, and a
- *                                           feed token may come as ?access_token= (EventSource
- *                                           cannot send headers)
+ * Streamable HTTP on node:http: a listener and a route table (routes/: mcp, webhooks, feed,
+ * widget, ops). The listener owns what applies to every path (the Host check, shutdown drain,
+ * timeouts, the request metric, answering what a route throws); each route module answers its
+ * paths under its own auth rule (the endpoints and their rules: docs/http.md).
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

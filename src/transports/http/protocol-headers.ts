@@ -1,15 +1,8 @@
 /**
- * MCP-Protocol-Version handling in front of the SDK's checks.
- *
- * 2026-07-28 asks every POST for `MCP-Protocol-Version`, `Mcp-Method` and (for tools/call)
- * `Mcp-Name` matching the body, and the SDK answers a mismatch with -32020. Some clients
- * put a 2026-07-28 body (the `_meta` envelope) behind the 2025 header their transport still
- * stamps. We serve those: when the header names a 2025-era revision and the body claims
- * 2026-07-28, the body decides. The rule exists so that an intermediary routing on headers
- * cannot disagree with the server reading the body; an intermediary must not trust mirrored
- * headers under a 2025 version header anyway (the revision says so), so this opens no such
- * gap. Missing Mcp-Method/Mcp-Name are then filled from the body; present ones must match,
- * and a header naming another 2026-era revision is still a mismatch.
+ * MCP-Protocol-Version handling in front of the SDK's checks: a 2026-07-28 body behind the
+ * 2025-era version header some clients' transports still stamp is served as the body says,
+ * missing Mcp-Method/Mcp-Name filled from it (why this opens no gap: docs/protocol.md, "A 2025
+ * header in front of a 2026 body"). Present mirrored headers must still match.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';

@@ -1,8 +1,8 @@
 /**
  * The stdio connection as the SDK's serveStdio takes it (its `transport` option): the lines
  * of stdin are screened (stdio-lines.ts) and handed on as the messages they parsed to, and
- * each answer is written as one JSON line. The SDK's StdioServerTransport behind a screening
- * stream decoded, parsed and validated every line a second time (issue 13: bench/results.md).
+ * each answer is written as one JSON line: each line is parsed once, where the SDK's
+ * StdioServerTransport behind a screening stream would parse and validate it again.
  * End of input is left to the owner, who answers the calls still running first (stdio.ts).
  */
 import { once } from 'node:events';

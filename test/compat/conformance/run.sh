@@ -15,7 +15,7 @@
 #   bash test/compat/conformance/run.sh            # build, serve, run every scenario below
 #   SKIP_BUILD=1 bash test/compat/conformance/run.sh
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../../.."
 
 # "<spec version> <scenario>"
 SCENARIOS=(

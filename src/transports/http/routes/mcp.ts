@@ -1,12 +1,8 @@
 /**
- * POST|GET|DELETE /mcp and /mcp/<profile>, both protocol eras on one endpoint. What stands in
- * front (Origin, bearer token, the body bound, the message screen of inbound.ts) applies to
- * both; then the SDK's own classifier (isLegacyRequest) splits the traffic:
- *
- *   2026-07-28   stateless: createMcpHandler builds one server per request and checks the
- *                MCP-Protocol-Version / Mcp-Method / Mcp-Name headers against the body
- *   2025-11-25   sessions: one server per session (mcp-sessions.ts), so each keeps its
- *                handshake's clientInfo, bound to credential and path
+ * POST|GET|DELETE /mcp and /mcp/<profile>, both protocol eras on one endpoint: what stands in
+ * front (Origin, bearer token, the body bound, the inbound screen) applies to both, then the
+ * SDK's classifier (isLegacyRequest) sends 2026-07-28 traffic to createMcpHandler, stateless,
+ * and 2025-11-25 traffic to its sessions (mcp-sessions.ts), each bound to credential and path.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
