@@ -4,7 +4,7 @@
  * profile's schema, the descriptions, the errors) is generated from this definition.
  */
 import { z } from 'zod';
-import { defineUnion } from 'notify-mcp/union';
+import { defineUnion } from '@notify-mcp/union';
 
 const jira = z
   .object({

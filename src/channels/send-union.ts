@@ -3,7 +3,7 @@
  * Every wire shape, the description and the validator are generated from it (src/union).
  */
 import { z } from 'zod';
-import { defineUnion, listWords, type UnionDef } from '../union/index.js';
+import { defineUnion, listWords, type UnionDef } from '@notify-mcp/union';
 import type { ConfiguredChannel } from './channel.js';
 
 /** The polymorphic tool. */

@@ -6,7 +6,7 @@
  * the same. (SQLite would store either; its records must read the same as PostgreSQL's.)
  */
 import type { ToolErrorBody } from './errors.js';
-import { clipText, describeValue } from '../union/index.js';
+import { clipText, describeValue } from '@notify-mcp/union';
 
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

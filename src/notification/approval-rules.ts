@@ -10,7 +10,7 @@
  * Empty or unset: no rule, no approval (the behaviour before approvals existed).
  */
 import { ConfigError, list } from '../core/env.js';
-import { describeValue } from '../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 
 export type ApprovalRule =
   | { kind: 'all' }

@@ -31,7 +31,7 @@ describe('the npm package', () => {
   it('carries README, LICENSE (MIT, as package.json says), .env.example and the build, and no tests', () => {
     expect(pack.files).toEqual(expect.arrayContaining([
       'README.md', 'LICENSE', '.env.example', 'package.json',
-      'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/union/index.js', 'dist/bundling/index.js',
+      'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/union.js', 'dist/union.d.ts', 'dist/bundling/index.js',
     ]));
     expect(pack.files.some((f) => f.startsWith('dist/cli-chunks/'))).toBe(true);
     const strays = pack.files.filter((f) => /(^|\/)(test|tests|__toolsnaps__|fixtures)\//.test(f) || /\.(test|spec)\.|\.property\./.test(f) || !/^(dist\/|README\.md$|LICENSE$|\.env\.example$|package\.json$)/.test(f));
