@@ -60,7 +60,7 @@ export interface HubOptions {
  * `data` carries the code).
  */
 export abstract class FeedRefusal extends Error {
-  abstract readonly code: 'FEED_FULL' | 'FEED_CLIENT_LIMIT' | 'TOO_LONG';
+  abstract readonly code: 'FEED_FULL' | 'FEED_CLIENT_LIMIT' | 'TOO_MANY_STREAMS' | 'TOO_LONG';
   /** The HTTP status of the SSE refusal. */
   abstract readonly status: number;
   abstract readonly retryAfterS: number | undefined;

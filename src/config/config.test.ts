@@ -107,7 +107,7 @@ describe('loadConfig', () => {
     expect(c.http.allowedHosts).toEqual(['notify.example.com']);
   });
 
-  it('reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap', () => {
+  it('reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap and a client\'s share of it', () => {
     const c = loadConfig({
       NOTIFY_FEED_TOKENS: 'web:feed-token-0123456789',
       NOTIFY_FEED_ORIGINS: 'https://App.Example.com, http://localhost:3000/',
@@ -117,8 +117,13 @@ describe('loadConfig', () => {
       tokens: [{ client: 'web', token: 'feed-token-0123456789' }],
       origins: ['https://app.example.com', 'http://localhost:3000'],
       maxStreams: 5000,
+      streamsPerClient: 1250,
     });
-    expect(loadConfig({}).feed).toEqual({ tokens: [], origins: [], maxStreams: 1000 });
+    expect(loadConfig({}).feed).toEqual({ tokens: [], origins: [], maxStreams: 1000, streamsPerClient: 250 });
+    expect(loadConfig({ NOTIFY_FEED_MAX_STREAMS: '3' }).feed.streamsPerClient).toBe(1);
+    expect(loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1000' }).feed.streamsPerClient).toBe(1000);
+    expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1001' })).toThrow(/^NOTIFY_FEED_CLIENT_STREAMS \(1001\) is more than NOTIFY_FEED_MAX_STREAMS \(1000\)/);
+    expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '0' })).toThrow(/^NOTIFY_FEED_CLIENT_STREAMS must be a positive integer/);
   });
 
   it.each([
@@ -167,5 +172,24 @@ describe('loadConfig', () => {
     // A device or a directory: refused at once, not read without end.
     expect(() => environment('/dev/zero')).toThrow(/^--env-file \/dev\/zero: cannot read it \(not a regular file\)/);
     expect(() => environment(dir)).toThrow(/cannot read it \((not a regular file|EISDIR)\)/);
+  });
+
+  it('refuses at start a token client name a store cannot keep (U+0000, a lone surrogate), and a .env file holding U+0000', () => {
+    const token = 'abcdefghijklmnop1234';
+    for (const client of ['ali\u0000ce', 'bob\ud800', '\udc00']) {
+      for (const [variable, value] of [
+        ['NOTIFY_HTTP_TOKENS', `${client}:${token}`],
+        ['NOTIFY_FEED_TOKENS', `${client}:${token}`],
+      ]) {
+        expect(() => loadConfig({ [variable!]: value })).toThrow(ConfigError);
+        expect(() => loadConfig({ [variable!]: value })).toThrow(new RegExp(`^${variable}: the client name .* holds (U\\+0000|a lone surrogate)`));
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'notify-envfile-nul-'));
+    const file = join(dir, '.env');
+    writeFileSync(file, `NOTIFY_HTTP_TOKENS=ali\u0000ce:${token}\n`);
+    expect(() => environment(file)).toThrow(/^--env-file .*: the value of NOTIFY_HTTP_TOKENS holds U\+0000 \(NUL\) at position 3, which this server cannot store/);
+    writeFileSync(file, `SMTP_FROM="ops\u0000@example.com"\n`);
+    expect(() => environment(file)).toThrow(/the value of SMTP_FROM holds U\+0000/);
   });
 });

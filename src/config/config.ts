@@ -12,6 +12,7 @@ import type { Channel, ConfiguredChannel } from '../channels/channel.js';
 import { CHANNELS } from '../channels/registry.js';
 import { readConfigFile } from './config-file.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
+import { unstorableIn } from '../core/storable-text.js';
 import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
 import type { RateLimit } from '../policy/rate-limit.js';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../providers/slots.js';
@@ -48,9 +49,10 @@ export interface Config {
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[]; operators: string[] };
   /**
    * The banner feed for browser apps: read-only tokens (GET /banners, /banners/stream,
-   * never /mcp), the origins CORS admits (`*` only when set so), the cap on open streams.
+   * never /mcp), the origins CORS admits (`*` only when set so), the cap on open streams,
+   * and the share of them one client may hold.
    */
-  feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number };
+  feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number; streamsPerClient: number };
   rateLimits: RateLimit[];
   /**
    * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
@@ -80,6 +82,9 @@ function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', wi
     if (!client || !token || rest.length > 0 || (prof !== undefined && !withProfile)) {
       throw new ConfigError(`${variable}: ${describeValue(`${client ?? ''}:…`)} must be ${shape}`);
     }
+    // The client name is recorded with every send and in every log line of its requests.
+    const unstorable = unstorableIn(client);
+    if (unstorable) throw new ConfigError(`${variable}: the client name ${describeValue(client)} holds ${unstorable}, which this server cannot store; rename it`);
     if (!TOKEN_RE.test(token)) {
       throw new ConfigError(`${variable}: the token of ${describeValue(client)} must match [A-Za-z0-9._~-]{16,}`);
     }
@@ -120,6 +125,16 @@ function feedOrigins(raw: string | undefined): string[] {
     }
     return origin;
   });
+}
+
+/** The open feed streams of a process, and one client's share of them (a quarter by default). */
+function streamCaps(env: Env): { maxStreams: number; streamsPerClient: number } {
+  const maxStreams = positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000);
+  const streamsPerClient = positiveInt(env, 'NOTIFY_FEED_CLIENT_STREAMS', Math.max(1, Math.floor(maxStreams / 4)));
+  if (streamsPerClient > maxStreams) {
+    throw new ConfigError(`NOTIFY_FEED_CLIENT_STREAMS (${streamsPerClient}) is more than NOTIFY_FEED_MAX_STREAMS (${maxStreams}); set it to at most that`);
+  }
+  return { maxStreams, streamsPerClient };
 }
 
 const WINDOWS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -209,7 +224,17 @@ export function environment(envFile?: string): Env {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
     throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);
   }
-  return { ...parseEnv(text), ...process.env };
+  const parsed = parseEnv(text);
+  // The process environment cannot hold U+0000; a file can, and no variable means it.
+  for (const [name, value] of Object.entries(parsed)) {
+    const inName = unstorableIn(name);
+    const inValue = unstorableIn(value ?? '');
+    if (inName || inValue) {
+      const where = inName ? `a variable's name holds ${inName}` : `the value of ${name} holds ${inValue}`;
+      throw new ConfigError(`--env-file ${envFile}: ${where}, which this server cannot store or pass on; remove it from the file`);
+    }
+  }
+  return { ...parsed, ...process.env };
 }
 
 /**
@@ -250,7 +275,7 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
     feed: {
       tokens: httpTokens(env.NOTIFY_FEED_TOKENS, 'NOTIFY_FEED_TOKENS', false),
       origins: feedOrigins(env.NOTIFY_FEED_ORIGINS),
-      maxStreams: positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000),
+      ...streamCaps(env),
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
     approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },

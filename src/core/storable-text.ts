@@ -4,6 +4,8 @@
  * screened here before its handler runs, its arguments and the client name alike, so no
  * provider is called for a call whose record could not be written, and both stores answer
  * the same. (SQLite would store either; its records must read the same as PostgreSQL's.)
+ * Provider callbacks (their form fields and what a channel reads from them) and the names
+ * configuration gives clients are screened here too.
  */
 import type { ToolErrorBody } from './errors.js';
 import { clipText, describeValue } from '@notify-mcp/union';
@@ -14,6 +16,11 @@ function what(s: string): string {
   const m = UNSTORABLE.exec(s)!;
   const c = m[0].charCodeAt(0);
   return c === 0 ? `U+0000 (NUL) at position ${m.index}` : `a lone surrogate (U+${c.toString(16).toUpperCase()}) at position ${m.index}`;
+}
+
+/** What in `s` a store cannot keep, in words (`U+0000 (NUL) at position 3`), or undefined. */
+export function unstorableIn(s: string): string | undefined {
+  return UNSTORABLE.test(s) ? what(s) : undefined;
 }
 
 interface Node {

@@ -28,10 +28,10 @@ const opened: { close(): void }[] = [];
 let served: Served | undefined;
 
 /** `hub`: the hub's caps, made before the server so that it is the one the server uses. */
-async function serve(hub?: { maxSegments: number; segmentsPerClient: number }): Promise<Served> {
+async function serve(hub?: { maxSegments: number; segmentsPerClient: number }, env: Record<string, string> = {}): Promise<Served> {
   const logs: string[] = [];
   const log = createLogger('debug', (line) => void logs.push(line));
-  const app = await createApp(loadConfig({ NOTIFY_DATA_DIR: tempDataDir() }), log);
+  const app = await createApp(loadConfig({ NOTIFY_DATA_DIR: tempDataDir(), ...env }), log);
   if (hub) bannerHubFor(app.store, { ...hub, pollMs: 50, log });
   const http = await serveHttp(app, { port: 0, stream: { pollMs: 50 } }, log);
   served = {
@@ -217,6 +217,49 @@ describe('the live feed gives each client its own share', () => {
     // Still serving: the room comes back when a follower leaves.
     (a as SseReader).close();
     await expect.poll(async () => isReader(await stream(s, 'c0', '127.0.0.3'))).toBe(true);
+    expect(stacks(s)).toEqual([]);
+  });
+});
+
+describe('each client gets its own share of the open streams too', () => {
+  it('one client holds at most a quarter of NOTIFY_FEED_MAX_STREAMS (SSE and listens together): 429 FEED_CLIENT_LIMIT, another client still gets a stream', async () => {
+    // 8 streams in all, a share of 2 each by default; one segment, so the segment share is never what refuses.
+    const s = await serve(undefined, { NOTIFY_FEED_MAX_STREAMS: '8' });
+    const first = await stream(s, 'all');
+    expect(isReader(first)).toBe(true);
+    expect((await listen(s, ['banners://active/all'])).error).toBeUndefined();
+    // Its share is spent, on either path, whatever it names.
+    for (const method of ['GET', 'HEAD']) {
+      const refused = (await stream(s, 'all', '127.0.0.1', method)) as Answer;
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('5');
+      if (method === 'GET') {
+        const error = JSON.parse(refused.body).error;
+        expect(error).toMatchObject({ code: 'FEED_CLIENT_LIMIT', retry_after_s: 5 });
+        expect(error.message).toMatch(/2 open streams.*NOTIFY_FEED_CLIENT_STREAMS/);
+      }
+    }
+    expect((await listen(s, ['banners://active/all'])).error).toMatchObject({ code: -32000, data: { code: 'FEED_CLIENT_LIMIT', retry_after_s: 5 } });
+    // Another client (another address) still gets a stream, on either path.
+    const other = await stream(s, 'all', '127.0.0.2');
+    expect(isReader(other)).toBe(true);
+    expect((await (other as SseReader).nth(0)).event).toBe('snapshot');
+    expect((await listen(s, ['banners://active/all'], '127.0.0.2')).error).toBeUndefined();
+    // Ended, a stream gives its place back.
+    (first as SseReader).close();
+    await expect.poll(async () => isReader(await stream(s, 'all'))).toBe(true);
+    expect(stacks(s)).toEqual([]);
+  });
+
+  it('four clients of a share each fill the process: the fifth gets 503 TOO_MANY_STREAMS on both paths; the share is NOTIFY_FEED_CLIENT_STREAMS when set', async () => {
+    const s = await serve(undefined, { NOTIFY_FEED_MAX_STREAMS: '4', NOTIFY_FEED_CLIENT_STREAMS: '3' });
+    for (let i = 0; i < 3; i++) expect(isReader(await stream(s, 'all'))).toBe(true);
+    expect(((await stream(s, 'all')) as Answer).status).toBe(429);
+    expect(isReader(await stream(s, 'all', '127.0.0.2'))).toBe(true);
+    const full = (await stream(s, 'all', '127.0.0.3')) as Answer;
+    expect(full.status).toBe(503);
+    expect(JSON.parse(full.body).error).toMatchObject({ code: 'TOO_MANY_STREAMS', retry_after_s: 5 });
+    expect((await listen(s, ['banners://active/all'], '127.0.0.3')).error).toMatchObject({ code: -32000, data: { code: 'TOO_MANY_STREAMS' } });
     expect(stacks(s)).toEqual([]);
   });
 });

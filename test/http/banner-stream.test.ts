@@ -284,7 +284,8 @@ describe('stream access, CORS and limits', () => {
   });
 
   it('caps open streams with 503 and Retry-After, and admits again once one closes', async () => {
-    const s = await serve({ NOTIFY_FEED_MAX_STREAMS: '2' });
+    // One client here: its share is the whole cap, so the process's cap is what refuses.
+    const s = await serve({ NOTIFY_FEED_MAX_STREAMS: '2', NOTIFY_FEED_CLIENT_STREAMS: '2' });
     try {
       const a = await s.open('?audience=all');
       await s.open('?audience=all');

@@ -12,8 +12,9 @@
  *
  * Refused before any byte of the stream, as `{"error":{code,message,retry_after_s?}}`:
  * 400 for a malformed audience or more than 32 segments, 429 FEED_CLIENT_LIMIT when this
- * client already follows its share of segments, 503 FEED_FULL when the hub follows its
- * maximum, 503 TOO_MANY_STREAMS past NOTIFY_FEED_MAX_STREAMS.
+ * client already holds its share of open streams (NOTIFY_FEED_CLIENT_STREAMS) or follows
+ * its share of segments, 503 TOO_MANY_STREAMS when the process holds NOTIFY_FEED_MAX_STREAMS
+ * (before any share is looked at), 503 FEED_FULL when the hub follows its maximum.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FeedRefusal, type BannerEvent, type BannerHub } from '../../banners/hub.js';
@@ -22,6 +23,8 @@ import { audiencesOf, sendJson } from './banner-feed.js';
 export interface StreamLimits {
   /** Open streams this process serves at most; more get 503 (NOTIFY_FEED_MAX_STREAMS). */
   maxStreams: number;
+  /** Open streams one client (feedClientKey) may hold; more get 429 (NOTIFY_FEED_CLIENT_STREAMS). */
+  streamsPerClient: number;
   /** A `: ping` comment this often, so proxies keep the stream open (default 15 s). */
   heartbeatMs: number;
   /** The reconnect delay the `retry:` line asks of EventSource (default 2 s). */
@@ -30,29 +33,89 @@ export interface StreamLimits {
   maxBufferedBytes: number;
 }
 
-export const DEFAULT_STREAM_LIMITS: Omit<StreamLimits, 'maxStreams'> = {
+export const DEFAULT_STREAM_LIMITS: Omit<StreamLimits, 'maxStreams' | 'streamsPerClient'> = {
   heartbeatMs: 15_000,
   retryMs: 2_000,
   maxBufferedBytes: 256 * 1024,
 };
 
-/** The open streams of one HTTP server, so that shutdown can end them. */
+/** This client already holds its share of the open streams. */
+export class StreamShareError extends FeedRefusal {
+  override readonly name = 'StreamShareError';
+  readonly code = 'FEED_CLIENT_LIMIT';
+  readonly status = 429;
+  readonly retryAfterS = 5;
+  constructor(readonly streamsPerClient: number) {
+    super(
+      `This client already holds ${streamsPerClient} open streams of the live feed, its share (NOTIFY_FEED_CLIENT_STREAMS): end one (a /banners/stream or a subscriptions/listen) first, or share one stream among the viewers of a page`,
+    );
+  }
+}
+
+/** The process holds its maximum of open streams. */
+export class TooManyStreamsError extends FeedRefusal {
+  override readonly name = 'TooManyStreamsError';
+  readonly code = 'TOO_MANY_STREAMS';
+  readonly status = 503;
+  readonly retryAfterS = 5;
+  constructor(readonly maxStreams: number) {
+    super(`This server holds its maximum of ${maxStreams} open streams: retry later, or raise NOTIFY_FEED_MAX_STREAMS`);
+  }
+}
+
+/**
+ * The open feed streams of one HTTP server, every path that holds one (GET /banners/stream,
+ * 2026-07-28 subscriptions/listen), counted per client, so that no one client can take the
+ * process's capacity; and the SSE ones, so that shutdown can end them.
+ */
 export class OpenStreams {
-  private readonly open = new Set<ServerResponse>();
+  private readonly sse = new Set<ServerResponse>();
+  private readonly perClient = new Map<string, number>();
+  private held = 0;
 
+  constructor(private readonly caps: Pick<StreamLimits, 'maxStreams' | 'streamsPerClient'>) {}
+
+  /** Open GET /banners/stream responses. */
   get size(): number {
-    return this.open.size;
+    return this.sse.size;
   }
 
-  add(res: ServerResponse): void {
-    this.open.add(res);
-    res.once('close', () => this.open.delete(res));
+  /** The refusal a new stream of `client` would get now, or undefined: a full process first, then the client's share. */
+  refusalFor(client: string): FeedRefusal | undefined {
+    if (this.held >= this.caps.maxStreams) return new TooManyStreamsError(this.caps.maxStreams);
+    if ((this.perClient.get(client) ?? 0) >= this.caps.streamsPerClient) return new StreamShareError(this.caps.streamsPerClient);
+    return undefined;
   }
 
-  /** Ends every stream cleanly (the reader sees the end of the body and reconnects elsewhere). */
+  /**
+   * Counts `res` as one of `client`'s open streams until it closes or the returned release
+   * is called; throws the refusal (see refusalFor) instead when there is no room. `sse`: a
+   * stream this server writes itself, which endAll ends.
+   */
+  hold(res: ServerResponse, client: string, sse: boolean): () => void {
+    const refusal = this.refusalFor(client);
+    if (refusal) throw refusal;
+    this.held++;
+    this.perClient.set(client, (this.perClient.get(client) ?? 0) + 1);
+    if (sse) this.sse.add(res);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.held--;
+      const n = this.perClient.get(client)! - 1;
+      if (n > 0) this.perClient.set(client, n);
+      else this.perClient.delete(client);
+      this.sse.delete(res);
+    };
+    res.once('close', release);
+    return release;
+  }
+
+  /** Ends every SSE stream cleanly (the reader sees the end of the body and reconnects elsewhere). */
   endAll(): void {
-    for (const res of this.open) res.end();
-    this.open.clear();
+    for (const res of this.sse) res.end();
+    this.sse.clear();
   }
 }
 
@@ -72,14 +135,6 @@ export async function serveBannerStream(
   const audiences = audiencesOf(url, res, deps.headers);
   if (!audiences) return;
   const { limits } = deps;
-  if (deps.streams.size >= limits.maxStreams) {
-    return sendJson(
-      res,
-      503,
-      { error: { code: 'TOO_MANY_STREAMS', message: `This server holds its maximum of ${limits.maxStreams} open streams: retry later, or raise NOTIFY_FEED_MAX_STREAMS` } },
-      { ...deps.headers, 'Retry-After': '5' },
-    );
-  }
   const refuse = (refusal: FeedRefusal) =>
     sendJson(res, refusal.status, { error: refusal.body() }, { ...deps.headers, ...(refusal.retryAfterS === undefined ? {} : { 'Retry-After': String(refusal.retryAfterS) }) });
   const okHeaders = {
@@ -91,12 +146,17 @@ export async function serveBannerStream(
     'X-Accel-Buffering': 'no',
   };
   if (req.method === 'HEAD') {
-    const refusal = deps.hub.refusalFor(audiences, deps.client);
+    const refusal = deps.streams.refusalFor(deps.client) ?? deps.hub.refusalFor(audiences, deps.client);
     if (refusal) return refuse(refusal);
     return void res.writeHead(200, okHeaders).end();
   }
-  // Counted from here, so that streams still subscribing cannot overshoot the cap.
-  deps.streams.add(res);
+  // Counted from here, so that streams still subscribing cannot overshoot the caps.
+  try {
+    deps.streams.hold(res, deps.client, true);
+  } catch (err) {
+    if (err instanceof FeedRefusal) return refuse(err);
+    throw err;
+  }
 
   // Until the hub admits the stream nothing is sent: a refusal is still a coded answer.
   let pending: string[] | undefined = [];

@@ -54,7 +54,7 @@ export interface HttpOptions {
   keepAliveTimeoutMs?: number;
   /** Bound on waiting for in-flight requests at shutdown (default: the send budget + 2 s). */
   shutdownMs?: number;
-  /** The banner stream's timings and bounds (tests shorten them); maxStreams defaults to NOTIFY_FEED_MAX_STREAMS. */
+  /** The banner stream's timings and bounds (tests shorten them); maxStreams and streamsPerClient default to NOTIFY_FEED_MAX_STREAMS and NOTIFY_FEED_CLIENT_STREAMS. */
   stream?: Partial<StreamLimits> & Pick<HubOptions, 'pollMs'>;
 }
 
@@ -90,9 +90,10 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
   const auth = createRequestAuth({ tokens: app.config.http.tokens, feedTokens: app.config.feed.tokens, readAuth: app.config.http.readAuth });
   const cors = createFeedCors(app.config.feed.origins);
-  const streams = new OpenStreams();
   const { pollMs, ...streamLimits } = options.stream ?? {};
-  const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxStreams: app.config.feed.maxStreams, ...streamLimits };
+  const { maxStreams, streamsPerClient } = app.config.feed;
+  const limits: StreamLimits = { ...DEFAULT_STREAM_LIMITS, maxStreams, streamsPerClient, ...streamLimits };
+  const streams = new OpenStreams(limits);
   const hub = bannerHubFor(app.store, { pollMs, log });
   const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
   const widget = loadWidgetAssets();
@@ -103,6 +104,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     auth,
     metrics,
     hub,
+    streams,
     originAllowed: (origin) => hostPolicy.originAllowed(origin),
     maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
     maxSessions: options.maxSessions ?? 1_000,

@@ -9,6 +9,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConfiguredChannel } from '../../channels/channel.js';
 import type { Logger } from '../../core/log.js';
+import { findUnstorableText, unstorableIn } from '../../core/storable-text.js';
+import { describeValue } from '../../union/index.js';
 import { applyReceipt, type ReceiptDeps } from '../../notification/status-receipt.js';
 import { sendJson } from './banner-feed.js';
 import { BodyTooLargeError, readBody } from '../body.js';
@@ -45,7 +47,13 @@ export async function serveWebhook(
     throw err;
   }
   const log = deps.log.child({ webhook: name, via: channel.name });
+  // Before the signature: such a callback is refused whoever signed it, and nothing of it is read further.
+  const field = unstorableField(new URLSearchParams(body));
+  if (field) return refuseUnstorable(res, log, field);
   const reading = await channel.receipts.read({ search: url.search, headers: req.headers, body });
+  // What the channel decoded from the fields (JSON escapes in a field can make a lone surrogate).
+  const decoded = reading.verified && reading.report ? findUnstorableText(reading.report) : undefined;
+  if (decoded) return refuseUnstorable(res, log, `What the callback reports (${decoded.path}) holds ${decoded.what}`);
   if (!reading.verified) {
     log.warn('webhook refused: signature missing or invalid');
     return fail(
@@ -57,4 +65,20 @@ export async function serveWebhook(
   }
   const outcome = reading.report ? await applyReceipt({ ...deps, log }, channel.name, reading.report) : 'ignored';
   sendJson(res, 200, { ok: true, outcome }, { 'Cache-Control': 'no-store' });
+}
+
+/** The first form field whose name or value a store cannot keep, said in words; undefined when none. */
+function unstorableField(fields: URLSearchParams): string | undefined {
+  for (const [name, value] of fields) {
+    const inName = unstorableIn(name);
+    if (inName) return `The name of a callback field holds ${inName}`;
+    const inValue = unstorableIn(value);
+    if (inValue) return `The callback field ${describeValue(name)} holds ${inValue}`;
+  }
+  return undefined;
+}
+
+function refuseUnstorable(res: ServerResponse, log: Logger, problem: string): void {
+  log.warn('webhook refused: text this server cannot store', { problem });
+  fail(res, 400, 'INVALID_FIELD', `${problem}, which this server cannot store; nothing was changed.`);
 }

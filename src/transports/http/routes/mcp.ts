@@ -19,6 +19,7 @@ import { createServer, type App, type Connection } from '../../../mcp/server.js'
 import { BodyTooLargeError, readBody } from '../../body.js';
 import { parseMessage, screenMessage } from '../../inbound.js';
 import { sendJson } from '../banner-feed.js';
+import type { OpenStreams } from '../banner-stream.js';
 import { originRefusal } from '../host-check.js';
 import { lenientHeaders } from '../protocol-headers.js';
 import { jsonRpcError, type RequestAuth } from '../request-auth.js';
@@ -32,6 +33,8 @@ export interface McpRouteDeps {
   auth: RequestAuth;
   metrics: Metrics;
   hub: BannerHub;
+  /** The feed's open streams: a listen naming banners:// URIs holds one while it is open. */
+  streams: OpenStreams;
   /** The Origin check; the listener's, which learns its port once it listens. */
   originAllowed(origin: string | undefined): boolean;
   maxBodyBytes: number;
@@ -123,10 +126,14 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
       requestConnections.set(request, connectionFor(token, endpointProfile, req));
       const uris = listenedUris(parsed);
       if (uris.length > 0) {
+        const client = feedClientKey(token?.client, req.socket.remoteAddress);
         let held: () => void;
+        let stream: (() => void) | undefined;
         try {
-          held = await listenWatch.acquire(uris, feedClientKey(token?.client, req.socket.remoteAddress));
+          stream = deps.streams.hold(res, client, false);
+          held = await listenWatch.acquire(uris, client);
         } catch (err) {
+          stream?.();
           if (!(err instanceof FeedRefusal)) throw err;
           return sendJson(res, 200, feedRefusalMessage((parsed as { id?: unknown }).id, err));
         }
