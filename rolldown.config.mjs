@@ -2,9 +2,10 @@
  * The `notify-mcp` command as one file (dist/cli.js), bundled from tsc's output (dist/cli/main.js): loading some
  * 65 of our modules one by one (resolve, link, compile each) was most of what start-up
  * paid above the bare SDK server (bench/results.md, "Changes"). Packages stay external
- * (resolved from node_modules as before), and what cli.js imports lazily (HTTP, the
- * gateway, PostgreSQL, vendor providers) stays lazy, in dist/cli-chunks/. The library
- * entry points (dist/index.js, dist/union, dist/bundling) are tsc's, untouched.
+ * (resolved from node_modules as before), except our own union package, whose modules are
+ * ours to load as one file too; what cli.js imports lazily (HTTP, the gateway, PostgreSQL,
+ * vendor providers) stays lazy, in dist/cli-chunks/. The library entry points
+ * (dist/index.js, dist/union.js, dist/bundling) are tsc's, untouched.
  */
 import { rmSync } from 'node:fs';
 
@@ -14,7 +15,7 @@ rmSync('dist/cli-chunks', { recursive: true, force: true });
 export default {
   input: 'dist/cli/main.js',
   platform: 'node',
-  external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0'),
+  external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0') && id !== '@notify-mcp/union',
   output: {
     dir: 'dist',
     format: 'esm',

@@ -1,5 +1,5 @@
 /**
- * Row 4: validation. Branch-first validation (dist/union validateUnionCall with the
+ * Row 4: validation. Branch-first validation (the union package's validateUnionCall with the
  * notification definition) against ajv (JSON Schema 2020-12, allErrors, formats from
  * ajv-formats as the SDK client uses them) compiled from the oneOf profile's inputSchema.
  * Both must agree on every input, or the bench stops: a fast wrong validator is no baseline.
@@ -9,7 +9,7 @@ import addFormatsModule from 'ajv-formats';
 import { buildCatalog } from '../dist/mcp/catalog.js';
 import { loadConfig } from '../dist/config/config.js';
 import { notificationDef } from '../dist/channels/send-union.js';
-import { validateUnionCall } from '../dist/union/validate.js';
+import { validateUnionCall } from '@notify-mcp/union';
 import { ratio, summarize } from './lib/stats.mjs';
 
 const addFormats = addFormatsModule.default ?? addFormatsModule;

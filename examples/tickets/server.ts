@@ -7,7 +7,7 @@
  */
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { profileTools, unionProfiles, validateUnionCall, type UnionProfile } from 'notify-mcp/union';
+import { profileTools, unionProfiles, validateUnionCall, type UnionProfile } from '@notify-mcp/union';
 import { requestFor } from './requests.js';
 import { ticketDef, type Ticket } from './union.js';
 

@@ -1,10 +1,10 @@
 /**
  * create_ticket: one tool over three issue trackers, as a tagged union on `tracker`. Built only
- * on notify-mcp's public union library (`notify-mcp/union`): everything a client sees (every
+ * on the union package (`@notify-mcp/union`): everything a client sees (every
  * profile's schema, the descriptions, the errors) is generated from this definition.
  */
 import { z } from 'zod';
-import { defineUnion } from 'notify-mcp/union';
+import { defineUnion } from '@notify-mcp/union';
 
 const jira = z
   .object({

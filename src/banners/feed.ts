@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
-import { describeValue } from '../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 import { AUDIENCE_RE, iso } from './model.js';
 
 export interface FeedBanner {

@@ -1,4 +1,4 @@
-import { schemaHash } from '../union/schema-hash.js';
+import { schemaHash } from '@notify-mcp/union';
 import type { Tool } from './types.js';
 
 /**

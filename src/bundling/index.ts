@@ -16,7 +16,7 @@ export type {
 } from './types.js';
 export { TOOL_NAME_PATTERN, MAX_TOOL_NAME, isLegalToolName } from './names.js';
 export { provenanceTag, tagDescription, neutralizeTags, provenanceText, INLINE_TAG_MAX } from './provenance.js';
-export { schemaHash, canonicalJson } from '../union/schema-hash.js';
+export { schemaHash, canonicalJson } from '@notify-mcp/union';
 export { semanticSchemaHash } from './schema-hash.js';
 export { listFingerprint } from './fingerprint.js';
 export { createDispatcher, errorResult, DEFAULT_CALL_TIMEOUT_MS } from './dispatcher.js';

@@ -1,4 +1,4 @@
-import { schemaHash } from '../union/schema-hash.js';
+import { schemaHash } from '@notify-mcp/union';
 import { alternativeName, candidateName, foldName, ownNamespaceName, PREFIX_SEPARATOR, serverHeads, type Candidate } from './names.js';
 import { provenanceText } from './provenance.js';
 import { DuplicateServerIdError } from './errors.js';

@@ -1,4 +1,4 @@
-import { canonicalJson, schemaHash } from '../union/schema-hash.js';
+import { canonicalJson, schemaHash } from '@notify-mcp/union';
 import type { Tool } from './types.js';
 
 /** Keywords whose array is a set: reordering it changes no instance's validity. */

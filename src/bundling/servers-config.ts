@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { readConfigFile } from '../config/config-file.js';
-import { clipText } from '../union/echo.js';
+import { clipText } from '@notify-mcp/union';
 import { GatewayConfigError } from './errors.js';
 
 /** The largest delay `setTimeout` honours (about 24.8 days). */

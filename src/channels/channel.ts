@@ -12,7 +12,7 @@ import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import type { Provider } from '../providers/types.js';
 import type { ReceiptEvent } from '../store/types.js';
-import { parsedWith, type FormatWords, type JsonSchema } from '../union/index.js';
+import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
 export const idempotencyKey = z.string().min(1).max(128).optional();

@@ -1,7 +1,7 @@
 /** The notification union's rules and the messages a model reads when it breaks them. */
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../core/log.js';
-import { listWords, profileTools, validateUnionCall } from '../union/index.js';
+import { listWords, profileTools, validateUnionCall } from '@notify-mcp/union';
 import { CHANNELS } from './registry.js';
 import { loadConfig } from '../config/config.js';
 import { notificationDef } from './send-union.js';

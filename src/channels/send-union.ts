@@ -1,9 +1,9 @@
 /**
  * send_notification's union, assembled from the configured channels, in registry order.
- * Every wire shape, the description and the validator are generated from it (src/union).
+ * Every wire shape, the description and the validator are generated from it (@notify-mcp/union).
  */
 import { z } from 'zod';
-import { defineUnion, listWords, type UnionDef } from '../union/index.js';
+import { defineUnion, listWords, type UnionDef } from '@notify-mcp/union';
 import type { ConfiguredChannel } from './channel.js';
 
 /** The polymorphic tool. */

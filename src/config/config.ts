@@ -15,7 +15,7 @@ import { unstorableIn } from '../core/storable-text.js';
 import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
 import type { RateLimit } from '../policy/rate-limit.js';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../providers/slots.js';
-import { describeValue } from '../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 
 export { ConfigError } from '../core/env.js';
 export type { Allowlist } from '../policy/allowlist.js';

@@ -3,7 +3,7 @@
  * of them reads process.env: config.ts is the one place that does, and hands the record in.
  * A value that cannot be read is refused with a ConfigError that says what to set.
  */
-import { describeValue } from '../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 
 /**
  * An environment, or the part of it a reader may see: a channel module declares its

@@ -8,7 +8,7 @@
  * configuration gives clients are screened here too.
  */
 import type { ToolErrorBody } from './errors.js';
-import { clipText, describeValue } from '../union/index.js';
+import { clipText, describeValue } from '@notify-mcp/union';
 
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

@@ -12,7 +12,7 @@ import { objectTools as defaultObjectTools } from './tools/index.js';
 import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
-import { schemaHash, toJsonSchema, toStrict, validateObject } from '../union/index.js';
+import { schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
 
 export interface CatalogEntry extends ToolEntry {
   hash: string;

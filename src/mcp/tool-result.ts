@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import { NotifyError, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import { describeValue, type ValidationFailure } from '../union/index.js';
+import { describeValue, type ValidationFailure } from '@notify-mcp/union';
 
 export function okResult(structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };

@@ -3,7 +3,7 @@
  * which makes a send need it (parseApprovalRules); empty or unset, none does.
  */
 import { ConfigError, list } from '../core/env.js';
-import { describeValue } from '../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 
 export type ApprovalRule =
   | { kind: 'all' }

@@ -10,7 +10,7 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
 import type { ApprovalRecord, DeliveryRecord, Store } from '../store/types.js';
-import { canonicalJson } from '../union/index.js';
+import { canonicalJson } from '@notify-mcp/union';
 import { ruleName, type ApprovalRule } from './approval-rules.js';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.js';
 import type { SendSettings } from './settings.js';

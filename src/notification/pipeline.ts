@@ -14,7 +14,7 @@ import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
-import { schemaHash } from '../union/schema-hash.js';
+import { schemaHash } from '@notify-mcp/union';
 import { approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';

@@ -5,7 +5,7 @@
  */
 import { ConfigError, list, type Env } from '../core/env.js';
 import type { RecipientMatcher } from './matcher.js';
-import { describeValue } from '../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 
 /** `*` allows any recipient; an empty list allows none. */
 export interface Allowlist {

@@ -12,7 +12,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/server';
 import { ARGUMENTS_KEY } from '../mcp/call-arguments.js';
-import { loneSurrogateAt } from '../union/index.js';
+import { loneSurrogateAt } from '@notify-mcp/union';
 
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 

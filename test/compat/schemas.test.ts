@@ -9,7 +9,7 @@ import { buildCatalog } from '../../src/mcp/catalog.js';
 import { loadConfig, PROFILES } from '../../src/config/config.js';
 import { notificationDef } from '../../src/channels/send-union.js';
 import { NOTIFICATION_STATES } from '../../src/store/types.js';
-import { profileTools, validateUnionCall } from '../../src/union/index.js';
+import { profileTools, validateUnionCall } from '@notify-mcp/union';
 import { anthropicViolations, openAiStrictViolations, sep2106Violations, typeArrayPaths } from './checkers.js';
 import { ALL_VALID, CHANNEL_NAMES, CHANNEL_TOOLS, VALID_EXAMPLES } from '../helpers/examples.js';
 

@@ -1,17 +1,88 @@
 /**
- * The examples/tickets server end to end: built only on the public union library, spawned
- * over stdio and called with the v2 SDK client under every profile. Nothing it generates
- * (descriptions, schemas, errors, results) may carry a word of notify-mcp's own domain: the
- * library is generic, and this is where a leak would show.
+ * The examples/tickets server end to end, as someone who takes only the union package gets
+ * it: packages/union packed with `npm pack`, the example's sources and package.json copied
+ * into a clean directory outside the repository, installed there (the union from its
+ * tarball, the SDK and zod from the registry: nothing of notify-mcp), compiled against what
+ * that install holds, then spawned over stdio and called with the v2 SDK client under every
+ * profile. Nothing it generates (descriptions, schemas, errors, results) may carry a word of
+ * notify-mcp's own domain: the library is generic, and this is where a leak would show.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { anthropicViolations, openAiStrictViolations, sep2106Violations } from '../compat/checkers.js';
+import { ROOT } from '../helpers/cli.js';
+import { npmEnv, packUnion } from '../helpers/npm.js';
 
-const SERVER = fileURLToPath(new URL('../../examples/dist/tickets/server.js', import.meta.url));
+const run = promisify(execFile);
+const EXAMPLE = join(ROOT, 'examples/tickets');
+interface Manifest {
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  version: string;
+}
+const readManifest = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+
+let work: string;
+let app: string;
+let SERVER: string;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'tickets-clean-'));
+  const pack = await packUnion(work);
+  app = join(work, 'app');
+  mkdirSync(join(app, 'src'), { recursive: true });
+  for (const file of readdirSync(EXAMPLE).filter((f) => f.endsWith('.ts'))) copyFileSync(join(EXAMPLE, file), join(app, 'src', file));
+  const manifest = readManifest(join(EXAMPLE, 'package.json'));
+  manifest.dependencies!['@notify-mcp/union'] = `file:../${basename(pack.tarball)}`;
+  writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
+  // The repository's compiler and Node types, as build tools; every module the example
+  // imports resolves from the clean install (nothing above the temp directory has one).
+  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
+    compilerOptions: {
+      target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], strict: true, noUncheckedIndexedAccess: true,
+      types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')], rootDir: 'src', outDir: 'dist',
+    },
+    include: ['src'],
+  }));
+  const env = await npmEnv(work);
+  await run('npm', ['install', '--no-package-lock'], { cwd: app, env, timeout: 240_000 });
+  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], { cwd: app, env: { PATH: env.PATH!, HOME: work } });
+  SERVER = join(app, 'dist/server.js');
+}, 300_000);
+afterAll(() => {
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('examples/tickets built from the union package\'s tarball alone', () => {
+  it('installed the union from its tarball (built code, no sources, no dependency of its own), beside zod and the SDK only', () => {
+    const union = join(app, 'node_modules/@notify-mcp/union');
+    expect(lstatSync(union).isSymbolicLink()).toBe(false);
+    expect(readdirSync(union).sort()).toEqual(['LICENSE', 'README.md', 'dist', 'package.json']);
+    const installed = readManifest(join(union, 'package.json'));
+    expect(installed.version).toBe(readManifest(join(ROOT, 'packages/union/package.json')).version);
+    expect(installed.dependencies).toBeUndefined();
+    expect(Object.keys(installed.peerDependencies ?? {})).toEqual(['zod']);
+    const top = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.'));
+    for (const absent of ['notify-mcp', 'better-sqlite3', 'pg', 'twilio', '@slack', 'nodemailer', 'html-to-text', 'prom-client']) expect(top, absent).not.toContain(absent);
+    expect(existsSync(join(app, 'node_modules/zod'))).toBe(true);
+    expect(existsSync(join(app, 'node_modules/@modelcontextprotocol/server'))).toBe(true);
+  });
+
+  it('pins the SDK and zod the repository is tested with', () => {
+    const root = readManifest(join(ROOT, 'package.json')).dependencies!;
+    const example = readManifest(join(EXAMPLE, 'package.json')).dependencies!;
+    expect(Object.keys(example).sort()).toEqual(['@modelcontextprotocol/server', '@notify-mcp/union', 'zod']);
+    for (const name of Object.keys(example)) expect(example[name], name).toBe(root[name]);
+  });
+});
+
 const PROFILES = ['flat', 'nested', 'oneOf', 'per-tracker'] as const;
 type Profile = (typeof PROFILES)[number];
 
@@ -63,8 +134,7 @@ describe.each(PROFILES)('examples/tickets over stdio, profile %s', (profile) => 
   };
 
   beforeAll(async () => {
-    if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run \`npm run build\` first`);
-    transport = new StdioClientTransport({ command: process.execPath, args: [SERVER, '--profile', profile], stderr: 'pipe' });
+    transport = new StdioClientTransport({ command: process.execPath, args: [SERVER, '--profile', profile], cwd: app, stderr: 'pipe' });
     client = new Client({ name: 'tickets-e2e', version: '1.0.0' });
     await client.connect(transport);
   });

@@ -12,7 +12,7 @@ import { createLogger, silentLogger } from '../../src/core/log.js';
 import { selectProfile } from '../../src/mcp/profile-choice.js';
 import type { ObjectToolSpec } from '../../src/mcp/tool-kit.js';
 import { withErrorShape } from '../../src/mcp/tool-result.js';
-import { MAX_ISSUES } from '../../src/union/index.js';
+import { MAX_ISSUES } from '@notify-mcp/union';
 import { tempDataDir } from '../helpers/cli.js';
 
 type Structured = { error: { code: string; path?: string; message: string; via?: string }; issues: unknown[]; issues_omitted?: number };

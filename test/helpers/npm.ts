@@ -17,14 +17,25 @@ export interface PackResult {
   tarball: string;
   files: string[];
   size: number;
+  /** Packages the tarball carries in its own node_modules (bundleDependencies). */
+  bundled: string[];
 }
 
 /** `npm pack` of the current dist/ (built by `npm test`; `prepare` is not run again). */
 export async function packBuilt(destination: string): Promise<PackResult> {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
   const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], { cwd: ROOT, maxBuffer: 16 << 20 });
-  const [info] = JSON.parse(stdout) as [{ filename: string; size: number; files: { path: string }[] }];
-  return { tarball: join(destination, info.filename), files: info.files.map((f) => f.path), size: info.size };
+  const [info] = JSON.parse(stdout) as [{ filename: string; size: number; files: { path: string }[]; bundled?: string[] }];
+  return { tarball: join(destination, info.filename), files: info.files.map((f) => f.path), size: info.size, bundled: info.bundled ?? [] };
+}
+
+/** `npm pack` of the built union package (packages/union/dist, built first by `npm run build`). */
+export async function packUnion(destination: string): Promise<PackResult> {
+  const dir = join(ROOT, 'packages/union');
+  if (!existsSync(join(dir, 'dist/index.js'))) throw new Error('packages/union/dist is missing: run `npm run build` first');
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], { cwd: dir, maxBuffer: 16 << 20 });
+  const [info] = JSON.parse(stdout) as [{ filename: string; size: number; files: { path: string }[]; bundled?: string[] }];
+  return { tarball: join(destination, info.filename), files: info.files.map((f) => f.path), size: info.size, bundled: info.bundled ?? [] };
 }
 
 /**

@@ -1,12 +1,13 @@
 /**
  * The layering, checked on the source: the import rules of .dependency-cruiser.cjs (no
- * cycle, no upward import, the MCP SDK only in the binding, core a leaf, the union library
- * only zod and node), shown to catch each kind on a small tree; then what an import graph
- * cannot say: the union library knows nothing of notifications, a channel is named only in
- * its own folder and the registry, only config reads the environment, only the CLI writes
- * stdout. Plus the package's export map, as a user imports it (after the build).
+ * cycle, no upward import, the MCP SDK only in the binding, core a leaf, the union package
+ * only zod and node and taken by its name), shown to catch each kind on a small tree; then
+ * what an import graph cannot say: the union package knows nothing of notifications, a
+ * channel is named only in its own folder and the registry, only config reads the
+ * environment, only the CLI writes stdout. Plus the package's export map, as a user imports
+ * it (after the build).
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { cruise, type IViolation } from 'dependency-cruiser';
 import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
@@ -24,13 +25,13 @@ function sources(dir: string): { file: string; text: string }[] {
     });
 }
 
-/** Every rule broken under `root`/src, one line each: rule, importer, imported (or the cycle). */
+/** Every rule broken under `root`/src and its union package, one line each: rule, importer, imported (or the cycle). */
 async function violations(root: string): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(root);
   try {
     const options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'));
-    const result = await cruise(['src'], { ...options, outputType: 'json' }, {}, { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) });
+    const result = await cruise(['src', 'packages/union/src'].filter((dir) => existsSync(dir)), { ...options, outputType: 'json' }, {}, { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) });
     const { summary } = JSON.parse(String(result.output)) as { summary: { violations: IViolation[] } };
     // A package resolves from the repository's node_modules: named the same from any tree.
     const name = (path: string) => path.replace(/^(\.\.\/)+(?=node_modules\/)/, '');
@@ -41,7 +42,7 @@ async function violations(root: string): Promise<string[]> {
 }
 
 describe('import rules (dependency-cruiser)', () => {
-  it('hold on src/: no cycle, no upward import (type-only ones included), the SDK only in the binding, core a leaf', async () => {
+  it('hold on src/ and packages/union: no cycle, no upward import (type-only ones included), the SDK only in the binding, core a leaf', async () => {
     expect(await violations(ROOT)).toEqual([]);
   });
 
@@ -58,7 +59,8 @@ describe('import rules (dependency-cruiser)', () => {
       'src/channels/c1.ts': "import { d } from './c2.js';\nexport const c = (): unknown => d;\n",
       'src/channels/c2.ts': "import { c } from './c1.js';\nexport const d = (): unknown => c;\n",
       'src/notification/sdk.ts': "import type { Tool } from '@modelcontextprotocol/server';\nexport type T = Tool;\n",
-      'src/union/u.ts': "import { E } from '../core/errors.js';\nexport const u = E;\n",
+      'packages/union/src/u.ts': "import { E } from '../../../src/core/errors.js';\nexport const u = E;\n",
+      'src/mcp/deep.ts': "export { u } from '../../packages/union/src/u.js';\n",
       'src/elsewhere/x.ts': "export { E } from '../core/errors.js';\n",
       'src/elsewhere/y.ts': 'export const y = 1;\n',
       'src/policy/z.ts': "export { y } from '../elsewhere/y.js';\n",
@@ -68,16 +70,16 @@ describe('import rules (dependency-cruiser)', () => {
       writeFileSync(join(root, file), text);
     }
 
-    it('an upward import (type only), a cycle, the SDK in the domain, core and the union importing ours, a file in no layer', async () => {
+    it('an upward import (type only), a cycle, the SDK in the domain, core and the union importing ours, the union by path, a file in no layer', async () => {
       expect(await violations(root)).toEqual([
         'core-is-a-leaf: src/core/up.ts -> src/mcp/b.ts',
         'layer-core: src/core/up.ts -> src/mcp/b.ts',
         'layer-every-file: src/elsewhere/x.ts -> src/core/errors.ts',
         'layer-every-file: src/policy/z.ts -> src/elsewhere/y.ts',
-        'layer-union: src/union/u.ts -> src/core/errors.ts',
         'mcp-sdk-only-in-binding: src/notification/sdk.ts -> node_modules/@modelcontextprotocol/server/dist/index.d.mts',
         'no-cycle: src/channels/c1.ts -> src/channels/c2.ts -> src/channels/c1.ts',
-        'union-only-zod-and-node: src/union/u.ts -> src/core/errors.ts',
+        'union-by-its-name: src/mcp/deep.ts -> packages/union/src/u.ts',
+        'union-only-zod-and-node: packages/union/src/u.ts -> src/core/errors.ts',
       ]);
     });
   });
@@ -86,8 +88,9 @@ describe('import rules (dependency-cruiser)', () => {
 const importsOf = (text: string) => [...text.matchAll(/from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!);
 
 describe('layering', () => {
-  it('the union library imports nothing outside itself but zod and node', () => {
-    for (const { file, text } of sources('src/union')) {
+  it('the union package imports nothing outside itself but zod and node', () => {
+    expect(sources('packages/union/src').length).toBeGreaterThan(10);
+    for (const { file, text } of sources('packages/union/src')) {
       for (const spec of importsOf(text)) expect(spec.startsWith('./') || spec === 'zod' || spec.startsWith('node:'), `${file}: ${spec}`).toBe(true);
       expect(text, file).not.toMatch(/\b(email|sms|slack|notification)\b/i);
     }
@@ -121,13 +124,13 @@ describe('layering', () => {
     }
   });
 
-  it('only src/config/config.ts reads process.env', () => {
-    const readers = sources('src').filter(({ text }) => /process\.env/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')));
+  it('only src/config/config.ts reads process.env (the union package not at all)', () => {
+    const readers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) => /process\.env/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')));
     expect(readers.map((r) => r.file)).toEqual(['src/config/config.ts']);
   });
 
-  it('nothing in src writes to stdout but the CLI', () => {
-    const writers = sources('src').filter(({ text }) => /console\.(log|info|debug)\(|process\.stdout\.write/.test(text));
+  it('nothing in src or the union package writes to stdout but the CLI', () => {
+    const writers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) => /console\.(log|info|debug)\(|process\.stdout\.write/.test(text));
     expect(writers.map((w) => w.file)).toEqual(['src/cli/main.ts']);
   });
 });
@@ -141,5 +144,13 @@ describe('package exports', () => {
     expect(typeof union.defineUnion).toBe('function');
     expect(typeof bundling.reconcile).toBe('function');
     expect(bundling.schemaHash({ b: { d: 1, c: 2 }, a: 1 })).toBe(union.schemaHash({ a: 1, b: { c: 2, d: 1 } }));
+  });
+
+  it('notify-mcp/union is the union package, whole: the same exports, the same functions', async () => {
+    const union = await import('notify-mcp/union');
+    const pkg = await import('@notify-mcp/union');
+    expect(Object.keys(union).sort()).toEqual(Object.keys(pkg).sort());
+    expect(Object.keys(pkg).length).toBeGreaterThan(20);
+    expect(union.defineUnion).toBe(pkg.defineUnion);
   });
 });

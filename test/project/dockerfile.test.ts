@@ -14,7 +14,7 @@
  * the same Node. NOTIFY_TEST_NATIVE_BUILD=1 replays it too.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,7 +46,10 @@ describe('Dockerfile stages', () => {
     const buildRuns = all(build, 'RUN');
     expect(buildRuns.some((r) => /^npm ci\b/.test(r) && !r.includes('--omit'))).toBe(true);
     expect(buildRuns).toContain('npm run build');
-    expect(all(deps, 'COPY')).toEqual(['package.json package-lock.json ./']);
+    // The union workspace's manifest too: npm ci installs the workspace the lockfile names.
+    expect(all(deps, 'COPY')).toEqual(['package.json package-lock.json ./', 'packages/union/package.json ./packages/union/']);
+    expect(all(build, 'COPY').slice(0, 2)).toEqual(all(deps, 'COPY'));
+    expect(all(build, 'COPY')).toContain('packages/union ./packages/union');
     for (const s of stages) expect(all(s, 'WORKDIR'), s.name).toEqual(['/app']);
     expect(all(deps, 'RUN')).toHaveLength(1);
     expect(all(deps, 'RUN')[0]).toMatch(/^npm ci --omit=dev\b/);
@@ -179,7 +182,16 @@ describe('runtime stage replayed in a clean directory, with the compose environm
 
   it('installed production dependencies only', () => {
     for (const prod of ['@modelcontextprotocol/server', 'better-sqlite3', 'pg', 'nodemailer']) expect(existsSync(join(depsDir, 'node_modules', prod)), prod).toBe(true);
+    // The union workspace is linked, and the image holds the built package the link names.
+    expect(lstatSync(join(depsDir, 'node_modules/@notify-mcp/union')).isSymbolicLink()).toBe(true);
+    expect(existsSync(join(appDir, 'node_modules/@notify-mcp/union/dist/index.js'))).toBe(true);
     for (const dev of ['typescript', 'vitest', 'rolldown', 'yaml', '@stoplight/prism-cli']) expect(existsSync(join(depsDir, 'node_modules', dev)), dev).toBe(false);
+  });
+
+  it('resolves notify-mcp/union in the image, to the built union package', async () => {
+    const probe = "import('notify-mcp/union').then((u) => process.stdout.write(typeof u.validateUnionCall))";
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], { cwd: appDir, env: { PATH: process.env.PATH ?? '', HOME: dir } });
+    expect(stdout).toBe('function');
   });
 
   it('bound 0.0.0.0 with the store compose gives it', () => {

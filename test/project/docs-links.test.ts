@@ -49,6 +49,7 @@ describe('documentation links', () => {
   it('finds the README and the manual', () => {
     expect(files).toContain('README.md');
     expect(files).toContain('docs/configuration.md');
+    expect(files).toContain('packages/union/README.md');
   });
 
   it.each(files)('%s: every relative link and anchor resolves inside the repository', (file) => {

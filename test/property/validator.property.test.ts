@@ -17,7 +17,7 @@ import { channelToolName, notificationDef } from '../../src/channels/send-union.
 import { loadConfig, PROFILES } from '../../src/config/config.js';
 import { ERROR_CODES } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
-import { loneSurrogateAt, MAX_ISSUES, POINTER_KEY_MAX_CHARS, profileTools, unionProfiles, validateUnionCall } from '../../src/union/index.js';
+import { loneSurrogateAt, MAX_ISSUES, POINTER_KEY_MAX_CHARS, profileTools, unionProfiles, validateUnionCall } from '@notify-mcp/union';
 import { tempDataDir } from '../helpers/cli.js';
 import { ALL_VALID, VALID_EXAMPLES } from '../helpers/examples.js';
 import { hostileArguments } from '../helpers/hostile-json.js';

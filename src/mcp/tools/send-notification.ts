@@ -7,8 +7,8 @@ import type { ConfiguredChannel } from '../../channels/channel.js';
 import { NotifyError, type ErrorCode } from '../../core/errors.js';
 import type { SendDeps, ToolContext, ToolEntry } from '../tool-kit.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
-import type { ProfileTool, UnionDef, UnionProfile } from '../../union/index.js';
-import { canonicalJson, profileTools, validateUnionCall } from '../../union/index.js';
+import type { ProfileTool, UnionDef, UnionProfile } from '@notify-mcp/union';
+import { canonicalJson, profileTools, validateUnionCall } from '@notify-mcp/union';
 import { ApprovalNeeded } from '../../notification/approval.js';
 import { sendNotification } from '../../notification/pipeline.js';
 

@@ -10,7 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConfiguredChannel } from '../../channels/channel.js';
 import type { Logger } from '../../core/log.js';
 import { findUnstorableText, unstorableIn } from '../../core/storable-text.js';
-import { describeValue } from '../../union/index.js';
+import { describeValue } from '@notify-mcp/union';
 import { applyReceipt, type ReceiptDeps } from '../../notification/status-receipt.js';
 import { sendJson } from './banner-feed.js';
 import { BodyTooLargeError, readBody } from '../body.js';

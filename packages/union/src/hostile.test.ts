@@ -1,7 +1,7 @@
 /**
- * The union library on what a hostile client sends (issue 16, defects 10 and 11), on a
- * union that knows nothing of the server: every input ends in a result, echoes are
- * capped, `__proto__` is a field like any other, and text must be well-formed Unicode.
+ * What a hostile client sends, on a union that knows nothing of any server: every input ends
+ * in a result, echoes are capped, `__proto__` is a field like any other, and text must be
+ * well-formed Unicode.
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -36,7 +36,7 @@ function nest(depth: number): unknown {
 }
 
 describe('hostile values', () => {
-  it('a discriminator whose toString is not a function, under the per-shape profile (defect 11)', () => {
+  it('a discriminator whose toString is not a function, under the per-shape profile', () => {
     for (const kind of [J('{"toString":1}'), J('[{"toString":1,"valueOf":1}]'), J('{"__proto__":{"toString":1}}')]) {
       const [issue] = issues(validateUnionCall(def, perCircle!.binding, { kind, r: 1 }));
       expect(issue).toMatchObject({ code: 'INVALID_KIND', path: '/kind', variant: 'circle' });
@@ -91,7 +91,7 @@ describe('hostile values', () => {
   });
 });
 
-describe('echoes are capped (defect 10)', () => {
+describe('echoes are capped', () => {
   it('an unknown discriminator of any size is clipped', () => {
     const [issue] = issues(validateUnionCall(def, flat!.binding, { kind: 'z'.repeat(1_000_000) }));
     expect(issue!.message.length).toBeLessThan(200);
@@ -127,7 +127,7 @@ describe('echoes are capped (defect 10)', () => {
   });
 });
 
-describe('keys that shadow Object.prototype (defect 10)', () => {
+describe('keys that shadow Object.prototype', () => {
   it('`__proto__`, as JSON.parse makes it (an own property), is an unknown field like any other', () => {
     for (const key of ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
       const call = J(`{"kind":"circle","r":1,${JSON.stringify(key)}:{"toString":1}}`);
@@ -147,7 +147,7 @@ describe('keys that shadow Object.prototype (defect 10)', () => {
   });
 });
 
-describe('lone surrogates (defect 10)', () => {
+describe('lone surrogates', () => {
   it('are refused in every text field, at any depth, naming the path', () => {
     expect(issues(validateUnionCall(def, flat!.binding, { kind: 'circle', r: 1, label: 'a\ud800' }))).toEqual([
       {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { openAiStrictViolations } from '../../test/compat/checkers.js';
+import { openAiStrictViolations } from '../../../test/compat/checkers.js';
 import { defineUnion, profileTools, toJsonSchema, toStrict, UnionDefinitionError, validateUnionCall, type UnionOptions } from './index.js';
 
 const options: UnionOptions = {

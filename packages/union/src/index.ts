@@ -1,6 +1,6 @@
 /**
- * notify-mcp/union: one zod discriminated union in, every wire shape, description and
- * validator out. Generic: it knows nothing of notifications.
+ * The package's export list, and all that is public: one zod discriminated union in, every
+ * wire shape, description and validator out.
  */
 export { defineUnion, UnionDefinitionError, MANY_VARIANTS } from './define.js';
 export type { FormatWords, UnionDef, UnionOptions, Variant, VariantMeta } from './define.js';

@@ -1,11 +1,9 @@
 /**
- * The wire shapes of one union. Each profile yields the tools a client lists, and for each
- * tool how its arguments map back onto the union (so validation is always the union's,
- * and error paths point into the arguments as the client sent them).
- *
- * The profile of one tool per variant is named for the union's variant noun, as its error
- * codes are: `per-shape` for a union of shapes, `per-channel` for a union of channels. An
- * application and the library then call it by one name.
+ * The wire shapes of one union: per profile, the tools a client lists and how each tool's
+ * arguments map back onto the union, so that validation is always the union's and error
+ * paths point into the arguments as sent. The one-tool-per-variant profile is named for the
+ * variant noun (`per-shape`), as the error codes are, so an application and the library
+ * call it by one name.
  */
 import { UnionDefinitionError, type UnionDef, type Variant } from './define.js';
 import { describeUnion, describeVariant } from './describe.js';

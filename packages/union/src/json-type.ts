@@ -1,13 +1,8 @@
 /**
- * JSON types checked against a variant's JSON Schema before zod sees a value. zod runs
- * some checks even on a value whose type is already wrong: its length checks run on any
- * object with a `length` key and compare that with `>=`, which calls the client's
- * `toString` (a TypeError when it is not a function) or joins an array nested 100,000
- * deep (a stack overflow). So zod only gets values whose JSON types match the schema at
- * every level the schema describes, and mismatches are reported from here.
- *
- * The walk follows the schema, not the data, so its depth is the schema's: data nested
- * deeper than the schema describes is never entered.
+ * JSON types checked against the variant's schema before zod sees a value: zod's length
+ * checks run on any object with a `length` key, and so can call a client's `toString` or
+ * recurse through a deep array. The walk follows the schema, not the data, so its depth is
+ * the schema's.
  */
 import type { JsonSchema } from './json-schema.js';
 import { listWords } from './describe.js';

@@ -1,9 +1,7 @@
 /**
- * How client data appears in messages: bounded, well-formed, and never coerced through the
- * value itself. A parsed JSON object may carry `toString`, `valueOf` or `__proto__` keys
- * (so `String(x)`, a template literal or `+` throws), may nest deeper than the stack (so
- * `JSON.stringify` throws), and any string may be a megabyte long or hold a lone surrogate.
- * Every message that names a value or a key the client sent goes through this file.
+ * Client data in messages: bounded, well-formed, and never coerced through the value, since
+ * parsed JSON may carry `toString` or `__proto__` keys, nest deeper than the stack, or hold
+ * huge or lone-surrogate strings. Every message that names a client's value or key comes here.
  */
 
 /** Longest run of client text a message repeats. */

@@ -22,7 +22,7 @@ export interface UnionOptions {
   outro?: string;
   /**
    * What a variant is called in error codes, messages and the one-tool-per-variant profile's
-   * name, e.g. `channel` → FIELD_NOT_ON_CHANNEL and `per-channel`.
+   * name, e.g. `shape` → FIELD_NOT_ON_SHAPE and `per-shape`.
    */
   variantNoun: string;
   /** Tool name of a variant under its own profile (`per-<variantNoun>`). */

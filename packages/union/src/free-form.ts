@@ -1,13 +1,8 @@
 /**
- * Free-form values under OpenAI strict mode. Strict mode closes every object
- * (`additionalProperties: false`), so an open one (`z.record`, `z.looseObject`) would become
- * `{}`: a model could only ever send it empty, and whatever it meant to send would be dropped
- * without a word. A typeless value (`z.unknown()`) has no strict form at all.
- *
- * The nested (strict) profile carries each such value as a string of JSON text instead, and
- * the validator parses it back before the union sees the call, so the union validates the
- * same value under every profile. A free-form alternative beside a string alternative is
- * refused: a string would not say which of the two it is.
+ * Free-form values (open objects, typeless values) under OpenAI strict mode, which closes
+ * every object: the nested profile carries each as JSON text and the validator parses it
+ * back, so the union validates the same value under every profile. Beside a string
+ * alternative one is refused, since the text would not say which of the two it is.
  */
 import { UnionDefinitionError } from './define.js';
 import { describeKey, describeValue } from './echo.js';
