@@ -23,7 +23,7 @@ const DIST = resolve(import.meta.dirname, '../dist');
 /** One build's createApp, loadConfig and a quiet logger. Every build shares node_modules' pg, whose queries are counted below. */
 async function build(dist = DIST) {
   const [{ createApp }, { loadConfig }, { createLogger }] = await Promise.all(
-    ['app.js', 'config.js', 'log.js'].map((f) => import(resolve(dist, f))),
+    ['app.js', 'config/config.js', 'core/log.js'].map((f) => import(resolve(dist, f))),
   );
   return { createApp, loadConfig, quiet: createLogger('error', (line) => process.stderr.write(line)) };
 }
