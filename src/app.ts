@@ -12,7 +12,6 @@ import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { createRateGate } from './policy/rate-limit.js';
 import type { Provider } from './providers/types.js';
-import { deferredStore } from './store/deferred.js';
 import { openStore, sqliteFile } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -24,16 +23,10 @@ export interface AppOverrides {
   providers?: Readonly<Record<string, Provider<unknown>>>;
   now?: () => number;
   rateGate?: RateGate;
-  /**
-   * A SQLite store is opened by openStore(), or by its first use, not before createApp
-   * returns: stdio answers its first requests meanwhile (src/store/deferred.ts).
-   */
-  deferStore?: boolean;
 }
 
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
-  const deferred = !overrides.store && overrides.deferStore && !config.databaseUrl ? deferredStore('sqlite', () => openStore(config, log)) : undefined;
-  const store = overrides.store ?? deferred?.store ?? (await openStore(config, log));
+  const store = overrides.store ?? (await openStore(config, log));
   const channels = await connectChannels(config, log, overrides.providers);
   const deps: PipelineDeps & { config: Config } = {
     config,
@@ -63,7 +56,6 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     ...deps,
     catalog,
     approvalCodec: createApprovalCodec(config.approval.key),
-    openStore: deferred ? deferred.open : () => Promise.resolve(store),
     track(call) {
       inflight.add(call);
       void call.finally(() => inflight.delete(call)).catch(() => {});

@@ -119,7 +119,7 @@ async function main(argv: string[]): Promise<number> {
       return contactsCommand(positionals.slice(1), config, log, out);
     }
     case 'serve':
-      return values.http ? serveHttpUntilSignal(config, log, values) : serveStdioUntilEnd(config, log, reportFailure);
+      return values.http ? serveHttpUntilSignal(config, log, values) : serveStdioUntilEnd(config, log);
     case 'bundle': {
       // Loaded only for this command: stdio start-up stays as small as it can be.
       const { bundleCommand } = await import('./bundle.js');

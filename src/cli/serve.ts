@@ -7,26 +7,15 @@ import { DEFAULT_HTTP_HOST } from '../transports/http/defaults.js';
 import { serveStdio } from '../transports/stdio/stdio.js';
 import { parsePort } from './port.js';
 
-/** How long after stdio serving begins the store opens, if no call has needed it sooner. */
-const STORE_OPEN_DELAY_MS = 100;
-
-/** stdio: `reportFailure` says why the store could not open, and gives the exit code. */
-export async function serveStdioUntilEnd(config: Config, log: Logger, reportFailure: (err: unknown) => number): Promise<number> {
-  const app = await createApp(config, log, { deferStore: true });
+/** stdio: a store that cannot open ends the process before serving (the caller says why). */
+export async function serveStdioUntilEnd(config: Config, log: Logger): Promise<number> {
+  const app = await createApp(config, log);
   const { closed } = await serveStdio(app);
   log.info('serving stdio', { version: VERSION });
-  // The store opens after start-up (src/store/deferred.ts): at the first call that needs
-  // it, or STORE_OPEN_DELAY_MS after serving began, by when a host's opening requests
-  // (initialize, tools/list) are answered. One that cannot open still ends the process
-  // then, with the same line and exit code as before serving.
-  const opening = setTimeout(() => void app.openStore().catch((err: unknown) => process.exit(reportFailure(err))), STORE_OPEN_DELAY_MS);
   const stop = () => void app.close().finally(() => process.exit(0));
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   await closed;
-  clearTimeout(opening);
-  // A session too short to have opened it still says when the store cannot open.
-  await app.openStore();
   await app.close();
   return 0;
 }

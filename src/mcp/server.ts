@@ -20,7 +20,6 @@ import type { Config, Profile } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
-import type { Store } from '../store/types.js';
 import { APPROVAL_TTL_S, approvalRound, askApproval, type ApprovalState } from './approval-round.js';
 import type { Catalog } from './catalog.js';
 import { callerDependentList, selectProfile } from './profile-choice.js';
@@ -36,8 +35,6 @@ export interface App extends PipelineDeps {
   catalog: Catalog;
   /** Signs and verifies the approval state clients carry between rounds; one per process. */
   approvalCodec: RequestStateCodec<ApprovalState>;
-  /** Opens the store if it is not open yet (see AppOverrides.deferStore); rejects as opening it failed. */
-  openStore(): Promise<Store>;
   /** Runs a tool call so that close() waits for it. */
   track<T>(call: Promise<T>): Promise<T>;
   /** Resolves when no call is in flight, or after `timeoutMs`. */
