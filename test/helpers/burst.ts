@@ -1,13 +1,12 @@
 /**
- * Bursts of sends against slow peers (HTTP for Twilio and Slack, smtp-server for email) that
- * record, on one clock with the callers, when each request arrived, whether the client hung
- * up before the answer, and how many were open at once. `expectNothingAfterAnswer` checks
- * the rule "nothing reaches a provider after its call has answered" on such a record.
+ * Bursts of sends against slow HTTP peers (Twilio and Slack; email's gated SMTP peer lives in
+ * test/providers/smtp.test.ts) that record, on one clock with the callers, when each request
+ * arrived, whether the client hung up before the answer, and how many were open at once.
+ * `expectNothingAfterAnswer` checks the rule "nothing reaches a provider after its call has
+ * answered" on such a record.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { NotifyError } from '../../src/core/errors.js';
 import { listenOnLoopback } from './fakes.js';
@@ -80,69 +79,6 @@ export async function startSlowHttpPeer(opts: {
     });
   });
   return { ...(await listenOnLoopback(server)), arrivals, maxOpen: open.max };
-}
-
-/**
- * An SMTP peer that answers each message's DATA `delayMs` after the message arrived. A
- * message's key is its first recipient; it arrives at RCPT TO.
- */
-export async function startSlowSmtpPeer(delayMs: number): Promise<SlowPeer & { url: string }> {
-  const arrivals: Arrival[] = [];
-  const open = openCounter();
-  /** The message each session is in the middle of. */
-  const current = new Map<string, Arrival>();
-  const server = new SMTPServer({
-    secure: false,
-    hideSTARTTLS: true,
-    authOptional: true,
-    logger: false,
-    disableReverseLookup: true,
-    onRcptTo(address, session, callback) {
-      if (!current.has(session.id)) {
-        const arrival: Arrival = { key: address.address, arrivedAt: performance.now() };
-        arrivals.push(arrival);
-        current.set(session.id, arrival);
-        open.inc();
-      }
-      callback();
-    },
-    onData(stream, session, callback) {
-      stream.resume();
-      stream.on('end', () => {
-        setTimeout(() => {
-          const arrival = current.get(session.id);
-          if (!arrival) return; // the client hung up meanwhile
-          current.delete(session.id);
-          open.dec();
-          arrival.answeredAt = performance.now();
-          callback(null, 'Ok');
-        }, delayMs);
-      });
-    },
-    onClose(session) {
-      const arrival = current.get(session.id);
-      if (!arrival) return;
-      current.delete(session.id);
-      open.dec();
-      arrival.abortedAt = performance.now();
-    },
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const port = (server.server.address() as AddressInfo).port;
-  return {
-    origin: `smtp://127.0.0.1:${port}`,
-    url: `smtp://127.0.0.1:${port}`,
-    arrivals,
-    maxOpen: open.max,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const conn of (server as unknown as { connections: Set<{ close(): void }> }).connections ?? []) conn.close();
-        server.close(() => resolve());
-      }),
-  };
 }
 
 /** How a call of the burst answered: `sent` or its error code, and when. */
