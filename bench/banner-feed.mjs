@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createLogger } from '../dist/core/log.js';
-import { openSqliteStore, sqliteFile } from '../dist/store/sqlite.js';
+import { openSqliteStore, sqliteFile } from '../dist/store/sqlite/store.js';
 import { fetchBody, load } from './lib/load.mjs';
 import { freePort, ROOT, serverEnv, startHttpServer, tempDir, waitForHttp } from './lib/servers.mjs';
 import { ratio, summarize } from './lib/stats.mjs';

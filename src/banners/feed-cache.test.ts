@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../core/log.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { BannerRecord, Store } from '../store/types.js';
 import { activeBanners, FEED_LIMIT, FeedCache, feedCacheFor } from './feed.js';
 import { bannerRecord } from '../../test/helpers/banner-record.js';

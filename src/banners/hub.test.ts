@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bannerRecord } from '../../test/helpers/banner-record.js';
 import { silentLogger } from '../core/log.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/types.js';
 import type { FeedBanner } from './feed.js';
 import { BannerHub, feedClientKey, FeedFullError, FeedShareError, type BannerEvent, type FeedSink } from './hub.js';

@@ -12,7 +12,7 @@ import { loadConfig } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
 import type { Provider } from '../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { ApprovalNeeded, payloadSha256, type ApprovalRequest, type ApprovalRound } from './approval.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 

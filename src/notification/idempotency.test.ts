@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotifyError } from '../core/errors.js';
 import { createLogger, silentLogger } from '../core/log.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { runIdempotent } from '../../test/helpers/idempotent.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

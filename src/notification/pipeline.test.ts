@@ -14,7 +14,7 @@ import { silentLogger } from '../core/log.js';
 import { createRateGate } from '../policy/rate-limit.js';
 import { DeliveryUnknownError, ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
 import type { Provider } from '../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/types.js';
 import { sendNotification as sendVia, type PipelineDeps, type SendOptions } from './pipeline.js';
 import { applyReceipt } from './status-receipt.js';

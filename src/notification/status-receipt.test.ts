@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReceiptReport } from '../channels/channel.js';
 import { silentLogger } from '../core/log.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { DeliveryRecord, DeliveryStatus, Store } from '../store/types.js';
 import { applyHeldReceipts, applyReceipt, HELD_RECEIPT_MAX_AGE_MS } from './status-receipt.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { createRateGate, type RateLimit } from './rate-limit.js';
 
 const H = 3_600_000;

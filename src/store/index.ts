@@ -4,13 +4,13 @@
  */
 import { existsSync } from 'node:fs';
 import type { Logger } from '../core/log.js';
-import { openSqliteStore, sqliteFile } from './sqlite.js';
+import { openSqliteStore, sqliteFile } from './sqlite/store.js';
 import { StoreError } from './errors.js';
 import type { Store } from './types.js';
 
 export type { Store } from './types.js';
 export { StoreError, StoreUnavailableError } from './errors.js';
-export { sqliteFile } from './sqlite.js';
+export { sqliteFile } from './sqlite/store.js';
 
 /** Where the store is: PostgreSQL when `databaseUrl` is set, else SQLite under `dataDir`. */
 export interface StoreSettings {
@@ -31,7 +31,7 @@ export async function openStore(config: StoreSettings, log: Logger, opts: { exis
   }
   if (config.databaseUrl) {
     // Loaded only when used: a SQLite deployment never needs pg in memory.
-    const { openPostgresStore } = await import('./postgres.js');
+    const { openPostgresStore } = await import('./postgres/store.js');
     return openPostgresStore({ connectionString: config.databaseUrl, log });
   }
   return openSqliteStore({ file: sqliteFile(config.dataDir), log });

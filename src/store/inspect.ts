@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { StoreSettings } from './index.js';
 import { LATEST_VERSION } from './migrations.js';
-import { sqliteFile } from './sqlite.js';
+import { sqliteFile } from './sqlite/store.js';
 
 export interface StoreState {
   kind: 'sqlite' | 'postgres';

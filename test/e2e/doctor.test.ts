@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import { cliEnv, runCli, tempDataDir } from '../helpers/cli.js';
 import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
 import { assertBuilt } from '../helpers/mcp-cli.js';

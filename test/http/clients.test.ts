@@ -16,7 +16,7 @@ import { createApp, type App } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
-import { openSqliteStore, sqliteFile } from '../../src/store/sqlite.js';
+import { openSqliteStore, sqliteFile } from '../../src/store/sqlite/store.js';
 import { ERAS, eraClient, type Era } from '../helpers/mcp-cli.js';
 
 const TOKENS = {

@@ -20,8 +20,8 @@ import { ApprovalNeeded, type ApprovalRound } from '../../src/notification/appro
 import { IDEMPOTENCY_TTL_MS } from '../../src/notification/idempotency.js';
 import { sendNotification, type PipelineDeps, type SendResult } from '../../src/notification/pipeline.js';
 import type { Provider } from '../../src/providers/types.js';
-import { openPostgresStore } from '../../src/store/postgres.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
 import { PG_URL, postgresSkipReason } from '../helpers/postgres.js';
 

@@ -1,7 +1,7 @@
 /**
  * A process SIGKILLed right after it acknowledged a banner insert leaves the banner in the
  * SQLite file, and the file passes PRAGMA integrity_check. The child runs the real
- * src/store/sqlite.ts, transpiled to plain JS (Node 20 cannot run TypeScript).
+ * src/store/sqlite/store.ts, transpiled to plain JS (Node 20 cannot run TypeScript).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
-import { openSqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
 
 const root = resolve(import.meta.dirname, '../..');
 let dir: string;
@@ -32,7 +32,7 @@ beforeAll(() => {
   // Inserts banners one after another, acknowledging each once its insert resolved.
   writeFileSync(
     join(dir, 'child.js'),
-    `import { openSqliteStore } from './store/sqlite.js';
+    `import { openSqliteStore } from './store/sqlite/store.js';
 const noop = () => {};
 const log = { debug: noop, info: noop, warn: noop, error: noop, child: () => log };
 const [file, prefix] = process.argv.slice(2);

@@ -22,8 +22,8 @@ import { sendNotification, type PipelineDeps } from '../../src/notification/pipe
 import type { Provider } from '../../src/providers/types.js';
 import { StoreUnavailableError } from '../../src/store/errors.js';
 import { classifyStoreFault } from '../../src/store/faults.js';
-import { openPostgresStore, type PostgresStore } from '../../src/store/postgres.js';
-import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite.js';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
+import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
 import { failureResult } from '../../src/mcp/tool-result.js';
 import { serveHttp } from '../../src/transports/http/listener.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
 import { runIdempotent } from '../helpers/idempotent.js';
-import { openPostgresStore, type PostgresStore } from '../../src/store/postgres.js';
+import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
 import { openStore } from '../../src/store/index.js';
 import type { DeliveryRecord } from '../../src/store/types.js';
 import { loadConfig } from '../../src/config/config.js';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
 import { openStore } from '../../src/store/index.js';
 import { MIGRATIONS } from '../../src/store/migrations.js';
-import { openSqliteStore, SqliteStore } from '../../src/store/sqlite.js';
+import { openSqliteStore, SqliteStore } from '../../src/store/sqlite/store.js';
 import Database from 'better-sqlite3';
 import { storeSuite } from './suite.js';
 import { loadConfig } from '../../src/config/config.js';

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/config.js';
 import { NotifyError } from '../../core/errors.js';
 import { silentLogger } from '../../core/log.js';
-import { openSqliteStore, type SqliteStore } from '../../store/sqlite.js';
+import { openSqliteStore, type SqliteStore } from '../../store/sqlite/store.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { errorResult } from '../tool-result.js';
 import { activeBanners, parseAudienceParam } from '../../banners/feed.js';

@@ -4,16 +4,15 @@
  * statement (INSERT … ON CONFLICT … WHERE, which re-checks the condition on the locked,
  * latest row) or a transaction serialised by an advisory lock, so it is atomic across
  * processes at READ COMMITTED.
- * What both engines do alike is in ./sql/ (docs/architecture.md, "The store"); this file
- * holds what differs.
+ * What both engines do alike is in ../sql/ (docs/architecture.md, "The store"); this folder
+ * holds what differs; ./connection.ts opens the pool.
  */
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import type { Logger } from '../core/log.js';
-import { bannerStatusSql } from './banner-status.js';
-import { StoreError } from './errors.js';
-import { classifyStoreFault, classifyStoreFaults } from './faults.js';
-import { LATEST_VERSION, MIGRATIONS } from './migrations.js';
+import type { Logger } from '../../core/log.js';
+import { bannerStatusSql } from '../banner-status.js';
+import { StoreError } from '../errors.js';
+import { classifyStoreFaults } from '../faults.js';
 import type {
   ApprovalAnswer,
   BannerRecord,
@@ -32,30 +31,17 @@ import type {
   RecordWrite,
   Store,
   TakenReceipt,
-} from './types.js';
-import { statement, type Dialect } from './sql/dialect.js';
-import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from './sql/rows.js';
-import { bannerValues, SqlStore, statusChangeValues } from './sql/shared.js';
-import * as q from './sql/statements.js';
+} from '../types.js';
+import { statement, type Dialect } from '../sql/dialect.js';
+import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
+import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import * as q from '../sql/statements.js';
+import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 
-export interface PostgresStoreOptions {
-  connectionString: string;
-  log: Logger;
-  /** Tables live in this schema (created if missing) instead of the default search_path; for tests. */
-  schema?: string;
-  /** Pool size (default 10). */
-  max?: number;
-}
-
-/** Arbitrary but fixed: the advisory lock key that serialises migrations. */
-const MIGRATION_LOCK = 7_301_775_001;
 const KEY_PURGE_INTERVAL_MS = 60_000;
-/** Longer than any statement here takes, advisory-lock waits included. */
-const QUERY_TIMEOUT_MS = 15_000;
 /** Expired rate-limit admissions of idle buckets are deleted at most this often. */
 const RATE_PURGE_INTERVAL_MS = 60_000;
 const { BANNER_COLUMNS } = q;
-const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /**
  * Statements are prepared once per connection (named): PostgreSQL then parses and plans
@@ -124,81 +110,6 @@ const ANSWER_APPROVAL = prepared(
 );
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
-function postgresDialect(pool: pg.Pool): Dialect {
-  const query = (s: { name: string; text: string }, values: readonly unknown[]) => pool.query({ name: s.name, text: s.text, values: values as unknown[] });
-  return {
-    run: async (s, p) => (await query(s, p)).rowCount ?? 0,
-    get: async (s, p) => (await query(s, p)).rows[0] as Row | undefined,
-    all: async (s, p) => (await query(s, p)).rows as Row[],
-    // jsonb and json columns arrive decoded.
-    json: (v) => v,
-  };
-}
-
-/**
- * Runs `fn` on a client of its own. pg-pool stops listening for a client's errors while it
- * is checked out, so a connection reset then would be an unhandled 'error' event that ends
- * the process: while held, an error is recorded and fails `fn`'s query instead, and the
- * broken client is discarded rather than returned to the pool.
- */
-async function withClient<T>(pool: pg.Pool, log: Logger, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  let broken: Error | undefined;
-  const onError = (err: Error) => {
-    broken = err;
-    log.warn('postgres connection lost while in use', { error: err.message });
-  };
-  client.on('error', onError);
-  try {
-    return await fn(client);
-  } catch (err) {
-    // A timed-out query may still be running on this connection: never hand it out again.
-    if (classifyStoreFault(err, 'postgres')) broken ??= err as Error;
-    throw err;
-  } finally {
-    client.off('error', onError);
-    client.release(broken);
-  }
-}
-
-async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): Promise<void> {
-  await withClient(pool, log, async (client) => {
-    await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
-    try {
-      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-      await client.query(
-        'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)',
-      );
-      const { rows } = await client.query<{ v: number | null }>('SELECT MAX(version) AS v FROM schema_migrations');
-      const current = rows[0]?.v ?? 0;
-      if (current > LATEST_VERSION) {
-        throw new StoreError(
-          `the PostgreSQL store is at schema version ${current}, newer than this build knows (${LATEST_VERSION}); upgrade notify-mcp`,
-        );
-      }
-      for (const m of MIGRATIONS) {
-        if (m.version <= current) continue;
-        await client.query('BEGIN');
-        try {
-          await client.query(m.postgres);
-          await client.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-            m.version,
-            m.name,
-            Date.now(),
-          ]);
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK');
-          throw err;
-        }
-        log.info('store migrated', { store: 'postgres', version: m.version, migration: m.name });
-      }
-    } finally {
-      await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
-    }
-  });
-}
-
 export class PostgresStore extends SqlStore implements Store {
   readonly kind = 'postgres';
   private lastKeyPurge = 0;
@@ -212,27 +123,7 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
-    if (opts.schema !== undefined && !SCHEMA_RE.test(opts.schema)) {
-      throw new StoreError(`schema name "${opts.schema}" must match ${SCHEMA_RE.source}`);
-    }
-    const pool = new pg.Pool({
-      connectionString: opts.connectionString,
-      max: opts.max ?? 10,
-      connectionTimeoutMillis: 10_000,
-      // A database that stops answering without closing the connection (a partition) fails
-      // the query instead of holding the call forever; the broken client is discarded.
-      query_timeout: QUERY_TIMEOUT_MS,
-      ...(opts.schema ? { options: `-c search_path=${opts.schema}` } : {}),
-    });
-    // An idle client's network error must not crash the process; the next query reconnects.
-    pool.on('error', (err) => opts.log.warn('postgres idle client error', { error: err.message }));
-    try {
-      await migrate(pool, opts.log, opts.schema);
-    } catch (err) {
-      await pool.end().catch(() => {});
-      if (err instanceof StoreError) throw err;
-      throw new StoreError(`could not open the PostgreSQL store: ${(err as Error).message}`, { cause: err });
-    }
+    const pool = await connectPool(opts);
     opts.log.debug('store opened', { store: 'postgres', schema: opts.schema ?? null });
     return new PostgresStore(pool, opts.log);
   }
@@ -501,3 +392,5 @@ export class PostgresStore extends SqlStore implements Store {
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
   return classifyStoreFaults(await PostgresStore.open(opts));
 }
+
+export type { PostgresStoreOptions } from './connection.js';

@@ -1,0 +1,139 @@
+/**
+ * Opening the SQLite file: WAL mode, the busy timeout, migrations under an immediate
+ * transaction, the shared statements bound to better-sqlite3, and the retry while another
+ * process holds the lock.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type Database from 'better-sqlite3';
+import type { Logger } from '../../core/log.js';
+import { StoreError } from '../errors.js';
+import { LATEST_VERSION, MIGRATIONS } from '../migrations.js';
+import type { Statement } from '../sql/dialect.js';
+import type { Row } from '../sql/rows.js';
+
+export const SQLITE_FILE_NAME = 'notify.db';
+
+export function sqliteFile(dataDir: string): string {
+  return join(dataDir, SQLITE_FILE_NAME);
+}
+
+export interface SqliteStoreOptions {
+  /** Path of the database file; its directory is created if missing. */
+  file: string;
+  log: Logger;
+  /**
+   * How long a call waits for another process's lock before failing (default 10 s): in
+   * SQLite at start-up (migrations), then in short synchronous waits between timers.
+   */
+  busyTimeoutMs?: number;
+}
+
+/** How long one statement may wait for a lock inside SQLite (synchronously). */
+export const SYNC_BUSY_MS = 20;
+export const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
+
+function migrate(db: Database.Database, log: Logger): void {
+  const run = db.transaction(() => {
+    db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+    const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null };
+    const current = row.v ?? 0;
+    if (current > LATEST_VERSION) {
+      throw new StoreError(
+        `the SQLite store is at schema version ${current}, newer than this build knows (${LATEST_VERSION}); upgrade notify-mcp`,
+      );
+    }
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      db.exec(m.sqlite);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
+      log.info('store migrated', { store: 'sqlite', version: m.version, migration: m.name });
+    }
+  });
+  // IMMEDIATE: two processes starting together migrate one after the other, never both.
+  run.immediate();
+}
+
+/** The database file opened in WAL mode and migrated; `Driver` is better-sqlite3's Database, imported when a store is opened. */
+export function openDatabase(opts: SqliteStoreOptions, Driver: typeof Database): Database.Database {
+  mkdirSync(dirname(opts.file), { recursive: true });
+  const db = new Driver(opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+  try {
+    db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
+    // NORMAL under WAL: a commit survives a process crash (SIGKILL included); a power loss
+    // may undo the last commits. FULL would fsync every delivery record, most of what a
+    // dry-run send costs.
+    db.pragma('synchronous = NORMAL');
+    migrate(db, opts.log);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  opts.log.debug('store opened', { store: 'sqlite', file: opts.file });
+  return db;
+}
+
+/** A shared statement prepared for better-sqlite3, run synchronously (inside a transaction, too). */
+export interface Bound {
+  run(params: readonly unknown[]): Database.RunResult;
+  get(params: readonly unknown[]): Row | undefined;
+  all(params: readonly unknown[]): Row[];
+}
+
+/**
+ * `$1…$n` each once and in order become `?` and bind by position; otherwise they bind as
+ * named parameters (`$1` is the parameter named "1").
+ */
+function bind(db: Database.Database, s: Statement): Bound {
+  const marks = [...s.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]));
+  if (marks.every((n, i) => n === i + 1)) {
+    const stmt = db.prepare(s.text.replace(/\$\d+/g, '?'));
+    return { run: (p) => stmt.run(...p), get: (p) => stmt.get(...p) as Row | undefined, all: (p) => stmt.all(...p) as Row[] };
+  }
+  const stmt = db.prepare(s.text);
+  const named = (p: readonly unknown[]) => Object.fromEntries(p.map((v, i) => [String(i + 1), v]));
+  return { run: (p) => stmt.run(named(p)), get: (p) => stmt.get(named(p)) as Row | undefined, all: (p) => stmt.all(named(p)) as Row[] };
+}
+
+export const parseJson = (v: unknown): unknown => JSON.parse(v as string);
+
+export function sharedStatements(db: Database.Database): (s: Statement) => Bound {
+  const bound = new Map<Statement, Bound>();
+  return (s) => {
+    let b = bound.get(s);
+    if (!b) bound.set(s, (b = bind(db, s)));
+    return b;
+  };
+}
+
+const isBusy = (err: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
+
+/**
+ * Every method of `store` retried while another process holds the lock it needs, up to
+ * `timeoutMs` in all, with jittered waits on timers between attempts. A retry is safe:
+ * each method is one statement or one transaction, and a busy one changed nothing (a
+ * method's later, idempotent read may repeat its write: dismissBanner).
+ */
+export function retryWhileBusy<S extends object>(store: S, timeoutMs: number): S {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function' || prop === 'constructor' || prop === 'close') return value;
+      const method = value as (...args: unknown[]) => Promise<unknown>;
+      return async (...args: unknown[]) => {
+        const deadline = Date.now() + timeoutMs;
+        for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+          try {
+            return await method.apply(target, args);
+          } catch (err) {
+            const left = deadline - Date.now();
+            if (!isBusy(err) || left <= 0) throw err;
+            await new Promise((r) => setTimeout(r, Math.min(left, wait / 2 + Math.random() * wait)));
+          }
+        }
+      };
+    },
+  });
+}
