@@ -8,14 +8,31 @@
 import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import { quietUntil } from '../policy/quiet-hours.js';
-import type { OutboxEntry } from '../store/types.js';
+import type { Logger } from '../core/log.js';
+import type { OutboxEntry, Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import type { PipelineDeps, SendOptions, SendResult } from './pipeline.js';
-import { DEFAULT_TIME, MAX_AHEAD_MS } from './settings.js';
+import { DEFAULT_TIME, MAX_AHEAD_MS, type SendSettings } from './settings.js';
 
-/** What a waiting send answers. */
-export interface WaitingResult extends SendResult {
+/** What a waiting send answers: a send result (./pipeline.ts) with status `scheduled` or `held`. */
+export interface WaitingResult {
+  id: string;
+  via: string;
   status: 'scheduled' | 'held';
+  provider: string;
+  accepted_at: string;
+  send_at?: string;
+  release_at?: string;
+  replayed?: boolean;
+  [meta: string]: string | number | boolean | undefined;
+}
+
+/** What scheduling needs of the pipeline's deps. */
+export interface ScheduleDeps {
+  config: SendSettings;
+  store: Store;
+  log: Logger;
+  now: () => number;
+  outbox?: { wake(dueAt: number): void };
 }
 
 /** The call as the outbox keeps it: what its release sends, without when or how urgently. */
@@ -44,12 +61,12 @@ function parseSendAt(value: Readonly<Record<string, unknown>>, now: number, via:
  * passed the allowlist already; opt-outs are looked up here, before it is kept.
  */
 export async function scheduleIfWaiting(
-  deps: PipelineDeps,
+  deps: ScheduleDeps,
   via: string,
   provider: string,
   value: Readonly<Record<string, unknown>>,
   recipients: readonly string[],
-  opts: SendOptions,
+  opts: { client: string | null },
 ): Promise<WaitingResult | undefined> {
   const time = deps.config.time ?? DEFAULT_TIME;
   const now = deps.now();
