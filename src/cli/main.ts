@@ -6,7 +6,8 @@
  *   notify-mcp                         serve MCP over stdio
  *   notify-mcp --http [--port N] [--host H]
  *   notify-mcp schema [--profile P]    print what a client of that profile receives
- *   notify-mcp outbox [--limit N]      print the latest delivery records
+ *   notify-mcp outbox [--limit N] [--waiting]  print the latest delivery records, or what waits
+ *   notify-mcp worker                  release scheduled and held sends (no MCP server)
  *   notify-mcp doctor [--json]         check the configuration before going live
  *   notify-mcp contacts [forget <channel> <recipient>]
  *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
@@ -27,7 +28,11 @@ const USAGE = `Usage:
   notify-mcp                          serve MCP over stdio
   notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
-  notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
+  notify-mcp outbox [--limit N] [--waiting]
+                                      print the latest delivery records, or with --waiting the
+                                      scheduled and held sends, soonest first (JSON lines)
+  notify-mcp worker                   release scheduled and held sends from the store, with no MCP
+                                      server (for stdio setups: they leave with no host connected)
   notify-mcp doctor [--json]          check credentials, reachability, store and settings; sends nothing
   notify-mcp contacts [forget <channel> <recipient>]
                                       list approved first contacts, or forget one
@@ -63,6 +68,7 @@ const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
   json: { type: 'boolean' },
+  waiting: { type: 'boolean' },
   'env-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -113,7 +119,11 @@ async function main(argv: string[]): Promise<number> {
     case 'schema':
       return schemaCommand(config, values.profile, out);
     case 'outbox':
-      return outboxCommand(config, log, values.limit, out);
+      return outboxCommand(config, log, values.limit, out, values.waiting === true);
+    case 'worker': {
+      const { workerCommand } = await import('./worker.js');
+      return workerCommand(config, log);
+    }
     case 'contacts': {
       const { contactsCommand } = await import('./contacts.js');
       return contactsCommand(positionals.slice(1), config, log, out);

@@ -14,6 +14,9 @@ import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/en
 import { unstorableIn } from '../core/storable-text.js';
 import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
 import type { RateLimit } from '../policy/rate-limit.js';
+import { parseCaps, type CapRule } from '../policy/caps.js';
+import { parseQuietHours } from '../policy/quiet-hours.js';
+import type { TimeSettings } from '../notification/settings.js';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../providers/slots.js';
 import { describeValue } from '@notify-mcp/union';
 
@@ -53,6 +56,10 @@ export interface Config {
    */
   feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number; streamsPerClient: number };
   rateLimits: RateLimit[];
+  /** Scheduled sends and quiet hours (NOTIFY_SCHEDULE_GRACE_S, NOTIFY_SCHEDULE_POLL_S, NOTIFY_QUIET_HOURS, NOTIFY_QUIET_HOURS_URGENT). */
+  time: TimeSettings;
+  /** NOTIFY_CAPS: what each client may send per hour or day. */
+  caps: CapRule[];
   /**
    * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
    * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
@@ -144,6 +151,12 @@ function rateLimits(raw: string | undefined, channels: readonly string[]): RateL
     }
     return { via: m[1]!, limit: Number(m[2]), windowMs: WINDOWS[m[3]!]! };
   });
+}
+
+function urgentPolicy(raw: string | undefined): 'allow' | 'deny' {
+  if (raw === undefined || raw === '' || raw === 'deny') return 'deny';
+  if (raw === 'allow') return 'allow';
+  throw new ConfigError(`NOTIFY_QUIET_HOURS_URGENT must be allow or deny (default), got ${describeValue(raw)}`);
 }
 
 /** Operators are token clients only: a clientInfo name is self-reported, so it can never be one. */
@@ -261,6 +274,13 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
       ...streamCaps(env),
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
+    time: {
+      graceMs: positiveInt(env, 'NOTIFY_SCHEDULE_GRACE_S', 3_600) * 1000,
+      pollMs: positiveInt(env, 'NOTIFY_SCHEDULE_POLL_S', 30) * 1000,
+      quietHours: parseQuietHours(env.NOTIFY_QUIET_HOURS, names),
+      urgent: urgentPolicy(env.NOTIFY_QUIET_HOURS_URGENT),
+    },
+    caps: parseCaps(env.NOTIFY_CAPS, [...names, ...channels.flatMap((c) => c.capMeasureNames)]),
     approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);

@@ -10,6 +10,7 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
 import { isAllowed } from '../policy/allowlist.js';
+import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
@@ -19,6 +20,7 @@ import { approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
 import type { SendSettings } from './settings.js';
+import { scheduleIfWaiting } from './schedule.js';
 import { applyHeldReceipts } from './status-receipt.js';
 
 export type { RateGate } from '../policy/rate-limit.js';
@@ -28,7 +30,7 @@ export type { SendSettings } from './settings.js';
 export interface SendResult {
   id: string;
   via: string;
-  status: 'sent' | 'dry_run';
+  status: 'sent' | 'dry_run' | 'scheduled' | 'held';
   provider: string;
   provider_message_id?: string;
   replayed?: boolean;
@@ -44,6 +46,10 @@ export interface PipelineDeps {
   log: Logger;
   now: () => number;
   rateGate?: RateGate;
+  /** NOTIFY_CAPS, charged just before a send leaves. */
+  capGate?: CapGate;
+  /** The release loop, told when this process schedules a send (./outbox.ts). */
+  outbox?: { wake(dueAt: number): void };
 }
 
 export interface SendOptions {
@@ -59,6 +65,11 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** What the client can do, and what a person answered, when the approval policy applies (./approval.ts). */
   approval?: ApprovalRound;
+  /**
+   * The release of a waiting send (./outbox.ts): sent now under this notification id, claimed
+   * under this key, and never scheduled or held again.
+   */
+  release?: { id: string; key: string };
 }
 
 function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
@@ -165,7 +176,12 @@ async function sendTyped<C, P>(
     }
   }
 
-  const key = typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined;
+  if (opts.release === undefined) {
+    const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, opts);
+    if (waiting) return waiting;
+  }
+
+  const key = opts.release?.key ?? (typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined);
   const optOut: OptOutCheck = { via, recipients };
   const lookup = optOutLookup(deps, channel.live, key !== undefined);
   if (lookup === 'alone') {
@@ -191,7 +207,7 @@ async function sendTyped<C, P>(
   const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
-  const id = approvedUnkeyed?.id ?? newNotificationId();
+  const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
   const send: Send<C, P> = { deps, channel, call, key, opts };
 
   let claim: ClaimHandle<SendResult> | undefined;
@@ -283,6 +299,8 @@ async function prepare<C, P>({ deps, channel, call, opts }: Send<C, P>, approved
   // At most half the budget, so that the provider call keeps the rest. An approved send
   // sends the payload the person saw, as it was built for them.
   const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
+  // The moment it leaves: a refusal here sends nothing, and a scheduled send counts now, not when it was scheduled.
+  await deps.capGate?.charge(opts.client, channel.name, (m) => channel.capAmount(m, call, meta), deps.now());
   // Before the claim moves to `sending`: a throw here releases it.
   throwIfCancelled(opts.signal, channel.name);
   return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };

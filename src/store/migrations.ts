@@ -328,6 +328,61 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: `ALTER TABLE idempotency_keys ADD COLUMN notification_id TEXT;`,
     postgres: `ALTER TABLE idempotency_keys ADD COLUMN notification_id TEXT;`,
   },
+  {
+    version: 13,
+    name: 'the outbox: sends waiting for their time (send_at, quiet hours), released once',
+    // A waiting send lives here, never only in a timer: whichever process sharing the store
+    // claims it once due releases it (src/notification/outbox.ts). `state` moves through
+    // src/notification/status.ts's table; `owner`/`claimed_at` fence a release, and a
+    // release left by a dead process is taken again after its lease. `idem_key` makes a
+    // keyed scheduling replay. Calls and outcomes are JSON text on both engines.
+    sqlite: `
+      CREATE TABLE outbox (
+        id TEXT PRIMARY KEY,
+        via TEXT NOT NULL,
+        client TEXT,
+        call TEXT NOT NULL,
+        state TEXT NOT NULL,
+        send_at INTEGER,
+        due_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        owner TEXT,
+        claimed_at INTEGER,
+        finished_at INTEGER,
+        outcome TEXT,
+        idem_key TEXT UNIQUE,
+        payload_hash TEXT
+      );
+      CREATE INDEX outbox_due ON outbox (state, due_at);
+    `,
+    postgres: `
+      CREATE TABLE outbox (
+        id TEXT PRIMARY KEY,
+        via TEXT NOT NULL,
+        client TEXT,
+        call TEXT NOT NULL,
+        state TEXT NOT NULL,
+        send_at BIGINT,
+        due_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        owner TEXT,
+        claimed_at BIGINT,
+        finished_at BIGINT,
+        outcome TEXT,
+        idem_key TEXT UNIQUE,
+        payload_hash TEXT
+      );
+      CREATE INDEX outbox_due ON outbox (state, due_at);
+    `,
+  },
+  {
+    version: 14,
+    name: 'send caps: what each client has used of each cap in its current period',
+    // One row per (client, measure, period) counter; `resets_at` ends the fixed period (the
+    // hour or the UTC day), after which the next send starts it again from zero.
+    sqlite: `CREATE TABLE cap_counters (key TEXT PRIMARY KEY, used INTEGER NOT NULL, resets_at INTEGER NOT NULL);`,
+    postgres: `CREATE TABLE cap_counters (key TEXT PRIMARY KEY, used BIGINT NOT NULL, resets_at BIGINT NOT NULL);`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -9,7 +9,7 @@
  * provider may have sent it); provider receipts move it on, never back: the transitions are
  * src/notification/status.ts's alone.
  */
-export const NOTIFICATION_STATES = ['dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown'] as const;
+export const NOTIFICATION_STATES = ['dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired'] as const;
 export type DeliveryStatus = (typeof NOTIFICATION_STATES)[number];
 
 /** What a provider receipt can report, in this server's words (each channel maps its vendor's statuses to these). */
@@ -179,6 +179,72 @@ export type RateDecision =
   /** Per bucket, in order: ms until it has room again, or null when it has room now. */
   | { admitted: false; waitMs: (number | null)[] };
 
+/**
+ * Where a waiting send stands in the outbox: `scheduled` (send_at) or `held` (quiet hours, or
+ * a person's approval) until due; `releasing` while one process sends it; then `released` (its
+ * delivery record is the truth from there), `failed` (refused at release: nothing sent),
+ * `unknown` (the release may have sent it), or `cancelled`/`expired` (never sent).
+ */
+export type OutboxState = 'scheduled' | 'held' | 'releasing' | 'released' | 'failed' | 'unknown' | 'cancelled' | 'expired';
+
+export interface OutboxEntry {
+  /** The notification id it will be sent under. */
+  id: string;
+  via: string;
+  client: string | null;
+  /** The validated call, without send_at, urgent and idempotency_key. */
+  call: Record<string, unknown>;
+  state: OutboxState;
+  /** What the caller asked for (null: held by quiet hours alone). */
+  send_at: number | null;
+  /** When it may leave: send_at, or the end of the quiet window. */
+  due_at: number;
+  created_at: number;
+  owner: string | null;
+  claimed_at: number | null;
+  finished_at: number | null;
+  /** The send's result or error body, once finished. */
+  outcome: unknown;
+  /** The caller's scoped idempotency key and payload hash, when it gave a key. */
+  idem_key: string | null;
+  payload_hash: string | null;
+}
+
+/** What claiming due sends gives: those to send now (state `releasing`, owned by the caller), and those too late (`expired`). */
+export interface DueClaim {
+  due: OutboxEntry[];
+  expired: OutboxEntry[];
+}
+
+export interface DueClaimOptions {
+  /** At most this many, oldest due first. */
+  limit: number;
+  /** The claimer's token: its finishing write is fenced by it. */
+  owner: string;
+  /** A release claimed longer ago than this was left by a process that died: it is claimed again. */
+  leaseMs: number;
+  /** Due longer ago than this (and never claimed): expired instead of sent. */
+  graceMs: number;
+  /** Only this entry (a held send released on its own, e.g. once approved). */
+  id?: string;
+}
+
+/** One cap counter a send counts against: `amount` more, refused past `limit`, the period ending at `resets_at`. */
+export interface CapCharge {
+  key: string;
+  limit: number;
+  amount: number;
+  resets_at: number;
+}
+
+export type CapDecision = { admitted: true } | { admitted: false; key: string; used: number; resets_at: number };
+
+export interface CapCounter {
+  key: string;
+  used: number;
+  resets_at: number;
+}
+
 export type BannerSeverity = 'info' | 'warning' | 'critical';
 export type BannerStatus = 'active' | 'dismissed' | 'expired';
 
@@ -316,6 +382,40 @@ export interface Store {
    * a cache entry filled after reading token T is fresh for as long as the token is T.
    */
   bannersVersion(): Promise<string>;
+
+  /**
+   * Puts a waiting send in the outbox. With an `idem_key` that another entry already holds,
+   * nothing is written and that entry is returned (`existing`), so a keyed scheduling replays.
+   */
+  scheduleSend(entry: OutboxEntry): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }>;
+  /**
+   * Claims what is due at `now`, in one statement (PostgreSQL, `FOR UPDATE SKIP LOCKED`) or
+   * one immediate transaction (SQLite): each entry goes to exactly one caller across every
+   * process on the store. Entries due longer than `graceMs` ago become `expired` instead.
+   */
+  claimDue(now: number, opts: DueClaimOptions): Promise<DueClaim>;
+  /** Ends `owner`'s release of `id` in `state` with `outcome`. False (nothing written) when `owner` no longer holds it. */
+  finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean>;
+  /**
+   * Moves a waiting entry (a state of `from`) to `to` in one statement: of a cancel and a
+   * release racing, exactly one wins. The entry as it is after the call, and whether this
+   * call moved it; null when there is no such entry.
+   */
+  moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
+  getOutboxEntry(id: string): Promise<OutboxEntry | null>;
+  /** Entries in `states`, soonest due first. */
+  listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
+  /** The earliest due time among entries in `states`, or null. */
+  nextDue(states: readonly OutboxState[]): Promise<number | null>;
+
+  /**
+   * Adds every charge to its counter, or none: a counter whose period ended starts again at
+   * zero; one that would pass its limit refuses the whole send (the first such is named).
+   * Atomic across processes sharing the store.
+   */
+  chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision>;
+  /** Counters whose period has not ended at `now`. */
+  listCapCounters(now: number): Promise<CapCounter[]>;
 
   close(): Promise<void>;
 }

@@ -42,7 +42,9 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
     properties: {
       id: { type: 'string', description: 'notification id, ntf_…' },
       via: { type: 'string', enum: channels.map((c) => c.name) },
-      status: { type: 'string', enum: ['sent', 'dry_run'] },
+      status: { type: 'string', enum: ['sent', 'dry_run', 'scheduled', 'held'] },
+      send_at: { type: 'string', format: 'date-time', description: 'with status scheduled or held: the time the call asked for' },
+      release_at: { type: 'string', format: 'date-time', description: 'with status held: when quiet hours end and it is sent' },
       sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },
       provider: { type: 'string' },
       provider_message_id: { type: 'string' },
@@ -65,6 +67,7 @@ const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set([
   'IDEMPOTENCY_CONFLICT',
   'APPROVAL_REQUIRED',
   'APPROVAL_DECLINED',
+  'CAP_REACHED',
 ]);
 
 /**

@@ -16,6 +16,10 @@ import { classifyStoreFaults } from '../faults.js';
 import type {
   ApprovalAnswer,
   BannerRecord,
+  CapCharge,
+  CapDecision,
+  DueClaim,
+  DueClaimOptions,
   BannerStatus,
   ClaimCompletion,
   DeliveryRecord,
@@ -35,6 +39,7 @@ import type {
 import { statement, type Dialect } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
 import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
 import * as q from '../sql/statements.js';
 import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 
@@ -119,7 +124,7 @@ export class PostgresStore extends SqlStore implements Store {
     readonly pool: pg.Pool,
     private readonly log: Logger,
   ) {
-    super(postgresDialect(pool));
+    super(postgresDialect(pool), outboxStatements('postgres', (p) => `SELECT json_array_elements_text(${p}::json)`));
   }
 
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
@@ -246,6 +251,61 @@ export class PostgresStore extends SqlStore implements Store {
         : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
+  }
+
+  async claimDue(now: number, { limit, owner, leaseMs, graceMs, id }: DueClaimOptions): Promise<DueClaim> {
+    // One statement: SKIP LOCKED lets replicas claim disjoint batches at once, each row to
+    // one of them. `prior` is the state before the claim, read under the same lock.
+    const { rows } = await this.pool.query(
+      `WITH picked AS (
+         SELECT id, state AS prior FROM outbox
+         WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND ($5::text IS NULL OR id = $5)
+         ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE outbox o SET
+         state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN 'expired' ELSE 'releasing' END,
+         owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN NULL ELSE $4 END,
+         claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN o.claimed_at ELSE $1 END,
+         finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN $1 ELSE NULL END
+       FROM picked WHERE o.id = picked.id RETURNING o.*`,
+      [now, now - leaseMs, limit, owner, id ?? null, graceMs],
+    );
+    const out: DueClaim = { due: [], expired: [] };
+    for (const row of rows as Row[]) {
+      const entry = outboxFromRow(row);
+      (entry.state === 'expired' ? out.expired : out.due).push(entry);
+    }
+    out.due.sort((a, b) => a.due_at - b.due_at);
+    return out;
+  }
+
+  async chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision> {
+    if (charges.length === 0) return { admitted: true };
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Row locks in one key order, so two sends sharing counters cannot deadlock.
+        const sorted = [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+        for (const c of sorted) {
+          await client.query('INSERT INTO cap_counters (key, used, resets_at) VALUES ($1, 0, $2) ON CONFLICT (key) DO NOTHING', [c.key, c.resets_at]);
+        }
+        const { rows } = await client.query('SELECT key, used, resets_at FROM cap_counters WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE', [sorted.map((c) => c.key)]);
+        const used = new Map((rows as Row[]).map((r) => [r.key as string, num(r.resets_at) <= now ? 0 : num(r.used)]));
+        const over = charges.find((c) => (used.get(c.key) ?? 0) + c.amount > c.limit);
+        if (over) {
+          await client.query('ROLLBACK');
+          return { admitted: false, key: over.key, used: used.get(over.key) ?? 0, resets_at: over.resets_at };
+        }
+        for (const c of sorted) {
+          await client.query('UPDATE cap_counters SET used = $2, resets_at = $3 WHERE key = $1', [c.key, (used.get(c.key) ?? 0) + c.amount, c.resets_at]);
+        }
+        await client.query('COMMIT');
+        return { admitted: true };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {

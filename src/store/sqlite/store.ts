@@ -16,6 +16,10 @@ import { classifyStoreFaults } from '../faults.js';
 import type {
   ApprovalAnswer,
   BannerRecord,
+  CapCharge,
+  CapDecision,
+  DueClaim,
+  DueClaimOptions,
   BannerStatus,
   ClaimCompletion,
   DeliveryRecord,
@@ -35,6 +39,7 @@ import type {
 import type { Dialect, Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
 import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
 import * as q from '../sql/statements.js';
 import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
 
@@ -82,7 +87,7 @@ export class SqliteStore extends SqlStore implements Store {
       get: async (s, p) => shared(s).get(p),
       all: async (s, p) => shared(s).all(p),
       json: parseJson,
-    } satisfies Dialect);
+    } satisfies Dialect, outboxStatements('sqlite', (p) => `SELECT value FROM json_each(${p})`));
   }
 
   static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
@@ -239,6 +244,54 @@ export class SqliteStore extends SqlStore implements Store {
         this.statement('DELETE FROM rate_admissions WHERE bucket = ? AND expires_at <= ?').run(b.key, now);
         this.statement('INSERT INTO rate_admissions (bucket, expires_at) VALUES (?, ?)').run(b.key, now + b.windowMs);
       }
+      return { admitted: true };
+    });
+    return tx.immediate();
+  }
+
+  async claimDue(now: number, { limit, owner, leaseMs, graceMs, id }: DueClaimOptions): Promise<DueClaim> {
+    // IMMEDIATE: the write lock is held from the read to the updates, so each due entry goes
+    // to one process of those sharing the file.
+    const tx = this.db.transaction((): DueClaim => {
+      const where = `((state IN ('scheduled', 'held') AND due_at <= ?) OR (state = 'releasing' AND claimed_at <= ?))`;
+      const rows = (
+        id === undefined
+          ? this.statement(`SELECT * FROM outbox WHERE ${where} ORDER BY due_at LIMIT ?`).all(now, now - leaseMs, limit)
+          : this.statement(`SELECT * FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, id)
+      ) as Row[];
+      const claim = this.statement(`UPDATE outbox SET state = ?, owner = ?, claimed_at = ?, finished_at = ? WHERE id = ?`);
+      const out: DueClaim = { due: [], expired: [] };
+      for (const row of rows) {
+        const entry = outboxFromRow(row);
+        // A release already under way keeps going (its idempotency claim decides); a send never started is too late past the grace.
+        const late = entry.state !== 'releasing' && entry.due_at < now - graceMs;
+        if (late) {
+          claim.run('expired', null, entry.claimed_at, now, entry.id);
+          out.expired.push({ ...entry, state: 'expired', finished_at: now });
+        } else {
+          claim.run('releasing', owner, now, null, entry.id);
+          out.due.push({ ...entry, state: 'releasing', owner, claimed_at: now });
+        }
+      }
+      return out;
+    });
+    return tx.immediate();
+  }
+
+  async chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision> {
+    // IMMEDIATE: every counter is read and written under one lock, all or none.
+    const tx = this.db.transaction((): CapDecision => {
+      const read = this.statement('SELECT used, resets_at FROM cap_counters WHERE key = ?');
+      const used = charges.map((c) => {
+        const row = read.get(c.key) as { used: number; resets_at: number } | undefined;
+        return row === undefined || row.resets_at <= now ? 0 : row.used;
+      });
+      const over = charges.findIndex((c, i) => used[i]! + c.amount > c.limit);
+      if (over >= 0) return { admitted: false, key: charges[over]!.key, used: used[over]!, resets_at: charges[over]!.resets_at };
+      const write = this.statement(
+        'INSERT INTO cap_counters (key, used, resets_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET used = excluded.used, resets_at = excluded.resets_at',
+      );
+      charges.forEach((c, i) => write.run(c.key, used[i]! + c.amount, c.resets_at));
       return { admitted: true };
     });
     return tx.immediate();
