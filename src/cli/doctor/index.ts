@@ -11,6 +11,7 @@ import type { Env } from '../../core/env.js';
 import { fail, pass, type Check } from '../../core/check.js';
 import { httpChecks } from './http.js';
 import { storeCheck } from './store.js';
+import { toolsCheck } from './tools.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -43,6 +44,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   for (const channel of config.channels) checks.push(...(await channel.check({ timeoutMs })));
   checks.push(await storeCheck(config, timeoutMs));
   checks.push(...httpChecks(config, opts.host));
+  checks.push(toolsCheck(config));
   return { ok: checks.every((c) => c.ok), checks };
 }
 
