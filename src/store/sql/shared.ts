@@ -3,7 +3,8 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { BannerRecord, ContactRecord, DeliveryRecord, DeliveryStatusChange } from '../types.js';
+import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, ContactRecord, DeliveryRecord, DeliveryStatusChange } from '../types.js';
+import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect } from './dialect.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
 import * as q from './statements.js';
@@ -96,6 +97,20 @@ export abstract class SqlStore {
     // Read after the claim: what stops a banner being active (dismissal, expiry) is final.
     const banner = await this.getBanner(id);
     return banner ? { banner, dismissed } : null;
+  }
+
+  async auditHead(): Promise<AuditHead> {
+    const row = await this.sql.get(AUDIT_HEAD, []);
+    if (!row) throw new StoreError('audit_head has no row; the database was altered by hand');
+    return auditHeadFromRow(row);
+  }
+
+  async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
+    const rows =
+      query.since === undefined && query.client === undefined
+        ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
+        : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null]);
+    return rows.map(auditFromRow);
   }
 
   async bannersVersion(): Promise<string> {
