@@ -6,14 +6,15 @@
  * together or not at all. No body or address is kept: digests, and recipient classes
  * (`@example.com`, `+14…`) as the logs have them.
  */
-import { createHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
 import type { ApprovalAnswer, Store, AuditContext, AuditEntry, AuditHead, AuditInput, DeliveryRecord, DeliveryStatusChange } from './types.js';
 
 export type { AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
 
 export const GENESIS = '0'.repeat(64);
 
-const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+// The one-shot hash (Node >= 20.12): half the cost of createHash per entry, which verify pays a million times.
+const sha256 = (text: string): string => oneShotHash('sha256', text, 'hex');
 
 /** JSON with object keys sorted at every depth: the same value gives the same bytes, whatever the engine returned. */
 export function canonicalJson(value: unknown): string {

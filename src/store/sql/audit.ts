@@ -37,6 +37,22 @@ export function auditFromRow(r: Row): AuditEntry {
   };
 }
 
+/** A row read as an array, in AUDIT_COLUMNS order. */
+export function auditFromArray(r: unknown[]): AuditEntry {
+  return {
+    seq: num(r[0]),
+    at: num(r[1]),
+    client: (r[2] as string | null) ?? null,
+    tool: (r[3] as string | null) ?? null,
+    notification_id: (r[4] as string | null) ?? null,
+    kind: r[5] as string,
+    digest: r[6] as string,
+    recipients: r[7] === null || r[7] === undefined ? null : (JSON.parse(r[7] as string) as string[]),
+    prev: r[8] as string,
+    hash: r[9] as string,
+  };
+}
+
 export function auditHeadFromRow(r: Row): AuditHead {
   return { seq: num(r.seq), hash: r.hash as string, anchor_seq: num(r.anchor_seq), anchor_hash: r.anchor_hash as string };
 }
