@@ -94,7 +94,6 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
   let prevHash = head.anchor_hash;
   let prevPrev: string | null = null;
   let expected = head.anchor_seq + 1;
-  // Hashes seen, to tell a reordering (a link to an entry not yet passed) from a removal.
   let pending: AuditEntry[] = [];
   const fail = (seq: number, problem: Exclude<AuditVerdict, { ok: true }>['problem'], message: string): AuditVerdict => ({ ok: false, count, seq, problem, message });
   const iterator = entries[Symbol.asyncIterator]();
@@ -105,9 +104,15 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
       const e = pending[i]!;
       if (e.seq < expected) return fail(e.seq, 'inserted', `entry ${e.seq} was inserted: the chain ${e.seq <= head.anchor_seq ? `starts after ${head.anchor_seq}` : `has ${e.seq} already`}`);
       if (e.prev !== prevHash) {
-        const next = pending[i + 1];
+        // What follows, across the page's end too, tells an insertion or a reordering from a change.
+        const ahead = pending.slice(i + 1);
+        if (ahead.length < 2) {
+          const more = await iterator.next();
+          if (!more.done) ahead.push(...more.value);
+        }
+        const next = ahead[0];
         if (prevPrev !== null && e.prev === prevPrev) return fail(expected - 1, 'inserted', `entry ${expected - 1} was inserted: entry ${e.seq} follows the entry before it`);
-        if (pending.slice(i + 1).some((later) => later.hash === e.prev)) return fail(e.seq, 'reordered', `entry ${e.seq} is out of order: it follows an entry that comes after it`);
+        if (ahead.some((later) => later.hash === e.prev)) return fail(e.seq, 'reordered', `entry ${e.seq} is out of order: it follows an entry that comes after it`);
         if (next?.prev === prevHash || e.seq > head.seq) return fail(e.seq, 'inserted', `entry ${e.seq} was inserted: it does not follow entry ${expected - 1}`);
         if (e.seq > expected) return fail(expected, 'removed', `entry ${expected} was removed (the chain goes from ${expected - 1} to ${e.seq})`);
         // Renumbered to close the gap: the entry still hashes as it did under its old seq.

@@ -234,12 +234,13 @@ export interface AuditContext {
   recipients?: readonly string[];
 }
 
-/** Which audit entries to read, in seq order: after `afterSeq`, at most `limit`, optionally from time `since` and of one client. */
+/** Which audit entries to read, in seq order: after `afterSeq`, at most `limit`, optionally from time `since`, of one client, of one notification. */
 export interface AuditQuery {
   afterSeq: number;
   limit: number;
   since?: number;
   client?: string;
+  notificationId?: string;
 }
 
 export interface Store {

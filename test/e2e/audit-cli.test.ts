@@ -118,6 +118,8 @@ describe.skipIf(pgSkip !== null)('notify-mcp audit on PostgreSQL', () => {
       expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, count: 50, head: { seq: 50 } });
       const exported = (await runCli(['audit', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
       expect(new Set(exported.map((e) => e.client)).size).toBe(50);
+      const one = (await runCli(['audit', 'export', '--client', 'client-7', '--since', '2020-01-01'], env)).stdout.trim().split('\n');
+      expect(one.map((l) => JSON.parse(l).client)).toEqual(['client-7']);
 
       const admin = new pg.Client({ connectionString: PG_URL });
       await admin.connect();

@@ -163,6 +163,11 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     expect(await store.writeRecord(record('ntf_lost', T0), { claim: { key: 'k', owner: 'nobody', result: null } })).toEqual({ kind: 'claim_lost' });
     expect(await store.updateDeliveryStatus('ntf_1', { from: 'dry_run', status: 'sent', provider_status: 'x', provider_status_code: null, at: T0 })).toBe(false);
     expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 14 });
+    // One notification's entries (the console's view), and one client's from a time on.
+    const one = await store.auditEntries({ afterSeq: 0, limit: 100, notificationId: 'ntf_1' });
+    expect(one.map((e) => e.kind)).toEqual(['outcome.dry_run', 'receipt.delivered']);
+    const later = await store.auditEntries({ afterSeq: 0, limit: 100, client: 'ops-bot', since: T0 + 9_000 });
+    expect(later.map((e) => [e.notification_id, e.kind])).toEqual([['ntf_9', 'outcome.dry_run'], ['ntf_10', 'outcome.dry_run'], ['ntf_live', 'request'], ['ntf_live', 'outcome.sent']]);
   });
 
   it.skipIf(skip)('verifies an untouched chain, with the count and the head', async () => {
@@ -227,6 +232,15 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
         await raw.run('UPDATE audit_log SET seq = 6 WHERE seq = -1');
       },
       { seq: 5, problem: 'reordered' },
+    ],
+    [
+      'two entries swapped across a page boundary',
+      async (raw) => {
+        await raw.run('UPDATE audit_log SET seq = -1 WHERE seq = 4');
+        await raw.run('UPDATE audit_log SET seq = 4 WHERE seq = 5');
+        await raw.run('UPDATE audit_log SET seq = 5 WHERE seq = -1');
+      },
+      { seq: 4, problem: 'reordered' },
     ],
   ];
 

@@ -68,10 +68,10 @@ export const INSERT_AUDIT = statement('audit-insert', appendAuditText(1));
 export const AUDIT_HEAD = statement('audit-head', 'SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1');
 export const MOVE_AUDIT_HEAD = statement('audit-move-head', 'UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1');
 export const AUDIT_PAGE = statement('audit-page', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`);
-/** $3 and $4 may be null (no filter). */
+/** $3 (since), $4 (client) and $5 (notification id) may be null: no filter (cast, so PostgreSQL knows their types). */
 export const AUDIT_FILTERED = statement(
   'audit-filtered',
-  `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 AND ($3 IS NULL OR at >= $3) AND ($4 IS NULL OR client = $4) ORDER BY seq LIMIT $2`,
+  `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 AND (CAST($3 AS BIGINT) IS NULL OR at >= $3) AND (CAST($4 AS TEXT) IS NULL OR client = $4) AND (CAST($5 AS TEXT) IS NULL OR notification_id = $5) ORDER BY seq LIMIT $2`,
 );
 /** The last seq of the prefix older than $1 (entries are pruned as a prefix, so the rest still chains). */
 export const AUDIT_PRUNE_UPTO = statement(

@@ -107,9 +107,9 @@ export abstract class SqlStore {
 
   async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
     const rows =
-      query.since === undefined && query.client === undefined
+      query.since === undefined && query.client === undefined && query.notificationId === undefined
         ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
-        : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null]);
+        : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null, query.notificationId ?? null]);
     return rows.map(auditFromRow);
   }
 

@@ -173,11 +173,11 @@ export class SqliteStore extends SqlStore implements Store {
 
   /** Rows as arrays, mapped once: verify reads a million of them, and named rows cost twice. */
   override async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
-    const filtered = query.since !== undefined || query.client !== undefined;
+    const filtered = query.since !== undefined || query.client !== undefined || query.notificationId !== undefined;
     const key = filtered ? AUDIT_FILTERED.text : AUDIT_PAGE.text;
     let stmt = this.auditReads.get(key);
     if (!stmt) this.auditReads.set(key, (stmt = this.db.prepare(key.replace(/\$(\d+)/g, '@p$1')).raw()));
-    const params = filtered ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null } : { p1: query.afterSeq, p2: query.limit };
+    const params = filtered ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null, p5: query.notificationId ?? null } : { p1: query.afterSeq, p2: query.limit };
     return (stmt.all(params) as unknown[][]).map(auditFromArray);
   }
 
