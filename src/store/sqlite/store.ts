@@ -75,6 +75,14 @@ export class SqliteStore extends SqlStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   /** writeRecord's opt-out inserts by recipient count, so a send does not rebuild the SQL. */
   private readonly insertUnlessOptedOut = new Map<number, Database.Statement>();
+  /** A record and its audit entries, the commonest write: built once (better-sqlite3 compiles a transaction function per call otherwise). */
+  private recordAuditedTx?: Database.Transaction<(r: DeliveryRecord, audit: AuditContext | undefined) => void>;
+  private get recordAudited() {
+    return (this.recordAuditedTx ??= this.db.transaction((r: DeliveryRecord, audit: AuditContext | undefined) => {
+      this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
+      this.appendAudit(recordEntries(r, audit));
+    }));
+  }
   /** The audit's page reads, raw (rows as arrays). */
   private readonly auditReads = new Map<string, Database.Statement>();
   /** The feed's statements by (status, audience count), so a hit does not rebuild the SQL. */
@@ -136,7 +144,8 @@ export class SqliteStore extends SqlStore implements Store {
       return tx.immediate();
     }
     if (!optOut) {
-      return this.db.transaction(() => audited(() => (this.shared(q.INSERT_DELIVERY).run(deliveryValues(r)), WRITTEN))).immediate();
+      this.recordAudited.immediate(r, opts.audit);
+      return WRITTEN;
     }
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
     // lookup and an insert (or both in one transaction) cost more.
