@@ -29,12 +29,21 @@ describe('tool groups', () => {
     expect(() => loadConfig(env)).toThrow(message);
   });
 
+  it('offers a tool nobody classified only while every group is offered', async () => {
+    const { z } = await import('zod');
+    const own = { name: 'embedder_tool', title: 'Own', description: 'An embedder tool.', input: z.object({}), outputSchema: { type: 'object' }, annotations: {}, handler: async () => ({}) };
+    const catalog = buildCatalog(loadConfig({}), [own]).flat;
+    expect(offeredCatalog(catalog, ['send', 'status', 'banners', 'read-only']).entries.has('embedder_tool')).toBe(true);
+    expect(offeredCatalog(catalog, ['send', 'status', 'banners']).entries.has('embedder_tool')).toBe(false);
+  });
+
   it('narrows every profile to the groups, with its own fingerprint, and gives every tool a group', () => {
     const config = loadConfig({});
     const catalog = buildCatalog(config);
     for (const profile of PROFILES) {
       const all = catalog[profile];
       expect(offeredCatalog(all, config.tools.groups)).toBe(all);
+      // Every built-in tool has a group: none is withheld by accident, or let through one.
       for (const entry of all.entries.values()) expect(entry.groups.length, entry.tool.name).toBeGreaterThan(0);
       const send = offeredCatalog(all, ['send']);
       expect(send.tools.length).toBeGreaterThan(0);

@@ -18,11 +18,13 @@ export const TOOL_GROUPS_BY_NAME: Readonly<Record<string, readonly ToolGroup[]>>
 
 export const SEND_GROUPS: readonly ToolGroup[] = ['send'];
 
-/** An object tool's groups; a tool without a line is a bug, said at catalog build, not a tool silently offered or hidden. */
+/**
+ * An object tool's groups. A tool with no line here (an embedder's own, passed to
+ * buildCatalog) belongs to no group: it is offered only while every group is, so narrowing
+ * never lets through a tool nobody classified.
+ */
 export function objectToolGroups(name: string): readonly ToolGroup[] {
-  const groups = Object.hasOwn(TOOL_GROUPS_BY_NAME, name) ? TOOL_GROUPS_BY_NAME[name] : undefined;
-  if (!groups) throw new Error(`tool ${name} has no group in src/mcp/tool-groups.ts; add its line to TOOL_GROUPS_BY_NAME`);
-  return groups;
+  return Object.hasOwn(TOOL_GROUPS_BY_NAME, name) ? TOOL_GROUPS_BY_NAME[name]! : [];
 }
 
 /** The groups a caller is offered: its token client's own set, else the server's. */
