@@ -14,6 +14,9 @@ export const TOOL_GROUPS_BY_NAME: Readonly<Record<string, readonly ToolGroup[]>>
   show_banner: ['banners'],
   dismiss_banner: ['banners'],
   list_banners: ['banners', 'read-only'],
+  // DESIGN section 8's new verbs, in send (lines ahead of the tools, which other work adds).
+  edit_notification: ['send'],
+  retract_notification: ['send'],
 };
 
 export const SEND_GROUPS: readonly ToolGroup[] = ['send'];
