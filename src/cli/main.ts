@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * notify-mcp: arguments → config → a command (one module each, beside this one). The only
  * place that writes stdout: commands print through the `out` they are given.
@@ -38,8 +37,9 @@ const USAGE = `Usage:
 Options for every command:
   --env-file PATH                     read variables from a .env file (the environment wins over it)
 Configuration is read from the environment; every variable is in .env.example, with a comment:
-  ${fileURLToPath(new URL('../.env.example', import.meta.url))}`;
+  ${fileURLToPath(new URL('../../.env.example', import.meta.url))}`;
 
+// The path above holds from both places this module runs: dist/cli-chunks/ (the bundle) and dist/cli/ (tsc).
 const out = (text: string) => process.stdout.write(text + '\n');
 
 /**
