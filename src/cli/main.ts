@@ -18,6 +18,7 @@ import { createLogger } from '../core/log.js';
 import { VERSION } from '../core/version.js';
 import { StoreError } from '../store/index.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../transports/http/defaults.js';
+import { releaseEarlyReader } from '../transports/stdio/early-reader.js';
 import { outboxCommand } from './outbox.js';
 import { schemaCommand } from './schema.js';
 import { serveHttpUntilSignal, serveStdioUntilEnd } from './serve.js';
@@ -150,11 +151,13 @@ function reportFailure(err: unknown): number {
   return 1;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.exitCode = reportFailure(err);
-  },
-);
+main(process.argv.slice(2))
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.exitCode = reportFailure(err);
+    },
+  )
+  .finally(() => releaseEarlyReader(process.stdin));

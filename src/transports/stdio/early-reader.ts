@@ -180,3 +180,11 @@ export function earlyReaderOn(stdin: Readable): EarlyReader | undefined {
   current = undefined;
   return reader;
 }
+
+/** A command that ends without serving stdio (a store that cannot open): stop reading, so the process can exit. */
+export function releaseEarlyReader(stdin: Readable): void {
+  const reader = earlyReaderOn(stdin);
+  if (reader === undefined) return;
+  reader.handOver();
+  stdin.pause();
+}
