@@ -209,6 +209,11 @@ describe('stdio, the opening requests answered while the server loads (the early
       { id: 2, method: 'tools/list', params: { _meta: modernMeta('c-per-channel') } },
     ]);
     expect((await modern.answered(2)).result.tools[0].name).toBe('send_email');
+    // Once a connection's era is set it stays: the other era's opening request is refused.
+    void legacy.transport.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: modernMeta() } } as never);
+    expect((await legacy.answered('d')).error.code).toBe(-32601);
+    void modern.transport.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    expect((await modern.answered(3)).error.code).toBe(-32022);
     for (const s of [legacy, modern]) {
       await s.transport.close();
       expect([...s.byId.values()].every((answers) => answers.length === 1)).toBe(true);
