@@ -35,9 +35,9 @@ async function turn(tools, name, args) {
 
 const textOf = (output) => JSON.stringify(output ?? '');
 
-export async function runAiSdk({ profile }) {
+export async function runAiSdk({ profile, url }) {
   const client = await createMCPClient({
-    transport: new Experimental_StdioMCPTransport({ command: SERVER_NODE, args: [CLI], env: serverEnv(profile) }),
+    transport: url ? { type: 'http', url } : new Experimental_StdioMCPTransport({ command: SERVER_NODE, args: [CLI], env: serverEnv(profile) }),
   });
   try {
     const tools = await client.tools();

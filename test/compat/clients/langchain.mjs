@@ -10,10 +10,10 @@ import { BAD_CALL, CLI, SERVER_NODE, VALID_CALLS, rulesKept, serverEnv, shaped }
 
 const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
-export async function runLangChain({ profile }) {
+export async function runLangChain({ profile, url }) {
   const client = new MultiServerMCPClient({
     throwOnLoadError: true,
-    mcpServers: { notify: { transport: 'stdio', command: SERVER_NODE, args: [CLI], env: serverEnv(profile) } },
+    mcpServers: { notify: url ? { transport: 'http', url } : { transport: 'stdio', command: SERVER_NODE, args: [CLI], env: serverEnv(profile) } },
   });
   try {
     const tools = await client.getTools();

@@ -62,3 +62,26 @@ export function rulesKept(schemas) {
   walk(schemas);
   return patterns.has(E164) && patterns.has(SLACK_CHANNEL);
 }
+
+/** `notify-mcp --http` on a free port, one process for every profile (`/mcp/<profile>`). */
+export async function startHttp() {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(SERVER_NODE, [CLI, '--http', '--port', '0'], { env: { ...serverEnv('flat'), NOTIFY_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const origin = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 20_000);
+    child.once('exit', (code) => reject(new Error(`the server exited ${code}: ${stderr}`)));
+    child.stderr.setEncoding('utf8').on('data', (c) => {
+      stderr += c;
+      const m = /"msg":"serving http","url":"(http:\/\/[^/"]+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+  });
+  return {
+    url: (profile) => `${origin}/mcp/${profile}`,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+  };
+}

@@ -4,13 +4,15 @@
  * which it drops for a schema it cannot make strict); each call goes through the function
  * tool's own invoke, as a run does with the model's arguments.
  */
-import { MCPServerStdio, RunContext, mcpToFunctionTool } from '@openai/agents';
+import { MCPServerStdio, MCPServerStreamableHttp, RunContext, mcpToFunctionTool } from '@openai/agents';
 import { BAD_CALL, CLI, SERVER_NODE, VALID_CALLS, rulesKept, serverEnv, shaped } from './lib.mjs';
 
 const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
-export async function runOpenAiAgents({ profile }) {
-  const server = new MCPServerStdio({ name: 'notify', command: SERVER_NODE, args: [CLI], env: serverEnv(profile), cacheToolsList: false });
+export async function runOpenAiAgents({ profile, url }) {
+  const server = url
+    ? new MCPServerStreamableHttp({ name: 'notify', url, cacheToolsList: false })
+    : new MCPServerStdio({ name: 'notify', command: SERVER_NODE, args: [CLI], env: serverEnv(profile), cacheToolsList: false });
   await server.connect();
   try {
     const listed = await server.listTools();

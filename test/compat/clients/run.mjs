@@ -1,5 +1,5 @@
 /**
- * Runs every client cell (client × profile over stdio) against the built server, writes the
+ * Runs every client cell (client × transport × profile: stdio, and HTTP at /mcp/<profile>) against the built server, writes the
  * matrix into docs/clients.md between its markers, and fails when a cell that passed in the
  * committed expectation (expected.json) no longer does. `--update` rewrites expected.json
  * from this run instead (a cell that now passes, or a client added).
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { runAiSdk } from './ai-sdk.mjs';
 import { runLangChain } from './langchain.mjs';
 import { runOpenAiAgents } from './openai-agents.mjs';
-import { PROFILES, ROOT } from './lib.mjs';
+import { PROFILES, ROOT, startHttp } from './lib.mjs';
 
 /** Each client: its label, the version run, and its cell. */
 const CLIENTS = [
@@ -27,17 +27,24 @@ const END = '<!-- end of clients matrix -->';
 const version = (pkg) => JSON.parse(readFileSync(join(import.meta.dirname, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 
 const results = {};
-for (const client of CLIENTS) {
-  for (const profile of PROFILES) {
-    const key = `${client.id} stdio ${profile}`;
-    const started = Date.now();
-    try {
-      results[key] = await client.run({ profile });
-    } catch (err) {
-      results[key] = { accepted: false, rulesKept: false, valid: '0/3', errorIntact: false, note: `failed: ${String(err?.message ?? err).split('\n')[0].slice(0, 120)}` };
+const http = await startHttp();
+try {
+  for (const client of CLIENTS) {
+    for (const transport of ['stdio', 'http']) {
+      for (const profile of PROFILES) {
+        const key = `${client.id} ${transport} ${profile}`;
+        const started = Date.now();
+        try {
+          results[key] = await client.run({ profile, ...(transport === 'http' ? { url: http.url(profile) } : {}) });
+        } catch (err) {
+          results[key] = { accepted: false, rulesKept: false, valid: '0/3', errorIntact: false, note: `failed: ${String(err?.message ?? err).split('\n')[0].slice(0, 120)}` };
+        }
+        process.stderr.write(`clients: ${key}: ${JSON.stringify(results[key])} (${Date.now() - started} ms)\n`);
+      }
     }
-    process.stderr.write(`clients: ${key}: ${JSON.stringify(results[key])} (${Date.now() - started} ms)\n`);
   }
+} finally {
+  await http.stop();
 }
 
 const mark = (b) => (b ? 'yes' : '**no**');
