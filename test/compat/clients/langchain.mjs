@@ -22,6 +22,7 @@ export async function runLangChain({ profile, url }) {
     const schemas = tools.filter((t) => /send_/.test(t.name)).map((t) => convertToOpenAITool(t).function.parameters);
     let valid = 0;
     const notes = [];
+    const refused = [];
     for (const call of Object.values(VALID_CALLS)) {
       const { name, args } = shaped(profile, call);
       const tool = byName.get(name);
@@ -30,7 +31,8 @@ export async function runLangChain({ profile, url }) {
         const out = text(await tool.invoke(args));
         if (out.includes('dry_run') && !out.includes('"isError":true')) valid += 1;
       } catch (err) {
-        notes.push(`${call.via} refused by LangChain: ${String(err?.message ?? err).split('\n')[0].slice(0, 80)}`);
+        refused.push(call.via);
+        if (!/did not match expected schema/.test(String(err?.message ?? err))) notes.push(`${call.via}: ${String(err?.message ?? err).split('\n')[0].slice(0, 80)}`);
       }
     }
     const bad = shaped(profile, BAD_CALL);
@@ -39,9 +41,12 @@ export async function runLangChain({ profile, url }) {
       errorIntact = text(await byName.get(bad.name)?.invoke(bad.args)).includes('FIELD_NOT_ON_CHANNEL');
     } catch (err) {
       errorIntact = String(err?.message ?? err).includes('FIELD_NOT_ON_CHANNEL');
-      if (!errorIntact) notes.push(`bad call answered by LangChain's own check: ${String(err?.message ?? err).split('\n')[0].slice(0, 80)}`);
+      if (!errorIntact) notes.push(`client at fault: its own check answers the bad call ("Received tool input did not match expected schema") against the schema it simplified, before the server (langchain-ai/langchainjs#10905)`);
     }
-    return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: notes.join('; ') };
+    const kept = rulesKept(schemas);
+    if (!kept) notes.push('client at fault: its simplification turns a field that is an anyOf (flat `to`: email or E.164) into `{}`, so the model sees no rule for it (langchain-ai/langchainjs#11302)');
+    if (refused.length) notes.unshift(`client at fault: it merges the union's branches and refuses valid ${refused.join(' and ')} calls itself (langchain-ai/langchainjs#11302)`);
+    return { accepted, rulesKept: kept, valid: `${valid}/3`, errorIntact, note: notes.join('; ') };
   } finally {
     await client.close();
   }
