@@ -66,7 +66,7 @@ export function rulesKept(schemas) {
 /** `notify-mcp --http` on a free port, one process for every profile (`/mcp/<profile>`). */
 export async function startHttp() {
   const { spawn } = await import('node:child_process');
-  const child = spawn(SERVER_NODE, [CLI, '--http', '--port', '0'], { env: { ...serverEnv('flat'), NOTIFY_LOG_LEVEL: 'info' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(SERVER_NODE, [CLI, '--http', '--port', '0'], { env: { ...serverEnv('flat'), NOTIFY_LOG_LEVEL: 'info', NOTIFY_CLIENT_PROFILES: PROFILES.map((p) => `compat-${p}=${p}`).join(',') }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const origin = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 20_000);

@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAiSdk } from './ai-sdk.mjs';
 import { runLangChain } from './langchain.mjs';
+import { runMcpRemote } from './mcp-remote.mjs';
 import { runOpenAiAgents } from './openai-agents.mjs';
 import { PROFILES, ROOT, startHttp } from './lib.mjs';
 
@@ -18,6 +19,7 @@ const CLIENTS = [
   { id: 'ai-sdk', label: 'Vercel AI SDK 7 (`ai` + `@ai-sdk/mcp`)', pkg: '@ai-sdk/mcp', run: runAiSdk },
   { id: 'langchain', label: 'LangChain `@langchain/mcp-adapters`', pkg: '@langchain/mcp-adapters', run: runLangChain },
   { id: 'openai-agents', label: 'OpenAI Agents SDK (JS, `@openai/agents`, strict schemas asked)', pkg: '@openai/agents', run: runOpenAiAgents },
+  { id: 'mcp-remote', label: 'mcp-remote (stdio bridge to HTTP; an SDK client behind it)', pkg: 'mcp-remote', run: runMcpRemote, transports: ['http'] },
 ];
 
 const EXPECTED = join(import.meta.dirname, 'expected.json');
@@ -30,7 +32,7 @@ const results = {};
 const http = await startHttp();
 try {
   for (const client of CLIENTS) {
-    for (const transport of ['stdio', 'http']) {
+    for (const transport of client.transports ?? ['stdio', 'http']) {
       for (const profile of PROFILES) {
         const key = `${client.id} ${transport} ${profile}`;
         const started = Date.now();
