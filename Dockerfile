@@ -16,6 +16,7 @@ COPY packages/union/package.json ./packages/union/
 # native module.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json rolldown.config.mjs ./
+COPY scripts ./scripts
 COPY packages/union ./packages/union
 COPY src ./src
 COPY examples ./examples

@@ -1,5 +1,5 @@
 /**
- * The `notify-mcp` command as one file (dist/cli.js), bundled from tsc's output (dist/cli/main.js): loading some
+ * The `notify-mcp` command as one file (dist/cli.js), bundled from tsc's output (dist/cli/start.js, which loads main.js): loading some
  * 65 of our modules one by one (resolve, link, compile each) was most of what start-up
  * paid above the bare SDK server (bench/results.md, "Changes"). Packages stay external
  * (resolved from node_modules as before), except our own union package, whose modules are
@@ -13,7 +13,7 @@ import { rmSync } from 'node:fs';
 rmSync('dist/cli-chunks', { recursive: true, force: true });
 
 export default {
-  input: 'dist/cli/main.js',
+  input: 'dist/cli/start.js',
   platform: 'node',
   external: (id) => !id.startsWith('.') && !id.startsWith('/') && !id.startsWith('\0') && id !== '@notify-mcp/union',
   output: {

@@ -14,6 +14,7 @@ import { benchBannerFeed } from './banner-feed.mjs';
 import { benchBannerStream } from './banner-stream.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
+import { benchDiscovery } from './discovery.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
@@ -73,6 +74,8 @@ try {
     step(`cold start, ${ERA_LABEL[era]}`);
     rows.push(...(await benchColdStart({ era, ...(quick ? { runs: 3 } : {}) })));
   }
+  step('spawn → server/discover answered');
+  rows.push(...(await benchDiscovery(quick ? { runs: 3 } : {})));
   step('context cost');
   rows.push(...benchTokens());
   step('validation');

@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /**
  * notify-mcp: arguments → config → a command (one module each, beside this one). The only
  * place that writes stdout: commands print through the `out` they are given.
@@ -21,6 +20,7 @@ import { createLogger } from '../core/log.js';
 import { VERSION } from '../core/version.js';
 import { StoreError } from '../store/index.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from '../transports/http/defaults.js';
+import { releaseEarlyReader } from '../transports/stdio/early-reader.js';
 import { outboxCommand } from './outbox.js';
 import { schemaCommand } from './schema.js';
 import { serveHttpUntilSignal, serveStdioUntilEnd } from './serve.js';
@@ -47,8 +47,9 @@ const USAGE = `Usage:
 Options for every command:
   --env-file PATH                     read variables from a .env file (the environment wins over it)
 Configuration is read from the environment; every variable is in .env.example, with a comment:
-  ${fileURLToPath(new URL('../.env.example', import.meta.url))}`;
+  ${fileURLToPath(new URL('../../.env.example', import.meta.url))}`;
 
+// The path above holds from both places this module runs: dist/cli-chunks/ (the bundle) and dist/cli/ (tsc).
 const out = (text: string) => process.stdout.write(text + '\n');
 
 /**
@@ -170,11 +171,13 @@ function reportFailure(err: unknown): number {
   return 1;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.exitCode = reportFailure(err);
-  },
-);
+main(process.argv.slice(2))
+  .then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      process.exitCode = reportFailure(err);
+    },
+  )
+  .finally(() => releaseEarlyReader(process.stdin));

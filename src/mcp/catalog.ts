@@ -13,7 +13,7 @@ import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
 import { objectToolGroups, SEND_GROUPS } from './tool-groups.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
-import { schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
+import { foldExamples, schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
 
 export interface CatalogEntry extends ToolEntry {
   hash: string;
@@ -53,7 +53,7 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
       name: spec.name,
       title: spec.title,
       description: spec.description,
-      inputSchema: (profile === 'nested' ? toStrict(input) : input) as Tool['inputSchema'],
+      inputSchema: (profile === 'nested' ? toStrict(input) : foldExamples(input)) as Tool['inputSchema'],
       outputSchema: spec.outputSchema as Tool['outputSchema'],
       annotations: { title: spec.title, ...spec.annotations },
     },

@@ -16,12 +16,36 @@ export function selectProfile(config: Pick<Config, 'clientProfiles' | 'defaultPr
   return (
     inputs.credentialProfile ??
     inputs.endpointProfile ??
-    // Own entries only: a client named `constructor` or `__proto__` must not find Object's.
-    (inputs.clientName !== undefined && Object.hasOwn(config.clientProfiles, inputs.clientName)
-      ? config.clientProfiles[inputs.clientName]
-      : undefined) ??
+    (inputs.clientName !== undefined ? profileByName(config.clientProfiles, inputs.clientName) : undefined) ??
     config.defaultProfile
   );
+}
+
+/**
+ * Bridges rename the client they carry: mcp-remote sends `"<name> (via mcp-remote 0.15.1)"`.
+ * The suffix names the bridge, not the caller, so it is no part of the name an entry matches.
+ */
+const BRIDGE_SUFFIX = /\s*\(via [^()]*\)$/;
+
+/** The form both sides are compared in: bridge suffix off, outer spaces off, case folded. */
+export function clientNameKey(name: string): string {
+  return name.replace(BRIDGE_SUFFIX, '').trim().toLowerCase();
+}
+
+/**
+ * A `NOTIFY_CLIENT_PROFILES` entry for this client name: the exact name first, then the
+ * name compared by {@link clientNameKey}, so that `ops-agent` matches `ops-agent (via
+ * mcp-remote 0.15.1)` and the label `Notify` an SDK sends for a server the user named so.
+ * Own entries only: a client named `constructor` or `__proto__` must not find Object's.
+ */
+export function profileByName(profiles: Record<string, Profile>, name: string): Profile | undefined {
+  if (Object.hasOwn(profiles, name)) return profiles[name];
+  const key = clientNameKey(name);
+  if (key === '') return undefined;
+  for (const entry of Object.keys(profiles)) {
+    if (clientNameKey(entry) === key) return profiles[entry];
+  }
+  return undefined;
 }
 
 /**

@@ -47,6 +47,16 @@ describe('tool lists per profile', () => {
       }
     });
 
+    it(`${profile}: no input schema carries \`examples\` (outside Gemini's schema subset); they are said in words`, () => {
+      const keys = (v: unknown, at: string): string[] =>
+        typeof v !== 'object' || v === null
+          ? []
+          : Object.entries(v).flatMap(([k, x]) => [...(k === 'examples' && !at.endsWith('/properties') ? [`${at}/${k}`] : []), ...keys(x, `${at}/${k}`)]);
+      for (const tool of catalog[profile].tools) expect(keys(tool.inputSchema, tool.name), tool.name).toEqual([]);
+      const get = catalog[profile].tools.find((t) => t.name === 'get_notification')!;
+      expect(JSON.stringify(get.inputSchema)).toContain('e.g. ntf_0123456789abcdef0123456789abcdef');
+    });
+
     it(`${profile}: deterministic`, () => {
       expect(JSON.stringify(buildCatalog(config)[profile].tools)).toBe(JSON.stringify(catalog[profile].tools));
     });

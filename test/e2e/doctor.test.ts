@@ -6,6 +6,7 @@
  * Passing and failing configurations; doctor sends nothing and creates nothing.
  */
 import { existsSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,6 +122,43 @@ describe('notify-mcp doctor', () => {
       expect(r.code).toBe(1);
       expect(r.line('email smtp')).toMatchObject({ ok: false, detail: expect.stringMatching(/EAUTH 535/), fix: expect.stringContaining('user and password in SMTP_URL') });
       expect(r.stdout).not.toContain('not-the-password');
+    });
+
+    it('with no credentials, fails against a relay that requires AUTH and says to set them; sends nothing', async () => {
+      const r = await doctor(email(`smtp://127.0.0.1:${smtp.port}`));
+      expect(r.code).toBe(1);
+      expect(r.line('email smtp')).toMatchObject({ ok: false, detail: expect.stringMatching(/requires AUTH and SMTP_URL has no credentials: it answered 530/), fix: expect.stringContaining('set SMTP credentials') });
+      expect(smtp.received).toEqual([]);
+    });
+
+    it('with no credentials, passes against a relay that takes mail without AUTH, and delivers nothing', async () => {
+      const open = await startSmtpServer({ authOptional: true });
+      try {
+        const r = await doctor(email(`smtp://127.0.0.1:${open.port}`));
+        expect(r.line('email smtp')).toMatchObject({ ok: true, detail: expect.stringContaining('no credentials in SMTP_URL, and it took a sender without AUTH; nothing was sent') });
+        expect(r.code).toBe(0);
+        expect(open.received).toEqual([]);
+      } finally {
+        await open.close();
+      }
+    });
+
+    it('says when AUTH went unencrypted to a relay on this machine', async () => {
+      const r = await doctor(email(smtp.url));
+      expect(r.line('email smtp')!.detail).toContain('unencrypted (it offered no STARTTLS) and the credentials (AUTH) (AUTH unencrypted: the relay is on this machine)');
+    });
+
+    const lan = Object.values(networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    it.skipIf(lan === undefined)(`refuses to send the password in clear text to a relay elsewhere${lan ? '' : ' [skipped: this machine has no non-loopback IPv4 address]'}`, async () => {
+      const remote = await startSmtpServer({ host: '0.0.0.0' });
+      try {
+        const r = await doctor(email(`smtp://${SMTP_USER}:${SMTP_PASS}@${lan}:${remote.port}`));
+        expect(r.code).toBe(1);
+        expect(r.line('email smtp')).toMatchObject({ ok: false, detail: expect.stringContaining('AUTH would send the SMTP password in clear text; it was not sent'), fix: expect.stringContaining('smtps://') });
+        expect(r.stdout).not.toContain(SMTP_PASS);
+      } finally {
+        await remote.close();
+      }
     });
 
     it('fails on a port where nothing listens', async () => {

@@ -53,10 +53,11 @@ function postedText(req: FakeRequest): string | undefined {
   return req.form.text ?? (JSON.parse(req.body || '{}') as { text?: string }).text;
 }
 
+/** The JSON lines the server logged so far: none yet is possible, as stdio answers its opening requests before the server has loaded. */
 function logLines(s: CliSession): Record<string, unknown>[] {
   return s.transport.stderr
-    .trim()
     .split('\n')
+    .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 

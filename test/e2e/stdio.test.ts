@@ -136,6 +136,9 @@ describe('stdio, 2026-07-28 on the wire', () => {
     expect(anonymous[0]!.inputSchema.properties).toHaveProperty('via'); // the default, flat
     // The same client again gets the same list: clientInfo is read per request, not kept.
     expect(await names('c-per-channel')).toEqual(perChannel);
+    // Through mcp-remote the name carries the bridge; an SDK sends the user's label as typed.
+    expect(await names('c-nested (via mcp-remote 0.15.1)')).toEqual(nested);
+    expect(await names('C-Per-Channel')).toEqual(perChannel);
 
     // A call is routed by its own clientInfo too: send_sms exists only under per-channel.
     const sms = { to: '+14155550123', body: 'per-request profile' };
@@ -154,6 +157,68 @@ describe('stdio, 2026-07-28 on the wire', () => {
     await s.transport.close();
     expect(s.transport.child.exitCode).toBe(0);
     for (const line of s.transport.stdoutLines) expect(() => JSONRPCMessageSchema.parse(JSON.parse(line)), line).not.toThrow();
+  });
+});
+
+describe('stdio, the opening requests answered while the server loads (the early reader)', () => {
+  /** Writes `lines` the moment the CLI is spawned, before anything of it has loaded; answers by id. */
+  async function spawnedWith(lines: object[]) {
+    const transport = new ChildStdioTransport([], env);
+    transports.push(transport);
+    const byId = new Map<unknown, Record<string, any>[]>();
+    transport.onmessage = (m) => {
+      const id = (m as { id?: unknown }).id;
+      if (id !== undefined) byId.set(id, [...(byId.get(id) ?? []), m as Record<string, any>]);
+    };
+    for (const l of lines) void transport.send({ jsonrpc: '2.0', ...l } as never);
+    await transport.start();
+    const answered = async (id: unknown) => {
+      while (!byId.has(id)) await new Promise((r) => setTimeout(r, 10));
+      return byId.get(id)![0]!;
+    };
+    return { transport, byId, answered };
+  }
+
+  it("server/discover then initialize (AI SDK 7's fallback): both answered once, and the handshake's clientInfo still picks the profile", async () => {
+    const s = await spawnedWith([
+      { id: 1, method: 'server/discover', params: { _meta: modernMeta('c-nested') } },
+      { id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c-nested (via mcp-remote 0.15.1)', version: '1' } } },
+    ]);
+    expect((await s.answered(1)).result.supportedVersions).toContain(MODERN_VERSION);
+    expect((await s.answered(2)).result.protocolVersion).toBe('2025-11-25');
+    void s.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    void s.transport.send({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} });
+    const list = await s.answered(3);
+    expect(list.result.tools[0].inputSchema.properties).toHaveProperty('notification');
+    await s.transport.close();
+    expect([...s.byId.values()].map((answers) => answers.length)).toEqual([1, 1, 1]);
+    // The server's own answers to the replayed requests matched the early ones.
+    expect(s.transport.stderr).not.toContain('early answer differed');
+    expect(s.transport.child.exitCode).toBe(0);
+  });
+
+  it('an older protocol version and a 2026-07-28 connection are answered alike', async () => {
+    const legacy = await spawnedWith([{ id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c-per-channel', version: '1' } } }]);
+    expect((await legacy.answered('i')).result.protocolVersion).toBe('2025-06-18');
+    void legacy.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    void legacy.transport.send({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: {} });
+    expect((await legacy.answered('l')).result.tools[0].name).toBe('send_email');
+
+    const modern = await spawnedWith([
+      { id: 1, method: 'server/discover', params: { _meta: modernMeta('c-flat') } },
+      { id: 2, method: 'tools/list', params: { _meta: modernMeta('c-per-channel') } },
+    ]);
+    expect((await modern.answered(2)).result.tools[0].name).toBe('send_email');
+    // Once a connection's era is set it stays: the other era's opening request is refused.
+    void legacy.transport.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: modernMeta() } } as never);
+    expect((await legacy.answered('d')).error.code).toBe(-32601);
+    void modern.transport.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    expect((await modern.answered(3)).error.code).toBe(-32022);
+    for (const s of [legacy, modern]) {
+      await s.transport.close();
+      expect([...s.byId.values()].every((answers) => answers.length === 1)).toBe(true);
+      expect(s.transport.stderr).not.toContain('early answer differed');
+    }
   });
 });
 

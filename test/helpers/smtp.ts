@@ -35,7 +35,8 @@ export interface TestSmtpServer {
 export const SMTP_USER = 'notify';
 export const SMTP_PASS = 'correct-horse';
 
-export async function startSmtpServer(): Promise<TestSmtpServer> {
+/** `host`: where it listens (default loopback); `authOptional`: a relay that takes mail without AUTH. */
+export async function startSmtpServer(opts: { host?: string; authOptional?: boolean } = {}): Promise<TestSmtpServer> {
   const received: ReceivedMail[] = [];
   const replies: DataReply[] = [];
   const rejectRecipients = new Set<string>();
@@ -44,6 +45,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
     secure: false,
     hideSTARTTLS: true,
     allowInsecureAuth: true,
+    authOptional: opts.authOptional ?? false,
     authMethods: ['PLAIN', 'LOGIN'],
     logger: false,
     disableReverseLookup: true,
@@ -80,7 +82,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
   const server = new SMTPServer(options);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
+    server.listen(0, opts.host ?? '127.0.0.1', () => resolve());
   });
   const port = (server.server.address() as AddressInfo).port;
   return {

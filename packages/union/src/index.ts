@@ -7,6 +7,7 @@ export type { FormatWords, UnionDef, UnionOptions, Variant, VariantMeta } from '
 export { describeUnion, describeVariant, listWords } from './describe.js';
 export { limitsOf } from './limits.js';
 export { toJsonSchema, type JsonSchema } from './json-schema.js';
+export { foldExamples } from './examples.js';
 export { profileTools, flatSchema, nestedSchema, oneOfSchema, unionProfiles, variantProfile } from './profiles.js';
 export type { ProfileTool, UnionProfile, VariantProfile } from './profiles.js';
 export { toStrict, type StrictOptions } from './strict.js';

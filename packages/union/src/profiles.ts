@@ -9,6 +9,7 @@ import { UnionDefinitionError, type UnionDef, type Variant } from './define.js';
 import { describeUnion, describeVariant } from './describe.js';
 import { cloneJson, type JsonSchema } from './json-schema.js';
 import { canonicalJson } from './schema-hash.js';
+import { foldExamples } from './examples.js';
 import { freeFormPaths } from './free-form.js';
 import { toStrict } from './strict.js';
 
@@ -44,19 +45,24 @@ export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[
       return [{ name, title, description: describeUnion(def, true), inputSchema: flatSchema(def), binding: {} }];
     case 'nested':
       return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: nestedBinding(def) }];
-    case 'oneOf':
-      return [{ name, title, description: describeUnion(def), inputSchema: oneOfSchema(def), binding: {} }];
+    case 'oneOf': {
+      const description = describeUnion(def);
+      return [{ name, title, description, inputSchema: foldExamples(oneOfSchema(def), description), binding: {} }];
+    }
   }
   if (profile !== variantProfile(def)) {
     throw new UnionDefinitionError(`"${profile}" is not a profile of this union; its profiles are ${unionProfiles(def).join(', ')}`);
   }
-  return def.variants.map((v) => ({
-    name: def.options.variantToolName(v.value),
-    title: `${title} (${v.value})`,
-    description: describeVariant(def, v),
-    inputSchema: withoutDiscriminator(def, v),
-    binding: { impliedVariant: v.value },
-  }));
+  return def.variants.map((v) => {
+    const description = describeVariant(def, v);
+    return {
+      name: def.options.variantToolName(v.value),
+      title: `${title} (${v.value})`,
+      description,
+      inputSchema: foldExamples(withoutDiscriminator(def, v), description),
+      binding: { impliedVariant: v.value },
+    };
+  });
 }
 
 /**
@@ -123,7 +129,10 @@ function withOverriddenLimits(v: Variant): JsonSchema {
   return json;
 }
 
-/** SEP-2106: root `type: "object"` with a `oneOf` of closed variants, the discriminator a `const`. */
+/**
+ * SEP-2106: root `type: "object"` with a `oneOf` of closed variants, the discriminator a
+ * `const`. (profileTools folds its `examples` into words, as the per-variant tools'.)
+ */
 export function oneOfSchema(def: UnionDef): JsonSchema {
   return { type: 'object', oneOf: def.variants.map((v) => cloneJson(v.json)) };
 }

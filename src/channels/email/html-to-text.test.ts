@@ -42,14 +42,19 @@ describe('htmlToText (html-to-text with our options)', () => {
     expect(lines('<h2>db-1 on eu-West</h2>')).toEqual(['db-1 on eu-West']);
   });
 
-  it('puts each table cell on its own line, in order, rather than running cells together', () => {
-    expect(lines('<table><tr><th>Host</th><th>Disk</th></tr><tr><td>db-1</td><td>91%</td></tr></table><p>after</p>')).toEqual([
-      'Host',
-      'Disk',
-      'db-1',
-      '91%',
+  it('keeps a table readable: a row per line, its cells in order and separated', () => {
+    expect(lines('<p>before</p><table><tr><th>Host</th><th>Disk</th></tr><tr><td>db-1</td><td>91%</td></tr></table><p>after</p>')).toEqual([
+      'before',
+      'Host | Disk',
+      'db-1 | 91%',
       'after',
     ]);
+    // thead and tbody, an empty cell, a third column: still one row per line.
+    expect(lines('<table><thead><tr><th>a</th><th>b</th><th>c</th></tr></thead><tbody><tr><td>1</td><td></td><td>3</td></tr></tbody></table>')).toEqual(['a | b | c', '1 |  | 3']);
+  });
+
+  it('a layout table keeps its words, in order', () => {
+    expect(lines('<table><tr><td><table><tr><td>Logo</td></tr></table></td><td><p>Hello <b>there</b></p><p>second</p></td></tr></table>').join(' ')).toMatch(/^Logo .*Hello there second$/);
   });
 
   it('leaves images and the head out', () => {

@@ -68,7 +68,7 @@ export const email = defineChannel({
 
   async check(settings, _allow, ctx) {
     const { checkSmtp } = await import('./check.js');
-    return checkSmtp(settings.smtpUrl, ctx);
+    return checkSmtp(settings.smtpUrl, ctx, settings.sender.address);
   },
 
   summary: (call) => ({ headlineLabel: 'Subject', headline: call.subject, body: call.body_text ?? call.body_html }),

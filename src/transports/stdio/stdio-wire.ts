@@ -9,6 +9,7 @@ import { once } from 'node:events';
 import type { Readable, Writable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { Logger } from '../../core/log.js';
+import type { EarlyInput, EarlyReader } from './early-reader.js';
 import { LineScreen } from './stdio-lines.js';
 
 export interface StdioWireOptions {
@@ -19,6 +20,8 @@ export interface StdioWireOptions {
   onMessage?(message: unknown): unknown;
   /** Sees each message the SDK sends, before it is written. */
   onSend?(message: JSONRPCMessage): void;
+  /** The early reader on this input: what it read is replayed at start, and the answers it gave are not sent twice. */
+  early?: EarlyReader;
 }
 
 export class StdioWire implements Transport {
@@ -27,6 +30,12 @@ export class StdioWire implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   private readonly screen: LineScreen;
   private readonly onSend: ((message: JSONRPCMessage) => void) | undefined;
+  private readonly log: Logger;
+  private early: EarlyReader | undefined;
+  /** Requests the early reader answered, by their id's JSON: the SDK's answer to each is checked and dropped. */
+  private answered: EarlyInput['answered'] = new Map();
+  private inputEnds: (() => void) | undefined;
+  private started = false;
   private closed = false;
 
   constructor(
@@ -35,6 +44,8 @@ export class StdioWire implements Transport {
     options: StdioWireOptions,
   ) {
     this.onSend = options.onSend;
+    this.log = options.log;
+    this.early = options.early;
     this.screen = new LineScreen({
       maxLineBytes: options.maxLineBytes,
       log: options.log,
@@ -54,10 +65,31 @@ export class StdioWire implements Transport {
   }
 
   async start(): Promise<void> {
+    this.started = true;
+    // In one turn: the early reader stops, its bytes are replayed, and this reader takes over.
+    const early = this.early?.handOver();
+    this.early = undefined;
     this.stdin.on('data', this.onData);
     this.stdin.on('error', this.onInputError);
     // Stays attached after close: a late write error (the client gone) is dropped, not thrown.
     this.stdout.on('error', this.onOutputError);
+    if (early) {
+      this.answered = early.answered;
+      for (const chunk of early.chunks) this.onData(chunk);
+    }
+    if (this.inputEnds) this.watchEnd(this.inputEnds, early?.ended ?? false);
+  }
+
+  /** Calls `fn` once input has ended, counting an end the early reader saw. */
+  whenInputEnds(fn: () => void): void {
+    if (this.early === undefined && !this.started) return void this.stdin.once('end', fn);
+    if (this.started) return this.watchEnd(fn, false);
+    this.inputEnds = fn;
+  }
+
+  private watchEnd(fn: () => void, ended: boolean): void {
+    if (ended || this.stdin.readableEnded) fn();
+    else this.stdin.once('end', fn);
   }
 
   /** The client closed its side: a last line without a newline is still read. */
@@ -68,6 +100,7 @@ export class StdioWire implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('the stdio connection is closed'));
     this.onSend?.(message);
+    if (this.answered.size > 0 && this.alreadyAnswered(message)) return Promise.resolve();
     return this.write(message);
   }
 
@@ -78,6 +111,19 @@ export class StdioWire implements Transport {
     this.stdin.off('error', this.onInputError);
     if (this.stdin.listenerCount('data') === 0) this.stdin.pause();
     this.onclose?.();
+  }
+
+  /** The SDK's answer to a request the early reader answered: dropped, and a different one logged. */
+  private alreadyAnswered(message: JSONRPCMessage): boolean {
+    if (!('id' in message) || message.id === undefined) return false;
+    const key = JSON.stringify(message.id);
+    const early = this.answered.get(key);
+    if (early === undefined || !('result' in message || 'error' in message)) return false;
+    this.answered.delete(key);
+    if (!('result' in message) || JSON.stringify(message.result) !== early.result) {
+      this.log.warn('early answer differed from the server', { method: early.method, id: message.id });
+    }
+    return true;
   }
 
   private write(message: object): Promise<void> {

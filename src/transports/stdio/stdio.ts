@@ -1,9 +1,12 @@
 /**
  * stdio: one connection over the process's streams (injectable, so tests need no
- * subprocess), served by the v2 SDK's serveStdio: the opening message pins the connection's
- * era (`initialize` for 2025-11-25; `server/discover` or any request carrying the `_meta`
- * envelope for 2026-07-28) and one server instance from our factory answers it. stdout
- * carries JSON-RPC only. Each line is screened and parsed once (stdio-wire.ts, stdio-lines.ts).
+ * subprocess), served by the v2 SDK's serveStdio, which picks the connection's era from its
+ * first requests: `initialize` pins 2025-11-25 and a request carrying the `_meta` envelope
+ * pins 2026-07-28, but `server/discover` only probes: an `initialize` after it is answered
+ * too, and pins 2025-11-25 (a client's fallback when discovery did not suit it). One server
+ * instance from our factory answers the pinned era. stdout carries JSON-RPC only. Each line
+ * is screened and parsed once (stdio-wire.ts, stdio-lines.ts); the CLI's early reader may
+ * have answered the opening requests already (early-reader.ts).
  */
 import type { Readable, Writable } from 'node:stream';
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
@@ -13,6 +16,7 @@ import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../mcp/resou
 import { bannerHubFor, FeedRefusal, STDIO_FEED_CLIENT } from '../../banners/hub.js';
 import { createServer } from '../../mcp/server.js';
 import { MAX_BODY_BYTES } from '../body.js';
+import { earlyReaderOn } from './early-reader.js';
 import { StdioWire } from './stdio-wire.js';
 
 export interface StdioOptions {
@@ -57,7 +61,7 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
   const onSend = (message: object) => {
     if ('id' in message && ('result' in message || 'error' in message)) endListen(message.id);
   };
-  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage, onSend });
+  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage, onSend, early: earlyReaderOn(stdin) });
   const handle = serveStdioEntry(({ era }) => {
     const server = createServer(app, {}, era);
     if (era === 'modern') modernServer = server;
@@ -71,7 +75,7 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
     // client may close its side right after writing its last request, so they are answered
     // first. The SDK dispatches what it was handed before the next turn of the event loop,
     // where the calls are tracked.
-    stdin.once('end', () => {
+    transport.whenInputEnds(() => {
       transport.endOfInput();
       setImmediate(() =>
         void app.drain().finally(() => {
