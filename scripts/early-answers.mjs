@@ -4,8 +4,9 @@
  * into dist/early-answers.json, for the early reader (src/transports/stdio/early-reader.ts)
  * to give before the rest of the server has loaded. The answers come from the server itself,
  * as stdio serves it: the SDK's serveStdio and our createServer (tsc's dist/), over in-memory
- * streams. Nothing in those answers depends on the configuration or the store, so the App
- * here carries only what building a server reads (its configuration and channel names), and
+ * streams. Of the configuration, only NOTIFY_TOOLS changes those answers (the entry then lets
+ * the SDK answer: changesServerAnswers in src/config/environment.ts), and nothing of the store,
+ * so the App here carries only what building a server reads (its configuration and channel names), and
  * no native module is loaded: the Docker build stage runs this without one. The server
  * checks every early answer against its own at run time and logs a difference
  * (stdio-wire.ts); test/e2e/stdio.test.ts fails on such a line. Every protocol version the

@@ -3,19 +3,34 @@
  * The `notify-mcp` entry (dist/cli.js): for a stdio start, the early reader answers the
  * opening `server/discover` and `initialize` while the rest of the command loads
  * (src/transports/stdio/early-reader.ts); then the command runs (main.ts). It imports only
- * node and the early reader, so that its answer comes as soon as node is up.
+ * node, the environment and the early reader, so that its answer comes as soon as node is up.
  */
 import { readFileSync } from 'node:fs';
+import { changesServerAnswers, environment } from '../config/environment.js';
 import { startEarlyReader, type EarlyAnswers } from '../transports/stdio/early-reader.js';
 
-/** `notify-mcp` alone, or with `--env-file`: every other form is another command or serves HTTP. */
-function servesStdio(argv: string[]): boolean {
+/**
+ * For `notify-mcp` alone, or with `--env-file`, the file named (null when none); undefined for
+ * every other form, which is another command or serves HTTP.
+ */
+function stdioEnvFile(argv: string[]): string | null | undefined {
+  let file: string | null = null;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
-    if (arg === '--env-file' && i + 1 < argv.length) i++;
-    else if (!arg.startsWith('--env-file=')) return false;
+    if (arg === '--env-file' && i + 1 < argv.length) file = argv[++i]!;
+    else if (arg.startsWith('--env-file=')) file = arg.slice('--env-file='.length);
+    else return undefined;
   }
-  return true;
+  return file;
+}
+
+/** Whether the configuration leaves the recorded answers true; an unreadable --env-file is main's to report. */
+function answersHold(envFile: string | null): boolean {
+  try {
+    return !changesServerAnswers(environment(envFile ?? undefined));
+  } catch {
+    return false;
+  }
 }
 
 /** Recorded by the build beside dist/cli.js (scripts/early-answers.mjs); without them the SDK answers alone. */
@@ -27,7 +42,8 @@ function recordedAnswers(): EarlyAnswers | undefined {
   }
 }
 
-if (servesStdio(process.argv.slice(2))) {
+const envFile = stdioEnvFile(process.argv.slice(2));
+if (envFile !== undefined && answersHold(envFile)) {
   const answers = recordedAnswers();
   if (answers) startEarlyReader(process.stdin, process.stdout, answers);
 }

@@ -1,15 +1,14 @@
 /**
- * The only reader of process.env. Everything the server can be told comes through here,
+ * Everything the server can be told comes through here (the environment from ./environment.ts),
  * parsed once, validated, and frozen; the rest of the code receives a `Config`. Each channel
  * module declares the variables it reads and parses them (src/channels/<name>/); this file
  * hands each the environment, and reads the rest itself.
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { parseEnv } from 'node:util';
 import type { Channel, ConfiguredChannel } from '../channels/channel.js';
 import { CHANNELS } from '../channels/registry.js';
-import { readConfigFile } from './config-file.js';
+import { environment } from './environment.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
 import { unstorableIn } from '../core/storable-text.js';
 import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
@@ -259,38 +258,9 @@ function defaultDataDir(env: Env): string {
   return join(base, 'notify-mcp');
 }
 
-/**
- * The environment config reads: the process's, over a .env file's when one is named
- * (`--env-file`). A variable set in both keeps the process's value, as with Node's own
- * `--env-file`, so a one-off `VAR=x notify-mcp …` still wins.
- */
-/** A .env file is a few kilobytes; this bounds what a wrong path can make us read. */
-const MAX_ENV_FILE_BYTES = 1024 * 1024;
-
-export function environment(envFile?: string): Env {
-  if (envFile === undefined) return process.env;
-  let text: string;
-  try {
-    text = readConfigFile(envFile, MAX_ENV_FILE_BYTES);
-  } catch (err) {
-    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);
-  }
-  const parsed = parseEnv(text);
-  // The process environment cannot hold U+0000; a file can, and no variable means it.
-  for (const [name, value] of Object.entries(parsed)) {
-    const inName = unstorableIn(name);
-    const inValue = unstorableIn(value ?? '');
-    if (inName || inValue) {
-      const where = inName ? `a variable's name holds ${inName}` : `the value of ${name} holds ${inValue}`;
-      throw new ConfigError(`--env-file ${envFile}: ${where}, which this server cannot store or pass on; remove it from the file`);
-    }
-  }
-  return { ...parsed, ...process.env };
-}
 
 /** `channels`: the channel list to configure, the registry's unless an embedder or a test gives its own. */
-export function loadConfig(env: Env = process.env, channels: readonly Channel[] = CHANNELS): Config {
+export function loadConfig(env: Env = environment(), channels: readonly Channel[] = CHANNELS): Config {
   const names = channels.map((c) => c.name);
   if (new Set(names).size !== names.length) throw new ConfigError(`two channels share a name: ${names.join(', ')}`);
   const level = env.NOTIFY_LOG_LEVEL || 'info';
@@ -333,3 +303,5 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
   return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(channels.map((c) => c.configure(env))) });
 }
+
+export { environment };

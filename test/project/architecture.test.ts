@@ -124,9 +124,9 @@ describe('layering', () => {
     }
   });
 
-  it('only src/config/config.ts reads process.env (the union package not at all)', () => {
+  it('only src/config/environment.ts reads process.env (the union package not at all)', () => {
     const readers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) => /process\.env/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')));
-    expect(readers.map((r) => r.file)).toEqual(['src/config/config.ts']);
+    expect(readers.map((r) => r.file)).toEqual(['src/config/environment.ts']);
   });
 
   it('nothing in src or the union package writes to stdout but the CLI', () => {
