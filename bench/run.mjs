@@ -17,6 +17,7 @@ import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
+import { benchSchedule } from './schedule.mjs';
 import { benchTokens } from './tokens.mjs';
 import { benchValidation } from './validation.mjs';
 
@@ -88,6 +89,8 @@ try {
   rows.push(
     ...(await guarded('7. Live feed', 'show_banner reaching 1,000 open streams', () => benchBannerStream(quick ? { rounds: 3 } : {}))),
   );
+  step('scheduled sends: 10,000 due at once');
+  rows.push(...(await guarded('8. Scheduled sends', 'due → sent, 10,000 due at once', () => benchSchedule(quick ? { n: 1_000 } : {}))));
 } finally {
   removeTempDirs();
 }
