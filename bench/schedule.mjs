@@ -1,5 +1,5 @@
 /**
- * Row 8: scheduled sends, due → sent. 10,000 Slack dry-run sends are put in the outbox, all
+ * Row 9: scheduled sends, due → sent. 10,000 Slack dry-run sends are put in the outbox, all
  * due in the same second, and released by `notify-mcp worker` processes (dist/cli.js) over
  * the same store; each send's lateness is its record's time minus its due time. SQLite: one
  * worker (the target), against two on the same file (baseline). PostgreSQL: two replicas
@@ -77,7 +77,7 @@ function row(storeName, target, base, n, targetWorkers, baseWorkers) {
   const v = quantile(target.late, 0.99);
   const b = quantile(base.late, 0.99);
   return {
-    section: '8. Scheduled sends',
+    section: '9. Scheduled sends',
     name: `${storeName}: due → sent for ${n.toLocaleString('en-US')} due at once, p99 (${targetWorkers} worker${targetWorkers > 1 ? 's' : ''})`,
     unit: 'ms',
     better: 'lower',
@@ -100,7 +100,7 @@ export async function benchSchedule({ n = 10_000 } = {}) {
     rows.push(row('SQLite', one, two, n, 1, 2));
   }
   if (!(await pgAvailable())) {
-    rows.push({ section: '8. Scheduled sends', name: 'PostgreSQL: due → sent', skipped: `skipped: PostgreSQL at ${PG_URL} did not answer` });
+    rows.push({ section: '9. Scheduled sends', name: 'PostgreSQL: due → sent', skipped: `skipped: PostgreSQL at ${PG_URL} did not answer` });
     return rows;
   }
   const schema = await freshPgSchema();

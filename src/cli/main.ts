@@ -10,6 +10,7 @@
  *   notify-mcp worker                  release scheduled and held sends (no MCP server)
  *   notify-mcp doctor [--json]         check the configuration before going live
  *   notify-mcp contacts [forget <channel> <recipient>]
+ *   notify-mcp audit verify | export [--since T] [--client C]
  *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
  */
 import { fileURLToPath } from 'node:url';
@@ -36,6 +37,9 @@ const USAGE = `Usage:
   notify-mcp doctor [--json]          check credentials, reachability, store and settings; sends nothing
   notify-mcp contacts [forget <channel> <recipient>]
                                       list approved first contacts, or forget one
+  notify-mcp audit verify [--json]    check the audit chain: exit 0 with the count, 1 naming the first entry tampered with
+  notify-mcp audit export [--since T] [--client C]
+                                      print audit entries as JSON lines, oldest first
   notify-mcp bundle FILE [--http [--port N] [--host H]]
                                       serve the reconciled tools of every server in an mcpServers file
                                       (also --servers FILE; --config FILE is the old form)
@@ -62,6 +66,8 @@ function endQuietlyOnClosedPipe(): void {
 const OPTIONS = {
   profile: { type: 'string' },
   limit: { type: 'string' },
+  since: { type: 'string' },
+  client: { type: 'string' },
   config: { type: 'string' },
   servers: { type: 'string' },
   http: { type: 'boolean' },
@@ -127,6 +133,10 @@ async function main(argv: string[]): Promise<number> {
     case 'contacts': {
       const { contactsCommand } = await import('./contacts.js');
       return contactsCommand(positionals.slice(1), config, log, out);
+    }
+    case 'audit': {
+      const { auditCommand } = await import('./audit.js');
+      return auditCommand(positionals.slice(1), values, config, log, out);
     }
     case 'serve':
       return values.http ? serveHttpUntilSignal(config, log, values) : serveStdioUntilEnd(config, log);

@@ -14,7 +14,7 @@ import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import type { DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
+import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
 import { approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
@@ -70,6 +70,8 @@ export interface SendOptions {
    * under this key, and never scheduled or held again.
    */
   release?: { id: string; key: string };
+  /** The tool the call came through, for the audit log. */
+  tool?: string;
 }
 
 function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
@@ -289,6 +291,11 @@ interface Send<C, P> {
   opts: SendOptions;
 }
 
+/** What a send's record adds to its audit entries: the tool, and its recipients' classes (never the addresses). */
+function auditOf<C, P>({ channel, call, opts }: Send<C, P>): AuditContext {
+  return { tool: opts.tool ?? null, recipients: channel.recipients(call).map((r) => channel.recipientClass(r)) };
+}
+
 /** Everything before the provider call, counted against the budget: rate limit, id and payload. */
 async function prepare<C, P>({ deps, channel, call, opts }: Send<C, P>, approved: Approved<P> | undefined, newId: string): Promise<Prepared<P>> {
   // Here, not before idempotency: a replayed result sends nothing and costs no quota.
@@ -359,6 +366,7 @@ async function recordDryRun<C, P>(
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, undefined);
   const written = await deps.store.writeRecord(record, {
+    audit: auditOf(send),
     ...(optOut ? { optOut } : {}),
     ...(claim ? { claim: claim.completion(result) } : {}),
   });
@@ -374,7 +382,8 @@ async function recordDryRun<C, P>(
  * get_notification answers and a receipt (Twilio's callback carries the id) settles it.
  * The payload is not known here (null). The answer stands whatever the store says.
  */
-async function recordAbandoned<C, P>({ deps, channel, key, opts }: Send<C, P>, id: string): Promise<void> {
+async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promise<void> {
+  const { deps, channel, key, opts } = send;
   const log = deps.log.child({ notificationId: id, via: channel.name, client: opts.client });
   const now = deps.now();
   const record: DeliveryRecord = {
@@ -398,7 +407,7 @@ async function recordAbandoned<C, P>({ deps, channel, key, opts }: Send<C, P>, i
   };
   try {
     if (await deps.store.getDelivery(id)) return;
-    await deps.store.writeRecord(record);
+    await deps.store.writeRecord(record, { audit: auditOf(send) });
     if (channel.takesReceipts) await applyHeldReceipts(deps, record);
   } catch (err) {
     // Its owner's late record may have won the id: either way a record is there to settle.
@@ -459,7 +468,7 @@ async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeft
     record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
     record.latency_ms = deps.now() - startedAt;
     record.status_updated_at = deps.now();
-    const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record));
+    const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record, { audit: auditOf(send) }));
     // An outcome lost is settled by the provider's receipts: those that outran this record, now.
     if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld();
     if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
@@ -480,7 +489,7 @@ async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeft
   record.latency_ms = deps.now() - startedAt;
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, providerMessageId);
-  const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record));
+  const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record, { audit: auditOf(send) }));
   if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld();
   deps.log.info('sent', { notificationId: id, via, client: opts.client, attempts: record.attempts, latencyMs: record.latency_ms });
   return result;

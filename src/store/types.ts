@@ -260,6 +260,55 @@ export interface BannerRecord {
   dismissed_at: number | null;
 }
 
+/* The audit log's entries (DESIGN section 10; the chain itself is ./audit.ts). */
+
+/** What a write tells the audit about itself; the store fills in seq, at, prev and hash. */
+export interface AuditInput {
+  at: number;
+  client: string | null;
+  tool: string | null;
+  notification_id: string | null;
+  /** `request`, `outcome.<status>`, `approval.<outcome>`, `receipt.<status>`, `answer.<accept|decline>`… */
+  kind: string;
+  /** SHA-256 (hex) of what the entry is about: the exact provider request, the outcome, the change. */
+  digest: string;
+  /** The recipients' classes (never the addresses); null when the entry has none. */
+  recipients: readonly string[] | null;
+}
+
+export interface AuditEntry extends AuditInput {
+  seq: number;
+  /** The hash of the entry before (the anchor's for the first kept one). */
+  prev: string;
+  hash: string;
+}
+
+/**
+ * Where the chain stands: its last entry, and the anchor it starts from (seq 0 and the
+ * genesis hash until pruning moves it to the last pruned entry).
+ */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+  anchor_seq: number;
+  anchor_hash: string;
+}
+
+/** What the send's caller adds to a record write's entries: which tool made it, and its recipients' classes. */
+export interface AuditContext {
+  tool: string | null;
+  recipients?: readonly string[];
+}
+
+/** Which audit entries to read, in seq order: after `afterSeq`, at most `limit`, optionally from time `since`, of one client, of one notification. */
+export interface AuditQuery {
+  afterSeq: number;
+  limit: number;
+  since?: number;
+  client?: string;
+  notificationId?: string;
+}
+
 export interface Store {
   /** `sqlite` or `postgres`, for logs. */
   readonly kind: string;
@@ -271,7 +320,7 @@ export interface Store {
    * holds it). Each check rides in the write's own statement or transaction, so a send that
    * is only its record (a dry run) costs one round trip.
    */
-  writeRecord(record: DeliveryRecord, opts?: { optOut?: OptOutCheck; claim?: ClaimCompletion }): Promise<RecordWrite>;
+  writeRecord(record: DeliveryRecord, opts?: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext }): Promise<RecordWrite>;
   /** Newest first. */
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
   getDelivery(id: string): Promise<DeliveryRecord | null>;
@@ -416,6 +465,19 @@ export interface Store {
   chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision>;
   /** Counters whose period has not ended at `now`. */
   listCapCounters(now: number): Promise<CapCounter[]>;
+
+  /**
+   * The audit chain: every write above that the audit covers (records, receipts, approval
+   * answers) appends its entries in its own transaction (./audit.ts says which). Where the
+   * chain stands, and its entries in seq order.
+   */
+  auditHead(): Promise<AuditHead>;
+  auditEntries(query: AuditQuery): Promise<AuditEntry[]>;
+  /**
+   * Deletes entries older than `before` (a prefix of the chain), moving the anchor to the
+   * last one deleted, so the rest still verifies; returns how many.
+   */
+  pruneAudit(before: number): Promise<number>;
 
   close(): Promise<void>;
 }

@@ -12,6 +12,7 @@ import { fail, pass, type Check } from '../../core/check.js';
 import { httpChecks } from './http.js';
 import { storeCheck } from './store.js';
 import { capsChecks } from './caps.js';
+import { toolsCheck } from './tools.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -45,6 +46,7 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   checks.push(await storeCheck(config, timeoutMs));
   checks.push(...(await capsChecks(config)));
   checks.push(...httpChecks(config, opts.host));
+  checks.push(toolsCheck(config));
   return { ok: checks.every((c) => c.ok), checks };
 }
 

@@ -101,6 +101,7 @@ export async function callSendTool(
   try {
     const result = await sendNotification(deps, checked.variant, checked.value, {
       client: ctx.client,
+      tool: tool.name,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.approval ? { approval: ctx.approval.round } : {}),
       onRetry: ctx.progress

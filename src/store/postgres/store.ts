@@ -13,8 +13,13 @@ import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
+import { answerEntry, chain, receiptEntry, recordEntries } from '../audit.js';
+import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
+  AuditContext,
+  AuditInput,
+  DeliveryStatusChange,
   BannerRecord,
   CapCharge,
   CapDecision,
@@ -113,6 +118,26 @@ const ANSWER_APPROVAL = prepared(
    ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, claimed_at = EXCLUDED.claimed_at WHERE $3 - k.claimed_at >= $4
    RETURNING 1`,
 );
+/**
+ * The chain's head, locked until COMMIT: appenders on every replica queue on this one row, so
+ * each reads the head the previous one wrote and the chain never forks. A row lock rather than
+ * an advisory lock because the lock and the state it guards are the same row (no separate
+ * read of the tail, nothing to get out of step), it is released by COMMIT or ROLLBACK like
+ * the write it guards, and it works through a transaction-pooling proxy.
+ */
+const LOCK_AUDIT_HEAD = prepared('audit-lock-head', 'SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1 FOR UPDATE');
+/** `n` entries appended and the head moved, in one statement. */
+const appendAudit = new Map<number, { name: string; text: string }>();
+function appendAuditStatement(n: number): { name: string; text: string } {
+  let s = appendAudit.get(n);
+  if (!s) {
+    const w = AUDIT_COLUMNS.length;
+    s = prepared(`audit-append-${n}`, `WITH added AS (${appendAuditText(n)}) UPDATE audit_head SET seq = $${n * w + 1}, hash = $${n * w + 2} WHERE id = 1`);
+    appendAudit.set(n, s);
+  }
+  return s;
+}
+
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
 export class PostgresStore extends SqlStore implements Store {
@@ -133,20 +158,83 @@ export class PostgresStore extends SqlStore implements Store {
     return new PostgresStore(pool, opts.log);
   }
 
-  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion } = {}): Promise<RecordWrite> {
+  /** Runs `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return withClient(this.pool, this.log, async (client) => {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Appends audit entries to the chain, inside the transaction (on `client`) of the write
+   * they describe. Call it after that write's own statements: the head stays locked from
+   * here to COMMIT, so the later it is taken the less replicas queue on it.
+   */
+  protected async appendAudit(client: pg.PoolClient, inputs: readonly AuditInput[]): Promise<void> {
+    if (inputs.length === 0) return;
+    const { rows } = await client.query({ ...LOCK_AUDIT_HEAD, values: [] });
+    const { entries, head } = chain(auditHeadFromRow(rows[0] as Row), inputs);
+    await client.query({ ...appendAuditStatement(entries.length), values: [...entries.flatMap(auditValues), head.seq, head.hash] });
+  }
+
+  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
     const { optOut, claim } = opts;
     if (optOut) {
       const optedOut = await this.findOptedOut(optOut);
       if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
     }
-    if (!claim) {
-      await this.insertDelivery(r);
+    const LOST: RecordWrite = { kind: 'claim_lost' };
+    const written = await this.transaction(async (client): Promise<RecordWrite> => {
+      if (!claim) {
+        await client.query({ ...q.INSERT_DELIVERY, values: deliveryValues(r) });
+      } else {
+        // Both writes commit together, and the insert happens only if the claim was still ours.
+        const values = [...deliveryValues(r), claim.key, claim.owner, JSON.stringify(claim.result ?? null)];
+        const { rows } = await client.query({ ...RECORD_COMPLETING, values });
+        if (rows.length !== 1) throw LOST;
+      }
+      await this.appendAudit(client, recordEntries(r, opts.audit));
       return WRITTEN;
-    }
-    // One statement: both writes commit together, and the insert happens only if the claim was still ours.
-    const values = [...deliveryValues(r), claim.key, claim.owner, JSON.stringify(claim.result ?? null)];
-    const { rows } = await this.pool.query({ ...RECORD_COMPLETING, values });
-    return rows.length === 1 ? WRITTEN : { kind: 'claim_lost' };
+    }).catch((err: unknown) => {
+      if (err === LOST) return LOST;
+      throw err;
+    });
+    return written;
+  }
+
+  override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
+    const NOT_MOVED = Symbol('not moved');
+    return this.transaction(async (client) => {
+      const { rowCount } = await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(id, change) });
+      if (rowCount !== 1) throw NOT_MOVED;
+      await this.appendAudit(client, [receiptEntry(id, change)]);
+      return true;
+    }).catch((err: unknown) => {
+      if (err === NOT_MOVED) return false;
+      throw err;
+    });
+  }
+
+  async pruneAudit(before: number): Promise<number> {
+    return this.transaction(async (client) => {
+      // The head's lock: no append or other prune moves the chain meanwhile.
+      const { rows } = await client.query({ ...LOCK_AUDIT_HEAD, values: [] });
+      const head = auditHeadFromRow(rows[0] as Row);
+      const upto = (await client.query({ ...AUDIT_PRUNE_UPTO, values: [before] })).rows[0]?.upto;
+      if (upto === null || upto === undefined || num(upto) <= head.anchor_seq) return 0;
+      const anchor = (await client.query({ ...AUDIT_HASH_AT, values: [upto] })).rows[0].hash as string;
+      const { rowCount } = await client.query({ ...AUDIT_PRUNE, values: [upto] });
+      await client.query({ ...MOVE_AUDIT_ANCHOR, values: [upto, anchor] });
+      return rowCount ?? 0;
+    });
   }
 
   async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
@@ -208,7 +296,9 @@ export class PostgresStore extends SqlStore implements Store {
         }
         const held = (rows as Row[]).map(heldReceiptFromRow);
         const { change, result } = fold(this.toDelivery(found[0] as Row), held);
-        if (change) await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(target.id, change) });
+        if (change && (await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(target.id, change) })).rowCount === 1) {
+          await this.appendAudit(client, [receiptEntry(target.id, change)]);
+        }
         await client.query('DELETE FROM held_receipts WHERE seq = ANY($1::bigint[])', [held.map((h) => h.seq)]);
         await client.query('COMMIT');
         return result;
@@ -363,8 +453,12 @@ export class PostgresStore extends SqlStore implements Store {
     const key = `approval-answer:${id}`;
     // A row that vanishes between the upsert and the read was purged: answer again.
     for (let attempt = 0; attempt < 5; attempt++) {
-      const { rowCount } = await this.pool.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
-      if (rowCount === 1) return { answer, first: true };
+      const first = await this.transaction(async (client) => {
+        const { rowCount } = await client.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
+        if (rowCount === 1) await this.appendAudit(client, [answerEntry(id, answer, now)]);
+        return rowCount === 1;
+      });
+      if (first) return { answer, first: true };
       const { rows } = await this.pool.query({ ...q.CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
       if (row) return { answer: row.payload_hash as ApprovalAnswer, first: false };

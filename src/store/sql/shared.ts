@@ -3,7 +3,8 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { BannerRecord, CapCounter, ContactRecord, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
@@ -137,6 +138,20 @@ export abstract class SqlStore {
 
   async listCapCounters(now: number): Promise<CapCounter[]> {
     return (await this.sql.all(this.ob.capCounters, [now])).map(capCounterFromRow);
+  }
+
+  async auditHead(): Promise<AuditHead> {
+    const row = await this.sql.get(AUDIT_HEAD, []);
+    if (!row) throw new StoreError('audit_head has no row; the database was altered by hand');
+    return auditHeadFromRow(row);
+  }
+
+  async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
+    const rows =
+      query.since === undefined && query.client === undefined && query.notificationId === undefined
+        ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
+        : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null, query.notificationId ?? null]);
+    return rows.map(auditFromRow);
   }
 
   async bannersVersion(): Promise<string> {
