@@ -19,6 +19,7 @@ import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
+import { benchSchedule } from './schedule.mjs';
 import { benchTokens } from './tokens.mjs';
 import { benchValidation } from './validation.mjs';
 
@@ -94,6 +95,8 @@ try {
   );
   step('audit verify: 1,000,000 entries');
   rows.push(...(await guarded('8. Audit', 'audit verify, 1,000,000 entries', () => benchAudit(quick ? { runs: 1 } : {}))));
+  step('scheduled sends: 10,000 due at once');
+  rows.push(...(await guarded('9. Scheduled sends', 'due → sent, 10,000 due at once', () => benchSchedule(quick ? { n: 1_000 } : {}))));
 } finally {
   removeTempDirs();
 }

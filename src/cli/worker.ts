@@ -13,11 +13,14 @@ export async function workerCommand(config: Config, log: Logger): Promise<number
   // The app's own release loop: it starts with a pass over what fell due while nothing ran.
   const app = await createApp(config, log);
   log.info('worker releasing scheduled sends', { version: VERSION, store: app.store.kind, pollS: config.time.pollMs / 1000 });
+  // The loop's timers are unref'd (a server must not stay up for them): here they are all there is.
+  const alive = setInterval(() => {}, 2 ** 30);
   const signal = await new Promise<string>((resolve) => {
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
   });
   log.info('worker stopping', { signal });
+  clearInterval(alive);
   await app.close();
   return 0;
 }

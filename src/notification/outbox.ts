@@ -22,7 +22,7 @@ import { DEFAULT_TIME } from './settings.js';
 import { statesTaking } from './status.js';
 
 /** How many due entries one claim takes; a batch is released concurrently. */
-const BATCH = 200;
+const BATCH = 50;
 /** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -53,9 +53,18 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
     }
     const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
     if (!(err instanceof NotifyError)) log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
-    // DELIVERY_UNKNOWN: the pipeline recorded the delivery `unknown`; anything else was refused before the provider call.
+    // DELIVERY_UNKNOWN: the pipeline recorded the delivery `unknown`, unless the dead release
+    // recorded it before dying (then its record says how it went); anything else was refused
+    // before the provider call.
     state = body.code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
     outcome = { error: body };
+    if (state === 'unknown') {
+      const record = await deps.store.getDelivery(entry.id).catch(() => null);
+      if (record && record.status !== 'unknown' && record.status !== 'failed') {
+        state = 'released';
+        outcome = { id: record.id, via: record.via, status: record.status, provider: record.provider, accepted_at: new Date(record.created_at).toISOString() };
+      }
+    }
   }
   const finished = await deps.store.finishRelease(entry.id, owner, state, outcome, deps.now()).catch((err: unknown) => {
     log.error('release outcome not stored', { error: (err as Error).message });

@@ -77,7 +77,8 @@ async function serve(env: Record<string, string>): Promise<Served> {
   );
   const calls: string[] = [];
   const store = noting(await openStore(config, log), calls);
-  const app: App = await createApp(config, log, { store });
+  // Without the release loop, whose background passes would read the store between the calls noted here.
+  const app: App = await createApp(config, log, { store, noOutboxRunner: true });
   const http = await serveHttp(app, { port: 0, stream: { pollMs: 50 } }, log);
   return {
     http,

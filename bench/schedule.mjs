@@ -1,0 +1,128 @@
+/**
+ * Row 9: scheduled sends, due → sent. 10,000 Slack dry-run sends are put in the outbox, all
+ * due in the same second, and released by `notify-mcp worker` processes (dist/cli.js) over
+ * the same store; each send's lateness is its record's time minus its due time. SQLite: one
+ * worker (the target), against two on the same file (baseline). PostgreSQL: two replicas
+ * (the target), against one (baseline). Target: p99 within 2 s of due. PostgreSQL gets a
+ * fresh schema, dropped afterwards; skipped with a note when it does not answer.
+ *
+ *   node bench/schedule.mjs [--n 10000]
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { CLI, removeTempDirs, tempDir } from './lib/servers.mjs';
+import { quantile, sleep } from './lib/stats.mjs';
+import { PG_URL, freshPgSchema, pgAvailable } from './store.mjs';
+
+const DIST = resolve(import.meta.dirname, '../dist');
+const CALL = { via: 'slack', channel: 'C0123ABCD', text: 'Nightly report is ready' };
+
+async function openStoreOf(env) {
+  const [{ openStore }, { loadConfig }, { silentLogger }] = await Promise.all(['store/index.js', 'config/config.js', 'core/log.js'].map((f) => import(resolve(DIST, f))));
+  return openStore(loadConfig(env), silentLogger);
+}
+
+/** One round: `workers` processes release `n` sends due at once; the lateness of each, in ms. */
+async function round(env, workers, n) {
+  const store = await openStoreOf(env);
+  const children = [];
+  try {
+    const tag = Math.random().toString(36).slice(2, 8);
+    // Due once every entry is in and the workers have armed their timers (their slow poll reads the next due time).
+    const due = Date.now() + 4_000 + n / 2;
+    for (let i = 0; i < n; i += 100) {
+      await Promise.all(
+        Array.from({ length: Math.min(100, n - i) }, (_, j) =>
+          store.scheduleSend({
+            id: `ntf_bench_${tag}_${String(i + j).padStart(6, '0')}`,
+            via: 'slack',
+            client: 'bench',
+            call: CALL,
+            state: 'scheduled',
+            send_at: due,
+            due_at: due,
+            created_at: Date.now(),
+            owner: null,
+            claimed_at: null,
+            finished_at: null,
+            outcome: null,
+            idem_key: null,
+            payload_hash: null,
+          }),
+        ),
+      );
+    }
+    const insertedLate = Date.now() > due;
+    for (let w = 0; w < workers; w++) {
+      const child = spawn(process.execPath, [CLI, 'worker'], { env: { ...env, NOTIFY_SCHEDULE_POLL_S: '1', NOTIFY_LOG_LEVEL: 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
+      children.push(child);
+    }
+    const deadline = due + 120_000;
+    while ((await store.listOutbox(['scheduled', 'held', 'releasing'], 1)).length > 0) {
+      if (Date.now() > deadline) throw new Error('the workers did not release everything within 2 minutes of due');
+      await sleep(200);
+    }
+    const records = (await store.listDeliveries(n * 2)).filter((r) => r.id.startsWith(`ntf_bench_${tag}_`));
+    if (records.length !== n) throw new Error(`${records.length} of ${n} were recorded`);
+    return { late: records.map((r) => r.status_updated_at - due), insertedLate };
+  } finally {
+    for (const c of children) c.kill('SIGTERM');
+    await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    await store.close();
+  }
+}
+
+
+function row(storeName, target, base, n, targetWorkers, baseWorkers) {
+  const v = quantile(target.late, 0.99);
+  const b = quantile(base.late, 0.99);
+  return {
+    section: '9. Scheduled sends',
+    name: `${storeName}: due → sent for ${n.toLocaleString('en-US')} due at once, p99 (${targetWorkers} worker${targetWorkers > 1 ? 's' : ''})`,
+    unit: 'ms',
+    better: 'lower',
+    value: { median: v, lo: quantile(target.late, 0.5), hi: Math.max(...target.late) },
+    baselineName: `the same with ${baseWorkers} worker${baseWorkers > 1 ? 's' : ''}`,
+    baseline: { median: b, lo: quantile(base.late, 0.5), hi: Math.max(...base.late) },
+    ratio: { median: v / b },
+    target: { text: 'p99 ≤ 2,000 ms', absolute: true, max: 2_000 },
+    note: `figures: p99 (p50–max) of each send's lateness; slack dry-run; worker processes of dist/cli.js${target.insertedLate || base.insertedLate ? '; inserting outran the due time' : ''}`,
+  };
+}
+
+export async function benchSchedule({ n = 10_000 } = {}) {
+  const rows = [];
+  {
+    const dir = tempDir();
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NOTIFY_DATA_DIR: dir };
+    const one = await round(env, 1, n);
+    const two = await round(env, 2, n);
+    rows.push(row('SQLite', one, two, n, 1, 2));
+  }
+  if (!(await pgAvailable())) {
+    rows.push({ section: '9. Scheduled sends', name: 'PostgreSQL: due → sent', skipped: `skipped: PostgreSQL at ${PG_URL} did not answer` });
+    return rows;
+  }
+  const schema = await freshPgSchema();
+  try {
+    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NOTIFY_DATA_DIR: tempDir(), DATABASE_URL: schema.url };
+    const two = await round(env, 2, n);
+    const one = await round(env, 1, n);
+    rows.push(row('PostgreSQL', two, one, n, 2, 1));
+  } finally {
+    await schema.drop();
+  }
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const at = process.argv.indexOf('--n');
+  const n = at > 0 ? Number(process.argv[at + 1]) : 10_000;
+  try {
+    const rows = await benchSchedule({ n });
+    const { markdownTable } = await import('./lib/table.mjs');
+    process.stdout.write(markdownTable(rows) + '\n');
+  } finally {
+    removeTempDirs();
+  }
+}
