@@ -30,6 +30,11 @@ export type CallOf<V extends string, Shape extends z.ZodRawShape> = z.output<Bra
 export interface ChannelSettings {
   /** Credentials are set: sends go to the provider. Otherwise the channel runs in dry-run. */
   readonly live: boolean;
+  /**
+   * A call of this channel may be this much larger than the transports' ordinary message cap
+   * (email attachments), and the variable that sets it: the caps grow with it, and say so.
+   */
+  readonly largerCalls?: { readonly bytes: number; readonly variable: string };
 }
 
 /** Settings of a live channel: what createProvider receives. */
@@ -40,6 +45,8 @@ export interface Summary {
   headlineLabel: string;
   headline: string;
   body: string;
+  /** More lines the person reads, each `label: value` (email: Cc, Bcc, each attachment with its size and SHA-256). */
+  details?: readonly { label: string; value: string }[];
 }
 
 /** Properties a channel adds to a successful result (SMS: segments, encoding). */
@@ -105,7 +112,13 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * schema cannot state them (a refinement's rule); every other limit is generated from the
    * zod checks, in the description and in errors.
    */
-  branch(settings: S): { fields: Shape; description: string; limits?: { readonly [F in keyof Shape & string]?: string } };
+  branch(settings: S): {
+    fields: Shape;
+    description: string;
+    limits?: { readonly [F in keyof Shape & string]?: string };
+    /** A rule across fields (email: recipients in all), checked after each field passed its own. */
+    refine?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, ctx: z.RefinementCtx) => void;
+  };
   /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
   result?: Readonly<Record<string, JsonSchema>>;
   /**
@@ -258,10 +271,12 @@ export function defineChannel<const V extends string, const K extends string, S 
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
-      const { fields, description, limits } = module.branch(settings);
-      const branch: Branch<V, Shape> = z
-        .strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey })
-        .meta(limits === undefined ? { description } : { description, limits });
+      const { fields, description, limits, refine } = module.branch(settings);
+      const closed: Branch<V, Shape> = z.strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey });
+      // Refined before .meta(): the description and limits belong to the schema the union holds.
+      const branch = (refine ? closed.superRefine((call, ctx) => refine(call as z.output<z.ZodObject<Shape>>, ctx as z.RefinementCtx)) : closed).meta(
+        limits === undefined ? { description } : { description, limits },
+      );
       return Object.freeze({
         channel,
         name: module.name,

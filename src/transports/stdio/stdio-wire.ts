@@ -14,6 +14,8 @@ import { LineScreen } from './stdio-lines.js';
 export interface StdioWireOptions {
   /** A longer line (bytes, newline excluded) is refused. */
   maxLineBytes: number;
+  /** What grew the cap, said when it refuses. */
+  capWhy?: string | undefined;
   log: Logger;
   /** Sees each message that passes, before the SDK does; a value it returns is sent as the answer instead. */
   onMessage?(message: unknown): unknown;
@@ -37,6 +39,7 @@ export class StdioWire implements Transport {
     this.onSend = options.onSend;
     this.screen = new LineScreen({
       maxLineBytes: options.maxLineBytes,
+      capWhy: options.capWhy,
       log: options.log,
       reply: (message) => void this.write(message).catch(() => {}),
       deliver: (message) => {
