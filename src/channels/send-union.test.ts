@@ -20,7 +20,7 @@ describe('notification union', () => {
         code: 'FIELD_NOT_ON_CHANNEL',
         path: '/subject',
         message:
-          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123) and body (fits 160 GSM-7 characters, or 70 in UCS-2: emoji, most non-Latin scripts) only.',
+          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123), body (fits 160 GSM-7 characters, or 70 in UCS-2: emoji, most non-Latin scripts) and media_urls (MMS, 1-10 https URLs, off until NOTIFY_SMS_MEDIA_HOSTS names hosts) only.',
       },
     ]);
   });
@@ -131,5 +131,27 @@ describe('email cc, bcc and display names', () => {
     const [sms] = issues({ via: 'sms', to: '+14155550123', body: 'x', attachments: [{ filename: 'a.txt', content_base64: 'aGk=' }] });
     expect(sms).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/attachments' });
     expect(sms!.message).toMatch(/^Drop attachments, or set via to email/);
+  });
+});
+
+describe('SMS media_urls (MMS)', () => {
+  const mms = (media_urls: unknown) => ({ via: 'sms', to: '+14155550123', body: 'see', media_urls });
+  it('is refused with advice until the operator names hosts', () => {
+    const [issue] = issues(mms(['https://cdn.example.com/a.png']));
+    expect(issue).toMatchObject({ code: 'INVALID_FIELD', path: '/media_urls/0' });
+    expect(issue!.message).toMatch(/NOTIFY_SMS_MEDIA_HOSTS lists none/);
+  });
+  it('takes https URLs on the listed hosts only', () => {
+    const def = defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
+    expect(issues(mms(['https://cdn.example.com/a.png', 'https://cdn.example.com/b.jpg?x=1']), def)).toEqual([]);
+    expect(issues(mms(['http://cdn.example.com/a.png']), def)[0]!.message).toMatch(/is not https/);
+    expect(issues(mms(['https://evil.example/a.png']), def)[0]!.message).toMatch(/evil\.example, which NOTIFY_SMS_MEDIA_HOSTS does not list/);
+    expect(issues(mms(['https://cdn.example.com.evil.example/a.png']), def)[0]).toMatchObject({ code: 'INVALID_FIELD' });
+    expect(issues(mms(['https://u:p@cdn.example.com/a.png']), def)[0]!.message).toMatch(/credentials/);
+    expect(issues(mms(Array(11).fill('https://cdn.example.com/a.png')), def)[0]).toMatchObject({ code: 'TOO_LONG', path: '/media_urls' });
+    expect(() => defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'https://cdn.example.com/' })).toThrow(/NOTIFY_SMS_MEDIA_HOSTS/);
+  });
+  it('is no email field', () => {
+    expect(issues({ via: 'email', to: 'a@example.com', subject: 's', body_html: 'h', media_urls: ['https://x.example/a'] })[0]).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/media_urls' });
   });
 });

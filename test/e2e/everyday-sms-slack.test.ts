@@ -1,0 +1,92 @@
+/**
+ * Everyday SMS and Slack over the built CLI, in both protocol eras: MMS media_urls, Slack
+ * direct messages by user ID and Block Kit, each as the dry-run record shows it leaving and
+ * live against Prism (Twilio's and Slack's published specs) or a fake where Prism cannot say.
+ */
+import { rmSync } from 'node:fs';
+import type { Client } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, tempDataDir } from '../helpers/cli.js';
+import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
+import { connectCli, ERAS, errorOf, readOutbox, type CliSession, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
+
+const SID = 'AC' + '1'.repeat(32);
+const prismSkip = prismUnavailableReason();
+const describePrism = prismSkip ? describe.skip : describe;
+
+const dirs: string[] = [];
+const sessions: CliSession[] = [];
+let prismTwilio: PrismPeer | undefined;
+let fakeTwilio: FakePeer;
+
+function env(extra: Record<string, string> = {}): Record<string, string> {
+  const dir = tempDataDir('notify-e2e-everyday-');
+  dirs.push(dir);
+  return cliEnv({ NOTIFY_DATA_DIR: dir, ...extra });
+}
+async function connect(e: Record<string, string>, era: (typeof ERAS)[number]): Promise<CliSession> {
+  const s = await connectCli(e, `everyday-${era}`, era);
+  sessions.push(s);
+  return s;
+}
+const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolOutcome;
+const send = (client: Client, args: Record<string, unknown>) => call(client, 'send_notification', args);
+
+const MEDIA = ['https://cdn.example.com/chart.png', 'https://cdn.example.com/map.jpg'];
+const twilioEnv = (origin: string) => ({
+  TWILIO_ACCOUNT_SID: SID,
+  TWILIO_AUTH_TOKEN: 'e2e-token',
+  TWILIO_FROM: '+14155550111',
+  TWILIO_API_URL: origin,
+  NOTIFY_SMS_ALLOW: '+1415',
+  NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com',
+});
+
+beforeAll(async () => {
+  [fakeTwilio, prismTwilio] = await Promise.all([
+    startFakePeer({ status: 201, json: { sid: 'SM' + 'c'.repeat(32), status: 'queued' } }),
+    prismSkip ? undefined : startPrism('twilio'),
+  ]);
+});
+afterAll(async () => {
+  await Promise.allSettled(sessions.map((s) => s.close()));
+  await Promise.allSettled([fakeTwilio?.close(), prismTwilio?.stop()]);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+describe.each(ERAS)('MMS media_urls, %s client', (era) => {
+  it('dry run: the record carries MediaUrl exactly as Twilio would get it', async () => {
+    const e = env({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
+    const s = await connect(e, era);
+    const result = await send(s.client, { via: 'sms', to: '+14155550123', body: 'Map attached', media_urls: MEDIA });
+    expect(result.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
+    const [row] = await readOutbox(e);
+    expect(row!.payload).toMatchObject({ To: '+14155550123', Body: 'Map attached', MediaUrl: MEDIA });
+  });
+
+  it('is refused with advice while NOTIFY_SMS_MEDIA_HOSTS is empty, and off-list or plain-http hosts always', async () => {
+    const off = await connect(env(), era);
+    expect(errorOf(await send(off.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: MEDIA })).message).toMatch(/NOTIFY_SMS_MEDIA_HOSTS lists none/);
+    const on = await connect(env({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' }), era);
+    expect(errorOf(await send(on.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: ['https://attacker.example/x?d=secret'] }))).toMatchObject({ code: 'INVALID_FIELD' });
+    expect(errorOf(await send(on.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: ['http://cdn.example.com/a.png'] })).message).toMatch(/not https/);
+  });
+
+  it('live: each URL leaves as its own MediaUrl form field', async () => {
+    const s = await connect(env(twilioEnv(fakeTwilio.origin)), era);
+    const result = await send(s.client, { via: 'sms', to: '+14155550123', body: 'Map attached', media_urls: MEDIA });
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+    const form = new URLSearchParams(fakeTwilio.requests.at(-1)!.body);
+    expect(form.getAll('MediaUrl')).toEqual(MEDIA);
+  });
+});
+
+describePrism(`MMS against Prism (Twilio's spec)${prismSkip ? ` [skipped: ${prismSkip}]` : ''}`, () => {
+  it('the spec takes MediaUrl: the send comes back sent', async () => {
+    const s = await connect(env(twilioEnv(prismTwilio!.origin)), 'modern');
+    const result = await send(s.client, { via: 'sms', to: '+14155550123', body: 'Map attached', media_urls: MEDIA });
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ via: 'sms', status: 'sent' });
+  });
+});
