@@ -29,7 +29,10 @@ type Schema = { properties?: Record<string, Schema>; items?: Schema; anyOf?: Sch
 /** What a strict-mode client sends: every property of every object the schema declares, null where the call has none. */
 function fillNulls(value: unknown, schema: Schema | undefined): unknown {
   if (value === null || value === undefined || schema === undefined) return value ?? null;
-  const s = schema.anyOf?.find((b) => b.type !== 'null') ?? schema;
+  const kind = Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : undefined;
+  const s = schema.anyOf?.find((b) => b.type === kind) ?? schema.anyOf?.find((b) => b.type !== 'null') ?? schema;
+  // A free-form value (a Slack block) travels as JSON text under strict mode.
+  if (s.type === 'string' && typeof value === 'object') return JSON.stringify(value);
   if (Array.isArray(value)) return value.map((v) => fillNulls(v, s.items));
   if (typeof value === 'object' && s.properties) {
     return Object.fromEntries(Object.entries(s.properties).map(([k, sub]) => [k, fillNulls((value as Record<string, unknown>)[k], sub)]));

@@ -18,7 +18,9 @@ const describePrism = prismSkip ? describe.skip : describe;
 const dirs: string[] = [];
 const sessions: CliSession[] = [];
 let prismTwilio: PrismPeer | undefined;
+let prismSlack: PrismPeer | undefined;
 let fakeTwilio: FakePeer;
+let fakeSlack: FakePeer;
 
 function env(extra: Record<string, string> = {}): Record<string, string> {
   const dir = tempDataDir('notify-e2e-everyday-');
@@ -44,14 +46,16 @@ const twilioEnv = (origin: string) => ({
 });
 
 beforeAll(async () => {
-  [fakeTwilio, prismTwilio] = await Promise.all([
+  [fakeTwilio, fakeSlack, prismTwilio, prismSlack] = await Promise.all([
     startFakePeer({ status: 201, json: { sid: 'SM' + 'c'.repeat(32), status: 'queued' } }),
+    startFakePeer({ status: 200, json: { ok: true, channel: 'D0DM00001', ts: '1712345678.000500' } }),
     prismSkip ? undefined : startPrism('twilio'),
+    prismSkip ? undefined : startPrism('slack'),
   ]);
 });
 afterAll(async () => {
   await Promise.allSettled(sessions.map((s) => s.close()));
-  await Promise.allSettled([fakeTwilio?.close(), prismTwilio?.stop()]);
+  await Promise.allSettled([fakeTwilio?.close(), fakeSlack?.close(), prismTwilio?.stop(), prismSlack?.stop()]);
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -88,5 +92,62 @@ describePrism(`MMS against Prism (Twilio's spec)${prismSkip ? ` [skipped: ${pris
     const result = await send(s.client, { via: 'sms', to: '+14155550123', body: 'Map attached', media_urls: MEDIA });
     expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
     expect(result.structuredContent).toMatchObject({ via: 'sms', status: 'sent' });
+  });
+});
+
+const BLOCKS = [
+  { type: 'header', text: { type: 'plain_text', text: 'Deploy finished' } },
+  { type: 'section', text: { type: 'mrkdwn', text: '*v1.2* is live <!here>' } },
+  { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'broadcast', range: 'channel' }] }] },
+];
+const slackEnv = (origin: string) => ({ SLACK_BOT_TOKEN: 'xoxb-e2e', SLACK_API_URL: origin, NOTIFY_SLACK_ALLOW: 'C0123ABCD,U0123ABCD' });
+
+describe.each(ERAS)('Slack DMs and blocks, %s client', (era) => {
+  it('dry run: the record shows the user ID and the blocks as posted, broadcasts inert', async () => {
+    const e = env();
+    const s = await connect(e, era);
+    const result = await send(s.client, { via: 'slack', channel: 'U0123ABCD', text: 'Deploy finished', blocks: BLOCKS });
+    expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'dry_run' });
+    const [row] = await readOutbox(e);
+    const payload = row!.payload as { channel: string; text: string; blocks: unknown[] };
+    expect(payload.channel).toBe('U0123ABCD');
+    expect(payload.blocks).toHaveLength(3);
+    const posted = JSON.stringify(payload.blocks);
+    expect(posted).not.toContain('<!here>');
+    expect(posted).not.toContain('"broadcast"');
+    expect(posted).toContain('Deploy finished');
+  });
+
+  it('refuses interactive blocks with advice, and a user the allowlist does not name, saying which variable to set', async () => {
+    const s = await connect(env(slackEnv(fakeSlack.origin)), era);
+    const before = fakeSlack.requests.length;
+    const interactive = errorOf(await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [{ type: 'actions', elements: [] }] }));
+    expect(interactive).toMatchObject({ code: 'INVALID_FIELD' });
+    expect(interactive.message).toMatch(/request URL/);
+    const stranger = errorOf(await send(s.client, { via: 'slack', channel: 'U0STRANGER', text: 'x' }));
+    expect(stranger).toMatchObject({ code: 'RECIPIENT_NOT_ALLOWED' });
+    expect(stranger.message).toContain('NOTIFY_SLACK_ALLOW');
+    expect(fakeSlack.requests.length).toBe(before);
+  });
+
+  it('live: a user ID opens the DM, then posts there with the blocks', async () => {
+    const s = await connect(env(slackEnv(fakeSlack.origin)), era);
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: { id: 'D0DM00001' } } });
+    const result = await send(s.client, { via: 'slack', channel: 'U0123ABCD', text: 'Deploy finished', blocks: BLOCKS.slice(0, 1) });
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+    const [open, post] = fakeSlack.requests.slice(-2);
+    expect(open!.path).toBe('/conversations.open');
+    expect(post!.path).toBe('/chat.postMessage');
+    expect(post!.form).toMatchObject({ channel: 'D0DM00001', text: 'Deploy finished' });
+    expect(JSON.parse(post!.form!.blocks!)).toEqual(BLOCKS.slice(0, 1));
+  });
+});
+
+describePrism(`Slack DM and blocks against Prism (Slack's spec)${prismSkip ? ` [skipped: ${prismSkip}]` : ''}`, () => {
+  it('conversations.open and chat.postMessage with blocks, as the spec declares them', async () => {
+    const s = await connect(env(slackEnv(prismSlack!.origin)), 'legacy');
+    const result = await send(s.client, { via: 'slack', channel: 'U0123ABCD', text: 'Deploy finished', blocks: BLOCKS });
+    expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'sent' });
   });
 });

@@ -17,6 +17,8 @@ export interface SlackPayload {
   channel: string;
   text: string;
   thread_ts?: string;
+  /** Block Kit layout; `text` stays the notification's text and the fallback. */
+  blocks?: unknown[];
 }
 
 export interface SlackProviderOptions {
@@ -253,27 +255,50 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
   return {
     name: 'slack',
     async send(payload: SlackPayload, ctx): Promise<ProviderReceipt> {
-      const state: CallState = { signal: ctx.signal, requested: false };
+      let state: CallState = { signal: ctx.signal, requested: false };
+      // While the DM is being opened, nothing can have been posted, whatever the failure.
+      let opening = false;
       try {
-        const res = await slots.run(ctx, () =>
-          calls.run(state, () =>
+        const res = await slots.run(ctx, async () => {
+          // A user ID names a person: their direct message is opened first (it exists once
+          // opened, so opening again finds the same one). Until the post, nothing is posted.
+          let channel = payload.channel;
+          if (isUserId(channel)) {
+            opening = true;
+            channel = await calls.run(state, () => openDirectMessage(client, channel));
+            opening = false;
+            state = { signal: ctx.signal, requested: false };
+          }
+          return calls.run(state, () =>
             client.chat.postMessage({
-              channel: payload.channel,
+              channel,
               text: payload.text,
               ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
+              ...(payload.blocks ? { blocks: payload.blocks as never } : {}),
             }),
-          ),
-        );
+          );
+        });
         return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok' } : { providerStatus: 'ok' };
       } catch (err) {
         const mapped = state.requested
-          ? classifySlackError(err, payload.channel, !state.tracked || state.written === true)
+          ? classifySlackError(err, payload.channel, !opening && (!state.tracked || state.written === true))
           : notRequested(err, ctx.signal.aborted);
         log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;
       }
     },
   };
+}
+
+/** A Slack user (U…, or W… in Enterprise Grid), whose DM a post opens first. */
+export const isUserId = (channel: string): boolean => /^[UW][A-Z0-9]{2,}$/.test(channel);
+
+/** conversations.open for one user: the DM's channel ID. Its failure posted nothing. */
+async function openDirectMessage(client: { conversations: { open(a: { users: string }): Promise<{ channel?: { id?: string } }> } }, user: string): Promise<string> {
+  const res = await client.conversations.open({ users: user });
+  const id = res.channel?.id;
+  if (!id) throw new ProviderRejectedError('slack', `Slack opened no direct message with ${user}; check the user ID`, undefined);
+  return id;
 }
 
 /** A failure before the request was handed to fetch: nothing reached Slack. */
