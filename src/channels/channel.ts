@@ -161,6 +161,12 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * call needs a person's approval under these settings (Slack: `broadcast`).
    */
   approvalRules?: { readonly [rule: string]: (call: CallOf<V, Shape>, settings: S) => boolean };
+  /**
+   * A posted message this channel can change (edit_notification): the call that sends
+   * `change` in its place, from the payload as recorded. Without it, a sent message of this
+   * channel cannot be edited.
+   */
+  editCall?(posted: P, change: { text: string; blocks?: unknown[] | undefined }): z.input<Branch<V, Shape>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -233,6 +239,10 @@ export interface TypedChannel<C, P> {
   summary(call: C): Summary;
   /** Whether the channel's approval rule `rule` applies to the call; false for a rule it does not declare. */
   approvalRule(rule: string, call: C): boolean;
+  /** Parses a value with the branch without throwing: the call, or zod's issues. */
+  branchOf(value: unknown): { success: true; data: C } | { success: false; error: z.ZodError };
+  /** The call an edit of a posted message makes (ChannelModule.editCall), unparsed; undefined when the channel cannot edit. */
+  editCall(posted: unknown, change: { text: string; blocks?: unknown[] | undefined }): unknown;
 }
 
 /** A summary for a channel that declares none: its call as JSON, without `via`. */
@@ -304,6 +314,9 @@ export function defineChannel<const V extends string, const K extends string, S 
             buildPayload: (call, id, timeoutMs, at) => channel.buildPayload(call, { id, settings, timeoutMs, at }),
             summary: (call) => module.summary?.(call) ?? firstLineOf(call),
             approvalRule: (rule, call) => module.approvalRules?.[rule]?.(call, settings) ?? false,
+            // The record holds the payload this channel built: its own type.
+            editCall: (posted, change) => module.editCall?.(posted as P, change),
+            branchOf: (value) => branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
           };
           return {
             name: module.name,

@@ -15,6 +15,7 @@ const EXPECTED: Record<DeliveryStatus, Record<ReceiptEvent, DeliveryStatus | '-'
   delivered: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   undelivered: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   failed: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  retracted: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
 };
 
 describe('advance: the transition table', () => {
@@ -36,6 +37,17 @@ describe('advance: the transition table', () => {
       });
     }
   }
+
+  it("takes a caller's edit of a standing post, and its retraction once; nothing after", () => {
+    expect(advance('sent', 'edited')).toEqual({ ok: true, next: 'sent' });
+    expect(advance('dry_run', 'edited')).toEqual({ ok: true, next: 'dry_run' });
+    expect(advance('sent', 'retracted')).toEqual({ ok: true, next: 'retracted' });
+    expect(advance('dry_run', 'retracted')).toEqual({ ok: true, next: 'retracted' });
+    for (const state of ['retracted', 'failed', 'unknown', 'delivered'] as const) {
+      expect(advance(state, 'edited').ok, state).toBe(false);
+      expect(advance(state, 'retracted').ok, state).toBe(false);
+    }
+  });
 
   it('never moves a notification backwards: a late sent after delivered, delivered to sent', () => {
     expect(advance('delivered', 'sent')).toEqual({ ok: false, reason: 'delivered is final' });

@@ -83,9 +83,9 @@ describe('tool lists per profile', () => {
     expect(sep2106Violations(send.inputSchema, 'via')).toEqual([]);
   });
 
-  it('per-channel lists one send tool per channel, in registry order, then get_notification and the banner tools', () => {
+  it('per-channel lists one send tool per channel, in registry order, then get, edit and retract, and the banner tools', () => {
     const names = catalog['per-channel'].tools.map((t) => t.name);
-    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
     expect(CHANNEL_TOOLS).toEqual(expect.arrayContaining(['send_email', 'send_sms', 'send_slack']));
   });
 

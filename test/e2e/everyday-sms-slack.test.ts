@@ -151,3 +151,57 @@ describePrism(`Slack DM and blocks against Prism (Slack's spec)${prismSkip ? ` [
     expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'sent' });
   });
 });
+
+describe.each(ERAS)('edit_notification and retract_notification, %s client', (era) => {
+  it('dry run: an edit changes the record and keeps it a dry run; a retraction ends it retracted; get_notification shows both', async () => {
+    const e = env();
+    const s = await connect(e, era);
+    const sent = await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy started' });
+    const id = String(sent.structuredContent!.id);
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done <!here>', blocks: BLOCKS.slice(0, 2) });
+    expect(edited.isError, JSON.stringify(edited.structuredContent)).toBeFalsy();
+    expect(edited.structuredContent).toMatchObject({ id, via: 'slack', status: 'dry_run' });
+    const [row] = await readOutbox(e);
+    const payload = row!.payload as { text: string; blocks: unknown[] };
+    expect(payload.text).toMatch(/^Deploy done @\u2060here$/);
+    expect(JSON.stringify(payload.blocks)).not.toContain('<!here>');
+    const status = await call(s.client, 'get_notification', { id });
+    expect(status.structuredContent).toMatchObject({ status: 'dry_run', provider_status: { status: 'edited' } });
+
+    const retracted = await call(s.client, 'retract_notification', { id });
+    expect(retracted.structuredContent).toMatchObject({ id, via: 'slack', status: 'retracted' });
+    expect((await call(s.client, 'get_notification', { id })).structuredContent).toMatchObject({ status: 'retracted', provider_status: { status: 'deleted' } });
+    expect(errorOf(await call(s.client, 'retract_notification', { id })).message).toMatch(/retracted already/);
+    expect(errorOf(await call(s.client, 'edit_notification', { id, text: 'again' })).code).toBe('INVALID_FIELD');
+  });
+
+  it('live: chat.update and chat.delete on the post, by channel and ts', async () => {
+    const s = await connect(env(slackEnv(fakeSlack.origin)), era);
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000900' } });
+    const sent = await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy started' });
+    const id = String(sent.structuredContent!.id);
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000900' } });
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done' });
+    expect(edited.structuredContent).toMatchObject({ status: 'sent' });
+    const update = fakeSlack.requests.at(-1)!;
+    expect(update.path).toBe('/chat.update');
+    expect(update.form).toMatchObject({ channel: 'C0123ABCD', ts: '1712345678.000900', text: 'Deploy done' });
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000900' } });
+    expect((await call(s.client, 'retract_notification', { id })).structuredContent).toMatchObject({ status: 'retracted' });
+    const del = fakeSlack.requests.at(-1)!;
+    expect(del.path).toBe('/chat.delete');
+    expect(del.form).toMatchObject({ channel: 'C0123ABCD', ts: '1712345678.000900' });
+  });
+
+  it('email and SMS already handed over are ALREADY_SENT; another client\'s id is NOT_FOUND', async () => {
+    const e = env(twilioEnv(fakeTwilio.origin));
+    const s = await connect(e, era);
+    const sms = await send(s.client, { via: 'sms', to: '+14155550123', body: 'hi' });
+    const id = String(sms.structuredContent!.id);
+    expect(errorOf(await call(s.client, 'retract_notification', { id })).code).toBe('ALREADY_SENT');
+    expect(errorOf(await call(s.client, 'edit_notification', { id, text: 'x' })).code).toBe('ALREADY_SENT');
+    const other = await connectCli(e, 'someone-else', era);
+    sessions.push(other);
+    expect(errorOf(await call(other.client, 'retract_notification', { id })).code).toBe('NOT_FOUND');
+  });
+});

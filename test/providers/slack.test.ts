@@ -53,6 +53,12 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
     expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
   });
 
+  it('edits and deletes a post (chat.update, chat.delete), as the spec declares them', async () => {
+    const posted = { payload: { channel: 'C0123ABCD', text: 'first' }, providerMessageId: '1712345678.123456' };
+    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'second' }, ctx());
+    await provider.retract!(posted, ctx());
+  });
+
   it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
     const err = await caught(provider.send({ text: 'no channel' } as SlackPayload, ctx()));
     expect(err).toBeInstanceOf(ProviderRejectedError);

@@ -72,6 +72,14 @@ export const slack = defineChannel({
     return { payload };
   },
 
+  editCall: (posted, change) => ({
+    via: 'slack',
+    channel: posted.channel,
+    text: change.text,
+    ...(posted.thread_ts ? { thread: posted.thread_ts } : {}),
+    ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}),
+  }),
+
   async check(settings, allow, ctx) {
     const { checkSlack } = await import('./check.js');
     return checkSlack(settings, allow, ctx);
