@@ -148,6 +148,12 @@ export function attachmentFacts(a: AttachmentCall): AttachmentFacts & { bytes: B
 const issue = (ctx: z.RefinementCtx, message: string, path: (string | number)[], code = 'INVALID_FIELD') =>
   ctx.addIssue({ code: 'custom', message, path, params: { code } });
 
+/** The allowed types in few words: the default list by kind, an operator's own as listed. */
+export function typeWords(types: readonly string[]): string {
+  const isDefault = types.length === DEFAULT_ATTACHMENT_TYPES.length && DEFAULT_ATTACHMENT_TYPES.every((t) => types.includes(t));
+  return isDefault ? 'PDF, image, text, CSV, JSON, iCal' : types.join(', ');
+}
+
 export function sizeWords(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(bytes % (1024 * 1024) ? 1 : 0)} MiB` : bytes >= 1024 ? `${Math.round(bytes / 1024)} KiB` : `${bytes} bytes`;
 }
@@ -155,12 +161,10 @@ export function sizeWords(bytes: number): string {
 /** The `attachments` field under these settings: its JSON Schema states the caps, its refinement checks the bytes. */
 export function attachmentsField({ maxAttachmentBytes, attachmentTypes }: AttachmentSettings) {
   const one = z.strictObject({
-    filename: z.string().min(1).max(255).meta({ description: 'no path' }),
-    content_base64: z.string().min(1).meta({ description: 'the bytes, base64; never a path or URL' }),
-    content_type: z
-      .enum(attachmentTypes as [string, ...string[]])
-      .optional()
-      .meta({ description: 'sniffed when absent' }),
+    // Bounds and types are the refinement's, not the schema's: each costs every call's context.
+    filename: z.string(),
+    content_base64: z.string().meta({ description: 'base64, not a path/URL' }),
+    content_type: z.string().optional(),
   });
   return z
     .array(one)
@@ -169,7 +173,9 @@ export function attachmentsField({ maxAttachmentBytes, attachmentTypes }: Attach
     .superRefine((items, ctx) => {
       let total = 0;
       items.forEach((a, i) => {
-        if (BAD_NAME.test(a.filename) || a.filename === '.' || a.filename === '..') {
+        if (a.filename.length === 0 || a.filename.length > 255) {
+          issue(ctx, `Fix attachments/${i}/filename: a file name of 1-255 characters.`, [i, 'filename'], a.filename.length ? 'TOO_LONG' : 'INVALID_FIELD');
+        } else if (BAD_NAME.test(a.filename) || a.filename === '.' || a.filename === '..') {
           issue(ctx, `Rename attachments/${i}/filename: a file name alone, without path separators, control or direction characters.`, [i, 'filename']);
         }
         const bytes = decodeBase64(a.content_base64);
@@ -178,8 +184,11 @@ export function attachmentsField({ maxAttachmentBytes, attachmentTypes }: Attach
           return issue(ctx, advice, [i, 'content_base64']);
         }
         total += bytes.length;
-        const declared = a.content_type;
+        const declared = a.content_type?.toLowerCase();
         if (declared !== undefined) {
+          if (!attachmentTypes.includes(declared)) {
+            return issue(ctx, `Set attachments/${i}/content_type to one of ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES), or drop it to have it sniffed: ${JSON.stringify(a.content_type!.slice(0, 100))} is not allowed.`, [i, 'content_type']);
+          }
           const why = contradiction(bytes, declared);
           if (why) issue(ctx, `Fix attachments/${i}: content_type says ${declared} but ${why}; send the right type, or drop content_type to have it sniffed.`, [i, 'content_type']);
           return;

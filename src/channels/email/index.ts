@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConfigError, positiveInt } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
-import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords } from './attachments.js';
+import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
 import { emailRecipients, envelopeRecipients, mailbox, recipientCount, toFields, type AddressFields } from './recipients.js';
 import type { EmailPayload } from './smtp.js';
@@ -59,16 +59,17 @@ export const email = defineChannel({
     return {
       fields: {
         to: z.union([mailbox, z.array(mailbox).min(1).max(max)]),
-        cc: z.array(mailbox).min(1).max(max).optional(),
-        bcc: z.array(mailbox).min(1).max(max).optional().meta({ description: 'in no header' }),
+        // Bounded by the refinement below, to, cc and bcc together: a bound each would say the same thing three times.
+        cc: z.array(mailbox).optional(),
+        bcc: z.array(mailbox).optional().meta({ description: 'in no header' }),
         subject: z.string().min(1).max(255),
         body_html: z.string().min(1),
         body_text: z.string().min(1).optional().describe('derived from body_html when absent'),
         reply_to: mailbox.optional(),
         attachments: attachmentsField(settings).optional(),
       },
-      description: `Sends HTML and text mail by SMTP; to, cc and bcc ${max} in all.`,
-      limits: { attachments: `${sizeWords(settings.maxAttachmentBytes)} decoded in all; type checked against the bytes` },
+      description: `Sends HTML and text mail by SMTP; addresses may be Name <a@b>; ≤${max} recipients in all.`,
+      limits: { attachments: `≤10 files (${typeWords(settings.attachmentTypes)}), ${sizeWords(settings.maxAttachmentBytes)} in all` },
       refine(call: AddressFields, ctx: z.RefinementCtx) {
         const count = recipientCount(call);
         if (count > max) {

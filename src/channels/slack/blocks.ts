@@ -34,7 +34,6 @@ function interactiveIn(node: unknown, depth = 0): string | undefined {
 
 export const blocksField = z
   .array(z.looseObject({ type: z.string().meta({ enum: [...BLOCK_TYPES] }) }))
-  .min(1)
   .max(MAX_BLOCKS)
   .superRefine((blocks, ctx) => {
     blocks.forEach((block, i) => {

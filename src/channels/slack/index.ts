@@ -40,10 +40,10 @@ export const slack = defineChannel({
 
   branch: ({ allowBroadcast }) => ({
     fields: {
-      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'a C…, G…, D… ID, #name, or a user ID (U…, W…) for a DM', examples: ['C0123ABCD'] }),
+      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'C…, G…, D… ID, #name, or U… user (DM)', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
       thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts', examples: ['1712345678.123456'] }),
-      blocks: blocksField.optional().meta({ description: 'Block Kit; text stays the fallback' }),
+      blocks: blocksField.optional().meta({ description: 'Block Kit' }),
     },
     description: `Posts as the bot. ${broadcastRule(allowBroadcast)}`,
   }),

@@ -92,8 +92,8 @@ export const sms = defineChannel({
           }),
         media_urls: z
           .array(
-            z.string().max(2048).superRefine((url, ctx) => {
-              const problem = mediaUrlProblem(url, mediaHosts);
+            z.string().superRefine((url, ctx) => {
+              const problem = url.length > 2048 ? 'is longer than 2048 characters' : mediaUrlProblem(url, mediaHosts);
               if (problem) ctx.addIssue({ code: 'custom', message: `Fix {field}: ${JSON.stringify(url.slice(0, 200))} ${problem}.`, params: { code: 'INVALID_FIELD' } });
             }),
           )
@@ -105,7 +105,7 @@ export const sms = defineChannel({
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: {
         body: `fits ${segments}, or ${ucs} in UCS-2: emoji, most non-Latin scripts`,
-        media_urls: `MMS, 1-10 https URLs, ${mediaHosts.length ? `on ${mediaHosts.join(', ')}` : 'off until NOTIFY_SMS_MEDIA_HOSTS names hosts'}`,
+        media_urls: `MMS, ≤10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS hosts (none yet)'}`,
       },
     };
   },
