@@ -14,6 +14,7 @@ import { benchBannerStream } from './banner-stream.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
+import { benchLiveSend } from './live-send.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
@@ -74,6 +75,7 @@ try {
   }
   step('context cost');
   rows.push(...benchTokens());
+  rows.push(...(await guarded('8. Live-send overhead', 'live send vs the library alone', () => benchLiveSend(quick ? { calls: 50, warmup: 20, runs: 1 } : {}))));
   step('validation');
   rows.push(...benchValidation(quick ? { runs: 3, ms: 100 } : {}));
   step('store: idempotent sends');
