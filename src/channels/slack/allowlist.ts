@@ -28,7 +28,7 @@ export const slackMatcher: RecipientMatcher = {
       return `is neither a channel ID nor a #name: channel IDs are upper case (${entry.toUpperCase()}), and a name starts with # (#${entry.toLowerCase()})`;
     }
     if (CHANNEL_NAME.test(`#${entry}`)) return `is neither a channel ID nor a #name: write #${entry} for the channel named ${entry}`;
-    return 'is neither a channel or user ID (C…, G…, D…, U…, W…, upper case) nor a #name';
+    return 'is neither a channel ID (C…, G…, D…) or user ID (U…, W…), upper case, nor a #name';
   },
 
   allows(recipient, entries) {
