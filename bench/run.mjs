@@ -16,6 +16,7 @@ import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchDiscovery } from './discovery.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
+import { benchLiveSend } from './live-send.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
 import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
@@ -79,6 +80,7 @@ try {
   rows.push(...(await benchDiscovery(quick ? { runs: 3 } : {})));
   step('context cost');
   rows.push(...benchTokens());
+  rows.push(...(await guarded('8. Live-send overhead', 'live send vs the library alone', () => benchLiveSend(quick ? { calls: 50, warmup: 20, runs: 1 } : {}))));
   step('validation');
   rows.push(...benchValidation(quick ? { runs: 3, ms: 100 } : {}));
   step('store: idempotent sends');

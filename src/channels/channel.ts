@@ -34,6 +34,11 @@ export type CallOf<V extends string, Shape extends z.ZodRawShape> = z.output<Bra
 export interface ChannelSettings {
   /** Credentials are set: sends go to the provider. Otherwise the channel runs in dry-run. */
   readonly live: boolean;
+  /**
+   * A call of this channel may be this much larger than the transports' ordinary message cap
+   * (email attachments), and the variable that sets it: the caps grow with it, and say so.
+   */
+  readonly largerCalls?: { readonly bytes: number; readonly variable: string };
 }
 
 /** Settings of a live channel: what createProvider receives. */
@@ -44,6 +49,8 @@ export interface Summary {
   headlineLabel: string;
   headline: string;
   body: string;
+  /** More lines the person reads, each `label: value` (email: Cc, Bcc, each attachment with its size and SHA-256). */
+  details?: readonly { label: string; value: string }[];
 }
 
 /** Properties a channel adds to a successful result (SMS: segments, encoding). */
@@ -109,7 +116,13 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * schema cannot state them (a refinement's rule); every other limit is generated from the
    * zod checks, in the description and in errors.
    */
-  branch(settings: S): { fields: Shape; description: string; limits?: { readonly [F in keyof Shape & string]?: string } };
+  branch(settings: S): {
+    fields: Shape;
+    description: string;
+    limits?: { readonly [F in keyof Shape & string]?: string };
+    /** A rule across fields (email: recipients in all), checked after each field passed its own. */
+    refine?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, ctx: z.RefinementCtx) => void;
+  };
   /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
   result?: Readonly<Record<string, JsonSchema>>;
   /**
@@ -154,6 +167,12 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   approvalRules?: { readonly [rule: string]: (call: CallOf<V, Shape>, settings: S) => boolean };
   /** Measures NOTIFY_CAPS may name besides the channel's own (messages): how much of each one send uses. */
   capMeasures?: { readonly [measure: string]: (call: CallOf<V, Shape>, meta: ResultMeta | undefined) => number };
+  /**
+   * A posted message this channel can change (edit_notification): the call that sends
+   * `change` in its place, from the payload as recorded. Without it, a sent message of this
+   * channel cannot be edited.
+   */
+  editCall?(posted: P, change: { text: string; blocks?: unknown[] | undefined }): z.input<Branch<V, Shape>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -230,6 +249,10 @@ export interface TypedChannel<C, P> {
   approvalRule(rule: string, call: C): boolean;
   /** How much of cap measure `measure` the call uses: 1 of the channel's own name, a declared measure's count, else undefined. */
   capAmount(measure: string, call: C, meta: ResultMeta | undefined): number | undefined;
+  /** Parses a value with the branch without throwing: the call, or zod's issues. */
+  branchOf(value: unknown): { success: true; data: C } | { success: false; error: z.ZodError };
+  /** The call an edit of a posted message makes (ChannelModule.editCall), unparsed; undefined when the channel cannot edit. */
+  editCall(posted: unknown, change: { text: string; blocks?: unknown[] | undefined }): unknown;
 }
 
 /** A summary for a channel that declares none: its call as JSON, without `via`. */
@@ -269,10 +292,12 @@ export function defineChannel<const V extends string, const K extends string, S 
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
-      const { fields, description, limits } = module.branch(settings);
-      const branch: Branch<V, Shape> = z
-        .strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey, send_at: sendAt, urgent })
-        .meta(limits === undefined ? { description } : { description, limits });
+      const { fields, description, limits, refine } = module.branch(settings);
+      const closed: Branch<V, Shape> = z.strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey, send_at: sendAt, urgent });
+      // Refined before .meta(): the description and limits belong to the schema the union holds.
+      const branch = (refine ? closed.superRefine((call, ctx) => refine(call as z.output<z.ZodObject<Shape>>, ctx as z.RefinementCtx)) : closed).meta(
+        limits === undefined ? { description } : { description, limits },
+      );
       return Object.freeze({
         channel,
         name: module.name,
@@ -301,6 +326,9 @@ export function defineChannel<const V extends string, const K extends string, S 
             summary: (call) => module.summary?.(call) ?? firstLineOf(call),
             approvalRule: (rule, call) => module.approvalRules?.[rule]?.(call, settings) ?? false,
             capAmount: (measure, call, meta) => (measure === module.name ? 1 : module.capMeasures?.[measure]?.(call, meta)),
+            // The record holds the payload this channel built: its own type.
+            editCall: (posted, change) => module.editCall?.(posted as P, change),
+            branchOf: (value) => branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
           };
           return {
             name: module.name,

@@ -20,7 +20,7 @@ describe('notification union', () => {
         code: 'FIELD_NOT_ON_CHANNEL',
         path: '/subject',
         message:
-          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123) and body (fits 160 GSM-7 characters, or 70 in UCS-2: emoji, most non-Latin scripts) only.',
+          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123), body (fits 160 GSM-7 characters, or 70 in UCS-2: emoji, most non-Latin scripts) and media_urls (MMS, ≤10 https URLs on NOTIFY_SMS_MEDIA_HOSTS hosts (none yet)) only.',
       },
     ]);
   });
@@ -38,7 +38,7 @@ describe('notification union', () => {
     const [phone] = issues({ via: 'sms', to: '12345', body: 'Down' });
     expect(phone!.message).toBe('Fix to: use E.164 number (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123); "12345" does not match.');
     const [address] = issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' });
-    expect(address).toEqual({ code: 'INVALID_FIELD', path: '/to/1', message: 'Fix /to/1: use an email address, e.g. ops@example.com; "nope" is not one.' });
+    expect(address).toEqual({ code: 'INVALID_FIELD', path: '/to/1', message: 'Fix /to/1: use an email address, e.g. ops@example.com or Jane Doe <jane@example.com>; "nope" is not one.' });
     for (const call of [{ via: 'slack', channel: 'general', text: 't' }, { via: 'slack', channel: 'C0123ABCD', text: 't', thread: 'x' }]) {
       const [issue] = issues(call);
       expect(issue!.message).toMatch(/^Fix \w+: use .*e\.g\. /);
@@ -62,7 +62,7 @@ describe('notification union', () => {
     expect(issues({ via: 'email', to: [longest], reply_to: longest, subject: 's', body_html: 'h' })).toEqual([]);
     const over = `x${longest}`;
     expect(issues({ via: 'email', to: ['ok@example.com', over], subject: 's', body_html: 'h' })).toEqual([
-      { code: 'TOO_LONG', path: '/to/1', message: 'Shorten /to/1: email takes at most 254 characters.' },
+      { code: 'TOO_LONG', path: '/to/1', message: 'Shorten /to/1: an address takes at most 254 characters (RFC 5321).' },
     ]);
     expect(issues({ via: 'email', to: 'ok@example.com', reply_to: over, subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/reply_to' });
   });
@@ -105,5 +105,53 @@ describe('notification union', () => {
       expect(() => typed.parse({ via: 'sms', to: 'nope', body: 'Down' })).toThrow();
       expect(parse).toHaveBeenCalledTimes(2);
     });
+  });
+});
+
+describe('email cc, bcc and display names', () => {
+  it('takes a display name on every address field, and judges the address inside', () => {
+    expect(issues({ via: 'email', to: 'Jane Doe <jane@example.com>', cc: ['"Ops, Team" <ops@example.com>'], bcc: ['Audit <audit@example.com>'], reply_to: 'Replies <r@example.com>', subject: 's', body_html: 'h' })).toEqual([]);
+    const [two] = issues({ via: 'email', to: 'ok@example.com', cc: ['a@example.com, b@attacker.example'], subject: 's', body_html: 'h' });
+    expect(two).toMatchObject({ code: 'INVALID_FIELD', path: '/cc/0' });
+    expect(two!.message).toMatch(/^Fix \/cc\/0: .*more than one address/);
+    expect(issues({ via: 'email', to: 'Jane <not-an-address>', subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to' });
+  });
+
+  it('counts to, cc and bcc together against the recipient cap', () => {
+    const list = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i}@example.com`);
+    expect(issues({ via: 'email', to: list(20, 't'), cc: list(20, 'c'), bcc: list(10, 'b'), subject: 's', body_html: 'h' })).toEqual([]);
+    const [over] = issues({ via: 'email', to: list(20, 't'), cc: list(20, 'c'), bcc: list(11, 'b'), subject: 's', body_html: 'h' });
+    expect(over).toMatchObject({ code: 'TOO_LONG', path: '/bcc' });
+    expect(over!.message).toMatch(/51 recipients.*at most 50 \(NOTIFY_EMAIL_MAX_RECIPIENTS\)/);
+    const small = defFor({ NOTIFY_EMAIL_MAX_RECIPIENTS: '2' });
+    expect(issues({ via: 'email', to: 'a@example.com', cc: ['b@example.com'], bcc: ['c@example.com'], subject: 's', body_html: 'h' }, small)[0]).toMatchObject({ code: 'TOO_LONG' });
+  });
+
+  it('refuses attachments on SMS and Slack as fields not on the channel, with advice', () => {
+    const [sms] = issues({ via: 'sms', to: '+14155550123', body: 'x', attachments: [{ filename: 'a.txt', content_base64: 'aGk=' }] });
+    expect(sms).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/attachments' });
+    expect(sms!.message).toMatch(/^Drop attachments, or set via to email/);
+  });
+});
+
+describe('SMS media_urls (MMS)', () => {
+  const mms = (media_urls: unknown) => ({ via: 'sms', to: '+14155550123', body: 'see', media_urls });
+  it('is refused with advice until the operator names hosts', () => {
+    const [issue] = issues(mms(['https://cdn.example.com/a.png']));
+    expect(issue).toMatchObject({ code: 'INVALID_FIELD', path: '/media_urls/0' });
+    expect(issue!.message).toMatch(/NOTIFY_SMS_MEDIA_HOSTS lists none/);
+  });
+  it('takes https URLs on the listed hosts only', () => {
+    const def = defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
+    expect(issues(mms(['https://cdn.example.com/a.png', 'https://cdn.example.com/b.jpg?x=1']), def)).toEqual([]);
+    expect(issues(mms(['http://cdn.example.com/a.png']), def)[0]!.message).toMatch(/is not https/);
+    expect(issues(mms(['https://evil.example/a.png']), def)[0]!.message).toMatch(/evil\.example, which NOTIFY_SMS_MEDIA_HOSTS does not list/);
+    expect(issues(mms(['https://cdn.example.com.evil.example/a.png']), def)[0]).toMatchObject({ code: 'INVALID_FIELD' });
+    expect(issues(mms(['https://u:p@cdn.example.com/a.png']), def)[0]!.message).toMatch(/credentials/);
+    expect(issues(mms(Array(11).fill('https://cdn.example.com/a.png')), def)[0]).toMatchObject({ code: 'TOO_LONG', path: '/media_urls' });
+    expect(() => defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'https://cdn.example.com/' })).toThrow(/NOTIFY_SMS_MEDIA_HOSTS/);
+  });
+  it('is no email field', () => {
+    expect(issues({ via: 'email', to: 'a@example.com', subject: 's', body_html: 'h', media_urls: ['https://x.example/a'] })[0]).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/media_urls' });
   });
 });

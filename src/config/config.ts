@@ -49,6 +49,12 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error';
   /** Every channel of the list loadConfig was given, configured, in its order. */
   channels: readonly ConfiguredChannel[];
+  /**
+   * The largest message a transport takes (an HTTP body, a stdio line): 1 MiB, grown by what a
+   * channel's calls may carry besides (email attachments), and `why` names the variable that
+   * grew it, so a refusal can say what to set.
+   */
+  messageCap: { bytes: number; why?: string };
   /** allowedHosts: extra Host names accepted (a reverse proxy's public name). */
   /** operators: token clients that may read every client's notifications (NOTIFY_OPERATOR_CLIENTS). */
   http: { tokens: HttpToken[]; readAuth: boolean; allowedHosts: string[]; operators: string[] };
@@ -269,7 +275,7 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
   }
 
   const tokens = httpTokens(env.NOTIFY_HTTP_TOKENS);
-  const config: Omit<Config, 'channels'> = {
+  const config: Omit<Config, 'channels' | 'messageCap'> = {
     dataDir: env.NOTIFY_DATA_DIR || defaultDataDir(env),
     databaseUrl: databaseUrl(env.DATABASE_URL),
     defaultProfile: env.NOTIFY_DEFAULT_PROFILE ? profile(env.NOTIFY_DEFAULT_PROFILE, 'NOTIFY_DEFAULT_PROFILE') : 'flat',
@@ -301,7 +307,21 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
-  return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(channels.map((c) => c.configure(env))) });
+  const configured = channels.map((c) => c.configure(env));
+  return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(configured), messageCap: deepFreeze(messageCap(configured)) });
+}
+
+/** The ordinary cap on a message, before a channel's larger calls grow it. */
+export const BASE_MESSAGE_BYTES = 1024 * 1024;
+
+function messageCap(channels: readonly ConfiguredChannel[]): Config['messageCap'] {
+  let largest: { bytes: number; variable: string } | undefined;
+  for (const c of channels) {
+    const larger = c.settings.largerCalls;
+    if (larger && larger.bytes > (largest?.bytes ?? 0)) largest = larger;
+  }
+  if (!largest) return { bytes: BASE_MESSAGE_BYTES };
+  return { bytes: BASE_MESSAGE_BYTES + largest.bytes, why: `1 MiB plus what ${largest.variable} lets a call carry; raise that to send more` };
 }
 
 export { environment };

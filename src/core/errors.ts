@@ -20,6 +20,8 @@ export const ERROR_CODES = [
   'PROVIDER_UNAVAILABLE',
   'DELIVERY_UNKNOWN',
   'NOT_FOUND',
+  /** The message was handed to its provider and cannot be taken back or changed there (email, SMS). */
+  'ALREADY_SENT',
   /** The operator's policy needs a person's approval and this client cannot ask one: nothing was sent. */
   'APPROVAL_REQUIRED',
   /** The person declined the send (or dismissed the question): nothing was sent. */

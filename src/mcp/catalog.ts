@@ -13,7 +13,7 @@ import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
 import { objectToolGroups, SEND_GROUPS } from './tool-groups.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
-import { foldExamples, schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
+import { decodeJsonText, foldExamples, freeFormPaths, schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
 
 export interface CatalogEntry extends ToolEntry {
   hash: string;
@@ -48,16 +48,23 @@ function wireTool(tool: Tool): Tool {
 
 function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
   const input = toJsonSchema(spec.input.strict());
+  // Under strict mode a free-form value (a Slack block) travels as JSON text, read back here.
+  const jsonText = profile === 'nested' && freeFormPaths(input).length > 0;
   return {
     tool: {
       name: spec.name,
       title: spec.title,
       description: spec.description,
-      inputSchema: (profile === 'nested' ? toStrict(input) : foldExamples(input)) as Tool['inputSchema'],
+      inputSchema: (profile === 'nested' ? toStrict(input, jsonText ? { freeForm: 'json-text' } : {}) : foldExamples(input)) as Tool['inputSchema'],
       outputSchema: spec.outputSchema as Tool['outputSchema'],
       annotations: { title: spec.title, ...spec.annotations },
     },
     async call(args, ctx) {
+      if (jsonText && typeof args === 'object' && args !== null && !Array.isArray(args)) {
+        const decoded = decodeJsonText(input, args as Record<string, unknown>);
+        if (decoded.problems.length) return errorResult({ code: 'INVALID_FIELD', message: decoded.problems[0]!.message, path: `/${decoded.problems[0]!.segments.map(String).join('/')}` });
+        args = decoded.value;
+      }
       const checked = validateObject(spec.input, spec.name, args);
       if (!checked.ok) return invalidResult(checked);
       return okResult(await spec.handler(checked.value, ctx));

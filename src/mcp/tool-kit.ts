@@ -26,6 +26,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends an MCP progress notification when the caller asked for progress. */
   progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
+  /** The pipeline's dependencies (the connected channels): what edit and retract reach a provider through. */
+  deps?: SendDeps;
   /** The approval step's view of this round, and how to put a question to the person (src/mcp/approval-round.ts). */
   approval?: { round: ApprovalRound; ask(request: ApprovalRequest): Promise<CallToolResult> };
 }

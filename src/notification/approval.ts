@@ -140,7 +140,7 @@ export function callerText(text: string, max = Number.POSITIVE_INFINITY): string
  * follows, each field on one line after its label, through callerText.
  */
 function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[], grant: ApprovalGrant): string {
-  const { headline, headlineLabel, body } = channel.summary(call);
+  const { headline, headlineLabel, body, details = [] } = channel.summary(call);
   return [
     `Approve this ${channel.name} notification? Nothing is sent unless you approve.`,
     `Why approval is needed: ${why.join('; ')}`,
@@ -149,6 +149,7 @@ function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[],
     `Approving sends exactly this message (payload sha256 ${grant.payload_sha256.slice(0, 16)}…); a changed message asks again.`,
     `Recipients: ${channel.recipients(call).map((r) => callerText(r)).join(', ')}`,
     `${headlineLabel}: ${callerText(headline, HEADLINE_CHARS)}`,
+    ...details.map((d) => `${d.label}: ${callerText(d.value)}`),
   ].join('\n');
 }
 

@@ -19,6 +19,7 @@ const EXPECTED: Record<DeliveryStatus, Record<ReceiptEvent, DeliveryStatus | '-'
   held: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   cancelled: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   expired: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  retracted: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
 };
 const NEVER_SENT = ['scheduled', 'held', 'cancelled', 'expired'];
 
@@ -46,6 +47,17 @@ describe('advance: the transition table', () => {
     expect(statesTaking('cancel').sort()).toEqual(['held', 'scheduled']);
     expect(statesTaking('release').sort()).toEqual(['held', 'scheduled']);
     expect(statesTaking('expire').sort()).toEqual(['held', 'scheduled']);
+  });
+
+  it("takes a caller's edit of a standing post, and its retraction once; nothing after", () => {
+    expect(advance('sent', 'edited')).toEqual({ ok: true, next: 'sent' });
+    expect(advance('dry_run', 'edited')).toEqual({ ok: true, next: 'dry_run' });
+    expect(advance('sent', 'retracted')).toEqual({ ok: true, next: 'retracted' });
+    expect(advance('dry_run', 'retracted')).toEqual({ ok: true, next: 'retracted' });
+    for (const state of ['retracted', 'failed', 'unknown', 'delivered'] as const) {
+      expect(advance(state, 'edited').ok, state).toBe(false);
+      expect(advance(state, 'retracted').ok, state).toBe(false);
+    }
   });
 
   it('never moves a notification backwards: a late sent after delivered, delivered to sent', () => {

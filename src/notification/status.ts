@@ -1,8 +1,13 @@
 /**
  * The one place a notification's state changes after its send: a provider receipt moves it
- * forward, never back. Pure; docs/tools.md's transition table is this table in words.
+ * forward, never back, and a caller's edit or retraction (edit_notification,
+ * retract_notification) moves it where this table says. Pure; docs/tools.md's transition
+ * table is this table in words.
  */
 import { RECEIPT_EVENTS, type DeliveryStatus, type ReceiptEvent } from '../store/types.js';
+
+/** What a caller does to a notification it sent: the events besides receipts. */
+export type CallerAction = 'edited' | 'retracted';
 
 /**
  * What moves a send that waits in the outbox (src/notification/outbox.ts): its release at the
@@ -20,26 +25,29 @@ const NEVER_SENT = new Set<DeliveryStatus>(['dry_run', 'scheduled', 'held', 'can
  * receipt refuses it: `dry_run` was never sent, `delivered`, `undelivered` and `failed` are
  * final, and `sent` does not go back to `queued`. `unknown` (the send's outcome was lost)
  * takes any receipt: the provider knows better than we do. A receipt that repeats the
- * current state is taken (its provider status may be newer) but changes no state.
+ * current state is taken (its provider status may be newer) but changes no state. A caller
+ * edits a post that stands (`sent`; a dry run's record, which stays a dry run) and retracts
+ * it (`retracted`, final); whether its channel can do either is the channel's to say.
  */
-const TRANSITIONS: Readonly<Record<DeliveryStatus, Readonly<Partial<Record<ReceiptEvent | WaitEvent, DeliveryStatus>>>>> = {
-  dry_run: {},
+const TRANSITIONS: Readonly<Record<DeliveryStatus, Readonly<Partial<Record<ReceiptEvent | WaitEvent | CallerAction, DeliveryStatus>>>>> = {
+  dry_run: { edited: 'dry_run', retracted: 'retracted' },
   scheduled: { release: 'sent', cancel: 'cancelled', expire: 'expired' },
   held: { release: 'sent', cancel: 'cancelled', expire: 'expired' },
   cancelled: {},
   expired: {},
   unknown: { queued: 'queued', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
   queued: { queued: 'queued', sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
-  sent: { sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed' },
+  sent: { sent: 'sent', delivered: 'delivered', undelivered: 'undelivered', failed: 'failed', edited: 'sent', retracted: 'retracted' },
   delivered: {},
   undelivered: {},
   failed: {},
+  retracted: {},
 };
 
 export type Advance = { ok: true; next: DeliveryStatus } | { ok: false; reason: string };
 
-/** Where a receipt saying `event` takes a notification in `current`, or why it is refused. */
-export function advance(current: DeliveryStatus, event: ReceiptEvent): Advance {
+/** Where a receipt or a caller's action `event` takes a notification in `current`, or why it is refused. */
+export function advance(current: DeliveryStatus, event: ReceiptEvent | CallerAction): Advance {
   const next = TRANSITIONS[current][event];
   if (next !== undefined) return { ok: true, next };
   if (Object.keys(TRANSITIONS[current]).every((e) => !(RECEIPT_EVENTS as readonly string[]).includes(e)) && !NEVER_SENT.has(current)) {
@@ -66,6 +74,7 @@ export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, st
   held: 'Held by quiet hours (or for approval) until release_at; it is sent then (retract_notification cancels it until it leaves).',
   cancelled: 'Taken back before it was sent; nothing was sent.',
   expired: 'Its time passed while no server was running, longer ago than NOTIFY_SCHEDULE_GRACE_S: it was not sent.',
+  retracted: 'The caller took the message back: the Slack post was deleted (or, in a dry run, its record withdrawn).',
   unknown:
     'The outcome was lost after the request left (a timeout or reset): the provider may have sent it. Do not resend blindly; a provider receipt may still settle it.',
 };

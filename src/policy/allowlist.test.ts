@@ -147,7 +147,9 @@ describe('allowEntryProblem (checked at start)', () => {
     expect(allowEntryProblem('slack', 'alerts')).toContain('write #alerts');
     expect(allowEntryProblem('slack', 'c0123abcd')).toContain('channel IDs are upper case (C0123ABCD)');
     expect(allowEntryProblem('slack', 'deploys')).toMatch(/DEPLOYS.*#deploys/);
-    for (const e of ['U0123ABCD', '#', '# alerts', '<#C0123ABCD>', 'https://x.slack.com/archives/C0123ABCD']) {
+    // A user ID (U…, W…) is an entry: a post to it opens the DM.
+    expect(allowEntryProblem('slack', 'U0123ABCD')).toBeUndefined();
+    for (const e of ['#', '# alerts', '<#C0123ABCD>', 'https://x.slack.com/archives/C0123ABCD']) {
       expect(allowEntryProblem('slack', e), e).toMatch(/neither a channel ID/);
     }
   });

@@ -25,10 +25,20 @@ export interface ProviderReceipt {
   providerStatus?: string;
 }
 
+/** A message a provider took: its payload as recorded, and the provider's id for it. */
+export interface Posted<Payload> {
+  payload: Payload;
+  providerMessageId: string;
+}
+
 export interface Provider<Payload = unknown> {
   /** `smtp`, `twilio`, `slack`, or `dry-run`. */
   readonly name: string;
   /** One attempt; retries are the caller's (src/providers/retry.ts). */
   send(payload: Payload, ctx: SendContext): Promise<ProviderReceipt>;
+  /** Replaces a message it took with `next` (Slack: chat.update); absent where the vendor cannot change a sent message. */
+  edit?(posted: Posted<Payload>, next: Payload, ctx: SendContext): Promise<void>;
+  /** Takes a message it took back (Slack: chat.delete); absent where the vendor cannot. */
+  retract?(posted: Posted<Payload>, ctx: SendContext): Promise<void>;
   close?(): Promise<void>;
 }

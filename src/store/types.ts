@@ -9,7 +9,7 @@
  * provider may have sent it); provider receipts move it on, never back: the transitions are
  * src/notification/status.ts's alone.
  */
-export const NOTIFICATION_STATES = ['dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired'] as const;
+export const NOTIFICATION_STATES = ['dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired', 'retracted'] as const;
 export type DeliveryStatus = (typeof NOTIFICATION_STATES)[number];
 
 /** What a provider receipt can report, in this server's words (each channel maps its vendor's statuses to these). */
@@ -52,6 +52,17 @@ export interface DeliveryRecord {
   status_updated_at: number;
   /** What a person was asked and answered, when the operator's approval policy applied to this send. */
   approval?: ApprovalRecord | null;
+}
+
+/** A caller's change to what it sent (edit_notification, retract_notification), applied only while the delivery is still in `from`. */
+export interface DeliveryAmendment {
+  from: DeliveryStatus;
+  status: DeliveryStatus;
+  /** The payload as it now stands at the provider (the edited message; the post as it was, when retracted). */
+  payload: unknown;
+  /** What happened, in the provider's words of this server: `edited`, `deleted`. */
+  provider_status: string;
+  at: number;
 }
 
 /** A receipt's change to a delivery, applied only while the delivery is still in `from`. */
@@ -332,6 +343,8 @@ export interface Store {
    * nothing was written (another receipt moved it first, or no such delivery).
    */
   updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean>;
+  /** Compare-and-set like updateDeliveryStatus, for a caller's edit or retraction: the payload changes with the status. */
+  amendDelivery(id: string, change: DeliveryAmendment): Promise<boolean>;
   /**
    * Keeps `receipt` for a delivery not recorded yet, unless the bounds refuse it; older ones
    * are purged. A receipt equal to one already held (a provider's resend, or a replay) is

@@ -76,10 +76,10 @@ export const refusal = {
     error: { code: -32700, message: 'Parse error: the message is not valid UTF-8; send JSON-RPC as UTF-8 text (invalid bytes are not replaced, so nothing is sent altered)' },
   }),
   /** `head`: the first bytes of the message, where clients put the id before the params. */
-  tooLarge: (head: string, bytes: number, limit: number): Refusal => ({
+  tooLarge: (head: string, bytes: number, limit: number, why?: string): Refusal => ({
     id: idInHead(head),
     reason: 'too_large',
-    error: { code: -32600, message: `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes` },
+    error: { code: -32600, message: `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes${why ? ` (${why})` : ''}` },
   }),
 };
 

@@ -25,9 +25,25 @@ export function ajv() {
 }
 
 /** The nested shape of a call: every optional present, as null. */
+type Schema = { properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; type?: string };
+/** What a strict-mode client sends: every property of every object the schema declares, null where the call has none. */
+function fillNulls(value: unknown, schema: Schema | undefined): unknown {
+  if (value === null || value === undefined || schema === undefined) return value ?? null;
+  const kind = Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : undefined;
+  const s = schema.anyOf?.find((b) => b.type === kind) ?? schema.anyOf?.find((b) => b.type !== 'null') ?? schema;
+  // A free-form value (a Slack block) travels as JSON text under strict mode.
+  if (s.type === 'string' && typeof value === 'object') return JSON.stringify(value);
+  if (Array.isArray(value)) return value.map((v) => fillNulls(v, s.items));
+  if (typeof value === 'object' && s.properties) {
+    return Object.fromEntries(Object.entries(s.properties).map(([k, sub]) => [k, fillNulls((value as Record<string, unknown>)[k], sub)]));
+  }
+  return value;
+}
 function toNested(call: Record<string, unknown>): Record<string, unknown> {
-  const variant = def.variants.find((v) => v.value === call.via)!;
-  return { notification: Object.fromEntries(['via', ...variant.fields].map((f) => [f, call[f] ?? null])) };
+  const send = catalog.nested.tools.find((t) => t.name === 'send_notification')!;
+  const branches = (send.inputSchema.properties as Record<string, Schema>).notification!.anyOf!;
+  const branch = branches.find((b) => (b.properties?.via as { enum?: string[] }).enum?.[0] === call.via);
+  return { notification: fillNulls(call, branch) };
 }
 
 describe('tool lists per profile', () => {
@@ -77,9 +93,9 @@ describe('tool lists per profile', () => {
     expect(sep2106Violations(send.inputSchema, 'via')).toEqual([]);
   });
 
-  it('per-channel lists one send tool per channel, in registry order, then get_notification and the banner tools', () => {
+  it('per-channel lists one send tool per channel, in registry order, then get, edit and retract, and the banner tools', () => {
     const names = catalog['per-channel'].tools.map((t) => t.name);
-    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
     expect(CHANNEL_TOOLS).toEqual(expect.arrayContaining(['send_email', 'send_sms', 'send_slack']));
   });
 

@@ -57,7 +57,7 @@ describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, p
     const { tools } = await client.listTools();
     listed.set(`${era} ${profile}`, JSON.stringify(tools));
     const expected = profile === 'per-channel' ? CHANNEL_TOOLS : ['send_notification'];
-    expect(tools.map((t) => t.name)).toEqual([...expected, 'get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(tools.map((t) => t.name)).toEqual([...expected, 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
 
     const shape = SHAPES[profile]!;
     for (const example of FIRST_EXAMPLES) {

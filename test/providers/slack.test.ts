@@ -42,6 +42,23 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
     expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
   });
 
+  it('posts to a user by ID: conversations.open, then chat.postMessage to the DM, both as the spec declares them', async () => {
+    const receipt = await provider.send({ channel: 'U0123ABCD', text: 'your deploy finished' }, ctx());
+    expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('posts Block Kit blocks with the text as fallback', async () => {
+    const blocks = [{ type: 'header', text: { type: 'plain_text', text: 'Deploy' } }, { type: 'divider' }];
+    const receipt = await provider.send({ channel: 'C0123ABCD', text: 'Deploy', blocks }, ctx());
+    expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
+  });
+
+  it('edits and deletes a post (chat.update, chat.delete), as the spec declares them', async () => {
+    const posted = { payload: { channel: 'C0123ABCD', text: 'first' }, providerMessageId: '1712345678.123456' };
+    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'second' }, ctx());
+    await provider.retract!(posted, ctx());
+  });
+
   it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
     const err = await caught(provider.send({ text: 'no channel' } as SlackPayload, ctx()));
     expect(err).toBeInstanceOf(ProviderRejectedError);
@@ -78,6 +95,27 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     expect(req.path).toBe('/chat.postMessage');
     expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(req.form).toMatchObject({ channel: 'C0123ABCD', text: 'hello', thread_ts: '1712345678.123456' });
+  });
+
+  it('opens the DM of a user ID, then posts there with the blocks as JSON', async () => {
+    fake.replies.push({ status: 200, json: { ok: true, channel: { id: 'D0DM00001' } } }, { status: 200, json: { ok: true, channel: 'D0DM00001', ts: '1712345678.000300' } });
+    const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*done*' } }];
+    const receipt = await provider.send({ channel: 'U0123ABCD', text: 'done', blocks }, ctx());
+    expect(receipt.providerMessageId).toBe('1712345678.000300');
+    const [open, post] = fake.requests.slice(-2);
+    expect(open!.path).toBe('/conversations.open');
+    expect(open!.form).toMatchObject({ users: 'U0123ABCD' });
+    expect(post!.path).toBe('/chat.postMessage');
+    expect(post!.form).toMatchObject({ channel: 'D0DM00001', text: 'done' });
+    expect(JSON.parse(post!.form!.blocks!)).toEqual(blocks);
+  });
+
+  it('posts nothing when the DM cannot be opened, and says so as a rejection', async () => {
+    const before = fake.requests.length;
+    fake.replies.push({ status: 200, json: { ok: false, error: 'user_not_found' } });
+    const err = await caught(provider.send({ channel: 'U0NOONE00', text: 'x' }, ctx()));
+    expect(err).toBeInstanceOf(ProviderRejectedError);
+    expect(fake.requests.slice(before).map((r) => r.path)).toEqual(['/conversations.open']);
   });
 
   it('maps ok:false channel_not_found to ProviderRejectedError', async () => {

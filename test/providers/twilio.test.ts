@@ -50,6 +50,11 @@ describePrism(`Twilio provider against Prism (Twilio's API spec)${skipReason ? `
     expect(receipt.providerStatus).toEqual(expect.any(String));
   });
 
+  it('sends MMS media as MediaUrl: the spec takes the field, repeated', async () => {
+    const receipt = await provider.send(sms({ MediaUrl: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.jpg'] }), ctx());
+    expect(receipt.providerMessageId).toMatch(/^SM/);
+  });
+
   it('creates a message through a messaging service', async () => {
     const receipt = await provider.send(sms({ From: undefined, MessagingServiceSid: 'MG' + '0'.repeat(32) }), ctx());
     expect(receipt.providerMessageId).toMatch(/^SM/);
@@ -104,6 +109,13 @@ describe('Twilio provider against a fake for what Prism cannot answer', () => {
     expect(req.path).toBe(`/2010-04-01/Accounts/${SID}/Messages.json`);
     expect(req.headers.authorization).toBe('Basic ' + Buffer.from(`${SID}:${TOKEN}`).toString('base64'));
     expect(req.form).toEqual({ To: '+14155550100', Body: 'Disk full', From: '+14155550111' });
+  });
+
+  it('writes each MMS media URL as its own MediaUrl form field', async () => {
+    fake.replies.push(created);
+    await provider.send(sms({ MediaUrl: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.jpg'] }), ctx());
+    const body = new URLSearchParams(fake.requests.at(-1)!.body);
+    expect(body.getAll('MediaUrl')).toEqual(['https://cdn.example.com/a.png', 'https://cdn.example.com/b.jpg']);
   });
 
   it('maps 21610 (recipient replied STOP) to RecipientOptedOutError and RECIPIENT_OPTED_OUT', async () => {

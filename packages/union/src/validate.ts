@@ -106,6 +106,17 @@ export function dropNulls(args: Record<string, unknown>): Record<string, unknown
   return Object.fromEntries(Object.entries(args).filter(([, v]) => v !== null));
 }
 
+/**
+ * The same at every depth, for the strict shape: there every optional property of every
+ * object (an attachment's, a block's) is required-but-nullable, so null means absent anywhere.
+ */
+export function dropNullsDeep(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNullsDeep);
+  if (!isRecord(value)) return value;
+  // fromEntries defines own properties: a `__proto__` key stays a key, never a prototype.
+  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === null ? [] : [[k, dropNullsDeep(v)]])));
+}
+
 /** Each value a successful validation returned, with the zod schema whose parse made it. */
 const producedBy = new WeakMap<object, z.ZodType>();
 
@@ -141,7 +152,7 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     args = inner;
     base = pointer('', [key]);
   }
-  const call = dropNulls(args as Record<string, unknown>);
+  const call = binding.wrapKey ? (dropNullsDeep(args) as Record<string, unknown>) : dropNulls(args as Record<string, unknown>);
 
   if (binding.impliedVariant) {
     const implied = binding.impliedVariant;
@@ -399,7 +410,8 @@ function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: Is
     message = `Drop ${describeKey(issue.keys[0]!)}: ${owner} does not take it.`;
   } else if (custom) {
     code = custom;
-    message = clipText(issue.message, 400);
+    // A refinement cannot know where its value sits: `{field}` in its message is filled in here.
+    message = clipText(issue.message.replaceAll('{field}', field), 400);
   } else if (issue.code === 'invalid_type' && value === undefined) {
     code = 'MISSING_FIELD';
     message = `Add ${field}: ${ctx.subject} needs it.${expected}`;

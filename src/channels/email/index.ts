@@ -3,16 +3,15 @@
  * built here, so dry-run records the bytes SMTP would carry; ./smtp.ts sends them as they are.
  */
 import { z } from 'zod';
-import { ConfigError } from '../../core/env.js';
+import { ConfigError, positiveInt } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
+import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
-import { addressesIn, emailRecipients, toFields } from './recipients.js';
+import { addressesIn, emailRecipients, envelopeRecipients, mailbox, recipientCount, toFields, type AddressFields } from './recipients.js';
 import type { EmailPayload } from './smtp.js';
 
-// RFC 5321's bound on a path. It also keeps header folding in the MIME build short, which
-// grows faster than the header and runs on the event loop.
-const emailAddress = z.email().max(254);
+const DEFAULT_MAX_RECIPIENTS = 50;
 
 const DEFAULT_FROM = 'notify-mcp <notify-mcp@localhost>';
 
@@ -31,36 +30,64 @@ function sender(from: string): { address: string; domain: string } {
 export const email = defineChannel({
   name: 'email',
   label: 'email',
-  variables: ['SMTP_URL', 'EMAIL_FROM'],
+  variables: ['SMTP_URL', 'EMAIL_FROM', 'NOTIFY_EMAIL_MAX_RECIPIENTS', 'NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES', 'NOTIFY_EMAIL_ATTACHMENT_TYPES'],
 
   settings(env) {
     const from = env.EMAIL_FROM || DEFAULT_FROM;
     const smtpUrl = env.SMTP_URL || undefined;
-    if (!smtpUrl) return { live: false, from, sender: sender(from) };
+    const attachments = attachmentSettings(env);
+    const common = {
+      from,
+      sender: sender(from),
+      /** to, cc and bcc together. */
+      maxRecipients: positiveInt(env, 'NOTIFY_EMAIL_MAX_RECIPIENTS', DEFAULT_MAX_RECIPIENTS),
+      ...attachments,
+      largerCalls: { bytes: attachmentWireBytes(attachments.maxAttachmentBytes), variable: 'NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES' },
+    };
+    if (!smtpUrl) return { live: false, ...common };
     if (!/^smtps?:\/\/[^/]/.test(smtpUrl)) {
       throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com:465');
     }
     if (!env.EMAIL_FROM) throw new ConfigError('SMTP_URL is set but EMAIL_FROM is not: set the sender address');
-    return { live: true, from, sender: sender(from), smtpUrl };
+    return { live: true, ...common, smtpUrl };
   },
 
   allowlist: { variable: 'NOTIFY_EMAIL_ALLOW', matcher: emailMatcher },
 
-  branch: () => ({
-    fields: {
-      to: z.union([emailAddress, z.array(emailAddress).min(1).max(50)]),
-      subject: z.string().min(1).max(255),
-      body_html: z.string().min(1),
-      body_text: z.string().min(1).optional().describe('derived from body_html when absent'),
-      reply_to: emailAddress.optional(),
-    },
-    description: 'Sends HTML and text mail by SMTP.',
-  }),
+  branch: (settings) => {
+    const max = settings.maxRecipients;
+    return {
+      fields: {
+        to: z.union([mailbox, z.array(mailbox).min(1).max(max)]),
+        // Bounded by the refinement below, to, cc and bcc together: a bound each would say the same thing three times.
+        cc: z.array(mailbox).optional(),
+        bcc: z.array(mailbox).optional().meta({ description: 'in no header' }),
+        subject: z.string().min(1).max(255),
+        body_html: z.string().min(1),
+        body_text: z.string().min(1).optional().describe('derived from body_html when absent'),
+        reply_to: mailbox.optional(),
+        attachments: attachmentsField(settings).optional(),
+      },
+      description: `Sends HTML and text mail by SMTP; addresses may be Name <a@b>; ≤${max} recipients in all.`,
+      limits: { attachments: `≤10 files (${typeWords(settings.attachmentTypes)}), ${sizeWords(settings.maxAttachmentBytes)} in all` },
+      refine(call: AddressFields, ctx: z.RefinementCtx) {
+        const count = recipientCount(call);
+        if (count > max) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [call.bcc ? 'bcc' : call.cc ? 'cc' : 'to'],
+            message: `Send to fewer people: to, cc and bcc name ${count} recipients, and a mail may name at most ${max} (NOTIFY_EMAIL_MAX_RECIPIENTS). Split it into several sends.`,
+            params: { code: 'TOO_LONG' },
+          });
+        }
+      },
+    };
+  },
 
   formats: { email: { noun: 'an email address', example: 'ops@example.com' } },
 
-  // reply_to is a recipient too: a reply goes there.
-  recipients: emailRecipients,
+  // reply_to is a recipient too: a reply goes there. (A wrapper: a bare function reference here defeats the inference of the branch's shape.)
+  recipients: (call) => emailRecipients(call),
   // Those the mail goes to (to, cc, bcc), not reply_to: what NOTIFY_CAPS may bound.
   capMeasures: { email_recipients: (call) => toFields(call).reduce((n, field) => n + addressesIn(field).length, 0) },
   // The domain: enough to audit where an agent tried to write, without the person.
@@ -71,7 +98,17 @@ export const email = defineChannel({
     return checkSmtp(settings.smtpUrl, ctx, settings.sender.address);
   },
 
-  summary: (call) => ({ headlineLabel: 'Subject', headline: call.subject, body: call.body_text ?? call.body_html }),
+  summary: (call) => {
+    const details: { label: string; value: string }[] = [];
+    if (call.cc) details.push({ label: 'Cc', value: call.cc.join(', ') });
+    // The hidden copies above all: a person must see where a mail goes that its headers do not show.
+    if (call.bcc) details.push({ label: 'Bcc (in no header)', value: call.bcc.join(', ') });
+    for (const [i, a] of (call.attachments ?? []).entries()) {
+      const f = attachmentFacts(a);
+      details.push({ label: `Attachment ${i + 1}`, value: `${f.filename} (${f.content_type}, ${f.size} bytes, sha256 ${f.sha256})` });
+    }
+    return { headlineLabel: 'Subject', headline: call.subject, body: call.body_text ?? call.body_html, details };
+  },
 
   async buildPayload(call, { id, settings, timeoutMs, at = Date.now() }) {
     const { from, sender } = settings;
@@ -90,9 +127,16 @@ export const email = defineChannel({
     };
     if (call.body_text !== undefined) mail.text = call.body_text;
     if (call.reply_to) mail.replyTo = call.reply_to;
+    // bcc never reaches MailParts, so no header can carry it: it is on the envelope alone.
+    if (call.cc) mail.cc = call.cc;
+    const files = call.attachments?.map(attachmentFacts);
+    if (files) mail.attachments = files.map((f) => ({ filename: f.filename, contentType: f.content_type, content: f.bytes.toString('base64'), encoding: 'base64' }));
     // The common notification at once; anything else off the main thread when large (./mime.ts), within the time it is given.
     const raw = plainEmailMime(mail) ?? (await buildEmailMime(mail, { timeoutMs }));
-    const payload: EmailPayload = { envelope: { from: sender.address, to }, messageId, raw };
+    const payload: EmailPayload = { envelope: { from: sender.address, to: envelopeRecipients(call) }, messageId, raw };
+    // Recorded beside the MIME, which cannot show them: where the hidden copies go, and what each file is.
+    if (call.bcc) payload.bcc = call.bcc;
+    if (files) payload.attachments = files.map(({ bytes: _bytes, ...facts }) => facts);
     return { payload };
   },
 
@@ -113,12 +157,21 @@ export const email = defineChannel({
     { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' },
     {
       via: 'email',
-      to: ['a@example.com', 'b@example.org'],
+      to: ['Jane Doe <a@example.com>', 'b@example.org'],
+      cc: ['c@example.com'],
+      bcc: ['Audit <audit@example.com>'],
       subject: 'x'.repeat(255),
       body_html: '<p>hi</p>',
       body_text: 'hi',
       reply_to: 'noreply@example.com',
       idempotency_key: 'deploy-42',
+    },
+    {
+      via: 'email',
+      to: 'ops@example.com',
+      subject: 'Report',
+      body_html: '<p>Attached</p>',
+      attachments: [{ filename: 'report.csv', content_base64: Buffer.from('a,b\n1,2\n').toString('base64') }],
     },
   ],
 });

@@ -7,6 +7,10 @@ export interface MailParts {
   /** Derived from `html` when absent. */
   text?: string;
   replyTo?: string;
+  /** A Cc header. There is no bcc here: it travels on the envelope only, so no header can show it. */
+  cc?: string[];
+  /** Files, base64; nodemailer is told never to read a path or fetch a URL (mime.ts). */
+  attachments?: { filename: string; contentType: string; content: string; encoding?: 'base64' }[];
   messageId: string;
   headers: Record<string, string>;
   /** The Date header; with `baseBoundary`, the same parts build the same bytes (an approval is bound to them). */

@@ -71,6 +71,7 @@ export function plainMime(mail: MailParts, text: string): string | undefined {
   const textBody = body(text);
   const htmlBody = body(mail.html);
   if (from === undefined || mail.to.length === 0 || textBody === undefined || htmlBody === undefined) return undefined;
+  if (mail.cc !== undefined || mail.attachments !== undefined) return undefined;
   if (!PLAIN_SUBJECT.test(mail.subject) || !PRINTABLE.test(mail.messageId)) return undefined;
 
   // The header lines in nodemailer's order, in one string without arrays (this runs on every

@@ -7,10 +7,14 @@
  * an address in a display name) comes back whole, which no allowlist matches.
  */
 import addressparser from 'nodemailer/lib/addressparser/index.js';
+import { z } from 'zod';
+import { describeValue } from '@notify-mcp/union';
 
 /** The address fields of an email call. */
 export interface AddressFields {
   to: string | string[];
+  cc?: string[] | undefined;
+  bcc?: string[] | undefined;
   reply_to?: string | undefined;
 }
 
@@ -29,10 +33,52 @@ export function toFields(n: AddressFields): string[] {
   return Array.isArray(n.to) ? n.to : [n.to];
 }
 
-export function emailRecipients(n: AddressFields): string[] {
+/** The bare addresses a mail goes to (its envelope): every to, cc and bcc. */
+export function envelopeRecipients(n: AddressFields): string[] {
   // A loop rather than flatMap, which costs more on the common single address.
   const recipients: string[] = [];
   for (const field of toFields(n)) recipients.push(...addressesIn(field));
+  if (n.cc) for (const field of n.cc) recipients.push(...addressesIn(field));
+  if (n.bcc) for (const field of n.bcc) recipients.push(...addressesIn(field));
+  return recipients;
+}
+
+export function emailRecipients(n: AddressFields): string[] {
+  const recipients = envelopeRecipients(n);
   if (n.reply_to !== undefined) recipients.push(...addressesIn(n.reply_to));
   return recipients;
 }
+
+/** How many people a mail goes to: the bound NOTIFY_EMAIL_MAX_RECIPIENTS sets. */
+export function recipientCount(n: AddressFields): number {
+  return toFields(n).length + (n.cc?.length ?? 0) + (n.bcc?.length ?? 0);
+}
+
+// RFC 5321's bound on a path. It also keeps header folding in the MIME build short, which
+// grows faster than the header and runs on the event loop.
+const bareAddress = z.email().max(254);
+
+/**
+ * One mailbox: `ops@example.com` or `Jane Doe <jane@example.com>`. The address inside is
+ * what zod's email check and the allowlist judge; a field that holds more than one address,
+ * or one the parser could misread, is refused here rather than sent.
+ */
+export const mailbox = z.string().superRefine((value, ctx) => {
+    // Bounded before parsing; in the refinement, not the schema, so each address field costs a model no tokens for it.
+    if (value.length > 320) {
+      ctx.addIssue({ code: 'custom', message: 'Shorten {field}: an address with its name takes at most 320 characters.', params: { code: 'TOO_LONG' } });
+      return;
+    }
+    const inside = addressesIn(value);
+    if (inside.length === 1 && inside[0]!.length > 254) {
+      ctx.addIssue({ code: 'custom', message: 'Shorten {field}: an address takes at most 254 characters (RFC 5321).', params: { code: 'TOO_LONG' } });
+      return;
+    }
+    if (inside.length === 1 && bareAddress.safeParse(inside[0]).success) return;
+    const why = inside.length > 1 ? 'holds more than one address: give each its own entry' : 'is not one';
+    ctx.addIssue({
+      code: 'custom',
+      message: `Fix {field}: use an email address, e.g. ops@example.com or Jane Doe <jane@example.com>; ${describeValue(value)} ${why}.`,
+      params: { code: 'INVALID_FIELD' },
+    });
+  });

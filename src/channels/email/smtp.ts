@@ -16,6 +16,10 @@ export interface EmailPayload {
   messageId: string;
   /** The complete RFC 5322 message as nodemailer builds it. */
   raw: string;
+  /** The bcc fields as given: on the envelope, in no header (recorded so that the record shows them). */
+  bcc?: string[];
+  /** Each attachment as it is in `raw`: name, type, decoded size, SHA-256. */
+  attachments?: { filename: string; content_type: string; size: number; sha256: string }[];
 }
 
 export interface SmtpTimeouts {

@@ -7,7 +7,8 @@
  */
 import type { RecipientMatcher } from '../../policy/matcher.js';
 
-const CHANNEL_ID = /^[CGD][A-Z0-9]{2,}$/;
+/** Conversations (C public, G private, D direct) and users (U, W: the server opens the DM); both compare exactly. */
+const CHANNEL_ID = /^[CGDUW][A-Z0-9]{2,}$/;
 const CHANNEL_NAME = /^#[a-z0-9][a-z0-9._-]{0,79}$/i;
 
 type SlackKey = { kind: 'id'; value: string } | { kind: 'name'; value: string };
@@ -27,7 +28,7 @@ export const slackMatcher: RecipientMatcher = {
       return `is neither a channel ID nor a #name: channel IDs are upper case (${entry.toUpperCase()}), and a name starts with # (#${entry.toLowerCase()})`;
     }
     if (CHANNEL_NAME.test(`#${entry}`)) return `is neither a channel ID nor a #name: write #${entry} for the channel named ${entry}`;
-    return 'is neither a channel ID (C…, G…, D…, upper case) nor a #name';
+    return 'is neither a channel ID (C…, G…, D…) or user ID (U…, W…), upper case, nor a #name';
   },
 
   allows(recipient, entries) {

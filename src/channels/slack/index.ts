@@ -7,10 +7,11 @@ import { z } from 'zod';
 import { flag, loopbackOrigin } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
+import { blocksField, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import type { SlackPayload } from './web-api.js';
 
-const SLACK_CHANNEL = /^([CGD][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;
+const SLACK_CHANNEL = /^([CGDUW][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;
 const SLACK_TS = /^\d{10}\.\d{6}$/;
 
 /** What happens to broadcast mentions, for the description. */
@@ -39,9 +40,10 @@ export const slack = defineChannel({
 
   branch: ({ allowBroadcast }) => ({
     fields: {
-      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'a C…, G… or D… ID, or #name', examples: ['C0123ABCD'] }),
+      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'C…, G…, D… ID, #name, or U… user (DM)', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
       thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts', examples: ['1712345678.123456'] }),
+      blocks: blocksField.optional().meta({ description: 'Block Kit' }),
     },
     description: `Posts as the bot. ${broadcastRule(allowBroadcast)}`,
   }),
@@ -57,7 +59,8 @@ export const slack = defineChannel({
   // A broadcast pages a whole channel: NOTIFY_APPROVAL=broadcast asks a person first. Only when
   // the operator allows broadcasts at all; otherwise they are posted inert and page no one.
   approvalRules: {
-    broadcast: (call, settings) => settings.allowBroadcast && neutraliseBroadcasts(call.text).count > 0,
+    broadcast: (call, settings) =>
+      settings.allowBroadcast && (neutraliseBroadcasts(call.text).count > 0 || (call.blocks !== undefined && neutraliseBlocks(call.blocks).count > 0)),
   },
 
   async buildPayload(call, { settings }) {
@@ -65,8 +68,17 @@ export const slack = defineChannel({
     const text = settings.allowBroadcast ? call.text : neutraliseBroadcasts(call.text).text;
     const payload: SlackPayload = { channel: call.channel, text };
     if (call.thread) payload.thread_ts = call.thread;
+    if (call.blocks) payload.blocks = settings.allowBroadcast ? call.blocks : neutraliseBlocks(call.blocks).blocks;
     return { payload };
   },
+
+  editCall: (posted, change) => ({
+    via: 'slack',
+    channel: posted.channel,
+    text: change.text,
+    ...(posted.thread_ts ? { thread: posted.thread_ts } : {}),
+    ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}),
+  }),
 
   async check(settings, allow, ctx) {
     const { checkSlack } = await import('./check.js');
@@ -81,5 +93,15 @@ export const slack = defineChannel({
   examples: [
     { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished' },
     { via: 'slack', channel: '#ops-alerts', text: 'x'.repeat(40_000), thread: '1712345678.123456', idempotency_key: 'k'.repeat(128) },
+    {
+      via: 'slack',
+      channel: 'U0123ABCD',
+      text: 'Deploy finished',
+      blocks: [
+        { type: 'header', text: { type: 'plain_text', text: 'Deploy finished' } },
+        { type: 'section', text: { type: 'mrkdwn', text: '*v1.2* is live' } },
+        { type: 'divider' },
+      ],
+    },
   ],
 });

@@ -10,13 +10,15 @@ import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTra
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
-import type { Provider, ProviderReceipt } from '../../providers/types.js';
+import type { Posted, Provider, ProviderReceipt, SendContext } from '../../providers/types.js';
 
 /** The arguments of Slack's `chat.postMessage`. */
 export interface SlackPayload {
   channel: string;
   text: string;
   thread_ts?: string;
+  /** Block Kit layout; `text` stays the notification's text and the fallback. */
+  blocks?: unknown[];
 }
 
 export interface SlackProviderOptions {
@@ -85,6 +87,10 @@ const REJECTIONS: Record<string, (channel: string) => string> = {
   restricted_action_non_threadable_channel: (c) => `${c} does not allow threads; drop thread`,
   ekm_access_denied: (c) => `the workspace's key management denies posting to ${c}`,
   duplicate_channel_not_found: (c) => `channel ${c} was not found`,
+  message_not_found: (c) => `the message is no longer in ${c} (deleted there already?); nothing was changed`,
+  cant_update_message: () => 'Slack does not let the bot change this message',
+  cant_delete_message: () => 'Slack does not let the bot delete this message',
+  edit_window_closed: () => "the workspace's time to edit this message has passed",
 };
 
 /** Credential and scope problems: for the operator, not the model. */
@@ -250,30 +256,76 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
     logger: slackLogger,
   });
 
+  /** The conversation a post went to, as chat.update and chat.delete need it: an ID. */
+  const conversationOf = async (payload: SlackPayload): Promise<string> => {
+    if (isUserId(payload.channel)) return openDirectMessage(client, payload.channel);
+    if (payload.channel.startsWith('#')) {
+      throw new ProviderRejectedError('slack', `this message was posted to ${payload.channel} by name, and Slack changes or deletes a message only by channel ID; post by ID (C…) to edit later`, undefined);
+    }
+    return payload.channel;
+  };
+  /** One chat.update or chat.delete within the call's budget; a failure is mapped as a post's is. */
+  const amend = async (posted: Posted<SlackPayload>, ctx: SendContext, request: (channel: string) => Promise<unknown>): Promise<void> => {
+    const state: CallState = { signal: ctx.signal, requested: false };
+    try {
+      await slots.run(ctx, async () => calls.run(state, async () => request(await conversationOf(posted.payload))));
+    } catch (err) {
+      throw state.requested ? classifySlackError(err, posted.payload.channel) : notRequested(err, ctx.signal.aborted);
+    }
+  };
+
   return {
     name: 'slack',
+    edit: (posted, next, ctx) =>
+      amend(posted, ctx, (channel) =>
+        client.chat.update({ channel, ts: posted.providerMessageId, text: next.text, ...(next.blocks ? { blocks: next.blocks as never } : { blocks: [] }) }),
+      ),
+    retract: (posted, ctx) => amend(posted, ctx, (channel) => client.chat.delete({ channel, ts: posted.providerMessageId })),
     async send(payload: SlackPayload, ctx): Promise<ProviderReceipt> {
-      const state: CallState = { signal: ctx.signal, requested: false };
+      let state: CallState = { signal: ctx.signal, requested: false };
+      // While the DM is being opened, nothing can have been posted, whatever the failure.
+      let opening = false;
       try {
-        const res = await slots.run(ctx, () =>
-          calls.run(state, () =>
+        const res = await slots.run(ctx, async () => {
+          // A user ID names a person: their direct message is opened first (it exists once
+          // opened, so opening again finds the same one). Until the post, nothing is posted.
+          let channel = payload.channel;
+          if (isUserId(channel)) {
+            opening = true;
+            channel = await calls.run(state, () => openDirectMessage(client, channel));
+            opening = false;
+            state = { signal: ctx.signal, requested: false };
+          }
+          return calls.run(state, () =>
             client.chat.postMessage({
-              channel: payload.channel,
+              channel,
               text: payload.text,
               ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
+              ...(payload.blocks ? { blocks: payload.blocks as never } : {}),
             }),
-          ),
-        );
+          );
+        });
         return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok' } : { providerStatus: 'ok' };
       } catch (err) {
         const mapped = state.requested
-          ? classifySlackError(err, payload.channel, !state.tracked || state.written === true)
+          ? classifySlackError(err, payload.channel, !opening && (!state.tracked || state.written === true))
           : notRequested(err, ctx.signal.aborted);
         log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;
       }
     },
   };
+}
+
+/** A Slack user (U…, or W… in Enterprise Grid), whose DM a post opens first. */
+export const isUserId = (channel: string): boolean => /^[UW][A-Z0-9]{2,}$/.test(channel);
+
+/** conversations.open for one user: the DM's channel ID. Its failure posted nothing. */
+async function openDirectMessage(client: { conversations: { open(a: { users: string }): Promise<{ channel?: { id?: string } }> } }, user: string): Promise<string> {
+  const res = await client.conversations.open({ users: user });
+  const id = res.channel?.id;
+  if (!id) throw new ProviderRejectedError('slack', `Slack opened no direct message with ${user}; check the user ID`, undefined);
+  return id;
 }
 
 /** A failure before the request was handed to fetch: nothing reached Slack. */

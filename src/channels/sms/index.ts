@@ -3,7 +3,7 @@
  * split it (./segments.ts); ./twilio.ts sends the form fields built here.
  */
 import { z } from 'zod';
-import { ConfigError, loopbackOrigin, positiveInt, publicBaseUrl } from '../../core/env.js';
+import { ConfigError, list, loopbackOrigin, positiveInt, publicBaseUrl } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { smsMatcher } from './allowlist.js';
 import { readTwilioReceipt, statusCallbackFor, TWILIO_RECEIPT_PATH } from './receipts.js';
@@ -11,6 +11,30 @@ import { capacity, countSegments, segmentProblem, SMS_ENCODINGS } from './segmen
 import type { SmsPayload } from './twilio.js';
 
 const E164 = /^\+[1-9]\d{1,14}$/;
+const HOST = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function mediaHosts(raw: string | undefined): string[] {
+  const hosts = list(raw ?? '').map((h) => h.toLowerCase());
+  for (const h of hosts) {
+    if (!HOST.test(h)) throw new ConfigError(`NOTIFY_SMS_MEDIA_HOSTS: ${JSON.stringify(h)} is not a host name; list hosts such as cdn.example.com (no scheme, no path)`);
+  }
+  return hosts;
+}
+
+/** Why an MMS may not name `value`, or undefined: https, no credentials, its host exactly on the list. */
+export function mediaUrlProblem(value: string, hosts: readonly string[]): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not a URL';
+  }
+  if (url.protocol !== 'https:') return 'is not https: Twilio fetches media over https only here';
+  if (url.username || url.password) return 'carries credentials; send a URL without them';
+  if (hosts.length === 0) return 'names a host, and NOTIFY_SMS_MEDIA_HOSTS lists none: the operator must name the hosts MMS media may come from';
+  if (!hosts.includes(url.hostname)) return `is on ${url.hostname}, which NOTIFY_SMS_MEDIA_HOSTS does not list (${hosts.join(', ')})`;
+  return undefined;
+}
 
 export const sms = defineChannel({
   name: 'sms',
@@ -23,6 +47,7 @@ export const sms = defineChannel({
     'TWILIO_API_URL',
     'NOTIFY_SMS_MAX_SEGMENTS',
     'NOTIFY_PUBLIC_URL',
+    'NOTIFY_SMS_MEDIA_HOSTS',
   ],
 
   settings(env) {
@@ -32,6 +57,8 @@ export const sms = defineChannel({
       apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
       /** How many segments a body may take. */
       maxSegments: positiveInt(env, 'NOTIFY_SMS_MAX_SEGMENTS', 1),
+      /** Hosts an MMS may name media on: Twilio fetches each URL, so an unlisted host could carry data out. */
+      mediaHosts: mediaHosts(env.NOTIFY_SMS_MEDIA_HOSTS),
       /** Where Twilio posts status callbacks (each send's StatusCallback), when the server is reachable. */
       statusCallback: ((base) => (base ? `${base}/webhooks/${TWILIO_RECEIPT_PATH}` : undefined))(publicBaseUrl(env, 'NOTIFY_PUBLIC_URL')),
     };
@@ -46,7 +73,7 @@ export const sms = defineChannel({
 
   allowlist: { variable: 'NOTIFY_SMS_ALLOW', matcher: smsMatcher },
 
-  branch: ({ maxSegments }) => {
+  branch: ({ maxSegments, mediaHosts }) => {
     const gsm = capacity('GSM-7', maxSegments);
     const ucs = capacity('UCS-2', maxSegments);
     const segments = maxSegments === 1 ? `${gsm} GSM-7 characters` : `${maxSegments} segments: ${gsm} GSM-7 characters`;
@@ -63,10 +90,23 @@ export const sms = defineChannel({
             const problem = segmentProblem(body, maxSegments);
             if (problem) ctx.addIssue({ code: 'custom', message: problem, params: { code: 'TOO_LONG' } });
           }),
+        media_urls: z
+          .array(
+            z.string().superRefine((url, ctx) => {
+              const problem = url.length > 2048 ? 'is longer than 2048 characters' : mediaUrlProblem(url, mediaHosts);
+              if (problem) ctx.addIssue({ code: 'custom', message: `Fix {field}: ${JSON.stringify(url.slice(0, 200))} ${problem}.`, params: { code: 'INVALID_FIELD' } });
+            }),
+          )
+          .min(1)
+          .max(10)
+          .optional(),
       },
       description: 'Sends SMS by Twilio.',
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
-      limits: { body: `fits ${segments}, or ${ucs} in UCS-2: emoji, most non-Latin scripts` },
+      limits: {
+        body: `fits ${segments}, or ${ucs} in UCS-2: emoji, most non-Latin scripts`,
+        media_urls: `MMS, ≤10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS hosts (none yet)'}`,
+      },
     };
   },
 
@@ -98,6 +138,7 @@ export const sms = defineChannel({
 
   async buildPayload(call, { id, settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };
+    if (call.media_urls) payload.MediaUrl = call.media_urls;
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
     else if (settings.from) payload.From = settings.from;
     // Our id rides in the URL Twilio signs, so a receipt settles this send even when its API answer is lost.

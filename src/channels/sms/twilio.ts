@@ -28,6 +28,8 @@ export interface SmsPayload {
   MessagingServiceSid?: string;
   /** Where Twilio posts the message's status changes (NOTIFY_PUBLIC_URL set). */
   StatusCallback?: string;
+  /** MMS media Twilio fetches and attaches (one MediaUrl form field each). */
+  MediaUrl?: string[];
 }
 
 export interface TwilioProviderOptions {
@@ -236,6 +238,7 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
               ...(payload.MessagingServiceSid ? { messagingServiceSid: payload.MessagingServiceSid } : {}),
               ...(payload.From ? { from: payload.From } : {}),
               ...(payload.StatusCallback ? { statusCallback: payload.StatusCallback } : {}),
+              ...(payload.MediaUrl ? { mediaUrl: payload.MediaUrl } : {}),
             }),
           ),
         );

@@ -3,7 +3,7 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
 import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
@@ -51,6 +51,11 @@ export abstract class SqlStore {
 
   async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
     return (await this.sql.run(q.UPDATE_DELIVERY_STATUS, statusChangeValues(id, change))) === 1;
+  }
+
+  async amendDelivery(id: string, change: DeliveryAmendment): Promise<boolean> {
+    const values = [change.status, JSON.stringify(change.payload ?? null), change.provider_status, change.at, id, change.from];
+    return (await this.sql.run(q.AMEND_DELIVERY, values)) === 1;
   }
 
   async markIdempotencySending(key: string, owner: string, notificationId?: string): Promise<boolean> {

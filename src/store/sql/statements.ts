@@ -25,6 +25,12 @@ export const UPDATE_DELIVERY_STATUS = statement(
   'UPDATE deliveries SET status = $1, provider_status = $2, provider_status_code = $3, status_updated_at = $4, provider_message_id = COALESCE(provider_message_id, $5) WHERE id = $6 AND status = $7',
 );
 
+/** A caller's edit or retraction: compare-and-set on the status, the payload replaced. */
+export const AMEND_DELIVERY = statement(
+  'amend-delivery',
+  'UPDATE deliveries SET status = $1, payload = $2, provider_status = $3, provider_status_code = NULL, status_updated_at = $4 WHERE id = $5 AND status = $6',
+);
+
 // Fenced: each write names the owner, so one that lost its claim changes nothing.
 export const MARK_SENDING = statement(
   'mark-sending',

@@ -14,7 +14,6 @@ import { plural } from '../../core/words.js';
 import { createMetrics, type Metrics } from '../../mcp/metrics.js';
 import type { App } from '../../mcp/server.js';
 import { StoreUnavailableError } from '../../store/errors.js';
-import { MAX_BODY_BYTES } from '../body.js';
 import { sendJson } from './banner-feed.js';
 import { DEFAULT_STREAM_LIMITS, OpenStreams, type StreamLimits } from './banner-stream.js';
 import { createFeedCors } from './cors.js';
@@ -98,7 +97,8 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     hub,
     streams,
     originAllowed: (origin) => hostPolicy.originAllowed(origin),
-    maxBodyBytes: options.maxBodyBytes ?? MAX_BODY_BYTES,
+    maxBodyBytes: options.maxBodyBytes ?? app.config.messageCap.bytes,
+    maxBodyWhy: options.maxBodyBytes === undefined ? app.config.messageCap.why : undefined,
     maxSessions: options.maxSessions ?? 1_000,
     maxSessionsPerClient: options.maxSessionsPerClient ?? 100,
     sessionIdleMs: options.sessionIdleMs ?? 30 * 60_000,

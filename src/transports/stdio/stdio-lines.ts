@@ -16,6 +16,8 @@ const ID_PREFIX_BYTES = 512;
 export interface LineScreenOptions {
   /** A line longer than this (bytes, newline excluded) is refused. */
   maxLineBytes: number;
+  /** What grew the cap (an attachment setting), said in the refusal. */
+  capWhy?: string | undefined;
   /** Writes one JSON-RPC message to the client (stdout). */
   reply(message: object): void;
   log: Logger;
@@ -73,7 +75,7 @@ export class LineScreen {
       const bytes = this.oversizedBytes;
       this.oversized = undefined;
       this.oversizedBytes = 0;
-      return this.refuse(refusal.tooLarge(head.toString('utf8'), bytes, this.options.maxLineBytes));
+      return this.refuse(refusal.tooLarge(head.toString('utf8'), bytes, this.options.maxLineBytes, this.options.capWhy));
     }
     let line = Buffer.concat(this.pending, this.pendingBytes);
     this.pending = [];

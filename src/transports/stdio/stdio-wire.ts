@@ -15,6 +15,8 @@ import { LineScreen } from './stdio-lines.js';
 export interface StdioWireOptions {
   /** A longer line (bytes, newline excluded) is refused. */
   maxLineBytes: number;
+  /** What grew the cap, said when it refuses. */
+  capWhy?: string | undefined;
   log: Logger;
   /** Sees each message that passes, before the SDK does; a value it returns is sent as the answer instead. */
   onMessage?(message: unknown): unknown;
@@ -48,6 +50,7 @@ export class StdioWire implements Transport {
     this.early = options.early;
     this.screen = new LineScreen({
       maxLineBytes: options.maxLineBytes,
+      capWhy: options.capWhy,
       log: options.log,
       reply: (message) => void this.write(message).catch(() => {}),
       deliver: (message) => {

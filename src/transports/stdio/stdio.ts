@@ -15,14 +15,13 @@ import type { App } from '../../mcp/server.js';
 import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../mcp/resources.js';
 import { bannerHubFor, FeedRefusal, STDIO_FEED_CLIENT } from '../../banners/hub.js';
 import { createServer } from '../../mcp/server.js';
-import { MAX_BODY_BYTES } from '../body.js';
 import { earlyReaderOn } from './early-reader.js';
 import { StdioWire } from './stdio-wire.js';
 
 export interface StdioOptions {
   stdin?: Readable;
   stdout?: Writable;
-  /** A longer message is refused (default 1 MiB, the HTTP body bound). */
+  /** A longer message is refused (default: the configured cap, 1 MiB grown by the attachment cap, as over HTTP). */
   maxMessageBytes?: number;
 }
 
@@ -61,7 +60,14 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
   const onSend = (message: object) => {
     if ('id' in message && ('result' in message || 'error' in message)) endListen(message.id);
   };
-  const transport = new StdioWire(stdin, stdout, { maxLineBytes: options.maxMessageBytes ?? MAX_BODY_BYTES, log: app.log, onMessage, onSend, early: earlyReaderOn(stdin) });
+  const transport = new StdioWire(stdin, stdout, {
+    maxLineBytes: options.maxMessageBytes ?? app.config.messageCap.bytes,
+    capWhy: options.maxMessageBytes === undefined ? app.config.messageCap.why : undefined,
+    log: app.log,
+    onMessage,
+    onSend,
+    early: earlyReaderOn(stdin),
+  });
   const handle = serveStdioEntry(({ era }) => {
     const server = createServer(app, {}, era);
     if (era === 'modern') modernServer = server;

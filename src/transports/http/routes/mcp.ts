@@ -34,6 +34,8 @@ export interface McpRouteDeps {
   /** The Origin check; the listener's, which learns its port once it listens. */
   originAllowed(origin: string | undefined): boolean;
   maxBodyBytes: number;
+  /** What grew the cap, said in a 413. */
+  maxBodyWhy?: string | undefined;
   maxSessions: number;
   maxSessionsPerClient: number;
   sessionIdleMs: number;
@@ -103,7 +105,7 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
         parsed = read.value;
       } catch (err) {
         if (err instanceof BodyTooLargeError) {
-          return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes`), { Connection: 'close' });
+          return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes${deps.maxBodyWhy ? ` (${deps.maxBodyWhy})` : ''}`), { Connection: 'close' });
         }
         throw err;
       }

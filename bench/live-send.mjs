@@ -1,0 +1,132 @@
+/**
+ * Live-send overhead: one live send through notify-mcp over stdio (SDK client, end to end)
+ * against the same send made by the provider's library alone, to the same local peer:
+ * nodemailer to smtp-server, the twilio client to a fake Twilio, WebClient to a fake Slack.
+ * The provider's round trip is the floor; the row is the ratio and the difference at p50.
+ */
+import { createServer } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { SMTPServer } from 'smtp-server';
+import { connectStdio, serverEnv, tempDir } from './lib/servers.mjs';
+import { quantile } from './lib/stats.mjs';
+
+const SID = 'AC' + '1'.repeat(32);
+
+function fakeJson(body) {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(req.url?.includes('/Messages.json') ? 201 : 200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body()));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ origin: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
+}
+
+function smtpPeer() {
+  const server = new SMTPServer({ authOptional: true, disabledCommands: ['STARTTLS'], logger: false, disableReverseLookup: true, onData(stream, _s, cb) { stream.resume(); stream.on('end', () => cb()); } });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `smtp://127.0.0.1:${server.server.address().port}`, port: server.server.address().port, close: () => server.close() })));
+}
+
+async function p50(fn, calls, warmup) {
+  for (let i = 0; i < warmup; i++) await fn(i);
+  const times = [];
+  for (let i = 0; i < calls; i++) {
+    const t = performance.now();
+    await fn(i);
+    times.push(performance.now() - t);
+  }
+  return quantile(times, 0.5);
+}
+
+export async function benchLiveSend({ calls = 200, warmup = 50, runs = 3 } = {}) {
+  const smtp = await smtpPeer();
+  let n = 0;
+  const twilio = await fakeJson(() => ({ sid: `SM${String(++n).padStart(32, '0')}`, status: 'queued' }));
+  const slack = await fakeJson(() => ({ ok: true, channel: 'C0123ABCD', ts: `1712345678.${String(++n).padStart(6, '0')}` }));
+  const env = serverEnv({
+    NOTIFY_DATA_DIR: tempDir(),
+    SMTP_URL: smtp.url,
+    EMAIL_FROM: 'bench <bench@example.com>',
+    NOTIFY_EMAIL_ALLOW: 'example.com',
+    TWILIO_ACCOUNT_SID: SID,
+    TWILIO_AUTH_TOKEN: 'bench-token',
+    TWILIO_FROM: '+14155550111',
+    TWILIO_API_URL: twilio.origin,
+    NOTIFY_SMS_ALLOW: '+1415',
+    SLACK_BOT_TOKEN: 'xoxb-bench',
+    SLACK_API_URL: slack.origin,
+    NOTIFY_SLACK_ALLOW: 'C0123ABCD',
+  });
+  const notify = await connectStdio('notify', env, 'legacy');
+
+  const nodemailer = (await import('nodemailer')).default;
+  const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, pool: true });
+  const Twilio = (await import('twilio')).default;
+  const twilioClient = Twilio(SID, 'bench-token');
+  // The client's own origin, pointed at the fake (what TWILIO_API_URL does inside notify-mcp).
+  twilioClient.api.baseUrl = twilio.origin;
+  const { WebClient } = await import('@slack/web-api');
+  const web = new WebClient('xoxb-bench', { slackApiUrl: `${slack.origin}/`, retryConfig: { retries: 0 } });
+
+  const channels = [
+    {
+      name: 'email (nodemailer to smtp-server)',
+      viaNotify: () => notify.client.callTool({ name: 'send_notification', arguments: { via: 'email', to: 'ops@example.com', subject: 'Deploy', body_html: '<p>Deployed</p>' } }),
+      viaLibrary: () => mailer.sendMail({ from: 'bench@example.com', to: 'ops@example.com', subject: 'Deploy', html: '<p>Deployed</p>', text: 'Deployed' }),
+    },
+    {
+      name: 'sms (twilio client to a fake Twilio)',
+      viaNotify: () => notify.client.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Server down' } }),
+      viaLibrary: () => twilioClient.messages.create({ to: '+14155550123', from: '+14155550111', body: 'Server down' }),
+    },
+    {
+      name: 'slack (WebClient to a fake Slack)',
+      viaNotify: () => notify.client.callTool({ name: 'send_notification', arguments: { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished' } }),
+      viaLibrary: () => web.chat.postMessage({ channel: 'C0123ABCD', text: 'Deploy finished' }),
+    },
+  ];
+  const rows = [];
+  try {
+    for (const c of channels) {
+      const first = await c.viaNotify();
+      if (first.isError) throw new Error(`${c.name}: notify-mcp answered ${JSON.stringify(first.structuredContent).slice(0, 200)}`);
+      const ours = [];
+      const theirs = [];
+      for (let r = 0; r < runs; r++) {
+        theirs.push(await p50(c.viaLibrary, calls, warmup));
+        ours.push(await p50(c.viaNotify, calls, warmup));
+      }
+      const median = (xs) => quantile(xs, 0.5);
+      const ratios = ours.map((x, i) => x / theirs[i]);
+      rows.push({
+        section: '8. Live-send overhead',
+        name: `live send, ${c.name}, p50 per call over stdio`,
+        unit: 'ms',
+        better: 'lower',
+        value: { median: median(ours), lo: Math.min(...ours), hi: Math.max(...ours), n: runs },
+        baselineName: 'the same send by the library alone, to the same peer',
+        baseline: { median: median(theirs), lo: Math.min(...theirs), hi: Math.max(...theirs), n: runs },
+        ratio: { median: median(ours) / median(theirs), lo: Math.min(...ratios), hi: Math.max(...ratios) },
+        target: { max: 1.15, text: '≤ 1.15x and ≤ 1 ms over the library at p50' },
+        note: `+${(median(ours) - median(theirs)).toFixed(2)} ms at p50`,
+      });
+    }
+  } finally {
+    await notify.close();
+    mailer.close();
+    smtp.close();
+    twilio.close();
+    slack.close();
+  }
+  return rows;
+}
+
+// `node bench/live-send.mjs` (after `npm run build`): the three rows.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const quick = process.argv.includes('--quick');
+  for (const r of await benchLiveSend(quick ? { calls: 50, warmup: 20, runs: 1 } : {})) {
+    console.log(`${r.name}: ${r.value.median.toFixed(2)} ms vs ${r.baseline.median.toFixed(2)} ms: ${r.ratio.median.toFixed(2)}x (${r.note})`);
+  }
+  process.exit(0);
+}

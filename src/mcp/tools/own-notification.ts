@@ -1,0 +1,40 @@
+/**
+ * The notification a call names, if the caller may act on it: its own (the token's client
+ * over HTTP, else clientInfo.name), or any for an operator, as get_notification decides.
+ * Someone else's id and an unknown one get the same answer, so an id's existence does not leak.
+ */
+import type { ConnectedChannel, TypedChannel } from '../../channels/channel.js';
+import { NotifyError } from '../../core/errors.js';
+import { DeliveryUnknownError, ProviderRejectedError, ProviderError } from '../../providers/errors.js';
+import type { DeliveryRecord } from '../../store/types.js';
+import type { ToolContext } from '../tool-kit.js';
+
+export async function ownNotification(id: string, ctx: ToolContext): Promise<DeliveryRecord> {
+  const record = await ctx.store.getDelivery(id);
+  if (!record || !(ctx.operator === true || record.client === ctx.client)) {
+    throw new NotifyError('NOT_FOUND', `No notification ${id} was sent by this client. Pass an id that one of your own send_notification results gave (e.g. ntf_0123456789abcdef0123456789abcdef).`, { path: '/id' });
+  }
+  return record;
+}
+
+/** The connected channel a record was sent on, opened with its types. */
+export function channelOf<R>(record: DeliveryRecord, channels: readonly ConnectedChannel[], use: <C, P>(channel: TypedChannel<C, P>) => R): R {
+  const channel = channels.find((c) => c.name === record.via);
+  if (!channel) throw new NotifyError('CHANNEL_UNAVAILABLE', `The ${record.via} channel is not configured on this server any more; nothing was changed.`, { via: record.via });
+  return channel.open(use);
+}
+
+/** A provider call of an edit or retraction: the send's budget, and no retry (the caller sees the outcome and decides). */
+export function amendContext(id: string, budgetMs: number, signal: AbortSignal): { notificationId: string; signal: AbortSignal; deadline: number } {
+  return { notificationId: id, signal: AbortSignal.any([signal, AbortSignal.timeout(budgetMs)]), deadline: Date.now() + budgetMs };
+}
+
+/** A provider's failure to edit or delete, in the tool's codes; the record is left as it was. */
+export function amendFailure(err: unknown, id: string, via: string, what: string): unknown {
+  if (!(err instanceof ProviderError)) return err;
+  if (err instanceof ProviderRejectedError) return new NotifyError('PROVIDER_REJECTED', `The provider refused the ${what}: ${err.message}. Nothing was changed.`, { via, cause: err });
+  if (err instanceof DeliveryUnknownError) {
+    return new NotifyError('DELIVERY_UNKNOWN', `The ${what} may or may not have reached the provider (${err.message}); read the message in Slack before trying again.`, { via, notificationId: id, cause: err });
+  }
+  return new NotifyError('PROVIDER_UNAVAILABLE', `The provider could not take the ${what} now (${err.message}); nothing was changed. Try again shortly.`, { via, retryAfterS: 5, cause: err });
+}
