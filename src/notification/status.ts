@@ -19,7 +19,31 @@ const TRANSITIONS: Readonly<Record<DeliveryStatus, Readonly<Partial<Record<Recei
   delivered: {},
   undelivered: {},
   failed: {},
+  // Held for a person: nothing was sent, so no provider has anything to report yet.
+  pending_approval: {},
+  approved: {},
+  declined: {},
+  expired: {},
 };
+
+/** What a person (or the clock) decides about a send held for the console. */
+export type Decision = 'approve' | 'decline' | 'expire';
+
+/**
+ * The decisions on a held send, in the same one table as the receipts: only
+ * `pending_approval` takes one; `approved` then leaves through the send path, and its
+ * provider's answer writes `sent`, `failed` or `unknown`.
+ */
+const DECISIONS: Readonly<Partial<Record<DeliveryStatus, Readonly<Record<Decision, DeliveryStatus>>>>> = {
+  pending_approval: { approve: 'approved', decline: 'declined', expire: 'expired' },
+};
+
+/** Where `decision` takes a send in `current`, or why it cannot. */
+export function decide(current: DeliveryStatus, decision: Decision): Advance {
+  const next = DECISIONS[current]?.[decision];
+  if (next !== undefined) return { ok: true, next };
+  return { ok: false, reason: current === 'approved' ? 'it was approved already' : `it is ${current}, not waiting for approval` };
+}
 
 export type Advance = { ok: true; next: DeliveryStatus } | { ok: false; reason: string };
 
@@ -40,6 +64,10 @@ export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, st
   delivered: 'The provider reports the message delivered to the recipient.',
   undelivered: 'The provider could not deliver the message (provider_status has its code); resending to the same recipient will likely fail again.',
   failed: 'The message was not sent: the provider refused it or the send failed (error_code or provider_status says why).',
+  pending_approval: 'Held for a person to approve or decline in the operator console; nothing has been sent. It expires unanswered after NOTIFY_APPROVAL_TTL_S.',
+  approved: 'A person approved it in the operator console; it is leaving through the send path now.',
+  declined: 'A person declined it in the operator console; nothing was sent. Do not resend it unchanged.',
+  expired: 'No one decided on it in the operator console before it expired; nothing was sent.',
   unknown:
     'The outcome was lost after the request left (a timeout or reset): the provider may have sent it. Do not resend blindly; a provider receipt may still settle it.',
 };
