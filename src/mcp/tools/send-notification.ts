@@ -42,7 +42,7 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
     properties: {
       id: { type: 'string', description: 'notification id, ntf_…' },
       via: { type: 'string', enum: channels.map((c) => c.name) },
-      status: { type: 'string', enum: ['sent', 'dry_run'] },
+      status: { type: 'string', enum: ['sent', 'dry_run', 'pending_approval'], description: 'pending_approval: held for a person in the operator console; nothing sent yet (get_notification shows the decision)' },
       sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },
       provider: { type: 'string' },
       provider_message_id: { type: 'string' },
