@@ -30,9 +30,10 @@ function expiresAt(deps: PipelineDeps, held: DeliveryRecord): number {
   return held.approval?.expires_at ?? held.created_at + (deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS);
 }
 
-/** Ends every held send whose time has passed (`expired`); how many. */
+/** Ends every held send whose time has come (`expired`, from created_at + TTL on, as decideHeld counts); how many. */
 export function expireHeld(deps: PipelineDeps): Promise<number> {
-  return deps.store.expirePending(deps.now() - (deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS), deps.now());
+  const now = deps.now();
+  return deps.store.expirePending(now - (deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS) + 1, now);
 }
 
 /**
