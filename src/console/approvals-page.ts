@@ -3,16 +3,7 @@ import type { DeliveryRecord } from '../store/types.js';
 import { html, type Html } from './html.js';
 import { time } from './layout.js';
 import { attachments, parseMime, rawMessage } from './mime.js';
-import { decisionForm, recipientsOf } from './notifications-page.js';
-
-/** The subject line of a held message, or a payload's text, for a person to recognise it by. */
-function headline(r: DeliveryRecord): string | undefined {
-  const raw = rawMessage(r.payload);
-  if (raw !== undefined) return parseMime(raw).headers.get('subject');
-  const p = r.payload as Record<string, unknown> | null;
-  for (const k of ['text', 'body']) if (typeof p?.[k] === 'string') return (p[k] as string).slice(0, 300);
-  return undefined;
-}
+import { decisionForm, headline, recipientsOf } from './notifications-page.js';
 
 export function approvalsBody(rows: readonly DeliveryRecord[], csrf: string): Html {
   if (rows.length === 0) return html`<p class="empty">Nothing is waiting for approval.</p>`;

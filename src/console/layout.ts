@@ -36,7 +36,7 @@ export function page(shell: Shell): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${shell.title} · notify-mcp console</title>
 <link rel="stylesheet" href="/console/console.css">
 </head>

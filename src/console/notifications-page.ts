@@ -2,7 +2,7 @@
 import { NOTIFICATION_STATES, type DeliveryQuery, type DeliveryRecord } from '../store/types.js';
 import { html, type Html } from './html.js';
 import { csrfField, statusChip, time } from './layout.js';
-import { attachments, htmlBody, parseMime, rawMessage } from './mime.js';
+import { attachments, decodeWords, htmlBody, parseMime, rawMessage } from './mime.js';
 
 /** The list's filters as the query string carries them. */
 export interface ListFilters {
@@ -52,23 +52,25 @@ export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channe
   const filters = html`<form class="filters card" method="get" action="/console" role="search" aria-label="Filter notifications">
     <label>Status<select name="status">${option('', 'Any', f.status)}${NOTIFICATION_STATES.map((s) => option(s, s.replace('_', ' '), f.status))}</select></label>
     <label>Channel<select name="via">${option('', 'Any', f.via)}${channels.map((c) => option(c, c, f.via))}</select></label>
-    <label>Client<input name="client" value="${f.client ?? ''}" maxlength="256" autocomplete="off"></label>
+    <label class="wide">Client<input name="client" value="${f.client ?? ''}" maxlength="256" autocomplete="off"></label>
     <label>From (UTC)<input type="datetime-local" name="since" value="${f.since ?? ''}"></label>
     <label>Until (UTC)<input type="datetime-local" name="until" value="${f.until ?? ''}"></label>
     <button type="submit">Filter</button>
     <a class="button secondary" href="/console">Clear</a>
   </form>`;
-  if (rows.length === 0) return html`${filters}<p class="empty">No notifications match.</p>`;
+  const filtered = Object.values(f).some((v) => v);
+  if (rows.length === 0) return html`${filters}<p class="empty">${filtered ? 'No notifications match.' : 'No notifications yet.'}</p>`;
   return html`${filters}
   <p class="muted">${rows.length === PAGE_ROWS ? `The newest ${PAGE_ROWS}` : `${rows.length} ${rows.length === 1 ? 'notification' : 'notifications'}`}, newest first.</p>
   <table class="rows">
     <caption class="skip">Notifications, newest first</caption>
-    <thead><tr><th scope="col">Time</th><th scope="col">Notification</th><th scope="col">Channel</th><th scope="col">Client</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
+    <thead><tr><th scope="col">Time</th><th scope="col">Notification</th><th scope="col">What</th><th scope="col">Channel</th><th scope="col">Client</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
     <tbody>
     ${rows.map(
       (r) => html`<tr>
         <td data-label="Time">${time(r.created_at)}</td>
         <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(r.id)}">${r.id}</a></td>
+        <td data-label="What">${headline(r) ?? html`<span class="muted">—</span>`}</td>
         <td data-label="Channel">${r.via}</td>
         <td data-label="Client">${r.client ?? html`<span class="muted">—</span>`}</td>
         <td data-label="Status">${statusChip(r.status)}${r.error_code ? html` <span class="muted">${r.error_code}</span>` : ''}</td>
@@ -77,6 +79,18 @@ export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channe
     )}
     </tbody>
   </table>`;
+}
+
+/** The subject line of a recorded message, or a payload's text, for a person to recognise it by. */
+export function headline(r: DeliveryRecord): string | undefined {
+  const raw = rawMessage(r.payload);
+  if (raw !== undefined) {
+    const subject = parseMime(raw).headers.get('subject');
+    return subject === undefined ? undefined : decodeWords(subject);
+  }
+  const p = r.payload as Record<string, unknown> | null;
+  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).slice(0, 200);
+  return undefined;
 }
 
 /** Every recipient the payload names (a message's envelope holds bcc too), else those the held send recorded. */

@@ -28,7 +28,12 @@ h1 { font-size: 1.5rem; margin: 8px 0 16px; }
 h2 { font-size: 1.15rem; margin: 24px 0 8px; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin: 0 0 16px; }
+.card > h2:first-child { margin-top: 0; }
+form.decision { margin-top: 16px; padding-top: 12px; border-top: 1px solid var(--line); }
+form.decision label { margin-bottom: 4px; }
 form.filters { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-end; }
+form.filters input[name="client"] { width: 9rem; }
+form.filters input[type="datetime-local"] { width: 13.5rem; }
 label { display: flex; flex-direction: column; gap: 4px; font-size: .9rem; color: var(--muted); }
 input, select, textarea { font: inherit; color: var(--fg); background: var(--bg); border: 1px solid var(--line); border-radius: 6px; padding: 8px; min-height: 44px; }
 textarea { min-height: 4.5rem; width: 100%; }
@@ -39,7 +44,7 @@ button.danger { background: var(--bad); border-color: var(--bad); color: var(--c
 .actions { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin-top: 12px; }
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 th, td { text-align: left; padding: 10px 12px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
-th { font-size: .85rem; color: var(--muted); font-weight: 600; }
+th { font-size: .85rem; color: var(--muted); font-weight: 600; overflow-wrap: normal; white-space: nowrap; }
 .status { display: inline-block; padding: 2px 8px; border-radius: 999px; background: var(--chip); font-size: .85rem; font-weight: 600; white-space: nowrap; }
 .status.sent, .status.delivered, .status.approved { color: var(--ok); }
 .status.pending_approval, .status.queued, .status.unknown, .status.warning { color: var(--warn); }
@@ -61,6 +66,11 @@ iframe.mail { width: 100%; height: 24rem; border: 1px solid var(--line); border-
   table.rows td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-size: .85rem; }
   dl.facts { grid-template-columns: 1fr; }
   dl.facts dd { margin-bottom: 8px; }
-  form.filters label, form.filters button { flex: 1 1 100%; }
+  form.filters { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px 12px; }
+  form.filters label.wide { grid-column: 1 / -1; }
+  form.filters input, form.filters select { width: 100%; min-width: 0; }
+  form.filters .button, form.filters button { justify-content: center; }
+  header.top .bar { gap: 4px 12px; }
+  header.top form button { min-height: 36px; padding: 4px 10px; font-size: .9rem; }
 }
 `;
