@@ -12,6 +12,7 @@ import { connectChannels } from '../channels/connect.js';
 import { loadConfig } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
+import { createRateGate } from '../policy/rate-limit.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { ApprovalNeeded, payloadSha256 } from './approval.js';
@@ -130,6 +131,24 @@ describe('sends held for the console', () => {
     expect((await store.getDelivery(held.id))!).toMatchObject({ status: 'declined', approval: { outcome: 'declined', decided_by: 'ops', reason: 'not now' } });
     expect(provider.payloads).toEqual([]);
     expect((await refusal(decideHeld(d, 'ntf_nope', { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('NOT_FOUND');
+  });
+
+  it('checks opt-outs and the client\'s rate limit again at the approval, and sends nothing when either refuses', async () => {
+    const d = await deps('console', { NOTIFY_RATE_LIMITS: 'sms=1/h', NOTIFY_APPROVAL_TTL_S: '86400' });
+    d.rateGate = createRateGate(d.config.rateLimits, store);
+    const first = await send(d, SMS, false);
+    const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
+    const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
+    expect((await decideHeld(d, first.id, { decision: 'approve', by: 'ops', seenSha256: await sha(first.id) })).status).toBe('approved');
+    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe('RATE_LIMITED');
+    await store.addOptOut('sms', '+14155550123', clock);
+    clock += 3_600_000 - 1_000;
+    const third = await send(d, { ...SMS, body: 'Disk fullest' }, false).catch((e: unknown) => e);
+    // A new send to an opted-out number is refused before it is held; the one already held is refused at its approval.
+    expect((third as NotifyError).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await store.getDelivery(second.id))!.status).toBe('pending_approval');
+    expect(provider.payloads).toHaveLength(1);
   });
 
   it('expires after NOTIFY_APPROVAL_TTL_S: an approval then sends nothing, and the sweep ends the rest', async () => {

@@ -58,6 +58,15 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
       { path: '/payload_sha256' },
     );
   }
+  if (d.decision === 'approve') {
+    // What a send checks at its own time, checked again now: the recipient may have opted
+    // out while the send waited, and the sending client's rate limit counts it now.
+    const optedOut = await deps.store.findOptedOut({ via: held.via, recipients: held.approval.recipients ?? [] });
+    if (optedOut !== undefined) {
+      throw new NotifyError('RECIPIENT_OPTED_OUT', `${optedOut} has opted out (replied STOP) since this send was held; approving cannot send it. Decline it.`, { via: held.via });
+    }
+    await deps.rateGate?.check(held.client, held.via, now);
+  }
   const approval = {
     ...held.approval,
     outcome: d.decision === 'approve' ? ('approved' as const) : ('declined' as const),
