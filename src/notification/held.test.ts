@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { connectChannels } from '../channels/connect.js';
-import { loadConfig } from '../config/config.js';
+import { loadConfig, type Config } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
 import { createRateGate } from '../policy/rate-limit.js';
@@ -32,7 +32,7 @@ let store: SqliteStore;
 let provider: FakeProvider;
 let clock: number;
 
-async function deps(mode: string, env: Record<string, string> = {}): Promise<PipelineDeps> {
+async function deps(mode: string, env: Record<string, string> = {}): Promise<PipelineDeps & { config: Config }> {
   const config = loadConfig({
     NOTIFY_DATA_DIR: '/unused',
     TWILIO_ACCOUNT_SID: 'AC0',
