@@ -9,6 +9,7 @@
 import { cpus, loadavg, platform, release } from 'node:os';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { benchAudit } from './audit.mjs';
 import { benchBannerFeed } from './banner-feed.mjs';
 import { benchBannerStream } from './banner-stream.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
@@ -88,6 +89,8 @@ try {
   rows.push(
     ...(await guarded('7. Live feed', 'show_banner reaching 1,000 open streams', () => benchBannerStream(quick ? { rounds: 3 } : {}))),
   );
+  step('audit verify: 1,000,000 entries');
+  rows.push(...(await guarded('8. Audit', 'audit verify, 1,000,000 entries', () => benchAudit(quick ? { runs: 1 } : {}))));
 } finally {
   removeTempDirs();
 }

@@ -10,7 +10,9 @@ import type { Logger } from './core/log.js';
 import { createApprovalCodec } from './mcp/approval-round.js';
 import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
+import { startOutboxRunner } from './notification/outbox.js';
 import { createRateGate } from './policy/rate-limit.js';
+import { createCapGate } from './policy/caps.js';
 import type { Provider } from './providers/types.js';
 import { openStore, sqliteFile } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -23,6 +25,8 @@ export interface AppOverrides {
   providers?: Readonly<Record<string, Provider<unknown>>>;
   now?: () => number;
   rateGate?: RateGate;
+  /** Without the release loop (tests that drive releaseDue themselves). */
+  noOutboxRunner?: boolean;
 }
 
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
@@ -36,7 +40,11 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     now: overrides.now ?? Date.now,
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
+    capGate: createCapGate(config.caps, store),
   };
+  // Every server releases what is due, so a scheduled send leaves while any replica runs.
+  const runner = overrides.noOutboxRunner ? undefined : startOutboxRunner(deps);
+  if (runner) deps.outbox = runner;
   // Built per profile when a client first asks for it; its hashes are logged then.
   const catalog = buildCatalog(config, undefined, (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }));
   log.info('channels', {
@@ -64,6 +72,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     drain,
     close() {
       closing ??= (async () => {
+        await runner?.stop();
         await drain();
         await closeChannels(channels);
         await store.close();

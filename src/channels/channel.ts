@@ -17,9 +17,13 @@ import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union
 /** Every branch takes it besides its own fields: the same key and payload send once. */
 export const idempotencyKey = z.string().min(1).max(128).optional();
 
-/** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`; closed. */
+/** Every branch takes them too: when to send (RFC 3339 with an offset; the 30-day bound is the pipeline's, it moves with the clock), and whether it may pass quiet hours. */
+export const sendAt = z.iso.datetime({ offset: true }).optional().meta({ description: 'send later: RFC 3339 with an offset, at most 30 days ahead', examples: ['2026-07-01T09:00:00+02:00'] });
+export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours, where the operator allows urgent sends' });
+
+/** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`, `send_at`, `urgent`; closed. */
 export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<
-  { via: z.ZodLiteral<V> } & Shape & { idempotency_key: typeof idempotencyKey },
+  { via: z.ZodLiteral<V> } & Shape & { idempotency_key: typeof idempotencyKey; send_at: typeof sendAt; urgent: typeof urgent },
   z.core.$strict
 >;
 
@@ -148,6 +152,8 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * call needs a person's approval under these settings (Slack: `broadcast`).
    */
   approvalRules?: { readonly [rule: string]: (call: CallOf<V, Shape>, settings: S) => boolean };
+  /** Measures NOTIFY_CAPS may name besides the channel's own (messages): how much of each one send uses. */
+  capMeasures?: { readonly [measure: string]: (call: CallOf<V, Shape>, meta: ResultMeta | undefined) => number };
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -164,6 +170,8 @@ export interface Channel {
   readonly examples: readonly Readonly<Record<string, unknown>>[];
   /** The names of the approval rules it declares. */
   readonly approvalRuleNames: readonly string[];
+  /** The cap measures it declares (ChannelModule.capMeasures). */
+  readonly capMeasureNames: readonly string[];
   /** Reads its settings and allowlist from `env` (config.ts hands it in). */
   configure(env: Env): ConfiguredChannel;
 }
@@ -220,6 +228,8 @@ export interface TypedChannel<C, P> {
   summary(call: C): Summary;
   /** Whether the channel's approval rule `rule` applies to the call; false for a rule it does not declare. */
   approvalRule(rule: string, call: C): boolean;
+  /** How much of cap measure `measure` the call uses: 1 of the channel's own name, a declared measure's count, else undefined. */
+  capAmount(measure: string, call: C, meta: ResultMeta | undefined): number | undefined;
 }
 
 /** A summary for a channel that declares none: its call as JSON, without `via`. */
@@ -254,13 +264,14 @@ export function defineChannel<const V extends string, const K extends string, S 
   const channel: ChannelModule<V, K, S, Shape, P> & Channel = {
     ...module,
     approvalRuleNames: Object.keys(module.approvalRules ?? {}),
+    capMeasureNames: Object.keys(module.capMeasures ?? {}),
     configure(env: Env): ConfiguredChannel {
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits } = module.branch(settings);
       const branch: Branch<V, Shape> = z
-        .strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey })
+        .strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey, send_at: sendAt, urgent })
         .meta(limits === undefined ? { description } : { description, limits });
       return Object.freeze({
         channel,
@@ -289,6 +300,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             buildPayload: (call, id, timeoutMs, at) => channel.buildPayload(call, { id, settings, timeoutMs, at }),
             summary: (call) => module.summary?.(call) ?? firstLineOf(call),
             approvalRule: (rule, call) => module.approvalRules?.[rule]?.(call, settings) ?? false,
+            capAmount: (measure, call, meta) => (measure === module.name ? 1 : module.capMeasures?.[measure]?.(call, meta)),
           };
           return {
             name: module.name,

@@ -30,6 +30,7 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
       'Within 24 h the same key and payload returns the first result, sending nothing; another payload is IDEMPOTENCY_CONFLICT. ' +
       'Live channels send only to recipients the operator allows; channels without credentials run in dry-run. ' +
       `status sent means: ${channels.map((c) => sentBriefly(c.channel)).join('; ')}. ` +
+      'send_at answers scheduled at once and sends then; quiet hours may answer held, with release_at. ' +
       `get_notification shows later states${receiptsNote(channels)}.` +
       (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',

@@ -6,9 +6,11 @@
  *   notify-mcp                         serve MCP over stdio
  *   notify-mcp --http [--port N] [--host H]
  *   notify-mcp schema [--profile P]    print what a client of that profile receives
- *   notify-mcp outbox [--limit N]      print the latest delivery records
+ *   notify-mcp outbox [--limit N] [--waiting]  print the latest delivery records, or what waits
+ *   notify-mcp worker                  release scheduled and held sends (no MCP server)
  *   notify-mcp doctor [--json]         check the configuration before going live
  *   notify-mcp contacts [forget <channel> <recipient>]
+ *   notify-mcp audit verify | export [--since T] [--client C]
  *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
  */
 import { fileURLToPath } from 'node:url';
@@ -27,10 +29,17 @@ const USAGE = `Usage:
   notify-mcp                          serve MCP over stdio
   notify-mcp --http [--port N] [--host H]  serve Streamable HTTP at /mcp (default ${DEFAULT_HTTP_HOST}:${DEFAULT_HTTP_PORT})
   notify-mcp schema [--profile P]     print the tools/list a client of profile P receives (${PROFILES.join(', ')})
-  notify-mcp outbox [--limit N]       print the latest delivery records (JSON lines)
+  notify-mcp outbox [--limit N] [--waiting]
+                                      print the latest delivery records, or with --waiting the
+                                      scheduled and held sends, soonest first (JSON lines)
+  notify-mcp worker                   release scheduled and held sends from the store, with no MCP
+                                      server (for stdio setups: they leave with no host connected)
   notify-mcp doctor [--json]          check credentials, reachability, store and settings; sends nothing
   notify-mcp contacts [forget <channel> <recipient>]
                                       list approved first contacts, or forget one
+  notify-mcp audit verify [--json]    check the audit chain: exit 0 with the count, 1 naming the first entry tampered with
+  notify-mcp audit export [--since T] [--client C]
+                                      print audit entries as JSON lines, oldest first
   notify-mcp bundle FILE [--http [--port N] [--host H]]
                                       serve the reconciled tools of every server in an mcpServers file
                                       (also --servers FILE; --config FILE is the old form)
@@ -57,12 +66,15 @@ function endQuietlyOnClosedPipe(): void {
 const OPTIONS = {
   profile: { type: 'string' },
   limit: { type: 'string' },
+  since: { type: 'string' },
+  client: { type: 'string' },
   config: { type: 'string' },
   servers: { type: 'string' },
   http: { type: 'boolean' },
   port: { type: 'string' },
   host: { type: 'string' },
   json: { type: 'boolean' },
+  waiting: { type: 'boolean' },
   'env-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
@@ -113,10 +125,18 @@ async function main(argv: string[]): Promise<number> {
     case 'schema':
       return schemaCommand(config, values.profile, out);
     case 'outbox':
-      return outboxCommand(config, log, values.limit, out);
+      return outboxCommand(config, log, values.limit, out, values.waiting === true);
+    case 'worker': {
+      const { workerCommand } = await import('./worker.js');
+      return workerCommand(config, log);
+    }
     case 'contacts': {
       const { contactsCommand } = await import('./contacts.js');
       return contactsCommand(positionals.slice(1), config, log, out);
+    }
+    case 'audit': {
+      const { auditCommand } = await import('./audit.js');
+      return auditCommand(positionals.slice(1), values, config, log, out);
     }
     case 'serve':
       return values.http ? serveHttpUntilSignal(config, log, values) : serveStdioUntilEnd(config, log);

@@ -14,6 +14,9 @@ import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/en
 import { unstorableIn } from '../core/storable-text.js';
 import { APPROVAL_MODES, parseApprovalRules, type ApprovalMode, type ApprovalRule } from '../notification/approval-rules.js';
 import type { RateLimit } from '../policy/rate-limit.js';
+import { parseCaps, type CapRule } from '../policy/caps.js';
+import { parseQuietHours } from '../policy/quiet-hours.js';
+import type { TimeSettings } from '../notification/settings.js';
 import { DEFAULT_PROVIDER_CONCURRENCY } from '../providers/slots.js';
 import { describeValue } from '@notify-mcp/union';
 
@@ -23,6 +26,10 @@ export type { RateLimit } from '../policy/rate-limit.js';
 
 export const PROFILES = ['flat', 'nested', 'oneOf', 'per-channel'] as const;
 export type Profile = (typeof PROFILES)[number];
+
+/** Tool groups a host can switch on (NOTIFY_TOOLS) and narrow per token client (NOTIFY_TOKEN_TOOLS). */
+export const TOOL_GROUPS = ['send', 'status', 'banners', 'read-only'] as const;
+export type ToolGroup = (typeof TOOL_GROUPS)[number];
 
 export interface HttpToken {
   client: string;
@@ -53,12 +60,21 @@ export interface Config {
    */
   feed: { tokens: HttpToken[]; origins: string[]; maxStreams: number; streamsPerClient: number };
   rateLimits: RateLimit[];
+  /** Scheduled sends and quiet hours (NOTIFY_SCHEDULE_GRACE_S, NOTIFY_SCHEDULE_POLL_S, NOTIFY_QUIET_HOURS, NOTIFY_QUIET_HOURS_URGENT). */
+  time: TimeSettings;
+  /** NOTIFY_CAPS: what each client may send per hour or day. */
+  caps: CapRule[];
   /**
    * Which sends need a person's approval (NOTIFY_APPROVAL; none by default), and the key that
    * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
    * without it, a random key per process: replicas behind a balancer then need it set).
    */
   approval: { rules: ApprovalRule[]; key: string | undefined; mode: ApprovalMode; ttlMs: number };
+  /**
+   * The tool groups the server offers (NOTIFY_TOOLS; every group by default), and a narrower
+   * set per token client (NOTIFY_TOKEN_TOOLS); a client not named there gets the server's.
+   */
+  tools: { groups: ToolGroup[]; byClient: Record<string, ToolGroup[]> };
 }
 
 function profile(value: string, variable: string): Profile {
@@ -146,6 +162,12 @@ function rateLimits(raw: string | undefined, channels: readonly string[]): RateL
   });
 }
 
+function urgentPolicy(raw: string | undefined): 'allow' | 'deny' {
+  if (raw === undefined || raw === '' || raw === 'deny') return 'deny';
+  if (raw === 'allow') return 'allow';
+  throw new ConfigError(`NOTIFY_QUIET_HOURS_URGENT must be allow or deny (default), got ${describeValue(raw)}`);
+}
+
 /** Operators are token clients only: a clientInfo name is self-reported, so it can never be one. */
 function operators(raw: string | undefined, tokens: readonly HttpToken[]): string[] {
   const names = list(raw ?? '');
@@ -157,6 +179,42 @@ function operators(raw: string | undefined, tokens: readonly HttpToken[]): strin
     }
   }
   return names;
+}
+
+function toolGroups(names: string[], variable: string, what: string): ToolGroup[] {
+  if (names.length === 0) throw new ConfigError(`${variable}: ${what} names no tool group; use ${TOOL_GROUPS.join(', ')}, or unset it for all`);
+  for (const name of names) {
+    if (!(TOOL_GROUPS as readonly string[]).includes(name)) {
+      throw new ConfigError(`${variable}: ${describeValue(name)} in ${what} is not a tool group; use ${TOOL_GROUPS.join(', ')}`);
+    }
+  }
+  return [...new Set(names)] as ToolGroup[];
+}
+
+/**
+ * NOTIFY_TOOLS (comma list) and NOTIFY_TOKEN_TOOLS (`client=group+group,…`). A token's set
+ * only narrows the server's: a group the server does not offer is refused, not ignored,
+ * since whoever wrote it expected that client to have it. Token clients only: a clientInfo
+ * name is self-reported, so narrowing by it would be undone by a rename.
+ */
+function tools(env: Env, tokens: readonly HttpToken[]): Config['tools'] {
+  const groups = env.NOTIFY_TOOLS ? toolGroups(list(env.NOTIFY_TOOLS), 'NOTIFY_TOOLS', 'the list') : [...TOOL_GROUPS];
+  const byClient: Record<string, ToolGroup[]> = {};
+  for (const item of list(env.NOTIFY_TOKEN_TOOLS ?? '')) {
+    const [client, set, ...rest] = item.split('=');
+    if (!client || !set || rest.length > 0) throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(item)} must be client=group[+group…], e.g. status-bot=status+banners`);
+    if (!tokens.some((t) => t.client === client)) {
+      throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} is no client of NOTIFY_HTTP_TOKENS; name a token's client (e.g. NOTIFY_HTTP_TOKENS=ro:<token> NOTIFY_TOKEN_TOOLS=ro=read-only)`);
+    }
+    if (Object.hasOwn(byClient, client)) throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} is named twice; join its groups with +`);
+    const own = toolGroups(set.split('+').map((g) => g.trim()).filter(Boolean), 'NOTIFY_TOKEN_TOOLS', describeValue(client));
+    const withheld = own.filter((g) => !groups.includes(g));
+    if (withheld.length) {
+      throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} names ${withheld.join(', ')}, which NOTIFY_TOOLS does not offer; a token's groups only narrow the server's (${groups.join(', ')})`);
+    }
+    byClient[client] = own;
+  }
+  return { groups, byClient };
 }
 
 function clientProfiles(raw: string | undefined): Record<string, Profile> {
@@ -267,12 +325,20 @@ export function loadConfig(env: Env = process.env, channels: readonly Channel[] 
       ...streamCaps(env),
     },
     rateLimits: rateLimits(env.NOTIFY_RATE_LIMITS, names),
+    time: {
+      graceMs: positiveInt(env, 'NOTIFY_SCHEDULE_GRACE_S', 3_600) * 1000,
+      pollMs: positiveInt(env, 'NOTIFY_SCHEDULE_POLL_S', 30) * 1000,
+      quietHours: parseQuietHours(env.NOTIFY_QUIET_HOURS, names),
+      urgent: urgentPolicy(env.NOTIFY_QUIET_HOURS_URGENT),
+    },
+    caps: parseCaps(env.NOTIFY_CAPS, [...names, ...channels.flatMap((c) => c.capMeasureNames)]),
     approval: {
       rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels),
       key: approvalKey(env.NOTIFY_APPROVAL_KEY),
       mode: approvalMode(env.NOTIFY_APPROVAL_MODE),
       ttlMs: positiveInt(env, 'NOTIFY_APPROVAL_TTL_S', 86_400) * 1000,
     },
+    tools: tools(env, tokens),
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.

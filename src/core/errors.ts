@@ -28,6 +28,8 @@ export const ERROR_CODES = [
   'STORE_UNAVAILABLE',
   /** The client cancelled the call before the provider was called: nothing was sent. */
   'CANCELLED',
+  /** The client used up one of its NOTIFY_CAPS for this period: nothing was sent until resets_at. */
+  'CAP_REACHED',
   /** A bug on our side; logged with its stack, never retried by the server. */
   'INTERNAL_ERROR',
 ] as const;
@@ -40,6 +42,8 @@ export interface ToolErrorBody {
   path?: string;
   via?: string;
   retry_after_s?: number;
+  /** CAP_REACHED: when the cap's period ends (RFC 3339). */
+  resets_at?: string;
   /** The notification a failure is recorded under (DELIVERY_UNKNOWN): get_notification and receipts settle it. */
   notification_id?: string;
 }
@@ -54,6 +58,7 @@ export class NotifyError extends Error {
       path?: string;
       via?: string;
       retryAfterS?: number;
+      resetsAt?: string;
       notificationId?: string;
       cause?: unknown;
       /** For the refusal's log line only (never in the tool result): each recipient's class, not its address. */
@@ -68,6 +73,7 @@ export class NotifyError extends Error {
     if (this.details.path !== undefined) body.path = this.details.path;
     if (this.details.via !== undefined) body.via = this.details.via;
     if (this.details.retryAfterS !== undefined) body.retry_after_s = this.details.retryAfterS;
+    if (this.details.resetsAt !== undefined) body.resets_at = this.details.resetsAt;
     if (this.details.notificationId !== undefined) body.notification_id = this.details.notificationId;
     return body;
   }

@@ -4,18 +4,21 @@
  * it), with a schema hash per tool and a fingerprint per list.
  */
 import type { Tool } from '@modelcontextprotocol/server';
-import { PROFILES, type Config, type Profile } from '../config/config.js';
+import { PROFILES, TOOL_GROUPS, type Config, type Profile, type ToolGroup } from '../config/config.js';
 import { notificationDef } from '../channels/send-union.js';
 import { unstorableRefusal } from '../core/storable-text.js';
 import { describeApproval } from '../notification/approval-rules.js';
 import { objectTools as defaultObjectTools } from './tools/index.js';
 import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
+import { objectToolGroups, SEND_GROUPS } from './tool-groups.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
 import { schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
 
 export interface CatalogEntry extends ToolEntry {
   hash: string;
+  /** The tool groups it belongs to (src/mcp/tool-groups.ts). */
+  groups: readonly ToolGroup[];
 }
 
 export interface ProfileCatalog {
@@ -97,9 +100,13 @@ export function buildCatalog(
       outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'],
     };
     const { def, outputSchema } = shared;
-    const entries = [...sendTools(def, profile, outputSchema), ...objectTools.map((spec) => objectEntry(spec, profile))].map((e) => {
+    const grouped = [
+      ...sendTools(def, profile, outputSchema).map((e) => ({ e, groups: SEND_GROUPS })),
+      ...objectTools.map((spec) => ({ e: objectEntry(spec, profile), groups: objectToolGroups(spec.name) })),
+    ];
+    const entries = grouped.map(({ e, groups }): CatalogEntry => {
       const tool = wireTool(e.tool);
-      return { tool, call: totalCall(tool.name, e.call), hash: schemaHash(tool) };
+      return { tool, call: totalCall(tool.name, e.call), hash: schemaHash(tool), groups };
     });
     const tools = entries.map((e) => e.tool);
     return {
@@ -126,4 +133,31 @@ export function buildCatalog(
     });
   }
   return catalog;
+}
+
+const narrowed = new WeakMap<ProfileCatalog, Map<string, ProfileCatalog>>();
+
+/**
+ * The part of a profile's catalog the groups offer, with its own fingerprint; the catalog
+ * itself when they offer every tool. Kept per catalog and set, so tools/list stays the
+ * same bytes (and object) per caller kind.
+ */
+export function offeredCatalog(catalog: ProfileCatalog, groups: readonly ToolGroup[]): ProfileCatalog {
+  if (TOOL_GROUPS.every((g) => groups.includes(g))) return catalog;
+  const key = [...groups].sort().join('+');
+  let views = narrowed.get(catalog);
+  if (!views) narrowed.set(catalog, (views = new Map()));
+  let view = views.get(key);
+  if (!view) {
+    const entries = [...catalog.entries.values()].filter((e) => e.groups.some((g) => groups.includes(g)));
+    const tools = entries.map((e) => e.tool);
+    view = {
+      tools,
+      entries: new Map(entries.map((e) => [e.tool.name, e])),
+      hashes: Object.fromEntries(entries.map((e) => [e.tool.name, e.hash])),
+      fingerprint: schemaHash(tools),
+    };
+    views.set(key, view);
+  }
+  return view;
 }

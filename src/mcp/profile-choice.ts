@@ -4,6 +4,7 @@
  * then the default.
  */
 import type { Config, Profile } from '../config/config.js';
+import { toolsVaryByToken } from './tool-groups.js';
 
 export interface ProfileInputs {
   credentialProfile?: Profile;
@@ -25,15 +26,15 @@ export function selectProfile(config: Pick<Config, 'clientProfiles' | 'defaultPr
 
 /**
  * Whether callers of one endpoint can be given different tool lists: by their credential
- * (some token carries a profile) or by their self-reported name (the clientInfo map, unless
+ * (some token carries a profile, or its own tool groups: NOTIFY_TOKEN_TOOLS) or by their self-reported name (the clientInfo map, unless
  * the endpoint fixes the profile). Such a list is `cacheScope: "private"` under 2026-07-28:
  * a shared cache must not hand one caller's list to another.
  */
 export function callerDependentList(
-  config: Pick<Config, 'clientProfiles' | 'http'>,
+  config: Pick<Config, 'clientProfiles' | 'http' | 'tools'>,
   inputs: Pick<ProfileInputs, 'endpointProfile'> & { client?: string },
 ): boolean {
-  const byCredential = inputs.client !== undefined && config.http.tokens.some((t) => t.profile !== undefined);
+  const byCredential = inputs.client !== undefined && (config.http.tokens.some((t) => t.profile !== undefined) || toolsVaryByToken(config));
   const byClientInfo = inputs.endpointProfile === undefined && Object.keys(config.clientProfiles).length > 0;
   return byCredential || byClientInfo;
 }

@@ -16,14 +16,15 @@ import {
 import { registerBannerResources } from './resources.js';
 import { bannerHubFor, STDIO_FEED_CLIENT } from '../banners/hub.js';
 import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
-import type { Config, Profile } from '../config/config.js';
+import type { Config, Profile, ToolGroup } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
 import { APPROVAL_TTL_S, approvalRound, askApproval, type ApprovalState } from './approval-round.js';
-import type { Catalog } from './catalog.js';
+import { offeredCatalog, type Catalog } from './catalog.js';
 import { callerDependentList, selectProfile } from './profile-choice.js';
 import { callArguments } from './call-arguments.js';
+import { offeredGroups } from './tool-groups.js';
 import { VERSION } from '../core/version.js';
 
 /**
@@ -59,12 +60,24 @@ export interface Connection {
   observeCall?: CallObserver;
 }
 
-/** What a client's model reads first; the send tools are named from the server's channels. */
-const instructions = (channels: readonly { name: string }[]) =>
-  `Send notifications with ${SEND_TOOL} (or ${channels.map((c) => channelToolName(c.name)).join('/')}): pick the channel with via. ` +
-  'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix. ' +
-  'get_notification({ id }) shows where a sent notification stands (delivered, undelivered…). ' +
-  'Use show_banner, list_banners and dismiss_banner for in-app banners.';
+/**
+ * What a client's model reads first; the send tools are named from the server's channels,
+ * and only the groups the server offers (NOTIFY_TOOLS) are named. Server-wide, not per
+ * token, so server/discover stays the same for every caller.
+ */
+const instructions = (channels: readonly { name: string }[], groups: readonly ToolGroup[]) =>
+  [
+    groups.includes('send') &&
+      `Send notifications with ${SEND_TOOL} (or ${channels.map((c) => channelToolName(c.name)).join('/')}): pick the channel with via.`,
+    'Failed calls return structuredContent.error with a code, a JSON Pointer path and a fix.',
+    (groups.includes('status') || groups.includes('read-only')) &&
+      'get_notification({ id }) shows where a sent notification stands (delivered, undelivered…).',
+    groups.includes('banners')
+      ? 'Use show_banner, list_banners and dismiss_banner for in-app banners.'
+      : groups.includes('read-only') && 'list_banners lists the in-app banners.',
+  ]
+    .filter(Boolean)
+    .join(' ');
 
 /**
  * How long a 2026-07-28 client may reuse a tools/list: the list changes only when the
@@ -96,7 +109,7 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
       capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
-      instructions: instructions(app.channels),
+      instructions: instructions(app.channels, app.config.tools.groups),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
       // An approval's state comes back from the client: a forged or expired one is refused.
@@ -110,9 +123,12 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
   // A list is public only when no caller could have been given another one on this endpoint.
   const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
+  // The token's groups, else the server's: a tool outside them is neither listed nor callable.
+  const groups = offeredGroups(app.config, conn.client);
+  const offered = (profile: Profile) => offeredCatalog(app.catalog[profile], groups);
 
   server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
-    const tools = app.catalog[profileFor(clientNameOf(server, ctx))].tools;
+    const tools = offered(profileFor(clientNameOf(server, ctx))).tools;
     return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
   });
 
@@ -138,10 +154,11 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     const done = conn.observeCall?.(name, args);
     const clientName = clientNameOf(server, ctx);
     const profile = profileFor(clientName);
-    const entry = app.catalog[profile].entries.get(name);
+    const catalog = offered(profile);
+    const entry = catalog.entries.get(name);
     if (!entry) {
       done?.('protocol_error');
-      const names = app.catalog[profile].tools.map((t) => t.name).join(', ');
+      const names = catalog.tools.map((t) => t.name).join(', ');
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool "${name}". Available tools: ${names}.`);
     }
     const client = conn.client ?? clientName ?? null;

@@ -53,6 +53,7 @@ const errorBodySchema = {
     path: { type: 'string' },
     via: { type: 'string' },
     retry_after_s: { type: 'number' },
+    resets_at: { type: 'string', format: 'date-time' },
     notification_id: { type: 'string' },
   },
   required: ['code', 'message'],

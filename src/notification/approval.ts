@@ -204,7 +204,7 @@ export async function approveSend<C, P>(
   const answered = previous && (await deps.store.answerApproval(previous.grant.id, previous.answer, deps.now(), IDEMPOTENCY_TTL_MS));
   if (answered?.answer === 'decline') {
     // Recorded once, by the answer that stood: the refusal row carries the question's id.
-    if (answered.first) await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_DECLINED', record('declined'));
+    if (answered.first) await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_DECLINED', record('declined'), call);
     log.info('approval declined', { reasons: names, ...(answered.first ? {} : { answeredBefore: true }) });
     throw new NotifyError(
       'APPROVAL_DECLINED',
@@ -230,7 +230,7 @@ export async function approveSend<C, P>(
     throw new ApprovalHeld({ id: grant.id, via: channel.name, at: grant.at });
   }
   if (!round?.canAsk) {
-    await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'));
+    await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);
     log.warn('approval required but the client cannot ask', { reasons: names });
     throw new NotifyError(
       'APPROVAL_REQUIRED',
@@ -289,6 +289,7 @@ async function recordRefusal<C, P>(
   client: string | null,
   code: 'APPROVAL_DECLINED' | 'APPROVAL_REQUIRED',
   approval: ApprovalRecord,
+  call: C,
 ): Promise<void> {
   const now = deps.now();
   const row: DeliveryRecord = {
@@ -311,5 +312,6 @@ async function recordRefusal<C, P>(
     approval,
   };
   // The refusal stands whatever the store says: nothing was sent either way.
-  await deps.store.writeRecord(row).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
+  const audit = { tool: null, recipients: channel.recipients(call).map((r) => channel.recipientClass(r)) };
+  await deps.store.writeRecord(row, { audit }).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
 }

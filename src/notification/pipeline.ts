@@ -10,15 +10,17 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
 import { isAllowed } from '../policy/allowlist.js';
+import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import type { DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite, Store } from '../store/types.js';
+import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite, Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
 import { ApprovalHeld, approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
 import type { SendSettings } from './settings.js';
+import { scheduleIfWaiting } from './schedule.js';
 import { applyHeldReceipts } from './status-receipt.js';
 
 export type { RateGate } from '../policy/rate-limit.js';
@@ -28,7 +30,7 @@ export type { SendSettings } from './settings.js';
 export interface SendResult {
   id: string;
   via: string;
-  status: 'sent' | 'dry_run' | 'pending_approval';
+  status: 'sent' | 'dry_run' | 'scheduled' | 'held' | 'pending_approval';
   provider: string;
   provider_message_id?: string;
   replayed?: boolean;
@@ -44,6 +46,10 @@ export interface PipelineDeps {
   log: Logger;
   now: () => number;
   rateGate?: RateGate;
+  /** NOTIFY_CAPS, charged just before a send leaves. */
+  capGate?: CapGate;
+  /** The release loop, told when this process schedules a send (./outbox.ts). */
+  outbox?: { wake(dueAt: number): void };
 }
 
 export interface SendOptions {
@@ -59,6 +65,13 @@ export interface SendOptions {
   signal?: AbortSignal;
   /** What the client can do, and what a person answered, when the approval policy applies (./approval.ts). */
   approval?: ApprovalRound;
+  /**
+   * The release of a waiting send (./outbox.ts): sent now under this notification id, claimed
+   * under this key, and never scheduled or held again.
+   */
+  release?: { id: string; key: string };
+  /** The tool the call came through, for the audit log. */
+  tool?: string;
 }
 
 function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
@@ -165,7 +178,12 @@ async function sendTyped<C, P>(
     }
   }
 
-  const key = typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined;
+  if (opts.release === undefined) {
+    const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, opts);
+    if (waiting) return waiting;
+  }
+
+  const key = opts.release?.key ?? (typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined);
   const optOut: OptOutCheck = { via, recipients };
   const lookup = optOutLookup(deps, channel.live, key !== undefined);
   if (lookup === 'alone') {
@@ -197,7 +215,7 @@ async function sendTyped<C, P>(
   const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
-  const id = approvedUnkeyed?.id ?? newNotificationId();
+  const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
   const send: Send<C, P> = { deps, channel, recipients, key, opts };
 
   let claim: ClaimHandle<SendResult> | undefined;
@@ -291,6 +309,11 @@ interface Send<C, P> {
   opts: SendOptions;
 }
 
+/** What a send's record adds to its audit entries: the tool, and its recipients' classes (never the addresses). */
+function auditOf<C, P>({ channel, recipients, opts }: Send<C, P>): AuditContext {
+  return { tool: opts.tool ?? null, recipients: recipients.map((r) => channel.recipientClass(r)) };
+}
+
 /** Everything before the provider call, counted against the budget: rate limit, id and payload. */
 async function prepare<C, P>({ deps, channel, opts }: Send<C, P>, call: C, approved: Approved<P> | undefined, newId: string): Promise<Prepared<P>> {
   // Here, not before idempotency: a replayed result sends nothing and costs no quota.
@@ -301,6 +324,8 @@ async function prepare<C, P>({ deps, channel, opts }: Send<C, P>, call: C, appro
   // At most half the budget, so that the provider call keeps the rest. An approved send
   // sends the payload the person saw, as it was built for them.
   const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
+  // The moment it leaves: a refusal here sends nothing, and a scheduled send counts now, not when it was scheduled.
+  await deps.capGate?.charge(opts.client, channel.name, (m) => channel.capAmount(m, call, meta), deps.now());
   // Before the claim moves to `sending`: a throw here releases it.
   throwIfCancelled(opts.signal, channel.name);
   return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };
@@ -359,6 +384,7 @@ async function recordDryRun<C, P>(
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, undefined);
   const written = await deps.store.writeRecord(record, {
+    audit: auditOf(send),
     ...(optOut ? { optOut } : {}),
     ...(claim ? { claim: claim.completion(result) } : {}),
   });
@@ -374,7 +400,8 @@ async function recordDryRun<C, P>(
  * get_notification answers and a receipt (Twilio's callback carries the id) settles it.
  * The payload is not known here (null). The answer stands whatever the store says.
  */
-async function recordAbandoned<C, P>({ deps, channel, key, opts }: Send<C, P>, id: string): Promise<void> {
+async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promise<void> {
+  const { deps, channel, key, opts } = send;
   const log = deps.log.child({ notificationId: id, via: channel.name, client: opts.client });
   const now = deps.now();
   const record: DeliveryRecord = {
@@ -398,7 +425,7 @@ async function recordAbandoned<C, P>({ deps, channel, key, opts }: Send<C, P>, i
   };
   try {
     if (await deps.store.getDelivery(id)) return;
-    await deps.store.writeRecord(record);
+    await deps.store.writeRecord(record, { audit: auditOf(send) });
     if (channel.takesReceipts) await applyHeldReceipts(deps, record);
   } catch (err) {
     // Its owner's late record may have won the id: either way a record is there to settle.
@@ -414,7 +441,7 @@ async function deliver<C, P>(
   send: Send<C, P>,
   prepared: Prepared<P>,
   budgetLeftMs: number,
-  write: (record: DeliveryRecord) => Promise<RecordWrite | boolean> = (record) => send.deps.store.writeRecord(record),
+  write: (record: DeliveryRecord) => Promise<RecordWrite | boolean> = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }),
 ): Promise<SendResult> {
   const { deps, channel, opts } = send;
   const { id, startedAt, payload } = prepared;

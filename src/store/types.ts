@@ -10,9 +10,9 @@
  * src/notification/status.ts's alone.
  */
 export const NOTIFICATION_STATES = [
-  'dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown',
+  'dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired',
   // A send held for a person's decision in the console (NOTIFY_APPROVAL_MODE=console), and where that decision took it.
-  'pending_approval', 'approved', 'declined', 'expired',
+  'pending_approval', 'approved', 'declined',
 ] as const;
 export type DeliveryStatus = (typeof NOTIFICATION_STATES)[number];
 
@@ -213,6 +213,72 @@ export type RateDecision =
   /** Per bucket, in order: ms until it has room again, or null when it has room now. */
   | { admitted: false; waitMs: (number | null)[] };
 
+/**
+ * Where a waiting send stands in the outbox: `scheduled` (send_at) or `held` (quiet hours, or
+ * a person's approval) until due; `releasing` while one process sends it; then `released` (its
+ * delivery record is the truth from there), `failed` (refused at release: nothing sent),
+ * `unknown` (the release may have sent it), or `cancelled`/`expired` (never sent).
+ */
+export type OutboxState = 'scheduled' | 'held' | 'releasing' | 'released' | 'failed' | 'unknown' | 'cancelled' | 'expired';
+
+export interface OutboxEntry {
+  /** The notification id it will be sent under. */
+  id: string;
+  via: string;
+  client: string | null;
+  /** The validated call, without send_at, urgent and idempotency_key. */
+  call: Record<string, unknown>;
+  state: OutboxState;
+  /** What the caller asked for (null: held by quiet hours alone). */
+  send_at: number | null;
+  /** When it may leave: send_at, or the end of the quiet window. */
+  due_at: number;
+  created_at: number;
+  owner: string | null;
+  claimed_at: number | null;
+  finished_at: number | null;
+  /** The send's result or error body, once finished. */
+  outcome: unknown;
+  /** The caller's scoped idempotency key and payload hash, when it gave a key. */
+  idem_key: string | null;
+  payload_hash: string | null;
+}
+
+/** What claiming due sends gives: those to send now (state `releasing`, owned by the caller), and those too late (`expired`). */
+export interface DueClaim {
+  due: OutboxEntry[];
+  expired: OutboxEntry[];
+}
+
+export interface DueClaimOptions {
+  /** At most this many, oldest due first. */
+  limit: number;
+  /** The claimer's token: its finishing write is fenced by it. */
+  owner: string;
+  /** A release claimed longer ago than this was left by a process that died: it is claimed again. */
+  leaseMs: number;
+  /** Due longer ago than this (and never claimed): expired instead of sent. */
+  graceMs: number;
+  /** Only this entry (a held send released on its own, e.g. once approved). */
+  id?: string;
+}
+
+/** One cap counter a send counts against: `amount` more, refused past `limit`, the period ending at `resets_at`. */
+export interface CapCharge {
+  key: string;
+  limit: number;
+  amount: number;
+  resets_at: number;
+}
+
+export type CapDecision = { admitted: true } | { admitted: false; key: string; used: number; resets_at: number };
+
+export interface CapCounter {
+  key: string;
+  used: number;
+  resets_at: number;
+}
+
 export type BannerSeverity = 'info' | 'warning' | 'critical';
 export type BannerStatus = 'active' | 'dismissed' | 'expired';
 
@@ -228,6 +294,55 @@ export interface BannerRecord {
   dismissed_at: number | null;
 }
 
+/* The audit log's entries (DESIGN section 10; the chain itself is ./audit.ts). */
+
+/** What a write tells the audit about itself; the store fills in seq, at, prev and hash. */
+export interface AuditInput {
+  at: number;
+  client: string | null;
+  tool: string | null;
+  notification_id: string | null;
+  /** `request`, `outcome.<status>`, `approval.<outcome>`, `receipt.<status>`, `answer.<accept|decline>`… */
+  kind: string;
+  /** SHA-256 (hex) of what the entry is about: the exact provider request, the outcome, the change. */
+  digest: string;
+  /** The recipients' classes (never the addresses); null when the entry has none. */
+  recipients: readonly string[] | null;
+}
+
+export interface AuditEntry extends AuditInput {
+  seq: number;
+  /** The hash of the entry before (the anchor's for the first kept one). */
+  prev: string;
+  hash: string;
+}
+
+/**
+ * Where the chain stands: its last entry, and the anchor it starts from (seq 0 and the
+ * genesis hash until pruning moves it to the last pruned entry).
+ */
+export interface AuditHead {
+  seq: number;
+  hash: string;
+  anchor_seq: number;
+  anchor_hash: string;
+}
+
+/** What the send's caller adds to a record write's entries: which tool made it, and its recipients' classes. */
+export interface AuditContext {
+  tool: string | null;
+  recipients?: readonly string[];
+}
+
+/** Which audit entries to read, in seq order: after `afterSeq`, at most `limit`, optionally from time `since`, of one client, of one notification. */
+export interface AuditQuery {
+  afterSeq: number;
+  limit: number;
+  since?: number;
+  client?: string;
+  notificationId?: string;
+}
+
 export interface Store {
   /** `sqlite` or `postgres`, for logs. */
   readonly kind: string;
@@ -239,7 +354,7 @@ export interface Store {
    * holds it). Each check rides in the write's own statement or transaction, so a send that
    * is only its record (a dry run) costs one round trip.
    */
-  writeRecord(record: DeliveryRecord, opts?: { optOut?: OptOutCheck; claim?: ClaimCompletion }): Promise<RecordWrite>;
+  writeRecord(record: DeliveryRecord, opts?: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext }): Promise<RecordWrite>;
   /** Newest first. */
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
   /** Newest first, filtered (the console's list). */
@@ -365,6 +480,53 @@ export interface Store {
    * a cache entry filled after reading token T is fresh for as long as the token is T.
    */
   bannersVersion(): Promise<string>;
+
+  /**
+   * Puts a waiting send in the outbox. With an `idem_key` that another entry already holds,
+   * nothing is written and that entry is returned (`existing`), so a keyed scheduling replays.
+   */
+  scheduleSend(entry: OutboxEntry): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }>;
+  /**
+   * Claims what is due at `now`, in one statement (PostgreSQL, `FOR UPDATE SKIP LOCKED`) or
+   * one immediate transaction (SQLite): each entry goes to exactly one caller across every
+   * process on the store. Entries due longer than `graceMs` ago become `expired` instead.
+   */
+  claimDue(now: number, opts: DueClaimOptions): Promise<DueClaim>;
+  /** Ends `owner`'s release of `id` in `state` with `outcome`. False (nothing written) when `owner` no longer holds it. */
+  finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean>;
+  /**
+   * Moves a waiting entry (a state of `from`) to `to` in one statement: of a cancel and a
+   * release racing, exactly one wins. The entry as it is after the call, and whether this
+   * call moved it; null when there is no such entry.
+   */
+  moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
+  getOutboxEntry(id: string): Promise<OutboxEntry | null>;
+  /** Entries in `states`, soonest due first. */
+  listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
+  /** The earliest due time among entries in `states`, or null. */
+  nextDue(states: readonly OutboxState[]): Promise<number | null>;
+
+  /**
+   * Adds every charge to its counter, or none: a counter whose period ended starts again at
+   * zero; one that would pass its limit refuses the whole send (the first such is named).
+   * Atomic across processes sharing the store.
+   */
+  chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision>;
+  /** Counters whose period has not ended at `now`. */
+  listCapCounters(now: number): Promise<CapCounter[]>;
+
+  /**
+   * The audit chain: every write above that the audit covers (records, receipts, approval
+   * answers) appends its entries in its own transaction (./audit.ts says which). Where the
+   * chain stands, and its entries in seq order.
+   */
+  auditHead(): Promise<AuditHead>;
+  auditEntries(query: AuditQuery): Promise<AuditEntry[]>;
+  /**
+   * Deletes entries older than `before` (a prefix of the chain), moving the anchor to the
+   * last one deleted, so the rest still verifies; returns how many.
+   */
+  pruneAudit(before: number): Promise<number>;
 
   close(): Promise<void>;
 }

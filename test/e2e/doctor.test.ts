@@ -47,7 +47,7 @@ describe('notify-mcp doctor', () => {
     const r = await doctor({});
     expect(r.code).toBe(0);
     expect(r.report.ok).toBe(true);
-    expect(r.report.checks.map((c) => c.name)).toEqual(['configuration', 'email', 'sms', 'slack', 'store', 'http tokens', 'http hosts']);
+    expect(r.report.checks.map((c) => c.name)).toEqual(['configuration', 'email', 'sms', 'slack', 'store', 'http tokens', 'http hosts', 'tools']);
     expect(r.line('sms')!.detail).toMatch(/^dry-run/);
     expect(r.line('store')!.detail).toMatch(/no SQLite store yet/);
     expect(existsSync(join(r.dataDir, 'notify.db'))).toBe(false);

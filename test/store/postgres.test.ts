@@ -87,7 +87,7 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
     }
   });
 
-  it('a keyed dry run is two statements: the claim (opt-outs included), then the record completing it', async () => {
+  it('a keyed dry run is the claim (opt-outs included), then one transaction: the record completing it, and its audit entries', async () => {
     const schema = freshSchema();
     const store = await openPostgresStore({ connectionString: url, schema, log: silentLogger });
     const query = pg.Client.prototype.query;
@@ -125,7 +125,9 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
         approval: null,
       };
       expect(await store.writeRecord(record, { claim: { key: 'k-rt', owner: claim.owner, result: { id: 'ntf_rt' } } })).toEqual({ kind: 'written' });
-      expect(sent).toBe(2);
+      // BEGIN, the record completing the claim, the audit head's lock, the entries with the head moved, COMMIT.
+      expect(sent).toBe(6);
+      expect((await store.auditHead()).seq).toBe(1);
     } finally {
       pg.Client.prototype.query = query;
       await store.close();

@@ -8,6 +8,7 @@ import { FeedCache } from '../../src/banners/feed.js';
 import { bannerRecord } from '../helpers/banner-record.js';
 import { silentLogger } from '../../src/core/log.js';
 import { applyHeldReceipts, applyReceipt } from '../../src/notification/status-receipt.js';
+import { outboxSuite } from './outbox-suite.js';
 
 export interface StoreHandle {
   store: Store;
@@ -56,6 +57,8 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     afterEach(async () => {
       await h.cleanup();
     });
+
+    outboxSuite(() => h);
 
     describe('deliveries', () => {
       it('lists newest first, ties in insertion order reversed, and round-trips every field', async () => {

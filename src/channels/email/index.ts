@@ -7,7 +7,7 @@ import { ConfigError } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
-import { emailRecipients, toFields } from './recipients.js';
+import { addressesIn, emailRecipients, toFields } from './recipients.js';
 import type { EmailPayload } from './smtp.js';
 
 // RFC 5321's bound on a path. It also keeps header folding in the MIME build short, which
@@ -61,6 +61,8 @@ export const email = defineChannel({
 
   // reply_to is a recipient too: a reply goes there.
   recipients: emailRecipients,
+  // Those the mail goes to (to, cc, bcc), not reply_to: what NOTIFY_CAPS may bound.
+  capMeasures: { email_recipients: (call) => toFields(call).reduce((n, field) => n + addressesIn(field).length, 0) },
   // The domain: enough to audit where an agent tried to write, without the person.
   recipientClass: (recipient) => `@${recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase()}`,
 

@@ -84,6 +84,8 @@ export const sms = defineChannel({
   },
 
   recipients: (call) => [call.to],
+  // What Twilio bills: NOTIFY_CAPS may bound it (the payload's own count).
+  capMeasures: { sms_segments: (call, meta) => Number(meta?.segments ?? countSegments(call.body).segments) },
   // The first two digits: the country code, or its start (+1 for North America is +1d).
   recipientClass: (recipient) => `${recipient.slice(0, 3)}…`,
 

@@ -11,6 +11,8 @@ import type { Env } from '../../core/env.js';
 import { fail, pass, type Check } from '../../core/check.js';
 import { httpChecks } from './http.js';
 import { storeCheck } from './store.js';
+import { capsChecks } from './caps.js';
+import { toolsCheck } from './tools.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -42,7 +44,9 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   // Channels one after another: each line in the registry's order, and no burst at the providers.
   for (const channel of config.channels) checks.push(...(await channel.check({ timeoutMs })));
   checks.push(await storeCheck(config, timeoutMs));
+  checks.push(...(await capsChecks(config)));
   checks.push(...httpChecks(config, opts.host));
+  checks.push(toolsCheck(config));
   return { ok: checks.every((c) => c.ok), checks };
 }
 

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import type { ConfiguredChannel } from '../../channels/channel.js';
 import { NotifyError } from '../../core/errors.js';
-import { NOTIFICATION_STATES, type DeliveryRecord } from '../../store/types.js';
+import { NOTIFICATION_STATES, type DeliveryRecord, type DeliveryStatus, type OutboxEntry } from '../../store/types.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
 import { STATE_MEANINGS } from '../../notification/status.js';
@@ -21,7 +21,7 @@ const input = z
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-function visible(record: DeliveryRecord, ctx: ToolContext): boolean {
+function visible(record: { client: string | null }, ctx: ToolContext): boolean {
   return ctx.operator === true || record.client === ctx.client;
 }
 
@@ -54,6 +54,47 @@ function view(record: DeliveryRecord, sentMeans: string | undefined): Record<str
   return out;
 }
 
+/** Where a waiting send stands, as its notification state: a release under way is still waiting; a refused one failed. */
+function waitingStatus(entry: OutboxEntry): DeliveryStatus {
+  switch (entry.state) {
+    case 'releasing':
+    case 'released':
+      return entry.send_at === entry.due_at ? 'scheduled' : 'held';
+    case 'scheduled':
+    case 'held':
+    case 'cancelled':
+    case 'expired':
+    case 'failed':
+    case 'unknown':
+      return entry.state;
+  }
+}
+
+/** A send that has not left (or never will): what the outbox knows of it. */
+function waitingView(entry: OutboxEntry): Record<string, unknown> {
+  const status = waitingStatus(entry);
+  const error = (entry.outcome as { error?: { code?: string } } | null)?.error;
+  return {
+    id: entry.id,
+    via: entry.via,
+    status,
+    status_means: status === 'failed' ? 'Refused when its time came (error_code says why); nothing was sent.' : STATE_MEANINGS[status as Exclude<DeliveryStatus, 'sent'>],
+    provider: 'none yet',
+    ...(error?.code ? { error_code: error.code } : {}),
+    attempts: [],
+    accepted_at: iso(entry.created_at),
+    updated_at: iso(entry.finished_at ?? entry.claimed_at ?? entry.created_at),
+  };
+}
+
+/** send_at and release_at of a send that waited in the outbox. */
+function timesOf(entry: OutboxEntry): Record<string, string> {
+  return {
+    ...(entry.send_at !== null ? { send_at: iso(entry.send_at) } : {}),
+    ...(entry.send_at !== entry.due_at ? { release_at: iso(entry.due_at) } : {}),
+  };
+}
+
 /** The tool, with its output enums generated from the configured channels and the state list. */
 export function getNotificationTool(channels: readonly ConfiguredChannel[]): ObjectToolSpec<typeof input> {
   const sentMeans = new Map(channels.map((c) => [c.name, c.channel.sentMeans]));
@@ -62,7 +103,7 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
     title: 'Get notification',
     description:
       `Shows where a notification you sent stands: status (${NOTIFICATION_STATES.join(', ')}), what that status means on its channel, ` +
-      'every provider attempt with its time, the provider message id, and the provider\'s last status with its code. ' +
+      'send_at or release_at of one sent later, every provider attempt with its time, the provider message id, and the provider\'s last status with its code. ' +
       'SMS moves on to delivered or undelivered when Twilio reports back; email and Slack stay at sent. ' +
       'You see only notifications you sent; any other id is NOT_FOUND. Read-only.',
     input,
@@ -97,13 +138,16 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
           },
         },
         accepted_at: { type: 'string', format: 'date-time' },
+        send_at: { type: 'string', format: 'date-time', description: 'a scheduled send: the time it was asked for' },
+        release_at: { type: 'string', format: 'date-time', description: 'a send held by quiet hours: when the window ends' },
         updated_at: { type: 'string', format: 'date-time', description: 'when status or provider_status last changed' },
       },
       required: ['id', 'via', 'status', 'status_means', 'provider', 'attempts', 'accepted_at', 'updated_at'],
     }),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async handler(args, ctx) {
-      const record = await ctx.store.getDelivery(args.id);
+      const [record, entry] = await Promise.all([ctx.store.getDelivery(args.id), ctx.store.getOutboxEntry(args.id)]);
+      if (!record && entry && visible(entry, ctx)) return { ...waitingView(entry), ...timesOf(entry) };
       if (!record || !visible(record, ctx)) {
         throw new NotifyError(
           'NOT_FOUND',
@@ -111,7 +155,7 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
           { path: '/id' },
         );
       }
-      return view(record, sentMeans.get(record.via));
+      return entry ? { ...view(record, sentMeans.get(record.via)), ...timesOf(entry) } : view(record, sentMeans.get(record.via));
     },
   };
 }

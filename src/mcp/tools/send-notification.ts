@@ -42,7 +42,9 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
     properties: {
       id: { type: 'string', description: 'notification id, ntf_…' },
       via: { type: 'string', enum: channels.map((c) => c.name) },
-      status: { type: 'string', enum: ['sent', 'dry_run', 'pending_approval'], description: 'pending_approval: held for a person in the operator console; nothing sent yet (get_notification shows the decision)' },
+      status: { type: 'string', enum: ['sent', 'dry_run', 'scheduled', 'held', 'pending_approval'], description: 'pending_approval: held for a person in the operator console; nothing sent yet (get_notification shows the decision)' },
+      send_at: { type: 'string', format: 'date-time', description: 'with status scheduled or held: the time the call asked for' },
+      release_at: { type: 'string', format: 'date-time', description: 'with status held: when quiet hours end and it is sent' },
       sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },
       provider: { type: 'string' },
       provider_message_id: { type: 'string' },
@@ -65,6 +67,7 @@ const POLICY_REFUSALS: ReadonlySet<ErrorCode> = new Set([
   'IDEMPOTENCY_CONFLICT',
   'APPROVAL_REQUIRED',
   'APPROVAL_DECLINED',
+  'CAP_REACHED',
 ]);
 
 /**
@@ -98,6 +101,7 @@ export async function callSendTool(
   try {
     const result = await sendNotification(deps, checked.variant, checked.value, {
       client: ctx.client,
+      tool: tool.name,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
       ...(ctx.approval ? { approval: ctx.approval.round } : {}),
       onRetry: ctx.progress

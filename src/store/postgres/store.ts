@@ -13,9 +13,18 @@ import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
+import { answerEntry, chain, receiptEntry, recordEntries } from '../audit.js';
+import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
+  AuditContext,
+  AuditInput,
+  DeliveryStatusChange,
   BannerRecord,
+  CapCharge,
+  CapDecision,
+  DueClaim,
+  DueClaimOptions,
   BannerStatus,
   ClaimCompletion,
   DeliveryRecord,
@@ -35,6 +44,7 @@ import type {
 import { statement, type Dialect } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
 import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
 import * as q from '../sql/statements.js';
 import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 
@@ -108,6 +118,26 @@ const ANSWER_APPROVAL = prepared(
    ON CONFLICT (key) DO UPDATE SET payload_hash = EXCLUDED.payload_hash, claimed_at = EXCLUDED.claimed_at WHERE $3 - k.claimed_at >= $4
    RETURNING 1`,
 );
+/**
+ * The chain's head, locked until COMMIT: appenders on every replica queue on this one row, so
+ * each reads the head the previous one wrote and the chain never forks. A row lock rather than
+ * an advisory lock because the lock and the state it guards are the same row (no separate
+ * read of the tail, nothing to get out of step), it is released by COMMIT or ROLLBACK like
+ * the write it guards, and it works through a transaction-pooling proxy.
+ */
+const LOCK_AUDIT_HEAD = prepared('audit-lock-head', 'SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1 FOR UPDATE');
+/** `n` entries appended and the head moved, in one statement. */
+const appendAudit = new Map<number, { name: string; text: string }>();
+function appendAuditStatement(n: number): { name: string; text: string } {
+  let s = appendAudit.get(n);
+  if (!s) {
+    const w = AUDIT_COLUMNS.length;
+    s = prepared(`audit-append-${n}`, `WITH added AS (${appendAuditText(n)}) UPDATE audit_head SET seq = $${n * w + 1}, hash = $${n * w + 2} WHERE id = 1`);
+    appendAudit.set(n, s);
+  }
+  return s;
+}
+
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
 export class PostgresStore extends SqlStore implements Store {
@@ -119,7 +149,7 @@ export class PostgresStore extends SqlStore implements Store {
     readonly pool: pg.Pool,
     private readonly log: Logger,
   ) {
-    super(postgresDialect(pool));
+    super(postgresDialect(pool), outboxStatements('postgres', (p) => `SELECT json_array_elements_text(${p}::json)`));
   }
 
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
@@ -128,20 +158,83 @@ export class PostgresStore extends SqlStore implements Store {
     return new PostgresStore(pool, opts.log);
   }
 
-  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion } = {}): Promise<RecordWrite> {
+  /** Runs `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+  private transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return withClient(this.pool, this.log, async (client) => {
+      await client.query('BEGIN');
+      try {
+        const result = await fn(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Appends audit entries to the chain, inside the transaction (on `client`) of the write
+   * they describe. Call it after that write's own statements: the head stays locked from
+   * here to COMMIT, so the later it is taken the less replicas queue on it.
+   */
+  protected async appendAudit(client: pg.PoolClient, inputs: readonly AuditInput[]): Promise<void> {
+    if (inputs.length === 0) return;
+    const { rows } = await client.query({ ...LOCK_AUDIT_HEAD, values: [] });
+    const { entries, head } = chain(auditHeadFromRow(rows[0] as Row), inputs);
+    await client.query({ ...appendAuditStatement(entries.length), values: [...entries.flatMap(auditValues), head.seq, head.hash] });
+  }
+
+  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
     const { optOut, claim } = opts;
     if (optOut) {
       const optedOut = await this.findOptedOut(optOut);
       if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
     }
-    if (!claim) {
-      await this.insertDelivery(r);
+    const LOST: RecordWrite = { kind: 'claim_lost' };
+    const written = await this.transaction(async (client): Promise<RecordWrite> => {
+      if (!claim) {
+        await client.query({ ...q.INSERT_DELIVERY, values: deliveryValues(r) });
+      } else {
+        // Both writes commit together, and the insert happens only if the claim was still ours.
+        const values = [...deliveryValues(r), claim.key, claim.owner, JSON.stringify(claim.result ?? null)];
+        const { rows } = await client.query({ ...RECORD_COMPLETING, values });
+        if (rows.length !== 1) throw LOST;
+      }
+      await this.appendAudit(client, recordEntries(r, opts.audit));
       return WRITTEN;
-    }
-    // One statement: both writes commit together, and the insert happens only if the claim was still ours.
-    const values = [...deliveryValues(r), claim.key, claim.owner, JSON.stringify(claim.result ?? null)];
-    const { rows } = await this.pool.query({ ...RECORD_COMPLETING, values });
-    return rows.length === 1 ? WRITTEN : { kind: 'claim_lost' };
+    }).catch((err: unknown) => {
+      if (err === LOST) return LOST;
+      throw err;
+    });
+    return written;
+  }
+
+  override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
+    const NOT_MOVED = Symbol('not moved');
+    return this.transaction(async (client) => {
+      const { rowCount } = await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(id, change) });
+      if (rowCount !== 1) throw NOT_MOVED;
+      await this.appendAudit(client, [receiptEntry(id, change)]);
+      return true;
+    }).catch((err: unknown) => {
+      if (err === NOT_MOVED) return false;
+      throw err;
+    });
+  }
+
+  async pruneAudit(before: number): Promise<number> {
+    return this.transaction(async (client) => {
+      // The head's lock: no append or other prune moves the chain meanwhile.
+      const { rows } = await client.query({ ...LOCK_AUDIT_HEAD, values: [] });
+      const head = auditHeadFromRow(rows[0] as Row);
+      const upto = (await client.query({ ...AUDIT_PRUNE_UPTO, values: [before] })).rows[0]?.upto;
+      if (upto === null || upto === undefined || num(upto) <= head.anchor_seq) return 0;
+      const anchor = (await client.query({ ...AUDIT_HASH_AT, values: [upto] })).rows[0].hash as string;
+      const { rowCount } = await client.query({ ...AUDIT_PRUNE, values: [upto] });
+      await client.query({ ...MOVE_AUDIT_ANCHOR, values: [upto, anchor] });
+      return rowCount ?? 0;
+    });
   }
 
   async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
@@ -203,7 +296,9 @@ export class PostgresStore extends SqlStore implements Store {
         }
         const held = (rows as Row[]).map(heldReceiptFromRow);
         const { change, result } = fold(this.toDelivery(found[0] as Row), held);
-        if (change) await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(target.id, change) });
+        if (change && (await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(target.id, change) })).rowCount === 1) {
+          await this.appendAudit(client, [receiptEntry(target.id, change)]);
+        }
         await client.query('DELETE FROM held_receipts WHERE seq = ANY($1::bigint[])', [held.map((h) => h.seq)]);
         await client.query('COMMIT');
         return result;
@@ -246,6 +341,61 @@ export class PostgresStore extends SqlStore implements Store {
         : { ...base, state: 'done', result: row.result ?? null };
     }
     throw new StoreError(`idempotency key "${key}" kept changing while being claimed`);
+  }
+
+  async claimDue(now: number, { limit, owner, leaseMs, graceMs, id }: DueClaimOptions): Promise<DueClaim> {
+    // One statement: SKIP LOCKED lets replicas claim disjoint batches at once, each row to
+    // one of them. `prior` is the state before the claim, read under the same lock.
+    const { rows } = await this.pool.query(
+      `WITH picked AS (
+         SELECT id, state AS prior FROM outbox
+         WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND ($5::text IS NULL OR id = $5)
+         ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED
+       )
+       UPDATE outbox o SET
+         state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN 'expired' ELSE 'releasing' END,
+         owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN NULL ELSE $4 END,
+         claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN o.claimed_at ELSE $1 END,
+         finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN $1 ELSE NULL END
+       FROM picked WHERE o.id = picked.id RETURNING o.*`,
+      [now, now - leaseMs, limit, owner, id ?? null, graceMs],
+    );
+    const out: DueClaim = { due: [], expired: [] };
+    for (const row of rows as Row[]) {
+      const entry = outboxFromRow(row);
+      (entry.state === 'expired' ? out.expired : out.due).push(entry);
+    }
+    out.due.sort((a, b) => a.due_at - b.due_at);
+    return out;
+  }
+
+  async chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision> {
+    if (charges.length === 0) return { admitted: true };
+    return withClient(this.pool, this.log, async (client) => {
+      try {
+        await client.query('BEGIN');
+        // Row locks in one key order, so two sends sharing counters cannot deadlock.
+        const sorted = [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+        for (const c of sorted) {
+          await client.query('INSERT INTO cap_counters (key, used, resets_at) VALUES ($1, 0, $2) ON CONFLICT (key) DO NOTHING', [c.key, c.resets_at]);
+        }
+        const { rows } = await client.query('SELECT key, used, resets_at FROM cap_counters WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE', [sorted.map((c) => c.key)]);
+        const used = new Map((rows as Row[]).map((r) => [r.key as string, num(r.resets_at) <= now ? 0 : num(r.used)]));
+        const over = charges.find((c) => (used.get(c.key) ?? 0) + c.amount > c.limit);
+        if (over) {
+          await client.query('ROLLBACK');
+          return { admitted: false, key: over.key, used: used.get(over.key) ?? 0, resets_at: over.resets_at };
+        }
+        for (const c of sorted) {
+          await client.query('UPDATE cap_counters SET used = $2, resets_at = $3 WHERE key = $1', [c.key, (used.get(c.key) ?? 0) + c.amount, c.resets_at]);
+        }
+        await client.query('COMMIT');
+        return { admitted: true };
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
   }
 
   async admitRate(buckets: readonly RateBucket[], now: number): Promise<RateDecision> {
@@ -303,8 +453,12 @@ export class PostgresStore extends SqlStore implements Store {
     const key = `approval-answer:${id}`;
     // A row that vanishes between the upsert and the read was purged: answer again.
     for (let attempt = 0; attempt < 5; attempt++) {
-      const { rowCount } = await this.pool.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
-      if (rowCount === 1) return { answer, first: true };
+      const first = await this.transaction(async (client) => {
+        const { rowCount } = await client.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
+        if (rowCount === 1) await this.appendAudit(client, [answerEntry(id, answer, now)]);
+        return rowCount === 1;
+      });
+      if (first) return { answer, first: true };
       const { rows } = await this.pool.query({ ...q.CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
       if (row) return { answer: row.payload_hash as ApprovalAnswer, first: false };

@@ -3,8 +3,10 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { BannerRecord, ContactRecord, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange } from '../types.js';
+import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect } from './dialect.js';
+import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
 import * as q from './statements.js';
 
@@ -22,7 +24,10 @@ export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown
 export const bannerValues = (b: BannerRecord): unknown[] => [b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at];
 
 export abstract class SqlStore {
-  constructor(protected readonly sql: Dialect) {}
+  constructor(
+    protected readonly sql: Dialect,
+    protected readonly ob: OutboxStatements,
+  ) {}
 
   protected toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, this.sql.json);
 
@@ -114,6 +119,57 @@ export abstract class SqlStore {
     // Read after the claim: what stops a banner being active (dismissal, expiry) is final.
     const banner = await this.getBanner(id);
     return banner ? { banner, dismissed } : null;
+  }
+
+  async scheduleSend(entry: OutboxEntry): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }> {
+    if ((await this.sql.run(this.ob.insert, outboxValues(entry))) === 1) return { kind: 'scheduled' };
+    // Only the key's unique index refuses quietly; the id is new.
+    const row = await this.sql.get(this.ob.byKey, [entry.idem_key]);
+    if (!row) throw new StoreError(`outbox entry ${entry.id} was neither scheduled nor found under its key`);
+    return { kind: 'existing', entry: outboxFromRow(row) };
+  }
+
+  async finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean> {
+    return (await this.sql.run(this.ob.finish, [state, JSON.stringify(outcome ?? null), now, id, owner])) === 1;
+  }
+
+  async moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
+    const moved = (await this.sql.run(this.ob.move, [to, now, id, JSON.stringify(from)])) === 1;
+    // Read after the write: what moved it on (a release, a cancel) is what this call reports.
+    const entry = await this.getOutboxEntry(id);
+    return entry ? { entry, moved } : null;
+  }
+
+  async getOutboxEntry(id: string): Promise<OutboxEntry | null> {
+    const row = await this.sql.get(this.ob.byId, [id]);
+    return row ? outboxFromRow(row) : null;
+  }
+
+  async listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]> {
+    return (await this.sql.all(this.ob.list, [JSON.stringify(states), Math.max(0, Math.trunc(limit))])).map(outboxFromRow);
+  }
+
+  async nextDue(states: readonly OutboxState[]): Promise<number | null> {
+    const row = await this.sql.get(this.ob.nextDue, [JSON.stringify(states)]);
+    return row?.due === null || row?.due === undefined ? null : Number(row.due);
+  }
+
+  async listCapCounters(now: number): Promise<CapCounter[]> {
+    return (await this.sql.all(this.ob.capCounters, [now])).map(capCounterFromRow);
+  }
+
+  async auditHead(): Promise<AuditHead> {
+    const row = await this.sql.get(AUDIT_HEAD, []);
+    if (!row) throw new StoreError('audit_head has no row; the database was altered by hand');
+    return auditHeadFromRow(row);
+  }
+
+  async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
+    const rows =
+      query.since === undefined && query.client === undefined && query.notificationId === undefined
+        ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
+        : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null, query.notificationId ?? null]);
+    return rows.map(auditFromRow);
   }
 
   async bannersVersion(): Promise<string> {

@@ -13,9 +13,20 @@ import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
+import { answerEntry, chain, receiptEntry, recordEntries } from '../audit.js';
+import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
+  AuditContext,
+  AuditEntry,
+  AuditInput,
+  AuditQuery,
+  DeliveryStatusChange,
   BannerRecord,
+  CapCharge,
+  CapDecision,
+  DueClaim,
+  DueClaimOptions,
   BannerStatus,
   ClaimCompletion,
   DeliveryRecord,
@@ -35,6 +46,7 @@ import type {
 import type { Dialect, Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
 import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
 import * as q from '../sql/statements.js';
 import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
 
@@ -68,6 +80,16 @@ export class SqliteStore extends SqlStore implements Store {
   private readonly statements = new Map<string, Database.Statement>();
   /** writeRecord's opt-out inserts by recipient count, so a send does not rebuild the SQL. */
   private readonly insertUnlessOptedOut = new Map<number, Database.Statement>();
+  /** A record and its audit entries, the commonest write: built once (better-sqlite3 compiles a transaction function per call otherwise). */
+  private recordAuditedTx?: Database.Transaction<(r: DeliveryRecord, audit: AuditContext | undefined) => void>;
+  private get recordAudited() {
+    return (this.recordAuditedTx ??= this.db.transaction((r: DeliveryRecord, audit: AuditContext | undefined) => {
+      this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
+      this.appendAudit(recordEntries(r, audit));
+    }));
+  }
+  /** The audit's page reads, raw (rows as arrays). */
+  private readonly auditReads = new Map<string, Database.Statement>();
   /** The feed's statements by (status, audience count), so a hit does not rebuild the SQL. */
   private readonly byAudience = new Map<string, Database.Statement>();
 
@@ -82,7 +104,7 @@ export class SqliteStore extends SqlStore implements Store {
       get: async (s, p) => shared(s).get(p),
       all: async (s, p) => shared(s).all(p),
       json: parseJson,
-    } satisfies Dialect);
+    } satisfies Dialect, outboxStatements('sqlite', (p) => `SELECT value FROM json_each(${p})`));
   }
 
   static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
@@ -90,23 +112,44 @@ export class SqliteStore extends SqlStore implements Store {
     opts.log.debug('store opened', { store: 'sqlite', file: opts.file });
     return new SqliteStore(db, opts.log, sharedStatements(db));
   }
-  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion } = {}): Promise<RecordWrite> {
+  /**
+   * Appends audit entries to the chain. Call it inside the IMMEDIATE transaction of the
+   * write they describe: the write lock, taken before the head is read, is what keeps
+   * processes from forking the chain, and a rollback takes the entries with the write.
+   */
+  protected appendAudit(inputs: readonly AuditInput[]): void {
+    if (inputs.length === 0) return;
+    const head = auditHeadFromRow(this.shared(AUDIT_HEAD).get([])!);
+    const { entries, head: next } = chain(head, inputs);
+    const insert = this.shared(INSERT_AUDIT);
+    for (const e of entries) insert.run(auditValues(e));
+    this.shared(MOVE_AUDIT_HEAD).run([next.seq, next.hash]);
+  }
+
+  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
     const { optOut, claim } = opts;
+    const audited = (write: () => RecordWrite): RecordWrite => {
+      const written = write();
+      if (written.kind === 'written') this.appendAudit(recordEntries(r, opts.audit));
+      return written;
+    };
     if (claim) {
-      const tx = this.db.transaction((): RecordWrite => {
-        const optedOut = optOut && this.firstOptedOut(optOut);
-        if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
-        const done = this.statement(
-          `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
-        ).run(JSON.stringify(claim.result ?? null), claim.key, claim.owner);
-        if (done.changes !== 1) return { kind: 'claim_lost' };
-        this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
-        return WRITTEN;
-      });
+      const tx = this.db.transaction((): RecordWrite =>
+        audited(() => {
+          const optedOut = optOut && this.firstOptedOut(optOut);
+          if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+          const done = this.statement(
+            `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
+          ).run(JSON.stringify(claim.result ?? null), claim.key, claim.owner);
+          if (done.changes !== 1) return { kind: 'claim_lost' };
+          this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
+          return WRITTEN;
+        }),
+      );
       return tx.immediate();
     }
     if (!optOut) {
-      await this.insertDelivery(r);
+      this.recordAudited.immediate(r, opts.audit);
       return WRITTEN;
     }
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
@@ -117,13 +160,52 @@ export class SqliteStore extends SqlStore implements Store {
       insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${optOut.recipients.map(() => '?').join(', ')}))`);
       this.insertUnlessOptedOut.set(n, insert);
     }
-    // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
-    for (let attempt = 0; attempt < 3; attempt++) {
-      if (insert.run(...deliveryValues(r), optOut.via, ...optOut.recipients).changes === 1) return WRITTEN;
-      const optedOut = this.firstOptedOut(optOut);
-      if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
-    }
-    throw new StoreError(`delivery ${r.id} was neither recorded nor refused by an opt-out`);
+    const attemptInsert = insert;
+    return this.db
+      .transaction(() =>
+        audited(() => {
+          // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
+          for (let attempt = 0; attempt < 3; attempt++) {
+            if (attemptInsert.run(...deliveryValues(r), optOut.via, ...optOut.recipients).changes === 1) return WRITTEN;
+            const optedOut = this.firstOptedOut(optOut);
+            if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+          }
+          throw new StoreError(`delivery ${r.id} was neither recorded nor refused by an opt-out`);
+        }),
+      )
+      .immediate();
+  }
+
+  override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
+    const tx = this.db.transaction((): boolean => {
+      const moved = this.shared(q.UPDATE_DELIVERY_STATUS).run(statusChangeValues(id, change)).changes === 1;
+      if (moved) this.appendAudit([receiptEntry(id, change)]);
+      return moved;
+    });
+    return tx.immediate();
+  }
+
+  /** Rows as arrays, mapped once: verify reads a million of them, and named rows cost twice. */
+  override async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
+    const filtered = query.since !== undefined || query.client !== undefined || query.notificationId !== undefined;
+    const key = filtered ? AUDIT_FILTERED.text : AUDIT_PAGE.text;
+    let stmt = this.auditReads.get(key);
+    if (!stmt) this.auditReads.set(key, (stmt = this.db.prepare(key.replace(/\$(\d+)/g, '@p$1')).raw()));
+    const params = filtered ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null, p5: query.notificationId ?? null } : { p1: query.afterSeq, p2: query.limit };
+    return (stmt.all(params) as unknown[][]).map(auditFromArray);
+  }
+
+  async pruneAudit(before: number): Promise<number> {
+    const tx = this.db.transaction((): number => {
+      const head = auditHeadFromRow(this.shared(AUDIT_HEAD).get([])!);
+      const upto = this.shared(AUDIT_PRUNE_UPTO).get([before])?.upto;
+      if (upto === null || upto === undefined || Number(upto) <= head.anchor_seq) return 0;
+      const anchor = this.shared(AUDIT_HASH_AT).get([upto])!.hash as string;
+      const n = this.shared(AUDIT_PRUNE).run([upto]).changes;
+      this.shared(MOVE_AUDIT_ANCHOR).run([upto, anchor]);
+      return n;
+    });
+    return tx.immediate();
   }
 
   async holdReceipt(r: HeldReceipt, { now, maxAgeMs, maxRows, maxPerMessage }: HeldReceiptBounds): Promise<number | null> {
@@ -161,7 +243,9 @@ export class SqliteStore extends SqlStore implements Store {
       if (!row) return undefined;
       const held = rows.map(heldReceiptFromRow);
       const { change, result } = fold(this.toDelivery(row), held);
-      if (change) this.shared(q.UPDATE_DELIVERY_STATUS).run(statusChangeValues(target.id, change));
+      if (change && this.shared(q.UPDATE_DELIVERY_STATUS).run(statusChangeValues(target.id, change)).changes === 1) {
+        this.appendAudit([receiptEntry(target.id, change)]);
+      }
       const del = this.statement('DELETE FROM held_receipts WHERE seq = ?');
       for (const h of held) del.run(h.seq);
       return result;
@@ -244,6 +328,54 @@ export class SqliteStore extends SqlStore implements Store {
     return tx.immediate();
   }
 
+  async claimDue(now: number, { limit, owner, leaseMs, graceMs, id }: DueClaimOptions): Promise<DueClaim> {
+    // IMMEDIATE: the write lock is held from the read to the updates, so each due entry goes
+    // to one process of those sharing the file.
+    const tx = this.db.transaction((): DueClaim => {
+      const where = `((state IN ('scheduled', 'held') AND due_at <= ?) OR (state = 'releasing' AND claimed_at <= ?))`;
+      const rows = (
+        id === undefined
+          ? this.statement(`SELECT * FROM outbox WHERE ${where} ORDER BY due_at LIMIT ?`).all(now, now - leaseMs, limit)
+          : this.statement(`SELECT * FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, id)
+      ) as Row[];
+      const claim = this.statement(`UPDATE outbox SET state = ?, owner = ?, claimed_at = ?, finished_at = ? WHERE id = ?`);
+      const out: DueClaim = { due: [], expired: [] };
+      for (const row of rows) {
+        const entry = outboxFromRow(row);
+        // A release already under way keeps going (its idempotency claim decides); a send never started is too late past the grace.
+        const late = entry.state !== 'releasing' && entry.due_at < now - graceMs;
+        if (late) {
+          claim.run('expired', null, entry.claimed_at, now, entry.id);
+          out.expired.push({ ...entry, state: 'expired', finished_at: now });
+        } else {
+          claim.run('releasing', owner, now, null, entry.id);
+          out.due.push({ ...entry, state: 'releasing', owner, claimed_at: now });
+        }
+      }
+      return out;
+    });
+    return tx.immediate();
+  }
+
+  async chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision> {
+    // IMMEDIATE: every counter is read and written under one lock, all or none.
+    const tx = this.db.transaction((): CapDecision => {
+      const read = this.statement('SELECT used, resets_at FROM cap_counters WHERE key = ?');
+      const used = charges.map((c) => {
+        const row = read.get(c.key) as { used: number; resets_at: number } | undefined;
+        return row === undefined || row.resets_at <= now ? 0 : row.used;
+      });
+      const over = charges.findIndex((c, i) => used[i]! + c.amount > c.limit);
+      if (over >= 0) return { admitted: false, key: charges[over]!.key, used: used[over]!, resets_at: charges[over]!.resets_at };
+      const write = this.statement(
+        'INSERT INTO cap_counters (key, used, resets_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET used = excluded.used, resets_at = excluded.resets_at',
+      );
+      charges.forEach((c, i) => write.run(c.key, used[i]! + c.amount, c.resets_at));
+      return { admitted: true };
+    });
+    return tx.immediate();
+  }
+
   async findOptedOut(check: OptOutCheck): Promise<string | undefined> {
     return this.firstOptedOut(check);
   }
@@ -262,7 +394,10 @@ export class SqliteStore extends SqlStore implements Store {
         `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase) VALUES (?, ?, 'done', NULL, ?, NULL, 'sending')
          ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, claimed_at = excluded.claimed_at WHERE idempotency_keys.claimed_at <= ?`,
       ).run(key, answer, now, now - ttlMs);
-      if (inserted.changes === 1) return { answer, first: true };
+      if (inserted.changes === 1) {
+        this.appendAudit([answerEntry(id, answer, now)]);
+        return { answer, first: true };
+      }
       const row = this.shared(q.CLAIM_READ).get([key]) as { payload_hash: ApprovalAnswer };
       return { answer: row.payload_hash, first: false };
     });

@@ -1,0 +1,175 @@
+/**
+ * The release of waiting sends: what is due is claimed in the store (each entry by exactly
+ * one process of those sharing it) and sent through the pipeline under its own notification
+ * id and an idempotency key of its own (`outbox:<id>`), so the claim, fencing and budget
+ * rules of idempotency apply to it: a process that dies mid-send leaves a claim that the
+ * next release takes over, and which answers DELIVERY_UNKNOWN (`unknown`) once its provider
+ * call may have started, never a second send.
+ *
+ * `releaseEntry` takes any waiting entry now due, whatever held it (send_at, quiet hours, an
+ * approval): a later caller that makes a held send due releases it with `releaseNow`.
+ *
+ * The wake-up: one timer to the next due time, re-armed whenever this process schedules a
+ * send (`wake`), and a slow poll (NOTIFY_SCHEDULE_POLL_S, default 30 s) that finds what other
+ * processes scheduled; the database is never polled hot.
+ */
+import { randomUUID } from 'node:crypto';
+import { NotifyError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import type { OutboxEntry, OutboxState } from '../store/types.js';
+import { sendNotification, type PipelineDeps } from './pipeline.js';
+import { DEFAULT_TIME } from './settings.js';
+import { statesTaking } from './status.js';
+
+/** How many due entries one claim takes; a batch is released concurrently. */
+const BATCH = 200;
+/** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export const WAITING_STATES: readonly OutboxState[] = statesTaking('release');
+
+/** The outcome of one release, for logs and tests. */
+export type Released = { id: string; state: OutboxState; code?: string };
+
+/** Until a release's lease ends no other process takes it; past it, its owner died (its idempotency claim is stale by then). */
+export const leaseMs = (deps: PipelineDeps) => 2 * deps.config.sendBudgetMs + 1_000;
+
+/**
+ * Sends one claimed entry (state `releasing`, owned by `owner`) and records how it ended.
+ * Errors that leave the entry to be taken again (the store down, another release of it in
+ * flight) leave it `releasing`: its lease runs out and a later pass takes it.
+ */
+export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner: string): Promise<Released> {
+  const log = deps.log.child({ notificationId: entry.id, via: entry.via, client: entry.client });
+  let state: OutboxState;
+  let outcome: unknown;
+  try {
+    outcome = await sendNotification(deps, entry.via, entry.call, { client: entry.client, release: { id: entry.id, key: `outbox:${entry.id}` } });
+    state = 'released';
+  } catch (err) {
+    if (err instanceof NotifyError && (err.code === 'STORE_UNAVAILABLE' || err.code === 'IDEMPOTENCY_IN_PROGRESS')) {
+      log.warn('release deferred', { code: err.code });
+      return { id: entry.id, state: 'releasing', code: err.code };
+    }
+    const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
+    if (!(err instanceof NotifyError)) log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
+    // DELIVERY_UNKNOWN: the pipeline recorded the delivery `unknown`; anything else was refused before the provider call.
+    state = body.code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
+    outcome = { error: body };
+  }
+  const finished = await deps.store.finishRelease(entry.id, owner, state, outcome, deps.now()).catch((err: unknown) => {
+    log.error('release outcome not stored', { error: (err as Error).message });
+    return false;
+  });
+  if (!finished) log.warn('release outcome not stored: another process took the release over');
+  log.info('released', { state, ...(state === 'released' ? {} : { code: (outcome as { error: { code: string } }).error.code }) });
+  return state === 'released' ? { id: entry.id, state } : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
+}
+
+/** One pass: claims what is due at `now` (batch after batch) and releases it; expired entries are logged. */
+export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?: string } = {}): Promise<Released[]> {
+  const time = deps.config.time ?? DEFAULT_TIME;
+  const owner = randomUUID();
+  const out: Released[] = [];
+  for (;;) {
+    const claim = await deps.store.claimDue(deps.now(), { limit: opts.limit ?? BATCH, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
+    for (const e of claim.expired) {
+      deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
+      out.push({ id: e.id, state: 'expired' });
+    }
+    out.push(...(await Promise.all(claim.due.map((e) => releaseEntry(deps, e, owner)))));
+    if (opts.id !== undefined || claim.due.length + claim.expired.length < (opts.limit ?? BATCH)) return out;
+  }
+}
+
+/** Releases one waiting entry now if it is due (a held send someone made due); undefined when it was not claimable. */
+export async function releaseNow(deps: PipelineDeps, id: string): Promise<Released | undefined> {
+  return (await releaseDue(deps, { id }))[0];
+}
+
+/**
+ * Takes a waiting send back: of a retract and a release racing, exactly one wins (one
+ * conditional write each on the row). `cancelled`: this call took it back, nothing will be
+ * sent; `not_waiting`: it had left already (or was cancelled before), `state` says where.
+ */
+export async function cancelWaiting(
+  deps: Pick<PipelineDeps, 'store' | 'now'>,
+  id: string,
+): Promise<{ kind: 'cancelled'; entry: OutboxEntry } | { kind: 'not_waiting'; entry: OutboxEntry } | { kind: 'not_found' }> {
+  const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now());
+  if (!moved) return { kind: 'not_found' };
+  return moved.moved ? { kind: 'cancelled', entry: moved.entry } : { kind: 'not_waiting', entry: moved.entry };
+}
+
+export interface OutboxRunner {
+  /** This process scheduled a send due at `dueAt`: the timer is brought forward if it is sooner. */
+  wake(dueAt: number): void;
+  /** Runs a pass now (tests with an injected clock; `notify-mcp worker` at start). */
+  tick(): Promise<Released[]>;
+  /** Stops the timers and waits for the pass under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The release loop over `deps.store`. A pass runs at start (what fell due while no process
+ * ran), at the next due time, and at least every `pollMs`; passes never overlap.
+ */
+export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): OutboxRunner {
+  const time = deps.config.time ?? DEFAULT_TIME;
+  let timer: NodeJS.Timeout | undefined;
+  let armedFor = Infinity;
+  let running: Promise<Released[]> | undefined;
+  let again = false;
+  let stopped = false;
+
+  const arm = (at: number) => {
+    if (stopped) return;
+    const pollAt = deps.now() + time.pollMs;
+    const target = Math.min(at, pollAt);
+    if (timer && target >= armedFor) return;
+    clearTimeout(timer);
+    armedFor = target;
+    timer = setTimeout(() => void pass(), Math.min(MAX_TIMER_MS, Math.max(0, target - deps.now())));
+    timer.unref?.();
+  };
+
+  const pass = (): Promise<Released[]> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    clearTimeout(timer);
+    timer = undefined;
+    armedFor = Infinity;
+    running = (async () => {
+      let released: Released[] = [];
+      try {
+        do {
+          again = false;
+          released = released.concat(await releaseDue(deps));
+        } while (again && !stopped);
+      } catch (err) {
+        log.warn('release pass failed; trying again at the next poll', { error: (err as Error).message });
+      }
+      const next = await deps.store.nextDue(WAITING_STATES).catch(() => null);
+      running = undefined;
+      arm(next ?? Infinity);
+      return released;
+    })();
+    return running;
+  };
+
+  void pass();
+  return {
+    wake(dueAt) {
+      if (dueAt <= deps.now()) void pass();
+      else arm(dueAt);
+    },
+    tick: () => pass(),
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * The audit log's statements and row mapping, the same on both engines. Appending is each
+ * engine's own (`appendAudit` in its store.ts): it runs inside the transaction of the write
+ * it describes, with the head row locked (PostgreSQL) or the write lock held (SQLite).
+ */
+import type { AuditEntry, AuditHead } from '../types.js';
+import { statement } from './dialect.js';
+import { num, type Row } from './rows.js';
+
+export const AUDIT_COLUMNS = ['seq', 'at', 'client', 'tool', 'notification_id', 'kind', 'digest', 'recipients', 'prev', 'hash'] as const;
+
+export const auditValues = (e: AuditEntry): unknown[] => [
+  e.seq,
+  e.at,
+  e.client,
+  e.tool,
+  e.notification_id,
+  e.kind,
+  e.digest,
+  e.recipients === null ? null : JSON.stringify(e.recipients),
+  e.prev,
+  e.hash,
+];
+
+export function auditFromRow(r: Row): AuditEntry {
+  return {
+    seq: num(r.seq),
+    at: num(r.at),
+    client: (r.client as string | null) ?? null,
+    tool: (r.tool as string | null) ?? null,
+    notification_id: (r.notification_id as string | null) ?? null,
+    kind: r.kind as string,
+    digest: r.digest as string,
+    recipients: r.recipients === null || r.recipients === undefined ? null : (JSON.parse(r.recipients as string) as string[]),
+    prev: r.prev as string,
+    hash: r.hash as string,
+  };
+}
+
+/** A row read as an array, in AUDIT_COLUMNS order. */
+export function auditFromArray(r: unknown[]): AuditEntry {
+  return {
+    seq: num(r[0]),
+    at: num(r[1]),
+    client: (r[2] as string | null) ?? null,
+    tool: (r[3] as string | null) ?? null,
+    notification_id: (r[4] as string | null) ?? null,
+    kind: r[5] as string,
+    digest: r[6] as string,
+    recipients: r[7] === null || r[7] === undefined ? null : (JSON.parse(r[7] as string) as string[]),
+    prev: r[8] as string,
+    hash: r[9] as string,
+  };
+}
+
+export function auditHeadFromRow(r: Row): AuditHead {
+  return { seq: num(r.seq), hash: r.hash as string, anchor_seq: num(r.anchor_seq), anchor_hash: r.anchor_hash as string };
+}
+
+/** `n` entries in one INSERT ($1…$10n). */
+export function appendAuditText(n: number): string {
+  const w = AUDIT_COLUMNS.length;
+  const rows = Array.from({ length: n }, (_, i) => `(${AUDIT_COLUMNS.map((_, j) => `$${i * w + j + 1}`).join(', ')})`);
+  return `INSERT INTO audit_log (${AUDIT_COLUMNS.join(', ')}) VALUES ${rows.join(', ')}`;
+}
+
+export const INSERT_AUDIT = statement('audit-insert', appendAuditText(1));
+export const AUDIT_HEAD = statement('audit-head', 'SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1');
+export const MOVE_AUDIT_HEAD = statement('audit-move-head', 'UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1');
+export const AUDIT_PAGE = statement('audit-page', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`);
+/** $3 (since), $4 (client) and $5 (notification id) may be null: no filter (cast, so PostgreSQL knows their types). */
+export const AUDIT_FILTERED = statement(
+  'audit-filtered',
+  `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 AND (CAST($3 AS BIGINT) IS NULL OR at >= $3) AND (CAST($4 AS TEXT) IS NULL OR client = $4) AND (CAST($5 AS TEXT) IS NULL OR notification_id = $5) ORDER BY seq LIMIT $2`,
+);
+/** The last seq of the prefix older than $1 (entries are pruned as a prefix, so the rest still chains). */
+export const AUDIT_PRUNE_UPTO = statement(
+  'audit-prune-upto',
+  'SELECT COALESCE((SELECT MIN(seq) FROM audit_log WHERE at >= $1) - 1, (SELECT MAX(seq) FROM audit_log)) AS upto',
+);
+export const AUDIT_HASH_AT = statement('audit-hash-at', 'SELECT hash FROM audit_log WHERE seq = $1');
+export const AUDIT_PRUNE = statement('audit-prune', 'DELETE FROM audit_log WHERE seq <= $1');
+export const MOVE_AUDIT_ANCHOR = statement('audit-move-anchor', 'UPDATE audit_head SET anchor_seq = $1, anchor_hash = $2 WHERE id = 1');
+

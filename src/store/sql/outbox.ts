@@ -1,0 +1,68 @@
+/**
+ * The outbox's and the caps' statements and rows, shared by both engines. A list of states
+ * travels as one JSON text parameter; each engine says how SQL reads it (`states`).
+ */
+import type { CapCounter, OutboxEntry, OutboxState } from '../types.js';
+import { statement, type Statement } from './dialect.js';
+import { num, numOrNull, type Row } from './rows.js';
+
+export const OUTBOX_COLUMNS = [
+  'id', 'via', 'client', 'call', 'state', 'send_at', 'due_at', 'created_at',
+  'owner', 'claimed_at', 'finished_at', 'outcome', 'idem_key', 'payload_hash',
+] as const;
+
+export function outboxValues(e: OutboxEntry): unknown[] {
+  return OUTBOX_COLUMNS.map((c) => (c === 'call' || c === 'outcome' ? (e[c] === null || e[c] === undefined ? null : JSON.stringify(e[c])) : e[c]));
+}
+
+export function outboxFromRow(r: Row): OutboxEntry {
+  return {
+    id: r.id as string,
+    via: r.via as string,
+    client: (r.client as string | null) ?? null,
+    call: JSON.parse(r.call as string) as Record<string, unknown>,
+    state: r.state as OutboxState,
+    send_at: numOrNull(r.send_at),
+    due_at: num(r.due_at),
+    created_at: num(r.created_at),
+    owner: (r.owner as string | null) ?? null,
+    claimed_at: numOrNull(r.claimed_at),
+    finished_at: numOrNull(r.finished_at),
+    outcome: r.outcome === null || r.outcome === undefined ? null : (JSON.parse(r.outcome as string) as unknown),
+    idem_key: (r.idem_key as string | null) ?? null,
+    payload_hash: (r.payload_hash as string | null) ?? null,
+  };
+}
+
+export const capCounterFromRow = (r: Row): CapCounter => ({ key: r.key as string, used: num(r.used), resets_at: num(r.resets_at) });
+
+export interface OutboxStatements {
+  insert: Statement;
+  byId: Statement;
+  byKey: Statement;
+  finish: Statement;
+  move: Statement;
+  list: Statement;
+  nextDue: Statement;
+  capCounters: Statement;
+}
+
+/** `states(p)`: SQL that reads parameter `p` (a JSON array of text) as a set, for `IN`. */
+export function outboxStatements(engine: string, states: (p: string) => string): OutboxStatements {
+  const s = (name: string, text: string) => statement(`${engine}-${name}`, text);
+  return {
+    insert: s(
+      'outbox-insert',
+      `INSERT INTO outbox (${OUTBOX_COLUMNS.join(', ')}) VALUES (${OUTBOX_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (idem_key) DO NOTHING`,
+    ),
+    byId: s('outbox-by-id', 'SELECT * FROM outbox WHERE id = $1'),
+    byKey: s('outbox-by-key', 'SELECT * FROM outbox WHERE idem_key = $1'),
+    // Fenced: a release taken over by another process (its lease ran out) changes nothing.
+    finish: s('outbox-finish', `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing'`),
+    // One statement: a release claiming the same row in between finds it moved, or this finds it claimed.
+    move: s('outbox-move', `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')})`),
+    list: s('outbox-list', `SELECT * FROM outbox WHERE state IN (${states('$1')}) ORDER BY due_at, id LIMIT $2`),
+    nextDue: s('outbox-next-due', `SELECT MIN(due_at) AS due FROM outbox WHERE state IN (${states('$1')})`),
+    capCounters: s('cap-counters', 'SELECT key, used, resets_at FROM cap_counters WHERE resets_at > $1 ORDER BY key'),
+  };
+}

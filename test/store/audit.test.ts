@@ -1,0 +1,306 @@
+/**
+ * The audit chain on both engines (DESIGN section 10): written with the writes it describes,
+ * no address or body in clear, and every kind of tampering, done directly in the SQLite file
+ * and the PostgreSQL table, named by verification; pruning keeps the rest verifiable; on
+ * PostgreSQL, 50 concurrent writers on two replicas make one chain, without a fork.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/core/log.js';
+import { digestOf, entryHash, GENESIS, verifyAudit } from '../../src/store/audit.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
+import type { AuditEntry, DeliveryRecord, Store } from '../../src/store/types.js';
+import { PG_URL, postgresSkipReason } from '../helpers/postgres.js';
+
+const unavailable = await postgresSkipReason('store-audit');
+const T0 = Date.UTC(2026, 11, 1);
+
+function record(id: string, at: number, extra: Partial<DeliveryRecord> = {}): DeliveryRecord {
+  return {
+    id,
+    via: 'email',
+    status: 'dry_run',
+    provider: 'dry-run',
+    provider_message_id: null,
+    payload: { envelope: { from: 'ops@example.com', to: ['alice@example.com', 'hidden-bcc@evil.example'] }, raw: 'Subject: secret plans\r\n\r\nthe body' },
+    error_code: null,
+    attempts: 0,
+    attempt_log: [],
+    latency_ms: 1,
+    client: 'ops-bot',
+    idempotency_key: null,
+    created_at: at,
+    provider_status: null,
+    provider_status_code: null,
+    status_updated_at: at,
+    approval: null,
+    ...extra,
+  };
+}
+
+/** Raw SQL on the engine's own storage, as someone with the database file or a superuser would. */
+interface Raw {
+  all(sql: string): Promise<Record<string, unknown>[]>;
+  run(sql: string, params?: unknown[]): Promise<void>;
+}
+
+interface Engine {
+  store: Store;
+  raw: Raw;
+  second(): Promise<Store>;
+  close(): Promise<void>;
+}
+
+async function sqliteEngine(): Promise<Engine> {
+  const dir = mkdtempSync(join(tmpdir(), 'notify-audit-'));
+  const file = join(dir, 'notify.db');
+  const store = await openSqliteStore({ file, log: silentLogger });
+  const db = new Database(file);
+  const others: Store[] = [];
+  return {
+    store,
+    raw: {
+      all: async (sql) => db.prepare(sql).all() as Record<string, unknown>[],
+      run: async (sql, params = []) => void db.prepare(sql.replace(/\$\d+/g, '?')).run(...params),
+    },
+    async second() {
+      const s = await openSqliteStore({ file, log: silentLogger });
+      others.push(s);
+      return s;
+    },
+    async close() {
+      db.close();
+      await store.close();
+      for (const s of others) await s.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function postgresEngine(): Promise<Engine> {
+  const schema = `notify_audit_${randomBytes(6).toString('hex')}`;
+  const store = await openPostgresStore({ connectionString: PG_URL, schema, log: silentLogger });
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(`SET search_path TO ${schema}`);
+  const others: Store[] = [];
+  return {
+    store,
+    raw: {
+      all: async (sql) => (await client.query(sql)).rows,
+      run: async (sql, params = []) => void (await client.query(sql, params)),
+    },
+    async second() {
+      const s = await openPostgresStore({ connectionString: PG_URL, schema, log: silentLogger });
+      others.push(s);
+      return s;
+    },
+    async close() {
+      await store.close();
+      for (const s of others) await s.close();
+      await client.query(`DROP SCHEMA ${schema} CASCADE`);
+      await client.end();
+    },
+  };
+}
+
+const ENGINES: [string, () => Promise<Engine>, boolean][] = [
+  ['sqlite', sqliteEngine, false],
+  ['postgres', postgresEngine, unavailable !== null],
+];
+
+async function entries(store: Store): Promise<AuditEntry[]> {
+  return store.auditEntries({ afterSeq: Number.MIN_SAFE_INTEGER, limit: 100_000 });
+}
+
+/** Ten records (one entry each), a receipt and an approval answer: 12 entries. */
+async function seed(store: Store): Promise<void> {
+  for (let i = 1; i <= 10; i++) {
+    await store.writeRecord(record(`ntf_${i}`, T0 + i * 1000), { audit: { tool: 'send_notification', recipients: ['@example.com', '@evil.example', '@example.com'] } });
+  }
+  const moved = await store.updateDeliveryStatus('ntf_1', { from: 'dry_run', status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 20_000 });
+  expect(moved).toBe(true);
+  await store.answerApproval('q1', 'accept', T0 + 21_000, 60_000);
+}
+
+const rehash = (e: AuditEntry) => entryHash(e);
+
+describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
+  let engine: Engine | undefined;
+  afterEach(async () => {
+    await engine?.close();
+    engine = undefined;
+  });
+  const start = async () => {
+    engine = await open();
+    await seed(engine.store);
+    return engine;
+  };
+
+  it.skipIf(skip)('appends an entry per write, in the same transaction, with digests and recipient classes only', async () => {
+    const { store } = await start();
+    const all = await entries(store);
+    expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    expect(all[0]).toMatchObject({ client: 'ops-bot', tool: 'send_notification', notification_id: 'ntf_1', kind: 'outcome.dry_run', prev: GENESIS, recipients: ['@evil.example', '@example.com'] });
+    expect(all[10]).toMatchObject({ notification_id: 'ntf_1', kind: 'receipt.delivered' });
+    expect(all[11]).toMatchObject({ kind: 'answer.accept' });
+    for (let i = 1; i < all.length; i++) expect(all[i]!.prev).toBe(all[i - 1]!.hash);
+    const text = JSON.stringify(all);
+    for (const clear of ['alice', 'hidden-bcc', 'secret plans', 'the body']) expect(text).not.toContain(clear);
+    // A live send's request digest covers the exact payload, envelope (bcc) included.
+    const sent = record('ntf_live', T0 + 30_000, { status: 'sent', provider: 'smtp', attempts: 1 });
+    await store.writeRecord(sent, { audit: { tool: 'send_email' } });
+    const request = (await entries(store)).find((e) => e.notification_id === 'ntf_live' && e.kind === 'request')!;
+    expect(request.digest).toBe(digestOf(sent.payload));
+    expect(request.digest).not.toBe(digestOf({ ...(sent.payload as object), envelope: { from: 'ops@example.com', to: ['alice@example.com'] } }));
+    // A write that does not happen appends nothing: a lost claim, a receipt the table refuses.
+    expect(await store.writeRecord(record('ntf_lost', T0), { claim: { key: 'k', owner: 'nobody', result: null } })).toEqual({ kind: 'claim_lost' });
+    expect(await store.updateDeliveryStatus('ntf_1', { from: 'dry_run', status: 'sent', provider_status: 'x', provider_status_code: null, at: T0 })).toBe(false);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 14 });
+    // One notification's entries (the console's view), and one client's from a time on.
+    const one = await store.auditEntries({ afterSeq: 0, limit: 100, notificationId: 'ntf_1' });
+    expect(one.map((e) => e.kind)).toEqual(['outcome.dry_run', 'receipt.delivered']);
+    const later = await store.auditEntries({ afterSeq: 0, limit: 100, client: 'ops-bot', since: T0 + 9_000 });
+    expect(later.map((e) => [e.notification_id, e.kind])).toEqual([['ntf_9', 'outcome.dry_run'], ['ntf_10', 'outcome.dry_run'], ['ntf_live', 'request'], ['ntf_live', 'outcome.sent']]);
+  });
+
+  it.skipIf(skip)('verifies an untouched chain, with the count and the head', async () => {
+    const { store } = await start();
+    const v = await verifyAudit(store, 5);
+    expect(v).toMatchObject({ ok: true, count: 12, head: { seq: 12, anchor_seq: 0 } });
+  });
+
+  const tamperings: [string, (raw: Raw, all: AuditEntry[]) => Promise<void>, { seq: number; problem: string }][] = [
+    ['a field changed', (raw) => raw.run(`UPDATE audit_log SET client = 'mallory' WHERE seq = 5`), { seq: 5, problem: 'changed' }],
+    [
+      'a field changed and its hash recomputed',
+      async (raw, all) => {
+        const e = { ...all[4]!, kind: 'outcome.failed' };
+        await raw.run('UPDATE audit_log SET kind = $1, hash = $2 WHERE seq = 5', [e.kind, rehash(e)]);
+      },
+      { seq: 5, problem: 'changed' },
+    ],
+    ['the last entry changed', (raw) => raw.run(`UPDATE audit_log SET digest = '${'f'.repeat(64)}' WHERE seq = 12`), { seq: 12, problem: 'changed' }],
+    ['an entry removed', (raw) => raw.run('DELETE FROM audit_log WHERE seq = 5'), { seq: 5, problem: 'removed' }],
+    [
+      'an entry removed and the rest renumbered',
+      async (raw) => {
+        await raw.run('DELETE FROM audit_log WHERE seq = 5');
+        for (let s = 6; s <= 12; s++) await raw.run('UPDATE audit_log SET seq = $1 WHERE seq = $2', [s - 1, s]);
+        await raw.run('UPDATE audit_head SET seq = 11');
+      },
+      { seq: 5, problem: 'removed' },
+    ],
+    ['the last entry removed', (raw) => raw.run('DELETE FROM audit_log WHERE seq = 12'), { seq: 12, problem: 'removed' }],
+    [
+      'an entry inserted, linked and hashed, the rest shifted',
+      async (raw, all) => {
+        for (let s = 12; s >= 5; s--) await raw.run('UPDATE audit_log SET seq = $1 WHERE seq = $2', [s + 1, s]);
+        const forged = { ...all[4]!, seq: 5, notification_id: 'ntf_forged', prev: all[3]!.hash };
+        await insert(raw, { ...forged, hash: rehash(forged) });
+        await raw.run('UPDATE audit_head SET seq = 13');
+      },
+      { seq: 5, problem: 'inserted' },
+    ],
+    [
+      'an entry appended past the head',
+      async (raw, all) => {
+        const forged = { ...all[11]!, seq: 13, prev: all[11]!.hash };
+        await insert(raw, { ...forged, hash: rehash(forged) });
+      },
+      { seq: 13, problem: 'inserted' },
+    ],
+    [
+      'an entry put before the anchor',
+      async (raw, all) => {
+        const forged = { ...all[0]!, seq: 0 };
+        await insert(raw, { ...forged, hash: rehash(forged) });
+      },
+      { seq: 0, problem: 'inserted' },
+    ],
+    [
+      'two entries swapped',
+      async (raw) => {
+        await raw.run('UPDATE audit_log SET seq = -1 WHERE seq = 5');
+        await raw.run('UPDATE audit_log SET seq = 5 WHERE seq = 6');
+        await raw.run('UPDATE audit_log SET seq = 6 WHERE seq = -1');
+      },
+      { seq: 5, problem: 'reordered' },
+    ],
+    [
+      'two entries swapped across a page boundary',
+      async (raw) => {
+        await raw.run('UPDATE audit_log SET seq = -1 WHERE seq = 4');
+        await raw.run('UPDATE audit_log SET seq = 4 WHERE seq = 5');
+        await raw.run('UPDATE audit_log SET seq = 5 WHERE seq = -1');
+      },
+      { seq: 4, problem: 'reordered' },
+    ],
+  ];
+
+  it.skipIf(skip).each(tamperings)('names %s', async (_what, tamper, expected) => {
+    const { store, raw } = await start();
+    await tamper(raw, await entries(store));
+    const v = await verifyAudit(store, 4);
+    expect(v).toMatchObject({ ok: false, ...expected });
+  });
+
+  it.skipIf(skip)('prunes a prefix and keeps the rest verifiable from the anchor, tampering still named', async () => {
+    const { store, raw } = await start();
+    const all = await entries(store);
+    // Entries 1-5 are older than T0 + 5.5 s.
+    expect(await store.pruneAudit(T0 + 5_500)).toBe(5);
+    expect(await store.auditHead()).toMatchObject({ seq: 12, anchor_seq: 5, anchor_hash: all[4]!.hash });
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 7 });
+    expect(await store.pruneAudit(T0 + 5_500)).toBe(0);
+    await store.writeRecord(record('ntf_after', T0 + 40_000));
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 8 });
+    await raw.run('DELETE FROM audit_log WHERE seq = 6');
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, seq: 6, problem: 'removed' });
+  });
+});
+
+async function insert(raw: Raw, e: AuditEntry): Promise<void> {
+  await raw.run('INSERT INTO audit_log (seq, at, client, tool, notification_id, kind, digest, recipients, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
+    e.seq,
+    e.at,
+    e.client,
+    e.tool,
+    e.notification_id,
+    e.kind,
+    e.digest,
+    e.recipients === null ? null : JSON.stringify(e.recipients),
+    e.prev,
+    e.hash,
+  ]);
+}
+
+describe.skipIf(unavailable !== null)('audit chain across PostgreSQL replicas', () => {
+  it('makes one chain of 50 concurrent writers on two replicas: no fork, no gap', async () => {
+    const engine = await postgresEngine();
+    try {
+      const replicas = [engine.store, await engine.second()];
+      const writes = Array.from({ length: 50 }, async (_, i) => {
+        const store = replicas[i % 2]!;
+        const id = `ntf_c${i}`;
+        await store.writeRecord(record(id, T0 + i, { client: `client-${i}` }), { audit: { tool: 'send_notification' } });
+        // And a receipt racing the other writers.
+        await store.updateDeliveryStatus(id, { from: 'dry_run', status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 100 + i });
+      });
+      await Promise.all(writes);
+      const all = await entries(engine.store);
+      expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+      expect(new Set(all.map((e) => e.prev)).size).toBe(100);
+      expect(new Set(all.map((e) => e.client).filter(Boolean)).size).toBe(50);
+      for (const replica of replicas) expect(await verifyAudit(replica)).toMatchObject({ ok: true, count: 100 });
+    } finally {
+      await engine.close();
+    }
+  });
+});
