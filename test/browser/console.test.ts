@@ -196,6 +196,21 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
     await context.close();
   });
 
+  it('a retract of a scheduled send, by the Retract button, means it is never sent', async () => {
+    const result = (await agent.callTool({
+      name: 'send_notification',
+      arguments: { via: 'email', to: 'finance@example.com', subject: 'Reminder for tomorrow', body_html: '<p>Tomorrow</p>', send_at: new Date(Date.now() + 86_400_000).toISOString() },
+    })) as ToolOutcome;
+    expect(result.structuredContent, JSON.stringify(result.structuredContent)).toMatchObject({ status: 'scheduled' });
+    const id = result.structuredContent!.id as string;
+    const { context, page } = await operator();
+    await page.getByRole('link', { name: 'Scheduled' }).click();
+    await page.getByRole('button', { name: `Retract ${id}` }).click();
+    await page.getByText(`Retracted ${id}: it will not be sent.`).waitFor();
+    expect(await page.getByRole('button', { name: `Retract ${id}` }).count()).toBe(0);
+    await context.close();
+  });
+
   it('script in a message or a banner runs nothing', async () => {
     const id = await heldSend('<img src=x onerror="document.title=\'pwned\'">', '<p>Hello</p><script>document.title = "pwned"; parent.document.title = "pwned"</script>');
     const { context, page } = await operator();
@@ -224,7 +239,7 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const viewport of [DESKTOP, PHONE]) {
         const { context, page } = await operator({ colorScheme, viewport });
-        for (const path of ['/console', '/console/approvals', `/console/notifications/${row!.id}`, '/console/banners', '/console?status=declined']) {
+        for (const path of ['/console', '/console/approvals', `/console/notifications/${row!.id}`, '/console/waiting', '/console/banners', '/console?status=declined']) {
           await page.goto(`${cli.origin}${path}`);
           expect(await axeViolations(page), `${path} ${colorScheme} ${viewport.width}`).toEqual([]);
         }

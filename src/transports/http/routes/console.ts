@@ -18,6 +18,7 @@ import { htmlBody, parseMime, rawMessage } from '../../../console/mime.js';
 import { detailBody, listBody, toQuery, type ListFilters } from '../../../console/notifications-page.js';
 import type { Session, Sessions } from '../../../console/session.js';
 import { CONSOLE_CSS } from '../../../console/style.js';
+import { waitingBody } from '../../../console/waiting-page.js';
 import type { HttpToken } from '../../../config/config.js';
 import { NotifyError } from '../../../core/errors.js';
 import type { Logger } from '../../../core/log.js';
@@ -246,6 +247,18 @@ export function consoleRoute(deps: ConsoleDeps): Route {
           ? `Declined ${decided[1]}: nothing was sent.`
           : `Approved ${decided[1]}: ${outcome.record.status === 'sent' || outcome.record.status === 'dry_run' ? `it left (${outcome.record.status}).` : `its send ended ${outcome.record.status}.`}`;
       return redirect(res, `/console/approvals?done=${encodeURIComponent(said)}`);
+    }
+    if (path === '/console/waiting' && !form) {
+      const entries = await deps.actions.waiting();
+      return send(res, 200, page({ ...shell, title: 'Scheduled and held', section: 'waiting', ...notice(url.searchParams.get('done')), body: waitingBody(entries, csrf) }));
+    }
+    const retract = /^\/console\/waiting\/([A-Za-z0-9_-]{1,64})\/retract$/.exec(path);
+    if (retract && form) {
+      const r = await deps.actions.retract(retract[1]!);
+      if (r.kind === 'not_found') return errorPage(res, 404, `Nothing waits under ${retract[1]}.`, 'waiting');
+      if (r.kind === 'not_waiting') return errorPage(res, 409, `${retract[1]} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
+      deps.log.info('retracted in the console', { notificationId: retract[1], by: client });
+      return redirect(res, `/console/waiting?done=${encodeURIComponent(`Retracted ${retract[1]}: it will not be sent.`)}`);
     }
     if (path === '/console/banners' && !form) {
       const active = await deps.actions.activeBanners();
