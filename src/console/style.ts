@@ -68,9 +68,11 @@ iframe.mail { width: 100%; height: 24rem; border: 1px solid var(--line); border-
   dl.facts dd { margin-bottom: 8px; }
   form.filters { display: grid; grid-template-columns: repeat(2, minmax(0, 1fr)); gap: 8px 12px; }
   form.filters label.wide { grid-column: 1 / -1; }
-  form.filters input, form.filters select { width: 100%; min-width: 0; }
+  form.filters input, form.filters select, form.filters input[name="client"], form.filters input[type="datetime-local"] { width: 100%; min-width: 0; }
   form.filters .button, form.filters button { justify-content: center; }
   header.top .bar { gap: 4px 12px; }
+  nav ul { gap: 0 10px; }
+  nav a { padding: 10px 0; }
   header.top form button { min-height: 36px; padding: 4px 10px; font-size: .9rem; }
 }
 `;
