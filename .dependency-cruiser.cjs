@@ -15,6 +15,7 @@ const LAYERS = [
   ['domain (notification, banners)', '^src/(notification|banners)/'],
   ['config', '^src/config/'],
   ['mcp', '^src/mcp/'],
+  ['console', '^src/console/'],
   ['transports', '^src/transports/'],
   ['bundling', '^src/bundling/'],
   ['app', '^src/app\\.ts$'],

@@ -11,7 +11,7 @@ import { CHANNELS } from '../channels/registry.js';
 import { environment } from './environment.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
 import { unstorableIn } from '../core/storable-text.js';
-import { parseApprovalRules, type ApprovalRule } from '../notification/approval-rules.js';
+import { APPROVAL_MODES, parseApprovalRules, type ApprovalMode, type ApprovalRule } from '../notification/approval-rules.js';
 import type { RateLimit } from '../policy/rate-limit.js';
 import { parseCaps, type CapRule } from '../policy/caps.js';
 import { parseQuietHours } from '../policy/quiet-hours.js';
@@ -74,7 +74,7 @@ export interface Config {
    * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
    * without it, a random key per process: replicas behind a balancer then need it set).
    */
-  approval: { rules: ApprovalRule[]; key: string | undefined };
+  approval: { rules: ApprovalRule[]; key: string | undefined; mode: ApprovalMode; ttlMs: number };
   /**
    * The tool groups the server offers (NOTIFY_TOOLS; every group by default), and a narrower
    * set per token client (NOTIFY_TOKEN_TOOLS); a client not named there gets the server's.
@@ -252,6 +252,12 @@ function databaseUrl(raw: string | undefined): string | undefined {
   return raw;
 }
 
+function approvalMode(raw: string | undefined): ApprovalMode {
+  if (!raw) return 'ask';
+  if ((APPROVAL_MODES as readonly string[]).includes(raw)) return raw as ApprovalMode;
+  throw new ConfigError(`NOTIFY_APPROVAL_MODE: ${describeValue(raw)} is not a mode; use ${APPROVAL_MODES.join(', ')} (ask: the client asks its user; console: a person decides in /console)`);
+}
+
 function approvalKey(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
   // The SDK's HMAC codec refuses shorter keys; say so at start, not at the first approval.
@@ -302,7 +308,12 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
       urgent: urgentPolicy(env.NOTIFY_QUIET_HOURS_URGENT),
     },
     caps: parseCaps(env.NOTIFY_CAPS, [...names, ...channels.flatMap((c) => c.capMeasureNames)]),
-    approval: { rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels), key: approvalKey(env.NOTIFY_APPROVAL_KEY) },
+    approval: {
+      rules: parseApprovalRules(env.NOTIFY_APPROVAL, channels),
+      key: approvalKey(env.NOTIFY_APPROVAL_KEY),
+      mode: approvalMode(env.NOTIFY_APPROVAL_MODE),
+      ttlMs: positiveInt(env, 'NOTIFY_APPROVAL_TTL_S', 86_400) * 1000,
+    },
     tools: tools(env, tokens),
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);

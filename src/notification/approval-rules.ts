@@ -13,6 +13,14 @@ export type ApprovalRule =
   /** A rule a channel module declares (`approvalRules`), by name. */
   | { kind: 'channel-rule'; name: string };
 
+/**
+ * NOTIFY_APPROVAL_MODE: who is asked. `ask`: the client asks its user (elicitation), and a
+ * client that cannot gets APPROVAL_REQUIRED; `console`: every held send waits for a person
+ * in the operator console; `ask-then-console`: the client asks when it can, else the console.
+ */
+export const APPROVAL_MODES = ['ask', 'console', 'ask-then-console'] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
 /** What the parser must know of the channels: their names, and the rules each declares. */
 export interface RuleSource {
   name: string;

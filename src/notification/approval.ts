@@ -60,6 +60,14 @@ export class ApprovalNeeded extends Error {
   }
 }
 
+/** Thrown when the send waits for a person in the operator console; its row is recorded `pending_approval`. */
+export class ApprovalHeld extends Error {
+  override readonly name = 'ApprovalHeld';
+  constructor(readonly held: { id: string; via: string; at: number }) {
+    super(`${held.via} send ${held.id} held for approval in the console`);
+  }
+}
+
 /** An approved send: the payload the person saw, to be sent as it is, under the approved id. */
 export interface Approved<P> {
   id: string;
@@ -216,6 +224,12 @@ export async function approveSend<C, P>(
     log.warn('approved payload changed; asking again', { reasons: names });
     ({ built, grant } = await build(newNotificationId(), deps.now()));
   }
+  const mode = deps.config.approval.mode ?? 'ask';
+  if (mode === 'console' || (mode === 'ask-then-console' && !round?.canAsk)) {
+    await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts });
+    log.info('approval held for the console', { reasons: names });
+    throw new ApprovalHeld({ id: grant.id, via: channel.name, at: grant.at });
+  }
   if (!round?.canAsk) {
     await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);
     log.warn('approval required but the client cannot ask', { reasons: names });
@@ -228,6 +242,44 @@ export async function approveSend<C, P>(
   }
   throw new ApprovalNeeded({ grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant) });
 }
+
+/**
+ * A send held for the console: its row, `pending_approval`, carries the exact payload the
+ * person will see and approve, so an approval sends those bytes and no others. Unlike a
+ * refusal, this write must succeed: the caller is told the send waits, so it must be there.
+ */
+async function recordHeld<C, P>(
+  deps: ApprovalDeps,
+  channel: TypedChannel<C, P>,
+  payload: P,
+  grant: ApprovalGrant,
+  client: string | null,
+  approval: ApprovalRecord,
+): Promise<void> {
+  const ttlMs = deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
+  await deps.store.writeRecord({
+    id: grant.id,
+    via: channel.name,
+    status: 'pending_approval',
+    provider: channel.provider.name,
+    provider_message_id: null,
+    payload,
+    error_code: null,
+    attempts: 0,
+    attempt_log: [],
+    latency_ms: 0,
+    client,
+    idempotency_key: grant.key,
+    created_at: grant.at,
+    provider_status: null,
+    provider_status_code: null,
+    status_updated_at: grant.at,
+    approval: { ...approval, expires_at: grant.at + ttlMs },
+  });
+}
+
+/** NOTIFY_APPROVAL_TTL_S's default: a day. */
+export const DEFAULT_APPROVAL_TTL_MS = 86_400_000;
 
 /** A send a person declined, or that no one could approve: on the record, with nothing sent. */
 async function recordRefusal<C, P>(

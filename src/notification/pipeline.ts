@@ -14,9 +14,9 @@ import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, Store } from '../store/types.js';
+import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite, Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import { approveSend, type ApprovalRound, type Approved } from './approval.js';
+import { ApprovalHeld, approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { budgetLeft } from './send-budget.js';
 import type { SendSettings } from './settings.js';
@@ -30,7 +30,7 @@ export type { SendSettings } from './settings.js';
 export interface SendResult {
   id: string;
   via: string;
-  status: 'sent' | 'dry_run' | 'scheduled' | 'held';
+  status: 'sent' | 'dry_run' | 'scheduled' | 'held' | 'pending_approval';
   provider: string;
   provider_message_id?: string;
   replayed?: boolean;
@@ -205,12 +205,18 @@ async function sendTyped<C, P>(
   // while a person thinks: the question ends the call. An unkeyed send has no key to replay,
   // so it is asked first, and an approved one is claimed under its approval (a replayed
   // approval sends once).
-  const approvedUnkeyed = key === undefined ? await approve() : undefined;
+  let approvedUnkeyed: Approved<P> | undefined;
+  try {
+    approvedUnkeyed = key === undefined ? await approve() : undefined;
+  } catch (err) {
+    if (err instanceof ApprovalHeld) return heldResult(channel, err);
+    throw err;
+  }
   const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
   const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
-  const send: Send<C, P> = { deps, channel, call, key, opts };
+  const send: Send<C, P> = { deps, channel, recipients, key, opts };
 
   let claim: ClaimHandle<SendResult> | undefined;
   if (claimKeyName !== undefined) {
@@ -244,7 +250,7 @@ async function sendTyped<C, P>(
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
   try {
-    prepared = await prepare(send, key === undefined ? approvedUnkeyed : await approve(), id);
+    prepared = await prepare(send, call, key === undefined ? approvedUnkeyed : await approve(), id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, claim, lookup === 'record' ? optOut : undefined);
@@ -254,6 +260,12 @@ async function sendTyped<C, P>(
       budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     }
   } catch (err) {
+    // Held for the console: the key answers that from now on (the same call replays it).
+    if (err instanceof ApprovalHeld) {
+      const held = heldResult(channel, err);
+      await claim?.complete(held);
+      return held;
+    }
     // Nothing was sent: a question, a refusal or a failure before the provider call frees the key.
     await claim?.release();
     throw err;
@@ -268,6 +280,11 @@ async function sendTyped<C, P>(
   }
   await claim?.complete(result);
   return result;
+}
+
+/** The answer to a send held for the console: its id, and that it waits (nothing was sent). */
+function heldResult<C, P>(channel: TypedChannel<C, P>, err: ApprovalHeld): SendResult {
+  return { id: err.held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(err.held.at).toISOString() };
 }
 
 function optedOutError(recipient: string, via: string): NotifyError {
@@ -286,18 +303,19 @@ interface Prepared<P> {
 interface Send<C, P> {
   deps: PipelineDeps;
   channel: TypedChannel<C, P>;
-  call: C;
+  /** Every recipient (bcc included): an opt-out the provider reports applies to them. */
+  recipients: readonly string[];
   key: string | undefined;
   opts: SendOptions;
 }
 
 /** What a send's record adds to its audit entries: the tool, and its recipients' classes (never the addresses). */
-function auditOf<C, P>({ channel, call, opts }: Send<C, P>): AuditContext {
-  return { tool: opts.tool ?? null, recipients: channel.recipients(call).map((r) => channel.recipientClass(r)) };
+function auditOf<C, P>({ channel, recipients, opts }: Send<C, P>): AuditContext {
+  return { tool: opts.tool ?? null, recipients: recipients.map((r) => channel.recipientClass(r)) };
 }
 
 /** Everything before the provider call, counted against the budget: rate limit, id and payload. */
-async function prepare<C, P>({ deps, channel, call, opts }: Send<C, P>, approved: Approved<P> | undefined, newId: string): Promise<Prepared<P>> {
+async function prepare<C, P>({ deps, channel, opts }: Send<C, P>, call: C, approved: Approved<P> | undefined, newId: string): Promise<Prepared<P>> {
   // Here, not before idempotency: a replayed result sends nothing and costs no quota.
   // After the approval step: a call that ends in a question sends nothing either.
   await deps.rateGate?.check(opts.client, channel.name, deps.now());
@@ -419,8 +437,13 @@ async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promise<void
  * The provider call and its record. Throws only when nothing was sent, or with
  * DELIVERY_UNKNOWN (recorded `unknown`, with its notification id) when it may have been.
  */
-async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeftMs: number): Promise<SendResult> {
-  const { deps, channel, call, opts } = send;
+async function deliver<C, P>(
+  send: Send<C, P>,
+  prepared: Prepared<P>,
+  budgetLeftMs: number,
+  write: (record: DeliveryRecord) => Promise<RecordWrite | boolean> = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }),
+): Promise<SendResult> {
+  const { deps, channel, opts } = send;
   const { id, startedAt, payload } = prepared;
   const { provider, name: via } = channel;
   const record = newRecord(send, prepared);
@@ -468,12 +491,12 @@ async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeft
     record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
     record.latency_ms = deps.now() - startedAt;
     record.status_updated_at = deps.now();
-    const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record, { audit: auditOf(send) }));
+    const recorded = await keepRecord('delivery record', () => write(record));
     // An outcome lost is settled by the provider's receipts: those that outran this record, now.
     if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld();
     if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
       await keepRecord('opt-out', async () => {
-        for (const r of channel.recipients(call)) await deps.store.addOptOut(via, r, deps.now());
+        for (const r of send.recipients) await deps.store.addOptOut(via, r, deps.now());
       });
     }
     log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
@@ -489,8 +512,31 @@ async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, budgetLeft
   record.latency_ms = deps.now() - startedAt;
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, providerMessageId);
-  const recorded = await keepRecord('delivery record', () => deps.store.writeRecord(record, { audit: auditOf(send) }));
+  const recorded = await keepRecord('delivery record', () => write(record));
   if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld();
   deps.log.info('sent', { notificationId: id, via, client: opts.client, attempts: record.attempts, latencyMs: record.latency_ms });
   return result;
+}
+
+/**
+ * Sends a held send a person approved (status `approved`, which only the winner of the
+ * decision's compare-and-set sees), as it was built for them: the stored payload, under its
+ * id, through the same provider call, retries and record as any send; the record is written
+ * onto its row. The one release of an approved send: the durable outbox takes it over.
+ */
+export async function releaseApproved(deps: PipelineDeps, held: DeliveryRecord): Promise<SendResult> {
+  const channel = deps.channels.find((c) => c.name === held.via);
+  if (!channel) throw new Error(`no connected channel "${held.via}"`);
+  return channel.open(async <C, P>(typed: TypedChannel<C, P>) => {
+    const send: Send<C, P> = { deps, channel: typed, recipients: held.approval?.recipients ?? [], key: held.idempotency_key ?? undefined, opts: { client: held.client } };
+    const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt: deps.now(), payload: held.payload as P };
+    const firstContacts = held.approval?.first_contacts ?? [];
+    if (firstContacts.length > 0) await deps.store.addContacts(typed.name, firstContacts, deps.now(), held.client);
+    if (!typed.live) {
+      const record = { ...newRecord(send, prepared), status_updated_at: deps.now() };
+      await deps.store.recordRelease(record);
+      return sendResult(send, prepared, undefined);
+    }
+    return deliver(send, prepared, deps.config.sendBudgetMs, (record) => deps.store.recordRelease(record));
+  });
 }

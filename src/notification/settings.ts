@@ -1,11 +1,12 @@
 /** What a send needs of the configuration: its time budget, the approval policy, and time (send_at, quiet hours). */
 import type { QuietWindow } from '../policy/quiet-hours.js';
-import type { ApprovalRule } from './approval-rules.js';
+import type { ApprovalMode, ApprovalRule } from './approval-rules.js';
 
 export interface SendSettings {
   /** Per-call time budget for a send, retries included. */
   sendBudgetMs: number;
-  approval: { rules: readonly ApprovalRule[] };
+  /** mode: who decides (NOTIFY_APPROVAL_MODE); ttlMs: how long a send held for the console waits (NOTIFY_APPROVAL_TTL_S). */
+  approval: { rules: readonly ApprovalRule[]; mode?: ApprovalMode; ttlMs?: number };
   /** Scheduled sends and quiet hours; without it, send_at is still taken, with the defaults. */
   time?: TimeSettings;
 }

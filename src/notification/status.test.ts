@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NOTIFICATION_STATES, RECEIPT_EVENTS, type DeliveryStatus, type ReceiptEvent } from '../store/types.js';
-import { advance, statesTaking } from './status.js';
+import { advance, decide, statesTaking, type Decision } from './status.js';
 
 /**
  * Every state against every receipt, written out by hand (not derived from the table under
@@ -18,10 +18,13 @@ const EXPECTED: Record<DeliveryStatus, Record<ReceiptEvent, DeliveryStatus | '-'
   scheduled: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   held: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   cancelled: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  pending_approval: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  approved: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
+  declined: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   expired: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
   retracted: { queued: '-', sent: '-', delivered: '-', undelivered: '-', failed: '-' },
 };
-const NEVER_SENT = ['scheduled', 'held', 'cancelled', 'expired'];
+const NEVER_SENT = ['scheduled', 'held', 'cancelled', 'expired', 'pending_approval', 'approved', 'declined'];
 
 describe('advance: the transition table', () => {
   it('covers every state and every receipt', () => {
@@ -63,5 +66,20 @@ describe('advance: the transition table', () => {
   it('never moves a notification backwards: a late sent after delivered, delivered to sent', () => {
     expect(advance('delivered', 'sent')).toEqual({ ok: false, reason: 'delivered is final' });
     expect(advance('sent', 'queued')).toEqual({ ok: false, reason: 'sent does not go back to queued' });
+  });
+});
+
+describe('decide: a console decision on a held send', () => {
+  it('takes only pending_approval, each decision to its own state, once', () => {
+    const decisions: Decision[] = ['approve', 'decline', 'expire'];
+    for (const state of NOTIFICATION_STATES) {
+      for (const d of decisions) {
+        const r = decide(state, d);
+        if (state === 'pending_approval') expect(r).toEqual({ ok: true, next: { approve: 'approved', decline: 'declined', expire: 'expired' }[d] });
+        else expect(r.ok).toBe(false);
+      }
+    }
+    expect(decide('approved', 'approve')).toEqual({ ok: false, reason: 'it was approved already' });
+    expect(decide('sent', 'decline')).toEqual({ ok: false, reason: 'it is sent, not waiting for approval' });
   });
 });

@@ -18,7 +18,7 @@ export const WAIT_EVENTS = ['release', 'cancel', 'expire'] as const;
 export type WaitEvent = (typeof WAIT_EVENTS)[number];
 
 /** Never sent, and never to be: receipts do not apply. */
-const NEVER_SENT = new Set<DeliveryStatus>(['dry_run', 'scheduled', 'held', 'cancelled', 'expired']);
+const NEVER_SENT = new Set<DeliveryStatus>(['dry_run', 'scheduled', 'held', 'cancelled', 'expired', 'pending_approval', 'approved', 'declined']);
 
 /**
  * For each state, the receipts and outbox events it takes and where each leads. A state not listed for a
@@ -42,7 +42,30 @@ const TRANSITIONS: Readonly<Record<DeliveryStatus, Readonly<Partial<Record<Recei
   undelivered: {},
   failed: {},
   retracted: {},
+  // Held for a person: nothing was sent, so no provider has anything to report yet; the caller may still take it back.
+  pending_approval: { retracted: 'cancelled' },
+  approved: {},
+  declined: {},
 };
+
+/** What a person (or the clock) decides about a send held for the console. */
+export type Decision = 'approve' | 'decline' | 'expire';
+
+/**
+ * The decisions on a held send, in the same one table as the receipts: only
+ * `pending_approval` takes one; `approved` then leaves through the send path, and its
+ * provider's answer writes `sent`, `failed` or `unknown`.
+ */
+const DECISIONS: Readonly<Partial<Record<DeliveryStatus, Readonly<Record<Decision, DeliveryStatus>>>>> = {
+  pending_approval: { approve: 'approved', decline: 'declined', expire: 'expired' },
+};
+
+/** Where `decision` takes a send in `current`, or why it cannot. */
+export function decide(current: DeliveryStatus, decision: Decision): Advance {
+  const next = DECISIONS[current]?.[decision];
+  if (next !== undefined) return { ok: true, next };
+  return { ok: false, reason: current === 'approved' ? 'it was approved already' : `it is ${current}, not waiting for approval` };
+}
 
 export type Advance = { ok: true; next: DeliveryStatus } | { ok: false; reason: string };
 
@@ -73,7 +96,10 @@ export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, st
   scheduled: 'Waiting in the store for its send_at; it is sent then (retract_notification cancels it until it leaves).',
   held: 'Held by quiet hours (or for approval) until release_at; it is sent then (retract_notification cancels it until it leaves).',
   cancelled: 'Taken back before it was sent; nothing was sent.',
-  expired: 'Its time passed while no server was running, longer ago than NOTIFY_SCHEDULE_GRACE_S: it was not sent.',
+  expired: 'Not sent: its time passed unanswered (a console approval past NOTIFY_APPROVAL_TTL_S), or while no server was running longer ago than NOTIFY_SCHEDULE_GRACE_S.',
+  pending_approval: 'Held for a person to approve or decline in the operator console; nothing has been sent. It expires unanswered after NOTIFY_APPROVAL_TTL_S.',
+  approved: 'A person approved it in the operator console; it is leaving through the send path now.',
+  declined: 'A person declined it in the operator console; nothing was sent. Do not resend it unchanged.',
   retracted: 'The caller took the message back: the Slack post was deleted (or, in a dry run, its record withdrawn).',
   unknown:
     'The outcome was lost after the request left (a timeout or reset): the provider may have sent it. Do not resend blindly; a provider receipt may still settle it.',

@@ -9,7 +9,11 @@
  * provider may have sent it); provider receipts move it on, never back: the transitions are
  * src/notification/status.ts's alone.
  */
-export const NOTIFICATION_STATES = ['dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired', 'retracted'] as const;
+export const NOTIFICATION_STATES = [
+  'dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired',
+  // A send held for a person's decision in the console (NOTIFY_APPROVAL_MODE=console), and where that decision took it.
+  'pending_approval', 'approved', 'declined', 'retracted',
+] as const;
 export type DeliveryStatus = (typeof NOTIFICATION_STATES)[number];
 
 /** What a provider receipt can report, in this server's words (each channel maps its vendor's statuses to these). */
@@ -123,11 +127,41 @@ export interface HeldReceiptTarget {
  * on a row of their own, with nothing sent.
  */
 export interface ApprovalRecord {
-  outcome: 'approved' | 'declined' | 'required';
+  /** `pending` (and `expired`): held for the console, waiting for a person (NOTIFY_APPROVAL_MODE=console). */
+  outcome: 'approved' | 'declined' | 'required' | 'pending' | 'expired';
   /** Why approval was needed: the NOTIFY_APPROVAL rules that matched (`first-contact`, `sms`…). */
   reasons: string[];
   /** SHA-256 of the exact provider payload the person saw. */
   payload_sha256: string;
+  /** Who decided in the console (the operator token's client), when, and why (their reason, if they gave one). */
+  decided_by?: string;
+  decided_at?: number;
+  reason?: string;
+  /** A console approval ends unanswered at this time (epoch ms): then `expired`. */
+  expires_at?: number;
+  /** A held send's recipients (every one, bcc included), and those that were first contacts: an approval makes them known. */
+  recipients?: string[];
+  first_contacts?: string[];
+}
+
+/** What the console's notification list filters by; each absent filter admits all. */
+export interface DeliveryQuery {
+  status?: DeliveryStatus;
+  via?: string;
+  client?: string;
+  /** created_at at or after (epoch ms). */
+  since?: number;
+  /** created_at before (epoch ms). */
+  until?: number;
+  limit: number;
+}
+
+/** A console decision on a held send: its status moves from `from` to `status`, carrying the approval as decided. */
+export interface DeliveryDecision {
+  from: DeliveryStatus;
+  status: DeliveryStatus;
+  approval: ApprovalRecord;
+  at: number;
 }
 
 /** A person's answer to one approval question. */
@@ -334,6 +368,21 @@ export interface Store {
   writeRecord(record: DeliveryRecord, opts?: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext }): Promise<RecordWrite>;
   /** Newest first. */
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
+  /** Newest first, filtered (the console's list). */
+  findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
+  /**
+   * Compare-and-set of a decision: writes it only while the delivery is in `decision.from`,
+   * so of two people (or replicas) deciding one held send, exactly one wins. False when
+   * nothing was written.
+   */
+  decideDelivery(id: string, decision: DeliveryDecision): Promise<boolean>;
+  /**
+   * Writes the outcome of an approved send's provider call onto its row (status, provider
+   * id and status, attempts, error, latency), only while the row is `approved`: false otherwise.
+   */
+  recordRelease(record: DeliveryRecord): Promise<boolean>;
+  /** Moves held sends created before `createdBefore` from `pending_approval` to `expired`; how many. */
+  expirePending(createdBefore: number, now: number): Promise<number>;
   getDelivery(id: string): Promise<DeliveryRecord | null>;
   /** The delivery of channel `via` the provider knows as `providerMessageId`, if any. */
   findDeliveryByProviderMessage(via: string, providerMessageId: string): Promise<DeliveryRecord | null>;

@@ -127,6 +127,56 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
     });
 
+    describe('console: filtered listing and decisions on held sends', () => {
+      it('filters by status, channel, client and time, each alone and together, newest first', async () => {
+        await store.writeRecord(delivery('ntf_1', T0, { client: 'bot', status: 'sent' }));
+        await store.writeRecord(delivery('ntf_2', T0 + HOUR, { client: 'ops', via: 'sms' }));
+        await store.writeRecord(delivery('ntf_3', T0 + 2 * HOUR, { client: 'bot', via: 'sms', status: 'sent' }));
+        await store.writeRecord(delivery('ntf_4', T0 + 3 * HOUR, { client: null }));
+        const ids = async (q: Partial<Parameters<Store['findDeliveries']>[0]>) => (await store.findDeliveries({ limit: 10, ...q })).map((d) => d.id);
+        expect(await ids({})).toEqual(['ntf_4', 'ntf_3', 'ntf_2', 'ntf_1']);
+        expect(await ids({ status: 'sent' })).toEqual(['ntf_3', 'ntf_1']);
+        expect(await ids({ via: 'sms' })).toEqual(['ntf_3', 'ntf_2']);
+        expect(await ids({ client: 'bot' })).toEqual(['ntf_3', 'ntf_1']);
+        expect(await ids({ since: T0 + HOUR, until: T0 + 3 * HOUR })).toEqual(['ntf_3', 'ntf_2']);
+        expect(await ids({ client: 'bot', via: 'sms', status: 'sent', since: T0 + 2 * HOUR })).toEqual(['ntf_3']);
+        expect(await ids({ client: 'nobody' })).toEqual([]);
+        expect(await ids({ limit: 1 })).toEqual(['ntf_4']);
+      });
+
+      it('decides a held send once; a release writes only onto an approved row; expiry takes only pending ones past their time', async () => {
+        const pending = { outcome: 'pending' as const, reasons: ['all'], payload_sha256: 'ab'.repeat(32), expires_at: T0 + HOUR };
+        await store.writeRecord(delivery('ntf_p', T0, { status: 'pending_approval', approval: pending }));
+        await store.writeRecord(delivery('ntf_q', T0 + 10, { status: 'pending_approval', approval: pending }));
+        const approved = { ...pending, outcome: 'approved' as const, decided_by: 'ops', decided_at: T0 + 5, reason: 'fine' };
+        const other = await h.reopen();
+        try {
+          // Two deciders racing on two store handles (another replica's view): one wins.
+          const [a, b] = await Promise.all([
+            store.decideDelivery('ntf_p', { from: 'pending_approval', status: 'approved', approval: approved, at: T0 + 5 }),
+            other.decideDelivery('ntf_p', { from: 'pending_approval', status: 'declined', approval: { ...approved, outcome: 'declined' }, at: T0 + 5 }),
+          ]);
+          expect([a, b].filter(Boolean)).toHaveLength(1);
+        } finally {
+          await other.close();
+        }
+        const decided = (await store.getDelivery('ntf_p'))!;
+        expect(['approved', 'declined']).toContain(decided.status);
+        expect(decided.approval).toMatchObject({ decided_by: 'ops', decided_at: T0 + 5, reason: 'fine', payload_sha256: pending.payload_sha256 });
+        expect(decided.status_updated_at).toBe(T0 + 5);
+
+        const release = { ...decided, status: 'sent' as const, provider_message_id: 'm1', attempts: 1, latency_ms: 7, status_updated_at: T0 + 9 };
+        expect(await store.recordRelease(release)).toBe(decided.status === 'approved');
+        expect(await store.recordRelease(release)).toBe(false);
+        if (decided.status === 'approved') expect(await store.getDelivery('ntf_p')).toMatchObject({ status: 'sent', provider_message_id: 'm1', latency_ms: 7, approval: approved });
+
+        expect(await store.expirePending(T0 + 5, T0 + 2 * HOUR)).toBe(0);
+        expect(await store.expirePending(T0 + 11, T0 + 2 * HOUR)).toBe(1);
+        expect(await store.getDelivery('ntf_q')).toMatchObject({ status: 'expired', status_updated_at: T0 + 2 * HOUR });
+        expect(await store.expirePending(T0 + 11, T0 + 3 * HOUR)).toBe(0);
+      });
+    });
+
     describe('held receipts', () => {
       const held = (id: string, event: HeldReceipt['event'], received_at: number, via = 'sms', notification_id: string | null = null): HeldReceipt => ({
         via, provider_message_id: id, notification_id, event, provider_status: event, provider_status_code: event === 'undelivered' ? '30003' : null, received_at,

@@ -2,7 +2,7 @@
  * retract_notification: takes back a notification the caller sent. What that means is the
  * notification's state's to say, in one switch (decide): a send still waiting in the outbox
  * (scheduled, held) is cancelled; a Slack post that stands is deleted (chat.delete,
- * `retracted`); a dry run's record is withdrawn; an email or SMS already handed over cannot be
+ * `retracted`); a dry run's record is withdrawn, and a send waiting for a person's approval cancelled; an email or SMS already handed over cannot be
  * (ALREADY_SENT). The change goes through the one transition table.
  */
 import { z } from 'zod';
@@ -23,7 +23,12 @@ type Decision = { kind: 'delete' } | { kind: 'withdraw' } | { kind: 'refuse'; co
 function decide(record: DeliveryRecord, deletable: boolean): Decision {
   switch (record.status) {
     case 'dry_run':
+    case 'pending_approval':
       return { kind: 'withdraw' };
+    case 'approved':
+      return { kind: 'refuse', code: 'ALREADY_SENT', why: 'a person approved it and it is leaving; send a correction instead' };
+    case 'declined':
+      return { kind: 'refuse', code: 'INVALID_FIELD', why: 'it was declined, so nothing was sent to take back' };
     case 'sent':
       if (deletable) return { kind: 'delete' };
       return { kind: 'refuse', code: 'ALREADY_SENT', why: `this ${record.via} was handed to its provider and cannot be taken back; send a correction instead` };

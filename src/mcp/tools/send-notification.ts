@@ -42,7 +42,7 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
     properties: {
       id: { type: 'string', description: 'notification id, ntf_…' },
       via: { type: 'string', enum: channels.map((c) => c.name) },
-      status: { type: 'string', enum: ['sent', 'dry_run', 'scheduled', 'held'] },
+      status: { type: 'string', enum: ['sent', 'dry_run', 'scheduled', 'held', 'pending_approval'], description: 'pending_approval: held for a person in the operator console; nothing sent yet (get_notification shows the decision)' },
       send_at: { type: 'string', format: 'date-time', description: 'with status scheduled or held: the time the call asked for' },
       release_at: { type: 'string', format: 'date-time', description: 'with status held: when quiet hours end and it is sent' },
       sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },

@@ -3,7 +3,7 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
 import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
@@ -37,6 +37,24 @@ export abstract class SqlStore {
 
   async listDeliveries(limit: number): Promise<DeliveryRecord[]> {
     return (await this.sql.all(q.LIST_DELIVERIES, [Math.max(0, Math.trunc(limit))])).map(this.toDelivery);
+  }
+
+  async findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+    const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit))];
+    return (await this.sql.all(q.FIND_DELIVERIES, params)).map(this.toDelivery);
+  }
+
+  async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {
+    return (await this.sql.run(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from])) === 1;
+  }
+
+  async recordRelease(r: DeliveryRecord): Promise<boolean> {
+    const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
+    return (await this.sql.run(q.RECORD_RELEASE, values)) === 1;
+  }
+
+  async expirePending(createdBefore: number, now: number): Promise<number> {
+    return this.sql.run(q.EXPIRE_PENDING, [now, createdBefore]);
   }
 
   async getDelivery(id: string): Promise<DeliveryRecord | null> {

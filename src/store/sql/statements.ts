@@ -14,6 +14,26 @@ export const INSERT_DELIVERY = statement(
   `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES (${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`,
 );
 export const LIST_DELIVERIES = statement('list-deliveries', 'SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1');
+// Each filter is a parameter that is either NULL (admits all) or the value: one statement, prepared once.
+export const FIND_DELIVERIES = statement(
+  'find-deliveries',
+  'SELECT * FROM deliveries WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) AND (CAST($2 AS TEXT) IS NULL OR via = $2) ' +
+    'AND (CAST($3 AS TEXT) IS NULL OR client = $3) AND (CAST($4 AS BIGINT) IS NULL OR created_at >= $4) ' +
+    'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ORDER BY created_at DESC, seq DESC LIMIT $6',
+);
+export const DECIDE_DELIVERY = statement(
+  'decide-delivery',
+  'UPDATE deliveries SET status = $1, approval = $2, status_updated_at = $3 WHERE id = $4 AND status = $5',
+);
+export const RECORD_RELEASE = statement(
+  'record-release',
+  `UPDATE deliveries SET status = $1, provider_message_id = $2, error_code = $3, attempts = $4, attempt_log = $5, latency_ms = $6, ` +
+    `provider_status = $7, status_updated_at = $8 WHERE id = $9 AND status = 'approved'`,
+);
+export const EXPIRE_PENDING = statement(
+  'expire-pending',
+  `UPDATE deliveries SET status = 'expired', status_updated_at = $1 WHERE status = 'pending_approval' AND created_at < $2`,
+);
 export const GET_DELIVERY = statement('get-delivery', 'SELECT * FROM deliveries WHERE id = $1');
 export const DELIVERY_BY_PROVIDER_ID = statement(
   'delivery-by-provider-id',

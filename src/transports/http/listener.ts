@@ -1,6 +1,6 @@
 /**
  * Streamable HTTP on node:http: a listener and a route table (routes/: mcp, webhooks, feed,
- * widget, ops). The listener owns what applies to every path (the Host check, shutdown drain,
+ * widget, ops, console). The listener owns what applies to every path (the Host check, shutdown drain,
  * timeouts, the request metric, answering what a route throws); each route module answers its
  * paths under its own auth rule (the endpoints and their rules: docs/http.md).
  */
@@ -20,6 +20,9 @@ import { createFeedCors } from './cors.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
 import { createHostPolicy, hostRefusal, isLoopbackHost } from './host-check.js';
 import { createRequestAuth } from './request-auth.js';
+import { consoleActions } from '../../console/actions.js';
+import { createSessions } from '../../console/session.js';
+import { consoleRoute } from './routes/console.js';
 import { feedRoute, preflightRoute } from './routes/feed.js';
 import { mcpRoute } from './routes/mcp.js';
 import { opsRoute } from './routes/ops.js';
@@ -114,6 +117,14 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     preflightRoute(cors),
     widgetRoute({ widget, cors }),
     opsRoute({ auth, metrics }),
+    consoleRoute({
+      actions: consoleActions(app),
+      sessions: createSessions(app.config.http.tokens.filter((t) => app.config.http.operators.includes(t.client))),
+      tokens: app.config.http.tokens,
+      operators: app.config.http.operators,
+      now: app.now,
+      log,
+    }),
     feedRoute({ auth, cors, store: app.store, now: app.now, privateCache: app.config.http.readAuth, hub, streams, limits }),
   ];
 

@@ -1,0 +1,178 @@
+/** The notifications list (newest first, with filters) and one notification, whole. */
+import { NOTIFICATION_STATES, type DeliveryQuery, type DeliveryRecord } from '../store/types.js';
+import { html, type Html } from './html.js';
+import { csrfField, statusChip, time } from './layout.js';
+import { attachments, decodeWords, htmlBody, parseMime, rawMessage } from './mime.js';
+
+/** The list's filters as the query string carries them. */
+export interface ListFilters {
+  status?: string;
+  via?: string;
+  client?: string;
+  since?: string;
+  until?: string;
+}
+
+/** Rows one page shows. */
+export const PAGE_ROWS = 100;
+
+/** `YYYY-MM-DDTHH:MM` (a datetime-local field, read as UTC) or a full ISO time. */
+function parseTime(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(value) ? value : `${value}Z`);
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** The store query for these filters; a value that is not one of the choices filters nothing, and says so. */
+export function toQuery(f: ListFilters, channels: readonly string[]): { query: DeliveryQuery; ignored: string[] } {
+  const query: DeliveryQuery = { limit: PAGE_ROWS };
+  const ignored: string[] = [];
+  if (f.status) {
+    if ((NOTIFICATION_STATES as readonly string[]).includes(f.status)) query.status = f.status as DeliveryQuery['status'];
+    else ignored.push('status');
+  }
+  if (f.via) {
+    if (channels.includes(f.via)) query.via = f.via;
+    else ignored.push('channel');
+  }
+  if (f.client) query.client = f.client.slice(0, 256);
+  for (const [name, key] of [['since', 'since'], ['until', 'until']] as const) {
+    if (!f[name]) continue;
+    const ms = parseTime(f[name]);
+    if (ms === undefined) ignored.push(name);
+    else query[key] = ms;
+  }
+  return { query, ignored };
+}
+
+const option = (value: string, label: string, selected: string | undefined) =>
+  html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
+
+export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channels: readonly string[]): Html {
+  const filters = html`<form class="filters card" method="get" action="/console" role="search" aria-label="Filter notifications">
+    <label>Status<select name="status">${option('', 'Any', f.status)}${NOTIFICATION_STATES.map((s) => option(s, s.replace('_', ' '), f.status))}</select></label>
+    <label>Channel<select name="via">${option('', 'Any', f.via)}${channels.map((c) => option(c, c, f.via))}</select></label>
+    <label class="wide">Client<input name="client" value="${f.client ?? ''}" maxlength="256" autocomplete="off"></label>
+    <label>From (UTC)<input type="datetime-local" name="since" value="${f.since ?? ''}"></label>
+    <label>Until (UTC)<input type="datetime-local" name="until" value="${f.until ?? ''}"></label>
+    <button type="submit">Filter</button>
+    <a class="button secondary" href="/console">Clear</a>
+  </form>`;
+  const filtered = Object.values(f).some((v) => v);
+  if (rows.length === 0) return html`${filters}<p class="empty">${filtered ? 'No notifications match.' : 'No notifications yet.'}</p>`;
+  return html`${filters}
+  <p class="muted">${rows.length === PAGE_ROWS ? `The newest ${PAGE_ROWS}` : `${rows.length} ${rows.length === 1 ? 'notification' : 'notifications'}`}, newest first.</p>
+  <table class="rows">
+    <caption class="skip">Notifications, newest first</caption>
+    <thead><tr><th scope="col">Time</th><th scope="col">Notification</th><th scope="col">What</th><th scope="col">Channel</th><th scope="col">Client</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
+    <tbody>
+    ${rows.map(
+      (r) => html`<tr>
+        <td data-label="Time">${time(r.created_at)}</td>
+        <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(r.id)}">${r.id}</a></td>
+        <td data-label="What">${headline(r) ?? html`<span class="muted">—</span>`}</td>
+        <td data-label="Channel">${r.via}</td>
+        <td data-label="Client">${r.client ?? html`<span class="muted">—</span>`}</td>
+        <td data-label="Status">${statusChip(r.status)}${r.error_code ? html` <span class="muted">${r.error_code}</span>` : ''}</td>
+        <td data-label="Attempts">${r.attempts}</td>
+      </tr>`,
+    )}
+    </tbody>
+  </table>`;
+}
+
+/** The subject line of a recorded message, or a payload's text, for a person to recognise it by. */
+export function headline(r: DeliveryRecord): string | undefined {
+  const raw = rawMessage(r.payload);
+  if (raw !== undefined) {
+    const subject = parseMime(raw).headers.get('subject');
+    return subject === undefined ? undefined : decodeWords(subject);
+  }
+  const p = r.payload as Record<string, unknown> | null;
+  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).slice(0, 200);
+  return undefined;
+}
+
+/** Every recipient the payload names (a message's envelope holds bcc too), else those the held send recorded. */
+export function recipientsOf(r: DeliveryRecord): string[] {
+  if (r.approval?.recipients) return r.approval.recipients;
+  const to = (r.payload as { envelope?: { to?: unknown } } | null)?.envelope?.to;
+  return Array.isArray(to) ? to.map(String) : [];
+}
+
+/** How much of a payload the page prints; the download has all of it. */
+const SHOWN_PAYLOAD_CHARS = 20_000;
+
+function payloadText(payload: unknown): string {
+  const text = JSON.stringify(payload, null, 2) ?? 'null';
+  return text.length > SHOWN_PAYLOAD_CHARS ? `${text.slice(0, SHOWN_PAYLOAD_CHARS)}\n… (${text.length - SHOWN_PAYLOAD_CHARS} more characters: download it whole)` : text;
+}
+
+/** The approve and decline form of a held send, bound to the payload hash the person is shown. */
+export function decisionForm(r: DeliveryRecord, csrf: string): Html {
+  const idAttr = `reason-${r.id}`;
+  return html`<form method="post" action="/console/approvals/${encodeURIComponent(r.id)}" class="decision">
+    ${csrfField(csrf)}
+    <input type="hidden" name="payload_sha256" value="${r.approval?.payload_sha256 ?? ''}">
+    <label for="${idAttr}">Reason (optional)</label>
+    <textarea id="${idAttr}" name="reason" maxlength="500"></textarea>
+    <div class="actions">
+      <button type="submit" name="decision" value="approve">Approve</button>
+      <button type="submit" name="decision" value="decline" class="danger">Decline</button>
+    </div>
+  </form>`;
+}
+
+export function detailBody(r: DeliveryRecord, csrf: string): Html {
+  const raw = rawMessage(r.payload);
+  const message = raw === undefined ? undefined : parseMime(raw);
+  const files = message ? attachments(message) : [];
+  const hasHtml = message !== undefined && htmlBody(message) !== undefined;
+  const recipients = recipientsOf(r);
+  const id = encodeURIComponent(r.id);
+  const a = r.approval;
+  return html`
+  ${r.status === 'pending_approval' ? html`<section class="card" aria-labelledby="decide"><h2 id="decide">Waiting for approval</h2>
+    <p>Approving sends exactly the payload below (sha256 <code>${a?.payload_sha256 ?? ''}</code>)${a?.expires_at ? html`; it expires ${time(a.expires_at)}` : ''}.</p>
+    ${decisionForm(r, csrf)}</section>` : ''}
+  <section class="card" aria-labelledby="facts"><h2 id="facts">Facts</h2>
+  <dl class="facts">
+    <dt>Status</dt><dd>${statusChip(r.status)}</dd>
+    <dt>Channel</dt><dd>${r.via}</dd>
+    <dt>Client</dt><dd>${r.client ?? '—'}</dd>
+    <dt>Created</dt><dd>${time(r.created_at)}</dd>
+    <dt>Status changed</dt><dd>${time(r.status_updated_at)}</dd>
+    <dt>Provider</dt><dd>${r.provider}</dd>
+    <dt>Provider message id</dt><dd>${r.provider_message_id ?? '—'}</dd>
+    <dt>Provider status</dt><dd>${r.provider_status ?? '—'}${r.provider_status_code ? ` (${r.provider_status_code})` : ''}</dd>
+    <dt>Error</dt><dd>${r.error_code ?? '—'}</dd>
+    <dt>Idempotency key</dt><dd>${r.idempotency_key ?? '—'}</dd>
+    <dt>Latency</dt><dd>${r.latency_ms} ms</dd>
+  </dl></section>
+  <section class="card" aria-labelledby="recipients"><h2 id="recipients">Recipients</h2>
+  ${recipients.length === 0 ? html`<p class="muted">In the payload below.</p>` : html`<ul>${recipients.map((x) => html`<li>${x}</li>`)}</ul>`}
+  </section>
+  ${a ? html`<section class="card" aria-labelledby="approval"><h2 id="approval">Approval</h2><dl class="facts">
+    <dt>Outcome</dt><dd>${a.outcome}</dd>
+    <dt>Why</dt><dd>${a.reasons.join(', ') || '—'}</dd>
+    <dt>Payload sha256</dt><dd><code>${a.payload_sha256}</code></dd>
+    <dt>Decided by</dt><dd>${a.decided_by ?? '—'}</dd>
+    <dt>Decided</dt><dd>${time(a.decided_at)}</dd>
+    <dt>Reason</dt><dd>${a.reason ?? '—'}</dd>
+  </dl></section>` : ''}
+  ${message ? html`<section class="card" aria-labelledby="message"><h2 id="message">Message</h2>
+    ${hasHtml ? html`<iframe class="mail" title="The message's HTML, scripts and remote content off" sandbox="" referrerpolicy="no-referrer" src="/console/notifications/${id}/html"></iframe>` : html`<p class="muted">No HTML part.</p>`}
+    <h3>Attachments</h3>
+    ${files.length === 0 ? html`<p class="muted">None.</p>` : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Bytes</th><th scope="col">SHA-256</th></tr></thead><tbody>
+      ${files.map((f) => html`<tr><td>${f.filename}</td><td>${f.type}</td><td>${f.size}</td><td><code>${f.sha256}</code></td></tr>`)}</tbody></table>`}
+    <p class="actions"><a class="button secondary" href="/console/notifications/${id}/raw" download>Download raw MIME</a></p>
+  </section>` : ''}
+  <section class="card" aria-labelledby="attempts"><h2 id="attempts">Attempts</h2>
+  ${r.attempt_log.length === 0 ? html`<p class="muted">No provider call${r.status === 'dry_run' ? ' (a dry run)' : ''}.</p>` : html`<table><thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Vendor code</th><th scope="col">Latency</th></tr></thead><tbody>
+    ${r.attempt_log.map((x) => html`<tr><td>${x.attempt}</td><td>${time(x.at)}</td><td>${x.outcome}</td><td>${x.vendor_code ?? '—'}</td><td>${x.latency_ms} ms</td></tr>`)}</tbody></table>`}
+  </section>
+  <section class="card" aria-labelledby="payload"><h2 id="payload">Exact payload</h2>
+  <pre tabindex="0" aria-label="The exact provider payload, as JSON">${payloadText(r.payload)}</pre>
+  <p class="actions"><a class="button secondary" href="/console/notifications/${id}/payload.json" download>Download payload JSON</a></p>
+  </section>`;
+}

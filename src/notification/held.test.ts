@@ -1,0 +1,176 @@
+/**
+ * Sends held for the console (NOTIFY_APPROVAL_MODE), through the pipeline with a counting fake
+ * provider, a real SQLite store and a clock of our own: which mode holds which client's send,
+ * that an approval sends the stored payload exactly once under the held id, that a decline,
+ * the TTL, a stale hash or a second decision send nothing.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connectChannels } from '../channels/connect.js';
+import { loadConfig, type Config } from '../config/config.js';
+import { NotifyError } from '../core/errors.js';
+import { silentLogger } from '../core/log.js';
+import { createRateGate } from '../policy/rate-limit.js';
+import type { Provider } from '../providers/types.js';
+import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
+import { ApprovalNeeded, payloadSha256 } from './approval.js';
+import { decideHeld, expireHeld } from './held.js';
+import { sendNotification, type PipelineDeps } from './pipeline.js';
+
+class FakeProvider implements Provider<unknown> {
+  readonly name = 'fake';
+  payloads: unknown[] = [];
+  async send(payload: unknown) {
+    this.payloads.push(payload);
+    return { providerMessageId: `fake-${this.payloads.length}` };
+  }
+}
+
+let store: SqliteStore;
+let provider: FakeProvider;
+let clock: number;
+
+async function deps(mode: string, env: Record<string, string> = {}): Promise<PipelineDeps & { config: Config }> {
+  const config = loadConfig({
+    NOTIFY_DATA_DIR: '/unused',
+    TWILIO_ACCOUNT_SID: 'AC0',
+    TWILIO_AUTH_TOKEN: 'secret',
+    TWILIO_FROM: '+14155550000',
+    NOTIFY_SMS_ALLOW: '+1415',
+    NOTIFY_APPROVAL: 'sms',
+    NOTIFY_APPROVAL_MODE: mode,
+    NOTIFY_APPROVAL_TTL_S: '60',
+    ...env,
+  });
+  return { config, store, channels: await connectChannels(config, silentLogger, { sms: provider }), log: silentLogger, now: () => clock };
+}
+
+const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
+const send = (d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean) => sendNotification(d, 'sms', call, { client: 'bot', approval: { canAsk } });
+
+async function refusal(p: Promise<unknown>): Promise<NotifyError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  expect(err).toBeInstanceOf(NotifyError);
+  return err as NotifyError;
+}
+
+beforeEach(async () => {
+  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'held-')), 'notify.db'), log: silentLogger });
+  provider = new FakeProvider();
+  clock = Date.UTC(2026, 5, 1);
+});
+afterEach(async () => store.close());
+
+describe('sends held for the console', () => {
+  it('console holds every client\'s send; ask-then-console holds only a client that cannot ask; ask never holds', async () => {
+    const consoleMode = await deps('console');
+    for (const canAsk of [true, false]) {
+      const held = await send(consoleMode, SMS, canAsk);
+      expect(held).toMatchObject({ via: 'sms', status: 'pending_approval', accepted_at: new Date(clock).toISOString() });
+      expect((await store.getDelivery(held.id))!).toMatchObject({
+        status: 'pending_approval',
+        client: 'bot',
+        attempts: 0,
+        approval: { outcome: 'pending', reasons: ['sms'], recipients: ['+14155550123'], expires_at: clock + 60_000 },
+      });
+    }
+    const hybrid = await deps('ask-then-console');
+    expect((await send(hybrid, SMS, false)).status).toBe('pending_approval');
+    await expect(send(hybrid, SMS, true)).rejects.toBeInstanceOf(ApprovalNeeded);
+    const ask = await deps('ask');
+    expect((await refusal(send(ask, SMS, false))).code).toBe('APPROVAL_REQUIRED');
+    expect(provider.payloads).toEqual([]);
+  });
+
+  it('approves once: the stored payload leaves under the held id, the decision is recorded, a second decision sends nothing', async () => {
+    const d = await deps('console');
+    const held = await send(d, SMS, false);
+    const row = (await store.getDelivery(held.id))!;
+    const sha = row.approval!.payload_sha256;
+    expect(sha).toBe(payloadSha256(row.payload));
+    clock += 1_000;
+    const decided = await decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha, reason: 'on call knows' });
+    expect(decided.status).toBe('approved');
+    expect(provider.payloads).toEqual([row.payload]);
+    expect((await store.getDelivery(held.id))!).toMatchObject({
+      status: 'sent',
+      provider_message_id: 'fake-1',
+      attempts: 1,
+      approval: { outcome: 'approved', decided_by: 'ops', decided_at: clock, reason: 'on call knows', payload_sha256: sha },
+    });
+    for (const decision of ['approve', 'decline'] as const) {
+      const again = await refusal(decideHeld(d, held.id, { decision, by: 'ops', seenSha256: sha }));
+      expect(again.code).toBe('INVALID_FIELD');
+      expect(again.message).toContain('it is sent, not waiting for approval');
+    }
+    expect(provider.payloads).toHaveLength(1);
+  });
+
+  it('of two approvals racing, one sends', async () => {
+    const d = await deps('console');
+    const held = await send(d, SMS, false);
+    const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
+    const both = await Promise.allSettled([
+      decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha }),
+      decideHeld(d, held.id, { decision: 'approve', by: 'lead', seenSha256: sha }),
+    ]);
+    expect(both.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(provider.payloads).toHaveLength(1);
+  });
+
+  it('refuses a decision on a hash other than the stored payload\'s, and a decline sends nothing', async () => {
+    const d = await deps('console');
+    const held = await send(d, SMS, false);
+    const stale = await refusal(decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: '0'.repeat(64) }));
+    expect(stale.code).toBe('APPROVAL_REQUIRED');
+    expect((await store.getDelivery(held.id))!.status).toBe('pending_approval');
+    const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
+    expect((await decideHeld(d, held.id, { decision: 'decline', by: 'ops', seenSha256: sha, reason: 'not now' })).status).toBe('declined');
+    expect((await store.getDelivery(held.id))!).toMatchObject({ status: 'declined', approval: { outcome: 'declined', decided_by: 'ops', reason: 'not now' } });
+    expect(provider.payloads).toEqual([]);
+    expect((await refusal(decideHeld(d, 'ntf_nope', { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('NOT_FOUND');
+  });
+
+  it('checks opt-outs and the client\'s rate limit again at the approval, and sends nothing when either refuses', async () => {
+    const d = await deps('console', { NOTIFY_RATE_LIMITS: 'sms=1/h', NOTIFY_APPROVAL_TTL_S: '86400' });
+    d.rateGate = createRateGate(d.config.rateLimits, store);
+    const first = await send(d, SMS, false);
+    const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
+    const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
+    expect((await decideHeld(d, first.id, { decision: 'approve', by: 'ops', seenSha256: await sha(first.id) })).status).toBe('approved');
+    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe('RATE_LIMITED');
+    await store.addOptOut('sms', '+14155550123', clock);
+    clock += 3_600_000 - 1_000;
+    const third = await send(d, { ...SMS, body: 'Disk fullest' }, false).catch((e: unknown) => e);
+    // A new send to an opted-out number is refused before it is held; the one already held is refused at its approval.
+    expect((third as NotifyError).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await store.getDelivery(second.id))!.status).toBe('pending_approval');
+    expect(provider.payloads).toHaveLength(1);
+  });
+
+  it('expires after NOTIFY_APPROVAL_TTL_S: an approval then sends nothing, and the sweep ends the rest', async () => {
+    const d = await deps('console');
+    const first = await send(d, SMS, false);
+    const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
+    const sha = (await store.getDelivery(first.id))!.approval!.payload_sha256;
+    clock += 60_000;
+    const late = await refusal(decideHeld(d, first.id, { decision: 'approve', by: 'ops', seenSha256: sha }));
+    expect(late.message).toContain('expired');
+    expect((await store.getDelivery(first.id))!).toMatchObject({ status: 'expired', approval: { outcome: 'expired' } });
+    expect(await expireHeld(d)).toBe(1);
+    expect((await store.getDelivery(second.id))!.status).toBe('expired');
+    expect(provider.payloads).toEqual([]);
+  });
+
+  it('a keyed held send replays its pending answer to the same call, and holds nothing twice', async () => {
+    const d = await deps('console');
+    const keyed = { ...SMS, idempotency_key: 'disk-1' };
+    const held = await send(d, keyed, false);
+    const again = await send(d, keyed, false);
+    expect(again).toMatchObject({ id: held.id, status: 'pending_approval', replayed: true });
+    expect(await store.findDeliveries({ status: 'pending_approval', limit: 10 })).toHaveLength(1);
+  });
+});
