@@ -47,7 +47,7 @@ describe('tool groups', () => {
       for (const entry of all.entries.values()) expect(entry.groups.length, entry.tool.name).toBeGreaterThan(0);
       const send = offeredCatalog(all, ['send']);
       expect(send.tools.length).toBeGreaterThan(0);
-      expect(send.tools.every((t) => t.name.startsWith('send_'))).toBe(true);
+      expect(send.tools.every((t) => /^(send_|edit_notification$|retract_notification$)/.test(t.name))).toBe(true);
       const ro = offeredCatalog(all, ['read-only']);
       expect(ro.tools.map((t) => t.name)).toEqual(['get_notification', 'list_banners']);
       expect([...ro.entries.keys()]).toEqual(['get_notification', 'list_banners']);

@@ -85,7 +85,7 @@ describe('NOTIFY_TOKEN_TOOLS over HTTP', () => {
     const ops = await connect(era, OPS);
     const status = await connect(era, STATUS);
     const ro = await connect(era, RO);
-    expect(await names(ops)).toEqual(['send_notification', 'get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(await names(ops)).toEqual(['send_notification', 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
     expect(await names(status)).toEqual(['get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
     expect(await names(ro)).toEqual(['get_notification', 'list_banners']);
 

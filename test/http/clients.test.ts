@@ -180,9 +180,9 @@ describe('HTTP transport', () => {
     expect((await legacy.callTool({ name: 'send_notification', arguments: sms })).structuredContent).toMatchObject({ error: { code: 'RATE_LIMITED' } });
   });
 
-  it.each(ERAS)('answers 413 to a body over 1 MiB, declared or streamed (%s client)', async (era) => {
+  it.each(ERAS)('answers 413 to a body over the message cap (1 MiB plus the attachment allowance), declared or streamed (%s client)', async (era) => {
     const client = await connect({ token: TOKENS.ops, era });
-    const huge = { via: 'email', to: 'ops@example.com', subject: 'big', body_html: `<p>${'x'.repeat(1024 * 1024)}</p>` };
+    const huge = { via: 'email', to: 'ops@example.com', subject: 'big', body_html: `<p>${'x'.repeat(5 * 1024 * 1024)}</p>` };
     expect(await statusOf(client.callTool({ name: 'send_notification', arguments: huge }))).toBe(413);
 
     // Chunked, no Content-Length: counted as it arrives.
@@ -198,7 +198,7 @@ describe('HTTP transport', () => {
       req.on('error', reject);
       let sent = 0;
       const pump = () => {
-        while (sent < 2 * 1024 * 1024) {
+        while (sent < 6 * 1024 * 1024) {
           sent += chunk.length;
           if (!req.write(chunk)) return void req.once('drain', pump);
         }

@@ -298,10 +298,10 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
       expect(origin.json).toMatchObject({ error: { message: expect.stringMatching(/NOTIFY_HTTP_ALLOWED_HOSTS.*"http:\/\/evil\.example"/) } });
     });
 
-    it('413 for a body over 1 MiB', async () => {
+    it('413 for a body over the message cap (1 MiB plus the attachment allowance)', async () => {
       const big = modern('tools/call', {
         token: OPS,
-        params: { name: 'send_notification', arguments: { via: 'email', to: 'ops@example.com', subject: 'x', body_html: 'x'.repeat(1024 * 1024) } },
+        params: { name: 'send_notification', arguments: { via: 'email', to: 'ops@example.com', subject: 'x', body_html: 'x'.repeat(5 * 1024 * 1024) } },
       });
       expect((await post('/mcp', big)).status).toBe(413);
     });

@@ -166,7 +166,9 @@ function checkAccepted(args: Record<string, unknown>): void {
     expect(fitsOneSegment(String(args.body)), `accepted SMS body ${JSON.stringify(args.body)}`).toBe(true);
   } else if (args.via === 'email') {
     for (const a of [args.to, args.reply_to].flat().filter((x) => x !== undefined && x !== null)) {
-      expect(onAllowedDomain(String(a)), `accepted email address ${JSON.stringify(a)}`).toBe(true);
+      // A display name may come with the address (`Ops <ops@example.com>`): the address alone is judged.
+      const address = /<([^<>]*)>\s*$/.exec(String(a))?.[1] ?? String(a);
+      expect(onAllowedDomain(address), `accepted email address ${JSON.stringify(a)}`).toBe(true);
     }
     expect(String(args.subject).length).toBeLessThanOrEqual(255);
   } else if (args.via === 'slack') {

@@ -117,8 +117,10 @@ const VALID_BY_TOOL: Record<string, readonly Record<string, unknown>[]> = {
   dismiss_banner: [{ banner_id: 'bnr_00000000-0000-4000-8000-000000000000' }],
   list_banners: [{ audience: 'admins', status: 'active' }, {}],
   get_notification: [{ id: 'ntf_0123456789abcdef0123456789abcdef' }],
+  edit_notification: [{ id: 'ntf_0123456789abcdef0123456789abcdef', text: 'Deploy finished (edited)' }],
+  retract_notification: [{ id: 'ntf_0123456789abcdef0123456789abcdef' }],
 };
-const TOOL_FIELDS = [...FIELDS, 'severity', 'audience', 'expires_at', 'dedupe_key', 'banner_id', 'status'];
+const TOOL_FIELDS = [...FIELDS, 'severity', 'audience', 'expires_at', 'dedupe_key', 'banner_id', 'status', 'id', 'blocks'];
 const VALIDATION_CODES = new Set(['INVALID_VIA', 'MISSING_FIELD', 'FIELD_NOT_ON_CHANNEL', 'INVALID_FIELD', 'TOO_LONG']);
 
 describe('every tool of every profile, through the catalog', () => {

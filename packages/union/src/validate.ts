@@ -110,12 +110,18 @@ export function dropNulls(args: Record<string, unknown>): Record<string, unknown
  * The same at every depth, for the strict shape: there every optional property of every
  * object (an attachment's, a block's) is required-but-nullable, so null means absent anywhere.
  */
-export function dropNullsDeep(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropNullsDeep);
+export function dropNullsDeep(value: unknown, depth = 0): unknown {
+  // A strict shape nests a few objects deep (a list of attachments, a block's elements): below
+  // that nothing is ours to clean, and a client's value may nest as deep as the wire allows.
+  if (depth > NULLABLE_DEPTH) return value;
+  if (Array.isArray(value)) return value.map((v) => dropNullsDeep(v, depth + 1));
   if (!isRecord(value)) return value;
   // fromEntries defines own properties: a `__proto__` key stays a key, never a prototype.
-  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === null ? [] : [[k, dropNullsDeep(v)]])));
+  return Object.fromEntries(Object.entries(value).flatMap(([k, v]) => (v === null ? [] : [[k, dropNullsDeep(v, depth + 1)]])));
 }
+
+/** How deep dropNullsDeep looks: deeper than any strict shape's optional property. */
+const NULLABLE_DEPTH = 16;
 
 /** Each value a successful validation returned, with the zod schema whose parse made it. */
 const producedBy = new WeakMap<object, z.ZodType>();
