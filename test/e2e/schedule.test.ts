@@ -63,6 +63,27 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
+describe.each(ERAS)('retract_notification of a waiting send over the built CLI (%s)', (era) => {
+  it('cancels a scheduled send, which then never leaves; a second retract and another client are refused', async () => {
+    const e = env();
+    const s = await open(e, era);
+    const to = `retract-${era}@example.com`;
+    const sendAt = new Date(Date.now() + 2_000).toISOString().replace('Z', '+00:00');
+    const { id } = (await send(s, mail(to, { send_at: sendAt }))).structuredContent as { id: string };
+    const other = await open(e, era, 'someone-else');
+    expect(errorOf((await other.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome)).toMatchObject({ code: 'NOT_FOUND' });
+    const r = (await s.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome;
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).toMatchObject({ id, via: 'email', status: 'cancelled' });
+    expect((await get(s, id)).structuredContent).toMatchObject({ id, status: 'cancelled' });
+    const again = (await s.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome;
+    expect(errorOf(again)).toMatchObject({ code: 'INVALID_FIELD' });
+    // Past its time, nothing arrived: the release found it cancelled.
+    await new Promise((r) => setTimeout(r, 3_500));
+    expect(received(to)).toEqual([]);
+  });
+});
+
 describe.each(ERAS)('time over the built CLI (%s)', (era) => {
   it('send_at: answered scheduled at once, waiting in the outbox, sent once at its time under the same id', async () => {
     const e = env();
