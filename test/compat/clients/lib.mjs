@@ -3,7 +3,7 @@
  * (one valid call per channel, one call with a field on the wrong channel), and the checks on
  * the schema a client hands its model.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -48,8 +48,11 @@ export function shaped(profile, call) {
 export const VALID_CALLS = VALID;
 export const BAD_CALL = BAD;
 
-const E164 = '^\\+[1-9]\\d{1,14}$';
-const SLACK_CHANNEL = '^([CGD][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$';
+/** The patterns the server itself declares (its pinned per-channel list), so a change of rule there is no failure here. */
+const snap = JSON.parse(readFileSync(join(ROOT, 'test/__toolsnaps__/per-channel.json'), 'utf8'));
+const property = (tool, name) => snap.tools.find((t) => t.name === tool).inputSchema.properties[name];
+const E164 = property('send_sms', 'to').pattern;
+const SLACK_CHANNEL = property('send_slack', 'channel').pattern;
 
 /** Per-channel rules in the schemas handed to the model: sms `to`'s E.164 pattern and Slack's channel pattern, as patterns. */
 export function rulesKept(schemas) {
