@@ -6,7 +6,7 @@
  * (`sms_segments`, `email_recipients`). Unlike the rate limits (sliding windows, a retry
  * later), a cap is a budget for a fixed period: past it, CAP_REACHED says when it resets.
  */
-import { ConfigError } from '../core/env.js';
+import { ConfigError, list } from '../core/env.js';
 import { NotifyError } from '../core/errors.js';
 import type { CapCounter, Store } from '../store/types.js';
 
@@ -25,17 +25,12 @@ const ANONYMOUS = '(anonymous)';
 
 /** `measures`: every measure a cap may name (the channels' names and the measures they declare). */
 export function parseCaps(raw: string | undefined, measures: readonly string[]): CapRule[] {
-  if (!raw?.trim()) return [];
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((item) => {
-      const m = /^([^:=,\s]+):([a-z0-9_-]+)=(\d+)\/(hour|day)$/.exec(item);
-      if (!m) throw new ConfigError(`NOTIFY_CAPS: "${item}" must look like *:sms=100/day or ops-bot:email_recipients=500/hour`);
-      if (!measures.includes(m[2]!)) throw new ConfigError(`NOTIFY_CAPS: "${m[2]}" is not a measure; use one of ${measures.join(', ')}`);
-      return { client: m[1]!, measure: m[2]!, limit: Number(m[3]), period: m[4] as CapPeriod };
-    });
+  return list(raw ?? '').map((item) => {
+    const m = /^([^:=,\s]+):([a-z0-9_-]+)=(\d+)\/(hour|day)$/.exec(item);
+    if (!m) throw new ConfigError(`NOTIFY_CAPS: "${item}" must look like *:sms=100/day or ops-bot:email_recipients=500/hour`);
+    if (!measures.includes(m[2]!)) throw new ConfigError(`NOTIFY_CAPS: "${m[2]}" is not a measure; use one of ${measures.join(', ')}`);
+    return { client: m[1]!, measure: m[2]!, limit: Number(m[3]), period: m[4] as CapPeriod };
+  });
 }
 
 /** When the period holding `now` ends: the next full hour, or the next UTC midnight. */

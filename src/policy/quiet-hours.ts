@@ -3,7 +3,7 @@
  * window per channel in an IANA zone, read on the zone's wall clock, so daylight saving moves
  * the window with the clock. Built on Intl (the zone data Node ships); no dependency.
  */
-import { ConfigError } from '../core/env.js';
+import { ConfigError, list } from '../core/env.js';
 
 export interface QuietWindow {
   /** A channel name, or `*` for every channel. */
@@ -19,27 +19,22 @@ export interface QuietWindow {
 const ITEM = /^([a-z0-9*_-]+)=([0-2]\d):([0-5]\d)-([0-2]\d):([0-5]\d)@([A-Za-z0-9_+\-/]+)$/;
 
 export function parseQuietHours(raw: string | undefined, channels: readonly string[]): QuietWindow[] {
-  if (!raw?.trim()) return [];
-  return raw
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean)
-    .map((item) => {
-      const m = ITEM.exec(item);
-      if (!m) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}" must look like sms=22:00-07:00@Europe/Berlin`);
-      const [, via, sh, sm, eh, em, zone] = m as unknown as [string, string, string, string, string, string, string];
-      if (via !== '*' && !channels.includes(via)) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${via}" is not a channel; use ${[...channels, '*'].join(', ')}`);
-      const start = Number(sh) * 60 + Number(sm);
-      const end = Number(eh) * 60 + Number(em);
-      if (Number(sh) > 23 || Number(eh) > 23) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}": hours run 00-23`);
-      if (start === end) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}" starts and ends at the same minute; give a window`);
-      try {
-        new Intl.DateTimeFormat('en-US', { timeZone: zone });
-      } catch {
-        throw new ConfigError(`NOTIFY_QUIET_HOURS: "${zone}" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)`);
-      }
-      return { via, start, end, zone, text: `${sh}:${sm}-${eh}:${em}@${zone}` };
-    });
+  return list(raw ?? '').map((item) => {
+    const m = ITEM.exec(item);
+    if (!m) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}" must look like sms=22:00-07:00@Europe/Berlin`);
+    const [, via, sh, sm, eh, em, zone] = m as unknown as [string, string, string, string, string, string, string];
+    if (via !== '*' && !channels.includes(via)) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${via}" is not a channel; use ${[...channels, '*'].join(', ')}`);
+    const start = Number(sh) * 60 + Number(sm);
+    const end = Number(eh) * 60 + Number(em);
+    if (Number(sh) > 23 || Number(eh) > 23) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}": hours run 00-23`);
+    if (start === end) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}" starts and ends at the same minute; give a window`);
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    } catch {
+      throw new ConfigError(`NOTIFY_QUIET_HOURS: "${zone}" is not an IANA time zone (e.g. Europe/Berlin, America/New_York, UTC)`);
+    }
+    return { via, start, end, zone, text: `${sh}:${sm}-${eh}:${em}@${zone}` };
+  });
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
