@@ -9,10 +9,11 @@ import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
 import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
-import type { ApprovalRecord, DeliveryRecord, Store } from '../store/types.js';
+import type { ApprovalRecord, Store } from '../store/types.js';
 import { canonicalJson } from '@notify-mcp/union';
 import { ruleName, type ApprovalRule } from './approval-rules.js';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.js';
+import { newDeliveryRecord } from './new-record.js';
 import type { SendSettings } from './settings.js';
 
 /** What the approval step needs of the send pipeline's dependencies. */
@@ -257,25 +258,10 @@ async function recordHeld<C, P>(
   approval: ApprovalRecord,
 ): Promise<void> {
   const ttlMs = deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
-  await deps.store.writeRecord({
-    id: grant.id,
-    via: channel.name,
-    status: 'pending_approval',
-    provider: channel.provider.name,
-    provider_message_id: null,
-    payload,
-    error_code: null,
-    attempts: 0,
-    attempt_log: [],
-    latency_ms: 0,
-    client,
-    idempotency_key: grant.key,
-    created_at: grant.at,
-    provider_status: null,
-    provider_status_code: null,
-    status_updated_at: grant.at,
-    approval: { ...approval, expires_at: grant.at + ttlMs },
-  });
+  const approvalUntil = { ...approval, expires_at: grant.at + ttlMs };
+  await deps.store.writeRecord(
+    newDeliveryRecord(channel, { id: grant.id, status: 'pending_approval', payload, error_code: null, client, idempotency_key: grant.key, at: grant.at, approval: approvalUntil }),
+  );
 }
 
 /** NOTIFY_APPROVAL_TTL_S's default: a day. */
@@ -293,25 +279,7 @@ async function recordRefusal<C, P>(
   call: C,
 ): Promise<void> {
   const now = deps.now();
-  const row: DeliveryRecord = {
-    id: grant.id,
-    via: channel.name,
-    status: 'failed',
-    provider: channel.provider.name,
-    provider_message_id: null,
-    payload,
-    error_code: code,
-    attempts: 0,
-    attempt_log: [],
-    latency_ms: 0,
-    client,
-    idempotency_key: null,
-    created_at: now,
-    provider_status: null,
-    provider_status_code: null,
-    status_updated_at: now,
-    approval,
-  };
+  const row = newDeliveryRecord(channel, { id: grant.id, status: 'failed', payload, error_code: code, client, idempotency_key: null, at: now, approval });
   // The refusal stands whatever the store says: nothing was sent either way.
   const audit = { tool: null, recipients: channel.recipients(call).map((r) => channel.recipientClass(r)) };
   await deps.store.writeRecord(row, { audit }).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));

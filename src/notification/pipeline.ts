@@ -18,6 +18,7 @@ import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, Record
 import { schemaHash } from '@notify-mcp/union';
 import { ApprovalHeld, approveSend, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
+import { newDeliveryRecord } from './new-record.js';
 import { budgetLeft } from './send-budget.js';
 import type { SendSettings } from './settings.js';
 import { scheduleIfWaiting } from './schedule.js';
@@ -333,25 +334,8 @@ async function prepare<C, P>({ deps, channel, opts }: Send<C, P>, call: C, appro
 
 /** The record of a send as it starts: `sent` or `dry_run`, no attempts yet. */
 function newRecord<C, P>({ channel, key, opts }: Send<C, P>, { id, approved, startedAt, payload }: Prepared<P>): DeliveryRecord {
-  return {
-    id,
-    via: channel.name,
-    status: channel.live ? 'sent' : 'dry_run',
-    provider: channel.provider.name,
-    provider_message_id: null,
-    payload,
-    error_code: null,
-    attempts: 0,
-    attempt_log: [],
-    latency_ms: 0,
-    client: opts.client,
-    idempotency_key: key ?? null,
-    created_at: startedAt,
-    provider_status: null,
-    provider_status_code: null,
-    status_updated_at: startedAt,
-    approval: approved?.record ?? null,
-  };
+  const status = channel.live ? 'sent' : 'dry_run';
+  return newDeliveryRecord(channel, { id, status, payload, error_code: null, client: opts.client, idempotency_key: key ?? null, at: startedAt, approval: approved?.record ?? null });
 }
 
 function sendResult<C, P>({ channel }: Send<C, P>, { id, startedAt, meta }: Prepared<P>, providerMessageId: string | undefined): SendResult {
@@ -404,25 +388,7 @@ async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promise<void
   const { deps, channel, key, opts } = send;
   const log = deps.log.child({ notificationId: id, via: channel.name, client: opts.client });
   const now = deps.now();
-  const record: DeliveryRecord = {
-    id,
-    via: channel.name,
-    status: 'unknown',
-    provider: channel.provider.name,
-    provider_message_id: null,
-    payload: null,
-    error_code: 'DELIVERY_UNKNOWN',
-    attempts: 0,
-    attempt_log: [],
-    latency_ms: 0,
-    client: opts.client,
-    idempotency_key: key ?? null,
-    created_at: now,
-    provider_status: null,
-    provider_status_code: null,
-    status_updated_at: now,
-    approval: null,
-  };
+  const record = newDeliveryRecord(channel, { id, status: 'unknown', payload: null, error_code: 'DELIVERY_UNKNOWN', client: opts.client, idempotency_key: key ?? null, at: now, approval: null });
   try {
     if (await deps.store.getDelivery(id)) return;
     await deps.store.writeRecord(record, { audit: auditOf(send) });
