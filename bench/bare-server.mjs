@@ -17,7 +17,8 @@ import { pipeline } from 'node:stream/promises';
 import { createMcpHandler, isLegacyRequest, Server, WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 
-const TOOL = {
+/** Also the floor server's tool (bench/floor-server.mjs), so the two differ by the insert alone. */
+export const TOOL = {
   name: 'send',
   description: 'Sends a message.',
   inputSchema: {
@@ -96,7 +97,9 @@ async function serveHttp(port) {
 }
 
 const args = process.argv.slice(2);
-if (args[0] === '--http') {
+if (import.meta.url !== `file://${process.argv[1]}`) {
+  // imported for TOOL: serve nothing
+} else if (args[0] === '--http') {
   await serveHttp(Number(args[1] ?? 0));
 } else {
   serveStdio(() => createBareServer());

@@ -9,17 +9,17 @@ import { quantile, ratio, summarize } from './lib/stats.mjs';
 
 export const SMS = { via: 'sms', to: '+14155550123', body: 'Server down' };
 export const EMAIL = { via: 'email', to: 'ops@example.com', subject: 'Deploy done', body_html: '<p>Deployed <b>v1.2</b></p>' };
-const TOOL = { notify: 'send_notification', bare: 'send' };
+const TOOL = { notify: 'send_notification', bare: 'send', floor: 'send' };
 export const ERA_LABEL = { legacy: '2025-11-25', modern: '2026-07-28' };
 
-async function callOnce(client, kind, args = EMAIL) {
+export async function callOnce(client, kind, args = EMAIL) {
   const result = await client.callTool({ name: TOOL[kind], arguments: args });
   if (result.isError || result.structuredContent?.status !== 'dry_run') {
     throw new Error(`${kind}: unexpected result ${JSON.stringify(result).slice(0, 500)}`);
   }
 }
 
-async function run(client, kind, n, args) {
+export async function run(client, kind, n, args) {
   const lat = new Array(n);
   const t0 = performance.now();
   for (let i = 0; i < n; i++) {

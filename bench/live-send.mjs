@@ -3,29 +3,26 @@
  * against the same send made by the provider's library alone, to the same local peer:
  * nodemailer to smtp-server, the twilio client to a fake Twilio, WebClient to a fake Slack.
  * The provider's round trip is the floor; the row is the ratio and the difference at p50.
+ * The peers run in a process of their own (bench/lib/peers.mjs), as a provider is remote to
+ * both sides; both sides are warmed the same way, over connections they keep (nodemailer's
+ * pool, the HTTP agents' keep-alive), as notify-mcp's providers do.
  */
-import { createServer } from 'node:http';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { SMTPServer } from 'smtp-server';
-import { connectStdio, serverEnv, tempDir } from './lib/servers.mjs';
+import { createInterface } from 'node:readline';
+import { ROOT, connectStdio, serverEnv, tempDir } from './lib/servers.mjs';
 import { quantile } from './lib/stats.mjs';
 
 const SID = 'AC' + '1'.repeat(32);
 
-function fakeJson(body) {
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(req.url?.includes('/Messages.json') ? 201 : 200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(body()));
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ origin: `http://127.0.0.1:${server.address().port}`, close: () => server.close() })));
-}
-
-function smtpPeer() {
-  const server = new SMTPServer({ authOptional: true, disabledCommands: ['STARTTLS'], logger: false, disableReverseLookup: true, onData(stream, _s, cb) { stream.resume(); stream.on('end', () => cb()); } });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `smtp://127.0.0.1:${server.server.address().port}`, port: server.server.address().port, close: () => server.close() })));
+/** The three peers in their own process (bench/lib/peers.mjs): their origins, and a close. */
+async function startPeers() {
+  const child = spawn(process.execPath, [join(ROOT, 'bench/lib/peers.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const [line] = await once(createInterface({ input: child.stdout }), 'line');
+  const peers = JSON.parse(line);
+  return { ...peers, smtpUrl: `smtp://127.0.0.1:${peers.smtpPort}`, close: () => child.stdin.end() };
 }
 
 async function p50(fn, calls, warmup) {
@@ -40,34 +37,31 @@ async function p50(fn, calls, warmup) {
 }
 
 export async function benchLiveSend({ calls = 200, warmup = 50, runs = 3 } = {}) {
-  const smtp = await smtpPeer();
-  let n = 0;
-  const twilio = await fakeJson(() => ({ sid: `SM${String(++n).padStart(32, '0')}`, status: 'queued' }));
-  const slack = await fakeJson(() => ({ ok: true, channel: 'C0123ABCD', ts: `1712345678.${String(++n).padStart(6, '0')}` }));
+  const peers = await startPeers();
   const env = serverEnv({
     NOTIFY_DATA_DIR: tempDir(),
-    SMTP_URL: smtp.url,
+    SMTP_URL: peers.smtpUrl,
     EMAIL_FROM: 'bench <bench@example.com>',
     NOTIFY_EMAIL_ALLOW: 'example.com',
     TWILIO_ACCOUNT_SID: SID,
     TWILIO_AUTH_TOKEN: 'bench-token',
     TWILIO_FROM: '+14155550111',
-    TWILIO_API_URL: twilio.origin,
+    TWILIO_API_URL: peers.twilio,
     NOTIFY_SMS_ALLOW: '+1415',
     SLACK_BOT_TOKEN: 'xoxb-bench',
-    SLACK_API_URL: slack.origin,
+    SLACK_API_URL: peers.slack,
     NOTIFY_SLACK_ALLOW: 'C0123ABCD',
   });
   const notify = await connectStdio('notify', env, 'legacy');
 
   const nodemailer = (await import('nodemailer')).default;
-  const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: smtp.port, secure: false, ignoreTLS: true, pool: true });
+  const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: peers.smtpPort, secure: false, ignoreTLS: true, pool: true });
   const Twilio = (await import('twilio')).default;
   const twilioClient = Twilio(SID, 'bench-token');
   // The client's own origin, pointed at the fake (what TWILIO_API_URL does inside notify-mcp).
-  twilioClient.api.baseUrl = twilio.origin;
+  twilioClient.api.baseUrl = peers.twilio;
   const { WebClient } = await import('@slack/web-api');
-  const web = new WebClient('xoxb-bench', { slackApiUrl: `${slack.origin}/`, retryConfig: { retries: 0 } });
+  const web = new WebClient('xoxb-bench', { slackApiUrl: `${peers.slack}/`, retryConfig: { retries: 0 } });
 
   const channels = [
     {
@@ -115,9 +109,7 @@ export async function benchLiveSend({ calls = 200, warmup = 50, runs = 3 } = {})
   } finally {
     await notify.close();
     mailer.close();
-    smtp.close();
-    twilio.close();
-    slack.close();
+    peers.close();
   }
   return rows;
 }

@@ -15,6 +15,7 @@ import { benchBannerStream } from './banner-stream.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
 import { benchDiscovery } from './discovery.mjs';
+import { benchDryRunFloor } from './dry-run-floor.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
 import { benchLiveSend } from './live-send.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
@@ -54,6 +55,10 @@ try {
     step(`per-call overhead, stdio, sms, ${ERA_LABEL[era]}`);
     const [smsP50] = await benchCalls('stdio', { era, runs: quick ? 3 : 5, calls: quick ? 100 : 300, warmup: quick ? 50 : 200, args: SMS, label: 'sms, dry-run' });
     rows.push(smsP50);
+  }
+  for (const era of ERAS) {
+    step(`dry-run floor: notify-mcp against a bare server with one durable insert, stdio, ${ERA_LABEL[era]}`);
+    rows.push(...(await benchDryRunFloor({ era, ...(quick ? { runs: 3, calls: 100, warmup: 50 } : {}) })));
   }
   for (const era of ERAS) {
     step(`per-call overhead, Streamable HTTP, ${ERA_LABEL[era]}`);

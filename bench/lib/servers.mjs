@@ -5,7 +5,7 @@
  * (`legacy`: initialize, sessions) or a 2026-07-28 one (`modern`).
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +17,7 @@ export const ROOT = resolve(import.meta.dirname, '../..');
 /** NOTIFY_BENCH_CLI: measure another build (say, a patched copy of dist/) against the same baselines. */
 export const CLI = process.env.NOTIFY_BENCH_CLI ? resolve(process.env.NOTIFY_BENCH_CLI) : join(ROOT, 'dist/cli.js');
 export const BARE = join(ROOT, 'bench/bare-server.mjs');
+export const FLOOR = join(ROOT, 'bench/floor-server.mjs');
 
 const tempDirs = [];
 /** `base`: where to make it (default the OS temp dir; /dev/shm to take fsync out of a measure). */
@@ -35,7 +36,7 @@ export function serverEnv(extra = {}) {
 }
 
 export function serverCommand(kind) {
-  return kind === 'notify' ? [CLI] : [BARE];
+  return kind === 'notify' ? [CLI] : kind === 'floor' ? [FLOOR] : [BARE];
 }
 
 export const ERAS = ['legacy', 'modern'];
@@ -61,8 +62,20 @@ export async function connectStdio(kind, env, era = 'legacy', prior) {
   const client = eraClient(era);
   await client.connect(transport, prior ? { prior: { kind: 'modern', discover: prior } } : undefined);
   if (client.getProtocolEra() !== era) throw new Error(`${kind}: connected as ${client.getProtocolEra()}, not ${era}`);
-  return { client, close: () => client.close() };
+  return { client, pid: transport.pid, close: () => client.close() };
 }
+
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux); undefined elsewhere. */
+export function processCpuMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return undefined;
+  }
+}
+/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
 
 export async function freePort() {
   const srv = createServer();

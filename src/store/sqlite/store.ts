@@ -78,8 +78,8 @@ export class SqliteStore extends SqlStore implements Store {
   private lastRatePurge = 0;
   /** Statements by SQL text, prepared once: preparing costs more than running on the send path. */
   private readonly statements = new Map<string, Database.Statement>();
-  /** writeRecord's opt-out inserts by recipient count, so a send does not rebuild the SQL. */
-  private readonly insertUnlessOptedOut = new Map<number, Database.Statement>();
+  /** writeRecord's opt-out transactions by recipient count, so a send neither rebuilds the SQL nor the transaction. */
+  private readonly insertUnlessOptedOut = new Map<number, Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite>>();
   /** A record and its audit entries, the commonest write: built once (better-sqlite3 compiles a transaction function per call otherwise). */
   private recordAuditedTx?: Database.Transaction<(r: DeliveryRecord, audit: AuditContext | undefined) => void>;
   private get recordAudited() {
@@ -152,28 +152,34 @@ export class SqliteStore extends SqlStore implements Store {
       this.recordAudited.immediate(r, opts.audit);
       return WRITTEN;
     }
+    return this.recordUnlessOptedOut(optOut.recipients.length).immediate(r, optOut, opts.audit);
+  }
+
+  /**
+   * writeRecord with an opt-out lookup (SMS, email) as one transaction, built once per
+   * recipient count: `db.transaction()` wraps four functions and defines their properties on
+   * every call, which a send paid each time.
+   */
+  private recordUnlessOptedOut(n: number): Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite> {
+    let tx = this.insertUnlessOptedOut.get(n);
+    if (tx) return tx;
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
     // lookup and an insert (or both in one transaction) cost more.
-    const n = optOut.recipients.length;
-    let insert = this.insertUnlessOptedOut.get(n);
-    if (!insert) {
-      insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${optOut.recipients.map(() => '?').join(', ')}))`);
-      this.insertUnlessOptedOut.set(n, insert);
-    }
-    const attemptInsert = insert;
-    return this.db
-      .transaction(() =>
-        audited(() => {
-          // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
-          for (let attempt = 0; attempt < 3; attempt++) {
-            if (attemptInsert.run(...deliveryValues(r), optOut.via, ...optOut.recipients).changes === 1) return WRITTEN;
-            const optedOut = this.firstOptedOut(optOut);
-            if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
-          }
-          throw new StoreError(`delivery ${r.id} was neither recorded nor refused by an opt-out`);
-        }),
-      )
-      .immediate();
+    const insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${Array.from({ length: n }, () => '?').join(', ')}))`);
+    tx = this.db.transaction((r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined): RecordWrite => {
+      // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        if (insert.run(...deliveryValues(r), optOut.via, ...optOut.recipients).changes === 1) {
+          this.appendAudit(recordEntries(r, audit));
+          return WRITTEN;
+        }
+        const optedOut = this.firstOptedOut(optOut);
+        if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+      }
+      throw new StoreError(`delivery ${r.id} was neither recorded nor refused by an opt-out`);
+    });
+    this.insertUnlessOptedOut.set(n, tx);
+    return tx;
   }
 
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
