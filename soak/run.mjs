@@ -167,7 +167,7 @@ async function scenario(kind) {
 function fuzz() {
   step(`fuzz: ${FUZZ_RUNS} seeded generated calls (test/property/fuzz.property.test.ts)`);
   const t0 = Date.now();
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', 'test/property/fuzz.property.test.ts', '--reporter=default', '--testTimeout=0'], {
+  const r = spawnSync(process.execPath, [join(ROOT, 'test/node_modules/vitest/vitest.mjs'), 'run', 'test/property/fuzz.property.test.ts', '--reporter=default', '--testTimeout=0'], {
     cwd: ROOT,
     env: { ...process.env, FUZZ_RUNS: String(FUZZ_RUNS), FUZZ_REPORT: join(ROOT, 'soak/fuzz-report.json') },
     stdio: ['ignore', 'inherit', 'inherit'],

@@ -8,7 +8,8 @@ import { silentLogger } from '../core/log.js';
 import { GatewayConfigError, runGateway } from './index.js';
 
 /** In-process: runGateway with injected streams, one real upstream (server-memory). */
-const require = createRequire(import.meta.url);
+// server-memory is a test tool: installed in test/ (test/package.json), not beside this file.
+const require = createRequire(new URL('../../test/package.json', import.meta.url));
 const memoryManifest = require.resolve('@modelcontextprotocol/server-memory/package.json');
 const memoryBin = join(dirname(memoryManifest), (require(memoryManifest) as { bin: Record<string, string> }).bin['mcp-server-memory']!);
 

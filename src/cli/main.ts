@@ -15,7 +15,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { GatewayConfigError } from '../bundling/errors.js';
-import { ConfigError, environment, loadConfig, PROFILES } from '../config/config.js';
+import { ConfigError, loadConfig, PROFILES, takeEnvironment } from '../config/config.js';
 import { createLogger } from '../core/log.js';
 import { VERSION } from '../core/version.js';
 import { StoreError } from '../store/index.js';
@@ -109,7 +109,8 @@ async function main(argv: string[]): Promise<number> {
   if (values.version) return out(VERSION), 0;
   const command = positionals[0] ?? 'serve';
   if (command !== 'serve' && command !== 'bundle') endQuietlyOnClosedPipe();
-  const env = environment(values['env-file']);
+  // The stdio entry may have read it already (start.ts): an --env-file is read once per start.
+  const env = takeEnvironment(values['env-file']);
 
   if (command === 'doctor') {
     // Its own reading of the configuration: a setting it cannot read is one failed check, not an exit.

@@ -6,7 +6,7 @@
  * node, the environment and the early reader, so that its answer comes as soon as node is up.
  */
 import { readFileSync } from 'node:fs';
-import { changesServerAnswers, environment } from '../config/environment.js';
+import { changesServerAnswers, environment, handOverEnvironment } from '../config/environment.js';
 import { startEarlyReader, type EarlyAnswers } from '../transports/stdio/early-reader.js';
 
 /**
@@ -24,10 +24,15 @@ function stdioEnvFile(argv: string[]): string | null | undefined {
   return file;
 }
 
-/** Whether the configuration leaves the recorded answers true; an unreadable --env-file is main's to report. */
+/**
+ * Whether the configuration leaves the recorded answers true. What was read goes to main, which
+ * would read the same file again; an unreadable --env-file is main's to report.
+ */
 function answersHold(envFile: string | null): boolean {
   try {
-    return !changesServerAnswers(environment(envFile ?? undefined));
+    const env = environment(envFile ?? undefined);
+    handOverEnvironment(envFile ?? undefined, env);
+    return !changesServerAnswers(env);
   } catch {
     return false;
   }

@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { Channel, ConfiguredChannel } from '../channels/channel.js';
 import { CHANNELS } from '../channels/registry.js';
-import { environment } from './environment.js';
+import { environment, takeEnvironment } from './environment.js';
 import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
 import { unstorableIn } from '../core/storable-text.js';
 import { APPROVAL_MODES, parseApprovalRules, type ApprovalMode, type ApprovalRule } from '../notification/approval-rules.js';
@@ -335,4 +335,4 @@ function messageCap(channels: readonly ConfiguredChannel[]): Config['messageCap'
   return { bytes: BASE_MESSAGE_BYTES + largest.bytes, why: `1 MiB plus what ${largest.variable} lets a call carry; raise that to send more` };
 }
 
-export { environment };
+export { environment, takeEnvironment };

@@ -37,6 +37,21 @@ export function environment(envFile?: string): Env {
   return { ...parsed, ...process.env };
 }
 
+/** What the stdio entry read (src/cli/start.ts), kept for main so that one start reads an --env-file once. */
+let handedOver: { envFile: string | undefined; env: Env } | undefined;
+
+/** The stdio entry's reading of the environment, for main's takeEnvironment. */
+export function handOverEnvironment(envFile: string | undefined, env: Env): void {
+  handedOver = { envFile, env };
+}
+
+/** The environment the entry read for this same --env-file, once; else a reading of its own. */
+export function takeEnvironment(envFile?: string): Env {
+  const taken = handedOver;
+  handedOver = undefined;
+  return taken !== undefined && taken.envFile === envFile ? taken.env : environment(envFile);
+}
+
 /**
  * Whether `env` changes what the server says to `server/discover` and `initialize`: the
  * instructions name only the tool groups NOTIFY_TOOLS offers. The build records those answers

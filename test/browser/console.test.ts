@@ -23,7 +23,7 @@ import { compareWithBaseline, UPDATING } from './screenshots.js';
 
 declare const document: { title: string; querySelector(selector: string): any };
 
-const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const AXE = readFileSync(join(ROOT, 'test/node_modules/axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 const OPS = 'ops-token-0123456789abcdef';

@@ -23,7 +23,7 @@ import { compareWithBaseline, UPDATING } from './screenshots.js';
 declare const document: { querySelector(selector: string): any; createElement(tag: string): any };
 declare function getComputedStyle(el: unknown): { display: string; fontSize: string; backgroundColor: string; borderLeftColor: string };
 
-const AXE = readFileSync(join(ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const AXE = readFileSync(join(ROOT, 'test/node_modules/axe-core/axe.min.js'), 'utf8');
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 390, height: 844 };
 

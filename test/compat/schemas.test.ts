@@ -1,7 +1,7 @@
 /**
  * The generated tool lists, per profile: compatibility with each client family's published
  * rules, valid examples accepted by both the union and each profile's JSON Schema, and
- * snapshots that fail when a schema changes unnoticed (update with `npx vitest run -u`).
+ * snapshots that fail when a schema changes unnoticed (update with `npm run vitest -- run -u`).
  */
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';

@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const specsDir = path.join(repoRoot, 'test/fixtures/provider-specs');
-const prismCli = path.join(repoRoot, 'node_modules/@stoplight/prism-cli/dist/index.js');
+const prismCli = path.join(repoRoot, 'test/node_modules/@stoplight/prism-cli/dist/index.js');
 
 const SPEC_FILES = ['make-prism-specs.mjs', 'twilio_api_v2010.json', 'slack_web_openapi_v2.json'];
 
@@ -21,7 +21,7 @@ const SPEC_FILES = ['make-prism-specs.mjs', 'twilio_api_v2010.json', 'slack_web_
 export function prismMissing(dir = specsDir, cli = prismCli): string | undefined {
   const absent = SPEC_FILES.filter((f) => !existsSync(path.join(dir, f)));
   if (absent.length > 0) return `the vendor specs ${absent.join(', ')} are missing from ${dir}; the Prism contract tests need them`;
-  if (!existsSync(cli)) return `@stoplight/prism-cli is not installed (${cli}); run npm ci`;
+  if (!existsSync(cli)) return `@stoplight/prism-cli is not installed (${cli}); npm test installs it (test/package.json)`;
   return undefined;
 }
 

@@ -35,7 +35,7 @@ async function runOnce<Ts>(name: string, property: AnyProperty<Ts>, options: Pro
   const details = await fc.check(property, { seed, numRuns: options.numRuns, examples: options.examples ?? [], ...(path ? { path } : {}) });
   if (!details.failed) return;
   const replay = `PROPERTY_SEED=${seed} PROPERTY_PATH=${details.counterexamplePath ?? ''}`;
-  const line = `property "${name}" failed with seed ${seed} (replay: ${replay} npx vitest run <this file>)`;
+  const line = `property "${name}" failed with seed ${seed} (replay: ${replay} npm run vitest -- run <this file>)`;
   process.stderr.write(`${line}\n`);
   const cause = details.errorInstance;
   const why = cause instanceof Error ? (cause.stack ?? cause.message) : `${cause as string}`;

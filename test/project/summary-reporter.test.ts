@@ -16,7 +16,7 @@ function runFixture(name: string): { status: number | null; passed: number; fail
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS' && k !== 'TEST'));
   const run = spawnSync(
     process.execPath,
-    [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--root', FIXTURES, `--reporter=${join(ROOT, 'test/helpers/summary-reporter.ts')}`, `${name}.fixture.ts`],
+    [join(ROOT, 'test/node_modules/vitest/vitest.mjs'), 'run', '--root', FIXTURES, `--reporter=${join(ROOT, 'test/helpers/summary-reporter.ts')}`, `${name}.fixture.ts`],
     { cwd: FIXTURES, env, encoding: 'utf8', timeout: 60_000 },
   );
   const line = /^vitest: (\d+) passed, (\d+) failed, (\d+) skipped$/m.exec(run.stdout);

@@ -8,7 +8,7 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { BAD_CALL, CLI, SERVER_NODE, VALID_CALLS, rulesKept, serverEnv, shaped } from './lib.mjs';
+import { BAD_CALL, VALID_CALLS, rulesKept, shaped, stdioServer } from './lib.mjs';
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 
@@ -37,7 +37,7 @@ const textOf = (output) => JSON.stringify(output ?? '');
 
 export async function runAiSdk({ profile, url }) {
   const client = await createMCPClient({
-    transport: url ? { type: 'http', url } : new Experimental_StdioMCPTransport({ command: SERVER_NODE, args: [CLI], env: serverEnv(profile) }),
+    transport: url ? { type: 'http', url } : new Experimental_StdioMCPTransport({ ...stdioServer(profile) }),
   });
   try {
     const tools = await client.tools();

@@ -6,14 +6,14 @@
  */
 import { MultiServerMCPClient } from '@langchain/mcp-adapters';
 import { convertToOpenAITool } from '@langchain/core/utils/function_calling';
-import { BAD_CALL, CLI, SERVER_NODE, VALID_CALLS, rulesKept, serverEnv, shaped } from './lib.mjs';
+import { BAD_CALL, VALID_CALLS, rulesKept, shaped, stdioServer } from './lib.mjs';
 
 const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 export async function runLangChain({ profile, url }) {
   const client = new MultiServerMCPClient({
     throwOnLoadError: true,
-    mcpServers: { notify: url ? { transport: 'http', url } : { transport: 'stdio', command: SERVER_NODE, args: [CLI], env: serverEnv(profile) } },
+    mcpServers: { notify: url ? { transport: 'http', url } : { transport: 'stdio', ...stdioServer(profile) } },
   });
   try {
     const tools = await client.getTools();

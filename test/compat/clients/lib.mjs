@@ -3,7 +3,8 @@
  * (one valid call per channel, one call with a field on the wrong channel), and the checks on
  * the schema a client hands its model.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -46,6 +47,18 @@ export function shaped(profile, call) {
 }
 
 export const VALID_CALLS = VALID;
+
+/** How many of the valid calls, sent as `send(name, args)` (resolving to the text the caller got), came back `dry_run`. */
+export async function validSent(profile, has, send) {
+  let valid = 0;
+  for (const call of Object.values(VALID)) {
+    const { name, args } = shaped(profile, call);
+    if (!has(name)) continue;
+    const out = await send(name, args);
+    if (out.includes('dry_run') && !out.includes('"isError":true')) valid += 1;
+  }
+  return valid;
+}
 export const BAD_CALL = BAD;
 
 /** The patterns the server itself declares (its pinned per-channel list), so a change of rule there is no failure here. */
@@ -83,8 +96,81 @@ export async function startHttp() {
       }
     });
   });
+  const proxy = await startTapProxy(origin);
   return {
-    url: (profile) => `${origin}/mcp/${profile}`,
-    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+    url: (profile) => `${proxy.origin}/mcp/${profile}`,
+    stop: async () => {
+      await proxy.stop();
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM'))));
+    },
   };
+}
+
+/**
+ * What each cell's client sent, for the era it spoke: stdio through `tee` in front of the
+ * server (client → server lines), HTTP through a recording proxy in front of `--http`.
+ * A cell starts a fresh tap (beginTap) and reads the era from it when it ends (tapEra).
+ */
+let tapFile;
+export function beginTap() {
+  tapFile = join(mkdtempSync(join(tmpdir(), 'notify-compat-tap-')), 'sent.jsonl');
+  writeFileSync(tapFile, '');
+}
+
+/** The server as a client spawns it over stdio, with what the client writes recorded to the cell's tap. */
+export function stdioServer(profile) {
+  return { command: 'sh', args: ['-c', 'tee -a "$0" | exec "$1" "$2"', tapFile, SERVER_NODE, CLI], env: serverEnv(profile) };
+}
+
+function tapHttp(version, body) {
+  let messages;
+  try {
+    messages = [JSON.parse(body)].flat();
+  } catch {
+    return;
+  }
+  appendFileSync(tapFile, messages.map((m) => JSON.stringify({ ...m, httpVersion: version })).join('\n') + '\n');
+}
+
+/**
+ * The protocol revision the cell's tool calls were made in: 2026-07-28 when they carry its
+ * envelope (`_meta` on stdio, the MCP-Protocol-Version header over HTTP), else the revision
+ * the client's `initialize` asked for; undefined when nothing was called.
+ */
+export function tapEra() {
+  const sent = readFileSync(tapFile, 'utf8').split('\n').filter(Boolean).flatMap((l) => {
+    try {
+      return [JSON.parse(l)];
+    } catch {
+      return [];
+    }
+  });
+  const calls = sent.filter((m) => m.method === 'tools/call');
+  const call = calls.at(-1);
+  if (call === undefined) return undefined;
+  const enveloped = call.params?._meta?.['io.modelcontextprotocol/protocolVersion'] ?? call.httpVersion;
+  if (enveloped) return enveloped;
+  return sent.findLast((m) => m.method === 'initialize')?.params?.protocolVersion;
+}
+
+/** A proxy in front of `origin` that records each POST's JSON-RPC messages (and its MCP-Protocol-Version) to the cell's tap. */
+async function startTapProxy(origin) {
+  const target = new URL(origin);
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.method === 'POST') tapHttp(req.headers['mcp-protocol-version'], body.toString('utf8'));
+      const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (upRes) => {
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        upRes.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      res.on('close', () => up.destroy());
+      up.end(body);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { origin: `http://127.0.0.1:${server.address().port}`, stop: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
 }

@@ -5,14 +5,14 @@
  * tool's own invoke, as a run does with the model's arguments.
  */
 import { MCPServerStdio, MCPServerStreamableHttp, RunContext, mcpToFunctionTool } from '@openai/agents';
-import { BAD_CALL, CLI, SERVER_NODE, VALID_CALLS, rulesKept, serverEnv, shaped } from './lib.mjs';
+import { BAD_CALL, rulesKept, shaped, stdioServer, validSent } from './lib.mjs';
 
 const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 export async function runOpenAiAgents({ profile, url }) {
   const server = url
     ? new MCPServerStreamableHttp({ name: 'notify', url, cacheToolsList: false })
-    : new MCPServerStdio({ name: 'notify', command: SERVER_NODE, args: [CLI], env: serverEnv(profile), cacheToolsList: false });
+    : new MCPServerStdio({ name: 'notify', ...stdioServer(profile), cacheToolsList: false });
   await server.connect();
   try {
     const listed = await server.listTools();
@@ -21,13 +21,7 @@ export async function runOpenAiAgents({ profile, url }) {
     const send = [...tools.values()].filter((t) => /^send_/.test(t.name));
     const strict = send.every((t) => t.strict === true);
     const run = async (name, args) => text(await tools.get(name)?.invoke(new RunContext(), JSON.stringify(args)));
-    let valid = 0;
-    for (const call of Object.values(VALID_CALLS)) {
-      const { name, args } = shaped(profile, call);
-      if (!tools.has(name)) continue;
-      const out = await run(name, args);
-      if (out.includes('dry_run') && !out.includes('"isError":true')) valid += 1;
-    }
+    const valid = await validSent(profile, (name) => tools.has(name), run);
     const bad = shaped(profile, BAD_CALL);
     const errorIntact = (await run(bad.name, bad.args)).includes('FIELD_NOT_ON_CHANNEL');
     return { accepted, rulesKept: rulesKept(send.map((t) => t.parameters)), valid: `${valid}/3`, errorIntact, note: strict ? 'strict' : 'not strict (the SDK fell back)' };

@@ -9,10 +9,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAiSdk } from './ai-sdk.mjs';
+import { runAnthropic } from './anthropic.mjs';
+import { runGoogleGenAi } from './google-genai.mjs';
+import { runInspector } from './inspector.mjs';
 import { runLangChain } from './langchain.mjs';
+import { runMastra } from './mastra.mjs';
 import { runMcpRemote } from './mcp-remote.mjs';
 import { runOpenAiAgents } from './openai-agents.mjs';
-import { PROFILES, ROOT, startHttp } from './lib.mjs';
+import { PROFILES, ROOT, beginTap, startHttp, tapEra } from './lib.mjs';
 
 /** Each client: its label, the version run, and its cell. */
 const CLIENTS = [
@@ -20,6 +24,10 @@ const CLIENTS = [
   { id: 'langchain', label: 'LangChain `@langchain/mcp-adapters`', pkg: '@langchain/mcp-adapters', run: runLangChain },
   { id: 'openai-agents', label: 'OpenAI Agents SDK (JS, `@openai/agents`, strict schemas asked)', pkg: '@openai/agents', run: runOpenAiAgents },
   { id: 'mcp-remote', label: 'mcp-remote (stdio bridge to HTTP; an SDK client behind it)', pkg: 'mcp-remote', run: runMcpRemote, transports: ['http'] },
+  { id: 'mastra', label: 'Mastra `@mastra/mcp` (MCPClient tools, their own input check)', pkg: '@mastra/mcp', run: runMastra },
+  { id: 'inspector', label: 'MCP Inspector CLI (`inspector --cli`)', pkg: '@modelcontextprotocol/inspector', run: runInspector },
+  { id: 'google-genai', label: '`@google/genai` `mcpToTool` (automatic function calling; v1 SDK client)', pkg: '@google/genai', run: runGoogleGenAi },
+  { id: 'anthropic', label: 'Anthropic SDK MCP helpers (`mcpTools` + `toolRunner`; v1 SDK client)', pkg: '@anthropic-ai/sdk', run: runAnthropic },
 ];
 
 const EXPECTED = join(import.meta.dirname, 'expected.json');
@@ -29,6 +37,7 @@ const END = '<!-- end of clients matrix -->';
 const version = (pkg) => JSON.parse(readFileSync(join(import.meta.dirname, 'node_modules', pkg, 'package.json'), 'utf8')).version;
 
 const results = {};
+const runStarted = Date.now();
 const http = await startHttp();
 try {
   for (const client of CLIENTS) {
@@ -36,11 +45,13 @@ try {
       for (const profile of PROFILES) {
         const key = `${client.id} ${transport} ${profile}`;
         const started = Date.now();
+        beginTap();
         try {
           results[key] = await client.run({ profile, ...(transport === 'http' ? { url: http.url(profile) } : {}) });
         } catch (err) {
           results[key] = { accepted: false, rulesKept: false, valid: '0/3', errorIntact: false, note: `failed: ${String(err?.message ?? err).split('\n')[0].slice(0, 120)}` };
         }
+        results[key] = { era: tapEra() ?? 'none', ...results[key] };
         process.stderr.write(`clients: ${key}: ${JSON.stringify(results[key])} (${Date.now() - started} ms)\n`);
       }
     }
@@ -53,12 +64,12 @@ const mark = (b) => (b ? 'yes' : '**no**');
 const rows = Object.entries(results).map(([key, r]) => {
   const [id, transport, profile] = key.split(' ');
   const client = CLIENTS.find((c) => c.id === id);
-  return `| ${client.label} ${version(client.pkg)} | ${transport} | \`${profile}\` | ${mark(r.accepted)} | ${mark(r.rulesKept)} | ${r.valid} | ${mark(r.errorIntact)} | ${r.note || ''} |`;
+  return `| ${client.label} ${version(client.pkg)} | ${transport} | ${r.era} | \`${profile}\` | ${mark(r.accepted)} | ${mark(r.rulesKept)} | ${r.valid} | ${mark(r.errorIntact)} | ${r.note || ''} |`;
 });
 const table = [
   BEGIN,
-  '| client | transport | profile | tools accepted | per-channel rules in the schema the model gets | valid calls sent | bad call\'s error reaches the caller intact | note |',
-  '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  '| client | transport | era spoken | profile | tools accepted | per-channel rules in the schema the model gets | valid calls sent | bad call\'s error reaches the caller intact | note |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows,
   END,
 ].join('\n');
@@ -79,10 +90,12 @@ if (process.argv.includes('--update')) {
     if (!now) broken.push(`${key}: not run`);
     else for (const k of ['accepted', 'rulesKept', 'errorIntact']) if (was[k] && !now[k]) broken.push(`${key}: ${k} passed before, fails now`);
     if (now && parseInt(now.valid, 10) < parseInt(was.valid, 10)) broken.push(`${key}: valid calls ${now.valid}, was ${was.valid}`);
+    // A client that spoke 2026-07-28 and now falls back (AI SDK 7 does when discovery is slow) is a break too.
+    if (now && was.era === '2026-07-28' && now.era !== was.era) broken.push(`${key}: spoke ${now.era}, was ${was.era}`);
   }
   if (broken.length) {
     process.stderr.write(`clients: FAILED, a cell that passed broke:\n  ${broken.join('\n  ')}\n`);
     process.exit(1);
   }
-  process.stderr.write(`clients: ${Object.keys(results).length} cells, none worse than expected.json\n`);
+  process.stderr.write(`clients: ${Object.keys(results).length} cells, none worse than expected.json (${((Date.now() - runStarted) / 1000).toFixed(0)} s)\n`);
 }

@@ -34,14 +34,14 @@ SCENARIOS=(
   "2026-07-28 input-required-result-unsupported-methods"
 )
 NODE22=.tmp/node22/node_modules/node/bin/node
-CONFORMANCE=node_modules/@modelcontextprotocol/conformance/dist/index.js
+CONFORMANCE=test/node_modules/@modelcontextprotocol/conformance/dist/index.js
 EXPECTED_2026=test/compat/conformance/expected-failures-2026-07-28.yaml
 
 if [ ! -x "$NODE22" ]; then
   echo "conformance: installing Node 22 into .tmp/node22"
   npm install --no-save --no-audit --no-fund --prefix .tmp/node22 node@22.23.3 >/dev/null
 fi
-echo "conformance: $("$NODE22" --version), $(node -p "require('./node_modules/@modelcontextprotocol/conformance/package.json').version")"
+echo "conformance: $("$NODE22" --version), $(node -p "require('./test/node_modules/@modelcontextprotocol/conformance/package.json').version")"
 
 if [ "${SKIP_BUILD:-}" != 1 ]; then npm run build >/dev/null; fi
 
