@@ -53,13 +53,13 @@ export abstract class SqlStore {
   }
 
   async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {
-    const rows = await this.audited(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from], () => [{ write: 'decision', id, decision: d }]);
-    return rows.length === 1;
+    const decided = await this.audited(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from], (rows) => rows.map(() => ({ write: 'decision', id, decision: d })));
+    return decided.length === 1;
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
     const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
-    return (await this.audited(q.RECORD_RELEASE, values, () => [{ write: 'release-record', record: r }])).length === 1;
+    return (await this.audited(q.RECORD_RELEASE, values, (rows) => rows.map(() => ({ write: 'release-record', record: r })))).length === 1;
   }
 
   async expirePending(createdBefore: number, now: number): Promise<number> {
