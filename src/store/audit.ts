@@ -222,7 +222,61 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
  * are past the head it read first: they are left for the next run, unless the head read
  * again does not cover them either, which only an entry inserted by hand explains.
  */
-export async function verifyAudit(store: Pick<Store, 'auditHead' | 'auditEntries'>, pageSize = 10_000): Promise<AuditVerdict> {
+export async function verifyAudit(store: Pick<Store, 'auditHead' | 'auditEntries'> & Partial<Pick<Store, 'auditLines'>>, pageSize = 10_000): Promise<AuditVerdict> {
+  const intact = store.auditLines ? await verifyLines(store as Pick<Store, 'auditHead' | 'auditLines'>, pageSize) : undefined;
+  return intact ?? verifyEntries(store, pageSize);
+}
+
+const QUOTE = 34;
+const COMMA = 44;
+const BRACKET = 93;
+const SPACE = 32;
+
+/**
+ * The common case, fast: a chain that is intact, read as the engine's lines (AuditLines), each
+ * checked for its seq, its link (the JSON's last item is `"<prev>"`) and its hash. Undefined at
+ * the first thing that is not exactly as it should be (a break, or merely a row the engine
+ * formats otherwise than JSON.stringify): verifyEntries then reads entry by entry and names it.
+ */
+async function verifyLines(store: Pick<Store, 'auditHead' | 'auditLines'>, pageSize: number): Promise<AuditVerdict | undefined> {
+  const head = await store.auditHead();
+  let prev = head.anchor_hash;
+  let expected = head.anchor_seq + 1;
+  let after = Number.MIN_SAFE_INTEGER;
+  for (;;) {
+    const page = await store.auditLines(after, pageSize);
+    const { text } = page;
+    let start = 0;
+    for (let i = 0; i < page.n; i++) {
+      const newline = text.indexOf('\n', start);
+      const end = newline < 0 ? text.length : newline;
+      const jsonEnd = end - 65;
+      if (jsonEnd <= start || text.charCodeAt(jsonEnd) !== SPACE) return undefined;
+      const seq = Number(text.slice(start + 1, text.indexOf(',', start)));
+      if (seq > head.seq) {
+        // Appended after the head was read (a live server), unless the head now does not cover it either.
+        if (expected - 1 !== head.seq || prev !== head.hash || seq > (await store.auditHead()).seq) return undefined;
+        return { ok: true, count: head.seq - head.anchor_seq, head };
+      }
+      if (seq !== expected || text.charCodeAt(start) !== 91) return undefined;
+      // `,"<prev>"]`: an unescaped quote after the comma opens the last item, so it is exactly prev.
+      if (text.charCodeAt(jsonEnd - 1) !== BRACKET || text.charCodeAt(jsonEnd - 2) !== QUOTE || text.charCodeAt(jsonEnd - 67) !== QUOTE || text.charCodeAt(jsonEnd - 68) !== COMMA) return undefined;
+      if (!text.startsWith(prev, jsonEnd - 66)) return undefined;
+      const hash = text.slice(jsonEnd + 1, end);
+      if (sha256(text.slice(start, jsonEnd)) !== hash) return undefined;
+      prev = hash;
+      expected++;
+      start = end + 1;
+    }
+    if (page.n < pageSize || page.last === null) break;
+    after = page.last;
+  }
+  if (expected - 1 !== head.seq || prev !== head.hash) return undefined;
+  return { ok: true, count: head.seq - head.anchor_seq, head };
+}
+
+/** Entry by entry: what names a break (and the path for a store without auditLines). */
+async function verifyEntries(store: Pick<Store, 'auditHead' | 'auditEntries'>, pageSize: number): Promise<AuditVerdict> {
   const head = await store.auditHead();
   let beyond: AuditEntry | undefined;
   async function* pages(): AsyncGenerator<AuditEntry[]> {

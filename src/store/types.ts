@@ -347,6 +347,13 @@ export interface AuditActor {
   tool: string | null;
 }
 
+/** A page of the chain for verify's fast read: `n` lines `<hashed JSON> <hash>`, joined by newlines, the last seq `last`. */
+export interface AuditLines {
+  text: string;
+  last: number | null;
+  n: number;
+}
+
 /** What the send's caller adds to a record write's entries: which tool made it, and its recipients' classes. */
 export interface AuditContext {
   tool: string | null;
@@ -544,6 +551,8 @@ export interface Store {
    */
   auditHead(): Promise<AuditHead>;
   auditEntries(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Verify's fast read: entries after `afterSeq`, at most `limit`, as lines (AuditLines). */
+  auditLines(afterSeq: number, limit: number): Promise<AuditLines>;
   /** One notification's entries, oldest first (the console's notification page). */
   auditFor(notificationId: string, limit?: number): Promise<AuditEntry[]>;
   /**

@@ -64,6 +64,13 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     const { store } = await start();
     const v = await verifyAudit(store, 5);
     expect(v).toMatchObject({ ok: true, count: 12, head: { seq: 12, anchor_seq: 0 } });
+    // The engine's lines hash as entryHash does (an address with a quote and non-ASCII text too),
+    // so an intact chain never needs the entry-by-entry read.
+    await store.writeRecord(record('ntf_"odd" é ☃', T0 + 50_000, { client: 'bot "q" \\ \u0001 ü' }), { audit: { tool: 'x\ny', recipients: ['@é.example'] } });
+    let byEntry = 0;
+    const counted = { auditHead: () => store.auditHead(), auditLines: (a: number, l: number) => store.auditLines(a, l), auditEntries: (q: Parameters<Store['auditEntries']>[0]) => (byEntry++, store.auditEntries(q)) };
+    expect(await verifyAudit(counted, 5)).toMatchObject({ ok: true, count: 13 });
+    expect(byEntry).toBe(0);
   });
 
   const tamperings: [string, (raw: Raw, all: AuditEntry[]) => Promise<void>, { seq: number; problem: string }][] = [

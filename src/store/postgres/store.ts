@@ -14,10 +14,11 @@ import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
 import { auditEntriesFor, chain, type AuditedChange } from '../audit.js';
-import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
+import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_LINES_POSTGRES, auditLinesFromRow, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
+  AuditLines,
   DeliveryStatusChange,
   BannerRecord,
   CapCharge,
@@ -250,6 +251,11 @@ export class PostgresStore extends SqlStore implements Store {
       if (err === NOT_MOVED) return false;
       throw err;
     });
+  }
+
+  async auditLines(afterSeq: number, limit: number): Promise<AuditLines> {
+    const { rows } = await this.pool.query({ ...AUDIT_LINES_POSTGRES, values: [afterSeq, limit] });
+    return auditLinesFromRow(rows[0] as Row | undefined);
   }
 
   async pruneAudit(before: number): Promise<number> {

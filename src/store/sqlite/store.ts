@@ -14,11 +14,12 @@ import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
 import { auditEntriesFor, chain, type AuditedChange } from '../audit.js';
-import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
+import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_LINES_SQLITE, auditLinesFromRow, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
   AuditEntry,
+  AuditLines,
   AuditQuery,
   DeliveryStatusChange,
   BannerRecord,
@@ -202,6 +203,10 @@ export class SqliteStore extends SqlStore implements Store {
     if (!stmt) this.auditReads.set(key, (stmt = this.db.prepare(key.replace(/\$(\d+)/g, '@p$1')).raw()));
     const params = filtered ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null, p5: query.notificationId ?? null } : { p1: query.afterSeq, p2: query.limit };
     return (stmt.all(params) as unknown[][]).map(auditFromArray);
+  }
+
+  async auditLines(afterSeq: number, limit: number): Promise<AuditLines> {
+    return auditLinesFromRow(this.shared(AUDIT_LINES_SQLITE).get([afterSeq, limit]));
   }
 
   async pruneAudit(before: number): Promise<number> {
