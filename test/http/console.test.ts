@@ -198,8 +198,8 @@ describe('operator console (/console)', () => {
     ]);
     const shown = await page(`/console/notifications/${id}`, cookie);
     expect(shown.body).toContain('<h2 id="audit">Audit entries</h2>');
-    for (const e of audited) expect(shown.body).toContain(`<td>${e.seq}</td>`);
-    expect(shown.body).toContain(`<td>decision.approved</td><td>ops</td>`);
+    for (const e of audited) expect(shown.body).toContain(`<td data-label="Seq">${e.seq}</td>`);
+    expect(shown.body).toContain(`<td data-label="Kind">decision.approved</td><td data-label="Client">ops</td>`);
     const after = await bot.callTool({ name: 'get_notification', arguments: { id } });
     expect((after.structuredContent as { status: string }).status).toBe('sent');
   });
