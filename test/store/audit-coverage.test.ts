@@ -10,29 +10,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { digestOf, verifyAudit } from '../../src/store/audit.js';
 import type { ApprovalRecord, AuditEntry, OutboxEntry, Store } from '../../src/store/types.js';
 import { ENGINES, entries, record, T0, type Engine, type Raw } from './audit-engines.js';
+import { entry } from './outbox-suite.js';
 
 const ADDRESS = 'alice@example.com';
 const BODY = 'the quarterly numbers';
 
-function waiting(id: string, extra: Partial<OutboxEntry> = {}): OutboxEntry {
-  return {
-    id,
-    via: 'email',
-    client: 'ops-bot',
-    call: { via: 'email', to: ADDRESS, subject: 's', body_html: `<p>${BODY}</p>` },
-    state: 'scheduled',
-    send_at: T0 + 60_000,
-    due_at: T0 + 60_000,
-    created_at: T0,
-    owner: null,
-    claimed_at: null,
-    finished_at: null,
-    outcome: null,
-    idem_key: null,
-    payload_hash: null,
-    ...extra,
-  };
-}
+/** An outbox entry of the outbox suite's, ours by id, client and time. */
+const waiting = (id: string, extra: Partial<OutboxEntry> = {}): OutboxEntry =>
+  entry({ id, client: 'ops-bot', call: { via: 'email', to: ADDRESS, subject: 's', body_html: `<p>${BODY}</p>` }, send_at: T0 + 60_000, due_at: T0 + 60_000, created_at: T0, ...extra });
 
 const held = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: ['first-contact'], payload_sha256: 'a'.repeat(64), recipients: [ADDRESS] });
 const CLAIM = { limit: 10, leaseMs: 60_000, graceMs: 3_600_000 };
