@@ -1,8 +1,9 @@
 /**
  * Row 8: `notify-mcp audit verify` over 1,000,000 entries (target under 10 s), on SQLite:
  * the chain is built straight into a store's file (entries linked as the store links them),
- * then verifyAudit reads it page by page and rehashes every entry. The baseline is the same
- * page-by-page read without hashing or checks, in the same run: what reading costs alone.
+ * then verifyAudit reads it page by page (the engine's lines, AuditLines) and rehashes every
+ * entry. The baseline is the entry-by-entry verify (every row mapped to an entry object, then
+ * hashed: what verify did before the lines, and still does to name a break), in the same run.
  */
 import { join } from 'node:path';
 import { silentLogger } from '../dist/core/log.js';
@@ -37,15 +38,8 @@ function fill(db, count) {
   db.prepare('UPDATE audit_head SET seq = ?, hash = ? WHERE id = 1').run(head.seq, head.hash);
 }
 
-async function readOnly(store) {
-  let n = 0;
-  for (let after = Number.MIN_SAFE_INTEGER; ; ) {
-    const page = await store.auditEntries({ afterSeq: after, limit: 10_000 });
-    n += page.length;
-    if (page.length < 10_000) return n;
-    after = page[page.length - 1].seq;
-  }
-}
+/** The store without its lines: verifyAudit then reads entry by entry. */
+const byEntry = (store) => ({ auditHead: () => store.auditHead(), auditEntries: (q) => store.auditEntries(q) });
 
 export async function benchAudit({ runs = 3, entries = 1_000_000 } = {}) {
   const store = await openSqliteStore({ file: join(tempDir(), 'notify.db'), log: silentLogger });
@@ -56,6 +50,7 @@ export async function benchAudit({ runs = 3, entries = 1_000_000 } = {}) {
     const a = [];
     const b = [];
     const cpu = [];
+    const cpuB = [];
     for (let r = 0; r < runs; r++) {
       const verify = async () => {
         const s = performance.now();
@@ -68,8 +63,12 @@ export async function benchAudit({ runs = 3, entries = 1_000_000 } = {}) {
       };
       const read = async () => {
         const s = performance.now();
-        if ((await readOnly(store)) !== entries) throw new Error('the read missed entries');
+        const c = process.cpuUsage();
+        const v = await verifyAudit(byEntry(store));
+        if (!v.ok || v.count !== entries) throw new Error(`the chain did not verify entry by entry: ${JSON.stringify(v)}`);
         b.push(performance.now() - s);
+        const used = process.cpuUsage(c);
+        cpuB.push((used.user + used.system) / 1000);
       };
       if (r % 2 === 0) await verify().then(read);
       else await read().then(verify);
@@ -83,11 +82,11 @@ export async function benchAudit({ runs = 3, entries = 1_000_000 } = {}) {
         unit: 'ms',
         better: 'lower',
         value: sa,
-        baselineName: 'the same page-by-page read, no hashing',
+        baselineName: 'the entry-by-entry verify (rows mapped to entries, then hashed)',
         baseline: sb,
         ratio: ratio(sa, sb, a, b),
         target: { max: 10_000, absolute: true, text: '< 10 s' },
-        note: `${runs} runs, in process (verifyAudit, pages of 10,000), wall time; its CPU time ${(summarize(cpu).median / 1000).toFixed(1)} s (median), which is what a loaded machine stretches; building the chain took ${(fillMs / 1000).toFixed(1)} s`,
+        note: `${runs} runs, in process (verifyAudit, pages of 10,000), wall time; its CPU time ${(summarize(cpu).median / 1000).toFixed(1)} s (median; the baseline's ${(summarize(cpuB).median / 1000).toFixed(1)} s), which is what a loaded machine stretches; building the chain took ${(fillMs / 1000).toFixed(1)} s`,
       },
     ];
   } finally {

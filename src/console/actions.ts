@@ -46,6 +46,7 @@ export function consoleActions(app: App) {
       return app.store.findDeliveries(query);
     },
     get: (id: string) => app.store.getDelivery(id),
+    audit: (id: string) => app.store.auditFor(id),
     async pending(): Promise<DeliveryRecord[]> {
       await expireHeld(app);
       return app.store.findDeliveries({ status: 'pending_approval', limit: PENDING_ROWS });

@@ -1,5 +1,6 @@
 /** The notifications list (newest first, with filters) and one notification, whole. */
-import { NOTIFICATION_STATES, type DeliveryQuery, type DeliveryRecord } from '../store/types.js';
+import { NOTIFICATION_STATES, type AuditEntry, type DeliveryQuery, type DeliveryRecord } from '../store/types.js';
+import { auditSection } from './audit-section.js';
 import { html, type Html } from './html.js';
 import { csrfField, statusChip, time } from './layout.js';
 import { attachments, decodeWords, htmlBody, parseMime, rawMessage } from './mime.js';
@@ -123,7 +124,7 @@ export function decisionForm(r: DeliveryRecord, csrf: string): Html {
   </form>`;
 }
 
-export function detailBody(r: DeliveryRecord, csrf: string): Html {
+export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly AuditEntry[] = []): Html {
   const raw = rawMessage(r.payload);
   const message = raw === undefined ? undefined : parseMime(raw);
   const files = message ? attachments(message) : [];
@@ -171,6 +172,7 @@ export function detailBody(r: DeliveryRecord, csrf: string): Html {
   ${r.attempt_log.length === 0 ? html`<p class="muted">No provider call${r.status === 'dry_run' ? ' (a dry run)' : ''}.</p>` : html`<table><thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Vendor code</th><th scope="col">Latency</th></tr></thead><tbody>
     ${r.attempt_log.map((x) => html`<tr><td>${x.attempt}</td><td>${time(x.at)}</td><td>${x.outcome}</td><td>${x.vendor_code ?? '—'}</td><td>${x.latency_ms} ms</td></tr>`)}</tbody></table>`}
   </section>
+  ${auditSection(audit)}
   <section class="card" aria-labelledby="payload"><h2 id="payload">Exact payload</h2>
   <pre tabindex="0" aria-label="The exact provider payload, as JSON">${payloadText(r.payload)}</pre>
   <p class="actions"><a class="button secondary" href="/console/notifications/${id}/payload.json" download>Download payload JSON</a></p>

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { OutboxEntry, OutboxState } from '../store/types.js';
+import type { AuditActor, OutboxEntry, OutboxState } from '../store/types.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 import { DEFAULT_TIME } from './settings.js';
 import { statesTaking } from './status.js';
@@ -104,8 +104,9 @@ export async function releaseNow(deps: PipelineDeps, id: string): Promise<Releas
 export async function cancelWaiting(
   deps: Pick<PipelineDeps, 'store' | 'now'>,
   id: string,
+  by?: AuditActor,
 ): Promise<{ kind: 'cancelled'; entry: OutboxEntry } | { kind: 'not_waiting'; entry: OutboxEntry } | { kind: 'not_found' }> {
-  const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now());
+  const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now(), by);
   if (!moved) return { kind: 'not_found' };
   return moved.moved ? { kind: 'cancelled', entry: moved.entry } : { kind: 'not_waiting', entry: moved.entry };
 }

@@ -180,7 +180,7 @@ async function sendTyped<C, P>(
   }
 
   if (opts.release === undefined) {
-    const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, opts);
+    const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, { client: opts.client, audit: auditOf({ channel, recipients, opts }) });
     if (waiting) return waiting;
   }
 
@@ -311,7 +311,7 @@ interface Send<C, P> {
 }
 
 /** What a send's record adds to its audit entries: the tool, and its recipients' classes (never the addresses). */
-function auditOf<C, P>({ channel, recipients, opts }: Send<C, P>): AuditContext {
+function auditOf<C, P>({ channel, recipients, opts }: Pick<Send<C, P>, 'channel' | 'recipients' | 'opts'>): AuditContext {
   return { tool: opts.tool ?? null, recipients: recipients.map((r) => channel.recipientClass(r)) };
 }
 

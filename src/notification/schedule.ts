@@ -9,7 +9,7 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import { quietUntil } from '../policy/quiet-hours.js';
 import type { Logger } from '../core/log.js';
-import type { OutboxEntry, Store } from '../store/types.js';
+import type { AuditContext, OutboxEntry, Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
 import { DEFAULT_TIME, MAX_AHEAD_MS, type SendSettings } from './settings.js';
 
@@ -66,7 +66,7 @@ export async function scheduleIfWaiting(
   provider: string,
   value: Readonly<Record<string, unknown>>,
   recipients: readonly string[],
-  opts: { client: string | null },
+  opts: { client: string | null; audit?: AuditContext },
 ): Promise<WaitingResult | undefined> {
   const time = deps.config.time ?? DEFAULT_TIME;
   const now = deps.now();
@@ -107,7 +107,7 @@ export async function scheduleIfWaiting(
       idem_key: key === undefined ? null : JSON.stringify([opts.client ?? '', `schedule:${key}`]),
       payload_hash: key === undefined ? null : schemaHash(content),
     };
-    const written = await deps.store.scheduleSend(entry);
+    const written = await deps.store.scheduleSend(entry, opts.audit);
     if (written.kind === 'existing') {
       if (written.entry.payload_hash !== entry.payload_hash) {
         throw new NotifyError('IDEMPOTENCY_CONFLICT', `idempotency_key "${key}" was used for another scheduled send with a different payload; nothing was scheduled. Use a new key.`, { via, path: '/idempotency_key' });

@@ -7,9 +7,23 @@
  * (`@example.com`, `+14…`) as the logs have them.
  */
 import { hash as oneShotHash } from 'node:crypto';
-import type { ApprovalAnswer, Store, AuditContext, AuditEntry, AuditHead, AuditInput, DeliveryRecord, DeliveryStatusChange } from './types.js';
+import type {
+  ApprovalAnswer,
+  AuditActor,
+  AuditContext,
+  AuditEntry,
+  AuditHead,
+  AuditInput,
+  DeliveryAmendment,
+  DeliveryDecision,
+  DeliveryRecord,
+  DeliveryStatusChange,
+  OutboxEntry,
+  OutboxState,
+  Store,
+} from './types.js';
 
-export type { AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
+export type { AuditActor, AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
 
 export const GENESIS = '0'.repeat(64);
 
@@ -66,6 +80,67 @@ export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined):
   const outcome = { status: r.status, provider: r.provider, provider_message_id: r.provider_message_id, error_code: r.error_code, attempts: r.attempts, payload };
   out.push({ ...base, kind: `outcome.${r.status}`, digest: digestOf(outcome) });
   return out;
+}
+
+/**
+ * Every write the audit covers, as the store saw it happen: the one place a state change
+ * becomes entries (`auditEntriesFor`). A store write that changed something names its change
+ * here and appends what this returns in its own transaction; a write that changed nothing
+ * (a compare-and-set that lost, a key that replayed) names none. A new audited write is one
+ * more member and one more case (docs/audit.md, "Covering a new write").
+ */
+export type AuditedChange =
+  /** A delivery record written (the send's first record). */
+  | { write: 'record'; record: DeliveryRecord; ctx?: AuditContext | undefined }
+  /** The outcome of an approved send's provider call written onto its row (recordRelease): no second approval entry. */
+  | { write: 'release-record'; record: DeliveryRecord }
+  | { write: 'receipt'; id: string; change: DeliveryStatusChange }
+  | { write: 'answer'; question: string; answer: ApprovalAnswer; at: number }
+  /** A waiting send put in the outbox (send_at, quiet hours). */
+  | { write: 'schedule'; entry: OutboxEntry; ctx?: AuditContext | undefined }
+  /** An outbox entry moved: claimed for release, expired past the grace, finished, cancelled. */
+  | { write: 'outbox'; id: string; client: string | null; state: OutboxState; at: number; detail: unknown; by?: AuditActor | undefined }
+  /** A console decision on a held send, or its expiry (the TTL passed: no one decided). */
+  | { write: 'decision'; id: string; decision: DeliveryDecision }
+  /** A caller's edit (the new exact request) or retraction of a delivery. */
+  | { write: 'amend'; id: string; client: string | null; change: DeliveryAmendment };
+
+const classes = (ctx: AuditContext | undefined): readonly string[] | null => (ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null);
+
+/** The entries `change` appends, in order. */
+export function auditEntriesFor(c: AuditedChange): AuditInput[] {
+  switch (c.write) {
+    case 'record':
+      return recordEntries(c.record, c.ctx);
+    case 'release-record':
+      return recordEntries({ ...c.record, approval: null }, undefined);
+    case 'receipt':
+      return [receiptEntry(c.id, c.change)];
+    case 'answer':
+      return [answerEntry(c.question, c.answer, c.at)];
+    case 'schedule': {
+      const e = c.entry;
+      // The call as kept (addresses and body only as its digest), when it is due, and the key it replays under.
+      const digest = digestOf({ id: e.id, via: e.via, call: e.call, state: e.state, send_at: e.send_at, due_at: e.due_at, idem_key: e.idem_key, payload_hash: e.payload_hash });
+      return [{ at: e.created_at, client: e.client, tool: c.ctx?.tool ?? null, notification_id: e.id, kind: `outbox.${e.state}`, digest, recipients: classes(c.ctx) }];
+    }
+    case 'outbox':
+      return [{ at: c.at, client: c.by ? c.by.client : c.client, tool: c.by?.tool ?? null, notification_id: c.id, kind: `outbox.${c.state}`, digest: digestOf({ id: c.id, state: c.state, at: c.at, detail: c.detail }), recipients: null }];
+    case 'decision': {
+      const { status, approval, at } = c.decision;
+      // Who decided (null: the clock), when, why, and the payload they were shown.
+      const decided = { id: c.id, status, decided_by: approval.decided_by ?? null, decided_at: approval.decided_at ?? at, reason: approval.reason ?? null, payload_sha256: approval.payload_sha256 };
+      return [{ at, client: approval.decided_by ?? null, tool: null, notification_id: c.id, kind: `decision.${status}`, digest: digestOf(decided), recipients: null }];
+    }
+    case 'amend': {
+      const { change } = c;
+      // An edit binds the new exact request; a retraction the post it took back.
+      const edit = change.status !== 'retracted';
+      const digest = edit ? digestOf(change.payload) : digestOf({ id: c.id, status: change.status, provider_status: change.provider_status, at: change.at, payload: digestOf(change.payload) });
+      const client = change.by !== undefined ? change.by.client : c.client;
+      return [{ at: change.at, client, tool: change.by?.tool ?? null, notification_id: c.id, kind: edit ? 'edit' : 'retract', digest, recipients: null }];
+    }
+  }
 }
 
 /** The entry a receipt's change to delivery `id` appends. */
@@ -147,7 +222,61 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
  * are past the head it read first: they are left for the next run, unless the head read
  * again does not cover them either, which only an entry inserted by hand explains.
  */
-export async function verifyAudit(store: Pick<Store, 'auditHead' | 'auditEntries'>, pageSize = 10_000): Promise<AuditVerdict> {
+export async function verifyAudit(store: Pick<Store, 'auditHead' | 'auditEntries'> & Partial<Pick<Store, 'auditLines'>>, pageSize = 10_000): Promise<AuditVerdict> {
+  const intact = store.auditLines ? await verifyLines(store as Pick<Store, 'auditHead' | 'auditLines'>, pageSize) : undefined;
+  return intact ?? verifyEntries(store, pageSize);
+}
+
+const QUOTE = 34;
+const COMMA = 44;
+const BRACKET = 93;
+const SPACE = 32;
+
+/**
+ * The common case, fast: a chain that is intact, read as the engine's lines (AuditLines), each
+ * checked for its seq, its link (the JSON's last item is `"<prev>"`) and its hash. Undefined at
+ * the first thing that is not exactly as it should be (a break, or merely a row the engine
+ * formats otherwise than JSON.stringify): verifyEntries then reads entry by entry and names it.
+ */
+async function verifyLines(store: Pick<Store, 'auditHead' | 'auditLines'>, pageSize: number): Promise<AuditVerdict | undefined> {
+  const head = await store.auditHead();
+  let prev = head.anchor_hash;
+  let expected = head.anchor_seq + 1;
+  let after = Number.MIN_SAFE_INTEGER;
+  for (;;) {
+    const page = await store.auditLines(after, pageSize);
+    const { text } = page;
+    let start = 0;
+    for (let i = 0; i < page.n; i++) {
+      const newline = text.indexOf('\n', start);
+      const end = newline < 0 ? text.length : newline;
+      const jsonEnd = end - 65;
+      if (jsonEnd <= start || text.charCodeAt(jsonEnd) !== SPACE) return undefined;
+      const seq = Number(text.slice(start + 1, text.indexOf(',', start)));
+      if (seq > head.seq) {
+        // Appended after the head was read (a live server), unless the head now does not cover it either.
+        if (expected - 1 !== head.seq || prev !== head.hash || seq > (await store.auditHead()).seq) return undefined;
+        return { ok: true, count: head.seq - head.anchor_seq, head };
+      }
+      if (seq !== expected || text.charCodeAt(start) !== 91) return undefined;
+      // `,"<prev>"]`: an unescaped quote after the comma opens the last item, so it is exactly prev.
+      if (text.charCodeAt(jsonEnd - 1) !== BRACKET || text.charCodeAt(jsonEnd - 2) !== QUOTE || text.charCodeAt(jsonEnd - 67) !== QUOTE || text.charCodeAt(jsonEnd - 68) !== COMMA) return undefined;
+      if (!text.startsWith(prev, jsonEnd - 66)) return undefined;
+      const hash = text.slice(jsonEnd + 1, end);
+      if (sha256(text.slice(start, jsonEnd)) !== hash) return undefined;
+      prev = hash;
+      expected++;
+      start = end + 1;
+    }
+    if (page.n < pageSize || page.last === null) break;
+    after = page.last;
+  }
+  if (expected - 1 !== head.seq || prev !== head.hash) return undefined;
+  return { ok: true, count: head.seq - head.anchor_seq, head };
+}
+
+/** Entry by entry: what names a break (and the path for a store without auditLines). */
+async function verifyEntries(store: Pick<Store, 'auditHead' | 'auditEntries'>, pageSize: number): Promise<AuditVerdict> {
   const head = await store.auditHead();
   let beyond: AuditEntry | undefined;
   async function* pages(): AsyncGenerator<AuditEntry[]> {

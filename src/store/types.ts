@@ -67,6 +67,8 @@ export interface DeliveryAmendment {
   /** What happened, in the provider's words of this server: `edited`, `deleted`. */
   provider_status: string;
   at: number;
+  /** Who made the change, for its audit entry (absent: the notification's own client). */
+  by?: AuditActor;
 }
 
 /** A receipt's change to a delivery, applied only while the delivery is still in `from`. */
@@ -339,6 +341,19 @@ export interface AuditHead {
   anchor_hash: string;
 }
 
+/** Who made a change an audit entry records: the client (an operator's token client, too) and the tool it came through. */
+export interface AuditActor {
+  client: string | null;
+  tool: string | null;
+}
+
+/** A page of the chain for verify's fast read: `n` lines `<hashed JSON> <hash>`, joined by newlines, the last seq `last`. */
+export interface AuditLines {
+  text: string;
+  last: number | null;
+  n: number;
+}
+
 /** What the send's caller adds to a record write's entries: which tool made it, and its recipients' classes. */
 export interface AuditContext {
   tool: string | null;
@@ -498,7 +513,7 @@ export interface Store {
    * Puts a waiting send in the outbox. With an `idem_key` that another entry already holds,
    * nothing is written and that entry is returned (`existing`), so a keyed scheduling replays.
    */
-  scheduleSend(entry: OutboxEntry): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }>;
+  scheduleSend(entry: OutboxEntry, audit?: AuditContext): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }>;
   /**
    * Claims what is due at `now`, in one statement (PostgreSQL, `FOR UPDATE SKIP LOCKED`) or
    * one immediate transaction (SQLite): each entry goes to exactly one caller across every
@@ -512,7 +527,7 @@ export interface Store {
    * release racing, exactly one wins. The entry as it is after the call, and whether this
    * call moved it; null when there is no such entry.
    */
-  moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
+  moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number, by?: AuditActor): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
   getOutboxEntry(id: string): Promise<OutboxEntry | null>;
   /** Entries in `states`, soonest due first. */
   listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
@@ -530,11 +545,16 @@ export interface Store {
 
   /**
    * The audit chain: every write above that the audit covers (records, receipts, approval
-   * answers) appends its entries in its own transaction (./audit.ts says which). Where the
-   * chain stands, and its entries in seq order.
+   * answers and decisions, outbox moves, edits and retractions) appends its entries in its
+   * own transaction (./audit.ts, `auditEntriesFor`, says which). Where the chain stands, and
+   * its entries in seq order.
    */
   auditHead(): Promise<AuditHead>;
   auditEntries(query: AuditQuery): Promise<AuditEntry[]>;
+  /** Verify's fast read: entries after `afterSeq`, at most `limit`, as lines (AuditLines). */
+  auditLines(afterSeq: number, limit: number): Promise<AuditLines>;
+  /** One notification's entries, oldest first (the console's notification page). */
+  auditFor(notificationId: string, limit?: number): Promise<AuditEntry[]>;
   /**
    * Deletes entries older than `before` (a prefix of the chain), moving the anchor to the
    * last one deleted, so the rest still verifies; returns how many.

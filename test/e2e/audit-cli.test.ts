@@ -68,6 +68,29 @@ describe('notify-mcp audit on SQLite', () => {
     }
   });
 
+  it('a scheduled send and its retract are on the chain: export shows both, verify passes', async () => {
+    const dataDir = tempDataDir('notify-audit-outbox-');
+    const env = cliEnv({ NOTIFY_DATA_DIR: dataDir });
+    const s = await connectCli(env, 'planner');
+    try {
+      const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+      const scheduled = await s.client.callTool({ name: 'send_notification', arguments: { ...SMS(1), send_at: sendAt } });
+      const id = (scheduled.structuredContent as { id: string; status: string }).id;
+      expect(scheduled.structuredContent).toMatchObject({ status: 'scheduled' });
+      expect((await s.client.callTool({ name: 'retract_notification', arguments: { id } })).structuredContent).toMatchObject({ status: 'cancelled' });
+      expect((await runCli(['audit', 'verify'], env)).code).toBe(0);
+      const all = (await runCli(['audit', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(all.map((e) => [e.notification_id, e.kind, e.client, e.tool])).toEqual([
+        [id, 'outbox.scheduled', 'planner', 'send_notification'],
+        [id, 'outbox.cancelled', 'planner', 'retract_notification'],
+      ]);
+      expect(all[0].recipients).toEqual(['+14…']);
+      expect(JSON.stringify(all)).not.toContain('+14155550100');
+    } finally {
+      await s.close();
+    }
+  });
+
   it('export into a reader that stops early (| head) ends quietly, exit 0, no EPIPE stack', async () => {
     const dataDir = tempDataDir('notify-audit-pipe-');
     const env = cliEnv({ NOTIFY_DATA_DIR: dataDir });

@@ -187,6 +187,19 @@ describe('operator console (/console)', () => {
     expect(record).toMatchObject({ status: 'sent', attempts: 1, client: 'bot' });
     expect(record.approval).toMatchObject({ outcome: 'approved', decided_by: 'ops', reason: 'numbers checked', payload_sha256: sha, reasons: ['all'] });
     expect(typeof record.approval!.decided_at).toBe('number');
+    // The decision and the send it released are on the audit chain, and the notification's page lists them.
+    const audited = await app.store.auditFor(id);
+    expect(audited.map((e) => [e.kind, e.client])).toEqual([
+      ['approval.pending', 'bot'],
+      ['outcome.pending_approval', 'bot'],
+      ['decision.approved', 'ops'],
+      ['request', 'bot'],
+      ['outcome.sent', 'bot'],
+    ]);
+    const shown = await page(`/console/notifications/${id}`, cookie);
+    expect(shown.body).toContain('<h2 id="audit">Audit entries</h2>');
+    for (const e of audited) expect(shown.body).toContain(`<td data-label="Seq">${e.seq}</td>`);
+    expect(shown.body).toContain(`<td data-label="Kind">decision.approved</td><td data-label="Client">ops</td>`);
     const after = await bot.callTool({ name: 'get_notification', arguments: { id } });
     expect((after.structuredContent as { status: string }).status).toBe('sent');
   });

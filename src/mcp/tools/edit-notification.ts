@@ -77,7 +77,7 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
         return built.payload;
       });
       const at = ctx.now();
-      const written = await ctx.store.amendDelivery(record.id, { from: record.status, status: step.next, payload, provider_status: 'edited', at });
+      const written = await ctx.store.amendDelivery(record.id, { from: record.status, status: step.next, payload, provider_status: 'edited', at, by: { client: ctx.client, tool: 'edit_notification' } });
       if (!written) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} changed while it was being edited; read it with get_notification.`, { path: '/id' });
       return { id: record.id, via: record.via, status: step.next, edited_at: new Date(at).toISOString() };
     },

@@ -59,7 +59,7 @@ async function retractWaiting(id: string, ctx: ToolContext): Promise<Record<stri
   if (await ctx.store.getDelivery(id)) return undefined;
   const entry = await ctx.store.getOutboxEntry(id);
   if (!entry || !(ctx.operator === true || entry.client === ctx.client)) return undefined;
-  const result = await cancelWaiting({ store: ctx.store, now: ctx.now }, id);
+  const result = await cancelWaiting({ store: ctx.store, now: ctx.now }, id, { client: ctx.client, tool: 'retract_notification' });
   if (result.kind === 'cancelled') return { id, via: entry.via, status: 'cancelled', retracted_at: new Date(ctx.now()).toISOString() };
   if (result.kind === 'not_found') return undefined;
   const state = result.entry.state;
@@ -115,7 +115,7 @@ export function retractNotificationTool(channels: readonly ConfiguredChannel[]):
       const step = advance(record.status, 'retracted');
       if (!step.ok) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} cannot be retracted: ${step.reason}.`, { path: '/id' });
       const at = ctx.now();
-      const written = await ctx.store.amendDelivery(record.id, { from: record.status, status: step.next, payload: record.payload, provider_status: 'deleted', at });
+      const written = await ctx.store.amendDelivery(record.id, { from: record.status, status: step.next, payload: record.payload, provider_status: 'deleted', at, by: { client: ctx.client, tool: 'retract_notification' } });
       if (!written) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} changed while it was being retracted; read it with get_notification.`, { path: '/id' });
       return { id: record.id, via: record.via, status: step.next, retracted_at: new Date(at).toISOString() };
     },

@@ -13,12 +13,12 @@ import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
-import { answerEntry, chain, receiptEntry, recordEntries } from '../audit.js';
-import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
+import { auditEntriesFor, chain, type AuditedChange } from '../audit.js';
+import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_LINES_POSTGRES, auditLinesFromRow, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
-  AuditInput,
+  AuditLines,
   DeliveryStatusChange,
   BannerRecord,
   CapCharge,
@@ -41,7 +41,7 @@ import type {
   Store,
   TakenReceipt,
 } from '../types.js';
-import { statement, type Dialect } from '../sql/dialect.js';
+import { statement, type Dialect, type Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
 import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
@@ -138,6 +138,27 @@ function appendAuditStatement(n: number): { name: string; text: string } {
   return s;
 }
 
+/**
+ * Claims what is due at $1 (a release claimed before $2 was left by a dead process) for owner
+ * $4, at most $3, only entry $5 when given; due longer than $6 ago (never claimed) expires
+ * instead. SKIP LOCKED lets replicas claim disjoint batches at once, each row to one of them;
+ * `prior` is the state before the claim, read under the same lock.
+ */
+const CLAIM_DUE = prepared(
+  'claim-due',
+  `WITH picked AS (
+     SELECT id, state AS prior FROM outbox
+     WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND ($5::text IS NULL OR id = $5)
+     ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED
+   )
+   UPDATE outbox o SET
+     state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN 'expired' ELSE 'releasing' END,
+     owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN NULL ELSE $4 END,
+     claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN o.claimed_at ELSE $1 END,
+     finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN $1 ELSE NULL END
+   FROM picked WHERE o.id = picked.id RETURNING o.*, picked.prior`,
+);
+
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
 export class PostgresStore extends SqlStore implements Store {
@@ -178,11 +199,20 @@ export class PostgresStore extends SqlStore implements Store {
    * they describe. Call it after that write's own statements: the head stays locked from
    * here to COMMIT, so the later it is taken the less replicas queue on it.
    */
-  protected async appendAudit(client: pg.PoolClient, inputs: readonly AuditInput[]): Promise<void> {
-    if (inputs.length === 0) return;
+  protected async appendAudit(client: pg.PoolClient, changes: readonly AuditedChange[]): Promise<void> {
+    if (changes.length === 0) return;
+    const inputs = changes.flatMap(auditEntriesFor);
     const { rows } = await client.query({ ...LOCK_AUDIT_HEAD, values: [] });
     const { entries, head } = chain(auditHeadFromRow(rows[0] as Row), inputs);
     await client.query({ ...appendAuditStatement(entries.length), values: [...entries.flatMap(auditValues), head.seq, head.hash] });
+  }
+
+  protected async audited(s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]): Promise<Row[]> {
+    return this.transaction(async (client) => {
+      const { rows } = await client.query({ ...s, values: params as unknown[] });
+      await this.appendAudit(client, changes(rows as Row[]));
+      return rows as Row[];
+    });
   }
 
   async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
@@ -201,7 +231,7 @@ export class PostgresStore extends SqlStore implements Store {
         const { rows } = await client.query({ ...RECORD_COMPLETING, values });
         if (rows.length !== 1) throw LOST;
       }
-      await this.appendAudit(client, recordEntries(r, opts.audit));
+      await this.appendAudit(client, [{ write: 'record', record: r, ctx: opts.audit }]);
       return WRITTEN;
     }).catch((err: unknown) => {
       if (err === LOST) return LOST;
@@ -215,12 +245,17 @@ export class PostgresStore extends SqlStore implements Store {
     return this.transaction(async (client) => {
       const { rowCount } = await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(id, change) });
       if (rowCount !== 1) throw NOT_MOVED;
-      await this.appendAudit(client, [receiptEntry(id, change)]);
+      await this.appendAudit(client, [{ write: 'receipt', id, change }]);
       return true;
     }).catch((err: unknown) => {
       if (err === NOT_MOVED) return false;
       throw err;
     });
+  }
+
+  async auditLines(afterSeq: number, limit: number): Promise<AuditLines> {
+    const { rows } = await this.pool.query({ ...AUDIT_LINES_POSTGRES, values: [afterSeq, limit] });
+    return auditLinesFromRow(rows[0] as Row | undefined);
   }
 
   async pruneAudit(before: number): Promise<number> {
@@ -297,7 +332,7 @@ export class PostgresStore extends SqlStore implements Store {
         const held = (rows as Row[]).map(heldReceiptFromRow);
         const { change, result } = fold(this.toDelivery(found[0] as Row), held);
         if (change && (await client.query({ ...q.UPDATE_DELIVERY_STATUS, values: statusChangeValues(target.id, change) })).rowCount === 1) {
-          await this.appendAudit(client, [receiptEntry(target.id, change)]);
+          await this.appendAudit(client, [{ write: 'receipt', id: target.id, change }]);
         }
         await client.query('DELETE FROM held_receipts WHERE seq = ANY($1::bigint[])', [held.map((h) => h.seq)]);
         await client.query('COMMIT');
@@ -344,24 +379,20 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   async claimDue(now: number, { limit, owner, leaseMs, graceMs, id }: DueClaimOptions): Promise<DueClaim> {
-    // One statement: SKIP LOCKED lets replicas claim disjoint batches at once, each row to
-    // one of them. `prior` is the state before the claim, read under the same lock.
-    const { rows } = await this.pool.query(
-      `WITH picked AS (
-         SELECT id, state AS prior FROM outbox
-         WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND ($5::text IS NULL OR id = $5)
-         ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED
-       )
-       UPDATE outbox o SET
-         state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN 'expired' ELSE 'releasing' END,
-         owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN NULL ELSE $4 END,
-         claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN o.claimed_at ELSE $1 END,
-         finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN $1 ELSE NULL END
-       FROM picked WHERE o.id = picked.id RETURNING o.*`,
+    // One transaction with its audit entries: the claim's row locks and the chain's head are released by its COMMIT.
+    const rows = await this.audited(
+      CLAIM_DUE,
       [now, now - leaseMs, limit, owner, id ?? null, graceMs],
+      (claimed) =>
+        claimed.map((row): AuditedChange => {
+          const e = outboxFromRow(row);
+          return e.state === 'expired'
+            ? { write: 'outbox', id: e.id, client: e.client, state: 'expired', at: now, detail: { due_at: e.due_at, grace_ms: graceMs } }
+            : { write: 'outbox', id: e.id, client: e.client, state: 'releasing', at: now, detail: { owner, from: row.prior, due_at: e.due_at } };
+        }),
     );
     const out: DueClaim = { due: [], expired: [] };
-    for (const row of rows as Row[]) {
+    for (const row of rows) {
       const entry = outboxFromRow(row);
       (entry.state === 'expired' ? out.expired : out.due).push(entry);
     }
@@ -455,7 +486,7 @@ export class PostgresStore extends SqlStore implements Store {
     for (let attempt = 0; attempt < 5; attempt++) {
       const first = await this.transaction(async (client) => {
         const { rowCount } = await client.query({ ...ANSWER_APPROVAL, values: [key, answer, now, ttlMs] });
-        if (rowCount === 1) await this.appendAudit(client, [answerEntry(id, answer, now)]);
+        if (rowCount === 1) await this.appendAudit(client, [{ write: 'answer', question: id, answer, at: now }]);
         return rowCount === 1;
       });
       if (first) return { answer, first: true };

@@ -3,7 +3,7 @@
  * engine's own (`appendAudit` in its store.ts): it runs inside the transaction of the write
  * it describes, with the head row locked (PostgreSQL) or the write lock held (SQLite).
  */
-import type { AuditEntry, AuditHead } from '../types.js';
+import type { AuditEntry, AuditHead, AuditLines } from '../types.js';
 import { statement } from './dialect.js';
 import { num, type Row } from './rows.js';
 
@@ -65,6 +65,34 @@ export function appendAuditText(n: number): string {
 }
 
 export const INSERT_AUDIT = statement('audit-insert', appendAuditText(1));
+/**
+ * A page of the chain as verify reads it: one text of lines `<hashed JSON> <hash>` in seq
+ * order, the JSON being what entryHash hashes, built by the engine (one string a page, not
+ * ten values a row: making JS values is most of what reading a million rows costs). What
+ * does not hash or link as it should is read again entry by entry (../audit.ts).
+ */
+export const AUDIT_LINES_SQLITE = statement(
+  'audit-lines',
+  // No ORDER BY in the aggregate (it sorts each page again: twice the cost): the rows come in the
+  // subquery's seq order, and a line out of order is only a line verify reads again entry by entry.
+  `SELECT group_concat(line, char(10)) AS text, max(seq) AS last, count(*) AS n FROM (
+     SELECT seq, json_array(seq, at, client, tool, notification_id, kind, digest, json(recipients), prev) || ' ' || hash AS line
+     FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2)`,
+);
+const pgJson = (c: string) => `COALESCE(to_json(${c})::text, 'null')`;
+export const AUDIT_LINES_POSTGRES = statement(
+  'audit-lines',
+  `SELECT string_agg(line, E'\n' ORDER BY seq) AS text, max(seq) AS last, count(*) AS n FROM (
+     SELECT seq, '[' || seq || ',' || at || ',' || ${['client', 'tool', 'notification_id', 'kind', 'digest'].map(pgJson).join(" || ',' || ")}
+       || ',' || COALESCE(recipients, 'null') || ',' || ${pgJson('prev')} || '] ' || hash AS line
+     FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2) page`,
+);
+
+export function auditLinesFromRow(r: Row | undefined): AuditLines {
+  const n = r ? num(r.n) : 0;
+  return { text: n === 0 ? '' : (r!.text as string), last: n === 0 ? null : num(r!.last), n };
+}
+
 export const AUDIT_HEAD = statement('audit-head', 'SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1');
 export const MOVE_AUDIT_HEAD = statement('audit-move-head', 'UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1');
 export const AUDIT_PAGE = statement('audit-page', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`);

@@ -53,14 +53,14 @@ export function outboxStatements(engine: string, states: (p: string) => string):
   return {
     insert: s(
       'outbox-insert',
-      `INSERT INTO outbox (${OUTBOX_COLUMNS.join(', ')}) VALUES (${OUTBOX_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (idem_key) DO NOTHING`,
+      `INSERT INTO outbox (${OUTBOX_COLUMNS.join(', ')}) VALUES (${OUTBOX_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (idem_key) DO NOTHING RETURNING id`,
     ),
     byId: s('outbox-by-id', 'SELECT * FROM outbox WHERE id = $1'),
     byKey: s('outbox-by-key', 'SELECT * FROM outbox WHERE idem_key = $1'),
     // Fenced: a release taken over by another process (its lease ran out) changes nothing.
-    finish: s('outbox-finish', `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing'`),
+    finish: s('outbox-finish', `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing' RETURNING id, client`),
     // One statement: a release claiming the same row in between finds it moved, or this finds it claimed.
-    move: s('outbox-move', `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')})`),
+    move: s('outbox-move', `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')}) RETURNING id, client`),
     list: s('outbox-list', `SELECT * FROM outbox WHERE state IN (${states('$1')}) ORDER BY due_at, id LIMIT $2`),
     nextDue: s('outbox-next-due', `SELECT MIN(due_at) AS due FROM outbox WHERE state IN (${states('$1')})`),
     capCounters: s('cap-counters', 'SELECT key, used, resets_at FROM cap_counters WHERE resets_at > $1 ORDER BY key'),

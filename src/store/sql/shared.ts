@@ -3,9 +3,10 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import type { AuditedChange } from '../audit.js';
+import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
 import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
-import type { Dialect } from './dialect.js';
+import type { Dialect, Statement } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
 import * as q from './statements.js';
@@ -31,6 +32,13 @@ export abstract class SqlStore {
 
   protected toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, this.sql.json);
 
+  /**
+   * Runs write `s` and, in the same transaction, appends the audit entries of the changes it
+   * made (`changes`, from the rows its RETURNING gave: none when it changed nothing); the
+   * rows. Each engine's own, as its transactions are (./audit.ts's `auditEntriesFor` maps).
+   */
+  protected abstract audited(s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]): Promise<Row[]>;
+
   protected async insertDelivery(r: DeliveryRecord): Promise<void> {
     await this.sql.run(q.INSERT_DELIVERY, deliveryValues(r));
   }
@@ -45,16 +53,24 @@ export abstract class SqlStore {
   }
 
   async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {
-    return (await this.sql.run(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from])) === 1;
+    const decided = await this.audited(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from], (rows) => rows.map(() => ({ write: 'decision', id, decision: d })));
+    return decided.length === 1;
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
     const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
-    return (await this.sql.run(q.RECORD_RELEASE, values)) === 1;
+    return (await this.audited(q.RECORD_RELEASE, values, (rows) => rows.map(() => ({ write: 'release-record', record: r })))).length === 1;
   }
 
   async expirePending(createdBefore: number, now: number): Promise<number> {
-    return this.sql.run(q.EXPIRE_PENDING, [now, createdBefore]);
+    const rows = await this.audited(q.EXPIRE_PENDING, [now, createdBefore], (expired) =>
+      expired.map((row) => {
+        const approval = (row.approval === null || row.approval === undefined ? null : this.sql.json(row.approval)) as ApprovalRecord | null;
+        const decided: ApprovalRecord = { outcome: 'expired', reasons: approval?.reasons ?? [], payload_sha256: approval?.payload_sha256 ?? '', decided_at: now };
+        return { write: 'decision', id: row.id as string, decision: { from: 'pending_approval', status: 'expired', approval: decided, at: now } };
+      }),
+    );
+    return rows.length;
   }
 
   async getDelivery(id: string): Promise<DeliveryRecord | null> {
@@ -73,7 +89,8 @@ export abstract class SqlStore {
 
   async amendDelivery(id: string, change: DeliveryAmendment): Promise<boolean> {
     const values = [change.status, JSON.stringify(change.payload ?? null), change.provider_status, change.at, id, change.from];
-    return (await this.sql.run(q.AMEND_DELIVERY, values)) === 1;
+    const rows = await this.audited(q.AMEND_DELIVERY, values, (amended) => amended.map((row) => ({ write: 'amend', id, client: (row.client as string | null) ?? null, change })));
+    return rows.length === 1;
   }
 
   async markIdempotencySending(key: string, owner: string, notificationId?: string): Promise<boolean> {
@@ -126,8 +143,9 @@ export abstract class SqlStore {
     return banner ? { banner, dismissed } : null;
   }
 
-  async scheduleSend(entry: OutboxEntry): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }> {
-    if ((await this.sql.run(this.ob.insert, outboxValues(entry))) === 1) return { kind: 'scheduled' };
+  async scheduleSend(entry: OutboxEntry, audit?: AuditContext): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }> {
+    const added = await this.audited(this.ob.insert, outboxValues(entry), (rows) => rows.map(() => ({ write: 'schedule', entry, ctx: audit })));
+    if (added.length === 1) return { kind: 'scheduled' };
     // Only the key's unique index refuses quietly; the id is new.
     const row = await this.sql.get(this.ob.byKey, [entry.idem_key]);
     if (!row) throw new StoreError(`outbox entry ${entry.id} was neither scheduled nor found under its key`);
@@ -135,11 +153,17 @@ export abstract class SqlStore {
   }
 
   async finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean> {
-    return (await this.sql.run(this.ob.finish, [state, JSON.stringify(outcome ?? null), now, id, owner])) === 1;
+    const rows = await this.audited(this.ob.finish, [state, JSON.stringify(outcome ?? null), now, id, owner], (finished) =>
+      finished.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state, at: now, detail: { owner, outcome } })),
+    );
+    return rows.length === 1;
   }
 
-  async moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
-    const moved = (await this.sql.run(this.ob.move, [to, now, id, JSON.stringify(from)])) === 1;
+  async moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number, by?: AuditActor): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
+    const rows = await this.audited(this.ob.move, [to, now, id, JSON.stringify(from)], (moved) =>
+      moved.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: to, at: now, detail: { from }, by })),
+    );
+    const moved = rows.length === 1;
     // Read after the write: what moved it on (a release, a cancel) is what this call reports.
     const entry = await this.getOutboxEntry(id);
     return entry ? { entry, moved } : null;
@@ -167,6 +191,10 @@ export abstract class SqlStore {
     const row = await this.sql.get(AUDIT_HEAD, []);
     if (!row) throw new StoreError('audit_head has no row; the database was altered by hand');
     return auditHeadFromRow(row);
+  }
+
+  async auditFor(notificationId: string, limit = 1_000): Promise<AuditEntry[]> {
+    return this.auditEntries({ afterSeq: Number.MIN_SAFE_INTEGER, limit, notificationId });
   }
 
   async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {

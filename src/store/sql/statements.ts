@@ -23,16 +23,16 @@ export const FIND_DELIVERIES = statement(
 );
 export const DECIDE_DELIVERY = statement(
   'decide-delivery',
-  'UPDATE deliveries SET status = $1, approval = $2, status_updated_at = $3 WHERE id = $4 AND status = $5',
+  'UPDATE deliveries SET status = $1, approval = $2, status_updated_at = $3 WHERE id = $4 AND status = $5 RETURNING id',
 );
 export const RECORD_RELEASE = statement(
   'record-release',
   `UPDATE deliveries SET status = $1, provider_message_id = $2, error_code = $3, attempts = $4, attempt_log = $5, latency_ms = $6, ` +
-    `provider_status = $7, status_updated_at = $8 WHERE id = $9 AND status = 'approved'`,
+    `provider_status = $7, status_updated_at = $8 WHERE id = $9 AND status = 'approved' RETURNING id`,
 );
 export const EXPIRE_PENDING = statement(
   'expire-pending',
-  `UPDATE deliveries SET status = 'expired', status_updated_at = $1 WHERE status = 'pending_approval' AND created_at < $2`,
+  `UPDATE deliveries SET status = 'expired', status_updated_at = $1 WHERE status = 'pending_approval' AND created_at < $2 RETURNING id, approval`,
 );
 export const GET_DELIVERY = statement('get-delivery', 'SELECT * FROM deliveries WHERE id = $1');
 export const DELIVERY_BY_PROVIDER_ID = statement(
@@ -48,7 +48,7 @@ export const UPDATE_DELIVERY_STATUS = statement(
 /** A caller's edit or retraction: compare-and-set on the status, the payload replaced. */
 export const AMEND_DELIVERY = statement(
   'amend-delivery',
-  'UPDATE deliveries SET status = $1, payload = $2, provider_status = $3, provider_status_code = NULL, status_updated_at = $4 WHERE id = $5 AND status = $6',
+  'UPDATE deliveries SET status = $1, payload = $2, provider_status = $3, provider_status_code = NULL, status_updated_at = $4 WHERE id = $5 AND status = $6 RETURNING id, client',
 );
 
 // Fenced: each write names the owner, so one that lost its claim changes nothing.

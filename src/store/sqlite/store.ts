@@ -13,13 +13,13 @@ import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
-import { answerEntry, chain, receiptEntry, recordEntries } from '../audit.js';
-import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
+import { auditEntriesFor, chain, type AuditedChange } from '../audit.js';
+import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_LINES_SQLITE, auditLinesFromRow, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
   AuditEntry,
-  AuditInput,
+  AuditLines,
   AuditQuery,
   DeliveryStatusChange,
   BannerRecord,
@@ -85,7 +85,7 @@ export class SqliteStore extends SqlStore implements Store {
   private get recordAudited() {
     return (this.recordAuditedTx ??= this.db.transaction((r: DeliveryRecord, audit: AuditContext | undefined) => {
       this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
-      this.appendAudit(recordEntries(r, audit));
+      this.appendAudit([{ write: 'record', record: r, ctx: audit }]);
     }));
   }
   /** The audit's page reads, raw (rows as arrays). */
@@ -117,8 +117,9 @@ export class SqliteStore extends SqlStore implements Store {
    * write they describe: the write lock, taken before the head is read, is what keeps
    * processes from forking the chain, and a rollback takes the entries with the write.
    */
-  protected appendAudit(inputs: readonly AuditInput[]): void {
-    if (inputs.length === 0) return;
+  protected appendAudit(changes: readonly AuditedChange[]): void {
+    if (changes.length === 0) return;
+    const inputs = changes.flatMap(auditEntriesFor);
     const head = auditHeadFromRow(this.shared(AUDIT_HEAD).get([])!);
     const { entries, head: next } = chain(head, inputs);
     const insert = this.shared(INSERT_AUDIT);
@@ -126,11 +127,20 @@ export class SqliteStore extends SqlStore implements Store {
     this.shared(MOVE_AUDIT_HEAD).run([next.seq, next.hash]);
   }
 
+  protected async audited(s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]): Promise<Row[]> {
+    const tx = this.db.transaction((): Row[] => {
+      const rows = this.shared(s).all(params);
+      this.appendAudit(changes(rows));
+      return rows;
+    });
+    return tx.immediate();
+  }
+
   async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
     const { optOut, claim } = opts;
     const audited = (write: () => RecordWrite): RecordWrite => {
       const written = write();
-      if (written.kind === 'written') this.appendAudit(recordEntries(r, opts.audit));
+      if (written.kind === 'written') this.appendAudit([{ write: 'record', record: r, ctx: opts.audit }]);
       return written;
     };
     if (claim) {
@@ -185,7 +195,7 @@ export class SqliteStore extends SqlStore implements Store {
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
     const tx = this.db.transaction((): boolean => {
       const moved = this.shared(q.UPDATE_DELIVERY_STATUS).run(statusChangeValues(id, change)).changes === 1;
-      if (moved) this.appendAudit([receiptEntry(id, change)]);
+      if (moved) this.appendAudit([{ write: 'receipt', id, change }]);
       return moved;
     });
     return tx.immediate();
@@ -199,6 +209,10 @@ export class SqliteStore extends SqlStore implements Store {
     if (!stmt) this.auditReads.set(key, (stmt = this.db.prepare(key.replace(/\$(\d+)/g, '@p$1')).raw()));
     const params = filtered ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null, p5: query.notificationId ?? null } : { p1: query.afterSeq, p2: query.limit };
     return (stmt.all(params) as unknown[][]).map(auditFromArray);
+  }
+
+  async auditLines(afterSeq: number, limit: number): Promise<AuditLines> {
+    return auditLinesFromRow(this.shared(AUDIT_LINES_SQLITE).get([afterSeq, limit]));
   }
 
   async pruneAudit(before: number): Promise<number> {
@@ -250,7 +264,7 @@ export class SqliteStore extends SqlStore implements Store {
       const held = rows.map(heldReceiptFromRow);
       const { change, result } = fold(this.toDelivery(row), held);
       if (change && this.shared(q.UPDATE_DELIVERY_STATUS).run(statusChangeValues(target.id, change)).changes === 1) {
-        this.appendAudit([receiptEntry(target.id, change)]);
+        this.appendAudit([{ write: 'receipt', id: target.id, change }]);
       }
       const del = this.statement('DELETE FROM held_receipts WHERE seq = ?');
       for (const h of held) del.run(h.seq);
@@ -346,6 +360,7 @@ export class SqliteStore extends SqlStore implements Store {
       ) as Row[];
       const claim = this.statement(`UPDATE outbox SET state = ?, owner = ?, claimed_at = ?, finished_at = ? WHERE id = ?`);
       const out: DueClaim = { due: [], expired: [] };
+      const moves: AuditedChange[] = [];
       for (const row of rows) {
         const entry = outboxFromRow(row);
         // A release already under way keeps going (its idempotency claim decides); a send never started is too late past the grace.
@@ -353,11 +368,14 @@ export class SqliteStore extends SqlStore implements Store {
         if (late) {
           claim.run('expired', null, entry.claimed_at, now, entry.id);
           out.expired.push({ ...entry, state: 'expired', finished_at: now });
+          moves.push({ write: 'outbox', id: entry.id, client: entry.client, state: 'expired', at: now, detail: { due_at: entry.due_at, grace_ms: graceMs } });
         } else {
           claim.run('releasing', owner, now, null, entry.id);
           out.due.push({ ...entry, state: 'releasing', owner, claimed_at: now });
+          moves.push({ write: 'outbox', id: entry.id, client: entry.client, state: 'releasing', at: now, detail: { owner, from: entry.state, due_at: entry.due_at } });
         }
       }
+      this.appendAudit(moves);
       return out;
     });
     return tx.immediate();
@@ -401,7 +419,7 @@ export class SqliteStore extends SqlStore implements Store {
          ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, claimed_at = excluded.claimed_at WHERE idempotency_keys.claimed_at <= ?`,
       ).run(key, answer, now, now - ttlMs);
       if (inserted.changes === 1) {
-        this.appendAudit([answerEntry(id, answer, now)]);
+        this.appendAudit([{ write: 'answer', question: id, answer, at: now }]);
         return { answer, first: true };
       }
       const row = this.shared(q.CLAIM_READ).get([key]) as { payload_hash: ApprovalAnswer };

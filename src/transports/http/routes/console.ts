@@ -229,7 +229,7 @@ export function consoleRoute(deps: ConsoleDeps): Route {
           res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Disposition': `attachment; filename="${record.id}.json"`, ...SECURITY_HEADERS });
           return void res.end(JSON.stringify(record.payload, null, 2));
         default:
-          return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...notice(url.searchParams.get('done')), body: detailBody(record, csrf) }));
+          return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...notice(url.searchParams.get('done')), body: detailBody(record, csrf, await deps.actions.audit(record.id)) }));
       }
     }
     if (path === '/console/approvals' && !form) {
