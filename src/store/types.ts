@@ -377,6 +377,13 @@ export interface Store {
    */
   decideDelivery(id: string, decision: DeliveryDecision): Promise<boolean>;
   /**
+   * An approval: the decision's compare-and-set and, only if it won, `release` put in the
+   * outbox, in one transaction. The approved send then waits durably: whichever process
+   * releases it (this one at once, or any replica's release loop after a crash) sends it
+   * once. False when nothing was written (someone else decided first).
+   */
+  approveDelivery(id: string, decision: DeliveryDecision, release: OutboxEntry): Promise<boolean>;
+  /**
    * Writes the outcome of an approved send's provider call onto its row (status, provider
    * id and status, attempts, error, latency), only while the row is `approved`: false otherwise.
    */

@@ -19,7 +19,9 @@ import type {
   ApprovalAnswer,
   AuditContext,
   AuditInput,
+  DeliveryDecision,
   DeliveryStatusChange,
+  OutboxEntry,
   BannerRecord,
   CapCharge,
   CapDecision,
@@ -43,8 +45,8 @@ import type {
 } from '../types.js';
 import { statement, type Dialect } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
-import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
-import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
+import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
 import * as q from '../sql/statements.js';
 import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 
@@ -208,6 +210,19 @@ export class PostgresStore extends SqlStore implements Store {
       throw err;
     });
     return written;
+  }
+
+  async approveDelivery(id: string, d: DeliveryDecision, release: OutboxEntry): Promise<boolean> {
+    const LOST = Symbol('lost');
+    return this.transaction(async (client) => {
+      const { rowCount } = await client.query({ ...q.DECIDE_DELIVERY, values: decisionValues(id, d) });
+      if (rowCount !== 1) throw LOST;
+      await client.query({ ...this.ob.insert, values: outboxValues(release) });
+      return true;
+    }).catch((err: unknown) => {
+      if (err === LOST) return false;
+      throw err;
+    });
   }
 
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {

@@ -21,6 +21,9 @@ export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown
   c.from,
 ];
 
+/** The values of DECIDE_DELIVERY for `d` on delivery `id`. */
+export const decisionValues = (id: string, d: DeliveryDecision): unknown[] => [d.status, JSON.stringify(d.approval), d.at, id, d.from];
+
 export const bannerValues = (b: BannerRecord): unknown[] => [b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at];
 
 export abstract class SqlStore {
@@ -45,7 +48,7 @@ export abstract class SqlStore {
   }
 
   async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {
-    return (await this.sql.run(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from])) === 1;
+    return (await this.sql.run(q.DECIDE_DELIVERY, decisionValues(id, d))) === 1;
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {

@@ -21,7 +21,9 @@ import type {
   AuditEntry,
   AuditInput,
   AuditQuery,
+  DeliveryDecision,
   DeliveryStatusChange,
+  OutboxEntry,
   BannerRecord,
   CapCharge,
   CapDecision,
@@ -45,8 +47,8 @@ import type {
 } from '../types.js';
 import type { Dialect, Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
-import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
-import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
+import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
 import * as q from '../sql/statements.js';
 import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
 
@@ -174,6 +176,15 @@ export class SqliteStore extends SqlStore implements Store {
         }),
       )
       .immediate();
+  }
+
+  async approveDelivery(id: string, d: DeliveryDecision, release: OutboxEntry): Promise<boolean> {
+    const tx = this.db.transaction((): boolean => {
+      if (this.shared(q.DECIDE_DELIVERY).run(decisionValues(id, d)).changes !== 1) return false;
+      this.shared(this.ob.insert).run(outboxValues(release));
+      return true;
+    });
+    return tx.immediate();
   }
 
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {
