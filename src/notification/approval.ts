@@ -180,6 +180,8 @@ export async function approveSend<C, P>(
   round: ApprovalRound | undefined,
   client: string | null,
   key: string | null,
+  /** The id a send released from the outbox already has: held, it keeps it. */
+  releaseId?: string,
 ): Promise<Approved<P> | undefined> {
   const rules = deps.config.approval.rules;
   if (rules.length === 0) return undefined;
@@ -192,7 +194,7 @@ export async function approveSend<C, P>(
     const built = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, at);
     return { built, grant: { id, at, payload_sha256: payloadSha256(built.payload), key } };
   };
-  let { built, grant } = await build(previous?.grant.id ?? newNotificationId(), previous?.grant.at ?? deps.now());
+  let { built, grant } = await build(previous?.grant.id ?? releaseId ?? newNotificationId(), previous?.grant.at ?? deps.now());
   // No rule applies any more, yet the call carries a person's answer about this very message:
   // a first contact that its own approved send (or another) recorded meanwhile. It stays that
   // message, so the same answer sent again replays (or stays declined) instead of going out

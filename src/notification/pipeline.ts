@@ -203,7 +203,7 @@ async function sendTyped<C, P>(
     const { idempotency_key: _key, ...content } = value;
     return schemaHash(content);
   };
-  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null);
+  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null, opts.release?.id);
   // A keyed send is asked about only once it holds its key: the claim alone says whether this
   // call is a replay (it sends nothing, so it asks no one), waits for another, or sends (then
   // the approval step runs, and a question or refusal releases the key). No lookup before the
@@ -501,13 +501,13 @@ export const approvedCall = (payloadSha256: string): Record<string, unknown> => 
 
 /**
  * Sends a held send a person approved (row `approved`), released from the outbox like any
- * waiting send: claimed under the release's key (`outbox:<id>`), so a release that died
+ * waiting send: claimed under a key of its own (`approved:<id>`), so a release that died
  * before its provider call is taken over and sends, and one that died during it leaves
  * `unknown`, never a second send. It sends the stored payload as it was built for the
  * person, under its id, through the same provider call, retries and record as any send;
  * the record is written onto its row, only while the row is still `approved`.
  */
-async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, release: { id: string; key: string }): Promise<SendResult> {
+async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, release: { id: string }): Promise<SendResult> {
   return connected.open(async <C, P>(typed: TypedChannel<C, P>) => {
     const via = typed.name;
     const startedAt = deps.now();
@@ -515,10 +515,12 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
     if (!held) throw new NotifyError('NOT_FOUND', `Approved notification ${release.id} has no record; nothing was sent.`, { via });
     const send: Send<C, P> = { deps, channel: typed, recipients: held.approval?.recipients ?? [], key: held.idempotency_key ?? undefined, opts: { client: held.client } };
     const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
+    // Not the release's own key: a send held at its release completed that key with the held answer.
+    const approvedKey = `approved:${release.id}`;
     const claimed = await claimKey<SendResult>({
       store: deps.store,
-      key: JSON.stringify([held.client ?? '', release.key]),
-      sentKey: release.key,
+      key: JSON.stringify([held.client ?? '', approvedKey]),
+      sentKey: approvedKey,
       payloadHash: held.approval?.payload_sha256 ?? '',
       budgetMs: deps.config.sendBudgetMs,
       startedAt,

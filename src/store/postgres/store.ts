@@ -47,6 +47,7 @@ import { statement, type Dialect } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
 import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
+import { ENQUEUE_APPROVED } from '../sql/approved-release.js';
 import * as q from '../sql/statements.js';
 import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 
@@ -217,7 +218,8 @@ export class PostgresStore extends SqlStore implements Store {
     return this.transaction(async (client) => {
       const { rowCount } = await client.query({ ...q.DECIDE_DELIVERY, values: decisionValues(id, d) });
       if (rowCount !== 1) throw LOST;
-      await client.query({ ...this.ob.insert, values: outboxValues(release) });
+      const enqueued = await client.query({ ...ENQUEUE_APPROVED, values: outboxValues(release) });
+      if (enqueued.rowCount !== 1) throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
       return true;
     }).catch((err: unknown) => {
       if (err === LOST) return false;

@@ -49,6 +49,7 @@ import type { Dialect, Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
 import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
+import { ENQUEUE_APPROVED } from '../sql/approved-release.js';
 import * as q from '../sql/statements.js';
 import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
 
@@ -181,7 +182,7 @@ export class SqliteStore extends SqlStore implements Store {
   async approveDelivery(id: string, d: DeliveryDecision, release: OutboxEntry): Promise<boolean> {
     const tx = this.db.transaction((): boolean => {
       if (this.shared(q.DECIDE_DELIVERY).run(decisionValues(id, d)).changes !== 1) return false;
-      this.shared(this.ob.insert).run(outboxValues(release));
+      if (this.shared(ENQUEUE_APPROVED).run(outboxValues(release)).changes !== 1) throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
       return true;
     });
     return tx.immediate();
