@@ -229,7 +229,7 @@ export async function approveSend<C, P>(
   }
   const mode = deps.config.approval.mode ?? 'ask';
   if (mode === 'console' || (mode === 'ask-then-console' && !round?.canAsk)) {
-    await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts });
+    await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts, call: heldCall(call) });
     log.info('approval held for the console', { reasons: names });
     throw new ApprovalHeld({ id: grant.id, via: channel.name, at: grant.at });
   }
@@ -264,6 +264,12 @@ async function recordHeld<C, P>(
   await deps.store.writeRecord(
     newDeliveryRecord(channel, { id: grant.id, status: 'pending_approval', payload, error_code: null, client, idempotency_key: grant.key, at: grant.at, approval: approvalUntil }),
   );
+}
+
+/** The call a held send keeps for an edit: what it sends, without its key or timing. */
+function heldCall(call: unknown): Record<string, unknown> {
+  const { idempotency_key: _key, send_at: _at, urgent: _urgent, ...rest } = call as Record<string, unknown>;
+  return rest;
 }
 
 /** NOTIFY_APPROVAL_TTL_S's default: a day. */

@@ -142,6 +142,8 @@ export interface ApprovalRecord {
   /** A held send's recipients (every one, bcc included), and those that were first contacts: an approval makes them known. */
   recipients?: string[];
   first_contacts?: string[];
+  /** A held send's validated call (without its idempotency key), so an edit can change it and build it again. */
+  call?: Record<string, unknown>;
 }
 
 /** What the console's notification list filters by; each absent filter admits all. */
@@ -160,6 +162,14 @@ export interface DeliveryQuery {
 export interface DeliveryDecision {
   from: DeliveryStatus;
   status: DeliveryStatus;
+  approval: ApprovalRecord;
+  at: number;
+}
+
+/** An edit of a held send: the payload as it now stands and its approval (hash, recipients, call), from `from`. */
+export interface HeldRevision {
+  from: 'pending_approval' | 'approved';
+  payload: unknown;
   approval: ApprovalRecord;
   at: number;
 }
@@ -388,6 +398,14 @@ export interface Store {
    * id and status, attempts, error, latency), only while the row is `approved`: false otherwise.
    */
   recordRelease(record: DeliveryRecord): Promise<boolean>;
+  /** An edit of a send waiting in the outbox (`scheduled`, `held`): its call replaced, only while it waits. False otherwise. */
+  editWaiting(id: string, call: Record<string, unknown>): Promise<boolean>;
+  /**
+   * An edit of a held send (`pending_approval`, or `approved` and not yet released): its
+   * payload and approval replaced and the row `pending_approval`, so a person decides on what
+   * it now says; only while the row is in `revision.from`. False otherwise.
+   */
+  reviseHeld(id: string, revision: HeldRevision): Promise<boolean>;
   /** Moves held sends created before `createdBefore` from `pending_approval` to `expired`; how many. */
   expirePending(createdBefore: number, now: number): Promise<number>;
   getDelivery(id: string): Promise<DeliveryRecord | null>;

@@ -47,7 +47,7 @@ import { statement, type Dialect } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
 import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
-import { ENQUEUE_APPROVED } from '../sql/approved-release.js';
+import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import * as q from '../sql/statements.js';
 import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 

@@ -3,7 +3,8 @@
  * Each engine extends this class with what truly differs.
  */
 import { StoreError } from '../errors.js';
-import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import type { AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
+import { EDIT_WAITING, REVISE_HELD } from './approval-writes.js';
 import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
@@ -54,6 +55,14 @@ export abstract class SqlStore {
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
     const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
     return (await this.sql.run(q.RECORD_RELEASE, values)) === 1;
+  }
+
+  async editWaiting(id: string, call: Record<string, unknown>): Promise<boolean> {
+    return (await this.sql.run(EDIT_WAITING, [JSON.stringify(call), id])) === 1;
+  }
+
+  async reviseHeld(id: string, r: HeldRevision): Promise<boolean> {
+    return (await this.sql.run(REVISE_HELD, [JSON.stringify(r.payload ?? null), JSON.stringify(r.approval), r.at, id, r.from])) === 1;
   }
 
   async expirePending(createdBefore: number, now: number): Promise<number> {

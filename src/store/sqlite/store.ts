@@ -49,7 +49,7 @@ import type { Dialect, Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
 import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
-import { ENQUEUE_APPROVED } from '../sql/approved-release.js';
+import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import * as q from '../sql/statements.js';
 import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
 
