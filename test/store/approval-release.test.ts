@@ -13,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectChannels } from '../../src/channels/connect.js';
 import { loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/core/log.js';
+import type { Config } from '../../src/config/config.js';
+import { editNotificationTool } from '../../src/mcp/tools/edit-notification.js';
 import { decideHeld } from '../../src/notification/held.js';
 import { releaseDue } from '../../src/notification/outbox.js';
 import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
@@ -29,7 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => smtp?.close());
 
-async function deps(store: Store): Promise<PipelineDeps> {
+async function deps(store: Store): Promise<PipelineDeps & { config: Config }> {
   const config = loadConfig({
     NOTIFY_DATA_DIR: '/unused',
     SMTP_URL: smtp.url,
@@ -88,7 +90,57 @@ async function scenario(open: () => Promise<Store>): Promise<void> {
   }
 }
 
+/** Approved, its process died before the release; then its sender edits it: asked again, and only the edited text leaves. */
+async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
+  const [storeA, storeB] = [await open(), await open()];
+  try {
+    const dying = await deps(diesBeforeRelease(storeA));
+    const subject = `edited ${Math.random().toString(16).slice(2)}`;
+    const held = await sendNotification(dying, 'email', { via: 'email', to: 'ops@example.com', subject, body_html: '<p>first draft</p>' }, { client: 'bot' });
+    const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
+    expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
+
+    const other = await deps(storeB);
+    // The handler reaches channels through ctx.deps; the list given here only names them in the output schema.
+    const tool = editNotificationTool([]);
+    const ctx = { store: storeB, config: other.config, log: silentLogger, client: 'bot', now: Date.now, signal: new AbortController().signal, deps: other };
+    expect(await tool.handler({ id: held.id, text: '<p>second draft</p>' }, ctx)).toMatchObject({ id: held.id, status: 'pending_approval' });
+    const asked = (await storeB.getDelivery(held.id))!;
+    expect(asked).toMatchObject({ status: 'pending_approval', approval: { outcome: 'pending' } });
+    expect(asked.approval!.payload_sha256).not.toBe(sha);
+    expect((asked.payload as { raw: string }).raw).toContain('second draft');
+    expect((await storeB.getOutboxEntry(held.id))!.state).toBe('cancelled');
+    const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
+    // The approval of the first draft no longer sends anything, and the old hash decides nothing.
+    expect(await releaseDue(other)).toEqual([]);
+    await expect(decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED' });
+    expect(mine()).toHaveLength(0);
+    const again = await decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
+    expect(again).toMatchObject({ released: { state: 'released' }, record: { status: 'sent' } });
+    expect(mine()).toHaveLength(1);
+    expect(mine()[0]!.raw).toContain('second draft');
+    expect(mine()[0]!.raw).not.toContain('first draft');
+  } finally {
+    await storeA.close();
+    await storeB.close();
+  }
+}
+
 describe('an approval survives its process', () => {
+  it('SQLite: an edit of an approved send not yet released asks again, and only the edit leaves', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'approval-edit-')), 'notify.db');
+    await editedAfterApproval(() => openSqliteStore({ file, log: silentLogger }));
+  });
+
+  it.skipIf(pgSkip !== null)('PostgreSQL: an edit of an approved send not yet released asks again, and only the edit leaves', async () => {
+    const shared = await sharedPostgresSchema('approval_edit');
+    try {
+      await editedAfterApproval(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }));
+    } finally {
+      await shared.close();
+    }
+  });
+
   it('SQLite: approved, the process dies before its release, another connection sends it once', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'approval-release-')), 'notify.db');
     await scenario(() => openSqliteStore({ file, log: silentLogger }));
