@@ -173,6 +173,12 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * channel cannot be edited.
    */
   editCall?(posted: P, change: { text: string; blocks?: unknown[] | undefined }): z.input<Branch<V, Shape>>;
+  /**
+   * A send not yet sent (scheduled, held, waiting for approval) that edit_notification
+   * changes: the call with `change` in place of its message text. Without it, such a send
+   * of this channel cannot be edited.
+   */
+  editWaiting?(call: CallOf<V, Shape>, change: { text: string; blocks?: unknown[] | undefined }): z.input<Branch<V, Shape>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -253,6 +259,8 @@ export interface TypedChannel<C, P> {
   branchOf(value: unknown): { success: true; data: C } | { success: false; error: z.ZodError };
   /** The call an edit of a posted message makes (ChannelModule.editCall), unparsed; undefined when the channel cannot edit. */
   editCall(posted: unknown, change: { text: string; blocks?: unknown[] | undefined }): unknown;
+  /** The call an edit of a send not yet sent makes (ChannelModule.editWaiting), unparsed; undefined when the channel cannot edit one. */
+  editWaiting(call: C, change: { text: string; blocks?: unknown[] | undefined }): unknown;
 }
 
 /** A summary for a channel that declares none: its call as JSON, without `via`. */
@@ -328,6 +336,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             capAmount: (measure, call, meta) => (measure === module.name ? 1 : module.capMeasures?.[measure]?.(call, meta)),
             // The record holds the payload this channel built: its own type.
             editCall: (posted, change) => module.editCall?.(posted as P, change),
+            editWaiting: (call, change) => module.editWaiting?.(call, change),
             branchOf: (value) => branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
           };
           return {

@@ -180,6 +180,8 @@ export async function approveSend<C, P>(
   round: ApprovalRound | undefined,
   client: string | null,
   key: string | null,
+  /** The id a send released from the outbox already has: held, it keeps it. */
+  releaseId?: string,
 ): Promise<Approved<P> | undefined> {
   const rules = deps.config.approval.rules;
   if (rules.length === 0) return undefined;
@@ -192,7 +194,7 @@ export async function approveSend<C, P>(
     const built = await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, at);
     return { built, grant: { id, at, payload_sha256: payloadSha256(built.payload), key } };
   };
-  let { built, grant } = await build(previous?.grant.id ?? newNotificationId(), previous?.grant.at ?? deps.now());
+  let { built, grant } = await build(previous?.grant.id ?? releaseId ?? newNotificationId(), previous?.grant.at ?? deps.now());
   // No rule applies any more, yet the call carries a person's answer about this very message:
   // a first contact that its own approved send (or another) recorded meanwhile. It stays that
   // message, so the same answer sent again replays (or stays declined) instead of going out
@@ -227,7 +229,7 @@ export async function approveSend<C, P>(
   }
   const mode = deps.config.approval.mode ?? 'ask';
   if (mode === 'console' || (mode === 'ask-then-console' && !round?.canAsk)) {
-    await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts });
+    await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts, call: heldCall(call) });
     log.info('approval held for the console', { reasons: names });
     throw new ApprovalHeld({ id: grant.id, via: channel.name, at: grant.at });
   }
@@ -262,6 +264,12 @@ async function recordHeld<C, P>(
   await deps.store.writeRecord(
     newDeliveryRecord(channel, { id: grant.id, status: 'pending_approval', payload, error_code: null, client, idempotency_key: grant.key, at: grant.at, approval: approvalUntil }),
   );
+}
+
+/** The call a held send keeps for an edit: what it sends, without its key or timing. */
+function heldCall(call: unknown): Record<string, unknown> {
+  const { idempotency_key: _key, send_at: _at, urgent: _urgent, ...rest } = call as Record<string, unknown>;
+  return rest;
 }
 
 /** NOTIFY_APPROVAL_TTL_S's default: a day. */

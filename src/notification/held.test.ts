@@ -17,6 +17,7 @@ import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { ApprovalNeeded, payloadSha256 } from './approval.js';
 import { decideHeld, expireHeld } from './held.js';
+import { releaseDue } from './outbox.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 
 class FakeProvider implements Provider<unknown> {
@@ -172,5 +173,23 @@ describe('sends held for the console', () => {
     const again = await send(d, keyed, false);
     expect(again).toMatchObject({ id: held.id, status: 'pending_approval', replayed: true });
     expect(await store.findDeliveries({ status: 'pending_approval', limit: 10 })).toHaveLength(1);
+  });
+
+  it('a scheduled send that meets a rule at its release is held under its own id, and its approval sends it once under that id', async () => {
+    const d = await deps('console');
+    const at = new Date(clock + 60_000).toISOString();
+    const scheduled = await send(d, { ...SMS, send_at: at }, false);
+    expect(scheduled).toMatchObject({ status: 'scheduled', send_at: at });
+    clock += 60_000;
+    expect(await releaseDue(d)).toEqual([{ id: scheduled.id, state: 'released' }]);
+    const held = (await store.getDelivery(scheduled.id))!;
+    expect(held).toMatchObject({ status: 'pending_approval', approval: { outcome: 'pending', reasons: ['sms'] } });
+    expect(await store.findDeliveries({ limit: 10 })).toHaveLength(1);
+    expect(provider.payloads).toEqual([]);
+    const decided = await decideHeld(d, scheduled.id, { decision: 'approve', by: 'ops', seenSha256: held.approval!.payload_sha256 });
+    expect(decided).toMatchObject({ status: 'approved', released: { id: scheduled.id, state: 'released' }, record: { id: scheduled.id, status: 'sent' } });
+    expect(provider.payloads).toEqual([held.payload]);
+    expect(await releaseDue(d)).toEqual([]);
+    expect(provider.payloads).toHaveLength(1);
   });
 });

@@ -3,12 +3,15 @@
  * approve, decline, or the clock's expiry. The decision is bound to the payload hash the
  * person was shown, goes through the one transition table (./status.ts), and is a
  * compare-and-set in the store, so of two people or replicas deciding one send exactly one
- * wins, and only the winner of an approval sends it.
+ * wins. An approval puts the send in the durable outbox in the same store write (due now,
+ * or at its send_at), and this process then releases it: if it dies before the provider
+ * call, any process's release loop (or `notify-mcp worker`) sends it, once.
  */
 import { NotifyError } from '../core/errors.js';
-import type { DeliveryRecord } from '../store/types.js';
+import type { DeliveryRecord, OutboxEntry } from '../store/types.js';
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
-import { releaseApproved, type PipelineDeps, type SendResult } from './pipeline.js';
+import { releaseNow, type Released } from './outbox.js';
+import { approvedCall, type PipelineDeps } from './pipeline.js';
 import { decide } from './status.js';
 
 /** Who decides, and what they saw: the payload hash the page showed them, and their reason. */
@@ -23,7 +26,8 @@ export interface HeldDecision {
 
 export type HeldOutcome =
   | { status: 'declined'; record: DeliveryRecord }
-  | { status: 'approved'; record: DeliveryRecord; result: SendResult };
+  /** `released`: how this process's release of it ended; undefined when another process (or a later pass) sends it. */
+  | { status: 'approved'; record: DeliveryRecord; released: Released | undefined };
 
 /** How long a held send waits: its own expires_at, else the configured TTL from its creation. */
 function expiresAt(deps: PipelineDeps, held: DeliveryRecord): number {
@@ -74,12 +78,38 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
     decided_at: now,
     ...(d.reason ? { reason: d.reason } : {}),
   };
-  const won = await deps.store.decideDelivery(id, { from: 'pending_approval', status: step.next, approval, at: now });
+  const decision = { from: 'pending_approval' as const, status: step.next, approval, at: now };
+  const won = d.decision === 'approve' ? await deps.store.approveDelivery(id, decision, approvedEntry(held, now)) : await deps.store.decideDelivery(id, decision);
   if (!won) throw new NotifyError('INVALID_FIELD', `Notification ${id} was decided by someone else a moment ago; reload it to see how.`, { path: '/id' });
   const record: DeliveryRecord = { ...held, status: step.next, approval, status_updated_at: now };
   const log = deps.log.child({ notificationId: id, via: held.via, client: held.client });
   log.info(d.decision === 'approve' ? 'approval approved in the console' : 'approval declined in the console', { by: d.by, ...(d.reason ? { reason: d.reason } : {}) });
   if (d.decision === 'decline') return { status: 'declined', record };
-  const result = await releaseApproved(deps, record);
-  return { status: 'approved', record: (await deps.store.getDelivery(id)) ?? record, result };
+  // The approval stands whatever this release does: the outbox keeps the send until one is made.
+  const released = await releaseNow(deps, id).catch((err: unknown) => {
+    log.warn('approved send left in the outbox for the next release', { error: (err as Error).message });
+    deps.outbox?.wake(deps.now());
+    return undefined;
+  });
+  return { status: 'approved', record: (await deps.store.getDelivery(id).catch(() => null)) ?? record, released };
+}
+
+/** The outbox entry an approval writes with its decision: the approved send, due now, under its own id. */
+function approvedEntry(held: DeliveryRecord, now: number): OutboxEntry {
+  return {
+    id: held.id,
+    via: held.via,
+    client: held.client,
+    call: approvedCall(held.approval!.payload_sha256),
+    state: 'scheduled',
+    send_at: null,
+    due_at: now,
+    created_at: now,
+    owner: null,
+    claimed_at: null,
+    finished_at: null,
+    outcome: null,
+    idem_key: null,
+    payload_hash: null,
+  };
 }

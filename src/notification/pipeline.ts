@@ -103,6 +103,11 @@ export async function sendNotification(
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
+  if (opts.release && value[APPROVED_CALL_KEY] !== undefined) {
+    return releaseApproved(deps, channel, opts.release).catch((err: unknown) => {
+      throw storeUnavailable(err, via, deps.log) ?? err;
+    });
+  }
   return channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts))).catch((err: unknown) => {
     throw storeUnavailable(err, via, deps.log) ?? err;
   });
@@ -198,7 +203,7 @@ async function sendTyped<C, P>(
     const { idempotency_key: _key, ...content } = value;
     return schemaHash(content);
   };
-  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null);
+  const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null, opts.release?.id);
   // A keyed send is asked about only once it holds its key: the claim alone says whether this
   // call is a replay (it sends nothing, so it asks no one), waits for another, or sends (then
   // the approval step runs, and a question or refusal releases the key). No lookup before the
@@ -485,24 +490,82 @@ async function deliver<C, P>(
 }
 
 /**
- * Sends a held send a person approved (status `approved`, which only the winner of the
- * decision's compare-and-set sees), as it was built for them: the stored payload, under its
- * id, through the same provider call, retries and record as any send; the record is written
- * onto its row. The one release of an approved send: the durable outbox takes it over.
+ * What an approved send's outbox entry carries as its call: nothing to build from. Its
+ * payload is the one the person approved, on its delivery row; the key cannot be a field
+ * of any channel's call.
  */
-export async function releaseApproved(deps: PipelineDeps, held: DeliveryRecord): Promise<SendResult> {
-  const channel = deps.channels.find((c) => c.name === held.via);
-  if (!channel) throw new Error(`no connected channel "${held.via}"`);
-  return channel.open(async <C, P>(typed: TypedChannel<C, P>) => {
+export const APPROVED_CALL_KEY = '$approved';
+
+/** The outbox call of an approved send bound to `payloadSha256` (./held.ts enqueues it). */
+export const approvedCall = (payloadSha256: string): Record<string, unknown> => ({ [APPROVED_CALL_KEY]: payloadSha256 });
+
+/**
+ * Sends a held send a person approved (row `approved`), released from the outbox like any
+ * waiting send: claimed under a key of its own (`approved:<id>`), so a release that died
+ * before its provider call is taken over and sends, and one that died during it leaves
+ * `unknown`, never a second send. It sends the stored payload as it was built for the
+ * person, under its id, through the same provider call, retries and record as any send;
+ * the record is written onto its row, only while the row is still `approved`.
+ */
+async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, release: { id: string }): Promise<SendResult> {
+  return connected.open(async <C, P>(typed: TypedChannel<C, P>) => {
+    const via = typed.name;
+    const startedAt = deps.now();
+    const held = await deps.store.getDelivery(release.id);
+    if (!held) throw new NotifyError('NOT_FOUND', `Approved notification ${release.id} has no record; nothing was sent.`, { via });
     const send: Send<C, P> = { deps, channel: typed, recipients: held.approval?.recipients ?? [], key: held.idempotency_key ?? undefined, opts: { client: held.client } };
-    const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt: deps.now(), payload: held.payload as P };
-    const firstContacts = held.approval?.first_contacts ?? [];
-    if (firstContacts.length > 0) await deps.store.addContacts(typed.name, firstContacts, deps.now(), held.client);
-    if (!typed.live) {
-      const record = { ...newRecord(send, prepared), status_updated_at: deps.now() };
-      await deps.store.recordRelease(record);
-      return sendResult(send, prepared, undefined);
+    const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
+    // Not the release's own key: a send held at its release completed that key with the held answer.
+    const approvedKey = `approved:${release.id}`;
+    const claimed = await claimKey<SendResult>({
+      store: deps.store,
+      key: JSON.stringify([held.client ?? '', approvedKey]),
+      sentKey: approvedKey,
+      payloadHash: held.approval?.payload_sha256 ?? '',
+      budgetMs: deps.config.sendBudgetMs,
+      startedAt,
+      ttlMs: IDEMPOTENCY_TTL_MS,
+      now: deps.now,
+      log: deps.log,
+      via,
+      notificationId: held.id,
+    });
+    if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
+    if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, via);
+    if (claimed.kind === 'abandoned') {
+      // A release died during its provider call: the row says `unknown` until a receipt settles it.
+      const err = claimed.handle.abandoned(held.id);
+      const unknown = { ...newRecord(send, prepared), status: 'unknown' as const, error_code: 'DELIVERY_UNKNOWN', status_updated_at: deps.now() };
+      await deps.store.recordRelease(unknown).catch((e: unknown) => deps.log.error('abandoned approved send not recorded as unknown', { notificationId: held.id, error: (e as Error).message }));
+      await claimed.handle.keepFailure(err);
+      throw err;
     }
-    return deliver(send, prepared, deps.config.sendBudgetMs, (record) => deps.store.recordRelease(record));
+    const claim = claimed.handle;
+    let budgetLeftMs: number;
+    try {
+      if (held.status !== 'approved') throw new NotifyError('INVALID_FIELD', `Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
+      const firstContacts = held.approval?.first_contacts ?? [];
+      if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), held.client);
+      if (!typed.live) {
+        const result = sendResult(send, prepared, undefined);
+        await deps.store.recordRelease({ ...newRecord(send, prepared), status_updated_at: deps.now() });
+        await claim.complete(result);
+        return result;
+      }
+      await claim.markSending(held.id);
+      budgetLeftMs = budgetLeft(startedAt + deps.config.sendBudgetMs, deps.now(), deps.config.sendBudgetMs, via);
+    } catch (err) {
+      await claim.release();
+      throw err;
+    }
+    let result: SendResult;
+    try {
+      result = await deliver(send, prepared, budgetLeftMs, (record) => deps.store.recordRelease(record));
+    } catch (err) {
+      await claim.fail(err);
+      throw err;
+    }
+    await claim.complete(result);
+    return result;
   });
 }

@@ -18,6 +18,7 @@ import type {
   DeliveryDecision,
   DeliveryRecord,
   DeliveryStatusChange,
+  HeldRevision,
   OutboxEntry,
   OutboxState,
   Store,
@@ -103,7 +104,11 @@ export type AuditedChange =
   /** A console decision on a held send, or its expiry (the TTL passed: no one decided). */
   | { write: 'decision'; id: string; decision: DeliveryDecision }
   /** A caller's edit (the new exact request) or retraction of a delivery. */
-  | { write: 'amend'; id: string; client: string | null; change: DeliveryAmendment };
+  | { write: 'amend'; id: string; client: string | null; change: DeliveryAmendment }
+  /** An edit of a send still waiting in the outbox: the new call as kept. */
+  | { write: 'edit-waiting'; id: string; client: string | null; call: Record<string, unknown>; at: number }
+  /** An edit of a held send: its new payload, back to pending_approval under a new hash. */
+  | { write: 'revise-held'; id: string; client: string | null; revision: HeldRevision };
 
 const classes = (ctx: AuditContext | undefined): readonly string[] | null => (ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null);
 
@@ -139,6 +144,12 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
       const digest = edit ? digestOf(change.payload) : digestOf({ id: c.id, status: change.status, provider_status: change.provider_status, at: change.at, payload: digestOf(change.payload) });
       const client = change.by !== undefined ? change.by.client : c.client;
       return [{ at: change.at, client, tool: change.by?.tool ?? null, notification_id: c.id, kind: edit ? 'edit' : 'retract', digest, recipients: null }];
+    }
+    case 'edit-waiting':
+      return [{ at: c.at, client: c.client, tool: 'edit_notification', notification_id: c.id, kind: 'edit', digest: digestOf(c.call), recipients: null }];
+    case 'revise-held': {
+      const { payload, approval, at } = c.revision;
+      return [{ at, client: c.client, tool: 'edit_notification', notification_id: c.id, kind: 'edit', digest: digestOf({ payload: digestOf(payload), payload_sha256: approval.payload_sha256, status: 'pending_approval' }), recipients: null }];
     }
   }
 }

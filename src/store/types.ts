@@ -144,6 +144,8 @@ export interface ApprovalRecord {
   /** A held send's recipients (every one, bcc included), and those that were first contacts: an approval makes them known. */
   recipients?: string[];
   first_contacts?: string[];
+  /** A held send's validated call (without its idempotency key), so an edit can change it and build it again. */
+  call?: Record<string, unknown>;
 }
 
 /** What the console's notification list filters by; each absent filter admits all. */
@@ -162,6 +164,14 @@ export interface DeliveryQuery {
 export interface DeliveryDecision {
   from: DeliveryStatus;
   status: DeliveryStatus;
+  approval: ApprovalRecord;
+  at: number;
+}
+
+/** An edit of a held send: the payload as it now stands and its approval (hash, recipients, call), from `from`. */
+export interface HeldRevision {
+  from: 'pending_approval' | 'approved';
+  payload: unknown;
   approval: ApprovalRecord;
   at: number;
 }
@@ -392,10 +402,25 @@ export interface Store {
    */
   decideDelivery(id: string, decision: DeliveryDecision): Promise<boolean>;
   /**
+   * An approval: the decision's compare-and-set and, only if it won, `release` put in the
+   * outbox, in one transaction. The approved send then waits durably: whichever process
+   * releases it (this one at once, or any replica's release loop after a crash) sends it
+   * once. False when nothing was written (someone else decided first).
+   */
+  approveDelivery(id: string, decision: DeliveryDecision, release: OutboxEntry): Promise<boolean>;
+  /**
    * Writes the outcome of an approved send's provider call onto its row (status, provider
    * id and status, attempts, error, latency), only while the row is `approved`: false otherwise.
    */
   recordRelease(record: DeliveryRecord): Promise<boolean>;
+  /** An edit of a send waiting in the outbox (`scheduled`, `held`): its call replaced, only while it waits. False otherwise. */
+  editWaiting(id: string, call: Record<string, unknown>, at: number): Promise<boolean>;
+  /**
+   * An edit of a held send (`pending_approval`, or `approved` and not yet released): its
+   * payload and approval replaced and the row `pending_approval`, so a person decides on what
+   * it now says; only while the row is in `revision.from`. False otherwise.
+   */
+  reviseHeld(id: string, revision: HeldRevision): Promise<boolean>;
   /** Moves held sends created before `createdBefore` from `pending_approval` to `expired`; how many. */
   expirePending(createdBefore: number, now: number): Promise<number>;
   getDelivery(id: string): Promise<DeliveryRecord | null>;

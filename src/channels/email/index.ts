@@ -98,6 +98,8 @@ export const email = defineChannel({
     return checkSmtp(settings.smtpUrl, ctx, settings.sender.address);
   },
 
+  // The text part was derived from the old HTML, or given for it: derived again from the new one.
+  editWaiting: ({ body_text: _text, ...call }, change) => ({ ...call, body_html: change.text }),
   summary: (call) => {
     const details: { label: string; value: string }[] = [];
     if (call.cc) details.push({ label: 'Cc', value: call.cc.join(', ') });

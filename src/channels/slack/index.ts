@@ -54,6 +54,7 @@ export const slack = defineChannel({
   // The kind of conversation (C public, G private, D direct message, # a name), not which one.
   recipientClass: (recipient) => `${recipient.slice(0, 1)}…`,
 
+  editWaiting: (call, change) => ({ ...call, text: change.text, ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}) }),
   summary: (call) => ({ headlineLabel: 'First line', headline: call.text.split('\n')[0]!, body: call.text }),
 
   // A broadcast pages a whole channel: NOTIFY_APPROVAL=broadcast asks a person first. Only when

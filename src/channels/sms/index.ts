@@ -134,6 +134,7 @@ export const sms = defineChannel({
     return checkTwilio(settings, ctx);
   },
 
+  editWaiting: (call, change) => ({ ...call, body: change.text }),
   summary: (call) => ({ headlineLabel: 'First line', headline: call.body.split('\n')[0]!, body: call.body }),
 
   async buildPayload(call, { id, settings }) {

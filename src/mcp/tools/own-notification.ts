@@ -18,7 +18,7 @@ export async function ownNotification(id: string, ctx: ToolContext): Promise<Del
 }
 
 /** The connected channel a record was sent on, opened with its types. */
-export function channelOf<R>(record: DeliveryRecord, channels: readonly ConnectedChannel[], use: <C, P>(channel: TypedChannel<C, P>) => R): R {
+export function channelOf<R>(record: Pick<DeliveryRecord, 'via'>, channels: readonly ConnectedChannel[], use: <C, P>(channel: TypedChannel<C, P>) => R): R {
   const channel = channels.find((c) => c.name === record.via);
   if (!channel) throw new NotifyError('CHANNEL_UNAVAILABLE', `The ${record.via} channel is not configured on this server any more; nothing was changed.`, { via: record.via });
   return channel.open(use);

@@ -19,7 +19,10 @@ import type {
   ApprovalAnswer,
   AuditContext,
   AuditLines,
+  AuditInput,
+  DeliveryDecision,
   DeliveryStatusChange,
+  OutboxEntry,
   BannerRecord,
   CapCharge,
   CapDecision,
@@ -43,8 +46,9 @@ import type {
 } from '../types.js';
 import { statement, type Dialect, type Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
-import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
-import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
+import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
+import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import * as q from '../sql/statements.js';
 import { connectPool, postgresDialect, withClient, type PostgresStoreOptions } from './connection.js';
 
@@ -238,6 +242,21 @@ export class PostgresStore extends SqlStore implements Store {
       throw err;
     });
     return written;
+  }
+
+  async approveDelivery(id: string, d: DeliveryDecision, release: OutboxEntry): Promise<boolean> {
+    const LOST = Symbol('lost');
+    return this.transaction(async (client) => {
+      const { rowCount } = await client.query({ ...q.DECIDE_DELIVERY, values: decisionValues(id, d) });
+      if (rowCount !== 1) throw LOST;
+      const enqueued = await client.query({ ...ENQUEUE_APPROVED, values: outboxValues(release) });
+      if (enqueued.rowCount !== 1) throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
+      await this.appendAudit(client, [{ write: 'decision', id, decision: d }, { write: 'schedule', entry: release }]);
+      return true;
+    }).catch((err: unknown) => {
+      if (err === LOST) return false;
+      throw err;
+    });
   }
 
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {

@@ -4,7 +4,8 @@
  */
 import { StoreError } from '../errors.js';
 import type { AuditedChange } from '../audit.js';
-import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, OutboxEntry, OutboxState } from '../types.js';
+import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
+import { EDIT_WAITING, REVISE_HELD } from './approval-writes.js';
 import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect, Statement } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
@@ -21,6 +22,9 @@ export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown
   id,
   c.from,
 ];
+
+/** The values of DECIDE_DELIVERY for `d` on delivery `id`. */
+export const decisionValues = (id: string, d: DeliveryDecision): unknown[] => [d.status, JSON.stringify(d.approval), d.at, id, d.from];
 
 export const bannerValues = (b: BannerRecord): unknown[] => [b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at];
 
@@ -53,13 +57,23 @@ export abstract class SqlStore {
   }
 
   async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {
-    const decided = await this.audited(q.DECIDE_DELIVERY, [d.status, JSON.stringify(d.approval), d.at, id, d.from], (rows) => rows.map(() => ({ write: 'decision', id, decision: d })));
+    const decided = await this.audited(q.DECIDE_DELIVERY, decisionValues(id, d), (rows) => rows.map(() => ({ write: 'decision', id, decision: d })));
     return decided.length === 1;
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
     const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
     return (await this.audited(q.RECORD_RELEASE, values, (rows) => rows.map(() => ({ write: 'release-record', record: r })))).length === 1;
+  }
+
+  async editWaiting(id: string, call: Record<string, unknown>, at: number): Promise<boolean> {
+    const rows = await this.audited(EDIT_WAITING, [JSON.stringify(call), id], (edited) => edited.map((row) => ({ write: 'edit-waiting', id, client: (row.client as string | null) ?? null, call, at })));
+    return rows.length === 1;
+  }
+
+  async reviseHeld(id: string, r: HeldRevision): Promise<boolean> {
+    const rows = await this.audited(REVISE_HELD, [JSON.stringify(r.payload ?? null), JSON.stringify(r.approval), r.at, id, r.from], (revised) => revised.map((row) => ({ write: 'revise-held', id, client: (row.client as string | null) ?? null, revision: r })));
+    return rows.length === 1;
   }
 
   async expirePending(createdBefore: number, now: number): Promise<number> {

@@ -21,7 +21,9 @@ import type {
   AuditEntry,
   AuditLines,
   AuditQuery,
+  DeliveryDecision,
   DeliveryStatusChange,
+  OutboxEntry,
   BannerRecord,
   CapCharge,
   CapDecision,
@@ -45,8 +47,9 @@ import type {
 } from '../types.js';
 import type { Dialect, Statement } from '../sql/dialect.js';
 import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
-import { bannerValues, SqlStore, statusChangeValues } from '../sql/shared.js';
-import { outboxFromRow, outboxStatements } from '../sql/outbox.js';
+import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
+import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
+import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import * as q from '../sql/statements.js';
 import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
 
@@ -180,7 +183,7 @@ export class SqliteStore extends SqlStore implements Store {
       // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
       for (let attempt = 0; attempt < 3; attempt++) {
         if (insert.run(...deliveryValues(r), optOut.via, ...optOut.recipients).changes === 1) {
-          this.appendAudit(recordEntries(r, audit));
+          this.appendAudit([{ write: 'record', record: r, ctx: audit }]);
           return WRITTEN;
         }
         const optedOut = this.firstOptedOut(optOut);
@@ -190,6 +193,16 @@ export class SqliteStore extends SqlStore implements Store {
     });
     this.insertUnlessOptedOut.set(n, tx);
     return tx;
+  }
+
+  async approveDelivery(id: string, d: DeliveryDecision, release: OutboxEntry): Promise<boolean> {
+    const tx = this.db.transaction((): boolean => {
+      if (this.shared(q.DECIDE_DELIVERY).run(decisionValues(id, d)).changes !== 1) return false;
+      if (this.shared(ENQUEUE_APPROVED).run(outboxValues(release)).changes !== 1) throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
+      this.appendAudit([{ write: 'decision', id, decision: d }, { write: 'schedule', entry: release }]);
+      return true;
+    });
+    return tx.immediate();
   }
 
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {

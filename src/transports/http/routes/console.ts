@@ -245,7 +245,13 @@ export function consoleRoute(deps: ConsoleDeps): Route {
       const said =
         outcome.status === 'declined'
           ? `Declined ${decided[1]}: nothing was sent.`
-          : `Approved ${decided[1]}: ${outcome.record.status === 'sent' || outcome.record.status === 'dry_run' ? `it left (${outcome.record.status}).` : `its send ended ${outcome.record.status}.`}`;
+          : `Approved ${decided[1]}: ${
+              outcome.record.status === 'sent' || outcome.record.status === 'dry_run'
+                ? `it left (${outcome.record.status}).`
+                : outcome.record.status === 'approved'
+                  ? 'it waits in the outbox, and the next release sends it.'
+                  : `its send ended ${outcome.record.status}.`
+            }`;
       return redirect(res, `/console/approvals?done=${encodeURIComponent(said)}`);
     }
     if (path === '/console/waiting' && !form) {

@@ -1,0 +1,157 @@
+/**
+ * An approval leaves through the durable outbox, on SQLite and PostgreSQL, to a real SMTP
+ * peer: the decision and the outbox entry are one store write, so a process that dies after
+ * the decision and before its own release (an injected fault: its store refuses the claim)
+ * leaves the approved send waiting, and another process on the same store (a second
+ * connection, as a replica or `notify-mcp worker` has) sends it exactly once. Passes by
+ * either process after that send nothing more.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectChannels } from '../../src/channels/connect.js';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/core/log.js';
+import type { Config } from '../../src/config/config.js';
+import { editNotificationTool } from '../../src/mcp/tools/edit-notification.js';
+import { decideHeld } from '../../src/notification/held.js';
+import { releaseDue } from '../../src/notification/outbox.js';
+import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
+import { openPostgresStore } from '../../src/store/postgres/store.js';
+import { openSqliteStore } from '../../src/store/sqlite/store.js';
+import type { Store } from '../../src/store/types.js';
+import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
+
+const pgSkip = await postgresSkipReason('approval-release');
+let smtp: TestSmtpServer;
+beforeAll(async () => {
+  smtp = await startSmtpServer();
+});
+afterAll(async () => smtp?.close());
+
+async function deps(store: Store): Promise<PipelineDeps & { config: Config }> {
+  const config = loadConfig({
+    NOTIFY_DATA_DIR: '/unused',
+    SMTP_URL: smtp.url,
+    EMAIL_FROM: 'notify-mcp <alerts@notify.test>',
+    NOTIFY_EMAIL_ALLOW: 'example.com',
+    NOTIFY_APPROVAL: 'email',
+    NOTIFY_APPROVAL_MODE: 'console',
+  });
+  return { config, store, channels: await connectChannels(config, silentLogger), log: silentLogger, now: Date.now };
+}
+
+/** `store` as a process sees it that dies right after the decision: its own release never claims anything. */
+function diesBeforeRelease(store: Store): Store {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop === 'claimDue') return async () => Promise.reject(new Error('process died'));
+      const value: unknown = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+async function scenario(open: () => Promise<Store>): Promise<void> {
+  const [storeA, storeB] = [await open(), await open()];
+  try {
+    const dying = await deps(diesBeforeRelease(storeA));
+    const subject = `approved ${Math.random().toString(16).slice(2)}`;
+    const held = await sendNotification(dying, 'email', { via: 'email', to: 'ops@example.com', subject, body_html: '<p>disk full</p>' }, { client: 'bot' });
+    expect(held.status).toBe('pending_approval');
+    const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
+
+    const decided = await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    expect(decided).toMatchObject({ status: 'approved', released: undefined, record: { status: 'approved', approval: { outcome: 'approved', decided_by: 'ops' } } });
+    // The decision and the outbox entry were one write: the send waits, due now, under its own id.
+    expect(await storeB.getOutboxEntry(held.id)).toMatchObject({ state: 'scheduled', via: 'email', client: 'bot' });
+    const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
+    expect(mine()).toHaveLength(0);
+
+    const other = await deps(storeB);
+    expect(await releaseDue(other)).toEqual([{ id: held.id, state: 'released' }]);
+    expect(mine()).toHaveLength(1);
+    expect(mine()[0]!.to).toEqual(['ops@example.com']);
+    const row = (await storeB.getDelivery(held.id))!;
+    expect(row).toMatchObject({ status: 'sent', attempts: 1, approval: { outcome: 'approved' } });
+    // Sent exactly the bytes the person approved: the stored MIME.
+    expect(mine()[0]!.raw.replace(/\r\n$/, '')).toContain((row.payload as { raw: string }).raw.split('\r\n\r\n')[1]!.slice(0, 40));
+
+    // Later passes, by the revived process or the other, send nothing more.
+    expect(await releaseDue(await deps(storeA))).toEqual([]);
+    expect(await releaseDue(other)).toEqual([]);
+    expect(mine()).toHaveLength(1);
+    expect((await storeA.getOutboxEntry(held.id))!.state).toBe('released');
+  } finally {
+    await storeA.close();
+    await storeB.close();
+  }
+}
+
+/** Approved, its process died before the release; then its sender edits it: asked again, and only the edited text leaves. */
+async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
+  const [storeA, storeB] = [await open(), await open()];
+  try {
+    const dying = await deps(diesBeforeRelease(storeA));
+    const subject = `edited ${Math.random().toString(16).slice(2)}`;
+    const held = await sendNotification(dying, 'email', { via: 'email', to: 'ops@example.com', subject, body_html: '<p>first draft</p>' }, { client: 'bot' });
+    const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
+    expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
+
+    const other = await deps(storeB);
+    // The handler reaches channels through ctx.deps; the list given here only names them in the output schema.
+    const tool = editNotificationTool([]);
+    const ctx = { store: storeB, config: other.config, log: silentLogger, client: 'bot', now: Date.now, signal: new AbortController().signal, deps: other };
+    expect(await tool.handler({ id: held.id, text: '<p>second draft</p>' }, ctx)).toMatchObject({ id: held.id, status: 'pending_approval' });
+    const asked = (await storeB.getDelivery(held.id))!;
+    expect(asked).toMatchObject({ status: 'pending_approval', approval: { outcome: 'pending' } });
+    expect(asked.approval!.payload_sha256).not.toBe(sha);
+    expect((asked.payload as { raw: string }).raw).toContain('second draft');
+    expect((await storeB.getOutboxEntry(held.id))!.state).toBe('cancelled');
+    const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
+    // The approval of the first draft no longer sends anything, and the old hash decides nothing.
+    expect(await releaseDue(other)).toEqual([]);
+    await expect(decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED' });
+    expect(mine()).toHaveLength(0);
+    const again = await decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
+    expect(again).toMatchObject({ released: { state: 'released' }, record: { status: 'sent' } });
+    expect(mine()).toHaveLength(1);
+    expect(mine()[0]!.raw).toContain('second draft');
+    expect(mine()[0]!.raw).not.toContain('first draft');
+  } finally {
+    await storeA.close();
+    await storeB.close();
+  }
+}
+
+describe('an approval survives its process', () => {
+  it('SQLite: an edit of an approved send not yet released asks again, and only the edit leaves', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'approval-edit-')), 'notify.db');
+    await editedAfterApproval(() => openSqliteStore({ file, log: silentLogger }));
+  });
+
+  it.skipIf(pgSkip !== null)('PostgreSQL: an edit of an approved send not yet released asks again, and only the edit leaves', async () => {
+    const shared = await sharedPostgresSchema('approval_edit');
+    try {
+      await editedAfterApproval(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }));
+    } finally {
+      await shared.close();
+    }
+  });
+
+  it('SQLite: approved, the process dies before its release, another connection sends it once', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'approval-release-')), 'notify.db');
+    await scenario(() => openSqliteStore({ file, log: silentLogger }));
+  });
+
+  it.skipIf(pgSkip !== null)('PostgreSQL: approved, the process dies before its release, another replica sends it once', async () => {
+    const shared = await sharedPostgresSchema('approval_release');
+    try {
+      await scenario(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }));
+    } finally {
+      await shared.close();
+    }
+  });
+});
