@@ -38,6 +38,7 @@ import type {
   RateBucket,
   RateDecision,
   RecordWrite,
+  ReleaseRecord,
   Store,
   TakenReceipt,
 } from '../types.js';
@@ -346,19 +347,26 @@ export class PostgresStore extends SqlStore implements Store {
   async claimDue(now: number, { limit, owner, leaseMs, graceMs, id }: DueClaimOptions): Promise<DueClaim> {
     // One statement: SKIP LOCKED lets replicas claim disjoint batches at once, each row to
     // one of them. `prior` is the state before the claim, read under the same lock.
+    // Without an id, one index walk per state: one scan with an OR read and sorted every due
+    // row for each batch (19 ms of 10,000, against 1 ms).
+    const walk = (state: string, cond: string) => `(SELECT id, state AS prior, due_at FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
+    const pick =
+      id === undefined
+        ? `s AS ${walk('scheduled', 'due_at <= $1')}, h AS ${walk('held', 'due_at <= $1')}, r AS ${walk('releasing', 'claimed_at <= $2')},
+           picked AS (SELECT * FROM s UNION ALL SELECT * FROM h UNION ALL SELECT * FROM r ORDER BY due_at LIMIT $3)`
+        : `picked AS (
+             SELECT id, state AS prior FROM outbox
+             WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND id = $3
+             FOR UPDATE SKIP LOCKED)`;
     const { rows } = await this.pool.query(
-      `WITH picked AS (
-         SELECT id, state AS prior FROM outbox
-         WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND ($5::text IS NULL OR id = $5)
-         ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED
-       )
+      `WITH ${pick}
        UPDATE outbox o SET
-         state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN 'expired' ELSE 'releasing' END,
-         owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN NULL ELSE $4 END,
-         claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN o.claimed_at ELSE $1 END,
-         finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $6 THEN $1 ELSE NULL END
+         state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN 'expired' ELSE 'releasing' END,
+         owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN NULL ELSE $4 END,
+         claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN o.claimed_at ELSE $1 END,
+         finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN $1 ELSE NULL END
        FROM picked WHERE o.id = picked.id RETURNING o.*`,
-      [now, now - leaseMs, limit, owner, id ?? null, graceMs],
+      [now, now - leaseMs, id ?? limit, owner, graceMs],
     );
     const out: DueClaim = { due: [], expired: [] };
     for (const row of rows as Row[]) {
@@ -367,6 +375,45 @@ export class PostgresStore extends SqlStore implements Store {
     }
     out.due.sort((a, b) => a.due_at - b.due_at);
     return out;
+  }
+
+  async recordReleases(owner: string, items: readonly ReleaseRecord[], now: number): Promise<RecordWrite[]> {
+    if (items.length === 0) return [];
+    // A batch in four statements, set-based: one transaction (and one hold of the audit head)
+    // per release queued every replica's releases behind the head's lock.
+    return this.transaction(async (client) => {
+      const checks = items.flatMap((it) => (it.optOut ? [it.optOut] : []));
+      const opted = new Set<string>();
+      if (checks.length > 0) {
+        const { rows } = await client.query('SELECT via, recipient FROM opt_outs WHERE via = ANY($1::text[]) AND recipient = ANY($2::text[])', [
+          [...new Set(checks.map((c) => c.via))],
+          [...new Set(checks.flatMap((c) => c.recipients))],
+        ]);
+        for (const r of rows as Row[]) opted.add(`${r.via as string}\n${r.recipient as string}`);
+      }
+      const out: RecordWrite[] = items.map((it) => {
+        const recipient = it.optOut?.recipients.find((r) => opted.has(`${it.optOut!.via}\n${r}`));
+        return recipient === undefined ? WRITTEN : { kind: 'opted_out', recipient };
+      });
+      const candidates = items.filter((_, i) => out[i] === WRITTEN);
+      const { rows: won } = await client.query(
+        `UPDATE outbox o SET state = 'released', outcome = u.outcome, finished_at = $3
+         FROM unnest($1::text[], $2::text[]) AS u(id, outcome)
+         WHERE o.id = u.id AND o.owner = $4 AND o.state = 'releasing' RETURNING o.id`,
+        [candidates.map((it) => it.id), candidates.map((it) => JSON.stringify(it.outcome ?? null)), now, owner],
+      );
+      const ours = new Set((won as Row[]).map((r) => r.id as string));
+      items.forEach((it, i) => {
+        if (out[i] === WRITTEN && !ours.has(it.id)) out[i] = { kind: 'claim_lost' };
+      });
+      const written = items.filter((_, i) => out[i] === WRITTEN);
+      if (written.length > 0) {
+        const rowsText = written.map((_, r) => `(${DELIVERY_COLUMNS.map((_, c) => `$${r * N + c + 1}`).join(', ')})`).join(', ');
+        await client.query(`INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES ${rowsText}`, written.flatMap((it) => deliveryValues(it.record)));
+        await this.appendAudit(client, written.flatMap((it) => recordEntries(it.record, it.audit)));
+      }
+      return out;
+    });
   }
 
   async chargeCaps(charges: readonly CapCharge[], now: number): Promise<CapDecision> {
