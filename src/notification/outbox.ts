@@ -23,9 +23,12 @@ import { statesTaking } from './status.js';
 
 /**
  * How many due entries one claim takes; a batch is released concurrently, and its dry runs'
- * records are written together (`recordBatch`). 10,000 due at once took 200 claims of 50.
+ * records are written together (`recordBatch`). Live sends take the smaller batch: 250 at
+ * once behind NOTIFY_PROVIDER_CONCURRENCY slots outwaited their send budget (and a batch
+ * must end within its lease).
  */
 const BATCH = 250;
+const LIVE_BATCH = 50;
 /** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -66,6 +69,18 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
     if (err instanceof NotifyError && (err.code === 'STORE_UNAVAILABLE' || err.code === 'IDEMPOTENCY_IN_PROGRESS')) {
       log.warn('release deferred', { code: err.code });
       return { id: entry.id, state: 'releasing', code: err.code };
+    }
+    // A cap reached at release holds the send until the cap resets: a scheduled send that
+    // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
+    const resetsAt = err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined ? Date.parse(err.details.resetsAt) : NaN;
+    if (!Number.isNaN(resetsAt)) {
+      const held = await deps.store.holdRelease(entry.id, owner, resetsAt).catch((e: unknown) => {
+        log.error('release not held until its cap resets', { error: (e as Error).message });
+        return false;
+      });
+      // Not held (the store failed, or another process took the release over): its lease runs out and it is claimed again.
+      log.info(held ? 'release held until its cap resets' : 'release deferred', { code: 'CAP_REACHED', releaseAt: new Date(resetsAt).toISOString() });
+      return { id: entry.id, state: held ? 'held' : 'releasing', code: 'CAP_REACHED' };
     }
     const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
     if (!(err instanceof NotifyError)) log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
@@ -123,15 +138,16 @@ export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?
   const time = deps.config.time ?? DEFAULT_TIME;
   const owner = randomUUID();
   const out: Released[] = [];
+  const limit = opts.limit ?? (deps.channels.some((c) => c.live) ? LIVE_BATCH : BATCH);
   for (;;) {
-    const claim = await deps.store.claimDue(deps.now(), { limit: opts.limit ?? BATCH, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
+    const claim = await deps.store.claimDue(deps.now(), { limit, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
     for (const e of claim.expired) {
       deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
       out.push({ id: e.id, state: 'expired' });
     }
     const batch = recordBatch(deps, owner);
     out.push(...(await Promise.all(claim.due.map((e) => releaseEntry(deps, e, owner, batch)))));
-    if (opts.id !== undefined || claim.due.length + claim.expired.length < (opts.limit ?? BATCH)) return out;
+    if (opts.id !== undefined || claim.due.length + claim.expired.length < limit) return out;
   }
 }
 

@@ -527,6 +527,11 @@ export interface Store {
   /** Ends `owner`'s release of `id` in `state` with `outcome`. False (nothing written) when `owner` no longer holds it. */
   finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean>;
   /**
+   * Puts `owner`'s release of `id` back to waiting (`held`), due at `dueAt` (a cap that
+   * resets then). False (nothing written) when `owner` no longer holds it.
+   */
+  holdRelease(id: string, owner: string, dueAt: number): Promise<boolean>;
+  /**
    * Moves a waiting entry (a state of `from`) to `to` in one statement: of a cancel and a
    * release racing, exactly one wins. The entry as it is after the call, and whether this
    * call moved it; null when there is no such entry.

@@ -99,6 +99,18 @@ export function outboxSuite(handle: () => StoreHandle): void {
       expect(await store().auditEntries({ afterSeq: 0, limit: 1000, notificationId: taken.id })).toEqual([]);
     });
 
+    it('a release held again (a cap reached) waits until its new due time, fenced by the owner', async () => {
+      const e = entry();
+      await store().scheduleSend(e);
+      await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
+      expect(await store().holdRelease(e.id, 'b', T0 + 9000)).toBe(false);
+      expect(await store().holdRelease(e.id, 'a', T0 + 9000)).toBe(true);
+      expect(await store().getOutboxEntry(e.id)).toMatchObject({ state: 'held', due_at: T0 + 9000, send_at: T0 + 1000, owner: null, claimed_at: null });
+      expect((await store().claimDue(T0 + 8999, { ...OPTS, owner: 'c' })).due).toEqual([]);
+      expect((await store().claimDue(T0 + 9000, { ...OPTS, owner: 'c' })).due.map((d) => [d.id, d.owner])).toEqual([[e.id, 'c']]);
+      expect(await store().holdRelease(e.id, 'a', T0 + 99_000)).toBe(false);
+    });
+
     it('an entry due longer ago than the grace expires instead of being claimed', async () => {
       const late = entry({ due_at: T0, send_at: T0 });
       const onTime = entry({ due_at: T0 + OPTS.graceMs, send_at: T0 + OPTS.graceMs });

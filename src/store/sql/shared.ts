@@ -138,6 +138,10 @@ export abstract class SqlStore {
     return (await this.sql.run(this.ob.finish, [state, JSON.stringify(outcome ?? null), now, id, owner])) === 1;
   }
 
+  async holdRelease(id: string, owner: string, dueAt: number): Promise<boolean> {
+    return (await this.sql.run(this.ob.hold, [dueAt, id, owner])) === 1;
+  }
+
   async moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
     const moved = (await this.sql.run(this.ob.move, [to, now, id, JSON.stringify(from)])) === 1;
     // Read after the write: what moved it on (a release, a cancel) is what this call reports.
