@@ -9,7 +9,9 @@
  *   node bench/schedule.mjs [--n 10000]
  */
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { CLI, removeTempDirs, tempDir } from './lib/servers.mjs';
 import { quantile, sleep } from './lib/stats.mjs';
 import { PG_URL, freshPgSchema, pgAvailable } from './store.mjs';
@@ -22,14 +24,36 @@ async function openStoreOf(env) {
   return openStore(loadConfig(env), silentLogger);
 }
 
+/** Moves the round's entries to `due` in one statement, straight in the store's own tables. */
+async function makeDue(env, tag, due) {
+  const pattern = `ntf_bench_${tag}_%`;
+  if (env.DATABASE_URL) {
+    const client = new pg.Client({ connectionString: env.DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query('UPDATE outbox SET due_at = $1, send_at = $1 WHERE id LIKE $2', [due, pattern]);
+    } finally {
+      await client.end();
+    }
+    return;
+  }
+  const db = new Database(join(env.NOTIFY_DATA_DIR, 'notify.db'));
+  try {
+    db.prepare('UPDATE outbox SET due_at = ?, send_at = ? WHERE id LIKE ?').run(due, due, pattern);
+  } finally {
+    db.close();
+  }
+}
+
 /** One round: `workers` processes release `n` sends due at once; the lateness of each, in ms. */
-async function round(env, workers, n) {
+export async function round(env, workers, n, nodeArgs = []) {
   const store = await openStoreOf(env);
   const children = [];
   try {
     const tag = Math.random().toString(36).slice(2, 8);
-    // Due once every entry is in and the workers have armed their timers (their slow poll reads the next due time).
-    const due = Date.now() + 4_000 + n / 2;
+    // Put in an hour ahead, then made due all at once by one statement: inserting 10,000 on a
+    // loaded machine can take longer than any lead time chosen beforehand.
+    const later = Date.now() + 3_600_000;
     for (let i = 0; i < n; i += 100) {
       await Promise.all(
         Array.from({ length: Math.min(100, n - i) }, (_, j) =>
@@ -39,8 +63,8 @@ async function round(env, workers, n) {
             client: 'bench',
             call: CALL,
             state: 'scheduled',
-            send_at: due,
-            due_at: due,
+            send_at: later,
+            due_at: later,
             created_at: Date.now(),
             owner: null,
             claimed_at: null,
@@ -52,9 +76,11 @@ async function round(env, workers, n) {
         ),
       );
     }
-    const insertedLate = Date.now() > due;
+    // Due once the workers have started and armed their timers (their slow poll reads the next due time).
+    const due = Date.now() + 4_000;
+    await makeDue(env, tag, due);
     for (let w = 0; w < workers; w++) {
-      const child = spawn(process.execPath, [CLI, 'worker'], { env: { ...env, NOTIFY_SCHEDULE_POLL_S: '1', NOTIFY_LOG_LEVEL: 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
+      const child = spawn(process.execPath, [...nodeArgs, CLI, 'worker'], { env: { ...env, NOTIFY_SCHEDULE_POLL_S: '1', NOTIFY_LOG_LEVEL: 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
       children.push(child);
     }
     const deadline = due + 120_000;
@@ -64,7 +90,7 @@ async function round(env, workers, n) {
     }
     const records = (await store.listDeliveries(n * 2)).filter((r) => r.id.startsWith(`ntf_bench_${tag}_`));
     if (records.length !== n) throw new Error(`${records.length} of ${n} were recorded`);
-    return { late: records.map((r) => r.status_updated_at - due), insertedLate };
+    return { late: records.map((r) => r.status_updated_at - due) };
   } finally {
     for (const c of children) c.kill('SIGTERM');
     await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
@@ -86,7 +112,7 @@ function row(storeName, target, base, n, targetWorkers, baseWorkers) {
     baseline: { median: b, lo: quantile(base.late, 0.5), hi: Math.max(...base.late) },
     ratio: { median: v / b },
     target: { text: 'p99 ≤ 2,000 ms', absolute: true, max: 2_000 },
-    note: `figures: p99 (p50–max) of each send's lateness; slack dry-run; worker processes of dist/cli.js${target.insertedLate || base.insertedLate ? '; inserting outran the due time' : ''}`,
+    note: `figures: p99 (p50–max) of each send's lateness; slack dry-run; worker processes of dist/cli.js`,
   };
 }
 

@@ -266,10 +266,38 @@ describe('caps', () => {
     // Another client has its own.
     expect((await sendNotification(d, 'sms', text(), { client: 'other' })).status).toBe('sent');
     clock = T0 + 60_000;
-    expect(await releaseDue(d)).toEqual([{ id: later.id, state: 'failed', code: 'CAP_REACHED' }]);
+    // At its time the cap is full: held until the cap resets, not failed, and nothing sent.
+    expect(await releaseDue(d)).toEqual([{ id: later.id, state: 'held', code: 'CAP_REACHED' }]);
     expect(sms.payloads.length).toBe(3);
-    clock = Date.UTC(2026, 0, 15, 13);
+    const reset = Date.UTC(2026, 0, 15, 13);
+    expect(await store.getOutboxEntry(later.id)).toMatchObject({ state: 'held', due_at: reset, owner: null, send_at: T0 + 60_000 });
+    expect(await store.nextDue(['scheduled', 'held'])).toBe(reset);
+    clock = reset - 1;
+    expect(await releaseDue(d)).toEqual([]);
+    // It leaves when the cap resets, once, and counts against the new period.
+    clock = reset;
+    expect(await releaseDue(d)).toEqual([{ id: later.id, state: 'released' }]);
+    expect(sms.payloads.length).toBe(4);
+    expect(await store.getDelivery(later.id)).toMatchObject({ status: 'sent' });
     expect((await sendNotification(d, 'sms', text(), { client: 'bot' })).status).toBe('sent');
+    expect((await failure(sendNotification(d, 'sms', text(), { client: 'bot' }))).code).toBe('CAP_REACHED');
+  });
+
+  it('a cap reached at release holds a scheduled dry run too, then the reset releases it', async () => {
+    const config = loadConfig({ NOTIFY_DATA_DIR: '/unused', NOTIFY_SMS_ALLOW: '+1415', NOTIFY_CAPS: 'bot:sms=1/day' });
+    const d: PipelineDeps = { config, store, channels: await connectChannels(config, silentLogger, {}), log: silentLogger, now: () => clock, capGate: createCapGate(config.caps, store) };
+    const first = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
+    const second = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
+    clock = T0 + 1_000;
+    const released = await releaseDue(d);
+    expect(released.map((r) => r.state).sort()).toEqual(['held', 'released']);
+    const heldId = released.find((r) => r.state === 'held')!.id;
+    expect([first.id, second.id]).toContain(heldId);
+    const midnight = Date.UTC(2026, 0, 16);
+    expect(await store.getOutboxEntry(heldId)).toMatchObject({ state: 'held', due_at: midnight });
+    clock = midnight;
+    expect(await releaseDue(d)).toEqual([{ id: heldId, state: 'released' }]);
+    expect(await store.getDelivery(heldId)).toMatchObject({ status: 'dry_run' });
   });
 
   it('measures SMS segments, and a named client overrides the * rule', async () => {

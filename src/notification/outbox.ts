@@ -16,13 +16,19 @@
 import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { AuditActor, OutboxEntry, OutboxState } from '../store/types.js';
-import { sendNotification, type PipelineDeps } from './pipeline.js';
+import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/types.js';
+import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
 import { DEFAULT_TIME } from './settings.js';
 import { statesTaking } from './status.js';
 
-/** How many due entries one claim takes; a batch is released concurrently. */
-const BATCH = 50;
+/**
+ * How many due entries one claim takes; a batch is released concurrently, and its dry runs'
+ * records are written together (`recordBatch`). Live sends take the smaller batch: 250 at
+ * once behind NOTIFY_PROVIDER_CONCURRENCY slots outwaited their send budget (and a batch
+ * must end within its lease).
+ */
+const BATCH = 250;
+const LIVE_BATCH = 50;
 /** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -39,17 +45,42 @@ export const leaseMs = (deps: PipelineDeps) => 2 * deps.config.sendBudgetMs + 1_
  * Errors that leave the entry to be taken again (the store down, another release of it in
  * flight) leave it `releasing`: its lease runs out and a later pass takes it.
  */
-export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner: string): Promise<Released> {
+export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner: string, batch?: RecordBatch): Promise<Released> {
   const log = deps.log.child({ notificationId: entry.id, via: entry.via, client: entry.client });
   let state: OutboxState;
   let outcome: unknown;
+  // Set when the record's write ended the release too (a dry run in a batch).
+  let finishedWithRecord = false;
+  const write: ReleaseWriter | undefined =
+    batch &&
+    (async (record, opts, result) => {
+      const written = await batch.write({ id: entry.id, record, outcome: result, ...opts });
+      finishedWithRecord = written.kind === 'written';
+      return written;
+    });
   try {
-    outcome = await sendNotification(deps, entry.via, entry.call, { client: entry.client, release: { id: entry.id, key: `outbox:${entry.id}` } });
+    outcome = await sendNotification(deps, entry.via, entry.call, { client: entry.client, release: { id: entry.id, key: `outbox:${entry.id}`, ...(write ? { write } : {}) } });
     state = 'released';
+    if (finishedWithRecord) {
+      log.info('released', { state });
+      return { id: entry.id, state };
+    }
   } catch (err) {
     if (err instanceof NotifyError && (err.code === 'STORE_UNAVAILABLE' || err.code === 'IDEMPOTENCY_IN_PROGRESS')) {
       log.warn('release deferred', { code: err.code });
       return { id: entry.id, state: 'releasing', code: err.code };
+    }
+    // A cap reached at release holds the send until the cap resets: a scheduled send that
+    // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
+    const resetsAt = err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined ? Date.parse(err.details.resetsAt) : NaN;
+    if (!Number.isNaN(resetsAt)) {
+      const held = await deps.store.holdRelease(entry.id, owner, resetsAt, deps.now()).catch((e: unknown) => {
+        log.error('release not held until its cap resets', { error: (e as Error).message });
+        return false;
+      });
+      // Not held (the store failed, or another process took the release over): its lease runs out and it is claimed again.
+      log.info(held ? 'release held until its cap resets' : 'release deferred', { code: 'CAP_REACHED', releaseAt: new Date(resetsAt).toISOString() });
+      return { id: entry.id, state: held ? 'held' : 'releasing', code: 'CAP_REACHED' };
     }
     const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
     if (!(err instanceof NotifyError)) log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
@@ -75,19 +106,48 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   return state === 'released' ? { id: entry.id, state } : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
 }
 
+/**
+ * The records of one claimed batch's dry runs, written in one store call per turn of the
+ * event loop: each release waits only for the others that reached their record by then.
+ */
+interface RecordBatch {
+  write(item: ReleaseRecord): Promise<RecordWrite>;
+}
+
+function recordBatch(deps: PipelineDeps, owner: string): RecordBatch {
+  let queue: { item: ReleaseRecord; done: (w: RecordWrite) => void; failed: (err: unknown) => void }[] = [];
+  const flush = () => {
+    const items = queue;
+    queue = [];
+    deps.store.recordReleases(owner, items.map((q) => q.item), deps.now()).then(
+      (written) => items.forEach((q, i) => q.done(written[i]!)),
+      (err: unknown) => items.forEach((q) => q.failed(err)),
+    );
+  };
+  return {
+    write: (item) =>
+      new Promise<RecordWrite>((done, failed) => {
+        if (queue.length === 0) setImmediate(flush);
+        queue.push({ item, done, failed });
+      }),
+  };
+}
+
 /** One pass: claims what is due at `now` (batch after batch) and releases it; expired entries are logged. */
 export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?: string } = {}): Promise<Released[]> {
   const time = deps.config.time ?? DEFAULT_TIME;
   const owner = randomUUID();
   const out: Released[] = [];
+  const limit = opts.limit ?? (deps.channels.some((c) => c.live) ? LIVE_BATCH : BATCH);
   for (;;) {
-    const claim = await deps.store.claimDue(deps.now(), { limit: opts.limit ?? BATCH, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
+    const claim = await deps.store.claimDue(deps.now(), { limit, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
     for (const e of claim.expired) {
       deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
       out.push({ id: e.id, state: 'expired' });
     }
-    out.push(...(await Promise.all(claim.due.map((e) => releaseEntry(deps, e, owner)))));
-    if (opts.id !== undefined || claim.due.length + claim.expired.length < (opts.limit ?? BATCH)) return out;
+    const batch = recordBatch(deps, owner);
+    out.push(...(await Promise.all(claim.due.map((e) => releaseEntry(deps, e, owner, batch)))));
+    if (opts.id !== undefined || claim.due.length + claim.expired.length < limit) return out;
   }
 }
 

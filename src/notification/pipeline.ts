@@ -70,10 +70,17 @@ export interface SendOptions {
    * The release of a waiting send (./outbox.ts): sent now under this notification id, claimed
    * under this key, and never scheduled or held again.
    */
-  release?: { id: string; key: string };
+  release?: { id: string; key: string; write?: ReleaseWriter };
   /** The tool the call came through, for the audit log. */
   tool?: string;
 }
+
+/**
+ * How a released dry run writes its record (./outbox.ts batches them): with the end of its
+ * release, fenced by the release's owner, in place of an idempotency claim. A dry run calls
+ * no provider, so a release that dies before its record is simply released again.
+ */
+export type ReleaseWriter = (record: DeliveryRecord, opts: { audit: AuditContext; optOut?: OptOutCheck }, result: SendResult) => Promise<RecordWrite>;
 
 function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
   if (signal?.aborted) {
@@ -191,7 +198,9 @@ async function sendTyped<C, P>(
 
   const key = opts.release?.key ?? (typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined);
   const optOut: OptOutCheck = { via, recipients };
-  const lookup = optOutLookup(deps, channel.live, key !== undefined);
+  // A released dry run's record is fenced by its release (see ReleaseWriter): no key is claimed.
+  const releaseWrite = !channel.live && deps.config.approval.rules.length === 0 ? opts.release?.write : undefined;
+  const lookup = releaseWrite ? 'record' : optOutLookup(deps, channel.live, key !== undefined);
   if (lookup === 'alone') {
     const optedOut = await deps.store.findOptedOut(optOut);
     if (optedOut !== undefined) throw optedOutError(optedOut, via);
@@ -225,7 +234,7 @@ async function sendTyped<C, P>(
   const send: Send<C, P> = { deps, channel, recipients, key, opts };
 
   let claim: ClaimHandle<SendResult> | undefined;
-  if (claimKeyName !== undefined) {
+  if (claimKeyName !== undefined && !releaseWrite) {
     const claimed = await claimKey<SendResult>({
       store: deps.store,
       // Keys are scoped by client: two bots that pick the same key do not share results.
@@ -291,6 +300,11 @@ async function sendTyped<C, P>(
 /** The answer to a send held for the console: its id, and that it waits (nothing was sent). */
 function heldResult<C, P>(channel: TypedChannel<C, P>, err: ApprovalHeld): SendResult {
   return { id: err.held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(err.held.at).toISOString() };
+}
+
+/** A release whose lease ran out before its record was written: the process that took it over writes it. */
+function releaseTakenOver(via: string): NotifyError {
+  return new NotifyError('IDEMPOTENCY_IN_PROGRESS', 'This release ran past its lease and another process took it over; this one wrote nothing.', { via });
 }
 
 function optedOutError(recipient: string, via: string): NotifyError {
@@ -372,12 +386,15 @@ async function recordDryRun<C, P>(
   record.latency_ms = deps.now() - prepared.startedAt;
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, undefined);
-  const written = await deps.store.writeRecord(record, {
-    audit: auditOf(send),
-    ...(optOut ? { optOut } : {}),
-    ...(claim ? { claim: claim.completion(result) } : {}),
-  });
-  if (written.kind === 'claim_lost') throw claim!.lost();
+  const releaseWrite = claim ? undefined : opts.release?.write;
+  const written = releaseWrite
+    ? await releaseWrite(record, { audit: auditOf(send), ...(optOut ? { optOut } : {}) }, result)
+    : await deps.store.writeRecord(record, {
+        audit: auditOf(send),
+        ...(optOut ? { optOut } : {}),
+        ...(claim ? { claim: claim.completion(result) } : {}),
+      });
+  if (written.kind === 'claim_lost') throw claim ? claim.lost() : releaseTakenOver(channel.name);
   if (written.kind === 'opted_out') throw optedOutError(written.recipient, channel.name);
   deps.log.info('dry run recorded', { notificationId: record.id, via: channel.name, client: opts.client, attempts: 0, latencyMs: record.latency_ms });
   return result;

@@ -94,7 +94,7 @@ export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, st
   undelivered: 'The provider could not deliver the message (provider_status has its code); resending to the same recipient will likely fail again.',
   failed: 'The message was not sent: the provider refused it or the send failed (error_code or provider_status says why).',
   scheduled: 'Waiting in the store for its send_at; it is sent then (retract_notification cancels it until it leaves).',
-  held: 'Held by quiet hours (or for approval) until release_at; it is sent then (retract_notification cancels it until it leaves).',
+  held: 'Held by quiet hours, a cap reached at its release (or for approval) until release_at; it is sent then (retract_notification cancels it until it leaves).',
   cancelled: 'Taken back before it was sent; nothing was sent.',
   expired: 'Not sent: its time passed unanswered (a console approval past NOTIFY_APPROVAL_TTL_S), or while no server was running longer ago than NOTIFY_SCHEDULE_GRACE_S.',
   pending_approval: 'Held for a person to approve or decline in the operator console; nothing has been sent. It expires unanswered after NOTIFY_APPROVAL_TTL_S.',

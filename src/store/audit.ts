@@ -112,6 +112,16 @@ export type AuditedChange =
 
 const classes = (ctx: AuditContext | undefined): readonly string[] | null => (ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null);
 
+/** The outbox entry of a release written in a batch (Store.recordReleases), as finishRelease audits one. */
+export const released = (it: { id: string; record: DeliveryRecord; outcome: unknown }, owner: string, at: number): AuditedChange => ({
+  write: 'outbox',
+  id: it.id,
+  client: it.record.client,
+  state: 'released',
+  at,
+  detail: { owner, outcome: it.outcome },
+});
+
 /** The entries `change` appends, in order. */
 export function auditEntriesFor(c: AuditedChange): AuditInput[] {
   switch (c.write) {

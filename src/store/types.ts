@@ -221,6 +221,18 @@ export interface ClaimCompletion {
   result: unknown;
 }
 
+/** A released dry run's record, written with the end of its release (Store.recordReleases). */
+export interface ReleaseRecord {
+  /** The outbox entry. */
+  id: string;
+  record: DeliveryRecord;
+  /** What the release answered, kept as the entry's outcome. */
+  outcome: unknown;
+  audit?: AuditContext;
+  /** Looked up in the same transaction: an opted-out recipient is answered, and nothing is written. */
+  optOut?: OptOutCheck;
+}
+
 export type RecordWrite = { kind: 'written' } | { kind: 'opted_out'; recipient: string } | { kind: 'claim_lost' };
 
 /** One rate-limit window a send counts against: at most `limit` admissions per `windowMs`. */
@@ -545,8 +557,20 @@ export interface Store {
    * process on the store. Entries due longer than `graceMs` ago become `expired` instead.
    */
   claimDue(now: number, opts: DueClaimOptions): Promise<DueClaim>;
+  /**
+   * Ends `owner`'s releases whose send is their record (dry runs), in one transaction: each
+   * record (with its audit entries) is written only where `owner` still holds the release,
+   * which ends `released` with its outcome in the same write. One answer per item, in order:
+   * `claim_lost` when another process took the release over (nothing written for it).
+   */
+  recordReleases(owner: string, items: readonly ReleaseRecord[], now: number): Promise<RecordWrite[]>;
   /** Ends `owner`'s release of `id` in `state` with `outcome`. False (nothing written) when `owner` no longer holds it. */
   finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean>;
+  /**
+   * Puts `owner`'s release of `id` back to waiting (`held`), due at `dueAt` (a cap that
+   * resets then). False (nothing written) when `owner` no longer holds it.
+   */
+  holdRelease(id: string, owner: string, dueAt: number, now: number): Promise<boolean>;
   /**
    * Moves a waiting entry (a state of `from`) to `to` in one statement: of a cancel and a
    * release racing, exactly one wins. The entry as it is after the call, and whether this

@@ -68,18 +68,19 @@ describe.each(ERAS)('retract_notification of a waiting send over the built CLI (
     const e = env();
     const s = await open(e, era);
     const to = `retract-${era}@example.com`;
-    const sendAt = new Date(Date.now() + 2_000).toISOString().replace('Z', '+00:00');
+    // Far enough ahead that a loaded machine's slow second session does not outrun it.
+    const sendAt = new Date(Date.now() + 8_000).toISOString().replace('Z', '+00:00');
     const { id } = (await send(s, mail(to, { send_at: sendAt }))).structuredContent as { id: string };
     const other = await open(e, era, 'someone-else');
     expect(errorOf((await other.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome)).toMatchObject({ code: 'NOT_FOUND' });
     const r = (await s.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome;
-    expect(r.isError).toBeFalsy();
+    expect(r.isError, JSON.stringify(r.structuredContent)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ id, via: 'email', status: 'cancelled' });
     expect((await get(s, id)).structuredContent).toMatchObject({ id, status: 'cancelled' });
     const again = (await s.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome;
     expect(errorOf(again)).toMatchObject({ code: 'INVALID_FIELD' });
     // Past its time, nothing arrived: the release found it cancelled.
-    await new Promise((r) => setTimeout(r, 3_500));
+    await new Promise((r) => setTimeout(r, Date.parse(sendAt) + 1_500 - Date.now()));
     expect(received(to)).toEqual([]);
   });
 });
@@ -89,7 +90,7 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
     const e = env();
     const s = await open(e, era);
     const to = `sched-${era}@example.com`;
-    const sendAt = new Date(Date.now() + 2_500).toISOString().replace('Z', '+00:00');
+    const sendAt = new Date(Date.now() + 6_000).toISOString().replace('Z', '+00:00');
     const r = await send(s, mail(to, { send_at: sendAt }));
     expect(r.isError).toBeFalsy();
     const result = r.structuredContent as { id: string; status: string; send_at: string };
@@ -165,15 +166,17 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
   });
 
   it('notify-mcp worker releases what a stdio server scheduled after that server exited; an older one expires', async () => {
-    const e = env({ NOTIFY_SCHEDULE_GRACE_S: '2' });
+    const e = env({ NOTIFY_SCHEDULE_GRACE_S: '3' });
     const to = `worker-${era}@example.com`;
     const late = `late-${era}@example.com`;
     const s = await open(e, era);
-    const soon = (await send(s, mail(to, { send_at: new Date(Date.now() + 3_000).toISOString() }))).structuredContent as { id: string };
-    const old = (await send(s, mail(late, { send_at: new Date(Date.now() + 1_000).toISOString() }))).structuredContent as { id: string };
+    // `soon` is still ahead (or well within the grace) when a slow-starting worker gets to it.
+    const soon = (await send(s, mail(to, { send_at: new Date(Date.now() + 7_000).toISOString() }))).structuredContent as { id: string };
+    const oldAt = Date.now() + 1_000;
+    const old = (await send(s, mail(late, { send_at: new Date(oldAt).toISOString() }))).structuredContent as { id: string };
     await s.close();
-    // Nothing runs until `old` is more than the 2 s grace late.
-    await new Promise((r) => setTimeout(r, 3_500));
+    // Nothing runs until `old` is more than the 3 s grace late.
+    await new Promise((r) => setTimeout(r, oldAt + 3_500 - Date.now()));
     const worker = startWorker(e);
     await until('the worker to release the mail', () => received(to).length > 0);
     await until('the expiry to be logged', () => worker.stderrText().includes('scheduled send expired'));

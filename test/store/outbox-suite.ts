@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { OutboxEntry, Store } from '../../src/store/types.js';
-import type { StoreHandle } from './suite.js';
+import { delivery, type StoreHandle } from './suite.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const OPTS = { limit: 100, leaseMs: 60_000, graceMs: 3_600_000 };
@@ -66,6 +66,49 @@ export function outboxSuite(handle: () => StoreHandle): void {
       expect(await store().finishRelease(e.id, 'b', 'released', { id: e.id }, T0 + 70_000)).toBe(true);
       expect(await store().getOutboxEntry(e.id)).toMatchObject({ state: 'released', outcome: { id: e.id }, finished_at: T0 + 70_000 });
       expect((await store().claimDue(T0 + 999_999, { ...OPTS, owner: 'c' })).due).toEqual([]);
+    });
+
+    it('released dry runs: each record written with the end of its release, in one write, only where the owner still holds it', async () => {
+      const [mine, taken, opted] = [entry({ via: 'sms' }), entry({ via: 'sms' }), entry({ via: 'sms' })];
+      for (const e of [mine, taken, opted]) await store().scheduleSend(e);
+      await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
+      // b takes `taken` over (a's lease ran out): a's record of it must not be written.
+      await store().moveWaiting(taken.id, ['releasing'], 'scheduled', T0 + 1000);
+      await store().claimDue(T0 + 2000, { ...OPTS, owner: 'b', id: taken.id });
+      await store().addOptOut('sms', '+14155550111', T0);
+      const rec = (id: string) => delivery(id, T0 + 1500, { via: 'sms', status: 'dry_run', idempotency_key: `outbox:${id}` });
+      const written = await store().recordReleases(
+        'a',
+        [
+          { id: mine.id, record: rec(mine.id), outcome: { id: mine.id, status: 'dry_run' }, optOut: { via: 'sms', recipients: ['+14155550100'] }, audit: { tool: null, recipients: ['sms-number'] } },
+          { id: taken.id, record: rec(taken.id), outcome: { id: taken.id } },
+          { id: opted.id, record: rec(opted.id), outcome: { id: opted.id }, optOut: { via: 'sms', recipients: ['+14155550100', '+14155550111'] } },
+        ],
+        T0 + 1600,
+      );
+      expect(written).toEqual([{ kind: 'written' }, { kind: 'claim_lost' }, { kind: 'opted_out', recipient: '+14155550111' }]);
+      expect(await store().getOutboxEntry(mine.id)).toMatchObject({ state: 'released', outcome: { id: mine.id, status: 'dry_run' }, finished_at: T0 + 1600 });
+      expect(await store().getDelivery(mine.id)).toEqual(rec(mine.id));
+      expect(await store().getOutboxEntry(taken.id)).toMatchObject({ state: 'releasing', owner: 'b' });
+      expect(await store().getDelivery(taken.id)).toBeNull();
+      expect(await store().getOutboxEntry(opted.id)).toMatchObject({ state: 'releasing', owner: 'a' });
+      expect(await store().getDelivery(opted.id)).toBeNull();
+      // The written record's audit entries joined the chain.
+      const audit = await store().auditEntries({ afterSeq: 0, limit: 1000, notificationId: mine.id });
+      expect(audit.length).toBeGreaterThan(0);
+      expect(await store().auditEntries({ afterSeq: 0, limit: 1000, notificationId: taken.id })).toEqual([]);
+    });
+
+    it('a release held again (a cap reached) waits until its new due time, fenced by the owner', async () => {
+      const e = entry();
+      await store().scheduleSend(e);
+      await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
+      expect(await store().holdRelease(e.id, 'b', T0 + 9000, T0)).toBe(false);
+      expect(await store().holdRelease(e.id, 'a', T0 + 9000, T0)).toBe(true);
+      expect(await store().getOutboxEntry(e.id)).toMatchObject({ state: 'held', due_at: T0 + 9000, send_at: T0 + 1000, owner: null, claimed_at: null });
+      expect((await store().claimDue(T0 + 8999, { ...OPTS, owner: 'c' })).due).toEqual([]);
+      expect((await store().claimDue(T0 + 9000, { ...OPTS, owner: 'c' })).due.map((d) => [d.id, d.owner])).toEqual([[e.id, 'c']]);
+      expect(await store().holdRelease(e.id, 'a', T0 + 99_000, T0)).toBe(false);
     });
 
     it('an entry due longer ago than the grace expires instead of being claimed', async () => {

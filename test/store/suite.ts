@@ -21,7 +21,7 @@ const T0 = Date.UTC(2026, 0, 1);
 const HOUR = 3_600_000;
 const OPTS = { ttlMs: 24 * HOUR, staleAfterMs: 20_000 };
 
-function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord> = {}): DeliveryRecord {
+export function delivery(id: string, created_at: number, extra: Partial<DeliveryRecord> = {}): DeliveryRecord {
   return {
     id,
     via: 'email',

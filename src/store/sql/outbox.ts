@@ -41,6 +41,7 @@ export interface OutboxStatements {
   byId: Statement;
   byKey: Statement;
   finish: Statement;
+  hold: Statement;
   move: Statement;
   list: Statement;
   nextDue: Statement;
@@ -59,6 +60,8 @@ export function outboxStatements(engine: string, states: (p: string) => string):
     byKey: s('outbox-by-key', 'SELECT * FROM outbox WHERE idem_key = $1'),
     // Fenced: a release taken over by another process (its lease ran out) changes nothing.
     finish: s('outbox-finish', `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing' RETURNING id, client`),
+    // Fenced like the finish: back to waiting, due at $1, for any process to claim then.
+    hold: s('outbox-hold', `UPDATE outbox SET state = 'held', due_at = $1, owner = NULL, claimed_at = NULL WHERE id = $2 AND owner = $3 AND state = 'releasing' RETURNING id, client`),
     // One statement: a release claiming the same row in between finds it moved, or this finds it claimed.
     move: s('outbox-move', `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')}) RETURNING id, client`),
     list: s('outbox-list', `SELECT * FROM outbox WHERE state IN (${states('$1')}) ORDER BY due_at, id LIMIT $2`),

@@ -173,6 +173,13 @@ export abstract class SqlStore {
     return rows.length === 1;
   }
 
+  async holdRelease(id: string, owner: string, dueAt: number, now: number): Promise<boolean> {
+    const rows = await this.audited(this.ob.hold, [dueAt, id, owner], (held) =>
+      held.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: 'held', at: now, detail: { owner, due_at: dueAt } })),
+    );
+    return rows.length === 1;
+  }
+
   async moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number, by?: AuditActor): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
     const rows = await this.audited(this.ob.move, [to, now, id, JSON.stringify(from)], (moved) =>
       moved.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: to, at: now, detail: { from }, by })),

@@ -13,7 +13,7 @@ import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
-import { auditEntriesFor, chain, type AuditedChange } from '../audit.js';
+import { auditEntriesFor, chain, released, type AuditedChange } from '../audit.js';
 import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_LINES_SQLITE, auditLinesFromRow, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
@@ -42,6 +42,7 @@ import type {
   RateBucket,
   RateDecision,
   RecordWrite,
+  ReleaseRecord,
   Store,
   TakenReceipt,
 } from '../types.js';
@@ -368,7 +369,7 @@ export class SqliteStore extends SqlStore implements Store {
       const where = `((state IN ('scheduled', 'held') AND due_at <= ?) OR (state = 'releasing' AND claimed_at <= ?))`;
       const rows = (
         id === undefined
-          ? this.statement(`SELECT * FROM outbox WHERE ${where} ORDER BY due_at LIMIT ?`).all(now, now - leaseMs, limit)
+          ? this.soonestDue(now, now - leaseMs, limit)
           : this.statement(`SELECT * FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, id)
       ) as Row[];
       const claim = this.statement(`UPDATE outbox SET state = ?, owner = ?, claimed_at = ?, finished_at = ? WHERE id = ?`);
@@ -389,6 +390,37 @@ export class SqliteStore extends SqlStore implements Store {
         }
       }
       this.appendAudit(moves);
+      return out;
+    });
+    return tx.immediate();
+  }
+
+  /**
+   * The `limit` soonest due entries (waiting, or releasing past their lease), one index walk
+   * per state: one query with an OR sorted every due row for each batch it claimed.
+   */
+  private soonestDue(now: number, leaseEnded: number, limit: number): Row[] {
+    const walk = this.statement(`SELECT * FROM outbox WHERE state = ? AND due_at <= ? ORDER BY due_at LIMIT ?`);
+    const stale = this.statement(`SELECT * FROM outbox WHERE state = 'releasing' AND claimed_at <= ? ORDER BY due_at LIMIT ?`);
+    const rows = [...(walk.all('scheduled', now, limit) as Row[]), ...(walk.all('held', now, limit) as Row[]), ...(stale.all(leaseEnded, limit) as Row[])];
+    return rows.sort((a, b) => Number(a.due_at) - Number(b.due_at)).slice(0, limit);
+  }
+
+  async recordReleases(owner: string, items: readonly ReleaseRecord[], now: number): Promise<RecordWrite[]> {
+    // One transaction for a batch: a commit per release cost more than the release itself.
+    const tx = this.db.transaction((): RecordWrite[] => {
+      const finish = this.shared(this.ob.finish);
+      const insert = this.shared(q.INSERT_DELIVERY);
+      const audit: AuditedChange[] = [];
+      const out = items.map((it): RecordWrite => {
+        const optedOut = it.optOut && this.firstOptedOut(it.optOut);
+        if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+        if (finish.run(['released', JSON.stringify(it.outcome ?? null), now, it.id, owner]).changes !== 1) return { kind: 'claim_lost' };
+        insert.run(deliveryValues(it.record));
+        audit.push({ write: 'record', record: it.record, ctx: it.audit }, released(it, owner, now));
+        return WRITTEN;
+      });
+      this.appendAudit(audit);
       return out;
     });
     return tx.immediate();
