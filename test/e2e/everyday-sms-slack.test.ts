@@ -118,6 +118,21 @@ describe.each(ERAS)('Slack DMs and blocks, %s client', (era) => {
     expect(posted).toContain('Deploy finished');
   });
 
+  it('blocks as JSON text, as every profile lists them: the record holds the objects, an edit takes them too, and text that is not JSON is refused at its path', async () => {
+    const e = env();
+    const s = await connect(e, era);
+    const result = await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished', blocks: BLOCKS.slice(0, 2).map((b) => JSON.stringify(b)) });
+    expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'dry_run' });
+    const id = String(result.structuredContent!.id);
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done', blocks: [JSON.stringify(BLOCKS[0])] });
+    expect(edited.isError, JSON.stringify(edited.structuredContent)).toBeFalsy();
+    const [row] = await readOutbox(e);
+    expect((row!.payload as { blocks: unknown[] }).blocks).toEqual([BLOCKS[0]]);
+    const bad = errorOf(await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [JSON.stringify(BLOCKS[0]), '{"type": "header"'] }));
+    expect(bad).toMatchObject({ code: 'INVALID_FIELD', path: '/blocks/1' });
+    expect(bad.message).toContain('JSON text');
+  });
+
   it('refuses interactive blocks with advice, and a user the allowlist does not name, saying which variable to set', async () => {
     const s = await connect(env(slackEnv(fakeSlack.origin)), era);
     const before = fakeSlack.requests.length;
