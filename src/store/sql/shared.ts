@@ -49,7 +49,7 @@ export abstract class SqlStore {
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
-    const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
+    const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id, r.provider_conversation ?? null];
     return (await this.sql.run(q.RECORD_RELEASE, values)) === 1;
   }
 

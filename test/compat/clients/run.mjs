@@ -79,6 +79,8 @@ if (process.argv.includes('--update')) {
     if (!now) broken.push(`${key}: not run`);
     else for (const k of ['accepted', 'rulesKept', 'errorIntact']) if (was[k] && !now[k]) broken.push(`${key}: ${k} passed before, fails now`);
     if (now && parseInt(now.valid, 10) < parseInt(was.valid, 10)) broken.push(`${key}: valid calls ${now.valid}, was ${was.valid}`);
+    // A client that took the tools strict (OpenAI Agents) and falls back now lost a rule the model had: a regression too.
+    if (now && was.note === 'strict' && now.note !== 'strict') broken.push(`${key}: strict before, now ${now.note}`);
   }
   if (broken.length) {
     process.stderr.write(`clients: FAILED, a cell that passed broke:\n  ${broken.join('\n  ')}\n`);
