@@ -27,24 +27,23 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
     title: 'Send notification',
     intro: 'Sends one notification.',
     outro:
-      'Within 24 h the same key and payload returns the first result, sending nothing; another payload is IDEMPOTENCY_CONFLICT. ' +
-      'Live channels send only to recipients the operator allows; channels without credentials run in dry-run. ' +
-      `status sent means: ${channels.map((c) => sentBriefly(c.channel)).join('; ')}. ` +
-      'send_at answers scheduled at once and sends then; quiet hours may answer held, with release_at. ' +
+      // Each rule once, in its fewest words. What the answer says where it is read is not said
+      // here: a refusal names its code and the variable to set (the allowlist's), and a sent
+      // result carries sent_means (what "sent" means on its channel).
+      'Within 24 h the same key and payload returns the first result, sending nothing; another payload is refused. ' +
+      'Channels without credentials run in dry-run. ' +
+      'send_at answers scheduled; quiet hours may answer held, until release_at. ' +
       `get_notification shows later states${receiptsNote(channels)}.` +
       (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,
     nestedKey: 'notification',
+    // A Slack block as JSON text in every shape: clients that make flat or per-channel strict
+    // themselves (OpenAI Agents) refuse an open object and fall back to non-strict.
+    freeForm: 'json-text',
     // Each channel's words for the string formats its fields use (the email address format).
     formats: Object.assign({}, ...channels.map((c) => c.channel.formats)),
   });
-}
-
-/** A channel's `sentMeans` in a few words, its first clause: `email, the SMTP relay accepted the mail`. */
-function sentBriefly({ label, sentMeans }: ConfiguredChannel['channel']): string {
-  const clause = sentMeans.split(/[;.]/)[0]!.trim();
-  return clause.startsWith(`${label} `) ? clause : `${label}, ${clause.replace(/^The /, 'the ')}`;
 }
 
 /** Channels whose provider reports delivery later (receipts): ` (SMS: delivered or undelivered)`. */

@@ -13,7 +13,7 @@ import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
 import { objectToolGroups, SEND_GROUPS } from './tool-groups.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
-import { decodeJsonText, foldExamples, freeFormPaths, schemaHash, toJsonSchema, toStrict, validateObject } from '@notify-mcp/union';
+import { decodeJsonText, foldExamples, freeFormPaths, schemaHash, toJsonSchema, toStrict, validateObject, withJsonText } from '@notify-mcp/union';
 
 export interface CatalogEntry extends ToolEntry {
   hash: string;
@@ -48,14 +48,15 @@ function wireTool(tool: Tool): Tool {
 
 function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
   const input = toJsonSchema(spec.input.strict());
-  // Under strict mode a free-form value (a Slack block) travels as JSON text, read back here.
-  const jsonText = profile === 'nested' && freeFormPaths(input).length > 0;
+  // A free-form value (a Slack block) travels as JSON text in every profile, as send_notification's
+  // do (its union's freeForm option), and is read back here.
+  const jsonText = freeFormPaths(input).length > 0;
   return {
     tool: {
       name: spec.name,
       title: spec.title,
       description: spec.description,
-      inputSchema: (profile === 'nested' ? toStrict(input, jsonText ? { freeForm: 'json-text' } : {}) : foldExamples(input)) as Tool['inputSchema'],
+      inputSchema: (profile === 'nested' ? toStrict(input, jsonText ? { freeForm: 'json-text' } : {}) : foldExamples(jsonText ? withJsonText(input) : input)) as Tool['inputSchema'],
       outputSchema: spec.outputSchema as Tool['outputSchema'],
       annotations: { title: spec.title, ...spec.annotations },
     },

@@ -468,6 +468,7 @@ async function deliver<C, P>(
     });
     providerMessageId = sent.receipt.providerMessageId;
     record.provider_status = sent.receipt.providerStatus ?? null;
+    if (sent.receipt.conversation !== undefined) record.provider_conversation = sent.receipt.conversation;
     record.attempts = sent.attempts;
     record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
   } catch (err) {

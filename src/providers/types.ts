@@ -21,6 +21,8 @@ export interface SendContext {
 
 export interface ProviderReceipt {
   providerMessageId?: string;
+  /** Where the provider put the message, when it says (Slack: the channel ID, whatever the payload named). */
+  conversation?: string;
   /** The provider's own word for the message on acceptance (Twilio: `queued`, `accepted`…), when it gives one. */
   providerStatus?: string;
 }
@@ -29,6 +31,8 @@ export interface ProviderReceipt {
 export interface Posted<Payload> {
   payload: Payload;
   providerMessageId: string;
+  /** The provider's conversation, as its receipt said (Slack: the channel ID), when recorded. */
+  conversation?: string | undefined;
 }
 
 export interface Provider<Payload = unknown> {

@@ -427,6 +427,15 @@ export const MIGRATIONS: readonly Migration[] = [
       INSERT INTO audit_head (id, seq, hash, anchor_seq, anchor_hash) VALUES (1, 0, '${GENESIS}', 0, '${GENESIS}');
     `,
   },
+  {
+    version: 20,
+    name: 'the conversation a provider put a message in',
+    // Slack answers chat.postMessage with the channel ID, and changes or deletes a message
+    // only by that ID: a post to #name or to a user's DM is edited through it. NULL for
+    // other channels and for rows written before this version.
+    sqlite: `ALTER TABLE deliveries ADD COLUMN provider_conversation TEXT;`,
+    postgres: `ALTER TABLE deliveries ADD COLUMN provider_conversation TEXT;`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -38,6 +38,8 @@ export interface DeliveryRecord {
   status: DeliveryStatus;
   provider: string;
   provider_message_id: string | null;
+  /** Where the provider put the message, when it says (Slack: the channel ID a post went to, whatever `channel` named). */
+  provider_conversation?: string | null;
   /** The exact provider payload (for email, `{ envelope, messageId, raw }` with the full MIME). */
   payload: unknown;
   error_code: string | null;

@@ -74,3 +74,22 @@ export function typeArrayPaths(node: unknown, at = ''): string[] {
   const here = Array.isArray((node as Json).type) ? [at || '/'] : [];
   return [...here, ...Object.entries(node).flatMap(([k, n]) => typeArrayPaths(n, `${at}/${k}`))];
 }
+
+/**
+ * Objects a client's own strict conversion refuses (OpenAI Agents JS 0.20's
+ * convertSchemasToStrict, `assertOpenAIStrictToolSchemaPreservesOpenObjects`, which then
+ * falls back to a non-strict tool): an object that says `additionalProperties` other than
+ * false, or declares no property; and a value with no type. Optional properties are no
+ * violation here: that conversion makes them required and nullable itself.
+ */
+export function openObjectPaths(node: unknown, at = ''): string[] {
+  if (Array.isArray(node)) return node.flatMap((n, i) => openObjectPaths(n, `${at}/${i}`));
+  if (!node || typeof node !== 'object') return [];
+  const n = node as Json;
+  const typed = ['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', '$ref'].some((k) => k in n);
+  const declared = typeof n.properties === 'object' && n.properties !== null && Object.keys(n.properties).length > 0;
+  const objectish = n.type === 'object' || 'properties' in n || 'additionalProperties' in n;
+  const open = (objectish && n.additionalProperties !== false && (!declared || 'additionalProperties' in n)) || (!typed && !at.endsWith('/properties'));
+  const walk = Object.entries(n).flatMap(([k, v]) => (k === 'additionalProperties' || k === 'enum' || k === 'const' ? [] : openObjectPaths(v, `${at}/${k}`)));
+  return [...(open ? [at || '/'] : []), ...walk];
+}

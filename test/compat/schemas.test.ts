@@ -10,7 +10,7 @@ import { loadConfig, PROFILES } from '../../src/config/config.js';
 import { notificationDef } from '../../src/channels/send-union.js';
 import { NOTIFICATION_STATES } from '../../src/store/types.js';
 import { profileTools, validateUnionCall } from '@notify-mcp/union';
-import { anthropicViolations, openAiStrictViolations, sep2106Violations, typeArrayPaths } from './checkers.js';
+import { anthropicViolations, openAiStrictViolations, openObjectPaths, sep2106Violations, typeArrayPaths } from './checkers.js';
 import { ALL_VALID, CHANNEL_NAMES, CHANNEL_TOOLS, VALID_EXAMPLES } from '../helpers/examples.js';
 
 const config = loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' });
@@ -25,20 +25,26 @@ export function ajv() {
 }
 
 /** The nested shape of a call: every optional present, as null. */
-type Schema = { properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; type?: string };
-/** What a strict-mode client sends: every property of every object the schema declares, null where the call has none. */
-function fillNulls(value: unknown, schema: Schema | undefined): unknown {
-  if (value === null || value === undefined || schema === undefined) return value ?? null;
+type Schema = { properties?: Record<string, Schema>; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[]; type?: string };
+/**
+ * A call as a client following `schema` sends it: a free-form value (a Slack block) as JSON
+ * text, which every profile carries; with `nulls` (a strict-mode client), every property of
+ * every object the schema declares, null where the call has none.
+ */
+function asSent(value: unknown, schema: Schema | undefined, nulls: boolean): unknown {
+  if (value === null || value === undefined || schema === undefined) return value ?? (nulls ? null : undefined);
   const kind = Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : undefined;
   const s = schema.anyOf?.find((b) => b.type === kind) ?? schema.anyOf?.find((b) => b.type !== 'null') ?? schema;
-  // A free-form value (a Slack block) travels as JSON text under strict mode.
   if (s.type === 'string' && typeof value === 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return value.map((v) => fillNulls(v, s.items));
+  if (Array.isArray(value)) return value.map((v) => asSent(v, s.items, nulls));
   if (typeof value === 'object' && s.properties) {
-    return Object.fromEntries(Object.entries(s.properties).map(([k, sub]) => [k, fillNulls((value as Record<string, unknown>)[k], sub)]));
+    const keys = nulls ? Object.keys(s.properties) : Object.keys(value);
+    return Object.fromEntries(keys.map((k) => [k, asSent((value as Record<string, unknown>)[k], s.properties![k], nulls)]));
   }
   return value;
 }
+const fillNulls = (value: unknown, schema: Schema | undefined) => asSent(value, schema, true);
+const branchOf = (schema: Schema, via: unknown) => schema.oneOf!.find((b) => (b.properties?.via as { const?: string }).const === via);
 function toNested(call: Record<string, unknown>): Record<string, unknown> {
   const send = catalog.nested.tools.find((t) => t.name === 'send_notification')!;
   const branches = (send.inputSchema.properties as Record<string, Schema>).notification!.anyOf!;
@@ -77,6 +83,14 @@ describe('tool lists per profile', () => {
       expect(JSON.stringify(buildCatalog(config)[profile].tools)).toBe(JSON.stringify(catalog[profile].tools));
     });
   }
+
+  it('flat and per-channel leave no open object, so a client that makes them strict itself (OpenAI Agents) keeps them strict', () => {
+    for (const profile of ['flat', 'per-channel'] as const) {
+      for (const tool of catalog[profile].tools) expect(openObjectPaths(tool.inputSchema), `${profile}/${tool.name}`).toEqual([]);
+    }
+    const blocks = (catalog.flat.tools[0]!.inputSchema.properties as Record<string, Schema>).blocks!;
+    expect(blocks.items).toEqual({ type: 'string', description: '(an object as JSON text)' });
+  });
 
   it('flat and per-channel meet Anthropic rules', () => {
     for (const profile of ['flat', 'per-channel'] as const) {
@@ -125,6 +139,9 @@ describe('the checkers are not vacuous', () => {
     ).toEqual(['/a: additionalProperties must be false', '/a: a closed object with no properties (it can only be {}: an open object closed drops its data)']);
     expect(sep2106Violations({ type: 'object', oneOf: [{ type: 'object', properties: { via: { type: 'string' } } }, {}] }, 'via').length).toBeGreaterThan(2);
     expect(typeArrayPaths({ properties: { a: { type: ['string', 'null'] } } })).toEqual(['/properties/a']);
+    expect(
+      openObjectPaths({ type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { t: { type: 'string' } }, additionalProperties: {} } }, b: {}, c: { type: 'object' } }, additionalProperties: false }),
+    ).toEqual(['/properties/a/items', '/properties/b', '/properties/c']);
   });
 });
 
@@ -139,10 +156,20 @@ describe('valid examples pass the union and every profile schema, with the same 
         const direct = validateUnionCall(def, {}, call);
         expect(direct, JSON.stringify(call).slice(0, 80)).toMatchObject({ ok: true });
 
-        expect(validators.flat!.get('send_notification')!(call)).toBe(true);
-        expect(validators.oneOf!.get('send_notification')!(call)).toBe(true);
+        const tool = (profile: (typeof PROFILES)[number], name: string) => catalog[profile].tools.find((t) => t.name === name)!;
+        const flat = asSent(call, tool('flat', 'send_notification').inputSchema as Schema, false);
+        expect(validators.flat!.get('send_notification')!(flat)).toBe(true);
+        const oneOf = asSent(call, branchOf(tool('oneOf', 'send_notification').inputSchema as Schema, via), false);
+        expect(validators.oneOf!.get('send_notification')!(oneOf)).toBe(true);
         const { via: _, ...rest } = call;
-        expect(validators['per-channel']!.get(`send_${via}`)!(rest)).toBe(true);
+        const perChannel = asSent(rest, tool('per-channel', `send_${via}`).inputSchema as Schema, false) as Record<string, unknown>;
+        expect(validators['per-channel']!.get(`send_${via}`)!(perChannel)).toBe(true);
+        // What each profile's client sends means what the call means: the union reads the JSON text back.
+        for (const [profile, name, args] of [['flat', 'send_notification', flat], ['oneOf', 'send_notification', oneOf], ['per-channel', `send_${via}`, perChannel]] as const) {
+          const [shaped] = profileTools(def, profile).filter((t) => t.name === name);
+          const read = validateUnionCall(def, shaped!.binding, args);
+          expect(read.ok && read.value, `${profile}: ${JSON.stringify(args).slice(0, 80)}`).toEqual(direct.ok && direct.value);
+        }
 
         const nested = toNested(call);
         const check = validators.nested!.get('send_notification')!;

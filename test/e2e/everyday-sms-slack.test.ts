@@ -118,6 +118,21 @@ describe.each(ERAS)('Slack DMs and blocks, %s client', (era) => {
     expect(posted).toContain('Deploy finished');
   });
 
+  it('blocks as JSON text, as every profile lists them: the record holds the objects, an edit takes them too, and text that is not JSON is refused at its path', async () => {
+    const e = env();
+    const s = await connect(e, era);
+    const result = await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished', blocks: BLOCKS.slice(0, 2).map((b) => JSON.stringify(b)) });
+    expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'dry_run' });
+    const id = String(result.structuredContent!.id);
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done', blocks: [JSON.stringify(BLOCKS[0])] });
+    expect(edited.isError, JSON.stringify(edited.structuredContent)).toBeFalsy();
+    const [row] = await readOutbox(e);
+    expect((row!.payload as { blocks: unknown[] }).blocks).toEqual([BLOCKS[0]]);
+    const bad = errorOf(await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [JSON.stringify(BLOCKS[0]), '{"type": "header"'] }));
+    expect(bad).toMatchObject({ code: 'INVALID_FIELD', path: '/blocks/1' });
+    expect(bad.message).toContain('JSON text');
+  });
+
   it('refuses interactive blocks with advice, and a user the allowlist does not name, saying which variable to set', async () => {
     const s = await connect(env(slackEnv(fakeSlack.origin)), era);
     const before = fakeSlack.requests.length;
@@ -144,6 +159,19 @@ describe.each(ERAS)('Slack DMs and blocks, %s client', (era) => {
 });
 
 describePrism(`Slack DM and blocks against Prism (Slack's spec)${prismSkip ? ` [skipped: ${prismSkip}]` : ''}`, () => {
+  it('a post to #name, then edit and retract through the channel ID the spec answers', async () => {
+    const e = env({ ...slackEnv(prismSlack!.origin), NOTIFY_SLACK_ALLOW: '#deploys' });
+    const s = await connect(e, 'modern');
+    const sent = await send(s.client, { via: 'slack', channel: '#deploys', text: 'Deploy started' });
+    expect(sent.structuredContent, JSON.stringify(sent.structuredContent)).toMatchObject({ via: 'slack', status: 'sent' });
+    const id = String(sent.structuredContent!.id);
+    const [row] = await readOutbox(e);
+    expect(row!.provider_conversation).toMatch(/^[CGD][A-Z0-9]{2,}$/);
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done' });
+    expect(edited.isError, JSON.stringify(edited.structuredContent)).toBeFalsy();
+    expect((await call(s.client, 'retract_notification', { id })).structuredContent).toMatchObject({ status: 'retracted' });
+  });
+
   it('conversations.open and chat.postMessage with blocks, as the spec declares them', async () => {
     const s = await connect(env(slackEnv(prismSlack!.origin)), 'legacy');
     const result = await send(s.client, { via: 'slack', channel: 'U0123ABCD', text: 'Deploy finished', blocks: BLOCKS });
@@ -191,6 +219,25 @@ describe.each(ERAS)('edit_notification and retract_notification, %s client', (er
     const del = fakeSlack.requests.at(-1)!;
     expect(del.path).toBe('/chat.delete');
     expect(del.form).toMatchObject({ channel: 'C0123ABCD', ts: '1712345678.000900' });
+  });
+
+  it('live: a post to #name is edited and deleted by the channel ID its post answered, which the record keeps', async () => {
+    const e = env({ ...slackEnv(fakeSlack.origin), NOTIFY_SLACK_ALLOW: '#deploys' });
+    const s = await connect(e, era);
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
+    const sent = await send(s.client, { via: 'slack', channel: '#deploys', text: 'Deploy started' });
+    expect(sent.isError, JSON.stringify(sent.structuredContent)).toBeFalsy();
+    const id = String(sent.structuredContent!.id);
+    const [row] = await readOutbox(e);
+    expect(row).toMatchObject({ provider_message_id: '1712345678.000901', provider_conversation: 'C0DEPLOYS' });
+    expect((row!.payload as { channel: string }).channel).toBe('#deploys');
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done' });
+    expect(edited.structuredContent, JSON.stringify(edited.structuredContent)).toMatchObject({ status: 'sent' });
+    expect(fakeSlack.requests.at(-1)).toMatchObject({ path: '/chat.update', form: { channel: 'C0DEPLOYS', ts: '1712345678.000901', text: 'Deploy done' } });
+    fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
+    expect((await call(s.client, 'retract_notification', { id })).structuredContent).toMatchObject({ status: 'retracted' });
+    expect(fakeSlack.requests.at(-1)).toMatchObject({ path: '/chat.delete', form: { channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
   });
 
   it('email and SMS already handed over are ALREADY_SENT; another client\'s id is NOT_FOUND', async () => {

@@ -57,6 +57,7 @@ export interface OutboxRecord {
   status: string;
   provider: string;
   provider_message_id: string | null;
+  provider_conversation?: string | null;
   error_code: string | null;
   attempts: number;
   latency_ms: number;

@@ -59,6 +59,15 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
     await provider.retract!(posted, ctx());
   });
 
+  it('a post to #name returns the channel ID the spec answers, and edit and delete go to that ID', async () => {
+    const receipt = await provider.send({ channel: '#deploys', text: 'first' }, ctx());
+    // The spec's chat.postMessage answers `channel` (a defs_channel ID); Prism answers its example.
+    expect(receipt.conversation).toMatch(/^[CGD][A-Z0-9]{2,}$/);
+    const posted = { payload: { channel: '#deploys', text: 'first' }, providerMessageId: receipt.providerMessageId!, conversation: receipt.conversation };
+    await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
+    await provider.retract!(posted, ctx());
+  });
+
   it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
     const err = await caught(provider.send({ text: 'no channel' } as SlackPayload, ctx()));
     expect(err).toBeInstanceOf(ProviderRejectedError);
@@ -95,6 +104,23 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     expect(req.path).toBe('/chat.postMessage');
     expect(req.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(req.form).toMatchObject({ channel: 'C0123ABCD', text: 'hello', thread_ts: '1712345678.123456' });
+  });
+
+  it('edits and deletes a #name post by the channel ID its post answered, never by the name', async () => {
+    fake.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
+    const receipt = await provider.send({ channel: '#deploys', text: 'first' }, ctx());
+    expect(receipt).toMatchObject({ providerMessageId: '1712345678.000200', conversation: 'C0DEPLOYS' });
+    const posted = { payload: { channel: '#deploys', text: 'first' }, providerMessageId: receipt.providerMessageId!, conversation: receipt.conversation };
+    fake.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } }, { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
+    await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
+    await provider.retract!(posted, ctx());
+    const [update, del] = fake.requests.slice(-2);
+    expect(update).toMatchObject({ path: '/chat.update', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200', text: 'second' } });
+    expect(del).toMatchObject({ path: '/chat.delete', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
+    // A #name post recorded without its ID (before it was kept) is refused, and nothing is requested.
+    const before = fake.requests.length;
+    await expect(provider.retract!({ payload: { channel: '#deploys', text: 'first' }, providerMessageId: '1712345678.000200' }, ctx())).rejects.toThrow(/by name before its channel ID was recorded/);
+    expect(fake.requests.length).toBe(before);
   });
 
   it('opens the DM of a user ID, then posts there with the blocks as JSON', async () => {

@@ -36,6 +36,13 @@ export interface UnionOptions {
    */
   formats?: Readonly<Record<string, FormatWords>>;
   /**
+   * `json-text`: free-form values (open objects, untyped nodes) travel as JSON text under
+   * every profile, as they always do under `nested`, and the validator parses them back. For
+   * clients that make any shape strict themselves (OpenAI Agents' convertSchemasToStrict),
+   * which refuse an open object. Without it only `nested` does so.
+   */
+  freeForm?: 'json-text';
+  /**
    * Where definition warnings go (a union past MANY_VARIANTS variants); by default
    * `process.emitWarning`, which writes to stderr, never stdout.
    */

@@ -3,6 +3,9 @@
  * takes, what it accepts, its limits), then the rules common to all variants.
  */
 import type { UnionDef, Variant } from './define.js';
+import type { JsonSchema } from './json-schema.js';
+import { exampleOf } from './limits.js';
+import { canonicalJson } from './schema-hash.js';
 
 export function listWords(words: string[], conjunction = 'and'): string {
   if (words.length <= 1) return words.join('');
@@ -10,16 +13,25 @@ export function listWords(words: string[], conjunction = 'and'): string {
 }
 
 /**
+ * Where the description is the flat shape's: `words` (each field's description comes first,
+ * `to (E.164 number, e.g. +14155550123)`, since that schema does not carry it), and `def`, so
+ * that a limit the flat schema already states for this variant goes unsaid.
+ */
+export interface DescriptionContext {
+  words: boolean;
+  def?: UnionDef;
+}
+
+/**
  * Fields named with their limits: `title (1-255 characters) and body`. A variant whose
  * limits are one hand-written phrase gets it once, after the list. For a tool description
- * (`inDescription`), limits are said as a description states them, and with `words` each
- * field's own description comes first (`to (E.164 number, e.g. +14155550123)`), for a shape
- * whose schema does not carry it; error advice states the limits whole.
+ * (`inDescription`), limits are said as a description states them; error advice states the
+ * limits whole.
  */
-export function fieldList(variant: Variant, fields: string[], conjunction = 'and', inDescription?: { words: boolean }): string {
+export function fieldList(variant: Variant, fields: string[], conjunction = 'and', inDescription?: DescriptionContext): string {
   const whole = typeof variant.meta.limits === 'string' ? variant.meta.limits : undefined;
   const named = fields.map((f) => {
-    const limits = whole ? undefined : inDescription ? statedLimits(variant, f) : variant.limits[f];
+    const limits = whole ? undefined : inDescription ? statedLimits(variant, f, inDescription.def) : variant.limits[f];
     const said = [inDescription?.words ? describedAs(variant, f) : undefined, limits].filter(Boolean);
     return said.length ? `${f} (${said.join(said[1]?.startsWith('e.g.') ? ', ' : '; ')})` : f;
   });
@@ -35,12 +47,35 @@ function describedAs(variant: Variant, field: string): string | undefined {
  * A field's limits as a description states them. A described field's pattern is said by its
  * example: the words say what it checks, and every shape's schema carries the regex itself.
  * A bare `non-empty` goes unsaid: every text field is, and the schema's minLength says it.
+ * With the flat `def`, a generated limit of a field that has one rule in every variant taking
+ * it is the flat schema's own keywords, so only its example is said (that schema has none);
+ * a hand-written limit, or a field merged from different rules, is said whole.
  */
-function statedLimits(variant: Variant, field: string): string | undefined {
+function statedLimits(variant: Variant, field: string, flat?: UnionDef): string | undefined {
+  if (flat && flatSchemaStates(flat, variant, field)) {
+    const example = exampleOf(propertyOf(variant, field) ?? {});
+    return example === undefined || !variant.limits[field] ? undefined : `e.g. ${example}`;
+  }
   const limits = variant.limits[field] === 'non-empty' ? undefined : variant.limits[field];
   const pattern = (variant.json.properties as Record<string, { pattern?: unknown }> | undefined)?.[field]?.pattern;
   if (!limits || typeof pattern !== 'string' || !describedAs(variant, field)) return limits;
   return limits.replace(`matching ${pattern}, `, '').replace(`matching ${pattern}`, '') || undefined;
+}
+
+const propertyOf = (variant: Variant, field: string) => (variant.json.properties as Record<string, JsonSchema> | undefined)?.[field];
+
+/** A field's rule without its words, as the flat schema merges it. */
+function ruleOf(variant: Variant, field: string): string {
+  const { description: _d, examples: _e, ...rule } = propertyOf(variant, field) ?? {};
+  return canonicalJson(rule);
+}
+
+/** Whether the flat schema states this variant's generated limits of `field` as its own keywords. */
+function flatSchemaStates(def: UnionDef, variant: Variant, field: string): boolean {
+  const given = variant.meta.limits;
+  if (typeof given === 'string' || (given !== undefined && Object.hasOwn(given, field))) return false;
+  const rule = ruleOf(variant, field);
+  return def.variants.every((v) => !v.fields.includes(field) || ruleOf(v, field) === rule);
 }
 
 /** The hand-written phrase that replaces a variant's generated limits, if it has one: ` (r > 0)`. */
@@ -55,8 +90,9 @@ export function fieldsSentence(def: UnionDef, variant: Variant, words = false): 
   const required = variant.required.filter(own);
   const optional = variant.fields.filter((f) => own(f) && !variant.required.includes(f));
   const parts: string[] = [];
-  if (required.length) parts.push(`takes ${fieldList(variant, required, 'and', { words })}`);
-  if (optional.length) parts.push(`${required.length ? '' : 'takes '}optional ${fieldList(variant, optional, 'or', { words })}`);
+  const said = { words, ...(words ? { def } : {}) };
+  if (required.length) parts.push(`takes ${fieldList(variant, required, 'and', said)}`);
+  if (optional.length) parts.push(`${required.length ? '' : 'takes '}optional ${fieldList(variant, optional, 'or', said)}`);
   return (parts.length ? parts.join('; ') : 'takes nothing more') + wholeLimits(variant);
 }
 
@@ -94,7 +130,8 @@ function commonSentence(def: UnionDef, words: boolean): string {
   const first = def.variants[0]!;
   const optional = shared.filter((f) => !first.required.includes(f));
   const required = shared.filter((f) => first.required.includes(f));
-  const parts = [required.length ? fieldList(first, required, 'and', { words }) : '', optional.length ? `optional ${fieldList(first, optional, 'and', { words })}` : ''];
+  const said = { words, ...(words ? { def } : {}) };
+  const parts = [required.length ? fieldList(first, required, 'and', said) : '', optional.length ? `optional ${fieldList(first, optional, 'and', said)}` : ''];
   return `Every ${def.options.variantNoun} takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { openAiStrictViolations } from '../../../test/compat/checkers.js';
-import { defineUnion, profileTools, toJsonSchema, toStrict, UnionDefinitionError, validateUnionCall, type UnionOptions } from './index.js';
+import { openAiStrictViolations, openObjectPaths } from '../../../test/compat/checkers.js';
+import { defineUnion, profileTools, toJsonSchema, toStrict, UnionDefinitionError, validateUnionCall, withJsonText, type JsonSchema, type UnionOptions } from './index.js';
 
 const options: UnionOptions = {
   toolName: 'log_event',
@@ -12,8 +12,7 @@ const options: UnionOptions = {
   nestedKey: 'event',
 };
 
-const def = defineUnion(
-  z.discriminatedUnion('sink', [
+const sinks = z.discriminatedUnion('sink', [
     z
       .object({
         sink: z.literal('file'),
@@ -23,16 +22,15 @@ const def = defineUnion(
       })
       .meta({ description: 'To a file.' }),
     z.object({ sink: z.literal('null'), anything: z.unknown() }).meta({ description: 'Nowhere.' }),
-  ]),
-  options,
-);
+]);
+const def = defineUnion(sinks, options);
 const [nested] = profileTools(def, 'nested');
 
 describe('free-form values under the strict (nested) profile', () => {
   it('are carried as JSON text, and the schema meets strict mode with nothing closed to {}', () => {
     expect(openAiStrictViolations(nested!.inputSchema)).toEqual([]);
     const file = ((nested!.inputSchema.properties as any).event.anyOf as any[])[0].properties;
-    expect(file.fields).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }], description: 'extra structured data (an object written as JSON text, e.g. {"key":"value"})' });
+    expect(file.fields).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }], description: 'extra structured data (an object as JSON text)' });
     expect(nested!.binding).toEqual({ wrapKey: 'event', jsonText: true });
   });
 
@@ -84,3 +82,41 @@ describe('free-form values under the strict (nested) profile', () => {
     expect(() => profileTools(ambiguous, 'nested')).toThrow(/^v: a free-form alternative beside a string one/);
   });
 });
+
+describe("free-form values under every profile (freeForm: 'json-text')", () => {
+  const everywhere = defineUnion(sinks, { ...options, freeForm: 'json-text' });
+
+  it('leave no open object in any shape, so a client that makes a shape strict itself keeps it strict', () => {
+    // A root oneOf has no strict form at all (OpenAI Agents refuses the keyword): its variants are checked.
+    const checked = (schema: JsonSchema) => (Array.isArray(schema.oneOf) ? schema.oneOf : schema);
+    for (const profile of ['flat', 'oneOf', 'per-sink'] as const) {
+      expect(openObjectPaths(profileTools(def, profile).map((t) => checked(t.inputSchema))), `${profile} without the option`).not.toEqual([]);
+      for (const tool of profileTools(everywhere, profile)) {
+        expect(openObjectPaths(checked(tool.inputSchema)), `${profile}/${tool.name}`).toEqual([]);
+        expect(tool.binding.jsonText, `${profile}/${tool.name}`).toBe(true);
+      }
+    }
+    const [flat] = profileTools(everywhere, 'flat');
+    expect((flat!.inputSchema.properties as any).fields).toEqual({ type: 'string', description: '(an object as JSON text)' });
+    expect((flat!.inputSchema.properties as any).steps.items.properties.data).toEqual({ type: 'string', description: '(an object as JSON text)' });
+  });
+
+  it('are parsed back under each, and a value sent as the object itself is still taken', () => {
+    const value = { sink: 'file', line: 'x', fields: { user: 'u1' }, steps: [{ name: 'a', data: { k: 1 } }] };
+    const [flat] = profileTools(everywhere, 'flat');
+    expect(validateUnionCall(everywhere, flat!.binding, { ...value, fields: '{"user":"u1"}', steps: [{ name: 'a', data: '{"k":1}' }] })).toEqual({ ok: true, variant: 'file', value });
+    expect(validateUnionCall(everywhere, flat!.binding, value)).toEqual({ ok: true, variant: 'file', value });
+    const perSink = profileTools(everywhere, 'per-sink').find((t) => t.name === 'log_file')!;
+    const { sink: _, ...args } = value;
+    expect(validateUnionCall(everywhere, perSink.binding, { ...args, fields: '{"user":"u1"}' })).toMatchObject({ ok: true, value: { fields: { user: 'u1' } } });
+    const bad = validateUnionCall(everywhere, flat!.binding, { ...value, fields: '{nope' });
+    expect(!bad.ok && bad.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/fields' });
+  });
+
+  it('withJsonText changes only the free-form nodes of a schema of your own', () => {
+    const own = toJsonSchema(z.strictObject({ id: z.string().max(9), meta: z.record(z.string(), z.string()).describe('tags') }));
+    expect(withJsonText(own)).toEqual({ ...own, properties: { id: (own.properties as Record<string, unknown>).id, meta: { type: 'string', description: 'tags (an object as JSON text)' } } });
+    expect(openObjectPaths(own)).toEqual(['/properties/meta']);
+  });
+});
+

@@ -6,7 +6,7 @@
  */
 import { UnionDefinitionError } from './define.js';
 import { describeKey, describeValue } from './echo.js';
-import type { JsonSchema } from './json-schema.js';
+import { cloneJson, type JsonSchema } from './json-schema.js';
 
 const isSchema = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);
 const TYPED = ['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', '$ref', 'properties', 'items', 'not'];
@@ -25,9 +25,29 @@ export function isFreeForm(node: JsonSchema): boolean {
 
 /** What the strict profile sends instead: JSON text, said so in the description. */
 export function asJsonText(node: JsonSchema): JsonSchema {
-  const what = TYPED.some((k) => k in node) ? 'an object written as JSON text, e.g. {"key":"value"}' : 'any JSON value written as text';
+  const what = TYPED.some((k) => k in node) ? 'an object as JSON text' : 'any JSON value as text';
   const said = typeof node.description === 'string' ? `${node.description} ` : '';
   return { type: 'string', description: `${said}(${what})` };
+}
+
+/**
+ * A copy of `schema` with every free-form value below its root carried as JSON text (the
+ * other keywords untouched): the shape for a client that makes a schema strict itself.
+ */
+export function withJsonText(schema: JsonSchema): JsonSchema {
+  return textNode(cloneJson(schema), true);
+}
+
+function textNode(node: JsonSchema, root = false): JsonSchema {
+  if (!root && isFreeForm(node)) return asJsonText(node);
+  for (const key of ['anyOf', 'oneOf'] as const) {
+    if (Array.isArray(node[key])) node[key] = (node[key] as unknown[]).map((n) => (isSchema(n) ? textNode(n) : n));
+  }
+  if (isSchema(node.properties)) {
+    for (const [name, child] of Object.entries(node.properties)) if (isSchema(child)) node.properties[name] = textNode(child);
+  }
+  if (isSchema(node.items)) node.items = textNode(node.items);
+  return node;
 }
 
 const paths = new WeakMap<JsonSchema, FreeFormPath[]>();

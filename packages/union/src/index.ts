@@ -11,7 +11,7 @@ export { foldExamples } from './examples.js';
 export { profileTools, flatSchema, nestedSchema, oneOfSchema, unionProfiles, variantProfile } from './profiles.js';
 export type { ProfileTool, UnionProfile, VariantProfile } from './profiles.js';
 export { toStrict, type StrictOptions } from './strict.js';
-export { decodeJsonText, freeFormPaths } from './free-form.js';
+export { decodeJsonText, freeFormPaths, withJsonText } from './free-form.js';
 export { validateUnionCall, validateObject, dropNulls, parsedWith, pointer, MAX_ISSUES } from './validate.js';
 export type { ValidationFailure, ValidationIssue, ValidationResult } from './validate.js';
 export { clipText, describeKey, describeValue, loneSurrogateAt, ECHO_MAX_CHARS, POINTER_KEY_MAX_CHARS } from './echo.js';

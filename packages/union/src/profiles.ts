@@ -10,7 +10,7 @@ import { describeUnion, describeVariant } from './describe.js';
 import { cloneJson, type JsonSchema } from './json-schema.js';
 import { canonicalJson } from './schema-hash.js';
 import { foldExamples } from './examples.js';
-import { freeFormPaths } from './free-form.js';
+import { freeFormPaths, withJsonText } from './free-form.js';
 import { toStrict } from './strict.js';
 
 export type VariantProfile = `per-${string}`;
@@ -40,14 +40,18 @@ export interface ProfileTool {
 
 export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[] {
   const { toolName: name, title } = def.options;
+  // With `freeForm: 'json-text'`, every shape carries free-form values as the nested one does.
+  const text = def.options.freeForm === 'json-text' && hasFreeForm(def);
+  const shaped = (schema: JsonSchema) => (text ? withJsonText(schema) : schema);
+  const binding = text ? { jsonText: true } : {};
   switch (profile) {
     case 'flat':
-      return [{ name, title, description: describeUnion(def, true), inputSchema: flatSchema(def), binding: {} }];
+      return [{ name, title, description: describeUnion(def, true), inputSchema: shaped(flatSchema(def)), binding }];
     case 'nested':
       return [{ name, title, description: describeUnion(def), inputSchema: nestedSchema(def), binding: nestedBinding(def) }];
     case 'oneOf': {
       const description = describeUnion(def);
-      return [{ name, title, description, inputSchema: foldExamples(oneOfSchema(def), description), binding: {} }];
+      return [{ name, title, description, inputSchema: foldExamples(shaped(oneOfSchema(def)), description), binding }];
     }
   }
   if (profile !== variantProfile(def)) {
@@ -59,8 +63,8 @@ export function profileTools(def: UnionDef, profile: UnionProfile): ProfileTool[
       name: def.options.variantToolName(v.value),
       title: `${title} (${v.value})`,
       description,
-      inputSchema: foldExamples(withoutDiscriminator(def, v), description),
-      binding: { impliedVariant: v.value },
+      inputSchema: foldExamples(shaped(withoutDiscriminator(def, v)), description),
+      binding: { impliedVariant: v.value, ...binding },
     };
   });
 }
@@ -93,9 +97,10 @@ function mergeField(field: string, variants: Variant[]): JsonSchema {
   return { anyOf: groups.flatMap((g) => (Array.isArray(g.anyOf) && Object.keys(g).length === 1 ? (g.anyOf as JsonSchema[]) : [g])) };
 }
 
+const hasFreeForm = (def: UnionDef) => def.variants.some((v) => freeFormPaths(v.json).length > 0);
+
 function nestedBinding(def: UnionDef): ProfileTool['binding'] {
-  const jsonText = def.variants.some((v) => freeFormPaths(v.json).length > 0);
-  return jsonText ? { wrapKey: def.options.nestedKey, jsonText } : { wrapKey: def.options.nestedKey };
+  return hasFreeForm(def) ? { wrapKey: def.options.nestedKey, jsonText: true } : { wrapKey: def.options.nestedKey };
 }
 
 /**

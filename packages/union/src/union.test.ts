@@ -50,16 +50,31 @@ describe('union library on a foreign union', () => {
       { toolName: 'mark', title: 'Mark', intro: 'Marks a map.', variantNoun: 'mark', variantToolName: (v) => `mark_${v}`, nestedKey: 'mark' },
     );
     const [flat] = profileTools(tagged, 'flat');
-    // The regex of a described field is said by its words and example; an undescribed one is quoted.
-    expect(flat!.description).toBe('Marks a map. Set kind to tag or pin. tag: takes code (airport code, e.g. LHR) and note (1-9 characters). A tag. pin: takes at (matching ^\\d+$, e.g. 42). A pin.');
+    // A field's words and example are said in the description; its limits are the flat schema's
+    // keywords (each field here has one rule), so they are not said twice.
+    expect(flat!.description).toBe('Marks a map. Set kind to tag or pin. tag: takes code (airport code, e.g. LHR) and note. A tag. pin: takes at (e.g. 42). A pin.');
     expect(JSON.stringify(flat!.inputSchema)).not.toMatch(/description|examples/);
-    expect((flat!.inputSchema.properties as Record<string, { pattern?: string }>).code!.pattern).toBe('^[A-Z]{3}$');
+    const props = flat!.inputSchema.properties as Record<string, { pattern?: string; maxLength?: number }>;
+    expect([props.code!.pattern, props.at!.pattern, props.note!.maxLength]).toEqual(['^[A-Z]{3}$', '^\\d+$', 9]);
     const [oneOf] = profileTools(tagged, 'oneOf');
     expect(oneOf!.description).toContain('tag: takes code (e.g. LHR) and note (1-9 characters).');
     expect(JSON.stringify(oneOf!.inputSchema)).toContain('"description":"airport code"');
     // Error advice still quotes the whole limit.
     const r = validateUnionCall(tagged, {}, { kind: 'pin', at: '1', note: 'x' });
     expect(!r.ok && r.issues[0]!.message).toBe('Drop note, or set kind to tag: pin takes at (matching ^\\d+$, e.g. 42) only.');
+  });
+
+  it('says in the flat description the limits its schema cannot say for a variant: a field merged from different rules, a hand-written one', () => {
+    const boards = defineUnion(
+      z.discriminatedUnion('kind', [
+        z.object({ kind: z.literal('short'), text: z.string().max(160), key: z.string().max(9).optional() }).meta({ description: 'A short one.' }),
+        z.object({ kind: z.literal('long'), text: z.string().max(4000), key: z.string().max(9).optional() }).meta({ description: 'A long one.', limits: { key: 'nine letters' } }),
+      ]),
+      { toolName: 'post', title: 'Post', intro: 'Posts.', variantNoun: 'board', variantToolName: (v) => `post_${v}`, nestedKey: 'post' },
+    );
+    const [flat] = profileTools(boards, 'flat');
+    expect(flat!.description).toBe('Posts. Set kind to short or long. short: takes text (at most 160 characters); optional key. A short one. long: takes text (at most 4,000 characters); optional key (nine letters). A long one.');
+    expect((flat!.inputSchema.properties as Record<string, unknown>).text).toEqual({ anyOf: [{ type: 'string', maxLength: 160 }, { type: 'string', maxLength: 4000 }] });
   });
 
   it('per-shape tools (one per variant, named for the noun) imply the discriminator and refuse a different one', () => {

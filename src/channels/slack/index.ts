@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { flag, loopbackOrigin } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
-import { blocksField, neutraliseBlocks } from './blocks.js';
+import { BLOCK_TYPES, blocksField, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import type { SlackPayload } from './web-api.js';
 
@@ -43,7 +43,7 @@ export const slack = defineChannel({
       channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'C…, G…, D… ID, #name, or U… user (DM)', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
       thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts', examples: ['1712345678.123456'] }),
-      blocks: blocksField.optional().meta({ description: 'Block Kit' }),
+      blocks: blocksField.optional().meta({ description: `Block Kit: ${BLOCK_TYPES.join(', ')}` }),
     },
     description: `Posts as the bot. ${broadcastRule(allowBroadcast)}`,
   }),

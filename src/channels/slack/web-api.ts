@@ -256,11 +256,16 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
     logger: slackLogger,
   });
 
-  /** The conversation a post went to, as chat.update and chat.delete need it: an ID. */
-  const conversationOf = async (payload: SlackPayload): Promise<string> => {
+  /**
+   * The conversation a post went to, as chat.update and chat.delete need it: an ID. The one
+   * chat.postMessage answered, as recorded; for a post recorded before that was kept, the ID
+   * it named (a user's DM is opened again: it is the same one).
+   */
+  const conversationOf = async ({ payload, conversation }: Posted<SlackPayload>): Promise<string> => {
+    if (conversation) return conversation;
     if (isUserId(payload.channel)) return openDirectMessage(client, payload.channel);
     if (payload.channel.startsWith('#')) {
-      throw new ProviderRejectedError('slack', `this message was posted to ${payload.channel} by name, and Slack changes or deletes a message only by channel ID; post by ID (C…) to edit later`, undefined);
+      throw new ProviderRejectedError('slack', `this message was posted to ${payload.channel} by name before its channel ID was recorded, and Slack changes or deletes a message only by channel ID; send a new one`, undefined);
     }
     return payload.channel;
   };
@@ -268,7 +273,7 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
   const amend = async (posted: Posted<SlackPayload>, ctx: SendContext, request: (channel: string) => Promise<unknown>): Promise<void> => {
     const state: CallState = { signal: ctx.signal, requested: false };
     try {
-      await slots.run(ctx, async () => calls.run(state, async () => request(await conversationOf(posted.payload))));
+      await slots.run(ctx, async () => calls.run(state, async () => request(await conversationOf(posted))));
     } catch (err) {
       throw state.requested ? classifySlackError(err, posted.payload.channel) : notRequested(err, ctx.signal.aborted);
     }
@@ -305,7 +310,9 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
             }),
           );
         });
-        return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok' } : { providerStatus: 'ok' };
+        // The channel ID Slack answers is what chat.update and chat.delete take, whatever channel named (#name, a user).
+        const conversation = typeof res.channel === 'string' && res.channel ? { conversation: res.channel } : {};
+        return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok', ...conversation } : { providerStatus: 'ok', ...conversation };
       } catch (err) {
         const mapped = state.requested
           ? classifySlackError(err, payload.channel, !opening && (!state.tracked || state.written === true))

@@ -76,7 +76,7 @@ export const sms = defineChannel({
   branch: ({ maxSegments, mediaHosts }) => {
     const gsm = capacity('GSM-7', maxSegments);
     const ucs = capacity('UCS-2', maxSegments);
-    const segments = maxSegments === 1 ? `${gsm} GSM-7 characters` : `${maxSegments} segments: ${gsm} GSM-7 characters`;
+    const segments = maxSegments === 1 ? `${gsm} GSM-7` : `${maxSegments} segments: ${gsm} GSM-7`;
     return {
       fields: {
         to: z.string().regex(E164).meta({ description: 'E.164 number', examples: ['+14155550123'] }),
@@ -104,8 +104,8 @@ export const sms = defineChannel({
       description: 'Sends SMS by Twilio.',
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: {
-        body: `fits ${segments}, or ${ucs} in UCS-2: emoji, most non-Latin scripts`,
-        media_urls: `MMS, ≤10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS hosts (none yet)'}`,
+        body: `fits ${segments} or ${ucs} UCS-2 characters (emoji, non-Latin)`,
+        media_urls: `MMS: https, on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS hosts (none yet)'}`,
       },
     };
   },

@@ -143,7 +143,7 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
         if (channel.live && record.provider !== 'dry-run') {
           if (!channel.provider.edit || record.provider_message_id === null) throw new NotifyError('ALREADY_SENT', `Notification ${record.id} cannot be edited at its provider.`, { via: record.via });
           try {
-            await channel.provider.edit({ payload: record.payload as never, providerMessageId: record.provider_message_id }, built.payload, amendContext(record.id, ctx.config.sendBudgetMs, ctx.signal));
+            await channel.provider.edit({ payload: record.payload as never, providerMessageId: record.provider_message_id, conversation: record.provider_conversation ?? undefined }, built.payload, amendContext(record.id, ctx.config.sendBudgetMs, ctx.signal));
           } catch (err) {
             throw amendFailure(err, record.id, record.via, 'edit');
           }

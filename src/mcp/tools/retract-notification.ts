@@ -81,7 +81,7 @@ async function retract(record: DeliveryRecord, ctx: ToolContext): Promise<void> 
       if (!channel.provider.retract) throw new NotifyError('ALREADY_SENT', `The ${record.via} provider cannot take a message back.`, { via: record.via });
       try {
         // The record holds the payload this channel built: its provider's own type.
-        await channel.provider.retract({ payload: record.payload as never, providerMessageId: messageId }, amendContext(record.id, ctx.config.sendBudgetMs, ctx.signal));
+        await channel.provider.retract({ payload: record.payload as never, providerMessageId: messageId, conversation: record.provider_conversation ?? undefined }, amendContext(record.id, ctx.config.sendBudgetMs, ctx.signal));
       } catch (err) {
         throw amendFailure(err, record.id, record.via, 'deletion');
       }

@@ -4,14 +4,14 @@ import type { BannerRecord, ContactRecord, DeliveryRecord, HeldReceipt, TakenRec
 export const DELIVERY_COLUMNS = [
   'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
   'attempts', 'attempt_log', 'latency_ms', 'client', 'idempotency_key', 'created_at',
-  'provider_status', 'provider_status_code', 'status_updated_at', 'approval',
+  'provider_status', 'provider_status_code', 'status_updated_at', 'approval', 'provider_conversation',
 ] as const;
 
 const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log', 'approval']);
 
 /** The values of a delivery record in DELIVERY_COLUMNS order; JSON columns as JSON text. */
 export function deliveryValues(r: DeliveryRecord): unknown[] {
-  return DELIVERY_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(r[c] ?? null) : r[c]));
+  return DELIVERY_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(r[c] ?? null) : (r[c] ?? null)));
 }
 
 /** A row as a driver returns it. */
@@ -48,6 +48,8 @@ export function deliveryFromRow(r: Row, json: (v: unknown) => unknown): Delivery
     provider_status_code: (r.provider_status_code as string | null) ?? null,
     status_updated_at: num(r.status_updated_at),
     approval: (r.approval === null || r.approval === undefined ? null : json(r.approval)) as DeliveryRecord['approval'],
+    // Only where a provider said one (Slack): a record without it reads back as it was written.
+    ...(typeof r.provider_conversation === 'string' ? { provider_conversation: r.provider_conversation } : {}),
   };
 }
 

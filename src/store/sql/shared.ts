@@ -62,7 +62,7 @@ export abstract class SqlStore {
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
-    const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id];
+    const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id, r.provider_conversation ?? null];
     return (await this.audited(q.RECORD_RELEASE, values, (rows) => rows.map(() => ({ write: 'release-record', record: r })))).length === 1;
   }
 

@@ -28,7 +28,7 @@ export const DECIDE_DELIVERY = statement(
 export const RECORD_RELEASE = statement(
   'record-release',
   `UPDATE deliveries SET status = $1, provider_message_id = $2, error_code = $3, attempts = $4, attempt_log = $5, latency_ms = $6, ` +
-    `provider_status = $7, status_updated_at = $8 WHERE id = $9 AND status = 'approved' RETURNING id`,
+    `provider_status = $7, status_updated_at = $8, provider_conversation = $10 WHERE id = $9 AND status = 'approved' RETURNING id`,
 );
 export const EXPIRE_PENDING = statement(
   'expire-pending',

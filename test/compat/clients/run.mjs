@@ -92,6 +92,8 @@ if (process.argv.includes('--update')) {
     if (now && parseInt(now.valid, 10) < parseInt(was.valid, 10)) broken.push(`${key}: valid calls ${now.valid}, was ${was.valid}`);
     // A client that spoke 2026-07-28 and now falls back (AI SDK 7 does when discovery is slow) is a break too.
     if (now && was.era === '2026-07-28' && now.era !== was.era) broken.push(`${key}: spoke ${now.era}, was ${was.era}`);
+    // A client that took the tools strict (OpenAI Agents) and falls back now lost a rule the model had: a regression too.
+    if (now && was.note === 'strict' && now.note !== 'strict') broken.push(`${key}: strict before, now ${now.note}`);
   }
   if (broken.length) {
     process.stderr.write(`clients: FAILED, a cell that passed broke:\n  ${broken.join('\n  ')}\n`);
