@@ -90,8 +90,10 @@ describe('a fifth channel, registered from the test folder', () => {
     const send = (profile: Profile) => app.catalog[profile].tools.find((t) => t.name === 'send_notification')!;
     const flat = send('flat');
     expect(flat.description).toContain('Sends one notification. Set via to email, sms, slack or pager.');
-    expect(flat.description).toContain('pager: takes service (service ID, e.g. PABC123) and summary (1-1,024 characters); optional severity (default error). Pages the on-call person');
-    const flatProps = flat.inputSchema.properties as Record<string, { enum?: string[] }>;
+    // summary's limit is pager's alone, so the flat schema holds it and the description does not repeat it.
+    expect(flat.description).toContain('pager: takes service (service ID, e.g. PABC123) and summary; optional severity (default error). Pages the on-call person');
+    const flatProps = flat.inputSchema.properties as Record<string, { enum?: string[]; maxLength?: number }>;
+    expect(flatProps.summary!.maxLength).toBe(1024);
     expect(flatProps.via!.enum).toEqual(['email', 'sms', 'slack', 'pager']);
     expect(Object.keys(flatProps)).toEqual(expect.arrayContaining(['service', 'summary', 'severity']));
 

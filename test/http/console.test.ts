@@ -193,8 +193,12 @@ describe('operator console (/console)', () => {
       ['approval.pending', 'bot'],
       ['outcome.pending_approval', 'bot'],
       ['decision.approved', 'ops'],
+      // The approval put it in the outbox, due now; the release claimed it, sent it, and ended.
+      ['outbox.scheduled', 'bot'],
+      ['outbox.releasing', 'bot'],
       ['request', 'bot'],
       ['outcome.sent', 'bot'],
+      ['outbox.released', 'bot'],
     ]);
     const shown = await page(`/console/notifications/${id}`, cookie);
     expect(shown.body).toContain('<h2 id="audit">Audit entries</h2>');

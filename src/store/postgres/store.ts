@@ -416,8 +416,9 @@ export class PostgresStore extends SqlStore implements Store {
     const rows = await this.audited(
       id === undefined ? CLAIM_DUE : CLAIM_DUE_ID,
       [now, now - leaseMs, id ?? limit, owner, graceMs],
+      // RETURNING keeps no order: the chain names them oldest due first, as the claim took them.
       (claimed) =>
-        claimed.map((row): AuditedChange => {
+        [...claimed].sort((x, y) => num(x.due_at) - num(y.due_at) || String(x.id).localeCompare(String(y.id))).map((row): AuditedChange => {
           const e = outboxFromRow(row);
           return e.state === 'expired'
             ? { write: 'outbox', id: e.id, client: e.client, state: 'expired', at: now, detail: { due_at: e.due_at, grace_ms: graceMs } }
