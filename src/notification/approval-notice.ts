@@ -44,14 +44,14 @@ export function noticeCall(target: NoticeTarget, held: HeldNotice): Record<strin
   const to = held.recipientClasses.join(', ') || held.via;
   if (target.via === 'slack') {
     const e = slackEscape;
-    return { via: 'slack', channel: target.to, text: `A ${e(held.via)} send waits for approval: ${e(held.id)} from ${e(client)}, to ${e(to)}. Approve or decline: <${link}>` };
+    return { via: 'slack', channel: target.to, text: `Approval needed: ${e(held.via)} send ${e(held.id)} from ${e(client)}, to ${e(to)}. Approve or decline: <${link}>` };
   }
   const e = htmlEscape;
   return {
     via: 'email',
     to: target.to,
     subject: `Approval needed: ${held.via} send ${held.id}`,
-    body_html: `<p>A ${e(held.via)} send waits for approval: ${e(held.id)} from ${e(client)}, to ${e(to)}.</p><p>Approve or decline: <a href="${e(link)}">${e(link)}</a></p>`,
+    body_html: `<p>Approval needed: ${e(held.via)} send ${e(held.id)} from ${e(client)}, to ${e(to)}.</p><p>Approve or decline: <a href="${e(link)}">${e(link)}</a></p>`,
   };
 }
 

@@ -2,7 +2,7 @@
  * NOTIFY_APPROVAL_NOTIFY over the built CLI, both protocol eras, under NOTIFY_APPROVAL_MODE=console
  * (SMS needs approval): each held send posts a notice with a link to its console page,
  * - through a dry-run Slack channel: its record is the notice, with the link, and none of the
- *   held send's body or number;
+ *   held send's body or number; Slack sends needing approval too, the notice is not held;
  * - through a live email to smtp-server: the mail arrives with the link; an SMTP refusal of the
  *   notice leaves the held send pending and is one JSON line on stderr;
  * and a target the allowlist refuses stops the start with exit 2, naming the variable.
@@ -48,7 +48,8 @@ async function until<T>(what: string, get: () => Promise<T | undefined> | T | un
 
 describe.each(ERAS)('approval notice (%s)', (era) => {
   it('posts to a dry-run Slack channel: the record shows the text with the link, not the body or number', async () => {
-    const env = cliEnv({ ...held(era), NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals' });
+    // Slack sends need approval too: the notice must still go out, not be held in its turn.
+    const env = cliEnv({ ...held(era), NOTIFY_APPROVAL: 'sms,slack', NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals' });
     const s = await open(env, `agent-${era}`, era);
     const id = await sendHeld(s, `secret body ${era}`);
     const notice = await until('the Slack notice', async () => (await readOutbox(env)).find((r) => r.via === 'slack'));
