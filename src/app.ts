@@ -50,7 +50,8 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     return call;
   };
   if (config.approval.notify) {
-    const notify = approvalNotifier(deps, config.approval.notify);
+    const target = config.approval.notify;
+    const notify = approvalNotifier(deps, target, config.channels.find((c) => c.name === target.via)!.channel);
     // Tracked, so a closing server finishes its notices; never awaited by the held send.
     deps.onHeld = (held) => void track(notify(held));
   }

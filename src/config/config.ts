@@ -11,7 +11,7 @@ import { CHANNELS } from '../channels/registry.js';
 import { environment } from './environment.js';
 import { ConfigError, deepFreeze, list, positiveInt, publicBaseUrl, type Env } from '../core/env.js';
 import { unstorableIn } from '../core/storable-text.js';
-import { NOTICE_CHANNELS, noticeCall, type NoticeChannel, type NoticeTarget } from '../notification/approval-notice.js';
+import { noticeCall, type NoticeTarget } from '../notification/approval-notice.js';
 import { APPROVAL_MODES, parseApprovalRules, type ApprovalMode, type ApprovalRule } from '../notification/approval-rules.js';
 import { isAllowed } from '../policy/allowlist.js';
 import type { RateLimit } from '../policy/rate-limit.js';
@@ -269,33 +269,34 @@ function approvalKey(raw: string | undefined): string | undefined {
 }
 
 /**
- * NOTIFY_APPROVAL_NOTIFY=`slack:#approvals` or `email:ops@example.com`. Everything a notice
- * could fail on for good is refused here, at start: a target its channel's branch or allowlist
- * refuses, a mode that never holds, no public URL to link to.
+ * NOTIFY_APPROVAL_NOTIFY=`<channel>:<recipient>` (`slack:#approvals`, `email:ops@example.com`).
+ * Everything a notice could fail on for good is refused here, at start: a target its channel's
+ * branch or allowlist refuses, a mode that never holds, no public URL to link to.
  */
 function approvalNotify(env: Env, mode: ApprovalMode, channels: readonly ConfiguredChannel[]): NoticeTarget | undefined {
   const raw = env.NOTIFY_APPROVAL_NOTIFY;
   if (!raw) return undefined;
+  const able = channels.filter((c) => c.channel.notice !== undefined).map((c) => c.name);
+  const shape = `<channel>:<recipient>, the channel one of ${able.join(', ')} (e.g. ${able[0] ?? 'channel'}:<recipient>)`;
   const at = raw.indexOf(':');
   const via = raw.slice(0, at).trim();
   const to = raw.slice(at + 1).trim();
-  const shape = 'slack:<channel> or email:<address>, e.g. slack:#approvals or email:ops@example.com';
   if (at < 1 || !to) throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(raw)} must be ${shape}`);
   const channel = channels.find((c) => c.name === via);
-  if (!(NOTICE_CHANNELS as readonly string[]).includes(via) || !channel) {
-    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(via)} is not a channel a notice can go through; use ${shape}`);
+  if (!channel || !able.includes(via)) {
+    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(via)} is not a channel a notice can go through; write ${shape}`);
   }
   if (mode === 'ask') {
     throw new ConfigError('NOTIFY_APPROVAL_NOTIFY announces sends held for the console, and NOTIFY_APPROVAL_MODE=ask never holds one; set NOTIFY_APPROVAL_MODE=console (or ask-then-console), or unset NOTIFY_APPROVAL_NOTIFY');
   }
   const baseUrl = publicBaseUrl(env, 'NOTIFY_PUBLIC_URL');
   if (!baseUrl) {
-    throw new ConfigError('NOTIFY_APPROVAL_NOTIFY links each notice to the send\'s console page: set NOTIFY_PUBLIC_URL to the base URL people reach this server at, e.g. https://notify.example.com');
+    throw new ConfigError("NOTIFY_APPROVAL_NOTIFY links each notice to the send's console page: set NOTIFY_PUBLIC_URL to the base URL people reach this server at, e.g. https://notify.example.com");
   }
-  const target: NoticeTarget = { via: via as NoticeChannel, to, baseUrl };
-  const parsed = channel.branch.safeParse(noticeCall(target, { id: 'ntf_check', via, client: null, recipientClasses: [] }));
+  const target: NoticeTarget = { via, to, baseUrl };
+  const parsed = channel.branch.safeParse(noticeCall(channel.channel, target, { id: 'ntf_check', via, client: null, recipientClasses: [] }));
   if (!parsed.success) {
-    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not a recipient the ${channel.channel.label} channel takes (${parsed.error.issues[0]?.message ?? 'refused'}); use ${shape}`);
+    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not a recipient the ${channel.channel.label} channel takes (${parsed.error.issues[0]?.message ?? 'refused'}); write ${shape}`);
   }
   if (!isAllowed(channel.channel.allowlist.matcher, to, channel.allow)) {
     const variable = channel.channel.allowlist.variable;
