@@ -23,7 +23,7 @@ describe('NOTIFY_APPROVAL_NOTIFY', () => {
     [{ ...liveEmail, NOTIFY_APPROVAL_NOTIFY: 'email:boss@elsewhere.org' }, 'not on the email allowlist (NOTIFY_EMAIL_ALLOW)'],
     [{ NOTIFY_SLACK_ALLOW: '', NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals' }, 'NOTIFY_SLACK_ALLOW'],
     [{ NOTIFY_APPROVAL_NOTIFY: 'sms:+14155550100' }, 'is not a channel a notice can go through'],
-    [{ NOTIFY_APPROVAL_NOTIFY: 'pager:ops' }, 'is not a channel a notice can go through'],
+    [{ NOTIFY_APPROVAL_NOTIFY: 'fax:ops' }, 'is not a channel a notice can go through'],
     [{ NOTIFY_APPROVAL_NOTIFY: '#approvals' }, 'must be <channel>:<recipient>, the channel one of email, slack'],
     [{ NOTIFY_APPROVAL_NOTIFY: 'slack:' }, 'must be <channel>:<recipient>, the channel one of email, slack'],
     [{ NOTIFY_APPROVAL_NOTIFY: 'slack:approvals' }, 'is not a recipient the Slack channel takes'],
