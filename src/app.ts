@@ -10,6 +10,7 @@ import type { Logger } from './core/log.js';
 import { createApprovalCodec } from './mcp/approval-round.js';
 import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
+import { approvalNotifier } from './notification/approval-notice.js';
 import { startOutboxRunner } from './notification/outbox.js';
 import { createRateGate } from './policy/rate-limit.js';
 import { createCapGate } from './policy/caps.js';
@@ -42,6 +43,18 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
     capGate: createCapGate(config.caps, store),
   };
+  const inflight = new Set<Promise<unknown>>();
+  const track = <T>(call: Promise<T>): Promise<T> => {
+    inflight.add(call);
+    void call.finally(() => inflight.delete(call)).catch(() => {});
+    return call;
+  };
+  if (config.approval.notify) {
+    const target = config.approval.notify;
+    const notify = approvalNotifier(deps, target, config.channels.find((c) => c.name === target.via)!.channel);
+    // Tracked, so a closing server finishes its notices; never awaited by the held send.
+    deps.onHeld = (held) => void track(notify(held));
+  }
   // Every server releases what is due, so a scheduled send leaves while any replica runs.
   const runner = overrides.noOutboxRunner ? undefined : startOutboxRunner(deps);
   if (runner) deps.outbox = runner;
@@ -52,7 +65,6 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     store: store.kind,
     ...(store.kind === 'sqlite' ? { file: sqliteFile(config.dataDir) } : {}),
   });
-  const inflight = new Set<Promise<unknown>>();
   const drain = async (timeoutMs = config.sendBudgetMs + 1_000) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
@@ -64,11 +76,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     ...deps,
     catalog,
     approvalCodec: createApprovalCodec(config.approval.key),
-    track(call) {
-      inflight.add(call);
-      void call.finally(() => inflight.delete(call)).catch(() => {});
-      return call;
-    },
+    track,
     drain,
     close() {
       closing ??= (async () => {

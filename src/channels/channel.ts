@@ -53,6 +53,14 @@ export interface Summary {
   details?: readonly { label: string; value: string }[];
 }
 
+/** What a notice to the approvers says (NOTIFY_APPROVAL_NOTIFY), in plain text: each channel escapes it for its own format. */
+export interface Notice {
+  subject: string;
+  text: string;
+  /** The held send's console page. */
+  link: string;
+}
+
 /** Properties a channel adds to a successful result (SMS: segments, encoding). */
 export type ResultMeta = Readonly<Record<string, string | number>>;
 
@@ -179,6 +187,11 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * of this channel cannot be edited.
    */
   editWaiting?(call: CallOf<V, Shape>, change: { text: string; blocks?: unknown[] | undefined }): z.input<Branch<V, Shape>>;
+  /**
+   * The call that posts a notice to the approvers at `to` (NOTIFY_APPROVAL_NOTIFY=<name>:<to>).
+   * Without it, notices cannot go through this channel.
+   */
+  notice?(to: string, notice: Notice): z.input<Branch<V, Shape>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -197,6 +210,8 @@ export interface Channel {
   readonly approvalRuleNames: readonly string[];
   /** The cap measures it declares (ChannelModule.capMeasures). */
   readonly capMeasureNames: readonly string[];
+  /** The call of a notice to the approvers (ChannelModule.notice), unparsed. */
+  readonly notice?: (to: string, notice: Notice) => Readonly<Record<string, unknown>>;
   /** Reads its settings and allowlist from `env` (config.ts hands it in). */
   configure(env: Env): ConfiguredChannel;
 }

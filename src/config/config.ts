@@ -9,9 +9,11 @@ import { join } from 'node:path';
 import type { Channel, ConfiguredChannel } from '../channels/channel.js';
 import { CHANNELS } from '../channels/registry.js';
 import { environment, takeEnvironment } from './environment.js';
-import { ConfigError, deepFreeze, list, positiveInt, type Env } from '../core/env.js';
+import { ConfigError, deepFreeze, list, positiveInt, publicBaseUrl, type Env } from '../core/env.js';
 import { unstorableIn } from '../core/storable-text.js';
+import { noticeCall, type NoticeTarget } from '../notification/approval-notice.js';
 import { APPROVAL_MODES, parseApprovalRules, type ApprovalMode, type ApprovalRule } from '../notification/approval-rules.js';
+import { isAllowed } from '../policy/allowlist.js';
 import type { RateLimit } from '../policy/rate-limit.js';
 import { parseCaps, type CapRule } from '../policy/caps.js';
 import { parseQuietHours } from '../policy/quiet-hours.js';
@@ -74,7 +76,8 @@ export interface Config {
    * signs the approval state a 2026-07-28 client carries between rounds (NOTIFY_APPROVAL_KEY;
    * without it, a random key per process: replicas behind a balancer then need it set).
    */
-  approval: { rules: ApprovalRule[]; key: string | undefined; mode: ApprovalMode; ttlMs: number };
+  /** notify: where a send held for the console is announced, with a link to its page (NOTIFY_APPROVAL_NOTIFY, NOTIFY_PUBLIC_URL). */
+  approval: { rules: ApprovalRule[]; key: string | undefined; mode: ApprovalMode; ttlMs: number; notify?: NoticeTarget };
   /**
    * The tool groups the server offers (NOTIFY_TOOLS; every group by default), and a narrower
    * set per token client (NOTIFY_TOKEN_TOOLS); a client not named there gets the server's.
@@ -265,6 +268,43 @@ function approvalKey(raw: string | undefined): string | undefined {
   return raw;
 }
 
+/**
+ * NOTIFY_APPROVAL_NOTIFY=`<channel>:<recipient>` (`slack:#approvals`, `email:ops@example.com`).
+ * Everything a notice could fail on for good is refused here, at start: a target its channel's
+ * branch or allowlist refuses, a mode that never holds, no public URL to link to.
+ */
+function approvalNotify(env: Env, mode: ApprovalMode, channels: readonly ConfiguredChannel[]): NoticeTarget | undefined {
+  const raw = env.NOTIFY_APPROVAL_NOTIFY;
+  if (!raw) return undefined;
+  const able = channels.filter((c) => c.channel.notice !== undefined).map((c) => c.name);
+  const shape = `<channel>:<recipient>, the channel one of ${able.join(', ')} (e.g. ${able[0] ?? 'channel'}:<recipient>)`;
+  const at = raw.indexOf(':');
+  const via = raw.slice(0, at).trim();
+  const to = raw.slice(at + 1).trim();
+  if (at < 1 || !to) throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(raw)} must be ${shape}`);
+  const channel = channels.find((c) => c.name === via);
+  if (!channel || !able.includes(via)) {
+    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(via)} is not a channel a notice can go through; write ${shape}`);
+  }
+  if (mode === 'ask') {
+    throw new ConfigError('NOTIFY_APPROVAL_NOTIFY announces sends held for the console, and NOTIFY_APPROVAL_MODE=ask never holds one; set NOTIFY_APPROVAL_MODE=console (or ask-then-console), or unset NOTIFY_APPROVAL_NOTIFY');
+  }
+  const baseUrl = publicBaseUrl(env, 'NOTIFY_PUBLIC_URL');
+  if (!baseUrl) {
+    throw new ConfigError("NOTIFY_APPROVAL_NOTIFY links each notice to the send's console page: set NOTIFY_PUBLIC_URL to the base URL people reach this server at, e.g. https://notify.example.com");
+  }
+  const target: NoticeTarget = { via, to, baseUrl };
+  const parsed = channel.branch.safeParse(noticeCall(channel.channel, target, { id: 'ntf_check', via, client: null, recipientClasses: [] }));
+  if (!parsed.success) {
+    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not a recipient the ${channel.channel.label} channel takes (${parsed.error.issues[0]?.message ?? 'refused'}); write ${shape}`);
+  }
+  if (!isAllowed(channel.channel.allowlist.matcher, to, channel.allow)) {
+    const variable = channel.channel.allowlist.variable;
+    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not on the ${via} allowlist (${variable}); add it to ${variable}, or name a target it allows`);
+  }
+  return target;
+}
+
 function defaultDataDir(env: Env): string {
   const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
   return join(base, 'notify-mcp');
@@ -319,6 +359,8 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
   const configured = channels.map((c) => c.configure(env));
+  const notify = approvalNotify(env, config.approval.mode, configured);
+  if (notify) config.approval.notify = notify;
   return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(configured), messageCap: deepFreeze(messageCap(configured)) });
 }
 

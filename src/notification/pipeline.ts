@@ -51,6 +51,8 @@ export interface PipelineDeps {
   capGate?: CapGate;
   /** The release loop, told when this process schedules a send (./outbox.ts). */
   outbox?: { wake(dueAt: number): void };
+  /** Told of each send held for the console, once, as it is held (NOTIFY_APPROVAL_NOTIFY); must not throw. */
+  onHeld?: (held: { id: string; via: string; client: string | null; recipientClasses: string[] }) => void;
 }
 
 export interface SendOptions {
@@ -224,7 +226,7 @@ async function sendTyped<C, P>(
   try {
     approvedUnkeyed = key === undefined ? await approve() : undefined;
   } catch (err) {
-    if (err instanceof ApprovalHeld) return heldResult(channel, err);
+    if (err instanceof ApprovalHeld) return heldResult(deps, channel, recipients, opts.client, err);
     throw err;
   }
   const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
@@ -277,7 +279,7 @@ async function sendTyped<C, P>(
   } catch (err) {
     // Held for the console: the key answers that from now on (the same call replays it).
     if (err instanceof ApprovalHeld) {
-      const held = heldResult(channel, err);
+      const held = heldResult(deps, channel, recipients, opts.client, err);
       await claim?.complete(held);
       return held;
     }
@@ -297,8 +299,9 @@ async function sendTyped<C, P>(
   return result;
 }
 
-/** The answer to a send held for the console: its id, and that it waits (nothing was sent). */
-function heldResult<C, P>(channel: TypedChannel<C, P>, err: ApprovalHeld): SendResult {
+/** The answer to a send held for the console: its id, and that it waits (nothing was sent). Its row is written: onHeld hears of it. */
+function heldResult<C, P>(deps: PipelineDeps, channel: TypedChannel<C, P>, recipients: readonly string[], client: string | null, err: ApprovalHeld): SendResult {
+  deps.onHeld?.({ id: err.held.id, via: channel.name, client, recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))] });
   return { id: err.held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(err.held.at).toISOString() };
 }
 

@@ -27,6 +27,8 @@ function sender(from: string): { address: string; domain: string } {
   return { address: envelopeFrom, domain: envelopeFrom.split('@')[1] ?? 'notify-mcp.local' };
 }
 
+const htmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
 export const email = defineChannel({
   name: 'email',
   label: 'email',
@@ -91,6 +93,12 @@ export const email = defineChannel({
   // Those the mail goes to (to, cc, bcc), not reply_to: what NOTIFY_CAPS may bound.
   capMeasures: { email_recipients: (call) => toFields(call).reduce((n, field) => n + addressesIn(field).length, 0) },
   // The domain: enough to audit where an agent tried to write, without the person.
+  notice: (to, n) => ({
+    via: 'email',
+    to,
+    subject: n.subject,
+    body_html: `<p>${htmlText(n.text)}</p><p>Approve or decline: <a href="${htmlText(n.link)}">${htmlText(n.link)}</a></p>`,
+  }),
   recipientClass: (recipient) => `@${recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase()}`,
 
   async check(settings, _allow, ctx) {

@@ -21,6 +21,8 @@ function broadcastRule(allowed: boolean): string {
     : 'Broadcast mentions (<!channel>, <!here>, @channel, user groups…) are posted inert; mention people with <@U…>.';
 }
 
+const slackText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
 export const slack = defineChannel({
   name: 'slack',
   label: 'Slack',
@@ -54,6 +56,8 @@ export const slack = defineChannel({
   // The kind of conversation (C public, G private, D direct message, # a name), not which one.
   recipientClass: (recipient) => `${recipient.slice(0, 1)}…`,
 
+  // Slack reads `<…>` as links and mentions: a client's self-chosen name must not become one.
+  notice: (to, n) => ({ via: 'slack', channel: to, text: `${slackText(n.text)} Approve or decline: <${n.link}>` }),
   editWaiting: (call, change) => ({ ...call, text: change.text, ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}) }),
   summary: (call) => ({ headlineLabel: 'First line', headline: call.text.split('\n')[0]!, body: call.text }),
 
