@@ -25,7 +25,7 @@ export function parseQuietHours(raw: string | undefined, channels: readonly stri
   return list(raw ?? '').map((item) => {
     const m = ITEM.exec(item);
     if (!m) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}" must look like sms=22:00-07:00@Europe/Berlin`);
-    const [, via, sh, sm, ss, eh, em, es, zone] = m as unknown as [string, string, string, string | undefined, string, string, string | undefined, string];
+    const [, via, sh, sm, ss, eh, em, es, zone] = m as unknown as [string, string, string, string, string | undefined, string, string, string | undefined, string];
     if (via !== '*' && !channels.includes(via)) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${via}" is not a channel; use ${[...channels, '*'].join(', ')}`);
     const start = Number(sh) * 3600 + Number(sm) * 60 + Number(ss ?? 0);
     const end = Number(eh) * 3600 + Number(em) * 60 + Number(es ?? 0);
