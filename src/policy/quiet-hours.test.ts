@@ -8,15 +8,15 @@ const until = (raw: string, via: string, when: string) => iso(quietUntil(parseQu
 describe('NOTIFY_QUIET_HOURS', () => {
   it('parses windows per channel and for every channel, and refuses what it cannot use', () => {
     expect(parseQuietHours('sms=22:00-07:00@Europe/Berlin, *=23:30-06:15@UTC', ['sms'])).toEqual([
-      { via: 'sms', start: 1320, end: 420, zone: 'Europe/Berlin', text: '22:00-07:00@Europe/Berlin' },
-      { via: '*', start: 1410, end: 375, zone: 'UTC', text: '23:30-06:15@UTC' },
+      { via: 'sms', start: 79_200, end: 25_200, zone: 'Europe/Berlin', text: '22:00-07:00@Europe/Berlin' },
+      { via: '*', start: 84_600, end: 22_500, zone: 'UTC', text: '23:30-06:15@UTC' },
     ]);
     expect(parseQuietHours(undefined, ['sms'])).toEqual([]);
     expect(() => parseQuietHours('sms=22-07@UTC', ['sms'])).toThrow(/must look like sms=22:00-07:00@Europe\/Berlin/);
     expect(() => parseQuietHours('fax=22:00-07:00@UTC', ['sms'])).toThrow(/"fax" is not a channel/);
     expect(() => parseQuietHours('sms=22:00-07:00@Mars/Olympus', ['sms'])).toThrow(/not an IANA time zone/);
     expect(() => parseQuietHours('sms=25:00-07:00@UTC', ['sms'])).toThrow(/hours run 00-23/);
-    expect(() => parseQuietHours('sms=07:00-07:00@UTC', ['sms'])).toThrow(/same minute/);
+    expect(() => parseQuietHours('sms=07:00-07:00@UTC', ['sms'])).toThrow(/same time/);
   });
 
   it('holds a send inside a window that crosses midnight until the window ends, on either side of midnight', () => {
@@ -68,5 +68,17 @@ describe('NOTIFY_QUIET_HOURS', () => {
 
   it('of two overlapping windows, the later end holds', () => {
     expect(until('sms=22:00-07:00@UTC,*=21:00-08:00@UTC', 'sms', '2026-01-15T23:00:00Z')).toBe('2026-01-16T08:00:00.000Z');
+  });
+
+  it('accepts seconds, HH:MM:SS, for a window that ends within the minute', () => {
+    expect(parseQuietHours('sms=10:00:05-10:00:12@UTC', ['sms'])).toEqual([{ via: 'sms', start: 36_005, end: 36_012, zone: 'UTC', text: '10:00:05-10:00:12@UTC' }]);
+    expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:04.999Z')).toBeUndefined();
+    expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:05Z')).toBe('2026-01-15T10:00:12.000Z');
+    expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:11.999Z')).toBe('2026-01-15T10:00:12.000Z');
+    expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:12Z')).toBeUndefined();
+    // Mixed forms, in a zone with an offset: 21:59:30 CET is 20:59:30 UTC.
+    expect(until('sms=21:00-21:59:30@Europe/Berlin', 'sms', '2026-01-15T20:59:00Z')).toBe('2026-01-15T20:59:30.000Z');
+    expect(() => parseQuietHours('sms=10:00:60-11:00@UTC', ['sms'])).toThrow(/must look like/);
+    expect(() => parseQuietHours('sms=10:00:00-10:00@UTC', ['sms'])).toThrow(/same time/);
   });
 });
