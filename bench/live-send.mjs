@@ -19,7 +19,7 @@ const SID = 'AC' + '1'.repeat(32);
 
 /** The three peers in their own process (bench/lib/peers.mjs): their origins, and a close. */
 async function startPeers() {
-  const child = spawn(process.execPath, [join(ROOT, 'bench/lib/peers.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', join(ROOT, 'test/register.mjs'), join(ROOT, 'bench/lib/peers.mjs')], { stdio: ['pipe', 'pipe', 'inherit'] });
   const [line] = await once(createInterface({ input: child.stdout }), 'line');
   const peers = JSON.parse(line);
   return { ...peers, smtpUrl: `smtp://127.0.0.1:${peers.smtpPort}`, close: () => child.stdin.end() };
