@@ -5,6 +5,7 @@
  * tests beside the code (src/, packages/union/src/) run too; their imports of test tools
  * resolve from test/ through the plugin below, everything else from the repository root.
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type Plugin } from 'vitest/config';
@@ -37,6 +38,10 @@ export default defineConfig({
   plugins: [testPackages()],
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'packages/*/src/**/*.test.ts'],
+    // vitest's default, one worker fewer than cores, runs the suite one file at a time on a
+    // 2-core machine; most files wait on child processes and timers, so two workers there
+    // halve the wall time and stay within the CPU (bench/results.md, issue 27).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default', join(TEST, 'helpers/summary-reporter.ts')],
