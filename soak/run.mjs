@@ -2,8 +2,10 @@
 /**
  * `npm run soak` (issue 16, "Prove it"): 50 concurrent HTTP clients against the built
  * `notify-mcp --http`, live channels pointed at loopback fakes, with faults injected on a
- * schedule; once on SQLite, once on PostgreSQL with two replicas sharing the load; then
- * 100,000 seeded generated calls through the real pipeline (test/property/fuzz.property.test.ts).
+ * schedule, some sends scheduled a few seconds ahead and some of those retracted (each
+ * one's final state read once the load is over); once on SQLite, once on PostgreSQL with
+ * two replicas sharing the load; then 100,000 seeded generated calls through the real
+ * pipeline (test/property/fuzz.property.test.ts).
  * Prints the figures, writes them to soak/results.json and soak/results.md, and exits
  * non-zero when an invariant breaks.
  *
@@ -11,6 +13,7 @@
  *   SOAK_SECONDS=60 SOAK_CLIENTS=50 SOAK_FUZZ_RUNS=100000 SOAK_SEED=16
  *   SOAK_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test  (a fresh database is made beside it)
  *   SOAK_GC_MS=2000 (full GC forced in each server this often; 0: never), SOAK_HEAP_SNAPSHOTS=70,140
+ *   SOAK_SCHEDULE_GRACE_S=5 (the servers' NOTIFY_SCHEDULE_GRACE_S: a release later than this expires)
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -20,7 +23,7 @@ import pg from 'pg';
 import { fillDisk, makeDataDir } from './lib/disk.mjs';
 import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
 import { computeFigures } from './lib/figures.mjs';
-import { runLoad } from './lib/load.mjs';
+import { readFinalStates, runLoad } from './lib/load.mjs';
 import { ROOT, startServer } from './lib/server.mjs';
 import { startTcpProxy } from './lib/tcp-proxy.mjs';
 
@@ -31,6 +34,15 @@ const FUZZ_RUNS = Number(process.env.SOAK_FUZZ_RUNS ?? 100_000);
 const PG_BASE = process.env.SOAK_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const GC_MS = Number(process.env.SOAK_GC_MS ?? 2000);
 const PROBE = { gcMs: GC_MS, heapSnapshots: process.env.SOAK_HEAP_SNAPSHOTS ?? '' };
+const BUDGET_MS = 8000;
+const POLL_S = 2;
+const GRACE_S = Number(process.env.SOAK_SCHEDULE_GRACE_S ?? 5);
+/**
+ * After the load, the longest a scheduled send may still wait past its due time: a release
+ * deferred mid-way (the store down) is taken over once its lease (2 budgets + 1 s, as
+ * src/notification/outbox.ts) has run out and a poll comes, then takes up to a budget.
+ */
+const SETTLE_MS = 2 * BUDGET_MS + 1000 + POLL_S * 1000 + BUDGET_MS + 5000;
 const started = Date.now();
 const step = (s) => process.stderr.write(`[soak ${String(Math.round((Date.now() - started) / 1000)).padStart(4)} s] ${s}\n`);
 
@@ -49,7 +61,12 @@ function providerEnv(smtp, twilio, slack) {
     SLACK_API_URL: slack.origin,
     NOTIFY_SLACK_ALLOW: 'C0SOAK001,#ops-alerts',
     // Shorter than the default 20 s so hung providers cost a few seconds, not a third of the run.
-    NOTIFY_SEND_BUDGET_MS: '8000',
+    NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS),
+    // Scheduled sends: a release deferred by a store fault is found again within 2 s (the
+    // default poll is 30 s), and one held up past 5 s (the default grace is an hour) expires,
+    // so `expired` is a class the faults can reach, not only one the invariant names.
+    NOTIFY_SCHEDULE_POLL_S: String(POLL_S),
+    NOTIFY_SCHEDULE_GRACE_S: String(GRACE_S),
     NOTIFY_LOG_LEVEL: 'error',
   };
 }
@@ -71,7 +88,7 @@ function schedule(fakes, storeFault, log) {
   ];
   const timers = at.map(([f, label, fn]) =>
     setTimeout(() => {
-      log.push({ t_s: Math.round(f * SECONDS), fault: label });
+      log.push({ t_s: Math.round(f * SECONDS), fault: label, at: Date.now() });
       step(`fault: ${label}`);
       fn();
     }, f * D),
@@ -135,10 +152,19 @@ async function scenario(kind) {
     await runLoad({ urls: servers.map((s) => s.url), clients: CLIENTS, deadline, seed: SEED, record: (r) => records.push(r) });
     clear();
     storeFault.stop?.();
+    for (const s of servers) s.endLoad();
+    const waiting = records.filter((r) => r.kind === 'schedule' && r.code === 'OK' && r.structured?.status === 'scheduled');
+    const ids = new Map(waiting.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url, due: Date.parse(r.structured.send_at) }]));
+    const lastDue = Math.max(Date.now(), ...[...ids.values()].map((w) => w.due));
+    step(`${kind}: load over; reading ${ids.size} scheduled sends (the last due in ${Math.round((lastDue - Date.now()) / 1000)} s; waiting at most ${Math.round((lastDue + SETTLE_MS - Date.now()) / 1000)} s)`);
+    const finals = await readFinalStates(ids.values(), lastDue + SETTLE_MS);
     for (const s of servers) s.exitedEarly = s.exited();
     const storeFaultLabel = storeFault.label;
     await Promise.all(servers.map((s) => s.stop()));
-    const figures = computeFigures({ records, fakes, servers });
+    // Each fault lasts until the next one starts; the last entry only ends the store fault.
+    // The store fault is the one a release must meet (its claim and record writes fail); the provider faults are reported.
+    const windows = faults.slice(0, -1).map((f, i) => ({ label: `${f.t_s} s ${f.fault}`, from: f.at, to: faults[i + 1].at, mustCover: i === faults.length - 2 }));
+    const figures = computeFigures({ records, fakes, servers, finals, windows });
     return {
       scenario: kind === 'sqlite' ? 'SQLite, one server' : 'PostgreSQL, two replicas',
       seconds: SECONDS,
@@ -188,7 +214,7 @@ function markdown(results) {
     } else {
       lines.push(`${r.clients} clients, ${r.seconds} s. Faults: ${r.faults.map((f) => `${f.t_s} s ${f.fault}`).join('; ')}. Store fault: ${r.store_fault}.`, '');
       lines.push(GC_MS > 0 ? `Each server ran with a full GC forced every ${GC_MS} ms (soak/lib/memprobe.cjs), so RSS and live_heap measure memory held, not garbage not yet collected.` : 'No forced GC (SOAK_GC_MS=0): RSS includes garbage not yet collected; live_heap not measured.', '');
-      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
+      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, scheduled: r.scheduled, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
     }
     lines.push(r.breaks.length ? `**Invariants broken:**\n${r.breaks.map((b) => `- ${b}`).join('\n')}` : 'All invariants held.', '');
   }
@@ -202,9 +228,9 @@ for (const part of parts) {
   const r = part === 'fuzz' ? fuzz() : await scenario(part);
   results.push(r);
   if (part !== 'fuzz') {
-    const { calls, answers_by_code, latency_ms, sends, rss, live_heap, breaks } = r;
+    const { calls, answers_by_code, latency_ms, sends, scheduled, rss, live_heap, breaks } = r;
     const brief = (figures) => Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, { ...v, timeline_mb: undefined }]));
-    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
+    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, scheduled, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
   }
 }
 writeFileSync(join(ROOT, 'soak/results.json'), JSON.stringify({ date: new Date(started).toISOString(), seed: SEED, results }, null, 2) + '\n');

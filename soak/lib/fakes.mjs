@@ -10,6 +10,8 @@
  *   reset  read the request, then destroy the socket without answering
  *
  * A mode applies to a share of requests (`rate`), so traffic keeps flowing during a fault.
+ * The Slack fake also answers chat.delete (a retract that came after the release), and
+ * counts it by the token of the post it deletes, apart from deliveries.
  */
 import { createServer } from 'node:http';
 import { SMTPServer } from 'smtp-server';
@@ -68,9 +70,13 @@ function listen(server) {
   );
 }
 
-/** An HTTP provider fake: `extract(req, body)` returns the text that carries the token, `ok(seq)` the success JSON. */
-async function httpFake(name, { okStatus, ok, text }) {
-  const book = ledger(name);
+/**
+ * An HTTP provider fake: `text(req, body)` returns the text that carries the token, `ok(seq)`
+ * the success JSON, `idOf(answer)` the message id it gave; `amend(req, body)` recognises a
+ * request that takes a message back ({ id, answer }), undefined for a send.
+ */
+async function httpFake(name, { okStatus, ok, text, idOf, amend }) {
+  const book = Object.assign(ledger(name), { sentIds: new Map(), retracted: new Map(), retractedUnknown: 0 });
   let seq = 0;
   const server = createServer((req, res) => {
     const chunks = [];
@@ -84,13 +90,26 @@ async function httpFake(name, { okStatus, ok, text }) {
         res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
         return res.end('{"error":"service_unavailable"}');
       }
+      // A retract of a post (Slack chat.delete) is no delivery: it is counted by the token its message carried.
+      const removed = amend?.(req, body);
+      if (removed !== undefined) {
+        if (req.socket.destroyed) return;
+        const token = book.sentIds.get(removed.id);
+        if (token) book.retracted.set(token, (book.retracted.get(token) ?? 0) + 1);
+        else book.retractedUnknown++;
+        res.writeHead(okStatus, { 'content-type': 'application/json' });
+        return res.end(JSON.stringify(removed.answer));
+      }
       const t = text(req, body);
       // Only a success that can still reach the server counts as delivered.
       if (req.socket.destroyed) return;
-      book.deliver(TOKEN_RE.exec(t ?? '')?.[0]);
+      const token = TOKEN_RE.exec(t ?? '')?.[0];
+      book.deliver(token);
       book.lastText = t;
+      const answer = ok(++seq);
+      if (token && idOf) book.sentIds.set(idOf(answer), token);
       res.writeHead(okStatus, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(ok(++seq)));
+      res.end(JSON.stringify(answer));
     });
   });
   const handle = await listen(server);
@@ -109,17 +128,27 @@ export function startSlack() {
   return httpFake('slack', {
     okStatus: 200,
     ok: (n) => ({ ok: true, channel: 'C0SOAK001', ts: `1712345678.${String(n).padStart(6, '0')}` }),
-    text: (req, body) => {
-      if ((req.headers['content-type'] ?? '').includes('json')) {
-        try {
-          return JSON.parse(body).text;
-        } catch {
-          return undefined;
-        }
-      }
-      return new URLSearchParams(body).get('text');
+    idOf: (answer) => answer.ts,
+    // retract_notification of a Slack post that left (a retract that lost the race to the release).
+    amend: (req, body) => {
+      if (!(req.url ?? '').includes('chat.delete')) return undefined;
+      const ts = formOrJson(req, body).ts;
+      return { id: ts, answer: { ok: true, channel: 'C0SOAK001', ts } };
     },
+    text: (req, body) => formOrJson(req, body).text,
   });
+}
+
+/** A Slack Web API request's arguments, sent as JSON or as a form. */
+function formOrJson(req, body) {
+  if ((req.headers['content-type'] ?? '').includes('json')) {
+    try {
+      return JSON.parse(body);
+    } catch {
+      return {};
+    }
+  }
+  return Object.fromEntries(new URLSearchParams(body));
 }
 
 export const SMTP_USER = 'soak';

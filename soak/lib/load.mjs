@@ -103,11 +103,25 @@ function sendArgs(rand, token) {
 }
 
 /**
+ * Scheduled sends (issue 24): this share of the sends carries `send_at` 2-8 s ahead, so
+ * through a run they fall due under every fault in turn; this share of those is retracted,
+ * half at a moment before the due time, half within RACE_MS of it either side, so some
+ * retracts come well before the release, some race it, and some come after it.
+ */
+export const SCHEDULE_SHARE = 0.15;
+export const RETRACT_SHARE = 0.4;
+const SEND_AT_MIN_MS = 2_000;
+const SEND_AT_SPREAD_MS = 6_000;
+const RACE_MS = 750;
+
+/**
  * Runs the clients until `deadline` (epoch ms). `urls` are the servers' /mcp endpoints;
  * client i uses urls[i % n], and a concurrent duplicate goes to the next one (another
- * replica when there are two).
+ * replica when there are two). Resolves once the retracts still timed after the deadline
+ * have been answered too.
  */
 export async function runLoad({ urls, clients, deadline, seed, record }) {
+  const retracts = [];
   const loops = Array.from({ length: clients }, async (_, id) => {
     const rand = prng(seed + id * 7919);
     const home = urls[id % urls.length];
@@ -136,17 +150,65 @@ export async function runLoad({ urls, clients, deadline, seed, record }) {
       }
       const token = `sk${id.toString(36)}x${seq.toString(36)}`;
       const args = sendArgs(rand, token);
+      const scheduled = rand() < SCHEDULE_SHARE;
+      if (scheduled) args.send_at = new Date(Date.now() + SEND_AT_MIN_MS + rand() * SEND_AT_SPREAD_MS).toISOString();
+      const kind = scheduled ? 'schedule' : 'send';
       const keyed = rand() < 0.2;
       if (keyed) args.idempotency_key = `key-${token}`;
+      let answers;
       if (keyed && rand() < 0.5) {
         // A deliberate concurrent duplicate: the same key and payload, at once, to two servers.
-        const [a, b] = await Promise.all([callTool(home, 'send_notification', args, name), callTool(other, 'send_notification', args, name)]);
-        record({ kind: 'send', via: args.via, token, keyed: true, duplicate: true, ...a });
-        record({ kind: 'send', via: args.via, token, keyed: true, duplicate: true, ...b });
+        answers = await Promise.all([callTool(home, 'send_notification', args, name), callTool(other, 'send_notification', args, name)]);
+        for (const a of answers) record({ kind, via: args.via, token, keyed: true, duplicate: true, client: name, url: home, ...a });
       } else {
-        record({ kind: 'send', via: args.via, token, keyed, ...(await callTool(home, 'send_notification', args, name)) });
+        answers = [await callTool(home, 'send_notification', args, name)];
+        record({ kind, via: args.via, token, keyed, client: name, url: home, ...answers[0] });
+      }
+      const waiting = answers.find((a) => a.code === 'OK' && a.structured?.status === 'scheduled');
+      if (waiting && rand() < RETRACT_SHARE) {
+        const nid = waiting.structured.id;
+        const due = Date.parse(waiting.structured.send_at);
+        const untilDue = due - Date.now();
+        const delay = Math.max(0, rand() < 0.5 ? rand() * untilDue : untilDue + (rand() * 2 - 1) * RACE_MS);
+        // Half of them to the other replica, so a retract on one races the release on the other.
+        const to = rand() < 0.5 ? home : other;
+        retracts.push(
+          new Promise((r) => setTimeout(r, delay)).then(async () => {
+            const sentAt = Date.now();
+            record({ kind: 'retract', via: args.via, token, id: nid, due, at: sentAt, ...(await callTool(to, 'retract_notification', { id: nid }, name)) });
+          }),
+        );
       }
     }
   });
   await Promise.all(loops);
+  await Promise.all(retracts);
+}
+
+/**
+ * The final state of each scheduled id, read with get_notification as its sender (its own
+ * client name) once nothing should be waiting: polls the ones still waiting until `until`
+ * (epoch ms). Resolves to Map id -> { code, status?, error_code?, send_at?, first_attempt_at? }.
+ */
+export async function readFinalStates(waiting, until, { concurrency = 8, everyMs = 1_000 } = {}) {
+  const finals = new Map();
+  let left = [...waiting];
+  for (;;) {
+    const next = [];
+    for (let i = 0; i < left.length; i += concurrency) {
+      await Promise.all(
+        left.slice(i, i + concurrency).map(async (w) => {
+          const o = await callTool(w.url, 'get_notification', { id: w.id }, w.client);
+          const sc = o.structured ?? {};
+          const read = { code: o.code, status: sc.status, error_code: sc.error_code, send_at: sc.send_at, first_attempt_at: sc.attempts?.[0]?.at };
+          finals.set(w.id, read);
+          // Still waiting, or not readable now: asked again until `until`; what it is then is final.
+          if (o.code !== 'OK' || sc.status === 'scheduled' || sc.status === 'held') next.push(w);
+        }),
+      );
+    }
+    left = next;
+    if (left.length === 0 || Date.now() >= until) return finals;
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
 }

@@ -95,6 +95,7 @@ export async function startServer(name, env, probe) {
   if (exited) throw new Error(`${name} exited at start (${exited.code ?? exited.signal}): ${logLines.slice(-5).join('\n')}${buffer}`);
   const url = `${base}/mcp`;
   let stoppedAt;
+  let loadEndedAt;
   const cleanProbe = (result) => {
     if (!probe.heapSnapshots) rmSync(probeDir, { recursive: true, force: true });
     return result;
@@ -115,19 +116,22 @@ export async function startServer(name, env, probe) {
     logLines,
     tail,
     exited: () => exited,
+    /** The load is over: memory is measured up to here, not through the wait for scheduled sends that follows. */
+    endLoad() {
+      clearInterval(sampler);
+      loadEndedAt ??= Date.now();
+    },
     async stop() {
       clearInterval(sampler);
       if (!stoppedAt) {
         // Up to the end of the load, as the RSS samples: shutdown is not part of the run.
-        stoppedAt = Date.now();
+        stoppedAt = loadEndedAt ?? Date.now();
         this.memory = readProbe(probeFile).filter((m) => m.at <= stoppedAt);
         if (probe.heapSnapshots) process.stderr.write(`[soak] ${name}: heap snapshots in ${probeDir}\n`);
       }
       if (exited) return cleanProbe(exited);
       child.kill('SIGTERM');
       return new Promise((r) => child.once('exit', (code, signal) => r(cleanProbe({ code, signal }))));
-      child.kill('SIGTERM');
-      return new Promise((r) => child.once('exit', (code, signal) => r({ code, signal })));
     },
   };
 }

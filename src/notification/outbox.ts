@@ -199,7 +199,13 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
     if (timer && target >= armedFor) return;
     clearTimeout(timer);
     armedFor = target;
-    timer = setTimeout(() => void pass(), Math.min(MAX_TIMER_MS, Math.max(0, target - deps.now())));
+    // A fired timer forgets itself first: one that fires into a running pass would otherwise
+    // stay `timer`, armed for a time now past, and every later arm() would return early.
+    timer = setTimeout(() => {
+      timer = undefined;
+      armedFor = Infinity;
+      void pass();
+    }, Math.min(MAX_TIMER_MS, Math.max(0, target - deps.now())));
     timer.unref?.();
   };
 
