@@ -188,6 +188,25 @@ describe('send_at', () => {
     expect(sms.payloads.length).toBe(1);
   });
 
+  it('a release hanging within its budget holds up nothing that falls due behind it', async () => {
+    const d = await deps();
+    const a = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' });
+    const b = await sendNotification(d, 'sms', text({ body: 'later', send_at: at(T0 + 61_000) }), { client: 'bot' });
+    let open!: () => void;
+    sms.hold = new Promise((r) => (open = r));
+    clock = T0 + 60_000;
+    const releasing = releaseDue(d);
+    while (sms.payloads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    sms.hold = undefined;
+    clock = T0 + 61_000;
+    // The pass asks the store again while a's provider call hangs: b leaves without waiting for it.
+    for (let waited = 0; sms.payloads.length < 2 && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    expect(await store.getOutboxEntry(b.id)).toMatchObject({ state: 'released' });
+    expect(await store.getOutboxEntry(a.id)).toMatchObject({ state: 'releasing' });
+    open();
+    expect((await releasing).map((r) => r.id)).toEqual([b.id, a.id]);
+  });
+
   it('a cancel racing a release mid-send: the release has it, the cancel says so, one send', async () => {
     const d = await deps();
     const a = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' });

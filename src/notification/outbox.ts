@@ -29,6 +29,8 @@ import { statesTaking } from './status.js';
  */
 const BATCH = 250;
 const LIVE_BATCH = 50;
+/** How often a pass whose store had nothing more due asks again while a release is still in flight. */
+const RECLAIM_MS = 1_000;
 /** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -133,21 +135,45 @@ function recordBatch(deps: PipelineDeps, owner: string): RecordBatch {
   };
 }
 
-/** One pass: claims what is due at `now` (batch after batch) and releases it; expired entries are logged. */
+/**
+ * One pass: claims what is due at `now` and releases it, claiming more while releases are in
+ * flight, so that one provider call hanging within its budget holds up nothing else: once half
+ * the batch has ended the free half is claimed, and once the store has nothing more due it is
+ * asked again every RECLAIM_MS until the last release ends. Expired entries are logged.
+ */
 export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?: string } = {}): Promise<Released[]> {
   const time = deps.config.time ?? DEFAULT_TIME;
   const owner = randomUUID();
   const out: Released[] = [];
   const limit = opts.limit ?? (deps.channels.some((c) => c.live) ? LIVE_BATCH : BATCH);
+  const inflight = new Set<Promise<void>>();
+  let failure: { err: unknown } | undefined;
+  // When a claim last found less than it asked for.
+  let drainedAt: number | undefined;
   for (;;) {
-    const claim = await deps.store.claimDue(deps.now(), { limit, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
-    for (const e of claim.expired) {
-      deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
-      out.push({ id: e.id, state: 'expired' });
+    const room = limit - inflight.size;
+    const lookAgain = drainedAt === undefined || (opts.id === undefined && Date.now() - drainedAt >= RECLAIM_MS);
+    if (lookAgain && room >= Math.ceil(limit / 2)) {
+      const claim = await deps.store.claimDue(deps.now(), { limit: room, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
+      for (const e of claim.expired) {
+        deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
+        out.push({ id: e.id, state: 'expired' });
+      }
+      const batch = recordBatch(deps, owner);
+      for (const e of claim.due) {
+        const p: Promise<void> = releaseEntry(deps, e, owner, batch)
+          .then((r) => void out.push(r), (err: unknown) => void (failure ??= { err }))
+          .finally(() => inflight.delete(p));
+        inflight.add(p);
+      }
+      drainedAt = opts.id !== undefined || claim.due.length + claim.expired.length < room ? Date.now() : undefined;
     }
-    const batch = recordBatch(deps, owner);
-    out.push(...(await Promise.all(claim.due.map((e) => releaseEntry(deps, e, owner, batch)))));
-    if (opts.id !== undefined || claim.due.length + claim.expired.length < limit) return out;
+    if (failure) throw failure.err;
+    if (inflight.size === 0 && drainedAt !== undefined) return out;
+    let timer: NodeJS.Timeout | undefined;
+    const reclaim = drainedAt === undefined || opts.id !== undefined ? [] : [new Promise<void>((r) => (timer = setTimeout(r, drainedAt! + RECLAIM_MS - Date.now())))];
+    await Promise.race([...inflight, ...reclaim]);
+    clearTimeout(timer);
   }
 }
 
