@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,11 +108,14 @@ describe('runIdempotent', () => {
     const first = runIdempotent(opts, send);
     await sleep(5); // let the first claim
     let dupDone = false;
-    const dup = runIdempotent(opts, send).finally(() => (dupDone = true));
+    // The call's signal outlives its polls: none of them may leave a listener on it.
+    const signal = new AbortController().signal;
+    const dup = runIdempotent({ ...opts, signal }, send).finally(() => (dupDone = true));
     await sleep(100);
     expect(dupDone).toBe(false); // still waiting: the first has not finished
     release();
     expect(await dup).toEqual({ result: { id: 'ntf_1' }, replayed: true });
+    expect(getEventListeners(signal, 'abort')).toEqual([]);
     expect(await first).toEqual({ result: { id: 'ntf_1' }, replayed: false });
     expect(count()).toBe(1);
   });

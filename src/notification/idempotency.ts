@@ -2,6 +2,7 @@
  * At most one send under an idempotency key, across every process sharing the store: the
  * protocol (claim, phases, fencing, takeover) is in docs/architecture.md, "One send per key".
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { ClaimCompletion, OptOutCheck, Store } from '../store/types.js';
@@ -74,13 +75,8 @@ function replayFailure(body: ToolErrorBody, key: string): NotifyError {
   return new NotifyError(body.code as ErrorCode, `${body.message} (Replayed for idempotency_key "${key}": this call sent nothing.)`, details);
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-const sleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
+/** Resolves after `ms`, or at once when `signal` aborts (Node's timer removes its listener either way). */
+const sleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => {});
 
 interface Run {
   opts: ClaimOptions;

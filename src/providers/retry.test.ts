@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
@@ -85,6 +86,14 @@ describe('sendWithRetry', () => {
       [2, 250, 'transient: 503'],
     ]);
     expect(out.history.map((r) => r.outcome)).toEqual(['transient', 'transient', 'sent']);
+  });
+
+  it('leaves no listener on the cancel signal after many real backoff waits', async () => {
+    const cancel = new AbortController().signal;
+    const { provider } = scripted([...Array.from({ length: 15 }, () => transient()), () => ({ providerMessageId: 'ok' })], { t: 0 }, 0);
+    const result = await sendWithRetry(provider, { n: 1 }, { notificationId: 'ntf_test', budgetMs: 10_000, log: silentLogger, cancel, baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 20 });
+    expect(result.attempts).toBe(16);
+    expect(getEventListeners(cancel, 'abort')).toEqual([]);
   });
 
   it('caps the backoff ceiling at maxDelayMs', async () => {

@@ -5,6 +5,7 @@
  * else ends the send at once. Provider errors become the tool's error codes here
  * (src/core/errors.ts), with the attempt history attached for the delivery log.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { plural } from '../core/words.js';
@@ -93,12 +94,12 @@ export class BudgetExceededError extends Error {
   override readonly name = 'BudgetExceededError';
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts (its timer then cleared). */
-const defaultSleep = (ms: number, signal?: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
+/**
+ * Resolves after `ms`, or at once when `signal` aborts. Node's timer removes its abort
+ * listener when it fires: a listener left on a call's cancel signal per backoff piled up
+ * over retries (MaxListenersExceededWarning in the soak).
+ */
+const defaultSleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => {});
 
 /**
  * A backoff wait that a cancel ends at once: nothing is in flight during it, so the send
