@@ -55,8 +55,11 @@ export function consoleActions(app: App) {
     async waiting(): Promise<OutboxEntry[]> {
       return (await app.store.listOutbox(WAITING_STATES, PENDING_ROWS)).sort((a, b) => a.due_at - b.due_at);
     },
-    /** The outbox's own retract, as a retract of a waiting send is everywhere: of it and a release racing, one wins. */
-    retract: (id: string) => app.track(cancelWaiting(app, id)),
+    /**
+     * The outbox's own retract, as a retract of a waiting send is everywhere: of it and a
+     * release racing, one wins. The audit names the operator who took it back, not its sender.
+     */
+    retract: (id: string, operator: string) => app.track(cancelWaiting(app, id, { client: operator, tool: null })),
     activeBanners: (): Promise<BannerRecord[]> => app.store.listBanners({ status: 'active', now: app.now(), limit: 200 }),
     showBanner: (args: Record<string, unknown>, client: string) => callTool('show_banner', args, client),
     dismissBanner: (id: string, client: string) => callTool('dismiss_banner', { banner_id: id }, client),

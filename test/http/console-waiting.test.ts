@@ -54,6 +54,9 @@ describe('console: scheduled and held', () => {
     expect(retracted.status).toBe(303);
     expect(decodeURIComponent(retracted.headers.location as string)).toContain(`Retracted ${id}: it will not be sent.`);
     expect((await app.store.getOutboxEntry(id))!.state).toBe('cancelled');
+    // The audit says who took it back: the operator, not the agent that scheduled it.
+    const cancelled = (await app.store.auditFor(id)).filter((e) => e.kind === 'outbox.cancelled');
+    expect(cancelled).toMatchObject([{ client: 'ops', tool: null }]);
     expect((await post()).status).toBe(409);
     expect((await raw(`${http.url}/console/waiting`, { headers: auth })).body).toContain('Nothing is scheduled or held.');
   });

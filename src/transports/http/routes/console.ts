@@ -260,7 +260,7 @@ export function consoleRoute(deps: ConsoleDeps): Route {
     }
     const retract = /^\/console\/waiting\/([A-Za-z0-9_-]{1,64})\/retract$/.exec(path);
     if (retract && form) {
-      const r = await deps.actions.retract(retract[1]!);
+      const r = await deps.actions.retract(retract[1]!, client);
       if (r.kind === 'not_found') return errorPage(res, 404, `Nothing waits under ${retract[1]}.`, 'waiting');
       if (r.kind === 'not_waiting') return errorPage(res, 409, `${retract[1]} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
       deps.log.info('retracted in the console', { notificationId: retract[1], by: client });
