@@ -34,12 +34,21 @@ const sha256 = (text: string): string => oneShotHash('sha256', text, 'hex');
 /** JSON with object keys sorted at every depth: the same value gives the same bytes, whatever the engine returned. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  // Concatenated in loops, not filter/map/join: every audited write digests its payload.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj)
-    .filter((k) => obj[k] !== undefined)
-    .sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  const keys = Object.keys(obj).sort();
+  let out = '{';
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
+  }
+  return `${out}}`;
 }
 
 export const digestOf = (value: unknown): string => sha256(canonicalJson(value));
@@ -52,10 +61,11 @@ export function entryHash(e: Omit<AuditEntry, 'hash'>): string {
 /** Links inputs onto the chain after `head`: the entries to insert, and the head after them. */
 export function chain(head: { seq: number; hash: string }, inputs: readonly AuditInput[]): { entries: AuditEntry[]; head: { seq: number; hash: string } } {
   let { seq, hash } = head;
-  const entries = inputs.map((input) => {
-    const e = { ...input, seq: ++seq, prev: hash };
-    hash = entryHash(e);
-    return { ...e, hash };
+  const entries = inputs.map((input): AuditEntry => {
+    // One object of a fixed shape, not two spreads: an entry per audited write.
+    const e: AuditEntry = { seq: ++seq, at: input.at, client: input.client, tool: input.tool, notification_id: input.notification_id, kind: input.kind, digest: input.digest, recipients: input.recipients, prev: hash, hash: '' };
+    e.hash = hash = entryHash(e);
+    return e;
   });
   return { entries, head: { seq, hash } };
 }
@@ -67,19 +77,14 @@ export function chain(head: { seq: number; hash: string }, inputs: readonly Audi
  * the payload's digest too, so a dry run's entry names what it would have sent.
  */
 export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined): AuditInput[] {
-  const base = {
-    at: r.status_updated_at,
-    client: r.client,
-    tool: ctx?.tool ?? null,
-    notification_id: r.id,
-    recipients: ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null,
-  };
+  const recipients = classes(ctx);
+  const entry = (kind: string, digest: string): AuditInput => ({ at: r.status_updated_at, client: r.client, tool: ctx?.tool ?? null, notification_id: r.id, kind, digest, recipients });
   const payload = digestOf(r.payload);
   const out: AuditInput[] = [];
-  if (r.approval) out.push({ ...base, kind: `approval.${r.approval.outcome}`, digest: r.approval.payload_sha256 });
-  if (r.attempts > 0) out.push({ ...base, kind: 'request', digest: payload });
+  if (r.approval) out.push(entry(`approval.${r.approval.outcome}`, r.approval.payload_sha256));
+  if (r.attempts > 0) out.push(entry('request', payload));
   const outcome = { status: r.status, provider: r.provider, provider_message_id: r.provider_message_id, error_code: r.error_code, attempts: r.attempts, payload };
-  out.push({ ...base, kind: `outcome.${r.status}`, digest: digestOf(outcome) });
+  out.push(entry(`outcome.${r.status}`, digestOf(outcome)));
   return out;
 }
 
