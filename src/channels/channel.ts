@@ -19,7 +19,7 @@ export const idempotencyKey = z.string().min(1).max(128).optional();
 
 /** Every branch takes them too: when to send (RFC 3339 with an offset; the 30-day bound is the pipeline's, it moves with the clock), and whether it may pass quiet hours. */
 export const sendAt = z.iso.datetime({ offset: true }).optional().meta({ description: 'RFC 3339 with offset, ≤30 days ahead', examples: ['2026-07-01T09:00:00+02:00'] });
-export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours if the operator allows' });
+export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours if allowed' });
 
 /** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`, `send_at`, `urgent`; closed. */
 export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<

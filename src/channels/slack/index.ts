@@ -44,7 +44,7 @@ export const slack = defineChannel({
     fields: {
       channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'C…, G…, D… ID, #name, or U… user (DM)', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
-      thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent message ts', examples: ['1712345678.123456'] }),
+      thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent ts', examples: ['1712345678.123456'] }),
       blocks: blocksField.optional().meta({ description: `Block Kit: ${BLOCK_TYPES.join(', ')}` }),
     },
     description: `Posts as the bot. ${broadcastRule(allowBroadcast)}`,

@@ -105,7 +105,8 @@ export const sms = defineChannel({
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: {
         body: `fits ${segments} or ${ucs} UCS-2 characters (emoji, non-Latin)`,
-        media_urls: `MMS: https, on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS hosts (none yet)'}`,
+        // Twilio takes at most 10 media per message (the schema's maxItems).
+        media_urls: `MMS: at most 10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS (none yet)'}`,
       },
     };
   },
