@@ -83,9 +83,24 @@ export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined):
   const out: AuditInput[] = [];
   if (r.approval) out.push(entry(`approval.${r.approval.outcome}`, r.approval.payload_sha256));
   if (r.attempts > 0) out.push(entry('request', payload));
-  const outcome = { status: r.status, provider: r.provider, provider_message_id: r.provider_message_id, error_code: r.error_code, attempts: r.attempts, payload };
-  out.push(entry(`outcome.${r.status}`, digestOf(outcome)));
+  out.push(entry(`outcome.${r.status}`, sha256(outcomeJson(r, payload))));
   return out;
+}
+
+const isScalar = (v: unknown) => v === null || (v !== undefined && typeof v !== 'object');
+
+/**
+ * canonicalJson of a record's outcome `{ status, provider, provider_message_id, error_code,
+ * attempts, payload }`, keys written in their sorted order: the same bytes without the generic
+ * walk, which every record paid. Anything but scalars (a hand-made record) takes the walk.
+ */
+function outcomeJson(r: DeliveryRecord, payload: string): string {
+  const { status, provider, provider_message_id, error_code, attempts } = r;
+  if (!(isScalar(status) && isScalar(provider) && isScalar(provider_message_id) && isScalar(error_code) && isScalar(attempts))) {
+    return canonicalJson({ status, provider, provider_message_id, error_code, attempts, payload });
+  }
+  const j = JSON.stringify;
+  return `{"attempts":${j(attempts)},"error_code":${j(error_code)},"payload":${j(payload)},"provider":${j(provider)},"provider_message_id":${j(provider_message_id)},"status":${j(status)}}`;
 }
 
 /**
@@ -115,7 +130,9 @@ export type AuditedChange =
   /** An edit of a held send: its new payload, back to pending_approval under a new hash. */
   | { write: 'revise-held'; id: string; client: string | null; revision: HeldRevision };
 
-const classes = (ctx: AuditContext | undefined): readonly string[] | null => (ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null);
+/** The recipient classes, each once, sorted (one recipient, the commonest send, needs neither step). */
+const classes = (ctx: AuditContext | undefined): readonly string[] | null =>
+  !ctx?.recipients ? null : ctx.recipients.length === 1 ? [ctx.recipients[0]!] : [...new Set(ctx.recipients)].sort();
 
 /** The outbox entry of a release written in a batch (Store.recordReleases), as finishRelease audits one. */
 export const released = (it: { id: string; record: DeliveryRecord; outcome: unknown }, owner: string, at: number): AuditedChange => ({

@@ -142,24 +142,18 @@ export class SqliteStore extends SqlStore implements Store {
 
   async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
     const { optOut, claim } = opts;
-    const audited = (write: () => RecordWrite): RecordWrite => {
-      const written = write();
-      if (written.kind === 'written') this.appendAudit([{ write: 'record', record: r, ctx: opts.audit }]);
-      return written;
-    };
     if (claim) {
-      const tx = this.db.transaction((): RecordWrite =>
-        audited(() => {
-          const optedOut = optOut && this.firstOptedOut(optOut);
-          if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
-          const done = this.statement(
-            `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
-          ).run(JSON.stringify(claim.result ?? null), claim.key, claim.owner);
-          if (done.changes !== 1) return { kind: 'claim_lost' };
-          this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
-          return WRITTEN;
-        }),
-      );
+      const tx = this.db.transaction((): RecordWrite => {
+        const optedOut = optOut && this.firstOptedOut(optOut);
+        if (optedOut !== undefined) return { kind: 'opted_out', recipient: optedOut };
+        const done = this.statement(
+          `UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = ? WHERE key = ? AND owner = ? AND state = 'pending'`,
+        ).run(JSON.stringify(claim.result ?? null), claim.key, claim.owner);
+        if (done.changes !== 1) return { kind: 'claim_lost' };
+        this.shared(q.INSERT_DELIVERY).run(deliveryValues(r));
+        this.appendAudit([{ write: 'record', record: r, ctx: opts.audit }]);
+        return WRITTEN;
+      });
       return tx.immediate();
     }
     if (!optOut) {
