@@ -49,7 +49,7 @@ describe('audit digests', () => {
       {},
       { status: 'sent', provider: 'twilio', provider_message_id: 'SM1', attempts: 2 },
       { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 1 },
-      // A hand-made record with members missing or odd: the generic walk, the same definition.
+      // A hand-made record with members missing or odd.
       { provider_message_id: undefined as unknown as null, error_code: { nested: true } as unknown as string },
     ];
     for (const c of cases) {

@@ -83,24 +83,9 @@ export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined):
   const out: AuditInput[] = [];
   if (r.approval) out.push(entry(`approval.${r.approval.outcome}`, r.approval.payload_sha256));
   if (r.attempts > 0) out.push(entry('request', payload));
-  out.push(entry(`outcome.${r.status}`, sha256(outcomeJson(r, payload))));
+  const outcome = { status: r.status, provider: r.provider, provider_message_id: r.provider_message_id, error_code: r.error_code, attempts: r.attempts, payload };
+  out.push(entry(`outcome.${r.status}`, digestOf(outcome)));
   return out;
-}
-
-const isScalar = (v: unknown) => v === null || (v !== undefined && typeof v !== 'object');
-
-/**
- * canonicalJson of a record's outcome `{ status, provider, provider_message_id, error_code,
- * attempts, payload }`, keys written in their sorted order: the same bytes without the generic
- * walk, which every record paid. Anything but scalars (a hand-made record) takes the walk.
- */
-function outcomeJson(r: DeliveryRecord, payload: string): string {
-  const { status, provider, provider_message_id, error_code, attempts } = r;
-  if (!(isScalar(status) && isScalar(provider) && isScalar(provider_message_id) && isScalar(error_code) && isScalar(attempts))) {
-    return canonicalJson({ status, provider, provider_message_id, error_code, attempts, payload });
-  }
-  const j = JSON.stringify;
-  return `{"attempts":${j(attempts)},"error_code":${j(error_code)},"payload":${j(payload)},"provider":${j(provider)},"provider_message_id":${j(provider_message_id)},"status":${j(status)}}`;
 }
 
 /**

@@ -62,6 +62,22 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it("reads one notification's audit entries by the notification index, not by walking the log", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
+      try {
+        const { AUDIT_FOR } = await import('../../src/store/sql/audit.js');
+        const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${AUDIT_FOR.text.replace(/\$\d+/g, '?')}`).all('ntf_1', 10) as { detail: string }[];
+        expect(plan.map((p) => p.detail).join(' | ')).toMatch(/USING INDEX audit_log_notification \(notification_id=\?\)$/);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a database migrated by a newer build', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {

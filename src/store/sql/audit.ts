@@ -98,6 +98,8 @@ export const AUDIT_HEAD = statement('audit-head', 'SELECT seq, hash, anchor_seq,
 export const AUDIT_HEAD_LINK = statement('audit-head-link', 'SELECT seq, hash FROM audit_head WHERE id = 1');
 export const MOVE_AUDIT_HEAD = statement('audit-move-head', 'UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1');
 export const AUDIT_PAGE = statement('audit-page', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`);
+/** One notification's entries, by its index (the console's page of it): the filtered walk below would read the whole log. */
+export const AUDIT_FOR = statement('audit-for', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE notification_id = $1 ORDER BY seq LIMIT $2`);
 /** $3 (since), $4 (client) and $5 (notification id) may be null: no filter (cast, so PostgreSQL knows their types). */
 export const AUDIT_FILTERED = statement(
   'audit-filtered',

@@ -6,7 +6,7 @@ import { StoreError } from '../errors.js';
 import type { AuditedChange } from '../audit.js';
 import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
 import { EDIT_WAITING, REVISE_HELD } from './approval-writes.js';
-import { AUDIT_FILTERED, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
+import { AUDIT_FILTERED, AUDIT_FOR, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect, Statement } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
@@ -215,7 +215,7 @@ export abstract class SqlStore {
   }
 
   async auditFor(notificationId: string, limit = 1_000): Promise<AuditEntry[]> {
-    return this.auditEntries({ afterSeq: Number.MIN_SAFE_INTEGER, limit, notificationId });
+    return (await this.sql.all(AUDIT_FOR, [notificationId, Math.max(0, Math.trunc(limit))])).map(auditFromRow);
   }
 
   async auditEntries(query: AuditQuery): Promise<AuditEntry[]> {
