@@ -67,6 +67,8 @@ describe('SQLite store specifics', () => {
     try {
       const store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
       try {
+        // The only index the audit keeps (migration 21 dropped the time index nothing planned with).
+        expect(store.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'audit_log'`).all()).toEqual([{ name: 'audit_log_notification' }]);
         const { AUDIT_FOR } = await import('../../src/store/sql/audit.js');
         const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${AUDIT_FOR.text.replace(/\$\d+/g, '?')}`).all('ntf_1', 10) as { detail: string }[];
         expect(plan.map((p) => p.detail).join(' | ')).toMatch(/USING INDEX audit_log_notification \(notification_id=\?\)$/);
