@@ -168,7 +168,8 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
       const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - started };
       history.push(record);
       opts.onAttempt?.(record);
-      log.info('provider attempt', { ...record });
+      // Debug: the caller's own line for the send ("sent") says how many attempts it took.
+      log.debug('provider attempt', { ...record });
       return { receipt, attempts: attempt, history };
     } catch (e) {
       err = e;

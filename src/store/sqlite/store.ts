@@ -261,11 +261,14 @@ export class SqliteStore extends SqlStore implements Store {
     target: HeldReceiptTarget,
     fold: (delivery: DeliveryRecord, held: readonly TakenReceipt[]) => HeldReceiptSettlement<T>,
   ): Promise<T | undefined> {
+    const match = 'via = ? AND (provider_message_id = ? OR notification_id = ?)';
+    const args = [target.via, target.provider_message_id, target.id];
+    // Most records have nothing held: a read says so without taking the write lock (as on
+    // PostgreSQL). A receipt held after this look finds the record itself (it looks again).
+    if (this.statement(`SELECT 1 FROM held_receipts WHERE ${match} LIMIT 1`).get(...args) === undefined) return undefined;
     // IMMEDIATE: from the read to the delete no other process takes these rows or moves the delivery.
     const tx = this.db.transaction((): T | undefined => {
-      const rows = this.statement(
-        `SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE via = ? AND (provider_message_id = ? OR notification_id = ?) ORDER BY seq`,
-      ).all(target.via, target.provider_message_id, target.id) as Row[];
+      const rows = this.statement(`SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE ${match} ORDER BY seq`).all(...args) as Row[];
       if (rows.length === 0) return undefined;
       const row = this.shared(q.GET_DELIVERY).get([target.id]);
       if (!row) return undefined;
