@@ -8,7 +8,7 @@
  * call, any process's release loop (or `notify-mcp worker`) sends it, once.
  */
 import { NotifyError } from '../core/errors.js';
-import type { DeliveryRecord, OutboxEntry } from '../store/types.js';
+import { waitingEntry, type DeliveryRecord, type OutboxEntry } from '../store/types.js';
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
 import { releaseNow, type Released } from './outbox.js';
 import { approvedCall, type PipelineDeps } from './pipeline.js';
@@ -96,20 +96,5 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
 
 /** The outbox entry an approval writes with its decision: the approved send, due now, under its own id. */
 function approvedEntry(held: DeliveryRecord, now: number): OutboxEntry {
-  return {
-    id: held.id,
-    via: held.via,
-    client: held.client,
-    call: approvedCall(held.approval!.payload_sha256),
-    state: 'scheduled',
-    send_at: null,
-    due_at: now,
-    created_at: now,
-    owner: null,
-    claimed_at: null,
-    finished_at: null,
-    outcome: null,
-    idem_key: null,
-    payload_hash: null,
-  };
+  return waitingEntry({ id: held.id, via: held.via, client: held.client, call: approvedCall(held.approval!.payload_sha256), state: 'scheduled', send_at: null, due_at: now, created_at: now });
 }

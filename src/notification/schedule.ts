@@ -9,7 +9,7 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import { quietUntil } from '../policy/quiet-hours.js';
 import type { Logger } from '../core/log.js';
-import type { AuditContext, OutboxEntry, Store } from '../store/types.js';
+import { waitingEntry, type AuditContext, type OutboxEntry, type Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
 import { DEFAULT_TIME, MAX_AHEAD_MS, type SendSettings } from './settings.js';
 
@@ -90,7 +90,7 @@ export async function scheduleIfWaiting(
     if (optedOut !== undefined) throw new NotifyError('RECIPIENT_OPTED_OUT', `${optedOut} has opted out (replied STOP); nothing was scheduled. Do not retry.`, { via });
     const key = typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined;
     const { idempotency_key: _key, ...content } = value;
-    const entry: OutboxEntry = {
+    const entry = waitingEntry({
       id: newNotificationId(),
       via,
       client: opts.client,
@@ -99,14 +99,10 @@ export async function scheduleIfWaiting(
       send_at: sendAtMs,
       due_at: releaseAt ?? sendAtMs!,
       created_at: now,
-      owner: null,
-      claimed_at: null,
-      finished_at: null,
-      outcome: null,
       // Scoped by client like a send's key; a scheduling's key is its own (`schedule:`), so it never replays a send's result.
       idem_key: key === undefined ? null : JSON.stringify([opts.client ?? '', `schedule:${key}`]),
       payload_hash: key === undefined ? null : schemaHash(content),
-    };
+    });
     const written = await deps.store.scheduleSend(entry, opts.audit);
     if (written.kind === 'existing') {
       if (written.entry.payload_hash !== entry.payload_hash) {

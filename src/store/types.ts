@@ -281,6 +281,13 @@ export interface OutboxEntry {
   payload_hash: string | null;
 }
 
+/** A new waiting entry: what it is and when it is due, not yet claimed, without a key unless given. */
+export function waitingEntry(
+  e: Pick<OutboxEntry, 'id' | 'via' | 'client' | 'call' | 'state' | 'send_at' | 'due_at' | 'created_at'> & Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash'>>,
+): OutboxEntry {
+  return { idem_key: null, payload_hash: null, ...e, owner: null, claimed_at: null, finished_at: null, outcome: null };
+}
+
 /** What claiming due sends gives: those to send now (state `releasing`, owned by the caller), and those too late (`expired`). */
 export interface DueClaim {
   due: OutboxEntry[];

@@ -4,16 +4,16 @@
  * racing a release (exactly one wins), and caps charged all or none across two handles.
  */
 import { describe, expect, it } from 'vitest';
-import type { OutboxEntry, Store } from '../../src/store/types.js';
+import { waitingEntry, type OutboxEntry, type Store } from '../../src/store/types.js';
 import { delivery, type StoreHandle } from './suite.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const OPTS = { limit: 100, leaseMs: 60_000, graceMs: 3_600_000 };
 let n = 0;
 
-export function entry(extra: Partial<OutboxEntry> = {}): OutboxEntry {
+export function entry(extra: Partial<Parameters<typeof waitingEntry>[0]> = {}): OutboxEntry {
   n += 1;
-  return {
+  return waitingEntry({
     id: `ntf_outbox_${n}_${Math.random().toString(16).slice(2)}`,
     via: 'email',
     client: 'bot',
@@ -22,14 +22,8 @@ export function entry(extra: Partial<OutboxEntry> = {}): OutboxEntry {
     send_at: T0 + 1000,
     due_at: T0 + 1000,
     created_at: T0,
-    owner: null,
-    claimed_at: null,
-    finished_at: null,
-    outcome: null,
-    idem_key: null,
-    payload_hash: null,
     ...extra,
-  };
+  });
 }
 
 export function outboxSuite(handle: () => StoreHandle): void {

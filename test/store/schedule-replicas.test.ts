@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/log.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
-import type { OutboxEntry, Store } from '../../src/store/types.js';
+import { waitingEntry, type OutboxEntry, type Store } from '../../src/store/types.js';
 import { CLI, cliEnv, tempDataDir } from '../helpers/cli.js';
 import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
@@ -50,7 +50,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms: num
 }
 
 function entry(i: number, due: number, tag: string): OutboxEntry {
-  return {
+  return waitingEntry({
     id: `ntf_${tag}_${String(i).padStart(5, '0')}`,
     via: 'email',
     client: 'scale',
@@ -59,13 +59,7 @@ function entry(i: number, due: number, tag: string): OutboxEntry {
     send_at: due,
     due_at: due,
     created_at: Date.now(),
-    owner: null,
-    claimed_at: null,
-    finished_at: null,
-    outcome: null,
-    idem_key: null,
-    payload_hash: null,
-  };
+  });
 }
 
 async function run(engine: string, storeEnv: Record<string, string>, open: () => Promise<Store>): Promise<void> {
