@@ -270,7 +270,7 @@ async function sendTyped<C, P>(
     prepared = await prepare(send, call, key === undefined ? approvedUnkeyed : await approve(), id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     // A dry run is its record: written with the claim's completion, in one store write.
-    if (!channel.live) return await recordDryRun(send, prepared, claim, lookup === 'record' ? optOut : undefined);
+    if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: lookup === 'record' ? optOut : undefined });
     if (claim) {
       await claim.markSending(prepared.id);
       // The store write took time too.
@@ -375,21 +375,20 @@ function sendResult<C, P>({ channel }: Send<C, P>, { id, startedAt, meta }: Prep
 }
 
 /**
- * A dry run: its record is its send, written with the claim's completion (or the opt-out
- * lookup) in one store write. When the write fails, nothing was recorded and the error stands.
+ * A dry run: its record is its send, written in one store write with the claim's completion,
+ * or by its release's writer (fenced by the release), or with the opt-out lookup. When the
+ * write fails, nothing was recorded and the error stands.
  */
 async function recordDryRun<C, P>(
   send: Send<C, P>,
   prepared: Prepared<P>,
-  claim: ClaimHandle<SendResult> | undefined,
-  optOut: OptOutCheck | undefined,
+  { claim, releaseWrite, optOut }: { claim: ClaimHandle<SendResult> | undefined; releaseWrite: ReleaseWriter | undefined; optOut: OptOutCheck | undefined },
 ): Promise<SendResult> {
   const { deps, channel, opts } = send;
   const record = newRecord(send, prepared);
   record.latency_ms = deps.now() - prepared.startedAt;
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, undefined);
-  const releaseWrite = claim ? undefined : opts.release?.write;
   const written = releaseWrite
     ? await releaseWrite(record, { audit: auditOf(send), ...(optOut ? { optOut } : {}) }, result)
     : await deps.store.writeRecord(record, {
