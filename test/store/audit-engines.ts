@@ -14,31 +14,21 @@ import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { AuditEntry, DeliveryRecord, Store } from '../../src/store/types.js';
 import { PG_URL, postgresSkipReason } from '../helpers/postgres.js';
+import { delivery } from './suite.js';
 
 export const unavailable = await postgresSkipReason('store-audit');
 export const T0 = Date.UTC(2026, 11, 1);
 
+/** suite.ts's delivery, as a dry run of a mail with a bcc'd recipient and no attempts, from ops-bot. */
 export function record(id: string, at: number, extra: Partial<DeliveryRecord> = {}): DeliveryRecord {
-  return {
-    id,
-    via: 'email',
-    status: 'dry_run',
-    provider: 'dry-run',
-    provider_message_id: null,
+  return delivery(id, at, {
     payload: { envelope: { from: 'ops@example.com', to: ['alice@example.com', 'hidden-bcc@evil.example'] }, raw: 'Subject: secret plans\r\n\r\nthe body' },
-    error_code: null,
     attempts: 0,
     attempt_log: [],
     latency_ms: 1,
     client: 'ops-bot',
-    idempotency_key: null,
-    created_at: at,
-    provider_status: null,
-    provider_status_code: null,
-    status_updated_at: at,
-    approval: null,
     ...extra,
-  };
+  });
 }
 
 /** Raw SQL on the engine's own storage, as someone with the database file or a superuser would. */
