@@ -207,6 +207,24 @@ describe('send_at', () => {
     expect((await releasing).map((r) => r.id)).toEqual([b.id, a.id]);
   });
 
+  it('a pass of a stopping process claims nothing more while its last release ends', async () => {
+    const d = await deps();
+    const a = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' });
+    const b = await sendNotification(d, 'sms', text({ body: 'later', send_at: at(T0 + 61_000) }), { client: 'bot' });
+    let open!: () => void;
+    sms.hold = new Promise((r) => (open = r));
+    let claiming = true;
+    clock = T0 + 60_000;
+    const releasing = releaseDue(d, { claiming: () => claiming });
+    while (sms.payloads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    claiming = false;
+    clock = T0 + 61_000;
+    await new Promise((r) => setTimeout(r, 1_500));
+    open();
+    expect(await releasing).toEqual([{ id: a.id, state: 'released' }]);
+    expect(await store.getOutboxEntry(b.id)).toMatchObject({ state: 'scheduled' });
+  });
+
   it('a cancel racing a release mid-send: the release has it, the cancel says so, one send', async () => {
     const d = await deps();
     const a = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' });

@@ -141,7 +141,10 @@ function recordBatch(deps: PipelineDeps, owner: string): RecordBatch {
  * the batch has ended the free half is claimed, and once the store has nothing more due it is
  * asked again every RECLAIM_MS until the last release ends. Expired entries are logged.
  */
-export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?: string } = {}): Promise<Released[]> {
+export async function releaseDue(
+  deps: PipelineDeps,
+  opts: { limit?: number; id?: string; /** False once the process is stopping: the releases in flight end, no more is claimed. */ claiming?: () => boolean } = {},
+): Promise<Released[]> {
   const time = deps.config.time ?? DEFAULT_TIME;
   const owner = randomUUID();
   const out: Released[] = [];
@@ -152,7 +155,7 @@ export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?
   let drainedAt: number | undefined;
   for (;;) {
     const room = limit - inflight.size;
-    const lookAgain = drainedAt === undefined || (opts.id === undefined && Date.now() - drainedAt >= RECLAIM_MS);
+    const lookAgain = (opts.claiming?.() ?? true) && (drainedAt === undefined || (opts.id === undefined && Date.now() - drainedAt >= RECLAIM_MS));
     if (lookAgain && room >= Math.ceil(limit / 2)) {
       const claim = await deps.store.claimDue(deps.now(), { limit: room, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
       for (const e of claim.expired) {
@@ -169,7 +172,7 @@ export async function releaseDue(deps: PipelineDeps, opts: { limit?: number; id?
       drainedAt = opts.id !== undefined || claim.due.length + claim.expired.length < room ? Date.now() : undefined;
     }
     if (failure) throw failure.err;
-    if (inflight.size === 0 && drainedAt !== undefined) return out;
+    if (inflight.size === 0 && (drainedAt !== undefined || !lookAgain)) return out;
     let timer: NodeJS.Timeout | undefined;
     const reclaim = drainedAt === undefined || opts.id !== undefined ? [] : [new Promise<void>((r) => (timer = setTimeout(r, drainedAt! + RECLAIM_MS - Date.now())))];
     await Promise.race([...inflight, ...reclaim]);
@@ -248,7 +251,7 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
       try {
         do {
           again = false;
-          released = released.concat(await releaseDue(deps));
+          released = released.concat(await releaseDue(deps, { claiming: () => !stopped }));
         } while (again && !stopped);
       } catch (err) {
         log.warn('release pass failed; trying again at the next poll', { error: (err as Error).message });
