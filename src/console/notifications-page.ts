@@ -12,6 +12,8 @@ export interface ListFilters {
   client?: string;
   since?: string;
   until?: string;
+  /** The last id of the page before: the next page starts after it. */
+  after?: string;
 }
 
 /** Rows one page shows. */
@@ -37,6 +39,10 @@ export function toQuery(f: ListFilters, channels: readonly string[]): { query: D
     else ignored.push('channel');
   }
   if (f.client) query.client = f.client.slice(0, 256);
+  if (f.after) {
+    if (/^[A-Za-z0-9_-]{1,64}$/.test(f.after)) query.after = f.after;
+    else ignored.push('page');
+  }
   for (const [name, key] of [['since', 'since'], ['until', 'until']] as const) {
     if (!f[name]) continue;
     const ms = parseTime(f[name]);
@@ -60,9 +66,12 @@ export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channe
     <a class="button secondary" href="/console">Clear</a>
   </form>`;
   const filtered = Object.values(f).some((v) => v);
-  if (rows.length === 0) return html`${filters}<p class="empty">${filtered ? 'No notifications match.' : 'No notifications yet.'}</p>`;
+  if (rows.length === 0) return html`${filters}<p class="empty">${f.after ? 'No older notifications.' : filtered ? 'No notifications match.' : 'No notifications yet.'}</p>`;
+  const count = `${rows.length} ${rows.length === 1 ? 'notification' : 'notifications'}`;
+  // A full page may have more behind it: the next one starts after its last row (ties in time included).
+  const older = rows.length === PAGE_ROWS ? `/console?${new URLSearchParams({ ...Object.fromEntries(Object.entries(f).filter(([, v]) => v)), after: rows.at(-1)!.id }).toString()}` : undefined;
   return html`${filters}
-  <p class="muted">${rows.length === PAGE_ROWS ? `The newest ${PAGE_ROWS}` : `${rows.length} ${rows.length === 1 ? 'notification' : 'notifications'}`}, newest first.</p>
+  <p class="muted">${f.after ? `${count} older than the page before` : rows.length === PAGE_ROWS ? `The newest ${PAGE_ROWS}` : count}, newest first.</p>
   <table class="rows">
     <caption class="skip">Notifications, newest first</caption>
     <thead><tr><th scope="col">Time</th><th scope="col">Notification</th><th scope="col">What</th><th scope="col">Channel</th><th scope="col">Client</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
@@ -79,7 +88,8 @@ export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channe
       </tr>`,
     )}
     </tbody>
-  </table>`;
+  </table>
+  ${older ? html`<p><a class="button secondary" href="${older}">Older notifications</a></p>` : ''}`;
 }
 
 /** The subject line of a recorded message, or a payload's text, for a person to recognise it by. */

@@ -159,6 +159,8 @@ export interface DeliveryQuery {
   since?: number;
   /** created_at before (epoch ms). */
   until?: number;
+  /** Only those listed after this delivery's id, newest first (the next page). */
+  after?: string;
   limit: number;
 }
 

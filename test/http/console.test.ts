@@ -16,6 +16,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
 import { raw, type Sent } from '../helpers/http.js';
+import { delivery } from '../store/suite.js';
 import { ERAS, eraClient, type Era } from '../helpers/mcp-cli.js';
 import { SMTP_PASS, SMTP_USER, startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
@@ -275,5 +276,29 @@ describe('operator console (/console)', () => {
     const bogus = await page('/console?status=%3Cscript%3E', cookie);
     expect(bogus.body).toContain('Not filtered by status');
     expect(bogus.body).not.toContain('<script>');
+  });
+
+  it('pages past the newest 100 with an Older link that keeps the filters, each notification once', async () => {
+    const { cookie } = await signIn();
+    const at = Date.now() - 60_000;
+    // 130 of one client, 30 of them in one millisecond: the page boundary falls inside the tie.
+    const written: string[] = [];
+    for (let i = 0; i < 130; i++) {
+      const id = `ntf_page${String(i).padStart(3, '0')}`;
+      await app.store.writeRecord(delivery(id, i < 30 ? at : at + i, { client: 'pager' }));
+      written.push(id);
+    }
+    const ids = (body: string) => [...body.matchAll(/href="\/console\/notifications\/(ntf_page\d+)"/g)].map((m) => m[1]!);
+    const first = await page('/console?client=pager', cookie);
+    expect(ids(first.body)).toHaveLength(100);
+    expect(first.body).toContain('The newest 100');
+    const link = /<a class="button secondary" href="([^"]+)">Older notifications<\/a>/.exec(first.body)?.[1]?.replaceAll('&amp;', '&');
+    expect(link).toMatch(/^\/console\?client=pager&after=ntf_page\d+$/);
+    const second = await page(link!, cookie);
+    expect(ids(second.body)).toHaveLength(30);
+    expect(second.body).toContain('30 notifications older than the page before');
+    expect(second.body).not.toContain('Older notifications');
+    expect([...ids(first.body), ...ids(second.body)].sort()).toEqual(written.sort());
+    expect((await page('/console?after=%3Cx%3E', cookie)).body).toContain('Not filtered by page');
   });
 });

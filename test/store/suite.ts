@@ -144,6 +144,26 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await ids({ limit: 1 })).toEqual(['ntf_4']);
       });
 
+      it('pages newest first after a given delivery, ties in time included, each row once', async () => {
+        // Five at one millisecond, two later: pages of two walk all seven, none twice, none left out.
+        for (let i = 1; i <= 5; i++) await store.writeRecord(delivery(`ntf_tie${i}`, T0, { client: 'bot' }));
+        await store.writeRecord(delivery('ntf_late1', T0 + 1, { client: 'ops' }));
+        await store.writeRecord(delivery('ntf_late2', T0 + 2, { client: 'bot' }));
+        const all = (await store.findDeliveries({ limit: 10 })).map((d) => d.id);
+        const walked: string[] = [];
+        let after: string | undefined;
+        for (;;) {
+          const page = (await store.findDeliveries({ limit: 2, ...(after ? { after } : {}) })).map((d) => d.id);
+          if (page.length === 0) break;
+          walked.push(...page);
+          after = page.at(-1);
+        }
+        expect(walked).toEqual(all);
+        // With a filter, after a row the filter does not admit.
+        expect((await store.findDeliveries({ limit: 10, client: 'bot', after: 'ntf_late1' })).map((d) => d.id)).toEqual(all.filter((id) => id.startsWith('ntf_tie')));
+        expect(await store.findDeliveries({ limit: 10, after: 'ntf_nope' })).toEqual([]);
+      });
+
       it('decides a held send once; a release writes only onto an approved row; expiry takes only pending ones past their time', async () => {
         const pending = { outcome: 'pending' as const, reasons: ['all'], payload_sha256: 'ab'.repeat(32), expires_at: T0 + HOUR };
         await store.writeRecord(delivery('ntf_p', T0, { status: 'pending_approval', approval: pending }));

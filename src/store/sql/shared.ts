@@ -52,7 +52,7 @@ export abstract class SqlStore {
   }
 
   async findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
-    const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit))];
+    const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.after ?? null];
     return (await this.sql.all(q.FIND_DELIVERIES, params)).map(this.toDelivery);
   }
 

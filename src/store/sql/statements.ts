@@ -19,7 +19,9 @@ export const FIND_DELIVERIES = statement(
   'find-deliveries',
   'SELECT * FROM deliveries WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) AND (CAST($2 AS TEXT) IS NULL OR via = $2) ' +
     'AND (CAST($3 AS TEXT) IS NULL OR client = $3) AND (CAST($4 AS BIGINT) IS NULL OR created_at >= $4) ' +
-    'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ORDER BY created_at DESC, seq DESC LIMIT $6',
+    'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ' +
+    // After a page: the rows listed after delivery $7 (newest first), ties in created_at included.
+    'AND (CAST($7 AS TEXT) IS NULL OR (created_at, seq) < (SELECT created_at, seq FROM deliveries WHERE id = $7)) ORDER BY created_at DESC, seq DESC LIMIT $6',
 );
 export const DECIDE_DELIVERY = statement(
   'decide-delivery',

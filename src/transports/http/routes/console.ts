@@ -201,7 +201,7 @@ export function consoleRoute(deps: ConsoleDeps): Route {
     }
     if ((path === '/console' || path === '/console/') && !form) {
       const f: ListFilters = {};
-      for (const k of ['status', 'via', 'client', 'since', 'until'] as const) {
+      for (const k of ['status', 'via', 'client', 'since', 'until', 'after'] as const) {
         const v = url.searchParams.get(k);
         if (v) f[k] = v.slice(0, 256);
       }
