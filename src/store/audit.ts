@@ -156,8 +156,9 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
     }
     case 'amend': {
       const { change } = c;
-      // An edit binds the new exact request; a retraction the post it took back.
-      const edit = change.status !== 'retracted';
+      // An edit binds the new exact request; a retraction (a post deleted, a dry run or a held
+      // send withdrawn) what it took back.
+      const edit = change.provider_status === 'edited';
       const digest = edit ? digestOf(change.payload) : digestOf({ id: c.id, status: change.status, provider_status: change.provider_status, at: change.at, payload: digestOf(change.payload) });
       const client = change.by !== undefined ? change.by.client : c.client;
       return [{ at: change.at, client, tool: change.by?.tool ?? null, notification_id: c.id, kind: edit ? 'edit' : 'retract', digest, recipients: null }];

@@ -138,6 +138,16 @@ describe.each(ENGINES)('audit coverage on %s', (name, open, skip) => {
     expect(await verifyAudit(store)).toMatchObject({ ok: true, count: before + 2 });
   });
 
+  it.skipIf(skip)('a held send withdrawn (pending_approval to cancelled) is a retract entry, not an edit', async () => {
+    engine = await open();
+    const { store } = engine;
+    await store.writeRecord(record('ntf_w', T0, { status: 'pending_approval', approval: held('pending') }));
+    const before = (await entries(store)).length;
+    const payload = (await store.getDelivery('ntf_w'))!.payload;
+    expect(await store.amendDelivery('ntf_w', { from: 'pending_approval', status: 'cancelled', payload, provider_status: 'deleted', at: T0 + 1_000, by: { client: 'ops-bot', tool: 'retract_notification' } })).toBe(true);
+    expect(brief(await since(store, before))).toEqual([['ntf_w', 'retract', 'ops-bot', 'retract_notification']]);
+  });
+
   it.skipIf(skip)('a fault after the write and before its commit leaves neither the write nor an entry, for every audited write', async () => {
     engine = await open();
     const { store, raw } = engine;
