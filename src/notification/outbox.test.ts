@@ -14,8 +14,9 @@ import { silentLogger } from '../core/log.js';
 import { createCapGate } from '../policy/caps.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
+import { waitingEntry } from '../store/types.js';
 import { cancelWaiting, releaseDue, releaseNow } from './outbox.js';
-import { sendNotification, type PipelineDeps } from './pipeline.js';
+import { approvedCall, sendNotification, type PipelineDeps } from './pipeline.js';
 import { schemaHash } from '@notify-mcp/union';
 
 class FakeProvider implements Provider<unknown> {
@@ -223,6 +224,19 @@ describe('send_at', () => {
     open();
     expect(await releasing).toEqual([{ id: a.id, state: 'released' }]);
     expect(await store.getOutboxEntry(b.id)).toMatchObject({ state: 'scheduled' });
+  });
+
+  it('an approved send still in the outbox, retracted there, ends cancelled on its record too, by the operator', async () => {
+    const d = await deps();
+    const approval = { outcome: 'approved' as const, reasons: ['all'], payload_sha256: 'ab'.repeat(32), expires_at: T0 + 60_000, decided_by: 'ops', decided_at: T0 };
+    const id = 'ntf_approved_waiting';
+    await store.writeRecord({ id, via: 'sms', status: 'approved', provider: 'fake', provider_message_id: null, payload: { To: '+14155550123', Body: 'Disk full' }, error_code: null, attempts: 0, attempt_log: [], latency_ms: 0, client: 'bot', idempotency_key: null, created_at: T0, provider_status: null, provider_status_code: null, status_updated_at: T0, approval });
+    await store.scheduleSend(waitingEntry({ id, via: 'sms', client: 'bot', call: approvedCall(approval.payload_sha256), state: 'scheduled', send_at: null, due_at: T0, created_at: T0 }));
+    expect(await cancelWaiting(d, id, { client: 'ops', tool: null })).toMatchObject({ kind: 'cancelled' });
+    expect(await store.getDelivery(id)).toMatchObject({ status: 'cancelled', approval: { outcome: 'approved' } });
+    expect((await store.auditFor(id)).filter((e) => e.kind === 'retract')).toMatchObject([{ client: 'ops', tool: null }]);
+    expect(await releaseDue(d)).toEqual([]);
+    expect(sms.payloads).toEqual([]);
   });
 
   it('a cancel racing a release mid-send: the release has it, the cancel says so, one send', async () => {

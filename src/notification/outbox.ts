@@ -17,9 +17,9 @@ import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/types.js';
-import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
+import { APPROVED_CALL_KEY, sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
 import { DEFAULT_TIME } from './settings.js';
-import { statesTaking } from './status.js';
+import { advance, statesTaking } from './status.js';
 
 /**
  * How many due entries one claim takes; a batch is released concurrently, and its dry runs'
@@ -197,7 +197,18 @@ export async function cancelWaiting(
 ): Promise<{ kind: 'cancelled'; entry: OutboxEntry } | { kind: 'not_waiting'; entry: OutboxEntry } | { kind: 'not_found' }> {
   const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now(), by);
   if (!moved) return { kind: 'not_found' };
-  return moved.moved ? { kind: 'cancelled', entry: moved.entry } : { kind: 'not_waiting', entry: moved.entry };
+  if (!moved.moved) return { kind: 'not_waiting', entry: moved.entry };
+  if (moved.entry.call[APPROVED_CALL_KEY] !== undefined) await withdrawApproved(deps, id, by);
+  return { kind: 'cancelled', entry: moved.entry };
+}
+
+/** An approved send's entry was cancelled before its release: its record, still `approved`, says so too. */
+async function withdrawApproved(deps: Pick<PipelineDeps, 'store' | 'now'>, id: string, by: AuditActor | undefined): Promise<void> {
+  const record = await deps.store.getDelivery(id);
+  if (record?.status !== 'approved') return;
+  const step = advance(record.status, 'retracted');
+  if (!step.ok) return;
+  await deps.store.amendDelivery(id, { from: record.status, status: step.next, payload: record.payload, provider_status: 'deleted', at: deps.now(), ...(by ? { by } : {}) });
 }
 
 export interface OutboxRunner {

@@ -44,7 +44,8 @@ const TRANSITIONS: Readonly<Record<DeliveryStatus, Readonly<Partial<Record<Recei
   retracted: {},
   // Held for a person: nothing was sent, so no provider has anything to report yet; the caller may still take it back.
   pending_approval: { retracted: 'cancelled' },
-  approved: {},
+  // Approved but still in the outbox (its release did not happen: a process died): an operator's retract of the entry cancels it.
+  approved: { retracted: 'cancelled' },
   declined: {},
 };
 
