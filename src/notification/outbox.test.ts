@@ -189,15 +189,20 @@ describe('send_at', () => {
     expect(sms.payloads.length).toBe(1);
   });
 
-  it('a release hanging within its budget holds up nothing that falls due behind it', async () => {
-    const d = await deps();
+  /** a due now and its provider call hanging (until `open`), in a pass under way; b due 1 s later. */
+  async function hungRelease(d: PipelineDeps, opts: Parameters<typeof releaseDue>[1] = {}) {
     const a = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' });
     const b = await sendNotification(d, 'sms', text({ body: 'later', send_at: at(T0 + 61_000) }), { client: 'bot' });
     let open!: () => void;
     sms.hold = new Promise((r) => (open = r));
     clock = T0 + 60_000;
-    const releasing = releaseDue(d);
+    const releasing = releaseDue(d, opts);
     while (sms.payloads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    return { a, b, open, releasing };
+  }
+
+  it('a release hanging within its budget holds up nothing that falls due behind it', async () => {
+    const { a, b, open, releasing } = await hungRelease(await deps());
     sms.hold = undefined;
     clock = T0 + 61_000;
     // The pass asks the store again while a's provider call hangs: b leaves without waiting for it.
@@ -209,15 +214,8 @@ describe('send_at', () => {
   });
 
   it('a pass of a stopping process claims nothing more while its last release ends', async () => {
-    const d = await deps();
-    const a = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' });
-    const b = await sendNotification(d, 'sms', text({ body: 'later', send_at: at(T0 + 61_000) }), { client: 'bot' });
-    let open!: () => void;
-    sms.hold = new Promise((r) => (open = r));
     let claiming = true;
-    clock = T0 + 60_000;
-    const releasing = releaseDue(d, { claiming: () => claiming });
-    while (sms.payloads.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const { a, b, open, releasing } = await hungRelease(await deps(), { claiming: () => claiming });
     claiming = false;
     clock = T0 + 61_000;
     await new Promise((r) => setTimeout(r, 1_500));
