@@ -115,9 +115,7 @@ export type AuditedChange =
   /** An edit of a held send: its new payload, back to pending_approval under a new hash. */
   | { write: 'revise-held'; id: string; client: string | null; revision: HeldRevision };
 
-/** The recipient classes, each once, sorted (one recipient, the commonest send, needs neither step). */
-const classes = (ctx: AuditContext | undefined): readonly string[] | null =>
-  !ctx?.recipients ? null : ctx.recipients.length === 1 ? [ctx.recipients[0]!] : [...new Set(ctx.recipients)].sort();
+const classes = (ctx: AuditContext | undefined): readonly string[] | null => (ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null);
 
 /** The outbox entry of a release written in a batch (Store.recordReleases), as finishRelease audits one. */
 export const released = (it: { id: string; record: DeliveryRecord; outcome: unknown }, owner: string, at: number): AuditedChange => ({

@@ -94,8 +94,6 @@ export function auditLinesFromRow(r: Row | undefined): AuditLines {
 }
 
 export const AUDIT_HEAD = statement('audit-head', 'SELECT seq, hash, anchor_seq, anchor_hash FROM audit_head WHERE id = 1');
-/** What an append links onto (the anchor is pruning's): two columns read per audited write, not four. */
-export const AUDIT_HEAD_LINK = statement('audit-head-link', 'SELECT seq, hash FROM audit_head WHERE id = 1');
 export const MOVE_AUDIT_HEAD = statement('audit-move-head', 'UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1');
 export const AUDIT_PAGE = statement('audit-page', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`);
 /** One notification's entries, by its index (the console's page of it): the filtered walk below would read the whole log. */

@@ -14,7 +14,7 @@ import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
 import { auditEntriesFor, chain, released, type AuditedChange } from '../audit.js';
-import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_LINES_SQLITE, auditLinesFromRow, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_HEAD_LINK, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
+import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_LINES_SQLITE, auditLinesFromRow, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
@@ -124,8 +124,8 @@ export class SqliteStore extends SqlStore implements Store {
   protected appendAudit(changes: readonly AuditedChange[]): void {
     if (changes.length === 0) return;
     const inputs = changes.flatMap(auditEntriesFor);
-    const link = this.shared(AUDIT_HEAD_LINK).get([])!;
-    const { entries, head: next } = chain({ seq: Number(link.seq), hash: link.hash as string }, inputs);
+    const head = auditHeadFromRow(this.shared(AUDIT_HEAD).get([])!);
+    const { entries, head: next } = chain(head, inputs);
     const insert = this.shared(INSERT_AUDIT);
     for (const e of entries) insert.run(auditValues(e));
     this.shared(MOVE_AUDIT_HEAD).run([next.seq, next.hash]);
