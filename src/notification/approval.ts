@@ -266,9 +266,9 @@ async function recordHeld<C, P>(
   );
 }
 
-/** The call a held send keeps for an edit: what it sends, without its key or timing. */
+/** The call a held send keeps for an edit and its release: what it sends, without its key or timing (`urgent` stays: quiet hours are asked at the release). */
 function heldCall(call: unknown): Record<string, unknown> {
-  const { idempotency_key: _key, send_at: _at, urgent: _urgent, ...rest } = call as Record<string, unknown>;
+  const { idempotency_key: _key, send_at: _at, ...rest } = call as Record<string, unknown>;
   return rest;
 }
 

@@ -55,13 +55,7 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
   }
   const step = decide(held.status, d.decision);
   if (!step.ok) throw new NotifyError('INVALID_FIELD', `Notification ${id} cannot be decided: ${step.reason}.`, { path: '/id' });
-  if (held.approval?.payload_sha256 !== d.seenSha256) {
-    throw new NotifyError(
-      'APPROVAL_REQUIRED',
-      `The message you were shown (sha256 ${d.seenSha256.slice(0, 16)}…) is not the one held under ${id}; nothing was decided. Reload it and decide on what it says now.`,
-      { path: '/payload_sha256' },
-    );
-  }
+  if (held.approval?.payload_sha256 !== d.seenSha256) throw notWhatWasSeen(id, d.seenSha256);
   if (d.decision === 'approve') {
     // What a send checks at its own time, checked again now: the recipient may have opted
     // out while the send waited, and the sending client's rate limit counts it now.
@@ -80,7 +74,12 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
   };
   const decision = { from: 'pending_approval' as const, status: step.next, approval, at: now };
   const won = d.decision === 'approve' ? await deps.store.approveDelivery(id, decision, approvedEntry(held, now)) : await deps.store.decideDelivery(id, decision);
-  if (!won) throw new NotifyError('INVALID_FIELD', `Notification ${id} was decided by someone else a moment ago; reload it to see how.`, { path: '/id' });
+  if (!won) {
+    // The statement compared status and hash: an edit may have landed since the read above.
+    const now2 = await deps.store.getDelivery(id);
+    if (now2?.status === 'pending_approval') throw notWhatWasSeen(id, d.seenSha256);
+    throw new NotifyError('INVALID_FIELD', `Notification ${id} was decided by someone else a moment ago; reload it to see how.`, { path: '/id' });
+  }
   const record: DeliveryRecord = { ...held, status: step.next, approval, status_updated_at: now };
   const log = deps.log.child({ notificationId: id, via: held.via, client: held.client });
   log.info(d.decision === 'approve' ? 'approval approved in the console' : 'approval declined in the console', { by: d.by, ...(d.reason ? { reason: d.reason } : {}) });
@@ -92,6 +91,14 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
     return undefined;
   });
   return { status: 'approved', record: (await deps.store.getDelivery(id).catch(() => null)) ?? record, released };
+}
+
+function notWhatWasSeen(id: string, seenSha256: string): NotifyError {
+  return new NotifyError(
+    'APPROVAL_REQUIRED',
+    `The message you were shown (sha256 ${seenSha256.slice(0, 16)}…) is not the one held under ${id}; nothing was decided. Reload it and decide on what it says now.`,
+    { path: '/payload_sha256' },
+  );
 }
 
 /** The outbox entry an approval writes with its decision: the approved send, due now, under its own id. */

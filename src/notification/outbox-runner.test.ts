@@ -29,6 +29,7 @@ describe('outbox runner wake-up', () => {
           return { due: [], expired: [] };
         },
         nextDue: async () => null,
+        oldestRelease: async () => null,
         recordReleases: async () => [],
       },
     } as unknown as PipelineDeps;

@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/types.js';
-import { APPROVED_CALL_KEY, sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
+import { APPROVED_CALL_KEY, isCongestion, sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
 import { DEFAULT_TIME } from './settings.js';
 import { advance, statesTaking } from './status.js';
 
@@ -31,6 +31,9 @@ const BATCH = 250;
 const LIVE_BATCH = 50;
 /** How often a pass whose store had nothing more due asks again while a release is still in flight. */
 const RECLAIM_MS = 1_000;
+/** The backoff of a release that met a congested provider: at least this, growing with the congestion, at most MAX_BACKOFF_MS. */
+const MIN_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 60_000;
 /** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -60,8 +63,15 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
       finishedWithRecord = written.kind === 'written';
       return written;
     });
+  const time = deps.config.time ?? DEFAULT_TIME;
+  const congestedSince = entry.congested_since ?? deps.now();
+  // Congestion holds it again while a backoff still ends within the grace from when it began.
+  const deferrable = deps.now() + MIN_BACKOFF_MS < congestedSince + time.graceMs;
   try {
-    outcome = await sendNotification(deps, entry.via, entry.call, { client: entry.client, release: { id: entry.id, key: `outbox:${entry.id}`, ...(write ? { write } : {}) } });
+    const result = await sendNotification(deps, entry.via, entry.call, { client: entry.client, release: { id: entry.id, key: `outbox:${entry.id}`, deferrable, ...(write ? { write } : {}) } });
+    // Quiet hours, asked again as it left, hold it until they end.
+    if (result.status === 'held' && typeof result.release_at === 'string') return await holdAgain(deps, entry, owner, Date.parse(result.release_at), false, log);
+    outcome = result;
     state = 'released';
     if (finishedWithRecord) {
       log.info('released', { state });
@@ -75,14 +85,14 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
     // A cap reached at release holds the send until the cap resets: a scheduled send that
     // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
     const resetsAt = err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined ? Date.parse(err.details.resetsAt) : NaN;
-    if (!Number.isNaN(resetsAt)) {
-      const held = await deps.store.holdRelease(entry.id, owner, resetsAt, deps.now()).catch((e: unknown) => {
-        log.error('release not held until its cap resets', { error: (e as Error).message });
-        return false;
-      });
-      // Not held (the store failed, or another process took the release over): its lease runs out and it is claimed again.
-      log.info(held ? 'release held until its cap resets' : 'release deferred', { code: 'CAP_REACHED', releaseAt: new Date(resetsAt).toISOString() });
-      return { id: entry.id, state: held ? 'held' : 'releasing', code: 'CAP_REACHED' };
+    if (!Number.isNaN(resetsAt)) return await holdAgain(deps, entry, owner, resetsAt, false, log, 'CAP_REACHED');
+    // Congestion holds work, never drops it: nothing was sent, so it waits again with a backoff
+    // that grows with how long the provider has been congested.
+    if (deferrable && isCongestion(err)) {
+      const now = deps.now();
+      const backoff = Math.max((err.details.retryAfterS ?? 0) * 1_000, Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, now - congestedSince)));
+      const dueAt = Math.min(now + backoff + Math.floor(Math.random() * MIN_BACKOFF_MS), congestedSince + time.graceMs);
+      return await holdAgain(deps, entry, owner, dueAt, true, log, err.code);
     }
     const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
     if (!(err instanceof NotifyError)) log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
@@ -106,6 +116,20 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   if (!finished) log.warn('release outcome not stored: another process took the release over');
   log.info('released', { state, ...(state === 'released' ? {} : { code: (outcome as { error: { code: string } }).error.code }) });
   return state === 'released' ? { id: entry.id, state } : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
+}
+
+/**
+ * Puts a claimed entry back to waiting until `dueAt`. Not held (the store failed, or another
+ * process took the release over): its lease runs out and it is claimed again.
+ */
+async function holdAgain(deps: PipelineDeps, entry: OutboxEntry, owner: string, dueAt: number, congested: boolean, log: Logger, code?: string): Promise<Released> {
+  const held = await deps.store.holdRelease(entry.id, owner, dueAt, deps.now(), congested).catch((e: unknown) => {
+    log.error('release not held again', { error: (e as Error).message });
+    return false;
+  });
+  log.info(held ? 'release held again' : 'release deferred', { ...(code ? { code } : {}), releaseAt: new Date(dueAt).toISOString() });
+  if (held) deps.outbox?.wake(dueAt);
+  return { id: entry.id, state: held ? 'held' : 'releasing', ...(code ? { code } : {}) };
 }
 
 /**
@@ -234,7 +258,8 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
 
   const arm = (at: number) => {
     if (stopped) return;
-    const pollAt = deps.now() + time.pollMs;
+    // At least once a lease: a pass that sees another process's claim arms for its lease's end.
+    const pollAt = deps.now() + Math.min(time.pollMs, leaseMs(deps));
     const target = Math.min(at, pollAt);
     if (timer && target >= armedFor) return;
     clearTimeout(timer);
@@ -267,9 +292,10 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
       } catch (err) {
         log.warn('release pass failed; trying again at the next poll', { error: (err as Error).message });
       }
-      const next = await deps.store.nextDue(WAITING_STATES).catch(() => null);
+      // A release under way in a process that died is taken over when its lease ends, not at the next poll.
+      const [next, claimed] = await Promise.all([deps.store.nextDue(WAITING_STATES).catch(() => null), deps.store.oldestRelease().catch(() => null)]);
       running = undefined;
-      arm(next ?? Infinity);
+      arm(Math.min(next ?? Infinity, claimed === null ? Infinity : claimed + leaseMs(deps)));
       return released;
     })();
     return running;

@@ -9,19 +9,19 @@ import type { ConnectedChannel, ResultMeta, TypedChannel } from '../channels/cha
 import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
-import { isAllowed } from '../policy/allowlist.js';
 import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite, Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import { ApprovalHeld, approveSend, type ApprovalRound, type Approved } from './approval.js';
+import { ApprovalHeld, approveSend, payloadSha256, type ApprovalRound, type Approved } from './approval.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { newDeliveryRecord } from './new-record.js';
 import { budgetLeft } from './send-budget.js';
 import type { SendSettings } from './settings.js';
-import { scheduleIfWaiting } from './schedule.js';
+import { checkAllowed } from './recipient-policy.js';
+import { quietRelease, scheduleIfWaiting } from './schedule.js';
 import { applyHeldReceipts } from './status-receipt.js';
 
 export type { RateGate } from '../policy/rate-limit.js';
@@ -70,9 +70,11 @@ export interface SendOptions {
   approval?: ApprovalRound;
   /**
    * The release of a waiting send (./outbox.ts): sent now under this notification id, claimed
-   * under this key, and never scheduled or held again.
+   * under this key, and never scheduled again. `deferrable`: the release may wait again in the
+   * outbox, so a congested provider (RATE_LIMITED, PROVIDER_UNAVAILABLE, nothing sent) leaves
+   * no record, and a request waits for a provider slot at most half of what is left.
    */
-  release?: { id: string; key: string; write?: ReleaseWriter };
+  release?: { id: string; key: string; write?: ReleaseWriter; deferrable?: boolean };
   /** The tool the call came through, for the audit log. */
   tool?: string;
 }
@@ -112,8 +114,9 @@ export async function sendNotification(
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
-  if (opts.release && value[APPROVED_CALL_KEY] !== undefined) {
-    return releaseApproved(deps, channel, opts.release).catch((err: unknown) => {
+  const approvedSha256 = value[APPROVED_CALL_KEY];
+  if (opts.release && typeof approvedSha256 === 'string') {
+    return releaseApproved(deps, channel, opts.release, approvedSha256).catch((err: unknown) => {
       throw storeUnavailable(err, via, deps.log) ?? err;
     });
   }
@@ -183,19 +186,15 @@ async function sendTyped<C, P>(
   const via = channel.name;
   const call = channel.parse(value);
   const recipients = channel.recipients(call);
-  for (const recipient of recipients) {
-    if (!isAllowed(channel.matcher, recipient, channel.allow)) {
-      throw new NotifyError(
-        'RECIPIENT_NOT_ALLOWED',
-        `${recipient} is not on this server's ${via} allowlist (${channel.allowVariable}); nothing was sent. Use an allowed recipient, or ask the operator to add it.`,
-        { via },
-      );
-    }
-  }
+  checkAllowed(channel, recipients);
 
   if (opts.release === undefined) {
     const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, { client: opts.client, audit: auditOf({ channel, recipients, opts }) });
     if (waiting) return waiting;
+  } else {
+    // Quiet hours are asked again as a waiting send leaves: it may leave late, or the window may have changed.
+    const quietEnd = quietRelease(deps, via, startedAt, value.urgent === true, opts.client);
+    if (quietEnd !== undefined) return heldUntil(channel, opts.release.id, startedAt, quietEnd);
   }
 
   const key = opts.release?.key ?? (typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined);
@@ -271,11 +270,6 @@ async function sendTyped<C, P>(
     budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: lookup === 'record' ? optOut : undefined });
-    if (claim) {
-      await claim.markSending(prepared.id);
-      // The store write took time too.
-      budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
-    }
   } catch (err) {
     // Held for the console: the key answers that from now on (the same call replays it).
     if (err instanceof ApprovalHeld) {
@@ -290,7 +284,7 @@ async function sendTyped<C, P>(
 
   let result: SendResult;
   try {
-    result = await deliver(send, prepared, budgetLeftMs);
+    result = await deliver(send, prepared, { budgetLeftMs, claim });
   } catch (err) {
     await claim?.fail(err);
     throw err;
@@ -305,9 +299,19 @@ function heldResult<C, P>(deps: PipelineDeps, channel: TypedChannel<C, P>, recip
   return { id: err.held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(err.held.at).toISOString() };
 }
 
+/** The answer of a release that quiet hours hold: its entry waits again until `releaseAt` (./outbox.ts). */
+function heldUntil<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
+  return { id, via: channel.name, status: 'held', provider: channel.provider.name, accepted_at: new Date(at).toISOString(), release_at: new Date(releaseAt).toISOString() };
+}
+
 /** A release whose lease ran out before its record was written: the process that took it over writes it. */
 function releaseTakenOver(via: string): NotifyError {
   return new NotifyError('IDEMPOTENCY_IN_PROGRESS', 'This release ran past its lease and another process took it over; this one wrote nothing.', { via });
+}
+
+/** A provider too busy or unavailable to take the send, which it did not: a release waits again for these. */
+export function isCongestion(err: unknown): err is NotifyError {
+  return err instanceof NotifyError && (err.code === 'RATE_LIMITED' || err.code === 'PROVIDER_UNAVAILABLE');
 }
 
 function optedOutError(recipient: string, via: string): NotifyError {
@@ -423,16 +427,19 @@ async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promise<void
   }
 }
 
+/** How a send reaches its provider: what is left of its budget, the claim it holds, and how its record is written. */
+interface DeliverOptions {
+  budgetLeftMs: number;
+  /** Moved to `sending` just before the request is written, after any wait for a provider slot. */
+  claim: ClaimHandle<SendResult> | undefined;
+  write?: (record: DeliveryRecord) => Promise<RecordWrite | boolean>;
+}
+
 /**
  * The provider call and its record. Throws only when nothing was sent, or with
  * DELIVERY_UNKNOWN (recorded `unknown`, with its notification id) when it may have been.
  */
-async function deliver<C, P>(
-  send: Send<C, P>,
-  prepared: Prepared<P>,
-  budgetLeftMs: number,
-  write: (record: DeliveryRecord) => Promise<RecordWrite | boolean> = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }),
-): Promise<SendResult> {
+async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, { budgetLeftMs, claim, write = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }) }: DeliverOptions): Promise<SendResult> {
   const { deps, channel, opts } = send;
   const { id, startedAt, payload } = prepared;
   const { provider, name: via } = channel;
@@ -459,6 +466,18 @@ async function deliver<C, P>(
   const attemptStarts: number[] = [];
   throwIfCancelled(opts.signal, via);
   let providerMessageId: string | undefined;
+  // Set when the claim could not be moved to `sending` (another call took it over): nothing was written, and nothing is recorded.
+  let claimLost = false;
+  const beforeRequest =
+    claim &&
+    (async () => {
+      try {
+        await claim.markSending(id);
+      } catch (err) {
+        claimLost = true;
+        throw err;
+      }
+    });
   try {
     const sent = await sendWithRetry(provider, payload, {
       notificationId: id,
@@ -466,6 +485,8 @@ async function deliver<C, P>(
       log,
       onRetry: opts.onRetry,
       onAttempt: (a) => attemptStarts.push(deps.now() - a.latencyMs),
+      ...(beforeRequest ? { beforeRequest } : {}),
+      ...(opts.release?.deferrable ? { maxQueueMs: budgetLeftMs / 2 } : {}),
       ...(opts.signal ? { cancel: opts.signal } : {}),
     });
     providerMessageId = sent.receipt.providerMessageId;
@@ -474,6 +495,7 @@ async function deliver<C, P>(
     record.attempts = sent.attempts;
     record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
   } catch (err) {
+    if (claimLost || (opts.release?.deferrable && isCongestion(err))) throw err;
     const info = sendFailureInfo(err);
     record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
     // The provider may have it: not `failed`, which a receipt could never correct.
@@ -523,17 +545,20 @@ export const approvedCall = (payloadSha256: string): Record<string, unknown> => 
  * Sends a held send a person approved (row `approved`), released from the outbox like any
  * waiting send: claimed under a key of its own (`approved:<id>`), so a release that died
  * before its provider call is taken over and sends, and one that died during it leaves
- * `unknown`, never a second send. It sends the stored payload as it was built for the
- * person, under its id, through the same provider call, retries and record as any send;
- * the record is written onto its row, only while the row is still `approved`.
+ * `unknown`, never a second send. It sends the stored payload only when its hash is the one
+ * the approval was bound to (`approvedSha256`, from the outbox entry the decision wrote),
+ * and only after the checks every send meets as it leaves: the allowlist, opt-outs (in the
+ * claim), quiet hours (which hold it again) and caps. The record is written onto its row,
+ * only while the row is still `approved`.
  */
-async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, release: { id: string }): Promise<SendResult> {
+async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, release: NonNullable<SendOptions['release']>, approvedSha256: string): Promise<SendResult> {
   return connected.open(async <C, P>(typed: TypedChannel<C, P>) => {
     const via = typed.name;
     const startedAt = deps.now();
     const held = await deps.store.getDelivery(release.id);
     if (!held) throw new NotifyError('NOT_FOUND', `Approved notification ${release.id} has no record; nothing was sent.`, { via });
-    const send: Send<C, P> = { deps, channel: typed, recipients: held.approval?.recipients ?? [], key: held.idempotency_key ?? undefined, opts: { client: held.client } };
+    const recipients = held.approval?.recipients ?? [];
+    const send: Send<C, P> = { deps, channel: typed, recipients, key: held.idempotency_key ?? undefined, opts: { client: held.client, release } };
     const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
     // Not the release's own key: a send held at its release completed that key with the held answer.
     const approvedKey = `approved:${release.id}`;
@@ -541,7 +566,7 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
       store: deps.store,
       key: JSON.stringify([held.client ?? '', approvedKey]),
       sentKey: approvedKey,
-      payloadHash: held.approval?.payload_sha256 ?? '',
+      payloadHash: approvedSha256,
       budgetMs: deps.config.sendBudgetMs,
       startedAt,
       ttlMs: IDEMPOTENCY_TTL_MS,
@@ -549,6 +574,7 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
       log: deps.log,
       via,
       notificationId: held.id,
+      optOut: { via, recipients },
     });
     if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
     if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, via);
@@ -564,7 +590,20 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
     let budgetLeftMs: number;
     try {
       if (held.status !== 'approved') throw new NotifyError('INVALID_FIELD', `Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
-      const firstContacts = held.approval?.first_contacts ?? [];
+      // What leaves is what was approved: the payload read here, hashed here, is the one sent.
+      if (held.approval?.payload_sha256 !== approvedSha256 || payloadSha256(held.payload) !== approvedSha256) {
+        deps.log.error('approved send not sent: its stored payload is not the one approved', { notificationId: held.id, via });
+        throw new NotifyError('APPROVAL_REQUIRED', `Notification ${held.id}'s stored message is not the one a person approved; nothing was sent.`, { via });
+      }
+      checkAllowed(typed, recipients);
+      const call = held.approval.call === undefined ? undefined : typed.parse(held.approval.call);
+      const quietEnd = quietRelease(deps, via, startedAt, held.approval.call?.urgent === true, held.client);
+      if (quietEnd !== undefined) {
+        await claim.release();
+        return heldUntil(typed, held.id, startedAt, quietEnd);
+      }
+      await deps.capGate?.charge(held.client, via, (m) => (call === undefined ? (m === via ? 1 : undefined) : typed.capAmount(m, call, undefined)), deps.now());
+      const firstContacts = held.approval.first_contacts ?? [];
       if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), held.client);
       if (!typed.live) {
         const result = sendResult(send, prepared, undefined);
@@ -572,7 +611,6 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
         await claim.complete(result);
         return result;
       }
-      await claim.markSending(held.id);
       budgetLeftMs = budgetLeft(startedAt + deps.config.sendBudgetMs, deps.now(), deps.config.sendBudgetMs, via);
     } catch (err) {
       await claim.release();
@@ -580,7 +618,7 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
     }
     let result: SendResult;
     try {
-      result = await deliver(send, prepared, budgetLeftMs, (record) => deps.store.recordRelease(record));
+      result = await deliver(send, prepared, { budgetLeftMs, claim, write: (record) => deps.store.recordRelease(record) });
     } catch (err) {
       await claim.fail(err);
       throw err;

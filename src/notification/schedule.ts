@@ -35,9 +35,9 @@ export interface ScheduleDeps {
   outbox?: { wake(dueAt: number): void };
 }
 
-/** The call as the outbox keeps it: what its release sends, without when or how urgently. */
+/** The call as the outbox keeps it: what its release sends, without when; `urgent` stays, as quiet hours are asked again at the release. */
 function storedCall(value: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const { send_at: _at, urgent: _urgent, idempotency_key: _key, ...call } = value;
+  const { send_at: _at, idempotency_key: _key, ...call } = value;
   return call;
 }
 
@@ -57,6 +57,23 @@ function parseSendAt(value: Readonly<Record<string, unknown>>, now: number, via:
 }
 
 /**
+ * When quiet hours hold a send leaving at `at`: the end of the window; undefined when none
+ * applies, or the send is urgent where NOTIFY_QUIET_HOURS_URGENT=allow. Asked when a send is
+ * made and again when a waiting one leaves, whatever held it.
+ */
+export function quietRelease(deps: Pick<ScheduleDeps, 'config' | 'log'>, via: string, at: number, urgent: boolean, client: string | null): number | undefined {
+  const time = deps.config.time ?? DEFAULT_TIME;
+  const quiet = quietUntil(time.quietHours, via, at);
+  if (!quiet) return undefined;
+  if (urgent) {
+    const passes = time.urgent === 'allow';
+    deps.log.warn(passes ? 'urgent send passed quiet hours' : 'urgent send held by quiet hours (NOTIFY_QUIET_HOURS_URGENT=deny)', { via, client, window: quiet.window.text });
+    if (passes) return undefined;
+  }
+  return quiet.until;
+}
+
+/**
  * The waiting answer, when `value` waits; undefined when it is to be sent now. `recipients`
  * passed the allowlist already; opt-outs are looked up here, before it is kept.
  */
@@ -68,21 +85,10 @@ export async function scheduleIfWaiting(
   recipients: readonly string[],
   opts: { client: string | null; audit?: AuditContext },
 ): Promise<WaitingResult | undefined> {
-  const time = deps.config.time ?? DEFAULT_TIME;
   const now = deps.now();
   const sendAt = parseSendAt(value, now, via);
-  const at = sendAt ?? now;
-  const quiet = quietUntil(time.quietHours, via, at);
-  if (quiet && value.urgent === true) {
-    const passes = time.urgent === 'allow';
-    deps.log.warn(passes ? 'urgent send passed quiet hours' : 'urgent send held by quiet hours (NOTIFY_QUIET_HOURS_URGENT=deny)', {
-      via,
-      client: opts.client,
-      window: quiet.window.text,
-    });
-    if (passes) return sendAt === undefined ? undefined : schedule(sendAt, null);
-  }
-  if (quiet) return schedule(sendAt ?? null, quiet.until);
+  const quietEnd = quietRelease(deps, via, sendAt ?? now, value.urgent === true, opts.client);
+  if (quietEnd !== undefined) return schedule(sendAt ?? null, quietEnd);
   return sendAt === undefined ? undefined : schedule(sendAt, null);
 
   async function schedule(sendAtMs: number | null, releaseAt: number | null): Promise<WaitingResult> {

@@ -57,6 +57,18 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A hard cap besides the budget, so a fast-failing peer is not hammered. */
   maxAttempts?: number;
+  /**
+   * Called once, just before the first request is written (after any wait for a provider
+   * slot): the send's idempotency claim moves to `sending` here. Its error is thrown as it is,
+   * with nothing sent.
+   */
+  beforeRequest?: () => Promise<void>;
+  /**
+   * How long an attempt may wait for a provider slot (ProviderBusyError past it): a release
+   * that can wait again in the outbox gives up early and keeps the rest of its budget for
+   * the request, where a late start would be cut off mid-flight.
+   */
+  maxQueueMs?: number;
 }
 
 export interface RetryResult {
@@ -146,6 +158,19 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     });
   };
 
+  let started = false;
+  let startFailure: { err: unknown } | undefined;
+  const starting = async () => {
+    if (started || !opts.beforeRequest) return;
+    try {
+      await opts.beforeRequest();
+    } catch (err) {
+      startFailure = { err };
+      throw err;
+    }
+    started = true;
+  };
+
   for (let attempt = 1; ; attempt++) {
     // Every earlier attempt failed with nothing sent (only those are retried).
     if (opts.cancel?.aborted) throw fail('CANCELLED', cancelledMessage(provider.name, attempt - 1), opts.cancel.reason);
@@ -155,17 +180,20 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     // A budget already spent aborts before the provider is called, so it sends nothing.
     if (remaining === 0) spent();
     const timer = setTimeout(spent, remaining);
-    const started = now();
+    const attemptAt = now();
     let err: unknown;
     try {
+      if (!provider.callsStarting) await starting();
       const receipt = await provider.send(payload, {
         notificationId: opts.notificationId,
         signal: controller.signal,
         // On the real clock, as the timer above: `now` may be a test's.
         deadline: Date.now() + remaining,
+        starting,
+        ...(opts.maxQueueMs === undefined ? {} : { startBy: Date.now() + Math.min(remaining, opts.maxQueueMs) }),
         ...(opts.cancel ? { cancel: opts.cancel } : {}),
       });
-      const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - started };
+      const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - attemptAt };
       history.push(record);
       opts.onAttempt?.(record);
       // Debug: the caller's own line for the send ("sent") says how many attempts it took.
@@ -176,8 +204,10 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     } finally {
       clearTimeout(timer);
     }
+    // The send could not be marked started (its claim was taken over): nothing was written.
+    if (startFailure) throw startFailure.err;
 
-    const record: AttemptRecord = { attempt, outcome: outcomeOf(err), latencyMs: now() - started };
+    const record: AttemptRecord = { attempt, outcome: outcomeOf(err), latencyMs: now() - attemptAt };
     if (err instanceof ProviderError && err.vendorCode !== undefined) record.vendorCode = err.vendorCode;
     history.push(record);
     opts.onAttempt?.(record);

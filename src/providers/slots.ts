@@ -52,6 +52,7 @@ export class Slots {
     await this.acquire(ctx);
     let pending: Promise<T>;
     try {
+      await ctx.starting?.();
       pending = call();
     } catch (err) {
       this.release();
@@ -72,6 +73,7 @@ export class Slots {
     const started = Date.now();
     return new Promise<void>((resolve, reject) => {
       const leave = (err: Error) => {
+        clearTimeout(startTimer);
         ctx.signal.removeEventListener('abort', onAbort);
         ctx.cancel?.removeEventListener('abort', onCancel);
         const at = this.waiting.indexOf(take);
@@ -79,13 +81,16 @@ export class Slots {
         reject(err);
       };
       const onAbort = () => leave(new ProviderBusyError(this.provider, this.limit, Date.now() - started));
+      const startTimer = ctx.startBy === undefined ? undefined : setTimeout(onAbort, Math.max(0, ctx.startBy - Date.now()));
       const onCancel = () => leave(new SendCancelledError(this.provider));
       // Called by release() with its slot handed over.
       const take = () => {
+        clearTimeout(startTimer);
         ctx.signal.removeEventListener('abort', onAbort);
         ctx.cancel?.removeEventListener('abort', onCancel);
         const left = ctx.deadline === undefined ? Infinity : ctx.deadline - Date.now();
-        if (ctx.signal.aborted || ctx.cancel?.aborted || left < this.minWindowMs) {
+        const late = ctx.startBy !== undefined && Date.now() > ctx.startBy;
+        if (ctx.signal.aborted || ctx.cancel?.aborted || left < this.minWindowMs || late) {
           this.release();
           reject(ctx.cancel?.aborted ? new SendCancelledError(this.provider) : new ProviderBusyError(this.provider, this.limit, Date.now() - started));
           return;

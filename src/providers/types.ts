@@ -17,6 +17,14 @@ export interface SendContext {
    * budget, so that its outcome is known and recorded.
    */
   cancel?: AbortSignal;
+  /**
+   * Called once the request holds its slot and is about to be written (./slots.ts): the
+   * caller marks the send as possibly started here, not while it waits. A throw ends the
+   * attempt with nothing sent.
+   */
+  starting?: () => Promise<void>;
+  /** When a request still waiting for a slot gives up (epoch ms, ProviderBusyError); at most `deadline`. */
+  startBy?: number;
 }
 
 export interface ProviderReceipt {
@@ -38,6 +46,11 @@ export interface Posted<Payload> {
 export interface Provider<Payload = unknown> {
   /** `smtp`, `twilio`, `slack`, or `dry-run`. */
   readonly name: string;
+  /**
+   * True when the provider waits for a slot of its own and calls `ctx.starting` once it holds
+   * one; otherwise the caller calls it just before `send`.
+   */
+  readonly callsStarting?: boolean;
   /** One attempt; retries are the caller's (src/providers/retry.ts). */
   send(payload: Payload, ctx: SendContext): Promise<ProviderReceipt>;
   /** Replaces a message it took with `next` (Slack: chat.update); absent where the vendor cannot change a sent message. */

@@ -445,6 +445,14 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: `DROP INDEX audit_log_at;`,
     postgres: `SELECT 1;`,
   },
+  {
+    version: 22,
+    name: 'when a release first met a congested provider',
+    // A release that meets rate limits or a busy provider waits again with backoff until
+    // this time plus the grace; NULL while it has not.
+    sqlite: `ALTER TABLE outbox ADD COLUMN congested_since INTEGER;`,
+    postgres: `ALTER TABLE outbox ADD COLUMN congested_since BIGINT;`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

@@ -164,7 +164,10 @@ export interface DeliveryQuery {
   limit: number;
 }
 
-/** A console decision on a held send: its status moves from `from` to `status`, carrying the approval as decided. */
+/**
+ * A console decision on a held send: its status moves from `from` to `status`, carrying the
+ * approval as decided, only while the row's payload is still the one `approval.payload_sha256` names.
+ */
 export interface DeliveryDecision {
   from: DeliveryStatus;
   status: DeliveryStatus;
@@ -281,13 +284,15 @@ export interface OutboxEntry {
   /** The caller's scoped idempotency key and payload hash, when it gave a key. */
   idem_key: string | null;
   payload_hash: string | null;
+  /** When a release of it first met a congested provider and was held for a backoff; null while none has. */
+  congested_since: number | null;
 }
 
 /** A new waiting entry: what it is and when it is due, not yet claimed, without a key unless given. */
 export function waitingEntry(
   e: Pick<OutboxEntry, 'id' | 'via' | 'client' | 'call' | 'state' | 'send_at' | 'due_at' | 'created_at'> & Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash'>>,
 ): OutboxEntry {
-  return { idem_key: null, payload_hash: null, ...e, owner: null, claimed_at: null, finished_at: null, outcome: null };
+  return { idem_key: null, payload_hash: null, ...e, owner: null, claimed_at: null, finished_at: null, outcome: null, congested_since: null };
 }
 
 /** What claiming due sends gives: those to send now (state `releasing`, owned by the caller), and those too late (`expired`). */
@@ -419,9 +424,10 @@ export interface Store {
   /** Newest first, filtered (the console's list). */
   findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
   /**
-   * Compare-and-set of a decision: writes it only while the delivery is in `decision.from`,
-   * so of two people (or replicas) deciding one held send, exactly one wins. False when
-   * nothing was written.
+   * Compare-and-set of a decision: writes it only while the delivery is in `decision.from`
+   * and its payload hash is the decision's, so of two people (or replicas) deciding one held
+   * send exactly one wins, and an edit landing after the decider's read is never decided
+   * unseen. False when nothing was written.
    */
   decideDelivery(id: string, decision: DeliveryDecision): Promise<boolean>;
   /**
@@ -579,9 +585,11 @@ export interface Store {
   finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean>;
   /**
    * Puts `owner`'s release of `id` back to waiting (`held`), due at `dueAt` (a cap that
-   * resets then). False (nothing written) when `owner` no longer holds it.
+   * resets then, quiet hours that end then, or a congested provider's backoff: `congested`,
+   * which sets `congested_since` unless it was set). False (nothing written) when `owner`
+   * no longer holds it.
    */
-  holdRelease(id: string, owner: string, dueAt: number, now: number): Promise<boolean>;
+  holdRelease(id: string, owner: string, dueAt: number, now: number, congested?: boolean): Promise<boolean>;
   /**
    * Moves a waiting entry (a state of `from`) to `to` in one statement: of a cancel and a
    * release racing, exactly one wins. The entry as it is after the call, and whether this
@@ -593,6 +601,8 @@ export interface Store {
   listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
   /** The earliest due time among entries in `states`, or null. */
   nextDue(states: readonly OutboxState[]): Promise<number | null>;
+  /** When the oldest release under way was claimed (its lease ends a lease later), or null when none is. */
+  oldestRelease(): Promise<number | null>;
 
   /**
    * Adds every charge to its counter, or none: a counter whose period ended starts again at

@@ -171,6 +171,7 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
 
   return {
     name: 'smtp',
+    callsStarting: true,
     async send(payload: EmailPayload, ctx): Promise<ProviderReceipt> {
       let handedOver = false;
       try {

@@ -281,6 +281,7 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
 
   return {
     name: 'slack',
+    callsStarting: true,
     edit: (posted, next, ctx) =>
       amend(posted, ctx, (channel) =>
         client.chat.update({ channel, ts: posted.providerMessageId, text: next.text, ...(next.blocks ? { blocks: next.blocks as never } : { blocks: [] }) }),

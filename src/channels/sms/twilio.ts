@@ -227,6 +227,7 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
 
   return {
     name: 'twilio',
+    callsStarting: true,
     async send(payload: SmsPayload, ctx): Promise<ProviderReceipt> {
       const state: CallState = { signal: ctx.signal, requested: false, tracked: false, written: false };
       try {

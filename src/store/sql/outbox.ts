@@ -8,7 +8,7 @@ import { num, numOrNull, type Row } from './rows.js';
 
 export const OUTBOX_COLUMNS = [
   'id', 'via', 'client', 'call', 'state', 'send_at', 'due_at', 'created_at',
-  'owner', 'claimed_at', 'finished_at', 'outcome', 'idem_key', 'payload_hash',
+  'owner', 'claimed_at', 'finished_at', 'outcome', 'idem_key', 'payload_hash', 'congested_since',
 ] as const;
 
 export function outboxValues(e: OutboxEntry): unknown[] {
@@ -31,6 +31,7 @@ export function outboxFromRow(r: Row): OutboxEntry {
     outcome: r.outcome === null || r.outcome === undefined ? null : (JSON.parse(r.outcome as string) as unknown),
     idem_key: (r.idem_key as string | null) ?? null,
     payload_hash: (r.payload_hash as string | null) ?? null,
+    congested_since: numOrNull(r.congested_since),
   };
 }
 
@@ -45,6 +46,7 @@ export interface OutboxStatements {
   move: Statement;
   list: Statement;
   nextDue: Statement;
+  oldestRelease: Statement;
   capCounters: Statement;
 }
 
@@ -60,12 +62,17 @@ export function outboxStatements(engine: string, states: (p: string) => string):
     byKey: s('outbox-by-key', 'SELECT * FROM outbox WHERE idem_key = $1'),
     // Fenced: a release taken over by another process (its lease ran out) changes nothing.
     finish: s('outbox-finish', `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing' RETURNING id, client`),
-    // Fenced like the finish: back to waiting, due at $1, for any process to claim then.
-    hold: s('outbox-hold', `UPDATE outbox SET state = 'held', due_at = $1, owner = NULL, claimed_at = NULL WHERE id = $2 AND owner = $3 AND state = 'releasing' RETURNING id, client`),
+    // Fenced like the finish: back to waiting, due at $1, for any process to claim then;
+    // $4, when not NULL, is when congestion held it, kept from its first time.
+    hold: s(
+      'outbox-hold',
+      `UPDATE outbox SET state = 'held', due_at = $1, owner = NULL, claimed_at = NULL, congested_since = COALESCE(congested_since, $4) WHERE id = $2 AND owner = $3 AND state = 'releasing' RETURNING id, client`,
+    ),
     // One statement: a release claiming the same row in between finds it moved, or this finds it claimed.
     move: s('outbox-move', `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')}) RETURNING id, client`),
     list: s('outbox-list', `SELECT * FROM outbox WHERE state IN (${states('$1')}) ORDER BY due_at, id LIMIT $2`),
     nextDue: s('outbox-next-due', `SELECT MIN(due_at) AS due FROM outbox WHERE state IN (${states('$1')})`),
+    oldestRelease: s('outbox-oldest-release', `SELECT MIN(claimed_at) AS claimed FROM outbox WHERE state = 'releasing'`),
     capCounters: s('cap-counters', 'SELECT key, used, resets_at FROM cap_counters WHERE resets_at > $1 ORDER BY key'),
   };
 }

@@ -24,7 +24,7 @@ export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown
 ];
 
 /** The values of DECIDE_DELIVERY for `d` on delivery `id`. */
-export const decisionValues = (id: string, d: DeliveryDecision): unknown[] => [d.status, JSON.stringify(d.approval), d.at, id, d.from];
+export const decisionValues = (id: string, d: DeliveryDecision): unknown[] => [d.status, JSON.stringify(d.approval), d.at, id, d.from, d.approval.payload_sha256];
 
 export const bannerValues = (b: BannerRecord): unknown[] => [b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at];
 
@@ -173,9 +173,9 @@ export abstract class SqlStore {
     return rows.length === 1;
   }
 
-  async holdRelease(id: string, owner: string, dueAt: number, now: number): Promise<boolean> {
-    const rows = await this.audited(this.ob.hold, [dueAt, id, owner], (held) =>
-      held.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: 'held', at: now, detail: { owner, due_at: dueAt } })),
+  async holdRelease(id: string, owner: string, dueAt: number, now: number, congested = false): Promise<boolean> {
+    const rows = await this.audited(this.ob.hold, [dueAt, id, owner, congested ? now : null], (held) =>
+      held.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: 'held', at: now, detail: { owner, due_at: dueAt, ...(congested ? { congested: true } : {}) } })),
     );
     return rows.length === 1;
   }
@@ -202,6 +202,11 @@ export abstract class SqlStore {
   async nextDue(states: readonly OutboxState[]): Promise<number | null> {
     const row = await this.sql.get(this.ob.nextDue, [JSON.stringify(states)]);
     return row?.due === null || row?.due === undefined ? null : Number(row.due);
+  }
+
+  async oldestRelease(): Promise<number | null> {
+    const row = await this.sql.get(this.ob.oldestRelease, []);
+    return row?.claimed === null || row?.claimed === undefined ? null : Number(row.claimed);
   }
 
   async listCapCounters(now: number): Promise<CapCounter[]> {

@@ -23,9 +23,14 @@ export const FIND_DELIVERIES = statement(
     // After a page: the rows listed after delivery $7 (newest first), ties in created_at included.
     'AND (CAST($7 AS TEXT) IS NULL OR (created_at, seq) < (SELECT created_at, seq FROM deliveries WHERE id = $7)) ORDER BY created_at DESC, seq DESC LIMIT $6',
 );
+/**
+ * A decision on a held send, bound to the payload hash it was made on ($6): an edit that
+ * changed the payload after the decider read the row leaves the row as it is. The hash is
+ * compared here, in the statement that decides, not on an earlier read.
+ */
 export const DECIDE_DELIVERY = statement(
   'decide-delivery',
-  'UPDATE deliveries SET status = $1, approval = $2, status_updated_at = $3 WHERE id = $4 AND status = $5 RETURNING id',
+  "UPDATE deliveries SET status = $1, approval = $2, status_updated_at = $3 WHERE id = $4 AND status = $5 AND approval ->> 'payload_sha256' = $6 RETURNING id",
 );
 export const RECORD_RELEASE = statement(
   'record-release',

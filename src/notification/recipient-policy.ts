@@ -1,0 +1,20 @@
+/**
+ * The recipient policy every send meets at the moment it is made and again when it leaves,
+ * whatever path it took (a direct send, a scheduled or held release, an approved release, an
+ * edit): one function, so that no path asks it differently.
+ */
+import type { TypedChannel } from '../channels/channel.js';
+import { NotifyError } from '../core/errors.js';
+import { isAllowed } from '../policy/allowlist.js';
+
+/** Throws RECIPIENT_NOT_ALLOWED naming every recipient the channel's allowlist refuses. */
+export function checkAllowed<C, P>(channel: TypedChannel<C, P>, recipients: readonly string[], nothing = 'nothing was sent'): void {
+  const refused = [...new Set(recipients.filter((r) => !isAllowed(channel.matcher, r, channel.allow)))];
+  if (refused.length === 0) return;
+  const who = refused.length === 1 ? `${refused[0]} is` : `${refused.join(', ')} are`;
+  throw new NotifyError(
+    'RECIPIENT_NOT_ALLOWED',
+    `${who} not on this server's ${channel.name} allowlist (${channel.allowVariable}); ${nothing}. Use an allowed recipient, or ask the operator to add it.`,
+    { via: channel.name },
+  );
+}
