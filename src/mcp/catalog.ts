@@ -8,6 +8,7 @@ import { PROFILES, TOOL_GROUPS, type Config, type Profile, type ToolGroup } from
 import { notificationDef } from '../channels/send-union.js';
 import { unstorableRefusal } from '../core/storable-text.js';
 import { describeApproval } from '../notification/approval-rules.js';
+import { ApprovalNeeded } from '../notification/approval.js';
 import { objectTools as defaultObjectTools } from './tools/index.js';
 import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
@@ -68,7 +69,13 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
       }
       const checked = validateObject(spec.input, spec.name, args);
       if (!checked.ok) return invalidResult(checked);
-      return okResult(await spec.handler(checked.value, ctx));
+      try {
+        return okResult(await spec.handler(checked.value, ctx));
+      } catch (err) {
+        // A tool whose change a person must approve (edit_notification) puts the question as a send does.
+        if (err instanceof ApprovalNeeded && ctx.approval) return ctx.approval.ask(err.request);
+        throw err;
+      }
     },
   };
 }

@@ -247,6 +247,38 @@ export async function approveSend<C, P>(
 }
 
 /**
+ * An edit of a posted message meets the approval rules of a send: the edited message, as a
+ * send, would it need a person? Then a person is asked about exactly that payload (ask mode,
+ * a client that can ask: ApprovalNeeded, bound to its hash); an answer to that question lets
+ * the edit go on, a decline refuses it. A posted message's edit cannot wait in the console,
+ * so where no one can be asked now it is APPROVAL_REQUIRED, with the way that is asked:
+ * a new send. Returns when the edit may go on.
+ */
+export async function approveEdit<C, P>(deps: ApprovalDeps, channel: TypedChannel<C, P>, call: C, payload: P, id: string, round: ApprovalRound | undefined): Promise<void> {
+  const rules = deps.config.approval.rules;
+  if (rules.length === 0) return;
+  const { names, why } = await matchingRules(deps, channel, call, rules);
+  if (names.length === 0) return;
+  // Its own question id: an answer about the post itself never answers an edit of it.
+  const grant: ApprovalGrant = { id: `${id}:edit`, at: deps.now(), payload_sha256: payloadSha256(payload), key: null };
+  const previous = round?.previous;
+  if (previous && previous.grant.id === grant.id && previous.grant.payload_sha256 === grant.payload_sha256) {
+    if (previous.answer === 'accept') return;
+    throw new NotifyError('APPROVAL_DECLINED', `The person asked to approve this edit of ${id} declined it; nothing was changed. Ask them what to change.`, { via: channel.name });
+  }
+  const mode = deps.config.approval.mode ?? 'ask';
+  if (mode !== 'console' && round?.canAsk) {
+    throw new ApprovalNeeded({ grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant).replace(/^Approve this /, `Approve this edit of ${id}, a `) });
+  }
+  throw new NotifyError(
+    'APPROVAL_REQUIRED',
+    `This edit of ${id} needs a person's approval (${why.join('; ')}), and an edit of a posted message cannot wait for one${mode === 'ask' ? ' from a client that cannot ask (MCP elicitation)' : ' in the console'}; nothing was changed. ` +
+      'Retract the post and send the new text as a new notification, which is asked like any send.',
+    { via: channel.name },
+  );
+}
+
+/**
  * A send held for the console: its row, `pending_approval`, carries the exact payload the
  * person will see and approve, so an approval sends those bytes and no others. Unlike a
  * refusal, this write must succeed: the caller is told the send waits, so it must be there.

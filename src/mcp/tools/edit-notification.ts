@@ -13,7 +13,7 @@ import type { ConfiguredChannel } from '../../channels/channel.js';
 import { NotifyError } from '../../core/errors.js';
 import { advance } from '../../notification/status.js';
 import { isAllowed } from '../../policy/allowlist.js';
-import { payloadSha256 } from '../../notification/approval.js';
+import { approveEdit, payloadSha256 } from '../../notification/approval.js';
 import type { DeliveryRecord } from '../../store/types.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
@@ -140,6 +140,8 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
           }
         }
         const built = await channel.buildPayload(call, record.id, ctx.config.sendBudgetMs / 2, record.created_at);
+        // The edited message meets the approval rules a send of it would meet.
+        await approveEdit(ctx.deps ?? { config: ctx.config, store: ctx.store, log: ctx.log, now: ctx.now }, channel, call, built.payload, record.id, ctx.approval?.round);
         if (channel.live && record.provider !== 'dry-run') {
           if (!channel.provider.edit || record.provider_message_id === null) throw new NotifyError('ALREADY_SENT', `Notification ${record.id} cannot be edited at its provider.`, { via: record.via });
           try {
