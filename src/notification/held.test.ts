@@ -12,6 +12,7 @@ import { connectChannels } from '../channels/connect.js';
 import { loadConfig, type Config } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
+import { createCapGate } from '../policy/caps.js';
 import { createRateGate } from '../policy/rate-limit.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
@@ -173,6 +174,31 @@ describe('sends held for the console', () => {
     const again = await send(d, keyed, false);
     expect(again).toMatchObject({ id: held.id, status: 'pending_approval', replayed: true });
     expect(await store.findDeliveries({ status: 'pending_approval', limit: 10 })).toHaveLength(1);
+  });
+
+  it('an approved release meets the allowlist, quiet hours and caps as it leaves, as a scheduled release does', async () => {
+    const d = await deps('console', { NOTIFY_APPROVAL_TTL_S: '86400' });
+    const held = [await send(d, SMS, false), await send(d, { ...SMS, body: 'Disk fuller' }, false), await send(d, { ...SMS, body: 'Disk fullest' }, false)];
+    const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
+    const approve = async (dd: PipelineDeps, id: string) => decideHeld(dd, id, { decision: 'approve', by: 'ops', seenSha256: await sha(id) });
+
+    // The server restarted with the number taken off the allowlist: the approval cannot send it.
+    const narrowed = await deps('console', { NOTIFY_SMS_ALLOW: '+44', NOTIFY_APPROVAL_TTL_S: '86400' });
+    expect(await approve(narrowed, held[0]!.id)).toMatchObject({ status: 'approved', released: { id: held[0]!.id, state: 'failed', code: 'RECIPIENT_NOT_ALLOWED' } });
+
+    // Quiet hours hold the approved send until they end, then it leaves.
+    const quiet = await deps('console', { NOTIFY_QUIET_HOURS: 'sms=00:00-06:00@UTC', NOTIFY_CAPS: '*:sms=1/day', NOTIFY_APPROVAL_TTL_S: '86400' });
+    quiet.capGate = createCapGate(quiet.config.caps, store);
+    expect(await approve(quiet, held[1]!.id)).toMatchObject({ released: { id: held[1]!.id, state: 'held' } });
+    expect(provider.payloads).toEqual([]);
+    clock += 6 * 3_600_000;
+    expect(await releaseDue(quiet)).toEqual([{ id: held[1]!.id, state: 'released' }]);
+    expect(provider.payloads).toHaveLength(1);
+
+    // The day's cap is spent: the next approved send waits for it to reset, charged when it leaves.
+    expect(await approve(quiet, held[2]!.id)).toMatchObject({ released: { id: held[2]!.id, state: 'held', code: 'CAP_REACHED' } });
+    expect(provider.payloads).toHaveLength(1);
+    expect((await store.getDelivery(held[2]!.id))!.status).toBe('approved');
   });
 
   it('a scheduled send that meets a rule at its release is held under its own id, and its approval sends it once under that id', async () => {
