@@ -12,6 +12,7 @@ import { loadConfig } from '../config/config.js';
 import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
 import { createCapGate } from '../policy/caps.js';
+import { ProviderTransientError } from '../providers/errors.js';
 import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
@@ -361,5 +362,59 @@ describe('caps', () => {
   it('refuses a cap on a measure no channel has', () => {
     expect(() => loadConfig({ NOTIFY_CAPS: '*:fax_pages=3/day' })).toThrow(/"fax_pages" is not a measure; use one of .*sms_segments.*email_recipients|"fax_pages" is not a measure; use one of .*email_recipients.*sms_segments/);
     expect(() => loadConfig({ NOTIFY_CAPS: 'sms=3/day' })).toThrow(/must look like/);
+  });
+});
+
+describe('congestion holds a release; it never drops it', () => {
+  /** Twilio answering 429 to the first `busy` requests. */
+  class Congested extends FakeProvider {
+    constructor(private busy: number) {
+      super();
+    }
+    override async send(payload: unknown) {
+      if (this.busy > 0) {
+        this.busy--;
+        throw new ProviderTransientError('fake', '429 Too Many Requests', { rateLimited: true, retryAfterMs: 2_000 });
+      }
+      return super.send(payload);
+    }
+  }
+
+  it('a release that meets a rate-limited provider waits again with backoff and leaves once the provider takes it', async () => {
+    sms = new Congested(Number.POSITIVE_INFINITY);
+    const d = await deps({ NOTIFY_SEND_BUDGET_MS: '300', NOTIFY_SCHEDULE_GRACE_S: '60' });
+    const scheduled = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
+    clock = T0 + 1_000;
+    expect(await releaseDue(d)).toEqual([{ id: scheduled.id, state: 'held', code: 'RATE_LIMITED' }]);
+    const waiting = (await store.getOutboxEntry(scheduled.id))!;
+    expect(waiting).toMatchObject({ state: 'held', congested_since: T0 + 1_000 });
+    // Retry-After (2 s) at least; no record yet: nothing was sent, and the release is not over.
+    expect(waiting.due_at).toBeGreaterThanOrEqual(T0 + 3_000);
+    expect(await store.getDelivery(scheduled.id)).toBeNull();
+    (sms as Congested)['busy'] = 0;
+    clock = waiting.due_at;
+    expect(await releaseDue(d)).toEqual([{ id: scheduled.id, state: 'released' }]);
+    expect(sms.payloads).toHaveLength(1);
+    expect((await store.getDelivery(scheduled.id))!.status).toBe('sent');
+  });
+
+  it('past the grace from the first congestion, the release fails with the provider\'s code, recorded', async () => {
+    sms = new Congested(Number.POSITIVE_INFINITY);
+    const d = await deps({ NOTIFY_SEND_BUDGET_MS: '300', NOTIFY_SCHEDULE_GRACE_S: '10' });
+    const scheduled = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
+    clock = T0 + 1_000;
+    const outcomes: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [r] = await releaseDue(d);
+      if (!r) break;
+      outcomes.push(r.state);
+      if (r.state !== 'held') break;
+      clock = (await store.getOutboxEntry(scheduled.id))!.due_at;
+    }
+    expect(outcomes.at(-1)).toBe('failed');
+    expect(outcomes.slice(0, -1).every((s) => s === 'held')).toBe(true);
+    expect(clock - (T0 + 1_000)).toBeLessThanOrEqual(10_000);
+    expect((await store.getDelivery(scheduled.id))!).toMatchObject({ status: 'failed', error_code: 'RATE_LIMITED' });
+    expect(sms.payloads).toEqual([]);
   });
 });
