@@ -184,7 +184,11 @@ describe('sends held for the console', () => {
 
     // The server restarted with the number taken off the allowlist: the approval cannot send it.
     const narrowed = await deps('console', { NOTIFY_SMS_ALLOW: '+44', NOTIFY_APPROVAL_TTL_S: '86400' });
-    expect(await approve(narrowed, held[0]!.id)).toMatchObject({ status: 'approved', released: { id: held[0]!.id, state: 'failed', code: 'RECIPIENT_NOT_ALLOWED' } });
+    expect(await approve(narrowed, held[0]!.id)).toMatchObject({
+      status: 'approved',
+      released: { id: held[0]!.id, state: 'failed', code: 'RECIPIENT_NOT_ALLOWED' },
+      record: { status: 'failed', error_code: 'RECIPIENT_NOT_ALLOWED' },
+    });
 
     // Quiet hours hold the approved send until they end, then it leaves.
     const quiet = await deps('console', { NOTIFY_QUIET_HOURS: 'sms=00:00-06:00@UTC', NOTIFY_CAPS: '*:sms=1/day', NOTIFY_APPROVAL_TTL_S: '86400' });

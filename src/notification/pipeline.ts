@@ -541,6 +541,17 @@ export const APPROVED_CALL_KEY = '$approved';
 /** The outbox call of an approved send bound to `payloadSha256` (./held.ts enqueues it). */
 export const approvedCall = (payloadSha256: string): Record<string, unknown> => ({ [APPROVED_CALL_KEY]: payloadSha256 });
 
+/** Refusals at an approved send's release that end it: its row, still `approved`, records the refusal. */
+const REFUSED_AT_RELEASE: ReadonlySet<string> = new Set(['RECIPIENT_NOT_ALLOWED', 'RECIPIENT_OPTED_OUT', 'APPROVAL_REQUIRED']);
+
+async function refusedAtRelease<C, P>(send: Send<C, P>, prepared: Prepared<P>, err: unknown): Promise<unknown> {
+  if (!(err instanceof NotifyError) || !REFUSED_AT_RELEASE.has(err.code)) return err;
+  const { deps } = send;
+  const failed = { ...newRecord(send, prepared), status: 'failed' as const, error_code: err.code, status_updated_at: deps.now() };
+  await deps.store.recordRelease(failed).catch((e: unknown) => deps.log.error('refused approved send not recorded', { notificationId: prepared.id, error: (e as Error).message }));
+  return err;
+}
+
 /**
  * Sends a held send a person approved (row `approved`), released from the outbox like any
  * waiting send: claimed under a key of its own (`approved:<id>`), so a release that died
@@ -577,7 +588,7 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
       optOut: { via, recipients },
     });
     if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
-    if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, via);
+    if (claimed.kind === 'opted_out') throw await refusedAtRelease(send, prepared, optedOutError(claimed.recipient, via));
     if (claimed.kind === 'abandoned') {
       // A release died during its provider call: the row says `unknown` until a receipt settles it.
       const err = claimed.handle.abandoned(held.id);
@@ -614,7 +625,7 @@ async function releaseApproved(deps: PipelineDeps, connected: ConnectedChannel, 
       budgetLeftMs = budgetLeft(startedAt + deps.config.sendBudgetMs, deps.now(), deps.config.sendBudgetMs, via);
     } catch (err) {
       await claim.release();
-      throw err;
+      throw held.status === 'approved' ? await refusedAtRelease(send, prepared, err) : err;
     }
     let result: SendResult;
     try {
