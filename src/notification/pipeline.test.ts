@@ -105,6 +105,15 @@ describe('sendNotification', () => {
     expect(await store.listDeliveries(10)).toEqual([]);
   });
 
+  it('names every refused recipient, and points at the first where the call names it', async () => {
+    const d = await deps({ NOTIFY_EMAIL_ALLOW: 'example.com' });
+    const call: Call = { via: 'email', to: 'ops@example.com', cc: ['lead@example.com', 'Eve <eve@evil.example>'], bcc: ['mallory@evil.example'], subject: 's', body_html: '<p>x</p>' };
+    const err = await failure(sendNotification(d, call, { client: null }));
+    expect(err.toBody()).toMatchObject({ code: 'RECIPIENT_NOT_ALLOWED', via: 'email', path: '/cc/1' });
+    expect(err.message).toContain('eve@evil.example, mallory@evil.example are not on');
+    expect(await store.listDeliveries(10)).toEqual([]);
+  });
+
   it('remembers an opt-out and refuses later sends to that number without a call', async () => {
     sms.failWith = new RecipientOptedOutError('twilio', 'The recipient replied STOP.', 21610);
     expect((await failure(sendNotification(await deps(), text(), { client: null }))).code).toBe('RECIPIENT_OPTED_OUT');

@@ -186,7 +186,7 @@ async function sendTyped<C, P>(
   const via = channel.name;
   const call = channel.parse(value);
   const recipients = channel.recipients(call);
-  checkAllowed(channel, recipients);
+  checkAllowed(channel, recipients, call);
 
   if (opts.release === undefined) {
     const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, { client: opts.client, audit: auditOf({ channel, recipients, opts }) });

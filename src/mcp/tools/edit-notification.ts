@@ -12,8 +12,8 @@ import { z } from 'zod';
 import type { ConfiguredChannel } from '../../channels/channel.js';
 import { NotifyError } from '../../core/errors.js';
 import { advance } from '../../notification/status.js';
-import { isAllowed } from '../../policy/allowlist.js';
 import { approveEdit, payloadSha256 } from '../../notification/approval.js';
+import { checkAllowed } from '../../notification/recipient-policy.js';
 import type { DeliveryRecord } from '../../store/types.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
@@ -41,11 +41,7 @@ async function editedCall(via: { via: string; id: string }, base: Record<string,
       throw new NotifyError('INVALID_FIELD', `Fix /${issue.path.map(String).join('/')}: ${issue.message}`, { path: `/${issue.path.map(String).join('/')}`, via: via.via });
     }
     const recipients = channel.recipients(parsed.data);
-    for (const recipient of recipients) {
-      if (!isAllowed(channel.matcher, recipient, channel.allow)) {
-        throw new NotifyError('RECIPIENT_NOT_ALLOWED', `${recipient} is no longer allowed by ${channel.allowVariable}; nothing was changed.`, { via: via.via });
-      }
-    }
+    checkAllowed(channel, recipients, parsed.data, 'nothing was changed');
     const call = parsed.data as Record<string, unknown>;
     // What the person will be shown: built now, as a send's approval builds it.
     const payload = build ? (await channel.buildPayload(parsed.data, via.id, ctx.config.sendBudgetMs / 2, ctx.now())).payload : undefined;
@@ -134,11 +130,7 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
           throw new NotifyError('INVALID_FIELD', `Fix /${issue.path.map(String).join('/')}: ${issue.message}`, { path: `/${issue.path.map(String).join('/')}`, via: record.via });
         }
         const call = parsed.data;
-        for (const recipient of channel.recipients(call)) {
-          if (channel.live && !isAllowed(channel.matcher, recipient, channel.allow)) {
-            throw new NotifyError('RECIPIENT_NOT_ALLOWED', `${recipient} is no longer allowed by ${channel.allowVariable}; nothing was changed.`, { via: record.via });
-          }
-        }
+        checkAllowed(channel, channel.recipients(call), call, 'nothing was changed');
         const built = await channel.buildPayload(call, record.id, ctx.config.sendBudgetMs / 2, record.created_at);
         // The edited message meets the approval rules a send of it would meet.
         await approveEdit(ctx.deps ?? { config: ctx.config, store: ctx.store, log: ctx.log, now: ctx.now }, channel, call, built.payload, record.id, ctx.approval?.round);
