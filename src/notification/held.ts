@@ -11,7 +11,8 @@ import { NotifyError } from '../core/errors.js';
 import { waitingEntry, type DeliveryRecord, type OutboxEntry } from '../store/types.js';
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
 import { releaseNow, type Released } from './outbox.js';
-import { approvedCall, type PipelineDeps } from './pipeline.js';
+import type { PipelineDeps } from './pipeline.js';
+import { approvedCall } from './release-approved.js';
 import { decide } from './status.js';
 
 /** Who decides, and what they saw: the payload hash the page showed them, and their reason. */

@@ -17,7 +17,8 @@ import type { Provider } from '../providers/types.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
 import { cancelWaiting, releaseDue, releaseNow } from './outbox.js';
-import { approvedCall, sendNotification, type PipelineDeps } from './pipeline.js';
+import { sendNotification, type PipelineDeps } from './pipeline.js';
+import { approvedCall } from './release-approved.js';
 import { schemaHash } from '@notify-mcp/union';
 
 class FakeProvider implements Provider<unknown> {

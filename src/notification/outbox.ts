@@ -17,7 +17,9 @@ import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/types.js';
-import { APPROVED_CALL_KEY, isCongestion, sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
+import { isCongestion } from './deliver.js';
+import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
+import { APPROVED_CALL_KEY, releaseApproved } from './release-approved.js';
 import { DEFAULT_TIME } from './settings.js';
 import { advance, statesTaking } from './status.js';
 
@@ -68,7 +70,12 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   // Congestion holds it again while a backoff still ends within the grace from when it began.
   const deferrable = deps.now() + MIN_BACKOFF_MS < congestedSince + time.graceMs;
   try {
-    const result = await sendNotification(deps, entry.via, entry.call, { client: entry.client, release: { id: entry.id, key: `outbox:${entry.id}`, deferrable, ...(write ? { write } : {}) } });
+    const release = { id: entry.id, key: `outbox:${entry.id}`, deferrable, ...(write ? { write } : {}) };
+    const approvedSha256 = entry.call[APPROVED_CALL_KEY];
+    const result =
+      typeof approvedSha256 === 'string'
+        ? await releaseApproved(deps, entry, approvedSha256, release)
+        : await sendNotification(deps, entry.via, entry.call, { client: entry.client, release });
     // Quiet hours, asked again as it left, hold it until they end.
     if (result.status === 'held' && typeof result.release_at === 'string') return await holdAgain(deps, entry, owner, Date.parse(result.release_at), false, log);
     outcome = result;

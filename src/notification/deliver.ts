@@ -1,0 +1,261 @@
+/**
+ * The steps every send use case shares, in the order a send meets them: the answers it
+ * gives, its record, and the provider call with its record (claim, deliver, record). Each
+ * is a function the use cases call (./pipeline.ts for a send or a scheduled release,
+ * ./release-approved.ts for an approved one); none knows which one called it.
+ */
+import type { ResultMeta, TypedChannel } from '../channels/channel.js';
+import { NotifyError } from '../core/errors.js';
+import type { Logger } from '../core/log.js';
+import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
+import { StoreUnavailableError } from '../store/errors.js';
+import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite } from '../store/types.js';
+import type { Approved } from './approval.js';
+import type { ClaimHandle } from './idempotency.js';
+import { newDeliveryRecord } from './new-record.js';
+import type { PipelineDeps, ReleaseWriter, SendOptions, SendResult } from './send-deps.js';
+import { applyHeldReceipts } from './status-receipt.js';
+
+export function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
+  if (signal?.aborted) {
+    throw new NotifyError('CANCELLED', 'The call was cancelled before the provider was called; nothing was sent.', { via, cause: signal.reason });
+  }
+}
+
+/** `startedAt`: when each attempt started, in order (heard through onAttempt). */
+function toDeliveryAttempt(a: AttemptRecord, i: number, startedAt: readonly number[]): DeliveryAttempt {
+  const entry: DeliveryAttempt = { attempt: a.attempt, outcome: a.outcome, latency_ms: a.latencyMs };
+  if (a.vendorCode !== undefined) entry.vendor_code = a.vendorCode;
+  if (startedAt[i] !== undefined) entry.at = startedAt[i];
+  return entry;
+}
+
+/**
+ * A store fault that escaped the send came before the provider call: every store write
+ * after the provider answered is kept from changing the answer (see `keepRecord`, and
+ * the claim handle's fenced writes). So nothing was sent, and the same call may be retried.
+ */
+export function storeUnavailable(err: unknown, via: string, log: Logger): NotifyError | undefined {
+  if (!(err instanceof StoreUnavailableError)) return undefined;
+  log.warn('send stopped: store unavailable', { via, store: err.store, reason: err.reason });
+  return new NotifyError(
+    'STORE_UNAVAILABLE',
+    `Try the same call again in ${err.retryAfterS} s (with the same idempotency_key, if it has one). Nothing was sent: this server's database is unavailable right now, and a send is only made once it is recorded safely.`,
+    { via, retryAfterS: err.retryAfterS, cause: err },
+  );
+}
+
+/** The answer of a release that quiet hours hold: its entry waits again until `releaseAt` (./outbox.ts). */
+export function heldUntil<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
+  return { id, via: channel.name, status: 'held', provider: channel.provider.name, accepted_at: new Date(at).toISOString(), release_at: new Date(releaseAt).toISOString() };
+}
+
+/** A release whose lease ran out before its record was written: the process that took it over writes it. */
+export function releaseTakenOver(via: string): NotifyError {
+  return new NotifyError('IDEMPOTENCY_IN_PROGRESS', 'This release ran past its lease and another process took it over; this one wrote nothing.', { via });
+}
+
+/** A provider too busy or unavailable to take the send, which it did not: a release waits again for these. */
+export function isCongestion(err: unknown): err is NotifyError {
+  return err instanceof NotifyError && (err.code === 'RATE_LIMITED' || err.code === 'PROVIDER_UNAVAILABLE');
+}
+
+export function optedOutError(recipient: string, via: string): NotifyError {
+  return new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
+}
+
+export interface Prepared<P> {
+  id: string;
+  approved: Approved<P> | undefined;
+  startedAt: number;
+  payload: P;
+  meta?: ResultMeta;
+}
+
+/** One send as the steps below see it: what it sends, to whom, for whom. */
+export interface Send<C, P> {
+  deps: PipelineDeps;
+  channel: TypedChannel<C, P>;
+  /** Every recipient (bcc included): an opt-out the provider reports applies to them. */
+  recipients: readonly string[];
+  key: string | undefined;
+  opts: SendOptions;
+}
+
+/** What a send's record adds to its audit entries: the tool, and its recipients' classes (never the addresses). */
+export function auditOf<C, P>({ channel, recipients, opts }: Pick<Send<C, P>, 'channel' | 'recipients' | 'opts'>): AuditContext {
+  return { tool: opts.tool ?? null, recipients: recipients.map((r) => channel.recipientClass(r)) };
+}
+
+/** The record of a send as it starts: `sent` or `dry_run`, no attempts yet. */
+export function newRecord<C, P>({ channel, key, opts }: Send<C, P>, { id, approved, startedAt, payload }: Prepared<P>): DeliveryRecord {
+  const status = channel.live ? 'sent' : 'dry_run';
+  return newDeliveryRecord(channel, { id, status, payload, error_code: null, client: opts.client, idempotency_key: key ?? null, at: startedAt, approval: approved?.record ?? null });
+}
+
+export function sendResult<C, P>({ channel }: Send<C, P>, { id, startedAt, meta }: Prepared<P>, providerMessageId: string | undefined): SendResult {
+  const base: SendResult = {
+    id,
+    via: channel.name,
+    status: channel.live ? 'sent' : 'dry_run',
+    provider: channel.provider.name,
+    accepted_at: new Date(startedAt).toISOString(),
+  };
+  if (providerMessageId) base.provider_message_id = providerMessageId;
+  // Added to base, not spread into a copy: a spread followed by more properties takes V8's
+  // slow path (a map migration per object).
+  return meta === undefined ? base : Object.assign(base, meta);
+}
+
+/**
+ * A dry run: its record is its send, written in one store write with the claim's completion,
+ * or by its release's writer (fenced by the release), or with the opt-out lookup. When the
+ * write fails, nothing was recorded and the error stands.
+ */
+export async function recordDryRun<C, P>(
+  send: Send<C, P>,
+  prepared: Prepared<P>,
+  { claim, releaseWrite, optOut }: { claim: ClaimHandle<SendResult> | undefined; releaseWrite: ReleaseWriter | undefined; optOut: OptOutCheck | undefined },
+): Promise<SendResult> {
+  const { deps, channel, opts } = send;
+  const record = newRecord(send, prepared);
+  record.latency_ms = deps.now() - prepared.startedAt;
+  record.status_updated_at = deps.now();
+  const result = sendResult(send, prepared, undefined);
+  const written = releaseWrite
+    ? await releaseWrite(record, { audit: auditOf(send), ...(optOut ? { optOut } : {}) }, result)
+    : await deps.store.writeRecord(record, {
+        audit: auditOf(send),
+        ...(optOut ? { optOut } : {}),
+        ...(claim ? { claim: claim.completion(result) } : {}),
+      });
+  if (written.kind === 'claim_lost') throw claim ? claim.lost() : releaseTakenOver(channel.name);
+  if (written.kind === 'opted_out') throw optedOutError(written.recipient, channel.name);
+  deps.log.info('dry run recorded', { notificationId: record.id, via: channel.name, client: opts.client, attempts: 0, latencyMs: record.latency_ms });
+  return result;
+}
+
+/**
+ * What a taker of an abandoned send knows of it: the id it was sent under, and that its
+ * outcome is unknown. Recorded `unknown` unless its owner recorded it before dying, so that
+ * get_notification answers and a receipt (Twilio's callback carries the id) settles it.
+ * The payload is not known here (null). The answer stands whatever the store says.
+ */
+export async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promise<void> {
+  const { deps, channel, key, opts } = send;
+  const log = deps.log.child({ notificationId: id, via: channel.name, client: opts.client });
+  const now = deps.now();
+  const record = newDeliveryRecord(channel, { id, status: 'unknown', payload: null, error_code: 'DELIVERY_UNKNOWN', client: opts.client, idempotency_key: key ?? null, at: now, approval: null });
+  try {
+    if (await deps.store.getDelivery(id)) return;
+    await deps.store.writeRecord(record, { audit: auditOf(send) });
+    if (channel.takesReceipts) await applyHeldReceipts(deps, record);
+  } catch (err) {
+    // Its owner's late record may have won the id: either way a record is there to settle.
+    log.error('abandoned send not recorded as unknown', { error: (err as Error).message });
+  }
+}
+
+/** How a send reaches its provider: what is left of its budget, the claim it holds, and how its record is written. */
+export interface DeliverOptions {
+  budgetLeftMs: number;
+  /** Moved to `sending` just before the request is written, after any wait for a provider slot. */
+  claim: ClaimHandle<SendResult> | undefined;
+  write?: (record: DeliveryRecord) => Promise<RecordWrite | boolean>;
+}
+
+/**
+ * The provider call and its record. Throws only when nothing was sent, or with
+ * DELIVERY_UNKNOWN (recorded `unknown`, with its notification id) when it may have been.
+ */
+export async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, { budgetLeftMs, claim, write = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }) }: DeliverOptions): Promise<SendResult> {
+  const { deps, channel, opts } = send;
+  const { id, startedAt, payload } = prepared;
+  const { provider, name: via } = channel;
+  const record = newRecord(send, prepared);
+  // Every line about this send carries notificationId, via and client.
+  const log = deps.log.child({ notificationId: id, via, client: opts.client });
+  // Once the provider has answered, a store failure must not change the answer: reporting a
+  // sent message as failed invites a retry that sends it again.
+  const keepRecord = async (what: string, write: () => Promise<unknown>): Promise<boolean> =>
+    write().then(
+      () => true,
+      (err: unknown) => {
+        log.error(`${what} not stored after the provider answered`, { error: (err as Error).message });
+        return false;
+      },
+    );
+  // Receipts that outran this record were held for it: applied now that it is there. A
+  // failure here must not change the answer either: the provider has the message.
+  const applyHeld = () =>
+    applyHeldReceipts(deps, record).catch((err: unknown) =>
+      log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
+    );
+
+  const attemptStarts: number[] = [];
+  throwIfCancelled(opts.signal, via);
+  let providerMessageId: string | undefined;
+  // Set when the claim could not be moved to `sending` (another call took it over): nothing was written, and nothing is recorded.
+  let claimLost = false;
+  const beforeRequest =
+    claim &&
+    (async () => {
+      try {
+        await claim.markSending(id);
+      } catch (err) {
+        claimLost = true;
+        throw err;
+      }
+    });
+  try {
+    const sent = await sendWithRetry(provider, payload, {
+      notificationId: id,
+      budgetMs: budgetLeftMs,
+      log,
+      onRetry: opts.onRetry,
+      onAttempt: (a) => attemptStarts.push(deps.now() - a.latencyMs),
+      ...(beforeRequest ? { beforeRequest } : {}),
+      ...(opts.release?.deferrable ? { maxQueueMs: budgetLeftMs / 2 } : {}),
+      ...(opts.signal ? { cancel: opts.signal } : {}),
+    });
+    providerMessageId = sent.receipt.providerMessageId;
+    record.provider_status = sent.receipt.providerStatus ?? null;
+    if (sent.receipt.conversation !== undefined) record.provider_conversation = sent.receipt.conversation;
+    record.attempts = sent.attempts;
+    record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
+  } catch (err) {
+    if (claimLost || (opts.release?.deferrable && isCongestion(err))) throw err;
+    const info = sendFailureInfo(err);
+    record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
+    // The provider may have it: not `failed`, which a receipt could never correct.
+    record.status = record.error_code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
+    record.attempts = info?.attempts ?? 1;
+    record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
+    record.latency_ms = deps.now() - startedAt;
+    record.status_updated_at = deps.now();
+    const recorded = await keepRecord('delivery record', () => write(record));
+    // An outcome lost is settled by the provider's receipts: those that outran this record, now.
+    if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld();
+    if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
+      await keepRecord('opt-out', async () => {
+        for (const r of send.recipients) await deps.store.addOptOut(via, r, deps.now());
+      });
+    }
+    log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
+    if (err instanceof NotifyError) {
+      err.details.via ??= via;
+      // The record that get_notification and receipts settle.
+      if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = id;
+      throw err;
+    }
+    throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err, notificationId: id });
+  }
+  record.provider_message_id = providerMessageId ?? null;
+  record.latency_ms = deps.now() - startedAt;
+  record.status_updated_at = deps.now();
+  const result = sendResult(send, prepared, providerMessageId);
+  const recorded = await keepRecord('delivery record', () => write(record));
+  if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld();
+  deps.log.info('sent', { notificationId: id, via, client: opts.client, attempts: record.attempts, latencyMs: record.latency_ms });
+  return result;
+}
