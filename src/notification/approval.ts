@@ -61,13 +61,17 @@ export class ApprovalNeeded extends Error {
   }
 }
 
-/** Thrown when the send waits for a person in the operator console; its row is recorded `pending_approval`. */
-export class ApprovalHeld extends Error {
-  override readonly name = 'ApprovalHeld';
-  constructor(readonly held: { id: string; via: string; at: number }) {
-    super(`${held.via} send ${held.id} held for approval in the console`);
-  }
+/** A send that waits for a person in the operator console; its row is recorded `pending_approval`. */
+export interface HeldForConsole {
+  id: string;
+  via: string;
+  at: number;
 }
+
+/** What the approval step decided: the send goes on (with the payload a person approved, if one did), or it waits in the console. */
+export type ApprovalStep<P> = { kind: 'go'; approved?: Approved<P> } | { kind: 'held'; held: HeldForConsole };
+
+const GO = { kind: 'go' } as const;
 
 /** An approved send: the payload the person saw, to be sent as it is, under the approved id. */
 export interface Approved<P> {
@@ -163,10 +167,11 @@ function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[],
 }
 
 /**
- * Decides whether this send may go on. Returns undefined when no rule applies (nothing
- * changes), the approved payload when a person accepted exactly this payload; otherwise it
- * throws: ApprovalNeeded (ask, or ask again: the payload changed), APPROVAL_DECLINED, or
- * APPROVAL_REQUIRED (the client cannot ask). Each refusal leaves a delivery record.
+ * Decides whether this send may go on: `go` when no rule applies (nothing changes), `go`
+ * with the approved payload when a person accepted exactly this payload, `held` when it
+ * waits in the console (its row written); otherwise it throws: ApprovalNeeded (ask, or ask
+ * again: the payload changed), APPROVAL_DECLINED, or APPROVAL_REQUIRED (the client cannot
+ * ask). Each refusal leaves a delivery record.
  *
  * A round arrives as `ApprovalRound` (can the client ask, and what the person answered last
  * round, with the grant it answered); the question leaves as a thrown `ApprovalNeeded`, which
@@ -182,12 +187,12 @@ export async function approveSend<C, P>(
   key: string | null,
   /** The id a send released from the outbox already has: held, it keeps it. */
   releaseId?: string,
-): Promise<Approved<P> | undefined> {
+): Promise<ApprovalStep<P>> {
   const rules = deps.config.approval.rules;
-  if (rules.length === 0) return undefined;
+  if (rules.length === 0) return GO;
   const { names, why, firstContacts } = await matchingRules(deps, channel, call, rules);
   const previous = round?.previous;
-  if (names.length === 0 && !previous) return undefined;
+  if (names.length === 0 && !previous) return GO;
 
   // The answered grant's id and time rebuild the very bytes the person saw.
   const build = async (id: string, at: number) => {
@@ -199,7 +204,7 @@ export async function approveSend<C, P>(
   // a first contact that its own approved send (or another) recorded meanwhile. It stays that
   // message, so the same answer sent again replays (or stays declined) instead of going out
   // as a new send. Another payload or key is a new message that needs no approval.
-  if (names.length === 0 && (previous!.grant.payload_sha256 !== grant.payload_sha256 || previous!.grant.key !== key)) return undefined;
+  if (names.length === 0 && (previous!.grant.payload_sha256 !== grant.payload_sha256 || previous!.grant.key !== key)) return GO;
   const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: names, payload_sha256: grant.payload_sha256 });
   const log = deps.log.child({ notificationId: grant.id, via: channel.name, client });
 
@@ -220,7 +225,7 @@ export async function approveSend<C, P>(
     if (previous.grant.payload_sha256 === grant.payload_sha256 && previous.grant.key === key) {
       if (firstContacts.length > 0) await deps.store.addContacts(channel.name, firstContacts, deps.now(), client);
       log.info('approval accepted', { reasons: names });
-      return { id: grant.id, at: grant.at, built, record: record('approved') };
+      return { kind: 'go', approved: { id: grant.id, at: grant.at, built, record: record('approved') } };
     }
     // The call came back with another payload (or key) than the one approved: that one is
     // not approved, and the person is asked about it as a new message.
@@ -231,7 +236,7 @@ export async function approveSend<C, P>(
   if (mode === 'console' || (mode === 'ask-then-console' && !round?.canAsk)) {
     await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts, call: heldCall(call) });
     log.info('approval held for the console', { reasons: names });
-    throw new ApprovalHeld({ id: grant.id, via: channel.name, at: grant.at });
+    return { kind: 'held', held: { id: grant.id, via: channel.name, at: grant.at } };
   }
   if (!round?.canAsk) {
     await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);

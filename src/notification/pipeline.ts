@@ -11,7 +11,7 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import { ApprovalHeld, approveSend, type Approved } from './approval.js';
+import { approveSend, type Approved, type HeldForConsole } from './approval.js';
 import { auditOf, deliver, heldUntil, optedOutError, recordAbandoned, recordDryRun, storeUnavailable, throwIfCancelled, type Prepared, type Send } from './deliver.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
@@ -121,13 +121,9 @@ async function sendTyped<C, P>(
   // while a person thinks: the question ends the call. An unkeyed send has no key to replay,
   // so it is asked first, and an approved one is claimed under its approval (a replayed
   // approval sends once).
-  let approvedUnkeyed: Approved<P> | undefined;
-  try {
-    approvedUnkeyed = key === undefined ? await approve() : undefined;
-  } catch (err) {
-    if (err instanceof ApprovalHeld) return heldResult(deps, channel, recipients, opts.client, err);
-    throw err;
-  }
+  const unkeyedStep = key === undefined ? await approve() : undefined;
+  if (unkeyedStep?.kind === 'held') return heldResult(deps, channel, recipients, opts.client, unkeyedStep.held);
+  const approvedUnkeyed = unkeyedStep?.approved;
   const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
@@ -166,17 +162,18 @@ async function sendTyped<C, P>(
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
   try {
-    prepared = await prepare(send, call, key === undefined ? approvedUnkeyed : await approve(), id);
+    const step = key === undefined ? unkeyedStep : await approve();
+    // Held for the console: the key answers that from now on (the same call replays it).
+    if (step?.kind === 'held') {
+      const held = heldResult(deps, channel, recipients, opts.client, step.held);
+      await claim?.complete(held);
+      return held;
+    }
+    prepared = await prepare(send, call, step?.approved, id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: lookup === 'record' ? optOut : undefined });
   } catch (err) {
-    // Held for the console: the key answers that from now on (the same call replays it).
-    if (err instanceof ApprovalHeld) {
-      const held = heldResult(deps, channel, recipients, opts.client, err);
-      await claim?.complete(held);
-      return held;
-    }
     // Nothing was sent: a question, a refusal or a failure before the provider call frees the key.
     await claim?.release();
     throw err;
@@ -194,9 +191,9 @@ async function sendTyped<C, P>(
 }
 
 /** The answer to a send held for the console: its id, and that it waits (nothing was sent). Its row is written: onHeld hears of it. */
-function heldResult<C, P>(deps: PipelineDeps, channel: TypedChannel<C, P>, recipients: readonly string[], client: string | null, err: ApprovalHeld): SendResult {
-  deps.onHeld?.({ id: err.held.id, via: channel.name, client, recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))] });
-  return { id: err.held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(err.held.at).toISOString() };
+function heldResult<C, P>(deps: PipelineDeps, channel: TypedChannel<C, P>, recipients: readonly string[], client: string | null, held: HeldForConsole): SendResult {
+  deps.onHeld?.({ id: held.id, via: channel.name, client, recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))] });
+  return { id: held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(held.at).toISOString() };
 }
 
 /** Everything before the provider call, counted against the budget: rate limit, id and payload. */
