@@ -40,8 +40,8 @@ export interface HubOptions {
   lingerMs?: number;
   /**
    * Segments tracked at most, followed or lingering (default 1,000). Each is one store read
-   * per change: 20 streams naming 1,500 distinct segments each made every change 30,000
-   * reads, holding the event loop 4 s and the feed's 1 s promise with it.
+   * per change: without a bound, streams naming many distinct segments made every change
+   * that many reads, holding the event loop and the feed's 1 s promise with it.
    */
   maxSegments?: number;
   /**

@@ -38,7 +38,7 @@ export type ValidationResult<T = Record<string, unknown>> = { ok: true; variant:
 
 /**
  * Issues as they are found: the first MAX_ISSUES kept, the rest only counted, and a
- * message built only for an issue that is kept. (A call may hold 200,000 unknown keys.)
+ * message built only for an issue that is kept: a call may hold any number of unknown keys.
  */
 class Issues {
   private readonly kept: ValidationIssue[] = [];
