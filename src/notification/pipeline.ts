@@ -11,13 +11,13 @@ import { NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import { approveSend, type Approved, type HeldForConsole } from './approval.js';
+import { approveSend, type ApprovalStep, type Approved, type HeldForConsole } from './approval.js';
 import { auditOf, deliver, heldUntil, optedOutError, recordAbandoned, recordDryRun, storeUnavailable, throwIfCancelled, type Prepared, type Send } from './deliver.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
 import { budgetLeft } from './send-budget.js';
-import type { PipelineDeps, SendOptions, SendResult } from './send-deps.js';
+import type { PipelineDeps, ReleaseWriter, SendOptions, SendResult } from './send-deps.js';
 
 export type { PipelineDeps, RateGate, ReleaseWriter, SendOptions, SendResult, SendSettings } from './send-deps.js';
 
@@ -68,10 +68,8 @@ function optOutLookup(deps: PipelineDeps, live: boolean, keyed: boolean): OptOut
 }
 
 /**
- * The whole send, in order: recipient policy, the opt-out lookup, the approval of an unkeyed
- * send, the idempotency claim, preparation (approval of a keyed send, rate limit, payload),
- * then the dry run's record, or the `sending` phase, the provider call and the record, and
- * last the claim's completion.
+ * The whole send, in order: recipient policy, waiting (send_at, quiet hours), the opt-out
+ * lookup, the approval of an unkeyed send, the idempotency claim, then the claimed send.
  */
 async function sendTyped<C, P>(
   deps: PipelineDeps,
@@ -81,21 +79,12 @@ async function sendTyped<C, P>(
 ): Promise<SendResult> {
   // The budget covers the whole call: what is spent before the provider call is not given to it.
   const startedAt = deps.now();
-  const budgetMs = deps.config.sendBudgetMs;
-  const deadline = startedAt + budgetMs;
   const via = channel.name;
   const call = channel.parse(value);
   const recipients = channel.recipients(call);
   checkAllowed(channel, recipients, call);
-
-  if (opts.release === undefined) {
-    const waiting = await scheduleIfWaiting(deps, via, channel.provider.name, value, recipients, { client: opts.client, audit: auditOf({ channel, recipients, opts }) });
-    if (waiting) return waiting;
-  } else {
-    // Quiet hours are asked again as a waiting send leaves: it may leave late, or the window may have changed.
-    const quietEnd = quietRelease(deps, via, startedAt, value.urgent === true, opts.client);
-    if (quietEnd !== undefined) return heldUntil(channel, opts.release.id, startedAt, quietEnd);
-  }
+  const waiting = await waitingAnswer(deps, channel, value, recipients, opts, startedAt);
+  if (waiting) return waiting;
 
   const key = opts.release?.key ?? (typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined);
   const optOut: OptOutCheck = { via, recipients };
@@ -107,12 +96,6 @@ async function sendTyped<C, P>(
     if (optedOut !== undefined) throw optedOutError(optedOut, via);
   }
 
-  // What a key is bound to: the call without its key. Only keyed (or approved) sends need
-  // it; a plain send pays neither for the hash nor for the copy.
-  const contentHash = () => {
-    const { idempotency_key: _key, ...content } = value;
-    return schemaHash(content);
-  };
   const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null, opts.release?.id);
   // A keyed send is asked about only once it holds its key: the claim alone says whether this
   // call is a replay (it sends nothing, so it asks no one), waits for another, or sends (then
@@ -129,40 +112,100 @@ async function sendTyped<C, P>(
   // call may have sent. A keyed send's approval may choose another (the approved id).
   const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
   const send: Send<C, P> = { deps, channel, recipients, key, opts };
+  const claimed =
+    claimKeyName === undefined || releaseWrite ? undefined : await claimSend(send, claimKeyName, value, { id, startedAt, optOut: lookup === 'claim' ? optOut : undefined });
+  if (claimed?.kind === 'replay') return claimed.result;
+  return sendClaimed(send, call, {
+    id,
+    claim: claimed?.handle,
+    approval: key === undefined ? async () => unkeyedStep : approve,
+    deadline: startedAt + deps.config.sendBudgetMs,
+    releaseWrite,
+    recordOptOut: lookup === 'record' ? optOut : undefined,
+  });
+}
 
-  let claim: ClaimHandle<SendResult> | undefined;
-  if (claimKeyName !== undefined && !releaseWrite) {
-    const claimed = await claimKey<SendResult>({
-      store: deps.store,
-      // Keys are scoped by client: two bots that pick the same key do not share results.
-      key: JSON.stringify([opts.client ?? '', claimKeyName]),
-      sentKey: claimKeyName,
-      payloadHash: contentHash(),
-      budgetMs,
-      startedAt,
-      ttlMs: IDEMPOTENCY_TTL_MS,
-      now: deps.now,
-      log: deps.log,
-      via,
-      notificationId: id,
-      ...(opts.signal ? { signal: opts.signal } : {}),
-      ...(lookup === 'claim' ? { optOut } : {}),
-    });
-    if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, via);
-    if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
-    if (claimed.kind === 'abandoned') {
-      const err = claimed.handle.abandoned(claimed.notificationId);
-      if (claimed.notificationId !== undefined) await recordAbandoned(send, claimed.notificationId);
-      await claimed.handle.keepFailure(err);
-      throw err;
-    }
-    claim = claimed.handle;
+/** The answer of a send that waits: scheduled or held at the call, or held again by quiet hours as its release leaves. */
+async function waitingAnswer<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  value: Readonly<Record<string, unknown>>,
+  recipients: readonly string[],
+  opts: SendOptions,
+  now: number,
+): Promise<SendResult | undefined> {
+  if (opts.release === undefined) {
+    return scheduleIfWaiting(deps, channel.name, channel.provider.name, value, recipients, { client: opts.client, audit: auditOf({ channel, recipients, opts }) });
   }
+  // Quiet hours are asked again as a waiting send leaves: it may leave late, or the window may have changed.
+  const quietEnd = quietRelease(deps, channel.name, now, value.urgent === true, opts.client);
+  return quietEnd === undefined ? undefined : heldUntil(channel, opts.release.id, now, quietEnd);
+}
 
+/**
+ * The send's idempotency claim under `name`, scoped by client: the handle this call sends
+ * under, or the first call's result to replay. Throws for an opted-out recipient (when the
+ * lookup rides in the claim) and for a claim whose dead owner may have sent (DELIVERY_UNKNOWN).
+ */
+async function claimSend<C, P>(
+  send: Send<C, P>,
+  name: string,
+  value: Readonly<Record<string, unknown>>,
+  { id, startedAt, optOut }: { id: string; startedAt: number; optOut: OptOutCheck | undefined },
+): Promise<{ kind: 'claimed'; handle: ClaimHandle<SendResult> } | { kind: 'replay'; result: SendResult }> {
+  const { deps, channel, opts } = send;
+  // What a key is bound to: the call without its key.
+  const { idempotency_key: _key, ...content } = value;
+  const claimed = await claimKey<SendResult>({
+    store: deps.store,
+    // Keys are scoped by client: two bots that pick the same key do not share results.
+    key: JSON.stringify([opts.client ?? '', name]),
+    sentKey: name,
+    payloadHash: schemaHash(content),
+    budgetMs: deps.config.sendBudgetMs,
+    startedAt,
+    ttlMs: IDEMPOTENCY_TTL_MS,
+    now: deps.now,
+    log: deps.log,
+    via: channel.name,
+    notificationId: id,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(optOut ? { optOut } : {}),
+  });
+  if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, channel.name);
+  if (claimed.kind === 'replay') return { kind: 'replay', result: { ...claimed.result, replayed: true } };
+  if (claimed.kind === 'abandoned') {
+    const err = claimed.handle.abandoned(claimed.notificationId);
+    if (claimed.notificationId !== undefined) await recordAbandoned(send, claimed.notificationId);
+    await claimed.handle.keepFailure(err);
+    throw err;
+  }
+  return { kind: 'claimed', handle: claimed.handle };
+}
+
+/** What the claimed send needs besides the send itself. */
+interface ClaimedSend<P> {
+  id: string;
+  claim: ClaimHandle<SendResult> | undefined;
+  /** The approval step, run once the key is held (a keyed send), or its answer already given (an unkeyed one). */
+  approval: () => Promise<ApprovalStep<P> | undefined>;
+  deadline: number;
+  releaseWrite: ReleaseWriter | undefined;
+  /** The opt-out lookup, when it rides in the dry run's record. */
+  recordOptOut: OptOutCheck | undefined;
+}
+
+/**
+ * A send that holds its key (or needs none): the approval of a keyed send, preparation (rate
+ * limit, payload, caps), then the dry run's record, or the provider call and its record, and
+ * last the claim's completion. Anything that stops it before the provider call frees the key.
+ */
+async function sendClaimed<C, P>(send: Send<C, P>, call: C, { id, claim, approval, deadline, releaseWrite, recordOptOut }: ClaimedSend<P>): Promise<SendResult> {
+  const { deps, channel, recipients, opts } = send;
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
   try {
-    const step = key === undefined ? unkeyedStep : await approve();
+    const step = await approval();
     // Held for the console: the key answers that from now on (the same call replays it).
     if (step?.kind === 'held') {
       const held = heldResult(deps, channel, recipients, opts.client, step.held);
@@ -170,9 +213,9 @@ async function sendTyped<C, P>(
       return held;
     }
     prepared = await prepare(send, call, step?.approved, id);
-    budgetLeftMs = budgetLeft(deadline, deps.now(), budgetMs, via);
+    budgetLeftMs = budgetLeft(deadline, deps.now(), deps.config.sendBudgetMs, channel.name);
     // A dry run is its record: written with the claim's completion, in one store write.
-    if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: lookup === 'record' ? optOut : undefined });
+    if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: recordOptOut });
   } catch (err) {
     // Nothing was sent: a question, a refusal or a failure before the provider call frees the key.
     await claim?.release();
