@@ -7,7 +7,7 @@
 import type { ResultMeta, TypedChannel } from '../channels/channel.js';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { sendFailureInfo, sendWithRetry, type AttemptRecord } from '../providers/retry.js';
+import { sendFailureInfo, sendWithRetry, type AttemptRecord, type RetryResult } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite } from '../store/types.js';
 import type { Approved } from './approval.js';
@@ -171,30 +171,9 @@ export interface DeliverOptions {
 export async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, { budgetLeftMs, claim, write = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }) }: DeliverOptions): Promise<SendResult> {
   const { deps, channel, opts } = send;
   const { id, startedAt, payload } = prepared;
-  const { provider, name: via } = channel;
-  const record = newRecord(send, prepared);
-  // Every line about this send carries notificationId, via and client.
-  const log = deps.log.child({ notificationId: id, via, client: opts.client });
-  // Once the provider has answered, a store failure must not change the answer: reporting a
-  // sent message as failed invites a retry that sends it again.
-  const keepRecord = async (what: string, write: () => Promise<unknown>): Promise<boolean> =>
-    write().then(
-      () => true,
-      (err: unknown) => {
-        log.error(`${what} not stored after the provider answered`, { error: (err as Error).message });
-        return false;
-      },
-    );
-  // Receipts that outran this record were held for it: applied now that it is there. A
-  // failure here must not change the answer either: the provider has the message.
-  const applyHeld = () =>
-    applyHeldReceipts(deps, record).catch((err: unknown) =>
-      log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
-    );
-
-  const attemptStarts: number[] = [];
+  const via = channel.name;
+  const out: Outcome = { record: newRecord(send, prepared), write, log: deps.log.child({ notificationId: id, via, client: opts.client }), attemptStarts: [] };
   throwIfCancelled(opts.signal, via);
-  let providerMessageId: string | undefined;
   // Set when the claim could not be moved to `sending` (another call took it over): nothing was written, and nothing is recorded.
   let claimLost = false;
   const beforeRequest =
@@ -207,55 +186,93 @@ export async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, { b
         throw err;
       }
     });
+  let sent: RetryResult;
   try {
-    const sent = await sendWithRetry(provider, payload, {
+    sent = await sendWithRetry(channel.provider, payload, {
       notificationId: id,
       budgetMs: budgetLeftMs,
-      log,
+      log: out.log,
       onRetry: opts.onRetry,
-      onAttempt: (a) => attemptStarts.push(deps.now() - a.latencyMs),
+      onAttempt: (a) => out.attemptStarts.push(deps.now() - a.latencyMs),
       ...(beforeRequest ? { beforeRequest } : {}),
       ...(opts.release?.deferrable ? { maxQueueMs: budgetLeftMs / 2 } : {}),
       ...(opts.signal ? { cancel: opts.signal } : {}),
     });
-    providerMessageId = sent.receipt.providerMessageId;
-    record.provider_status = sent.receipt.providerStatus ?? null;
-    if (sent.receipt.conversation !== undefined) record.provider_conversation = sent.receipt.conversation;
-    record.attempts = sent.attempts;
-    record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
   } catch (err) {
     if (claimLost || (opts.release?.deferrable && isCongestion(err))) throw err;
-    const info = sendFailureInfo(err);
-    record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
-    // The provider may have it: not `failed`, which a receipt could never correct.
-    record.status = record.error_code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
-    record.attempts = info?.attempts ?? 1;
-    record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, attemptStarts));
-    record.latency_ms = deps.now() - startedAt;
-    record.status_updated_at = deps.now();
-    const recorded = await keepRecord('delivery record', () => write(record));
-    // An outcome lost is settled by the provider's receipts: those that outran this record, now.
-    if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld();
-    if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
-      await keepRecord('opt-out', async () => {
-        for (const r of send.recipients) await deps.store.addOptOut(via, r, deps.now());
-      });
-    }
-    log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
-    if (err instanceof NotifyError) {
-      err.details.via ??= via;
-      // The record that get_notification and receipts settle.
-      if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = id;
-      throw err;
-    }
-    throw new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via, cause: err, notificationId: id });
+    throw await recordFailure(send, prepared, out, err);
   }
-  record.provider_message_id = providerMessageId ?? null;
+  const { record } = out;
+  record.provider_status = sent.receipt.providerStatus ?? null;
+  if (sent.receipt.conversation !== undefined) record.provider_conversation = sent.receipt.conversation;
+  record.attempts = sent.attempts;
+  record.attempt_log = sent.history.map((a, i) => toDeliveryAttempt(a, i, out.attemptStarts));
+  record.provider_message_id = sent.receipt.providerMessageId ?? null;
   record.latency_ms = deps.now() - startedAt;
   record.status_updated_at = deps.now();
-  const result = sendResult(send, prepared, providerMessageId);
-  const recorded = await keepRecord('delivery record', () => write(record));
-  if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld();
+  const result = sendResult(send, prepared, sent.receipt.providerMessageId);
+  const recorded = await keepRecord(out, 'delivery record', () => write(record));
+  if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld(deps, out);
   deps.log.info('sent', { notificationId: id, via, client: opts.client, attempts: record.attempts, latencyMs: record.latency_ms });
   return result;
+}
+
+/** A delivery's record as it is filled in, how it is written, and the send's log. */
+interface Outcome {
+  record: DeliveryRecord;
+  write: (record: DeliveryRecord) => Promise<RecordWrite | boolean>;
+  /** Every line about this send carries notificationId, via and client. */
+  log: Logger;
+  /** When each attempt started, in order. */
+  attemptStarts: number[];
+}
+
+/**
+ * Once the provider has answered, a store failure must not change the answer: reporting a
+ * sent message as failed invites a retry that sends it again. True when written.
+ */
+const keepRecord = async (out: Outcome, what: string, write: () => Promise<unknown>): Promise<boolean> =>
+  write().then(
+    () => true,
+    (err: unknown) => {
+      out.log.error(`${what} not stored after the provider answered`, { error: (err as Error).message });
+      return false;
+    },
+  );
+
+/** Receipts that outran this record were held for it: applied now that it is there; a failure here changes no answer either. */
+const applyHeld = (deps: PipelineDeps, out: Outcome) =>
+  applyHeldReceipts(deps, out.record).catch((err: unknown) => out.log.error('held receipts not applied after the record was written', { error: (err as Error).message }));
+
+/**
+ * A provider call that did not end `sent`: its record (`unknown` when the provider may have
+ * it, which a receipt can still settle; otherwise `failed`), an opt-out it reported, and the
+ * error the send answers with, naming the notification when its outcome is unknown.
+ */
+async function recordFailure<C, P>(send: Send<C, P>, prepared: Prepared<P>, out: Outcome, err: unknown): Promise<NotifyError> {
+  const { deps, channel } = send;
+  const { record } = out;
+  const info = sendFailureInfo(err);
+  record.error_code = err instanceof NotifyError ? err.code : 'DELIVERY_UNKNOWN';
+  record.status = record.error_code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
+  record.attempts = info?.attempts ?? 1;
+  record.attempt_log = (info?.history ?? []).map((a, i) => toDeliveryAttempt(a, i, out.attemptStarts));
+  record.latency_ms = deps.now() - prepared.startedAt;
+  record.status_updated_at = deps.now();
+  const recorded = await keepRecord(out, 'delivery record', () => out.write(record));
+  // An outcome lost is settled by the provider's receipts: those that outran this record, now.
+  if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld(deps, out);
+  if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
+    await keepRecord(out, 'opt-out', async () => {
+      for (const r of send.recipients) await deps.store.addOptOut(channel.name, r, deps.now());
+    });
+  }
+  out.log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
+  if (!(err instanceof NotifyError)) {
+    return new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via: channel.name, cause: err, notificationId: prepared.id });
+  }
+  err.details.via ??= channel.name;
+  // The record that get_notification and receipts settle.
+  if (err.code === 'DELIVERY_UNKNOWN') err.details.notificationId = prepared.id;
+  return err;
 }

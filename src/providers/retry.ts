@@ -158,18 +158,7 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     });
   };
 
-  let started = false;
-  let startFailure: { err: unknown } | undefined;
-  const starting = async () => {
-    if (started || !opts.beforeRequest) return;
-    try {
-      await opts.beforeRequest();
-    } catch (err) {
-      startFailure = { err };
-      throw err;
-    }
-    started = true;
-  };
+  const start = startOnce(opts.beforeRequest);
 
   for (let attempt = 1; ; attempt++) {
     // Every earlier attempt failed with nothing sent (only those are retried).
@@ -183,13 +172,13 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     const attemptAt = now();
     let err: unknown;
     try {
-      if (!provider.callsStarting) await starting();
+      if (!provider.callsStarting) await start.starting();
       const receipt = await provider.send(payload, {
         notificationId: opts.notificationId,
         signal: controller.signal,
         // On the real clock, as the timer above: `now` may be a test's.
         deadline: Date.now() + remaining,
-        starting,
+        starting: start.starting,
         ...(opts.maxQueueMs === undefined ? {} : { startBy: Date.now() + Math.min(remaining, opts.maxQueueMs) }),
         ...(opts.cancel ? { cancel: opts.cancel } : {}),
       });
@@ -205,7 +194,7 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
       clearTimeout(timer);
     }
     // The send could not be marked started (its claim was taken over): nothing was written.
-    if (startFailure) throw startFailure.err;
+    if (start.failure) throw start.failure.err;
 
     const record: AttemptRecord = { attempt, outcome: outcomeOf(err), latencyMs: now() - attemptAt };
     if (err instanceof ProviderError && err.vendorCode !== undefined) record.vendorCode = err.vendorCode;
@@ -213,57 +202,95 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     opts.onAttempt?.(record);
     log.info('provider attempt', { ...record });
 
-    if (err instanceof ProviderBusyError) {
-      // The queue was saturated for about as long as this send waited: a hint, not a promise.
-      const retryAfterS = Math.max(1, Math.ceil(err.waitedMs / 1000));
-      throw fail(
-        'RATE_LIMITED',
-        `Try again in ${retryAfterS} s; nothing was sent: this server runs at most ${plural(err.limit, `${provider.name} request`)} at a time, and all of them ` +
-          `stayed busy for the ${err.waitedMs} ms this send waited within its ${opts.budgetMs} ms budget.`,
-        err,
-        retryAfterS,
-      );
-    }
-    if (err instanceof SendCancelledError) {
-      throw fail('CANCELLED', cancelledMessage(provider.name, attempt - 1), err);
-    }
-    if (err instanceof RecipientOptedOutError) {
-      throw fail('RECIPIENT_OPTED_OUT', `${err.message} Do not send to this recipient again unless they opt back in.`, err);
-    }
-    if (err instanceof ProviderRejectedError) {
-      throw fail('PROVIDER_REJECTED', `${provider.name} rejected the message: ${err.message}`, err);
-    }
-    if (!(err instanceof ProviderTransientError)) {
-      // DeliveryUnknownError, or anything an adapter failed to classify: it may have gone out,
-      // and a second attempt could deliver it twice.
-      const detail = err instanceof DeliveryUnknownError ? err.message : 'unexpected error during the send';
-      throw fail(
-        'DELIVERY_UNKNOWN',
-        `${provider.name} may or may not have delivered the message (${detail}). It was not retried, to avoid a duplicate; check with the recipient before sending again.`,
-        err,
-      );
-    }
-
+    if (!(err instanceof ProviderTransientError)) throw finalFailure(err, provider.name, attempt, opts.budgetMs, fail);
     const rateLimited = err.opts.rateLimited === true;
     const ceiling = Math.min(maxDelay, base * 2 ** (attempt - 1));
-    let delay = Math.floor(random() * ceiling);
-    if (err.opts.retryAfterMs !== undefined) delay = Math.max(delay, err.opts.retryAfterMs);
-    const left = deadline - now();
+    const delay = Math.max(Math.floor(random() * ceiling), err.opts.retryAfterMs ?? 0);
     // A retry must have time to run after its wait: one started at the very end of the budget
     // would be cut off in flight (DELIVERY_UNKNOWN), where giving up now says nothing was sent.
-    if (attempt >= maxAttempts || controller.signal.aborted || delay + MIN_SEND_WINDOW_MS > left) {
-      const retryAfterS = Math.max(1, Math.ceil((err.opts.retryAfterMs ?? Math.max(delay, base)) / 1000));
-      const what = rateLimited ? 'is rate limiting these sends' : 'is unavailable';
-      throw fail(
-        rateLimited ? 'RATE_LIMITED' : 'PROVIDER_UNAVAILABLE',
-        `Try again in ${retryAfterS} s: ${provider.name} ${what} (${err.message}); gave up after ${plural(attempt, 'attempt')} within the ${opts.budgetMs} ms budget.`,
-        err,
-        retryAfterS,
-      );
+    if (attempt >= maxAttempts || controller.signal.aborted || delay + MIN_SEND_WINDOW_MS > deadline - now()) {
+      throw givenUp(err, provider.name, attempt, opts.budgetMs, Math.max(delay, base), fail);
     }
     const reason = rateLimited ? 'rate_limited' : `transient${err.vendorCode !== undefined ? `: ${err.vendorCode}` : ''}`;
     opts.onRetry?.(attempt, delay, reason);
     log.debug('provider retry', { attempt, delayMs: delay, reason });
     await backoff(sleep, delay, opts.cancel);
   }
+}
+
+/** The error that ends a send after attempt `attempt` failed with `err`, which is not transient (only those are retried). */
+function finalFailure(
+  err: unknown,
+  provider: string,
+  attempt: number,
+  budgetMs: number,
+  fail: (code: NotifyError['code'], message: string, cause: unknown, retryAfterS?: number) => SendFailure,
+): SendFailure {
+  if (err instanceof ProviderBusyError) {
+    // The queue was saturated for about as long as this send waited: a hint, not a promise.
+    const retryAfterS = Math.max(1, Math.ceil(err.waitedMs / 1000));
+    return fail(
+      'RATE_LIMITED',
+      `Try again in ${retryAfterS} s; nothing was sent: this server runs at most ${plural(err.limit, `${provider} request`)} at a time, and all of them ` +
+        `stayed busy for the ${err.waitedMs} ms this send waited within its ${budgetMs} ms budget.`,
+      err,
+      retryAfterS,
+    );
+  }
+  if (err instanceof SendCancelledError) {
+    return fail('CANCELLED', cancelledMessage(provider, attempt - 1), err);
+  }
+  if (err instanceof RecipientOptedOutError) {
+    return fail('RECIPIENT_OPTED_OUT', `${err.message} Do not send to this recipient again unless they opt back in.`, err);
+  }
+  if (err instanceof ProviderRejectedError) {
+    return fail('PROVIDER_REJECTED', `${provider} rejected the message: ${err.message}`, err);
+  }
+  // DeliveryUnknownError, or anything an adapter failed to classify: it may have gone out,
+  // and a second attempt could deliver it twice.
+  const detail = err instanceof DeliveryUnknownError ? err.message : 'unexpected error during the send';
+  return fail(
+    'DELIVERY_UNKNOWN',
+    `${provider} may or may not have delivered the message (${detail}). It was not retried, to avoid a duplicate; check with the recipient before sending again.`,
+    err,
+  );
+}
+
+/** The error of a send whose transient failures outlasted its attempts or its budget: retry later, `waitMs` from now at the soonest. */
+function givenUp(
+  err: ProviderTransientError,
+  provider: string,
+  attempt: number,
+  budgetMs: number,
+  waitMs: number,
+  fail: (code: NotifyError['code'], message: string, cause: unknown, retryAfterS?: number) => SendFailure,
+): SendFailure {
+  const rateLimited = err.opts.rateLimited === true;
+  const retryAfterS = Math.max(1, Math.ceil((err.opts.retryAfterMs ?? waitMs) / 1000));
+  const what = rateLimited ? 'is rate limiting these sends' : 'is unavailable';
+  return fail(
+    rateLimited ? 'RATE_LIMITED' : 'PROVIDER_UNAVAILABLE',
+    `Try again in ${retryAfterS} s: ${provider} ${what} (${err.message}); gave up after ${plural(attempt, 'attempt')} within the ${budgetMs} ms budget.`,
+    err,
+    retryAfterS,
+  );
+}
+
+/** `beforeRequest` as the attempts call it: once, however many attempts; a failure is kept so that it ends the send as it is. */
+function startOnce(beforeRequest: (() => Promise<void>) | undefined): { starting: () => Promise<void>; failure: { err: unknown } | undefined } {
+  let started = false;
+  const start = {
+    failure: undefined as { err: unknown } | undefined,
+    async starting() {
+      if (started || !beforeRequest) return;
+      try {
+        await beforeRequest();
+      } catch (err) {
+        start.failure = { err };
+        throw err;
+      }
+      started = true;
+    },
+  };
+  return start;
 }
