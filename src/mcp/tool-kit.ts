@@ -11,6 +11,7 @@ import type { ConfiguredChannel } from '../channels/channel.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { ApprovalRequest, ApprovalRound } from '../notification/approval.js';
+import type { Caller } from '../notification/own.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
 import type { Store } from '../store/types.js';
 
@@ -30,6 +31,11 @@ export interface ToolContext {
   deps?: SendDeps;
   /** The approval step's view of this round, and how to put a question to the person (src/mcp/approval-round.ts). */
   approval?: { round: ApprovalRound; ask(request: ApprovalRequest): Promise<CallToolResult> };
+}
+
+/** Who calls, as the use cases see it. */
+export function callerOf(ctx: ToolContext): Caller {
+  return { client: ctx.client, operator: ctx.operator === true, signal: ctx.signal, approval: ctx.approval?.round };
 }
 
 export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {

@@ -1,17 +1,29 @@
 /**
- * The notification a call names, if the caller may act on it: its own (the token's client
- * over HTTP, else clientInfo.name), or any for an operator, as get_notification decides.
- * Someone else's id and an unknown one get the same answer, so an id's existence does not leak.
+ * What the use cases that act on a sent notification share (./edit.ts, ./retract.ts): who
+ * calls, the notification they may act on, its channel, and a provider's amend call.
  */
-import type { ConnectedChannel, TypedChannel } from '../../channels/channel.js';
-import { NotifyError } from '../../core/errors.js';
-import { DeliveryUnknownError, ProviderRejectedError, ProviderError } from '../../providers/errors.js';
-import type { DeliveryRecord } from '../../store/types.js';
-import type { ToolContext } from '../tool-kit.js';
+import type { ConnectedChannel, TypedChannel } from '../channels/channel.js';
+import { NotifyError } from '../core/errors.js';
+import { DeliveryUnknownError, ProviderRejectedError, ProviderError } from '../providers/errors.js';
+import type { DeliveryRecord, Store } from '../store/types.js';
+import type { ApprovalRound } from './approval.js';
 
-export async function ownNotification(id: string, ctx: ToolContext): Promise<DeliveryRecord> {
-  const record = await ctx.store.getDelivery(id);
-  if (!record || !(ctx.operator === true || record.client === ctx.client)) {
+/** Who acts: the client (the token's over HTTP, else clientInfo.name), whether an operator, the call's cancel, and its approval round. */
+export interface Caller {
+  client: string | null;
+  operator: boolean;
+  signal: AbortSignal;
+  approval?: ApprovalRound | undefined;
+}
+
+/**
+ * The notification a call names, if the caller may act on it: its own, or any for an
+ * operator, as get_notification decides. Someone else's id and an unknown one get the same
+ * answer, so an id's existence does not leak.
+ */
+export async function ownNotification(store: Pick<Store, 'getDelivery'>, id: string, caller: Caller): Promise<DeliveryRecord> {
+  const record = await store.getDelivery(id);
+  if (!record || !(caller.operator || record.client === caller.client)) {
     throw new NotifyError('NOT_FOUND', `No notification ${id} was sent by this client. Pass an id that one of your own send_notification results gave (e.g. ntf_0123456789abcdef0123456789abcdef).`, { path: '/id' });
   }
   return record;

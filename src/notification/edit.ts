@@ -1,0 +1,137 @@
+/**
+ * Editing a notification (edit_notification, and nothing else): the text (and blocks) of a
+ * Slack post the caller sent, through chat.update, or of any notification not yet sent,
+ * under the same rules as a send: the fields validate as send_notification's, the allowlist
+ * is asked again, the approval rules apply to the edited message (./approval.ts approveEdit),
+ * broadcasts are screened again (the channel builds the payload), and an edit of what a
+ * person approved is not made behind their back. A send still waiting in the outbox
+ * (scheduled, held) waits with the new call; one waiting for a person (pending_approval, or
+ * approved and not yet released) waits for them again with the new payload and hash, so a
+ * decision on the old one is refused. The record keeps the payload as it now stands.
+ */
+import { NotifyError } from '../core/errors.js';
+import type { DeliveryRecord } from '../store/types.js';
+import { approveEdit, payloadSha256 } from './approval.js';
+import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
+import { checkAllowed } from './recipient-policy.js';
+import type { PipelineDeps } from './send-deps.js';
+import { advance } from './status.js';
+import type { DeliveryStatus } from '../store/types.js';
+
+/** What an edit answers: the notification, where it now stands, and when it was edited. */
+export interface Edited {
+  id: string;
+  via: string;
+  status: DeliveryStatus;
+  edited_at: string;
+}
+
+export type Change = { text: string; blocks?: unknown[] | undefined };
+
+/** Edits notification `id` as `caller` asks; throws a NotifyError saying why when it cannot be. */
+export async function editNotification(deps: PipelineDeps, caller: Caller, id: string, change: Change): Promise<Edited> {
+  const waiting = await editWaiting(deps, caller, id, change);
+  if (waiting) return waiting;
+  const record = await ownNotification(deps.store, id, caller);
+  if (record.status === 'pending_approval' || record.status === 'approved') return editHeld(deps, record, change);
+  const step = advance(record.status, 'edited');
+  if (!step.ok) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} cannot be edited: ${step.reason}.`, { path: '/id', via: record.via });
+  const payload = await editPosted(deps, caller, record, change);
+  const at = deps.now();
+  const written = await deps.store.amendDelivery(record.id, { from: record.status, status: step.next, payload, provider_status: 'edited', at, by: { client: caller.client, tool: 'edit_notification' } });
+  if (!written) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} changed while it was being edited; read it with get_notification.`, { path: '/id' });
+  return { id: record.id, via: record.via, status: step.next, edited_at: new Date(at).toISOString() };
+}
+
+/** A posted message: the edited call validated, asked of the allowlist and the approval rules, built, and handed to the provider's edit; the new payload. */
+async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRecord, change: Change): Promise<unknown> {
+  return channelOf(record, deps.channels, async (channel) => {
+    const raw = channel.editCall(record.payload, change);
+    if (raw === undefined) {
+      throw new NotifyError('ALREADY_SENT', `Notification ${record.id} is ${record.via}, which cannot be changed once handed over. Send a correction instead.`, { path: '/id', via: record.via });
+    }
+    // A person approved the post as it was: an edit would change what they approved.
+    if (record.approval?.outcome === 'approved') {
+      throw new NotifyError('APPROVAL_REQUIRED', `A person approved notification ${record.id} as it was; an edit would change what they approved. Send a new notification instead, which is asked again.`, { via: record.via });
+    }
+    const parsed = channel.branchOf(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new NotifyError('INVALID_FIELD', `Fix /${issue.path.map(String).join('/')}: ${issue.message}`, { path: `/${issue.path.map(String).join('/')}`, via: record.via });
+    }
+    const call = parsed.data;
+    checkAllowed(channel, channel.recipients(call), call, 'nothing was changed');
+    const built = await channel.buildPayload(call, record.id, deps.config.sendBudgetMs / 2, record.created_at);
+    // The edited message meets the approval rules a send of it would meet.
+    await approveEdit(deps, channel, call, built.payload, record.id, caller.approval);
+    if (channel.live && record.provider !== 'dry-run') {
+      if (!channel.provider.edit || record.provider_message_id === null) throw new NotifyError('ALREADY_SENT', `Notification ${record.id} cannot be edited at its provider.`, { via: record.via });
+      try {
+        const posted = { payload: record.payload as never, providerMessageId: record.provider_message_id, conversation: record.provider_conversation ?? undefined };
+        await channel.provider.edit(posted, built.payload, amendContext(record.id, deps.config.sendBudgetMs, caller.signal));
+      } catch (err) {
+        throw amendFailure(err, record.id, record.via, 'edit');
+      }
+    }
+    return built.payload;
+  });
+}
+
+/** `call` changed by `change` through its channel, validated as a send and asked of the allowlist again. */
+async function editedCall(via: { via: string; id: string }, base: Record<string, unknown>, change: Change, deps: PipelineDeps, build: boolean) {
+  return channelOf(via, deps.channels, async (channel) => {
+    const raw = channel.editWaiting(channel.parse(base), change);
+    if (raw === undefined) throw new NotifyError('INVALID_FIELD', `Notification ${via.id} is ${via.via}, whose sends cannot be edited before they leave; retract it and send anew.`, { path: '/id', via: via.via });
+    const parsed = channel.branchOf(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new NotifyError('INVALID_FIELD', `Fix /${issue.path.map(String).join('/')}: ${issue.message}`, { path: `/${issue.path.map(String).join('/')}`, via: via.via });
+    }
+    const recipients = channel.recipients(parsed.data);
+    checkAllowed(channel, recipients, parsed.data, 'nothing was changed');
+    const call = parsed.data as Record<string, unknown>;
+    // What the person will be shown: built now, as a send's approval builds it.
+    const payload = build ? (await channel.buildPayload(parsed.data, via.id, deps.config.sendBudgetMs / 2, deps.now())).payload : undefined;
+    return { call, payload, recipients };
+  });
+}
+
+/** A send still waiting in the outbox, with no record yet: its call replaced while it waits. Undefined when the id names none of the caller's. */
+async function editWaiting(deps: PipelineDeps, caller: Caller, id: string, change: Change): Promise<Edited | undefined> {
+  if (await deps.store.getDelivery(id)) return undefined;
+  const entry = await deps.store.getOutboxEntry(id);
+  if (!entry || !(caller.operator || entry.client === caller.client)) return undefined;
+  const leftAlready = () =>
+    new NotifyError('ALREADY_SENT', `Notification ${id} is no longer waiting (${entry.state}); it cannot be edited. Read it with get_notification.`, { path: '/id', via: entry.via });
+  if (entry.state !== 'scheduled' && entry.state !== 'held') throw leftAlready();
+  const { call } = await editedCall(entry, entry.call, change, deps, false);
+  // Of this edit and a release claiming it, one wins: a release that won sends the old call.
+  const at = deps.now();
+  if (!(await deps.store.editWaiting(id, call, at))) throw leftAlready();
+  return { id, via: entry.via, status: entry.state, edited_at: new Date(at).toISOString() };
+}
+
+/**
+ * A send waiting for a person, or approved and not yet released: rebuilt with the change and
+ * put before a person again (`pending_approval`, with the new payload and hash). An approved
+ * one is first taken back from the outbox; if its release claimed it first, it has left.
+ */
+async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Change): Promise<Edited> {
+  const approval = record.approval;
+  if (!approval?.call) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} was held without its call, so it cannot be rebuilt; decline or retract it and send anew.`, { path: '/id', via: record.via });
+  const { call, payload, recipients } = await editedCall(record, approval.call, change, deps, true);
+  const at = deps.now();
+  if (record.status === 'approved') {
+    const taken = await deps.store.moveWaiting(record.id, ['scheduled', 'held'], 'cancelled', at);
+    if (!taken?.moved) throw new NotifyError('ALREADY_SENT', `Notification ${record.id} was approved and has left; send a correction instead.`, { path: '/id', via: record.via });
+  }
+  const { decided_by: _by, decided_at: _at, reason: _reason, ...rest } = approval;
+  const revised = { ...rest, outcome: 'pending' as const, payload_sha256: payloadSha256(payload), recipients, call };
+  const from = record.status as 'pending_approval' | 'approved';
+  if (!(await deps.store.reviseHeld(record.id, { from, payload, approval: revised, at }))) {
+    throw new NotifyError('INVALID_FIELD', `Notification ${record.id} was decided while it was being edited; read it with get_notification.`, { path: '/id' });
+  }
+  deps.log.info(from === 'approved' ? 'approved send edited: asked again' : 'held send edited', { notificationId: record.id, via: record.via });
+  return { id: record.id, via: record.via, status: 'pending_approval', edited_at: new Date(at).toISOString() };
+}
+
