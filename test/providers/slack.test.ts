@@ -235,13 +235,12 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     const err = await caught(nowhere.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
     expect(err).toBeInstanceOf(ProviderTransientError);
     expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
-    const started = Date.now();
+    // That it stops at the budget is retry.test's, on a clock of its own; here, that it gives up at all.
     const gaveUp = await caught(
       sendWithRetry(nowhere, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_down', budgetMs: 1_000, log: silentLogger }),
     );
     expect((gaveUp as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
     expect(sendFailureInfo(gaveUp)!.attempts).toBeGreaterThan(1);
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
 
