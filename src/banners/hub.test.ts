@@ -147,8 +147,8 @@ describe('BannerHub', () => {
     hub.close();
   });
 
-  // DESIGN 2's "within 1 s from any process sharing the store", on the hub's own timer rather
-  // than a wall clock a loaded machine stretches: the stream tests show only that events arrive.
+  // DESIGN 2's bound for a change from any process sharing the store, on the hub's own timer
+  // rather than a wall clock a loaded machine stretches: the stream tests show only that events arrive.
   it('polls by itself, by default often enough that another process\'s write and an expiry reach a subscriber within 1 s', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
