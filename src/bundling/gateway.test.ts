@@ -251,4 +251,13 @@ describe('an upstream that cannot start', () => {
     expect(err).toBeInstanceOf(GatewayStartError);
     expect((err as Error).message).toMatch(/no server of .* could start, so there is nothing to serve: "notify" could not start \(connection closed, exit code 1\); its stderr ended: .*NODE_MODULE_VERSION 127/);
   });
+
+  it('names an HTTP upstream that cannot be reached with its connect error', async () => {
+    const err = await runGateway({ configPath: servers({ remote: { url: 'http://127.0.0.1:9/mcp' } }), log: silentLogger, backoff, stdin: new PassThrough(), stdout: new PassThrough() }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(GatewayStartError);
+    expect((err as Error).message).toMatch(/"remote" could not start \(connect failed: .+\)/);
+  });
 });

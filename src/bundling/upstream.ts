@@ -208,7 +208,8 @@ export class Upstream {
     } catch (err) {
       if (gen !== this.generation) return;
       this.log.warn('upstream connect failed', { error: errorText(err) });
-      this.lost('connect failed');
+      // The error is the reason a person (and a client's model) reads for an upstream without stderr.
+      this.lost(`connect failed: ${errorText(err).slice(0, STDERR_TAIL_CHARS)}`);
     }
   }
 
