@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { bannerRecord } from '../../test/helpers/banner-record.js';
 import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
@@ -145,6 +145,28 @@ describe('BannerHub', () => {
     await hub.poll();
     expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['expired', b.id]]);
     hub.close();
+  });
+
+  // DESIGN 2's bound for a change from any process sharing the store, on the hub's own timer
+  // rather than a wall clock a loaded machine stretches: the stream tests show only that events arrive.
+  it('polls by itself, by default often enough that another process\'s write and an expiry reach a subscriber within 1 s', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const hub = hubOf({ pollMs: undefined });
+      const sub = new Recorder();
+      await hub.subscribe(['all'], sub);
+      await vi.advanceTimersByTimeAsync(1_000);
+      // Written behind the hub's back, as another process sharing the store writes.
+      const b = await store.insertBanner(bannerRecord(clock, { expires_at: clock + 5_000 }));
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['shown', b.id]]);
+      clock += 5_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['shown', b.id], ['expired', b.id]]);
+      hub.close();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('tracks at most maxSegments segments: lingering ones make room, followed ones refuse a new follower of others', async () => {

@@ -47,6 +47,11 @@ export interface DispatcherOptions {
   defaultTimeoutMs?: number;
   /** A server's own bound, over the default (the gateway: `timeoutMs` in the servers file). */
   serverTimeoutMs?: (serverId: string) => number | undefined;
+  /**
+   * Servers not serving now, each with why (the gateway: one that could not start): named
+   * when a call misses, since a server that never started has no tool to call by name.
+   */
+  unavailable?: () => readonly { serverId: string; why: string }[];
 }
 
 export interface Dispatcher {
@@ -61,6 +66,12 @@ export function errorResult(text: string): CallToolResult {
 function availableNames(reconciled: Reconciled): string {
   const names = reconciled.tools.map((t) => t.name);
   return names.length > 0 ? names.join(', ') : '(none)';
+}
+
+/** ` Not serving now: a (why); b (why).`, or nothing. */
+function unavailableNote(options: DispatcherOptions): string {
+  const down = options.unavailable?.() ?? [];
+  return down.length > 0 ? ` Not serving now: ${down.map((d) => `server "${d.serverId}" ${d.why}`).join('; ')}.` : '';
 }
 
 function message(err: unknown): string {
@@ -97,7 +108,7 @@ export function createDispatcher(
     async call(name, args, callOptions = {}) {
       const target = reconciled.forward.get(name);
       if (!target) {
-        return errorResult(`Unknown tool "${name}". Available tools: ${availableNames(reconciled)}.`);
+        return errorResult(`Unknown tool "${name}". Available tools: ${availableNames(reconciled)}.${unavailableNote(options)}`);
       }
       const timeoutMs = callOptions.timeoutMs ?? options.serverTimeoutMs?.(target.serverId) ?? defaultTimeoutMs;
       if (!isTimeout(timeoutMs)) {
@@ -132,7 +143,7 @@ export function createDispatcher(
         if (err instanceof UpstreamUnavailableError) {
           return errorResult(
             `Tool "${name}" is unavailable: server "${target.serverId}" is not connected. ` +
-              `Try again later or use another tool. Available tools: ${availableNames(reconciled)}.`,
+              `Try again later or use another tool. Available tools: ${availableNames(reconciled)}.${unavailableNote(options)}`,
           );
         }
         return errorResult(`Tool "${name}" failed on server "${target.serverId}": ${message(err)}`);

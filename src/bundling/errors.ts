@@ -23,3 +23,11 @@ export class GatewayConfigError extends Error {
     super(message, options);
   }
 }
+
+/** No upstream of the servers file could start: a gateway serving nothing would look healthy and help no one. */
+export class GatewayStartError extends Error {
+  override readonly name = 'GatewayStartError';
+  constructor(message: string) {
+    super(message);
+  }
+}

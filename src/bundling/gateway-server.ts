@@ -11,12 +11,14 @@ export const GATEWAY_INFO = { name: 'notify-mcp-bundle', version: '0.1.0' } as c
  * arguments untouched; the upstream validates them). Each call is one turn of the manager,
  * so it resolves against the list it started with.
  */
-export function createGatewayServer(manager: BundleManager): Server {
+export function createGatewayServer(manager: BundleManager, notServing: () => string = () => ''): Server {
   const server = new Server(GATEWAY_INFO, {
     capabilities: { tools: { listChanged: true } },
+    // Built per connection: a client learns at once of a server whose tools are missing, and why.
     instructions:
       'Tools of several MCP servers. Each description starts with [<server>], the server the ' +
-      'tool comes from; names offered by more than one server are prefixed <server>__.',
+      'tool comes from; names offered by more than one server are prefixed <server>__.' +
+      notServing(),
     // The list is the same for every caller but follows the upstreams: a client re-lists
     // rather than trusting a cached copy (list_changed says when).
     cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'public' }, 'server/discover': { ttlMs: 0, cacheScope: 'public' } },

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../core/log.js';
-import { GatewayConfigError, runGateway } from './index.js';
+import { createLogger, silentLogger } from '../core/log.js';
+import { GatewayConfigError, GatewayStartError, runGateway } from './index.js';
 
 /** In-process: runGateway with injected streams, one real upstream (server-memory). */
 // server-memory is a test tool: installed in test/ (test/package.json), not beside this file.
@@ -177,5 +177,87 @@ describe('runGateway (in process)', () => {
     } finally {
       await gateway.close();
     }
+  });
+});
+
+describe('an upstream that cannot start', () => {
+  // What Node prints when a native module was built for another Node, then exit 1: as notify-mcp
+  // did under the Inspector's Node 22 before it said so itself.
+  const FATAL = [
+    "Error: The module '/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node'",
+    'was compiled against a different Node.js version using',
+    'NODE_MODULE_VERSION 115. This version of Node.js requires',
+    'NODE_MODULE_VERSION 127. Please try re-compiling or re-installing',
+  ];
+  let dies: string;
+  beforeAll(() => {
+    dies = join(dir, 'dies.mjs');
+    writeFileSync(dies, `process.stderr.write(${JSON.stringify(FATAL.join('\n') + '\n')}); process.exit(1);`);
+  });
+  const servers = (entries: Record<string, unknown>) => {
+    const path = join(dir, `servers-${Object.keys(entries).join('-')}.json`);
+    writeFileSync(path, JSON.stringify({ mcpServers: entries }));
+    return path;
+  };
+  const memory = () => ({ command: process.execPath, args: [memoryBin], env: { MEMORY_FILE_PATH: join(dir, 'm2.jsonl') } });
+  // No retry during the test: its first failure is what is checked.
+  const backoff = { initialMs: 60_000, maxMs: 60_000 };
+
+  it('is named with its exit code and last stderr lines: in an error log line tagged upstream, in the instructions, in a missed call', async () => {
+    const stdin = new PassThrough();
+    const stdout = new PassThrough();
+    const out = jsonLines(stdout);
+    const logLines: string[] = [];
+    const upstreamLines: string[] = [];
+    const gateway = await runGateway({
+      configPath: servers({ memory: memory(), notify: { command: process.execPath, args: [dies] } }),
+      log: createLogger('info', (l) => void logLines.push(l)),
+      backoff,
+      stdin,
+      stdout,
+      writeUpstreamStderr: (l) => void upstreamLines.push(l),
+    });
+    try {
+      const logged = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(logged).toContainEqual(
+        expect.objectContaining({ level: 'error', msg: 'upstream could not start', upstream: 'notify', exit_code: 1, stderr: expect.arrayContaining([FATAL[3]]) }),
+      );
+      expect(upstreamLines.map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ upstream: 'notify', msg: FATAL[2] }));
+
+      const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+      send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      const init = await out.next(1);
+      expect(init.result.instructions).toContain('Not serving now: notify could not start (connection closed, exit code 1); its stderr ended: ');
+      expect(init.result.instructions).toContain(FATAL[3]);
+      send({ method: 'notifications/initialized' });
+      send({ id: 2, method: 'tools/list' });
+      expect((await out.next(2)).result.tools.map((t: { name: string }) => t.name)).toContain('read_graph');
+      send({ id: 3, method: 'tools/call', params: { name: 'send_notification', arguments: {} } });
+      const text = (await out.next(3)).result.content[0].text as string;
+      expect(text).toContain('Unknown tool "send_notification"');
+      expect(text).toContain('Not serving now: server "notify" could not start (connection closed, exit code 1)');
+      expect(text).toContain(FATAL[3]);
+    } finally {
+      stdin.end();
+      await gateway.closed;
+    }
+  });
+
+  it('a gateway none of whose upstreams could start refuses to serve, naming each and why', async () => {
+    const err = await runGateway({ configPath: servers({ notify: { command: process.execPath, args: [dies] } }), log: silentLogger, backoff, stdin: new PassThrough(), stdout: new PassThrough(), writeUpstreamStderr: () => {} }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(GatewayStartError);
+    expect((err as Error).message).toMatch(/no server of .* could start, so there is nothing to serve: "notify" could not start \(connection closed, exit code 1\); its stderr ended: .*NODE_MODULE_VERSION 127/);
+  });
+
+  it('names an HTTP upstream that cannot be reached with its connect error', async () => {
+    const err = await runGateway({ configPath: servers({ remote: { url: 'http://127.0.0.1:9/mcp' } }), log: silentLogger, backoff, stdin: new PassThrough(), stdout: new PassThrough() }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(GatewayStartError);
+    expect((err as Error).message).toMatch(/"remote" could not start \(connect failed: .+\)/);
   });
 });

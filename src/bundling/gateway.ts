@@ -4,12 +4,12 @@ import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server
 import type { Logger } from '../core/log.js';
 import { MAX_BODY_BYTES } from '../transports/body.js';
 import { StdioWire } from '../transports/stdio/stdio-wire.js';
-import { UpstreamUnavailableError } from './errors.js';
+import { GatewayStartError, UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
 import { loopbackHost, serveHttp, type GatewayHttpOptions, type HttpGateway } from './gateway-http.js';
 import { BundleManager } from './manager.js';
 import { loadServersConfig } from './servers-config.js';
-import { DEFAULT_BACKOFF, Upstream, type BackoffOptions } from './upstream.js';
+import { DEFAULT_BACKOFF, failureText, Upstream, type BackoffOptions } from './upstream.js';
 
 export interface GatewayOptions {
   /** The `mcpServers` JSON file. */
@@ -47,6 +47,11 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   if (options.http) loopbackHost(options.http.host); // refuse before starting any upstream
   const specs = await loadServersConfig(options.configPath);
   const upstreams = new Map<string, Upstream>();
+  const notServing = () =>
+    [...upstreams.values()].flatMap((u) => {
+      const failure = u.failure;
+      return failure ? [{ serverId: u.serverId, why: failureText(failure) }] : [];
+    });
 
   const manager = new BundleManager({
     log,
@@ -54,6 +59,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
     // Every served tool says which server it is from: an upstream's own text cannot.
     tagAll: true,
     serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
+    unavailable: notServing,
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);
       if (!upstream?.connected) throw new UpstreamUnavailableError(target.serverId);
@@ -77,11 +83,23 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
     );
   }
   await Promise.all([...upstreams.values()].map((u) => u.start()));
+  // A failed attempt says why a turn later (its process's last stderr lines and exit).
+  await new Promise((resolve) => setImmediate(resolve));
+  if (upstreams.size > 0 && [...upstreams.values()].every((u) => !u.connected)) {
+    const why = notServing().map((d) => `"${d.serverId}" ${d.why}`);
+    await Promise.all([...upstreams.values()].map((u) => u.close()));
+    throw new GatewayStartError(`bundle: no server of ${options.configPath} could start, so there is nothing to serve: ${why.join('; ').replace(/\.$/, '')}.`);
+  }
   log.info('bundle ready', {
     upstreams: [...upstreams.values()].map((u) => `${u.serverId}:${u.connected ? 'up' : 'retrying'}`),
     tools: manager.current.reconciled.tools.length,
     fingerprint: manager.fingerprint,
   });
+
+  const instructionsNote = () => {
+    const down = notServing();
+    return down.length > 0 ? ` Not serving now: ${down.map((d) => `${d.serverId} ${d.why}`).join('; ')}.` : '';
+  };
 
   // stdio: the instances serveStdio built (the connection's, and a discarded probe's).
   const stdioServers = new Set<Server>();
@@ -116,7 +134,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
 
   try {
     if (options.http) {
-      http = await serveHttp(options.http, () => createGatewayServer(manager), log);
+      http = await serveHttp(options.http, () => createGatewayServer(manager, instructionsNote), log);
       log.info('bundle serving http', { url: http.url });
     } else {
       const stdin = options.stdin ?? process.stdin;
@@ -129,7 +147,7 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
       releaseInput = () => void wire.close();
       stdio = serveStdio(
         () => {
-          const server = createGatewayServer(manager);
+          const server = createGatewayServer(manager, instructionsNote);
           stdioServers.add(server);
           return server;
         },

@@ -30,7 +30,7 @@ export type {
 } from './dispatcher.js';
 export { BundleManager } from './manager.js';
 export type { BundleState, ChangeListener, ManagerOptions, Turn } from './manager.js';
-export { DuplicateServerIdError, GatewayConfigError, UpstreamUnavailableError } from './errors.js';
+export { DuplicateServerIdError, GatewayConfigError, GatewayStartError, UpstreamUnavailableError } from './errors.js';
 export { parseServersConfig, loadServersConfig } from './servers-config.js';
 export type { UpstreamSpec, StdioServerSpec, HttpServerSpec } from './servers-config.js';
 export { runGateway } from './gateway.js';

@@ -69,7 +69,7 @@ export class BundleManager {
     this.reserved = [...(options.serverIds ?? [])];
     this.tagAll = options.tagAll ?? false;
     this.callUpstream = options.callUpstream;
-    this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs };
+    this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs, unavailable: options.unavailable };
     this.applied = stateOf(reconcile([]));
     this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream, this.dispatcherOptions);
   }

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -43,6 +44,25 @@ export interface UpstreamOptions {
 
 type State = 'idle' | 'connecting' | 'up' | 'down' | 'closed';
 
+/** The last stderr lines of an upstream kept to say why it is down, each cut to STDERR_TAIL_CHARS. */
+const STDERR_TAIL_LINES = 5;
+const STDERR_TAIL_CHARS = 300;
+
+interface AttemptFacts {
+  stderr: string[];
+  exit?: { code: number | null; signal: string | null };
+}
+
+/** Why an upstream is not serving: what ended its last attempt, how its process exited, what it last wrote on stderr. */
+export interface UpstreamFailure {
+  reason: string;
+  exitCode?: number | null;
+  signal?: string | null;
+  stderr: string[];
+  /** It has not served since the gateway started. */
+  neverUp: boolean;
+}
+
 /** Backoff delay before retry number `attempt` (0-based). */
 export function backoffDelay(attempt: number, backoff: BackoffOptions): number {
   return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(attempt, 30));
@@ -70,18 +90,28 @@ export class Upstream {
   private readonly backoff: BackoffOptions;
   /** The refresh loop of one generation: at most one tools/list in flight, one more pending. */
   private refreshing: { gen: number; again: boolean } | undefined;
+  /** Of the current attempt: its process's last stderr lines and its exit (they may come after its close). */
+  private facts: AttemptFacts = { stderr: [] };
+  private everUp = false;
+  private lastFailure: UpstreamFailure | undefined;
 
   constructor(
     readonly serverId: string,
     private readonly spec: UpstreamSpec,
     private readonly options: UpstreamOptions,
   ) {
-    this.log = options.log.child({ server: serverId });
+    // `upstream` as on the lines of its own stderr, so one filter finds both.
+    this.log = options.log.child({ server: serverId, upstream: serverId });
     this.backoff = options.backoff ?? DEFAULT_BACKOFF;
   }
 
   get connected(): boolean {
     return this.state === 'up';
+  }
+
+  /** Why it is not serving now, or undefined while it is (or before its first attempt ended). */
+  get failure(): UpstreamFailure | undefined {
+    return this.state === 'up' ? undefined : this.lastFailure;
   }
 
   /** The first attempt; a failure schedules retries and still resolves. */
@@ -132,6 +162,8 @@ export class Upstream {
     if (this.state === 'closed') return;
     this.state = 'connecting';
     const gen = ++this.generation;
+    const facts: AttemptFacts = { stderr: [] };
+    this.facts = facts;
     const client = new Client(this.options.clientInfo ?? { name: 'notify-mcp-bundle', version: '0.1.0' }, {
       versionNegotiation: { mode: 'auto' },
       // Both eras: an unsolicited notification (2025) or the listen stream the client opens (2026).
@@ -146,7 +178,7 @@ export class Upstream {
       },
     });
     this.client = client;
-    const transport = this.createTransport((error) => {
+    const transport = this.createTransport(facts, (error) => {
       if (gen !== this.generation) return;
       this.log.warn('upstream message refused', { error: error.message });
       this.lost('message over the bound');
@@ -165,6 +197,8 @@ export class Upstream {
       if (gen !== this.generation) return; // closed meanwhile
       this.state = 'up';
       this.attempt = 0;
+      this.everUp = true;
+      this.lastFailure = undefined;
       const pid = transport instanceof StdioClientTransport ? transport.pid : undefined;
       this.log.info('upstream connected', { pid, era: client.getProtocolEra(), tools: tools.length });
       this.options.hooks.onTools(this.serverId, tools);
@@ -174,11 +208,12 @@ export class Upstream {
     } catch (err) {
       if (gen !== this.generation) return;
       this.log.warn('upstream connect failed', { error: errorText(err) });
-      this.lost('connect failed');
+      // The error is the reason a person (and a client's model) reads for an upstream without stderr.
+      this.lost(`connect failed: ${errorText(err).slice(0, STDERR_TAIL_CHARS)}`);
     }
   }
 
-  private createTransport(onTooLarge: (error: UpstreamMessageTooLargeError) => void): Transport {
+  private createTransport(facts: AttemptFacts, onTooLarge: (error: UpstreamMessageTooLargeError) => void): Transport {
     if (isStdioSpec(this.spec)) {
       const transport = new StdioClientTransport({
         command: this.spec.command,
@@ -194,12 +229,23 @@ export class Upstream {
       if (stderr) {
         const write = this.options.writeStderr ?? ((line: string) => void process.stderr.write(line));
         // Cut while reading: a line that never ends must not be held whole.
-        const lines = new BoundedLineSplitter(MAX_STDERR_LINE, (line, truncated) =>
-          write(upstreamStderrLine(line, this.serverId, new Date(), truncated)),
-        );
+        const lines = new BoundedLineSplitter(MAX_STDERR_LINE, (line, truncated) => {
+          write(upstreamStderrLine(line, this.serverId, new Date(), truncated));
+          if (line.trim() !== '') {
+            facts.stderr.push(line.slice(0, STDERR_TAIL_CHARS));
+            if (facts.stderr.length > STDERR_TAIL_LINES) facts.stderr.shift();
+          }
+        });
         stderr.on('data', (chunk: Buffer) => lines.push(chunk));
         stderr.once('end', () => lines.end());
       }
+      const start = transport.start.bind(transport);
+      transport.start = async () => {
+        await start();
+        // The SDK keeps its child process private; how it exited is what says why an upstream could not start.
+        const child = (transport as unknown as { _process?: ChildProcess })._process;
+        child?.once('exit', (code, signal) => (facts.exit = { code, signal }));
+      };
       return transport;
     }
     return new StreamableHTTPClientTransport(new URL(this.spec.url), {
@@ -267,10 +313,21 @@ export class Upstream {
     const client = this.client;
     this.client = undefined;
     void client?.close().catch(() => {});
+    const first = this.attempt === 0;
     const delay = backoffDelay(this.attempt++, this.backoff);
-    this.log.warn('upstream down', { reason, retry_in_ms: delay });
     if (wasUp) this.options.hooks.onDown(this.serverId);
     this.retryTimer = setTimeout(() => void this.connect(), delay);
+    // A turn later: a process's last stderr lines and its exit come after the close that brought us here.
+    const facts = this.facts;
+    setImmediate(() => {
+      const failure: UpstreamFailure = { reason, stderr: [...facts.stderr], neverUp: !this.everUp };
+      if (facts.exit) Object.assign(failure, { exitCode: facts.exit.code, signal: facts.exit.signal });
+      if (this.state !== 'closed') this.lastFailure = failure;
+      const fields = { reason, retry_in_ms: delay, ...exitFields(failure), ...(failure.stderr.length > 0 ? { stderr: failure.stderr } : {}) };
+      // Said loudly once: an upstream that never starts must not look like a slow one.
+      if (first && !this.everUp) this.log.error('upstream could not start', fields);
+      else this.log.warn('upstream down', fields);
+    });
   }
 }
 
@@ -284,6 +341,20 @@ async function listAllTools(client: Client, timeout: number): Promise<Tool[]> {
     cursor = page.nextCursor;
   } while (cursor !== undefined);
   return tools;
+}
+
+function exitFields(f: UpstreamFailure): Record<string, unknown> {
+  return {
+    ...(f.exitCode !== undefined && f.exitCode !== null ? { exit_code: f.exitCode } : {}),
+    ...(f.signal ? { signal: f.signal } : {}),
+  };
+}
+
+/** One line on why an upstream is not serving, for a person or a model: its reason, exit and last stderr line. */
+export function failureText(f: UpstreamFailure): string {
+  const exit = f.exitCode !== undefined && f.exitCode !== null ? `, exit code ${f.exitCode}` : f.signal ? `, killed by ${f.signal}` : '';
+  const said = f.stderr.length > 0 ? `; its stderr ended: ${f.stderr.slice(-2).join(' / ')}` : '';
+  return `${f.neverUp ? 'could not start' : 'went down'} (${f.reason}${exit})${said}`;
 }
 
 function errorText(err: unknown): string {

@@ -151,6 +151,31 @@ describe('SMS media_urls (MMS)', () => {
     expect(issues(mms(Array(11).fill('https://cdn.example.com/a.png')), def)[0]).toMatchObject({ code: 'TOO_LONG', path: '/media_urls' });
     expect(() => defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'https://cdn.example.com/' })).toThrow(/NOTIFY_SMS_MEDIA_HOSTS/);
   });
+  it('takes a URL only as the WHATWG parser writes it, so no other fetcher reads another host in it', () => {
+    const def = defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
+    // curl and Python's urllib read evil.example as the host of the first two; WHATWG reads cdn.example.com.
+    for (const [url, href] of [
+      ['https://cdn.example.com\\@evil.example/x.png', 'https://cdn.example.com/@evil.example/x.png'],
+      ['https://cdn.example.com\\\\@evil.example/x.png', 'https://cdn.example.com//@evil.example/x.png'],
+      ['https:\\\\cdn.example.com\\x.png', 'https://cdn.example.com/x.png'],
+      ['https://CDN.example.com/x.png', 'https://cdn.example.com/x.png'],
+      ['https://cdn.example.com:443/a/../x.png', 'https://cdn.example.com/x.png'],
+      [' https://cdn.example.com/x.png', 'https://cdn.example.com/x.png'],
+      ['https://cdn.example.com/a b.png', 'https://cdn.example.com/a%20b.png'],
+    ]) {
+      const [issue] = issues(mms([url]), def);
+      expect(issue, url).toMatchObject({ code: 'INVALID_FIELD', path: '/media_urls/0' });
+      expect(issue!.message, url).toContain(`is not written as it is read; if ${JSON.stringify(href)} is what you meant, send that`);
+      expect(issues(mms([href]), def), href).toEqual([]);
+    }
+  });
+  it('gives Twilio the serialization that was judged, whatever the call holds', async () => {
+    const { sms } = await import('./sms/index.js');
+    const settings = sms.settings({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
+    const call = { via: 'sms' as const, to: '+14155550123', body: 'see', media_urls: ['https://cdn.example.com\\@evil.example/x.png', 'https://cdn.example.com/ok.png'] };
+    const { payload } = await sms.buildPayload(call, { id: 'ntf_x', settings, timeoutMs: 1000 });
+    expect(payload.MediaUrl).toEqual(['https://cdn.example.com/@evil.example/x.png', 'https://cdn.example.com/ok.png']);
+  });
   it('is no email field', () => {
     expect(issues({ via: 'email', to: 'a@example.com', subject: 's', body_html: 'h', media_urls: ['https://x.example/a'] })[0]).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/media_urls' });
   });

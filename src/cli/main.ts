@@ -14,7 +14,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { GatewayConfigError } from '../bundling/errors.js';
+import { GatewayConfigError, GatewayStartError } from '../bundling/errors.js';
 import { ConfigError, loadConfig, PROFILES, takeEnvironment } from '../config/config.js';
 import { createLogger } from '../core/log.js';
 import { VERSION } from '../core/version.js';
@@ -162,6 +162,10 @@ function reportFailure(err: unknown): number {
   if (err instanceof ConfigError || err instanceof GatewayConfigError) {
     process.stderr.write(`notify-mcp: ${err.message}\n`);
     return 2;
+  }
+  if (err instanceof GatewayStartError) {
+    process.stderr.write(`notify-mcp: ${err.message}\n`);
+    return 1;
   }
   if (err instanceof StoreError) {
     // The store is unreachable or unreadable: an operator's problem, said in one line.

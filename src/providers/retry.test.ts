@@ -258,11 +258,9 @@ describe('sendWithRetry', () => {
           );
         }),
     };
-    const started = Date.now();
     const err = await rejection(sendWithRetry(provider, null, { notificationId: 'ntf_x', budgetMs: 50, log: silentLogger }));
     expect(err.code).toBe('DELIVERY_UNKNOWN');
     expect(seen?.aborted).toBe(true);
-    expect(Date.now() - started).toBeLessThan(1_000);
   });
 
   it('reports every attempt through onAttempt', async () => {

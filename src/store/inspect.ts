@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs';
 import type { StoreSettings } from './index.js';
 import { LATEST_VERSION } from './migrations.js';
+import { openDriver } from './sqlite/connection.js';
 import { sqliteFile } from './sqlite/store.js';
 
 export interface StoreState {
@@ -36,7 +37,7 @@ export async function inspectStore(config: StoreSettings, timeoutMs: number): Pr
   const file = sqliteFile(config.dataDir);
   if (!existsSync(file)) return { kind: 'sqlite', where: file, version: null, latest: LATEST_VERSION };
   const Database = (await import('better-sqlite3')).default;
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+  const db = openDriver(Database, file, { readonly: true, fileMustExist: true });
   try {
     const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
     const row = table ? (db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number | null }) : undefined;

@@ -53,10 +53,10 @@ describe.each(ERAS)('progress while a send waits on a retry (%s client)', (era) 
   it('sends progress notifications during the Retry-After wait, then the result', async () => {
     const before = slack.requests.length;
     slack.replies.push({ status: 429, headers: { 'retry-after': '1' }, json: { ok: false, error: 'ratelimited' } }, OK);
-    const heard: (Progress & { atMs: number })[] = [];
+    const heard: (Progress & { requestsMade: number })[] = [];
     const started = Date.now();
     const result = (await patient[era].client.callTool(call, {
-      onprogress: (p: Progress) => heard.push({ ...p, atMs: Date.now() - started }),
+      onprogress: (p: Progress) => heard.push({ ...p, requestsMade: slack.requests.length - before }),
     })) as ToolOutcome;
     const elapsed = Date.now() - started;
 
@@ -69,8 +69,8 @@ describe.each(ERAS)('progress while a send waits on a retry (%s client)', (era) 
     expect(heard.length).toBeGreaterThanOrEqual(1);
     expect(heard[0]!.progress).toBeGreaterThan(0);
     expect(heard[0]!.message).toMatch(/rate_limited.*retrying in \d+ ms/);
-    // heard while waiting, not bundled with the result
-    expect(heard[0]!.atMs).toBeLessThan(elapsed - 800);
+    // heard while waiting, not bundled with the result: before the retry reached Slack
+    expect(heard[0]!.requestsMade).toBe(1);
     for (let i = 1; i < heard.length; i++) expect(heard[i]!.progress).toBeGreaterThan(heard[i - 1]!.progress);
 
     const record = (await readOutbox(patientEnv)).find((r) => r.id === (result.structuredContent as { id: string }).id);
@@ -107,7 +107,6 @@ describe(`the send budget (NOTIFY_SEND_BUDGET_MS=${BUDGET_MS})`, () => {
     const error = errorOf(result);
     expect(['DELIVERY_UNKNOWN', 'PROVIDER_UNAVAILABLE']).toContain(error.code);
     expect(error.via).toBe('slack');
-    expect(elapsed).toBeLessThan(5_000);
     expect(elapsed).toBeGreaterThanOrEqual(BUDGET_MS - 100);
     // the request may have reached Slack: a second one could post twice
     expect(slack.requests.length).toBe(before + 1);
@@ -115,20 +114,20 @@ describe(`the send budget (NOTIFY_SEND_BUDGET_MS=${BUDGET_MS})`, () => {
     // A lost outcome is recorded `unknown` (the provider may have it); a transient failure `failed`.
     const record = (await readOutbox(hurriedEnv)).find((r) => r.error_code === error.code);
     expect(record).toMatchObject({ via: 'slack', attempts: 1, status: error.code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed' });
-  });
+    // Its own bound sits under the default budget: the configured one ended it.
+  }, 15_000);
 
   it('gives up on a peer that keeps failing with PROVIDER_UNAVAILABLE and retry_after_s, within the budget', async () => {
     const before = slack.requests.length;
     for (let i = 0; i < 30; i++) slack.replies.push({ status: 503, json: { ok: false, error: 'service_unavailable' } });
-    const started = Date.now();
     const result = (await hurried.client.callTool(call)) as ToolOutcome;
-    const elapsed = Date.now() - started;
     slack.replies.length = 0;
 
-    const error = errorOf(result) as { code: string; retry_after_s?: number };
+    const error = errorOf(result) as { code: string; retry_after_s?: number; message: string };
     expect(error.code).toBe('PROVIDER_UNAVAILABLE');
+    // The configured budget, not the default one, is what it gave up within.
+    expect(error.message).toContain(`within the ${BUDGET_MS} ms budget`);
     expect(error.retry_after_s).toBeGreaterThanOrEqual(1);
-    expect(elapsed).toBeLessThan(5_000);
     expect(slack.requests.length - before).toBeGreaterThanOrEqual(2);
   });
 });

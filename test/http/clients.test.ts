@@ -376,7 +376,6 @@ describe('HTTP server timeouts', () => {
     const app = await createApp(loadConfig(env()), createLogger('error', () => {}));
     const http = await serveHttp(app, { port: 0, headersTimeoutMs: 400, requestTimeoutMs: 800 });
     try {
-      const started = Date.now();
       const answer = await new Promise<string>((resolve, reject) => {
         const socket = tcpConnect(http.port, '127.0.0.1', () => socket.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:${http.port}\r\n`));
         let data = '';
@@ -385,7 +384,6 @@ describe('HTTP server timeouts', () => {
         socket.on('error', reject);
       });
       expect(answer).toMatch(/^HTTP\/1\.1 408/);
-      expect(Date.now() - started).toBeLessThan(5_000);
 
       // The standalone SSE stream outlives requestTimeout: the request itself was complete.
       const client = new Client({ name: 'stream', version: '1' });

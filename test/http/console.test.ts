@@ -206,7 +206,7 @@ describe('operator console (/console)', () => {
     for (const e of audited) expect(shown.body).toContain(`<td data-label="Seq">${e.seq}</td>`);
     expect(shown.body).toContain(`<td data-label="Kind">decision.approved</td><td data-label="Client">ops</td>`);
     const after = await bot.callTool({ name: 'get_notification', arguments: { id } });
-    expect((after.structuredContent as { status: string }).status).toBe('sent');
+    expect(after.structuredContent).toMatchObject({ status: 'sent', decided_by: 'ops', reason: 'numbers checked' });
   });
 
   it('a decline sends nothing and records who, when and why', async () => {
@@ -218,6 +218,10 @@ describe('operator console (/console)', () => {
     expect(declined.status).toBe(303);
     expect(smtp.received.length).toBe(before);
     expect((await app.store.getDelivery(id))!).toMatchObject({ status: 'declined', approval: { outcome: 'declined', decided_by: 'ops', reason: 'wrong list' } });
+    // The agent reads the same: who declined, when and why.
+    const seen = (await (await agent('modern')).callTool({ name: 'get_notification', arguments: { id } })).structuredContent as Record<string, unknown>;
+    expect(seen).toMatchObject({ status: 'declined', decided_by: 'ops', reason: 'wrong list' });
+    expect(Date.parse(seen.decided_at as string)).toBe((await app.store.getDelivery(id))!.approval!.decided_at);
     expect((await page('/console/approvals', cookie)).body).not.toContain('Do not send this');
   });
 

@@ -210,21 +210,17 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
   it('maps a hang past the client timeout to DeliveryUnknownError', async () => {
     const quick = await createSlackProvider({ token: TOKEN, apiUrl: fake.origin, timeoutMs: 300, log: silentLogger });
     fake.replies.push('hang');
-    const started = Date.now();
     const err = await caught(quick.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
     expect(err).toBeInstanceOf(DeliveryUnknownError);
-    expect(Date.now() - started).toBeLessThan(3_000);
   });
 
   it('maps a hang past the send budget to DELIVERY_UNKNOWN without a second request', async () => {
     fake.replies.push('hang', ok);
     const before = fake.requests.length;
-    const started = Date.now();
     const err = await caught(
       sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_hang', budgetMs: 500, log: silentLogger }),
     );
     expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
-    expect(Date.now() - started).toBeLessThan(3_000);
     expect(fake.requests.length - before).toBe(1);
     fake.replies.length = 0;
   });
@@ -235,13 +231,12 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     const err = await caught(nowhere.send({ channel: 'C0123ABCD', text: 'x' }, ctx()));
     expect(err).toBeInstanceOf(ProviderTransientError);
     expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
-    const started = Date.now();
+    // That it stops at the budget is retry.test's, on a clock of its own; here, that it gives up at all.
     const gaveUp = await caught(
       sendWithRetry(nowhere, { channel: 'C0123ABCD', text: 'x' }, { notificationId: 'ntf_down', budgetMs: 1_000, log: silentLogger }),
     );
     expect((gaveUp as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
     expect(sendFailureInfo(gaveUp)!.attempts).toBeGreaterThan(1);
-    expect(Date.now() - started).toBeLessThan(2_000);
   });
 });
 

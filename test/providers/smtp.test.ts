@@ -168,10 +168,8 @@ describe('SMTP provider against smtp-server', () => {
     const p = await createSmtpProvider({ url: server.url, log: silentLogger, pool: false, timeoutsMs: { socket: 500 } });
     extra.push(p);
     server.replies.push({ kind: 'hang' });
-    const started = Date.now();
     const err = await caught(p.send(await buildPayload('ntf_hang'), { notificationId: 'ntf_hang', signal: signal() }));
     expect(err).toBeInstanceOf(DeliveryUnknownError);
-    expect(Date.now() - started).toBeLessThan(5_000);
   });
 
   it('turns a hang past the budget into DELIVERY_UNKNOWN through sendWithRetry, not a retry', async () => {
@@ -179,12 +177,10 @@ describe('SMTP provider against smtp-server', () => {
     extra.push(p);
     server.replies.push({ kind: 'hang' }, { kind: 'ok' });
     const before = server.dataCount();
-    const started = Date.now();
     const err = await caught(
       sendWithRetry(p, await buildPayload('ntf_budget'), { notificationId: 'ntf_budget', budgetMs: 800, log: silentLogger }),
     );
     expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(server.dataCount() - before).toBe(1);
   });
 
@@ -196,13 +192,11 @@ describe('SMTP provider against smtp-server', () => {
     try {
       const p = await createSmtpProvider({ url: `smtp://127.0.0.1:${port}`, log: silentLogger, timeoutsMs: { greeting: 30_000 } });
       extra.push(p);
-      const started = Date.now();
       const err = await caught(
         sendWithRetry(p, await buildPayload('ntf_nogreet'), { notificationId: 'ntf_nogreet', budgetMs: 700, log: silentLogger }),
       );
       expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
       expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
-      expect(Date.now() - started).toBeLessThan(5_000);
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));

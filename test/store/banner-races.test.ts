@@ -100,7 +100,8 @@ describe.each(STORES)('banner races on a $name', ({ name, skip, open }) => {
     const shared = await open();
     const processes = await twoProcesses(shared);
     try {
-      const expiresAt = new Date(Date.now() + 1_500).toISOString();
+      // Far enough ahead that a loaded machine's slow show_banner still lands before it.
+      const expiresAt = new Date(Date.now() + 5_000).toISOString();
       const shown = await call(processes[0]!, 'show_banner', { text: 'Short-lived', audience: 'expiry-race', expires_at: expiresAt });
       const id = shown.value.banner_id as string;
       const end = Date.parse(shown.value.expires_at as string);

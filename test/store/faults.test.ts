@@ -23,6 +23,7 @@ import type { Provider } from '../../src/providers/types.js';
 import { StoreUnavailableError } from '../../src/store/errors.js';
 import { classifyStoreFault } from '../../src/store/faults.js';
 import { openPostgresStore, type PostgresStore } from '../../src/store/postgres/store.js';
+import { SYNC_BUSY_MS } from '../../src/store/sqlite/connection.js';
 import { openSqliteStore, type SqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
 import { failureResult } from '../../src/mcp/tool-result.js';
@@ -209,17 +210,18 @@ describe('SQLite locked by another process', () => {
   });
 
   it('waits for the lock on timers, so the event loop keeps turning, and writes once it is free', async () => {
-    let ticks = 0;
-    const ticker = setInterval(() => ticks++, 10);
-    // Released by a timer: a wait that held the event loop would never see it fire.
-    setTimeout(() => other.exec('COMMIT'), 300);
-    try {
-      await store.addOptOut('sms', '+14155550123', Date.now());
-    } finally {
-      clearInterval(ticker);
-    }
+    const order: string[] = [];
+    // Released by a timer: a wait that held the event loop would never see it fire, and would end busy.
+    setTimeout(() => {
+      other.exec('COMMIT');
+      order.push('released');
+    }, 50);
+    await store.addOptOut('sms', '+14155550123', Date.now());
+    order.push('written');
+    expect(order).toEqual(['released', 'written']);
     expect(await store.findOptedOut({ via: 'sms', recipients: ['+14155550123'] })).toBe('+14155550123');
-    expect(ticks).toBeGreaterThan(5);
+    // What SQLite itself may wait inside one call, holding the loop: the rest is waited on timers.
+    expect(store.db.pragma('busy_timeout', { simple: true })).toBe(SYNC_BUSY_MS);
   });
 
   it('busy past its timeout: StoreUnavailableError', async () => {

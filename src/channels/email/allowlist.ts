@@ -39,6 +39,16 @@ function mailbox(address: string): Mailbox | undefined {
   return { local: local.toLowerCase(), domain };
 }
 
+/**
+ * One address as the matcher compares it (local part lower-cased, domain in A-labels), so that
+ * what counts as one recipient is what the allowlist takes as one; lower-cased whole when it
+ * cannot be read with certainty (the matcher refuses those anyway).
+ */
+export function addressKey(address: string): string {
+  const box = mailbox(address);
+  return box ? `${box.local}@${box.domain}` : address.toLowerCase();
+}
+
 type Entry = { kind: 'address'; mailbox: Mailbox } | { kind: 'domain' | 'subdomains'; domain: string };
 
 function parseEntry(entry: string): Entry | undefined {

@@ -8,7 +8,7 @@ import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
 import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
-import { addressesIn, emailRecipients, envelopeRecipients, mailbox, recipientCount, toFields, type AddressFields } from './recipients.js';
+import { distinctRecipientCount, emailRecipients, envelopeRecipients, mailbox, recipientCount, toFields, type AddressFields } from './recipients.js';
 import type { EmailPayload } from './smtp.js';
 
 const DEFAULT_MAX_RECIPIENTS = 50;
@@ -91,7 +91,7 @@ export const email = defineChannel({
   // reply_to is a recipient too: a reply goes there. (A wrapper: a bare function reference here defeats the inference of the branch's shape.)
   recipients: (call) => emailRecipients(call),
   // Those the mail goes to (to, cc, bcc), not reply_to: what NOTIFY_CAPS may bound.
-  capMeasures: { email_recipients: (call) => toFields(call).reduce((n, field) => n + addressesIn(field).length, 0) },
+  capMeasures: { email_recipients: (call) => distinctRecipientCount(call) },
   // The domain: enough to audit where an agent tried to write, without the person.
   notice: (to, n) => ({
     via: 'email',

@@ -128,14 +128,15 @@ describe('buildEmailMime', () => {
     try {
       builder = new EmailMimeBuilder(1);
       // As the pipeline calls it with a 3 s send budget: how long the busy box takes is not the
-      // mail's fault, so the answer is the message or a transient PROVIDER_UNAVAILABLE.
+      // mail's fault, so the answer is the message or a transient error: PROVIDER_UNAVAILABLE
+      // (its build ran out of time) or, behind a build that did, RATE_LIMITED (no worker freed in time).
       for (let i = 0; i < 2; i++) {
         const outcome = await builder.build(mail({ html: GOOD_36K }), { timeoutMs: 1_500 }).then(
           (raw) => ({ raw }),
           (err: NotifyError) => ({ code: err.code }),
         );
         if ('raw' in outcome) await expectGood(outcome.raw);
-        else expect(outcome.code).toBe('PROVIDER_UNAVAILABLE');
+        else expect(['PROVIDER_UNAVAILABLE', 'RATE_LIMITED']).toContain(outcome.code);
       }
       // With the default 20 s budget's half, the same mail is built, hogs still running.
       await expectGood(await builder.build(mail({ html: GOOD_36K }), { timeoutMs: 10_000 }));

@@ -52,3 +52,23 @@ describe('emailRecipients', () => {
     }
   });
 });
+
+describe('the email_recipients cap measure', () => {
+  const measure = (call: EmailNotification) => email.capMeasures!.email_recipients!(call, undefined);
+
+  it('counts every address the mail goes to: to, cc and bcc', () => {
+    const cc = Array.from({ length: 20 }, (_, i) => `copy${i}@example.com`);
+    const bcc = Array.from({ length: 20 }, (_, i) => `Hidden ${i} <hidden${i}@example.com>`);
+    expect(measure({ ...mail('a@example.com'), cc, bcc })).toBe(41);
+    expect(measure({ ...mail(['a@example.com', 'b@example.com']), bcc: ['c@example.com'] })).toBe(3);
+  });
+
+  it('counts one person once, judged as the allowlist judges the address (not the name, not the case)', () => {
+    const call = { ...mail(['Ops <ops@example.com>', 'OPS@Example.COM']), cc: ['ops@example.com'], bcc: ['Other Name <Ops@example.com>', 'x@bücher.de', 'x@xn--bcher-kva.de', 'y@example.com'] };
+    expect(measure(call)).toBe(3);
+  });
+
+  it('does not count reply_to, which receives nothing', () => {
+    expect(measure(mail('a@example.com', 'b@example.com'))).toBe(1);
+  });
+});

@@ -9,6 +9,7 @@
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { z } from 'zod';
 import { describeValue } from '@notify-mcp/union';
+import { addressKey } from './allowlist.js';
 
 /** The address fields of an email call. */
 export interface AddressFields {
@@ -41,6 +42,15 @@ export function envelopeRecipients(n: AddressFields): string[] {
   if (n.cc) for (const field of n.cc) recipients.push(...addressesIn(field));
   if (n.bcc) for (const field of n.bcc) recipients.push(...addressesIn(field));
   return recipients;
+}
+
+/**
+ * How many people a mail reaches, for NOTIFY_CAPS: the distinct addresses over to, cc and bcc,
+ * compared as the allowlist compares them, so neither a hidden copy nor a case variant escapes
+ * the count, and one person named twice is one.
+ */
+export function distinctRecipientCount(n: AddressFields): number {
+  return new Set(envelopeRecipients(n).map(addressKey)).size;
 }
 
 export function emailRecipients(n: AddressFields): string[] {

@@ -21,7 +21,13 @@ function mediaHosts(raw: string | undefined): string[] {
   return hosts;
 }
 
-/** Why an MMS may not name `value`, or undefined: https, no credentials, its host exactly on the list. */
+/**
+ * Why an MMS may not name `value`, or undefined: https, no credentials, its host exactly on the
+ * list, and written exactly as the WHATWG parser serializes it. The host is judged on that
+ * parser's reading; a string it reads differently from how it is written (a backslash, a
+ * space, a dot segment, an upper-case host…) may be read as another host by Twilio's fetcher
+ * or by curl, so only the serialization that was judged is accepted, and the advice gives it.
+ */
 export function mediaUrlProblem(value: string, hosts: readonly string[]): string | undefined {
   let url: URL;
   try {
@@ -33,8 +39,12 @@ export function mediaUrlProblem(value: string, hosts: readonly string[]): string
   if (url.username || url.password) return 'carries credentials; send a URL without them';
   if (hosts.length === 0) return 'names a host, and NOTIFY_SMS_MEDIA_HOSTS lists none: the operator must name the hosts MMS media may come from';
   if (!hosts.includes(url.hostname)) return `is on ${url.hostname}, which NOTIFY_SMS_MEDIA_HOSTS does not list (${hosts.join(', ')})`;
+  if (url.href !== value) return `is not written as it is read; if ${JSON.stringify(url.href.slice(0, 200))} is what you meant, send that`;
   return undefined;
 }
+
+/** The serialization the host check judged: what Twilio is given, whatever the call held. */
+const judgedUrl = (value: string): string => new URL(value).href;
 
 export const sms = defineChannel({
   name: 'sms',
@@ -140,7 +150,7 @@ export const sms = defineChannel({
 
   async buildPayload(call, { id, settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };
-    if (call.media_urls) payload.MediaUrl = call.media_urls;
+    if (call.media_urls) payload.MediaUrl = call.media_urls.map(judgedUrl);
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
     else if (settings.from) payload.From = settings.from;
     // Our id rides in the URL Twilio signs, so a receipt settles this send even when its API answer is lost.

@@ -42,6 +42,13 @@ function view(record: DeliveryRecord, sentMeans: string | undefined): Record<str
     };
   }
   if (record.error_code !== null) out.error_code = record.error_code;
+  const approval = record.approval;
+  // A person's decision (or its lapse) is part of where the send stands: a bare `declined` leaves the caller guessing.
+  if (approval && (approval.outcome === 'approved' || approval.outcome === 'declined' || approval.outcome === 'expired')) {
+    if (approval.decided_by !== undefined) out.decided_by = approval.decided_by;
+    if (approval.decided_at !== undefined) out.decided_at = iso(approval.decided_at);
+    if (approval.reason !== undefined) out.reason = approval.reason;
+  }
   out.attempts = record.attempt_log.map((a) => ({
     attempt: a.attempt,
     outcome: a.outcome,
@@ -103,7 +110,7 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
     title: 'Get notification',
     description:
       `Shows where a notification you sent stands: status (${NOTIFICATION_STATES.join(', ')}), what that status means on its channel, ` +
-      'send_at or release_at of one sent later, every provider attempt with its time, the provider message id, and the provider\'s last status with its code. ' +
+      'send_at or release_at of one sent later, who decided a held one, when and why, every provider attempt with its time, the provider message id, and the provider\'s last status with its code. ' +
       'SMS moves on to delivered or undelivered when Twilio reports back; email and Slack stay at sent. ' +
       'You see only notifications you sent; any other id is NOT_FOUND. Read-only.',
     input,
@@ -122,6 +129,9 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
           required: ['status', 'at'],
         },
         error_code: { type: 'string', description: 'why the send failed, when it did' },
+        decided_by: { type: 'string', description: 'who approved or declined it in the console' },
+        decided_at: { type: 'string', format: 'date-time', description: 'when it was approved, declined or expired unanswered' },
+        reason: { type: 'string', description: "the approver's reason, when given" },
         attempts: {
           type: 'array',
           description: 'every provider call, in order; empty for a dry run',

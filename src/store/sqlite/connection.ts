@@ -54,10 +54,41 @@ function migrate(db: Database.Database, log: Logger): void {
   run.immediate();
 }
 
+/** Node.js releases by their NODE_MODULE_VERSION (the native ABI), for a message a person can act on. */
+const NODE_BY_ABI: Readonly<Record<string, string>> = { '108': '18', '115': '20', '120': '21', '127': '22', '131': '23', '137': '24' };
+const nodeOfAbi = (abi: string): string => (NODE_BY_ABI[abi] ? `Node ${NODE_BY_ABI[abi]}` : `NODE_MODULE_VERSION ${abi}`);
+
+/**
+ * The error of better-sqlite3's native module built for another Node.js than this one, said
+ * so a person can fix it; undefined for any other error. Node's own text names two ABI numbers
+ * and neither Node release, and a client that starts the server with whatever `node` is first
+ * on its PATH (npx puts its own there) meets it as a crash at start.
+ */
+export function nativeModuleMismatch(err: unknown): StoreError | undefined {
+  const text = err instanceof Error ? err.message : '';
+  const m = /NODE_MODULE_VERSION (\d+)[\s\S]*NODE_MODULE_VERSION (\d+)/.exec(text);
+  if (!m) return undefined;
+  return new StoreError(
+    `better-sqlite3 was built for ${nodeOfAbi(m[1]!)}, and this is Node ${process.versions.node} (${process.execPath}). ` +
+      'Run notify-mcp with the Node that installed it (name that node by its absolute path in a client\'s or servers file\'s "command"), ' +
+      'or run `npm rebuild better-sqlite3` under this one.',
+    { cause: err },
+  );
+}
+
+/** `new Driver(...)`, with an ABI mismatch of its native module said plainly (nativeModuleMismatch). */
+export function openDriver(Driver: typeof Database, file: string, options: Database.Options): Database.Database {
+  try {
+    return new Driver(file, options);
+  } catch (err) {
+    throw nativeModuleMismatch(err) ?? err;
+  }
+}
+
 /** The database file opened in WAL mode and migrated; `Driver` is better-sqlite3's Database, imported when a store is opened. */
 export function openDatabase(opts: SqliteStoreOptions, Driver: typeof Database): Database.Database {
   mkdirSync(dirname(opts.file), { recursive: true });
-  const db = new Driver(opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
+  const db = openDriver(Driver, opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
   try {
     db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
     const mode = db.pragma('journal_mode = WAL', { simple: true });
