@@ -617,9 +617,10 @@ export interface Store {
   auditFor(notificationId: string, limit?: number): Promise<AuditEntry[]>;
   /**
    * Deletes entries older than `before` (a prefix of the chain), moving the anchor to the
-   * last one deleted, so the rest still verifies; returns how many.
+   * last one deleted, so the rest still verifies, and appends a `pruned` entry (at `now`)
+   * naming that anchor, in the same transaction; returns how many were deleted.
    */
-  pruneAudit(before: number): Promise<number>;
+  pruneAudit(before: number, now: number): Promise<number>;
 
   close(): Promise<void>;
 }
