@@ -445,6 +445,14 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: `DROP INDEX audit_log_at;`,
     postgres: `SELECT 1;`,
   },
+  {
+    version: 22,
+    name: 'console sessions signed out',
+    // A signed-out console session's id, kept until its cookie would have expired anyway, so
+    // every replica refuses the cookie at once.
+    sqlite: `CREATE TABLE console_revocations (session TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);`,
+    postgres: `CREATE TABLE console_revocations (session TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

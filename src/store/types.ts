@@ -622,5 +622,9 @@ export interface Store {
    */
   pruneAudit(before: number, now: number): Promise<number>;
 
+  /** Records console session `id` as signed out until `expiresAt` (when its cookie ends anyway); drops those ended by `now`. */
+  revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
+  sessionRevoked(id: string): Promise<boolean>;
+
   close(): Promise<void>;
 }

@@ -662,6 +662,21 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
     });
 
+    describe('console sessions signed out', () => {
+      it('a session revoked on one store is revoked on another of the same data, until its end; others stay', async () => {
+        const other = await h.reopen();
+        expect(await other.sessionRevoked('phone')).toBe(false);
+        await store.revokeSession('phone', T0 + HOUR, T0);
+        await store.revokeSession('phone', T0 + HOUR, T0);
+        expect(await other.sessionRevoked('phone')).toBe(true);
+        expect(await other.sessionRevoked('desk')).toBe(false);
+        // A later sign-out drops the revocations whose cookies have ended anyway.
+        await other.revokeSession('desk', T0 + 3 * HOUR, T0 + HOUR);
+        expect(await store.sessionRevoked('phone')).toBe(false);
+        expect(await store.sessionRevoked('desk')).toBe(true);
+      });
+    });
+
     describe('contacts', () => {
       it('remembers approved first contacts per channel, keeps the first approval, lists and forgets them, shared by stores', async () => {
         expect(await store.knownContacts('sms', ['+15551234567'])).toEqual(new Set());

@@ -11,6 +11,7 @@ import type { Dialect, Statement } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
 import * as q from './statements.js';
+import { PURGE_REVOKED, REVOKE_SESSION, SESSION_REVOKED } from './sessions.js';
 
 /** The values of UPDATE_DELIVERY_STATUS for `change` to delivery `id`. */
 export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown[] => [
@@ -224,6 +225,16 @@ export abstract class SqlStore {
         ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
         : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null, query.notificationId ?? null]);
     return rows.map(auditFromRow);
+  }
+
+  async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
+    // Ids past their cookie's end are refused by the cookie itself: they need no row.
+    await this.sql.run(PURGE_REVOKED, [now]);
+    await this.sql.run(REVOKE_SESSION, [id, expiresAt]);
+  }
+
+  async sessionRevoked(id: string): Promise<boolean> {
+    return (await this.sql.get(SESSION_REVOKED, [id])) !== undefined;
   }
 
   async bannersVersion(): Promise<string> {
