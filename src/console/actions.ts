@@ -6,8 +6,10 @@
  * cancelWaiting. Nothing here is a second path.
  */
 import type { App } from '../mcp/server.js';
+import { offeredGroups, toolOffered } from '../mcp/tool-groups.js';
 import { decideHeld, expireHeld, type HeldDecision, type HeldOutcome } from '../notification/held.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
+import { NotifyError } from '../core/errors.js';
 import type { BannerRecord, DeliveryQuery, DeliveryRecord, OutboxEntry } from '../store/types.js';
 
 /** A tool's answer as the console shows it: its structured result, or its coded error's message. */
@@ -21,6 +23,8 @@ export function consoleActions(app: App) {
   async function callTool(name: string, args: Record<string, unknown>, client: string): Promise<ToolOutcome> {
     const entry = app.catalog.flat.entries.get(name);
     if (!entry) throw new Error(`no tool ${name}`);
+    // The operator's own offer (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS), as over MCP: the route hides what this refuses.
+    if (!toolOffered(name, offeredGroups(app.config, client))) throw new NotifyError('NOT_FOUND', `This server does not offer ${name} to ${client}.`);
     const result = await app.track(
       entry.call(args, {
         deps: app,
@@ -41,6 +45,11 @@ export function consoleActions(app: App) {
 
   return {
     channels: app.channels.map((c) => c.name),
+    /** What operator `client` may do with banners, by its tool groups: see them (list_banners), show and dismiss them. */
+    bannerAccess(client: string): { see: boolean; change: boolean } {
+      const groups = offeredGroups(app.config, client);
+      return { see: toolOffered('list_banners', groups), change: toolOffered('show_banner', groups) && toolOffered('dismiss_banner', groups) };
+    },
     async list(query: DeliveryQuery): Promise<DeliveryRecord[]> {
       await expireHeld(app);
       return app.store.findDeliveries(query);

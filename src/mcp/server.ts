@@ -24,7 +24,7 @@ import { APPROVAL_TTL_S, approvalRound, askApproval, type ApprovalState } from '
 import { offeredCatalog, type Catalog } from './catalog.js';
 import { callerDependentList, selectProfile } from './profile-choice.js';
 import { callArguments } from './call-arguments.js';
-import { offeredGroups } from './tool-groups.js';
+import { bannerResourcesOffered, offeredGroups } from './tool-groups.js';
 import { VERSION } from '../core/version.js';
 
 /**
@@ -105,10 +105,13 @@ function clientNameOf(server: Server, ctx: ServerContext): string | undefined {
  * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
  */
 export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy'): Server {
+  // The token's groups, else the server's: a tool outside them is neither listed nor callable.
+  const groups = offeredGroups(app.config, conn.client);
+  const resources = bannerResourcesOffered(groups);
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
+      capabilities: resources ? { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } } : { tools: { listChanged: false } },
       instructions: instructions(app.channels, app.config.tools.groups),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
@@ -123,8 +126,6 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
   // A list is public only when no caller could have been given another one on this endpoint.
   const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
-  // The token's groups, else the server's: a tool outside them is neither listed nor callable.
-  const groups = offeredGroups(app.config, conn.client);
   const offered = (profile: Profile) => offeredCatalog(app.catalog[profile], groups);
 
   server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
@@ -196,7 +197,8 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       throw err;
     }
   });
-  registerBannerResources(server, {
+  // Withheld with list_banners: no resources capability and no handler (method not found).
+  if (resources) registerBannerResources(server, {
     store: app.store,
     now: app.now,
     hub: bannerHubFor(app.store, { log: app.log }),

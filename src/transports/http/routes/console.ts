@@ -193,7 +193,8 @@ export function consoleRoute(deps: ConsoleDeps): Route {
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, client: string, session: Session | undefined, form: URLSearchParams | undefined): Promise<void> {
     const path = url.pathname;
     const csrf = session ? deps.sessions.csrf(session) : '';
-    const shell = { session: { client, csrf } };
+    const bannerAccess = deps.actions.bannerAccess(client);
+    const shell = { session: { client, csrf, withheld: bannerAccess.see ? [] : (['banners'] as const) } };
     const notice = (text: string | null, kind: 'info' | 'error' = 'info') => (text ? { notice: { kind, text: text.slice(0, 300) } } : {});
     /** The notice a redirect carried (`?done=` or `?error=`), shown only when this server signed it for this operator. */
     const carried = () => {
@@ -282,9 +283,13 @@ export function consoleRoute(deps: ConsoleDeps): Route {
       deps.log.info('retracted in the console', { notificationId: retract[1], by: client });
       return redirect(res, withNotice('/console/waiting', 'info', `Retracted ${retract[1]}: it will not be sent.`));
     }
+    // Banners withheld from this operator (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS) are no page here either.
+    if ((path === '/console/banners' || path.startsWith('/console/banners/')) && !(form ? bannerAccess.change : bannerAccess.see)) {
+      return errorPage(res, 404, `No console page ${path}.`, 'notifications');
+    }
     if (path === '/console/banners' && !form) {
       const active = await deps.actions.activeBanners();
-      return send(res, 200, page({ ...shell, title: 'Banners', section: 'banners', ...carried(), body: bannersBody(active, csrf) }));
+      return send(res, 200, page({ ...shell, title: 'Banners', section: 'banners', ...carried(), body: bannersBody(active, csrf, bannerAccess.change) }));
     }
     if (path === '/console/banners' && form) {
       const args: Record<string, unknown> = { text: form.get('text') ?? '', audience: form.get('audience') ?? '' };
