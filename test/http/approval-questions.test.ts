@@ -53,7 +53,7 @@ describe('open approval questions are bounded', () => {
     people.push(asking);
     return asking;
   }
-  const send = (p: Person) => p.client.callTool({ name: 'send_notification', arguments: SMS }, undefined, { timeout: 120_000 }) as Promise<ToolOutcome>;
+  const send = (p: Person) => p.client.callTool({ name: 'send_notification', arguments: SMS }, { timeout: 120_000 }) as Promise<ToolOutcome>;
 
   it('refuses a session its next question past its share, and asks again once one is answered', async () => {
     const p = await person(BOT);

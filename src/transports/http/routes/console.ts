@@ -18,6 +18,7 @@ import { htmlBody, parseMime, rawMessage } from '../../../console/mime.js';
 import { detailBody, listBody, toQuery, type ListFilters } from '../../../console/notifications-page.js';
 import type { Session, Sessions } from '../../../console/session.js';
 import { CONSOLE_CSS } from '../../../console/style.js';
+import { waitingDetailBody } from '../../../console/waiting-detail.js';
 import { waitingBody } from '../../../console/waiting-page.js';
 import type { HttpToken } from '../../../config/config.js';
 import { NotifyError } from '../../../core/errors.js';
@@ -230,7 +231,14 @@ export function consoleRoute(deps: ConsoleDeps): Route {
     const one = /^\/console\/notifications\/([A-Za-z0-9_-]{1,64})(\/html|\/raw|\/payload\.json)?$/.exec(path);
     if (one && !form) {
       const record = await deps.actions.get(one[1]!);
-      if (!record) return errorPage(res, 404, `No notification has id ${one[1]}.`, 'notifications');
+      if (!record) {
+        // No record yet (scheduled, held) or ever (retracted, expired): the outbox entry is its page.
+        const unrecorded = one[2] ? null : await deps.actions.unrecorded(one[1]!);
+        if (!unrecorded) return errorPage(res, 404, `No notification has id ${one[1]}.`, 'notifications');
+        const { entry, waiting } = unrecorded;
+        const body = waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id));
+        return send(res, 200, page({ ...shell, title: `Notification ${entry.id}`, section: 'notifications', ...carried(), body }));
+      }
       const raw = rawMessage(record.payload);
       switch (one[2]) {
         case '/html': {
