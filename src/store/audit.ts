@@ -257,17 +257,17 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
   if (last < head.seq) return fail(last + 1, 'removed', `entry ${last + 1} was removed: the chain ends at ${last}, its head at ${head.seq}`);
   if (last > head.seq) return fail(head.seq + 1, 'inserted', `entry ${head.seq + 1} was inserted after the head (${head.seq})`);
   if (prevHash !== head.hash) return fail(last, 'changed', `entry ${last} was changed: it no longer matches the chain's head`);
-  if (!attested && !atGenesis(head)) return unattested(head, count);
+  if (!attested && !atGenesis(head)) return unattested(head);
   return { ok: true, count, head };
 }
 
 const atGenesis = (head: AuditHead): boolean => head.anchor_seq === 0 && head.anchor_hash === GENESIS;
 
-/** The chain verifies from an anchor that no prune entry names: entries before it were deleted, and the anchor moved, by hand. */
-function unattested(head: AuditHead, count: number): AuditVerdict {
+/** The chain verifies from an anchor that no prune entry names: entries before it were deleted, and the anchor moved, by hand. The break is at the chain's start: nothing before it verified. */
+function unattested(head: AuditHead): AuditVerdict {
   return {
     ok: false,
-    count,
+    count: 0,
     seq: head.anchor_seq,
     problem: 'removed',
     message: `entries up to ${head.anchor_seq} were removed: the chain starts after them, but no 'pruned' entry names that anchor (a prune writes one)`,

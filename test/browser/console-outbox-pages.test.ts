@@ -79,7 +79,7 @@ async function check(label: string, path: string): Promise<void> {
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
       const axe = (globalThis as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string }[] }> } }).axe;
-      return (await axe.run(globalThis.document)).violations.map((v) => v.id);
+      return (await axe.run((globalThis as unknown as { document: unknown }).document)).violations.map((v) => v.id);
     });
     expect(violations, `${label} ${size}: axe`).toEqual([]);
     const png = await page.screenshot({ fullPage: size === 'phone', animations: 'disabled', caret: 'hide', mask: masks(page), maskColor: '#888888' });
