@@ -6,12 +6,18 @@
  * cancelWaiting. Nothing here is a second path.
  */
 import type { App } from '../mcp/server.js';
+import { offeredGroups, toolOffered } from '../mcp/tool-groups.js';
 import { decideHeld, expireHeld, type HeldDecision, type HeldOutcome } from '../notification/held.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
-import type { BannerRecord, DeliveryQuery, DeliveryRecord, OutboxEntry } from '../store/types.js';
+import { NotifyError } from '../core/errors.js';
+import type { BannerRecord, DeliveryQuery, DeliveryRecord, OutboxEntry, OutboxState } from '../store/types.js';
+import type { ListRow } from './notifications-page.js';
 
 /** A tool's answer as the console shows it: its structured result, or its coded error's message. */
 export type ToolOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; code: string; message: string };
+
+/** Statuses a send may have in the outbox alone (no delivery record yet, or ever). */
+const OUTBOX_STATUSES: readonly string[] = ['scheduled', 'held', 'cancelled', 'expired', 'failed', 'unknown'] satisfies OutboxState[];
 
 /** Held sends shown at once on the approvals page. */
 const PENDING_ROWS = 200;
@@ -21,6 +27,8 @@ export function consoleActions(app: App) {
   async function callTool(name: string, args: Record<string, unknown>, client: string): Promise<ToolOutcome> {
     const entry = app.catalog.flat.entries.get(name);
     if (!entry) throw new Error(`no tool ${name}`);
+    // The operator's own offer (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS), as over MCP: the route hides what this refuses.
+    if (!toolOffered(name, offeredGroups(app.config, client))) throw new NotifyError('NOT_FOUND', `This server does not offer ${name} to ${client}.`);
     const result = await app.track(
       entry.call(args, {
         deps: app,
@@ -41,11 +49,60 @@ export function consoleActions(app: App) {
 
   return {
     channels: app.channels.map((c) => c.name),
-    async list(query: DeliveryQuery): Promise<DeliveryRecord[]> {
+    /** What operator `client` may do with banners, by its tool groups: see them (list_banners), show and dismiss them. */
+    bannerAccess(client: string): { see: boolean; change: boolean } {
+      const groups = offeredGroups(app.config, client);
+      return { see: toolOffered('list_banners', groups), change: toolOffered('show_banner', groups) && toolOffered('dismiss_banner', groups) };
+    },
+    /**
+     * The delivery log and the sends the outbox holds without a record (scheduled, held,
+     * cancelled…), merged newest first; at one time, records first. `after` is the last row of
+     * the page before, of either kind.
+     */
+    async list(query: DeliveryQuery): Promise<ListRow[]> {
       await expireHeld(app);
-      return app.store.findDeliveries(query);
+      const { after, ...filters } = query;
+      let records: DeliveryQuery = query;
+      let before: { at: number; id: string | null } | undefined;
+      if (after !== undefined) {
+        const last = await app.store.getDelivery(after);
+        const waiting = last ? null : await app.store.getOutboxEntry(after);
+        // After a record: outbox rows at its time come after every record there. After an outbox row: only older records.
+        if (last) before = { at: last.created_at + 1, id: null };
+        else if (waiting) {
+          before = { at: waiting.created_at, id: waiting.id };
+          records = { ...filters, until: Math.min(filters.until ?? Infinity, waiting.created_at) };
+        }
+      }
+      const outbox = filters.status === undefined || OUTBOX_STATUSES.includes(filters.status);
+      const { status, ...rest } = filters;
+      const [recorded, unrecorded] = await Promise.all([
+        app.store.findDeliveries(records),
+        outbox && (after === undefined || before) ? app.store.findUnrecordedOutbox({ ...rest, ...(status ? { state: status as OutboxState } : {}), ...(before ? { before } : {}) }) : [],
+      ]);
+      const rows: ListRow[] = [];
+      let i = 0;
+      let j = 0;
+      while (rows.length < query.limit && (i < recorded.length || j < unrecorded.length)) {
+        const r = recorded[i];
+        const w = unrecorded[j];
+        if (r && (!w || r.created_at >= w.created_at)) {
+          rows.push({ kind: 'record', id: r.id, record: r });
+          i++;
+        } else {
+          rows.push({ kind: 'waiting', id: w!.id, entry: w! });
+          j++;
+        }
+      }
+      return rows;
     },
     get: (id: string) => app.store.getDelivery(id),
+    /** A send the outbox holds without a delivery record (waiting, or taken back before it left). */
+    async unrecorded(id: string): Promise<{ entry: OutboxEntry; waiting: boolean } | null> {
+      const entry = await app.store.getOutboxEntry(id);
+      if (!entry || (await app.store.getDelivery(id))) return null;
+      return { entry, waiting: WAITING_STATES.includes(entry.state) };
+    },
     audit: (id: string) => app.store.auditFor(id),
     async pending(): Promise<DeliveryRecord[]> {
       await expireHeld(app);

@@ -1,9 +1,9 @@
-/** Banners: the active ones with a Dismiss button each, and a form to show one. */
+/** Banners: the active ones with a Dismiss button each, and a form to show one (neither when the operator may not change banners). */
 import type { BannerRecord } from '../store/types.js';
 import { html, type Html } from './html.js';
 import { csrfField, statusChip, time } from './layout.js';
 
-export function bannersBody(active: readonly BannerRecord[], csrf: string): Html {
+export function bannersBody(active: readonly BannerRecord[], csrf: string, change = true): Html {
   const form = html`<section class="card" aria-labelledby="show"><h2 id="show">Show a banner</h2>
     <form method="post" action="/console/banners">
       ${csrfField(csrf)}
@@ -20,16 +20,18 @@ export function bannersBody(active: readonly BannerRecord[], csrf: string): Html
     active.length === 0
       ? html`<p class="empty">No banner is showing.</p>`
       : html`<table class="rows"><caption class="skip">Active banners</caption>
-        <thead><tr><th scope="col">Text</th><th scope="col">Audience</th><th scope="col">Severity</th><th scope="col">Expires</th><th scope="col">Action</th></tr></thead><tbody>
+        <thead><tr><th scope="col">Text</th><th scope="col">Audience</th><th scope="col">Severity</th><th scope="col">Expires</th>${change ? html`<th scope="col">Action</th>` : ''}</tr></thead><tbody>
         ${active.map(
           (b) => html`<tr>
             <td data-label="Text">${b.text}</td>
             <td data-label="Audience">${b.audience}</td>
             <td data-label="Severity">${statusChip(b.severity)}</td>
             <td data-label="Expires">${time(b.expires_at)}</td>
-            <td data-label="Action"><form method="post" action="/console/banners/${encodeURIComponent(b.id)}/dismiss">${csrfField(csrf)}
-              <button type="submit" class="secondary" aria-label="Dismiss banner ${b.id}">Dismiss</button></form></td>
+            ${change
+              ? html`<td data-label="Action"><form method="post" action="/console/banners/${encodeURIComponent(b.id)}/dismiss">${csrfField(csrf)}
+              <button type="submit" class="secondary" aria-label="Dismiss banner ${b.id}">Dismiss</button></form></td>`
+              : ''}
           </tr>`,
         )}</tbody></table>`;
-  return html`<h2>Showing now</h2>${list}${form}`;
+  return html`<h2>Showing now</h2>${list}${change ? form : ''}`;
 }

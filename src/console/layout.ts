@@ -6,8 +6,8 @@ export type Section = 'notifications' | 'approvals' | 'waiting' | 'banners' | 'l
 export interface Shell {
   title: string;
   section: Section;
-  /** The signed-in operator and the session's CSRF token; absent on the login page. */
-  session?: { client: string; csrf: string };
+  /** The signed-in operator, the session's CSRF token and the sections withheld from it; absent on the login page. */
+  session?: { client: string; csrf: string; withheld?: readonly Section[] };
   notice?: { kind: 'info' | 'error'; text: string };
   body: Html;
 }
@@ -23,7 +23,7 @@ export function page(shell: Shell): string {
   const nav = shell.session
     ? html`<nav aria-label="Console">
         <ul>
-          ${NAV.map((n) => html`<li><a href="${n.href}"${n.section === shell.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
+          ${NAV.filter((n) => !shell.session!.withheld?.includes(n.section)).map((n) => html`<li><a href="${n.href}"${n.section === shell.section ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
         </ul>
       </nav>
       <form method="post" action="/console/logout">

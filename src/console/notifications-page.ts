@@ -1,9 +1,13 @@
 /** The notifications list (newest first, with filters) and one notification, whole. */
-import { NOTIFICATION_STATES, type AuditEntry, type DeliveryQuery, type DeliveryRecord } from '../store/types.js';
+import { NOTIFICATION_STATES, type AuditEntry, type DeliveryQuery, type DeliveryRecord, type OutboxEntry } from '../store/types.js';
 import { auditSection } from './audit-section.js';
 import { html, type Html } from './html.js';
 import { csrfField, statusChip, time } from './layout.js';
 import { attachments, decodeWords, htmlBody, parseMime, rawMessage } from './mime.js';
+import { callSummary } from './waiting-page.js';
+
+/** A row of the list: a delivery record, or a send the outbox holds without one (scheduled, held, cancelled…). */
+export type ListRow = { kind: 'record'; id: string; record: DeliveryRecord } | { kind: 'waiting'; id: string; entry: OutboxEntry };
 
 /** The list's filters as the query string carries them. */
 export interface ListFilters {
@@ -55,7 +59,7 @@ export function toQuery(f: ListFilters, channels: readonly string[]): { query: D
 const option = (value: string, label: string, selected: string | undefined) =>
   html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`;
 
-export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channels: readonly string[]): Html {
+export function listBody(rows: readonly ListRow[], f: ListFilters, channels: readonly string[]): Html {
   const filters = html`<form class="filters card" method="get" action="/console" role="search" aria-label="Filter notifications">
     <label>Status<select name="status">${option('', 'Any', f.status)}${NOTIFICATION_STATES.map((s) => option(s, s.replace('_', ' '), f.status))}</select></label>
     <label>Channel<select name="via">${option('', 'Any', f.via)}${channels.map((c) => option(c, c, f.via))}</select></label>
@@ -76,17 +80,21 @@ export function listBody(rows: readonly DeliveryRecord[], f: ListFilters, channe
     <caption class="skip">Notifications, newest first</caption>
     <thead><tr><th scope="col">Time</th><th scope="col">Notification</th><th scope="col">What</th><th scope="col">Channel</th><th scope="col">Client</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead>
     <tbody>
-    ${rows.map(
-      (r) => html`<tr>
-        <td data-label="Time">${time(r.created_at)}</td>
-        <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(r.id)}">${r.id}</a></td>
-        <td data-label="What">${headline(r) ?? html`<span class="muted">—</span>`}</td>
-        <td data-label="Channel">${r.via}</td>
-        <td data-label="Client">${r.client ?? html`<span class="muted">—</span>`}</td>
-        <td data-label="Status">${statusChip(r.status)}${r.error_code ? html` <span class="muted">${r.error_code}</span>` : ''}</td>
-        <td data-label="Attempts">${r.attempts}</td>
-      </tr>`,
-    )}
+    ${rows.map((row) => {
+      const r = row.kind === 'record' ? row.record : undefined;
+      const e = row.kind === 'waiting' ? row.entry : undefined;
+      const what = r ? headline(r) : callSummary(e!.call);
+      const client = (r ?? e)!.client;
+      return html`<tr>
+        <td data-label="Time">${time((r ?? e)!.created_at)}</td>
+        <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(row.id)}">${row.id}</a></td>
+        <td data-label="What">${what ?? html`<span class="muted">—</span>`}</td>
+        <td data-label="Channel">${(r ?? e)!.via}</td>
+        <td data-label="Client">${client ?? html`<span class="muted">—</span>`}</td>
+        <td data-label="Status">${r ? html`${statusChip(r.status)}${r.error_code ? html` <span class="muted">${r.error_code}</span>` : ''}` : statusChip(e!.state)}</td>
+        <td data-label="Attempts">${r ? r.attempts : 0}</td>
+      </tr>`;
+    })}
     </tbody>
   </table>
   ${older ? html`<p><a class="button secondary" href="${older}">Older notifications</a></p>` : ''}`;

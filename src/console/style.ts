@@ -26,6 +26,8 @@ nav a[aria-current="page"] { text-decoration: underline; text-underline-offset: 
 main { max-width: 72rem; margin: 0 auto; padding: 16px; }
 h1 { font-size: 1.5rem; margin: 8px 0 16px; }
 h2 { font-size: 1.15rem; margin: 24px 0 8px; }
+/* A hash or an id is one long word: it wraps anywhere rather than widen the page on a phone. */
+code, h1 { overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin: 0 0 16px; }
 .card > h2:first-child { margin-top: 0; }

@@ -3,10 +3,10 @@ import type { OutboxEntry } from '../store/types.js';
 import { html, type Html } from './html.js';
 import { csrfField, statusChip, time } from './layout.js';
 
-/** What a waiting call says, for a person to recognise it by: its subject or text, else its recipient. */
-function summary(call: Record<string, unknown>): string {
+/** What a waiting call says, for a person to recognise it by: its subject or text. */
+export function callSummary(call: Record<string, unknown>): string | undefined {
   for (const k of ['subject', 'text', 'body']) if (typeof call[k] === 'string') return (call[k] as string).slice(0, 200);
-  return '—';
+  return undefined;
 }
 
 export function waitingBody(entries: readonly OutboxEntry[], csrf: string): Html {
@@ -18,8 +18,8 @@ export function waitingBody(entries: readonly OutboxEntry[], csrf: string): Html
     ${entries.map(
       (e) => html`<tr>
         <td data-label="Due">${time(e.due_at)}</td>
-        <td data-label="Notification">${e.id}</td>
-        <td data-label="What">${summary(e.call)}</td>
+        <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(e.id)}">${e.id}</a></td>
+        <td data-label="What">${callSummary(e.call) ?? '—'}</td>
         <td data-label="Channel">${e.via}</td>
         <td data-label="Client">${e.client ?? '—'}</td>
         <td data-label="State">${statusChip(e.state)}</td>

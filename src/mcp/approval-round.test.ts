@@ -5,7 +5,7 @@
  */
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { APPROVAL_TTL_S, approvalRound, createApprovalCodec, type ApprovalState } from './approval-round.js';
+import { APPROVAL_TTL_S, approvalRound, createApprovalCodec, OpenQuestions, type ApprovalState } from './approval-round.js';
 
 const STATE: ApprovalState = { v: 1, id: 'ntf_1', at: 1000, payload_sha256: 'ab'.repeat(32), key: null, client: 'bot' };
 const ACCEPT = { approval: { action: 'accept', content: { approve: true } } };
@@ -59,5 +59,35 @@ describe('the approval state codec', () => {
     await expect(codec.verify(minted, ctx)).rejects.toThrow();
     vi.setSystemTime(1_800_000_000_000);
     await expect(createApprovalCodec('j'.repeat(32)).verify(minted, ctx)).rejects.toThrow();
+  });
+});
+
+describe('OpenQuestions', () => {
+  it('bounds questions per session and per client, and frees a place at the answer, a cancel, the end of the session or the TTL', () => {
+    vi.useFakeTimers();
+    const q = new OpenQuestions({ perSession: 2, perClient: 3, ttlMs: 10_000 });
+    const a = q.session();
+    const b = q.session();
+    const cancel = new AbortController();
+    expect(a.take(1, 'bot', cancel.signal)).toBeUndefined();
+    expect(a.take(2, 'bot', undefined)).toBeUndefined();
+    expect(a.take(3, 'bot', undefined)).toMatchObject({ code: 'RATE_LIMITED', details: { retryAfterS: 30 } });
+    expect(b.take(1, 'bot', undefined)).toBeUndefined();
+    expect(b.take(2, 'bot', undefined)?.message).toContain('client bot has 3 open');
+    expect(b.take(2, 'other', undefined)).toBeUndefined();
+    expect(q.openFor('bot')).toBe(3);
+    a.answered(2);
+    expect(q.openFor('bot')).toBe(2);
+    cancel.abort();
+    expect(q.openFor('bot')).toBe(1);
+    // The same call asking again (a changed message) holds one place, not two.
+    expect(a.take(4, 'bot', undefined)).toBeUndefined();
+    expect(a.take(4, 'bot', undefined)).toBeUndefined();
+    expect(a.size).toBe(1);
+    b.closeAll();
+    expect(q.openFor('other')).toBe(0);
+    vi.advanceTimersByTime(11_001);
+    expect(q.openFor('bot')).toBe(0);
+    expect(a.size).toBe(0);
   });
 });

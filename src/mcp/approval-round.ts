@@ -18,6 +18,7 @@ import {
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { NotifyError } from '../core/errors.js';
 import type { ApprovalGrant, ApprovalRequest, ApprovalRound } from '../notification/approval.js';
 
 /** What travels in requestState: signed, not encrypted (the client may read it; it holds no secret). */
@@ -27,8 +28,82 @@ export interface ApprovalState extends ApprovalGrant {
   client: string | null;
 }
 
-/** How long a person has to answer (the state expires after it). */
+/** How long a person has to answer (the state expires after it); a 2025-11-25 question waits no longer. */
 export const APPROVAL_TTL_S = 600;
+/** Questions one 2025-11-25 call may put in a row (another only when the message changed after an answer). */
+export const APPROVAL_MAX_ROUNDS = 3;
+
+/**
+ * Bounds on 2025-11-25 approval questions waiting for a person at once: per session, and per
+ * token client over all its sessions (every caller without a token shares one share). Each
+ * holds a call open until answered or APPROVAL_TTL_S; a 2026-07-28 question holds nothing here.
+ */
+export const OPEN_QUESTIONS_PER_SESSION = 8;
+export const OPEN_QUESTIONS_PER_CLIENT = 32;
+/** What a refused question advises: the wait before one of the open ones is likely answered or ended. */
+const RETRY_AFTER_S = 30;
+
+/**
+ * The open questions of one process, counted per client; a session counts its own
+ * (`session()`). A question is open from its ask until the call comes back with the answer,
+ * is cancelled, or its session ends, and at most APPROVAL_TTL_S in any case.
+ */
+export class OpenQuestions {
+  private readonly byClient = new Map<string, number>();
+  constructor(private readonly limits = { perSession: OPEN_QUESTIONS_PER_SESSION, perClient: OPEN_QUESTIONS_PER_CLIENT, ttlMs: APPROVAL_TTL_S * 1000 }) {}
+
+  /** One session's questions, keyed by the id of the call that asked. */
+  session() {
+    const open = new Map<unknown, () => void>();
+    return {
+      /** The call `requestId` is back (answered) or asks again: its earlier question is closed. */
+      answered: (requestId: unknown) => open.get(requestId)?.(),
+      /** Takes a place for the question call `requestId` of `client` puts, or refuses it past a bound. */
+      take: (requestId: unknown, client: string | null, signal: AbortSignal | undefined): NotifyError | undefined => {
+        open.get(requestId)?.();
+        const key = client ?? '';
+        const used = this.byClient.get(key) ?? 0;
+        if (open.size >= this.limits.perSession || used >= this.limits.perClient) {
+          const whose = open.size >= this.limits.perSession ? `this session has ${open.size}` : `client ${client ?? '(no token)'} has ${used}`;
+          return new NotifyError(
+            'RATE_LIMITED',
+            `Too many approval questions wait for a person: ${whose} open, the most this server keeps. Nothing was sent. Wait for the person to answer (or cancel a waiting call), then retry after retry_after_s.`,
+            { retryAfterS: RETRY_AFTER_S },
+          );
+        }
+        this.byClient.set(key, used + 1);
+        let closed = false;
+        const close = () => {
+          if (closed) return;
+          closed = true;
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', close);
+          open.delete(requestId);
+          const n = (this.byClient.get(key) ?? 1) - 1;
+          if (n > 0) this.byClient.set(key, n);
+          else this.byClient.delete(key);
+        };
+        // The SDK gives up on the question by then; unref: a waiting question keeps no process alive.
+        const timer = setTimeout(close, this.limits.ttlMs + 1_000);
+        timer.unref();
+        signal?.addEventListener('abort', close, { once: true });
+        open.set(requestId, close);
+        return undefined;
+      },
+      /** The session ended: its questions with it. */
+      closeAll: () => {
+        for (const close of [...open.values()]) close();
+      },
+      get size() {
+        return open.size;
+      },
+    };
+  }
+
+  openFor(client: string | null): number {
+    return this.byClient.get(client ?? '') ?? 0;
+  }
+}
 
 /** The key of the embedded elicitation in inputRequests / inputResponses. */
 const KEY = 'approval';

@@ -138,6 +138,11 @@ export function feedRefusalMessage(id: unknown, refusal: FeedRefusal): { jsonrpc
   return { jsonrpc: '2.0', id: id ?? null, error: { code: refusalRpcCode(refusal), message: refusal.message, data: refusal.body() } };
 }
 
+/** The answer to a listen for banner resources a caller is not offered (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS): as a server without resources answers. */
+export function withheldListenMessage(id: unknown): { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string } } {
+  return { jsonrpc: '2.0', id: id ?? null, error: { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found: this server offers no resources to this client' } };
+}
+
 /** Too many URIs is the request's own fault (invalid params); a full feed is the server's state. */
 const refusalRpcCode = (refusal: FeedRefusal) => (refusal.code === 'TOO_LONG' ? ProtocolErrorCode.InvalidParams : -32000);
 

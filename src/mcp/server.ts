@@ -20,11 +20,12 @@ import type { Config, Profile, ToolGroup } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
-import { APPROVAL_TTL_S, approvalRound, askApproval, type ApprovalState } from './approval-round.js';
+import { APPROVAL_MAX_ROUNDS, APPROVAL_TTL_S, approvalRound, askApproval, OpenQuestions, type ApprovalState } from './approval-round.js';
+import { errorResult } from './tool-result.js';
 import { offeredCatalog, type Catalog } from './catalog.js';
 import { callerDependentList, selectProfile } from './profile-choice.js';
 import { callArguments } from './call-arguments.js';
-import { offeredGroups } from './tool-groups.js';
+import { bannerResourcesOffered, offeredGroups } from './tool-groups.js';
 import { VERSION } from '../core/version.js';
 
 /**
@@ -104,18 +105,29 @@ function clientNameOf(server: Server, ctx: ServerContext): string | undefined {
  * opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
  * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
  */
+/** One count of open approval questions per app (a process may hold several apps: tests, embedders). */
+const openQuestions = new WeakMap<App, OpenQuestions>();
+function openQuestionsOf(app: App): OpenQuestions {
+  let q = openQuestions.get(app);
+  if (!q) openQuestions.set(app, (q = new OpenQuestions()));
+  return q;
+}
+
 export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy'): Server {
+  // The token's groups, else the server's: a tool outside them is neither listed nor callable.
+  const groups = offeredGroups(app.config, conn.client);
+  const resources = bannerResourcesOffered(groups);
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
-      capabilities: { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } },
+      capabilities: resources ? { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } } : { tools: { listChanged: false } },
       instructions: instructions(app.channels, app.config.tools.groups),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
       // An approval's state comes back from the client: a forged or expired one is refused.
       requestState: { verify: (state, ctx) => app.approvalCodec.verify(state, ctx) },
       // A person answers at human pace; a round (2025-11-25 elicitation) waits up to the state's life.
-      inputRequired: { roundTimeoutMs: APPROVAL_TTL_S * 1000 },
+      inputRequired: { roundTimeoutMs: APPROVAL_TTL_S * 1000, maxRounds: APPROVAL_MAX_ROUNDS },
     },
   );
   // Spelled out: a spread followed by a property takes V8's slow path, on every call.
@@ -123,8 +135,6 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
   // A list is public only when no caller could have been given another one on this endpoint.
   const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
-  // The token's groups, else the server's: a tool outside them is neither listed nor callable.
-  const groups = offeredGroups(app.config, conn.client);
   const offered = (profile: Profile) => offeredCatalog(app.catalog[profile], groups);
 
   server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
@@ -148,7 +158,12 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
   // Only a token makes an operator: clientInfo names are self-reported.
   const operator = conn.client !== undefined && app.config.http.operators.includes(conn.client);
 
+  // A 2025-11-25 question holds its call open until answered: bounded per session and token client.
+  const questions = era === 'legacy' ? openQuestionsOf(app).session() : undefined;
+
   server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+    // Re-entered with the person's answer: the question it put is closed.
+    questions?.answered(ctx.mcpReq.id);
     const { name } = request.params;
     const args = callArguments(request.params);
     const done = conn.observeCall?.(name, args);
@@ -177,7 +192,11 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
           signal: ctx.mcpReq.signal,
           approval: {
             round: approvalRound(server, ctx, client),
-            ask: (request) => askApproval(app.approvalCodec, request, client),
+            ask: (request) => {
+              const refused = questions?.take(ctx.mcpReq.id, conn.client ?? null, ctx.mcpReq.signal);
+              if (refused) log.warn('approval question refused', { code: refused.code, open: questions!.size });
+              return refused ? Promise.resolve(errorResult(refused.toBody())) : askApproval(app.approvalCodec, request, client);
+            },
           },
           progress:
             token === undefined
@@ -196,7 +215,15 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       throw err;
     }
   });
-  registerBannerResources(server, {
+  if (questions) {
+    const previous = server.onclose;
+    server.onclose = () => {
+      questions.closeAll();
+      previous?.();
+    };
+  }
+  // Withheld with list_banners: no resources capability and no handler (method not found).
+  if (resources) registerBannerResources(server, {
     store: app.store,
     now: app.now,
     hub: bannerHubFor(app.store, { log: app.log }),

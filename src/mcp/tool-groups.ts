@@ -3,7 +3,7 @@
  * caller is offered (offeredCatalog in catalog.ts narrows a profile's list to them). A tool
  * not offered is neither listed nor callable: tools/call answers it as an unknown tool.
  */
-import type { Config, ToolGroup } from '../config/config.js';
+import { TOOL_GROUPS, type Config, type ToolGroup } from '../config/config.js';
 
 /**
  * The object tools' groups, one line per tool. The send tools (send_notification and the
@@ -39,3 +39,15 @@ export function offeredGroups(config: Pick<Config, 'tools'>, client: string | un
 export function toolsVaryByToken(config: Pick<Config, 'tools'>): boolean {
   return Object.keys(config.tools.byClient).length > 0;
 }
+
+/**
+ * Whether object tool `name` is offered under `groups`, by the rule offeredCatalog applies. What
+ * a tool reaches by another door (banner resources, the console's banner page) is offered by
+ * the same answer, so a withheld group is withheld everywhere.
+ */
+export function toolOffered(name: string, groups: readonly ToolGroup[]): boolean {
+  return TOOL_GROUPS.every((g) => groups.includes(g)) || objectToolGroups(name).some((g) => groups.includes(g));
+}
+
+/** Banner resources read what list_banners reads: offered with it. */
+export const bannerResourcesOffered = (groups: readonly ToolGroup[]): boolean => toolOffered('list_banners', groups);

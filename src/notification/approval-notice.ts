@@ -32,11 +32,37 @@ export const NOTICE_CLIENT = 'notify-mcp';
 
 export const consoleLink = (baseUrl: string, id: string): string => `${baseUrl}/console/notifications/${encodeURIComponent(id)}`;
 
+/** The most of a caller's name a notice quotes; the console shows it whole. */
+const NAME_CHARS = 64;
+
+/**
+ * Text a caller chose (a self-reported client name, a recipient's domain), made inert for the
+ * approvers' channel: one line (controls, line and paragraph separators and bidi controls
+ * become spaces; double quotes single ones, so the quotes around it hold), no link a client
+ * would make of it (`https://a.b/c` reads `https[:]//a[.]b/c`, an address `a[@]b[.]c`), no
+ * mrkdwn emphasis or code (`*_~\``, but `_` inside a word, become look-alikes), and at most
+ * NAME_CHARS characters. Each channel's notice escapes its own syntax (`<`, `>`, `&`) after.
+ */
+export function inertText(text: string, max = NAME_CHARS): string {
+  const line = text
+    .replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/"/g, "'")
+    .replace(/:(?=\/\/)/g, '[:]')
+    .replace(/(?<=[\p{L}\p{N}])[.@](?=[\p{L}\p{N}])/gu, (c) => `[${c}]`)
+    .replace(/[*~`]|(?<![\p{L}\p{N}])_|_(?![\p{L}\p{N}])/gu, (c) => EMPHASIS[c]!);
+  const chars = [...line];
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : line;
+}
+const EMPHASIS: Record<string, string> = { '*': '\u2217', _: '\uff3f', '~': '\u223c', '`': '\u02cb' };
+
 export function noticeOf(baseUrl: string, held: HeldNotice): Notice {
-  const to = held.recipientClasses.join(', ') || held.via;
+  const to = held.recipientClasses.map((c) => inertText(c)).join(', ') || held.via;
+  const from = held.client === null ? '(no client name)' : `"${inertText(held.client)}"`;
   return {
     subject: `Approval needed: ${held.via} send ${held.id}`,
-    text: `Approval needed: ${held.via} send ${held.id} from ${held.client ?? '(no client name)'}, to ${to}.`,
+    text: `Approval needed: ${held.via} send ${held.id} from ${from}, to ${to}.`,
     link: consoleLink(baseUrl, held.id),
   };
 }

@@ -27,6 +27,8 @@ import type {
 export type { AuditActor, AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
 
 export const GENESIS = '0'.repeat(64);
+/** The kind of the entry a prune appends. */
+export const PRUNED = 'pruned';
 
 // The one-shot hash (Node >= 20.12): half the cost of createHash per entry, which verify pays a million times.
 const sha256 = (text: string): string => oneShotHash('sha256', text, 'hex');
@@ -113,7 +115,9 @@ export type AuditedChange =
   /** An edit of a send still waiting in the outbox: the new call as kept. */
   | { write: 'edit-waiting'; id: string; client: string | null; call: Record<string, unknown>; at: number }
   /** An edit of a held send: its new payload, back to pending_approval under a new hash. */
-  | { write: 'revise-held'; id: string; client: string | null; revision: HeldRevision };
+  | { write: 'revise-held'; id: string; client: string | null; revision: HeldRevision }
+  /** A prune that moved the chain's anchor: the entry names the new anchor, so moving it by hand shows. */
+  | { write: 'prune'; anchor_seq: number; anchor_hash: string; at: number };
 
 const classes = (ctx: AuditContext | undefined): readonly string[] | null => (ctx?.recipients ? [...new Set(ctx.recipients)].sort() : null);
 
@@ -167,8 +171,17 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
       const { payload, approval, at } = c.revision;
       return [{ at, client: c.client, tool: 'edit_notification', notification_id: c.id, kind: 'edit', digest: digestOf({ payload: digestOf(payload), payload_sha256: approval.payload_sha256, status: 'pending_approval' }), recipients: null }];
     }
+    case 'prune':
+      return [{ at: c.at, client: null, tool: null, notification_id: null, kind: PRUNED, digest: anchorDigest(c.anchor_seq, c.anchor_hash), recipients: null }];
   }
 }
+
+/**
+ * What a `pruned` entry's digest binds: the anchor the prune left. Verify asks the chain for an
+ * entry naming the head's anchor, so an anchor moved without a prune (the oldest entries deleted
+ * by hand) is a break, and a real prune changes the head hash like any other write.
+ */
+export const anchorDigest = (anchor_seq: number, anchor_hash: string): string => digestOf({ anchor_seq, anchor_hash });
 
 /** The entry a receipt's change to delivery `id` appends. */
 export function receiptEntry(id: string, change: DeliveryStatusChange): AuditInput {
@@ -197,6 +210,8 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
   let prevPrev: string | null = null;
   let expected = head.anchor_seq + 1;
   let pending: AuditEntry[] = [];
+  const attest = anchorDigest(head.anchor_seq, head.anchor_hash);
+  let attested = false;
   const fail = (seq: number, problem: Exclude<AuditVerdict, { ok: true }>['problem'], message: string): AuditVerdict => ({ ok: false, count, seq, problem, message });
   const iterator = entries[Symbol.asyncIterator]();
   let page = await iterator.next();
@@ -230,6 +245,7 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
           : fail(e.seq, 'inserted', `entry ${e.seq} was inserted before entry ${expected}`);
       }
       if (entryHash(e) !== e.hash) return fail(e.seq, 'changed', `entry ${e.seq} was changed: its content no longer matches its hash`);
+      if (e.kind === PRUNED && e.digest === attest) attested = true;
       prevPrev = prevHash;
       prevHash = e.hash;
       expected++;
@@ -241,7 +257,21 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
   if (last < head.seq) return fail(last + 1, 'removed', `entry ${last + 1} was removed: the chain ends at ${last}, its head at ${head.seq}`);
   if (last > head.seq) return fail(head.seq + 1, 'inserted', `entry ${head.seq + 1} was inserted after the head (${head.seq})`);
   if (prevHash !== head.hash) return fail(last, 'changed', `entry ${last} was changed: it no longer matches the chain's head`);
+  if (!attested && !atGenesis(head)) return unattested(head);
   return { ok: true, count, head };
+}
+
+const atGenesis = (head: AuditHead): boolean => head.anchor_seq === 0 && head.anchor_hash === GENESIS;
+
+/** The chain verifies from an anchor that no prune entry names: entries before it were deleted, and the anchor moved, by hand. The break is at the chain's start: nothing before it verified. */
+function unattested(head: AuditHead): AuditVerdict {
+  return {
+    ok: false,
+    count: 0,
+    seq: head.anchor_seq,
+    problem: 'removed',
+    message: `entries up to ${head.anchor_seq} were removed: the chain starts after them, but no 'pruned' entry names that anchor (a prune writes one)`,
+  };
 }
 
 /**
@@ -270,9 +300,13 @@ async function verifyLines(store: Pick<Store, 'auditHead' | 'auditLines'>, pageS
   let prev = head.anchor_hash;
   let expected = head.anchor_seq + 1;
   let after = Number.MIN_SAFE_INTEGER;
+  // Kind then digest, as entryHash's array has them; `,"` never occurs inside a JSON string, so this is that entry's.
+  const attest = `,"${PRUNED}","${anchorDigest(head.anchor_seq, head.anchor_hash)}",`;
+  let attested = atGenesis(head);
   for (;;) {
     const page = await store.auditLines(after, pageSize);
     const { text } = page;
+    if (!attested && text.includes(attest)) attested = true;
     let start = 0;
     for (let i = 0; i < page.n; i++) {
       const newline = text.indexOf('\n', start);
@@ -282,7 +316,7 @@ async function verifyLines(store: Pick<Store, 'auditHead' | 'auditLines'>, pageS
       const seq = Number(text.slice(start + 1, text.indexOf(',', start)));
       if (seq > head.seq) {
         // Appended after the head was read (a live server), unless the head now does not cover it either.
-        if (expected - 1 !== head.seq || prev !== head.hash || seq > (await store.auditHead()).seq) return undefined;
+        if (expected - 1 !== head.seq || prev !== head.hash || !attested || seq > (await store.auditHead()).seq) return undefined;
         return { ok: true, count: head.seq - head.anchor_seq, head };
       }
       if (seq !== expected || text.charCodeAt(start) !== 91) return undefined;
@@ -298,7 +332,7 @@ async function verifyLines(store: Pick<Store, 'auditHead' | 'auditLines'>, pageS
     if (page.n < pageSize || page.last === null) break;
     after = page.last;
   }
-  if (expected - 1 !== head.seq || prev !== head.hash) return undefined;
+  if (expected - 1 !== head.seq || prev !== head.hash || !attested) return undefined;
   return { ok: true, count: head.seq - head.anchor_seq, head };
 }
 

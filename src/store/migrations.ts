@@ -453,6 +453,14 @@ export const MIGRATIONS: readonly Migration[] = [
     sqlite: `ALTER TABLE outbox ADD COLUMN congested_since INTEGER;`,
     postgres: `ALTER TABLE outbox ADD COLUMN congested_since BIGINT;`,
   },
+  {
+    version: 23,
+    name: 'console sessions signed out',
+    // A signed-out console session's id, kept until its cookie would have expired anyway, so
+    // every replica refuses the cookie at once.
+    sqlite: `CREATE TABLE console_revocations (session TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);`,
+    postgres: `CREATE TABLE console_revocations (session TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);`,
+  },
 ];
 
 /** The newest schema version this build knows; a store newer than this refuses to open. */

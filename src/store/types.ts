@@ -627,9 +627,20 @@ export interface Store {
   auditFor(notificationId: string, limit?: number): Promise<AuditEntry[]>;
   /**
    * Deletes entries older than `before` (a prefix of the chain), moving the anchor to the
-   * last one deleted, so the rest still verifies; returns how many.
+   * last one deleted, so the rest still verifies, and appends a `pruned` entry (at `now`)
+   * naming that anchor, in the same transaction; returns how many were deleted.
    */
-  pruneAudit(before: number): Promise<number>;
+  pruneAudit(before: number, now: number): Promise<number>;
+
+  /**
+   * Outbox entries with no delivery record (waiting, or cancelled or expired before a send),
+   * newest first, by the delivery query's filters (`status` is the entry's state); `before`
+   * pages: entries created before `before.at`, or at it with an id before `before.id`.
+   */
+  findUnrecordedOutbox(query: Omit<DeliveryQuery, 'status' | 'after'> & { state?: OutboxState; before?: { at: number; id: string | null } }): Promise<OutboxEntry[]>;
+  /** Records console session `id` as signed out until `expiresAt` (when its cookie ends anyway); drops those ended by `now`. */
+  revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
+  sessionRevoked(id: string): Promise<boolean>;
 
   close(): Promise<void>;
 }

@@ -34,11 +34,12 @@ describe('operator console (/console)', () => {
   let http: HttpHandle;
   let smtp: TestSmtpServer;
   const clients: Client[] = [];
+  let config: ReturnType<typeof loadConfig>;
 
   beforeAll(async () => {
     smtp = await startSmtpServer();
     const dir = mkdtempSync(join(tmpdir(), 'notify-console-'));
-    const config = loadConfig({
+    config = loadConfig({
       NOTIFY_DATA_DIR: dir,
       HOME: dir,
       NOTIFY_HTTP_TOKENS: `ops:${OPS},bot:${BOT},other:${OTHER}`,
@@ -141,6 +142,61 @@ describe('operator console (/console)', () => {
     expect(approvals.body).not.toMatch(/<script|style="/i);
     // A session forged or altered is no session.
     expect((await page('/console/approvals', `${cookie}x`)).status).toBe(303);
+  });
+
+  it('ends the session at sign-out on every replica sharing the store: a copied cookie neither opens a page nor decides', async () => {
+    const replicaApp = await createApp(config, createLogger('error', () => {}));
+    const replica = await serveHttp(replicaApp, { port: 0 });
+    try {
+      const id = await heldSend('modern', 'Signed out before deciding');
+      const { cookie } = await signIn();
+      const other = await signIn();
+      const list = await page('/console/approvals', cookie);
+      const csrf = csrfOf(list.body);
+      const sha = shaOf(list.body, id);
+      expect((await raw(`${replica.url}/console/approvals`, { headers: { Cookie: cookie } })).status).toBe(200);
+      const out = await post('/console/logout', cookie, { csrf });
+      expect(out.status).toBe(303);
+      expect(header(out, 'set-cookie')).toMatch(/notify_console=; .*Max-Age=0/);
+      // The copy, here and on the other replica: signed out.
+      for (const base of [http.url, replica.url]) {
+        const again = await raw(`${base}/console/approvals`, { headers: { Cookie: cookie } });
+        expect(again.status, base).toBe(303);
+        expect(again.headers.location).toMatch(/^\/console\/login/);
+        const decide = await raw(`${base}/console/approvals/${id}`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: cookie, Origin: base },
+          body: new URLSearchParams({ decision: 'decline', payload_sha256: sha, csrf }).toString(),
+        });
+        expect(decide.status, base).toBe(401);
+      }
+      expect((await app.store.getDelivery(id))!.status).toBe('pending_approval');
+      // Another sign-in of the same operator (another device) goes on.
+      expect((await page('/console/approvals', other.cookie)).status).toBe(200);
+    } finally {
+      await replica.close();
+      await replicaApp.close();
+    }
+  });
+
+  it('shows as a notice only what the server said: ?done= and ?error= of a link are not shown', async () => {
+    const { cookie } = await signIn();
+    for (const path of ['/console/approvals', '/console/waiting', '/console/banners']) {
+      for (const param of ['done', 'error']) {
+        const forged = await page(`${path}?${param}=${encodeURIComponent('Your session expired: sign in at https://evil.example/console')}&sig=${'A'.repeat(43)}`, cookie);
+        expect(forged.status, path).toBe(200);
+        expect(forged.body, `${path} ${param}`).not.toContain('evil.example');
+        expect(forged.body).not.toMatch(/role="(status|alert)"/);
+      }
+    }
+    // The server's own notice, through its redirect, is shown.
+    const form = await page('/console/banners', cookie);
+    const shown = await post('/console/banners', cookie, { csrf: csrfOf(form.body), text: 'notice check', audience: 'all' });
+    const next = await page(shown.headers.location as string, cookie);
+    expect(next.body).toMatch(/role="status"[^>]*>[^<]*Showing banner /);
+    // Its text altered, or shown to another operator's session: not shown.
+    const altered = (shown.headers.location as string).replace('Showing', 'Hiding');
+    expect((await page(altered, cookie)).body).not.toContain('Hiding banner');
   });
 
   it.each(ERAS)('holds an agent send (%s client); an approval sends it exactly once, bound to the payload shown', async (era) => {

@@ -5,7 +5,7 @@
  * PostgreSQL, 50 concurrent writers on two replicas make one chain, without a fork.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { digestOf, entryHash, GENESIS, verifyAudit } from '../../src/store/audit.js';
+import { anchorDigest, digestOf, entryHash, GENESIS, verifyAudit } from '../../src/store/audit.js';
 import type { AuditEntry, Store } from '../../src/store/types.js';
 import { ENGINES, entries, postgresEngine, record, T0, unavailable, type Engine, type Raw } from './audit-engines.js';
 
@@ -151,15 +151,44 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
   it.skipIf(skip)('prunes a prefix and keeps the rest verifiable from the anchor, tampering still named', async () => {
     const { store, raw } = await start();
     const all = await entries(store);
-    // Entries 1-5 are older than T0 + 5.5 s.
-    expect(await store.pruneAudit(T0 + 5_500)).toBe(5);
-    expect(await store.auditHead()).toMatchObject({ seq: 12, anchor_seq: 5, anchor_hash: all[4]!.hash });
-    expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 7 });
-    expect(await store.pruneAudit(T0 + 5_500)).toBe(0);
-    await store.writeRecord(record('ntf_after', T0 + 40_000));
+    const before = await store.auditHead();
+    // Entries 1-5 are older than T0 + 5.5 s; the prune's own entry (13) names the anchor it left.
+    expect(await store.pruneAudit(T0 + 5_500, T0 + 30_000)).toBe(5);
+    const head = await store.auditHead();
+    expect(head).toMatchObject({ seq: 13, anchor_seq: 5, anchor_hash: all[4]!.hash });
+    expect(head.hash).not.toBe(before.hash);
+    expect((await entries(store)).at(-1)).toMatchObject({ seq: 13, kind: 'pruned', digest: anchorDigest(5, all[4]!.hash), client: null, notification_id: null });
     expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 8 });
-    await raw.run('DELETE FROM audit_log WHERE seq = 6');
-    expect(await verifyAudit(store)).toMatchObject({ ok: false, seq: 6, problem: 'removed' });
+    expect(await verifyAudit(store, 3)).toMatchObject({ ok: true, count: 8 });
+    expect(await store.pruneAudit(T0 + 5_500, T0 + 31_000)).toBe(0);
+    await store.writeRecord(record('ntf_after', T0 + 40_000));
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 9 });
+    // A second prune names its own anchor; the first's entry is among those it removes.
+    expect(await store.pruneAudit(T0 + 35_000, T0 + 41_000)).toBe(8);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 2 });
+    await raw.run('DELETE FROM audit_log WHERE seq = 14');
+    expect(await verifyAudit(store)).toMatchObject({ ok: false, seq: 14, problem: 'removed' });
+  });
+
+  it.skipIf(skip)('names the oldest entries deleted and the anchor moved by hand, the head hash unchanged, with or without an earlier prune', async () => {
+    const { store, raw } = await start();
+    const all = await entries(store);
+    const head = await store.auditHead();
+    // What a1 did: delete 1-4, and move the anchor to entry 5's own prev.
+    await raw.run('DELETE FROM audit_log WHERE seq <= 4');
+    await raw.run('UPDATE audit_head SET anchor_seq = $1, anchor_hash = $2', [4, all[4]!.prev]);
+    expect((await store.auditHead()).hash).toBe(head.hash);
+    for (const size of [10_000, 3]) expect(await verifyAudit(store, size)).toMatchObject({ ok: false, seq: 4, problem: 'removed' });
+  });
+
+  it.skipIf(skip)('names an anchor moved by hand past a real prune', async () => {
+    const { store, raw } = await start();
+    expect(await store.pruneAudit(T0 + 3_500, T0 + 30_000)).toBe(3);
+    const all = await entries(store);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true });
+    await raw.run('DELETE FROM audit_log WHERE seq <= 6');
+    await raw.run('UPDATE audit_head SET anchor_seq = $1, anchor_hash = $2', [6, all.find((e) => e.seq === 7)!.prev]);
+    for (const size of [10_000, 3]) expect(await verifyAudit(store, size)).toMatchObject({ ok: false, seq: 6, problem: 'removed' });
   });
 });
 

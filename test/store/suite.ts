@@ -8,7 +8,7 @@ import { FeedCache } from '../../src/banners/feed.js';
 import { bannerRecord } from '../helpers/banner-record.js';
 import { silentLogger } from '../../src/core/log.js';
 import { applyHeldReceipts, applyReceipt } from '../../src/notification/status-receipt.js';
-import { outboxSuite } from './outbox-suite.js';
+import { entry, outboxSuite } from './outbox-suite.js';
 
 export interface StoreHandle {
   store: Store;
@@ -142,6 +142,27 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await ids({ client: 'bot', via: 'sms', status: 'sent', since: T0 + 2 * HOUR })).toEqual(['ntf_3']);
         expect(await ids({ client: 'nobody' })).toEqual([]);
         expect(await ids({ limit: 1 })).toEqual(['ntf_4']);
+      });
+
+      it('lists the outbox entries that have no delivery record (scheduled, held, cancelled), filtered and paged, newest first', async () => {
+        await store.scheduleSend(entry({ id: 'ntf_ob_sched', created_at: T0, client: 'bot' }));
+        await store.scheduleSend(entry({ id: 'ntf_ob_held', created_at: T0 + HOUR, state: 'held', via: 'sms', client: 'ops' }));
+        await store.scheduleSend(entry({ id: 'ntf_ob_gone', created_at: T0 + HOUR, client: 'bot' }));
+        expect(await store.moveWaiting('ntf_ob_gone', ['scheduled'], 'cancelled', T0 + 2 * HOUR)).toMatchObject({ moved: true });
+        // Recorded: an approved send waiting for its release has its delivery row, and is listed there.
+        await store.scheduleSend(entry({ id: 'ntf_ob_recorded', created_at: T0 + 3 * HOUR }));
+        await store.writeRecord(delivery('ntf_ob_recorded', T0 + 3 * HOUR, { status: 'approved' }));
+        const ids = async (q: Partial<Parameters<Store['findUnrecordedOutbox']>[0]> = {}) => (await store.findUnrecordedOutbox({ limit: 10, ...q })).map((e) => e.id);
+        // Newest first; at one time, by id, descending.
+        expect(await ids()).toEqual(['ntf_ob_held', 'ntf_ob_gone', 'ntf_ob_sched']);
+        expect(await ids({ state: 'cancelled' })).toEqual(['ntf_ob_gone']);
+        expect(await ids({ state: 'scheduled' })).toEqual(['ntf_ob_sched']);
+        expect(await ids({ via: 'sms' })).toEqual(['ntf_ob_held']);
+        expect(await ids({ client: 'bot', since: T0 + 1, until: T0 + 2 * HOUR })).toEqual(['ntf_ob_gone']);
+        // Pages: before a time (every entry at it), or before an entry at its time.
+        expect(await ids({ before: { at: T0 + HOUR + 1, id: null } })).toEqual(['ntf_ob_held', 'ntf_ob_gone', 'ntf_ob_sched']);
+        expect(await ids({ before: { at: T0 + HOUR, id: 'ntf_ob_held' } })).toEqual(['ntf_ob_gone', 'ntf_ob_sched']);
+        expect(await ids({ before: { at: T0 + HOUR, id: null } })).toEqual(['ntf_ob_sched']);
       });
 
       it('pages newest first after a given delivery, ties in time included, each row once', async () => {
@@ -659,6 +680,21 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // Another question is another answer; past the ttl the question is forgotten.
         expect(await other.answerApproval('ntf_b', 'accept', T0, TTL)).toEqual({ answer: 'accept', first: true });
         expect(await store.answerApproval('ntf_a', 'accept', T0 + TTL, TTL)).toEqual({ answer: 'accept', first: true });
+      });
+    });
+
+    describe('console sessions signed out', () => {
+      it('a session revoked on one store is revoked on another of the same data, until its end; others stay', async () => {
+        const other = await h.reopen();
+        expect(await other.sessionRevoked('phone')).toBe(false);
+        await store.revokeSession('phone', T0 + HOUR, T0);
+        await store.revokeSession('phone', T0 + HOUR, T0);
+        expect(await other.sessionRevoked('phone')).toBe(true);
+        expect(await other.sessionRevoked('desk')).toBe(false);
+        // A later sign-out drops the revocations whose cookies have ended anyway.
+        await other.revokeSession('desk', T0 + 3 * HOUR, T0 + HOUR);
+        expect(await store.sessionRevoked('phone')).toBe(false);
+        expect(await store.sessionRevoked('desk')).toBe(true);
       });
     });
 

@@ -290,7 +290,7 @@ export class PostgresStore extends SqlStore implements Store {
     return auditLinesFromRow(rows[0] as Row | undefined);
   }
 
-  async pruneAudit(before: number): Promise<number> {
+  async pruneAudit(before: number, now: number): Promise<number> {
     return this.transaction(async (client) => {
       // The head's lock: no append or other prune moves the chain meanwhile.
       const { rows } = await client.query({ ...LOCK_AUDIT_HEAD, values: [] });
@@ -300,6 +300,7 @@ export class PostgresStore extends SqlStore implements Store {
       const anchor = (await client.query({ ...AUDIT_HASH_AT, values: [upto] })).rows[0].hash as string;
       const { rowCount } = await client.query({ ...AUDIT_PRUNE, values: [upto] });
       await client.query({ ...MOVE_AUDIT_ANCHOR, values: [upto, anchor] });
+      await this.appendAudit(client, [{ write: 'prune', anchor_seq: num(upto), anchor_hash: anchor, at: now }]);
       return rowCount ?? 0;
     });
   }

@@ -4,6 +4,7 @@
  */
 import { StoreError } from '../errors.js';
 import type { AuditedChange } from '../audit.js';
+import type { Store } from '../types.js';
 import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
 import { EDIT_WAITING, REVISE_HELD } from './approval-writes.js';
 import { AUDIT_FILTERED, AUDIT_FOR, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
@@ -11,6 +12,8 @@ import type { Dialect, Statement } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
 import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
 import * as q from './statements.js';
+import { PURGE_REVOKED, REVOKE_SESSION, SESSION_REVOKED } from './sessions.js';
+import { FIND_UNRECORDED_OUTBOX } from './listing.js';
 
 /** The values of UPDATE_DELIVERY_STATUS for `change` to delivery `id`. */
 export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown[] => [
@@ -229,6 +232,21 @@ export abstract class SqlStore {
         ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
         : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null, query.notificationId ?? null]);
     return rows.map(auditFromRow);
+  }
+
+  async findUnrecordedOutbox(query: Parameters<Store['findUnrecordedOutbox']>[0]): Promise<OutboxEntry[]> {
+    const params = [query.state ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.before?.at ?? null, query.before?.id ?? null];
+    return (await this.sql.all(FIND_UNRECORDED_OUTBOX, params)).map(outboxFromRow);
+  }
+
+  async revokeSession(id: string, expiresAt: number, now: number): Promise<void> {
+    // Ids past their cookie's end are refused by the cookie itself: they need no row.
+    await this.sql.run(PURGE_REVOKED, [now]);
+    await this.sql.run(REVOKE_SESSION, [id, expiresAt]);
+  }
+
+  async sessionRevoked(id: string): Promise<boolean> {
+    return (await this.sql.get(SESSION_REVOKED, [id])) !== undefined;
   }
 
   async bannersVersion(): Promise<string> {

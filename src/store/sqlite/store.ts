@@ -223,7 +223,7 @@ export class SqliteStore extends SqlStore implements Store {
     return auditLinesFromRow(this.shared(AUDIT_LINES_SQLITE).get([afterSeq, limit]));
   }
 
-  async pruneAudit(before: number): Promise<number> {
+  async pruneAudit(before: number, now: number): Promise<number> {
     const tx = this.db.transaction((): number => {
       const head = auditHeadFromRow(this.shared(AUDIT_HEAD).get([])!);
       const upto = this.shared(AUDIT_PRUNE_UPTO).get([before])?.upto;
@@ -231,6 +231,7 @@ export class SqliteStore extends SqlStore implements Store {
       const anchor = this.shared(AUDIT_HASH_AT).get([upto])!.hash as string;
       const n = this.shared(AUDIT_PRUNE).run([upto]).changes;
       this.shared(MOVE_AUDIT_ANCHOR).run([upto, anchor]);
+      this.appendAudit([{ write: 'prune', anchor_seq: Number(upto), anchor_hash: anchor, at: now }]);
       return n;
     });
     return tx.immediate();

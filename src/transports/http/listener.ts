@@ -119,7 +119,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     opsRoute({ auth, metrics }),
     consoleRoute({
       actions: consoleActions(app),
-      sessions: createSessions(app.config.http.tokens.filter((t) => app.config.http.operators.includes(t.client))),
+      sessions: createSessions(app.config.http.tokens.filter((t) => app.config.http.operators.includes(t.client)), app.store),
       tokens: app.config.http.tokens,
       operators: app.config.http.operators,
       now: app.now,

@@ -12,7 +12,8 @@ import type { Readable, Writable } from 'node:stream';
 import { serveStdio as serveStdioEntry } from '@modelcontextprotocol/server/stdio';
 import type { Server } from '@modelcontextprotocol/server';
 import type { App } from '../../mcp/server.js';
-import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../mcp/resources.js';
+import { feedRefusalMessage, listenedUris, ResourceWatch, withheldListenMessage } from '../../mcp/resources.js';
+import { bannerResourcesOffered } from '../../mcp/tool-groups.js';
 import { bannerHubFor, FeedRefusal, STDIO_FEED_CLIENT } from '../../banners/hub.js';
 import { createServer } from '../../mcp/server.js';
 import { earlyReaderOn } from './early-reader.js';
@@ -37,6 +38,7 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
   const onMessage = (message: unknown) => {
     const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
     const uris = listenedUris(m);
+    if (uris.length > 0 && !bannerResourcesOffered(app.config.tools.groups)) return withheldListenMessage(m.id);
     if (uris.length > 0) {
       // Refused here, the listen never reaches the SDK, which would answer it as honoured.
       try {

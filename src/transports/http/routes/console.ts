@@ -18,6 +18,7 @@ import { htmlBody, parseMime, rawMessage } from '../../../console/mime.js';
 import { detailBody, listBody, toQuery, type ListFilters } from '../../../console/notifications-page.js';
 import type { Session, Sessions } from '../../../console/session.js';
 import { CONSOLE_CSS } from '../../../console/style.js';
+import { waitingDetailBody } from '../../../console/waiting-detail.js';
 import { waitingBody } from '../../../console/waiting-page.js';
 import type { HttpToken } from '../../../config/config.js';
 import { NotifyError } from '../../../core/errors.js';
@@ -112,14 +113,14 @@ export function consoleRoute(deps: ConsoleDeps): Route {
   const auth = createAuthenticator(deps.tokens);
   const isOperator = (client: string) => deps.operators.includes(client);
 
-  const who = (req: IncomingMessage): Who => {
+  const who = async (req: IncomingMessage): Promise<Who> => {
     if (req.headers.authorization !== undefined) {
       const r = auth.check(req.headers.authorization);
       if (!r.ok) return { kind: 'refused', status: 401, message: 'The bearer token is not one of NOTIFY_HTTP_TOKENS.' };
       if (!isOperator(r.token.client)) return { kind: 'refused', status: 403, message: `Client ${r.token.client} is not an operator (NOTIFY_OPERATOR_CLIENTS): the console is for operators only.` };
       return { kind: 'operator', client: r.token.client };
     }
-    const session = deps.sessions.verify(cookies(req).get(SESSION_COOKIE), deps.now());
+    const session = await deps.sessions.check(cookies(req).get(SESSION_COOKIE), deps.now());
     return session ? { kind: 'operator', client: session.client, session } : { kind: 'anonymous' };
   };
 
@@ -165,7 +166,7 @@ export function consoleRoute(deps: ConsoleDeps): Route {
         }
         try {
           if (path === '/console/login') return get ? loginPage(res, req, safeNext(url.searchParams.get('next'))) : await login(req, res);
-          const caller = who(req);
+          const caller = await who(req);
           if (caller.kind === 'refused') return errorPage(res, caller.status, caller.message);
           if (caller.kind === 'anonymous') {
             if (get) return redirect(res, `/console/login?next=${encodeURIComponent(safeNext(path + url.search))}`);
@@ -193,10 +194,27 @@ export function consoleRoute(deps: ConsoleDeps): Route {
   async function dispatch(req: IncomingMessage, res: ServerResponse, url: URL, client: string, session: Session | undefined, form: URLSearchParams | undefined): Promise<void> {
     const path = url.pathname;
     const csrf = session ? deps.sessions.csrf(session) : '';
-    const shell = { session: { client, csrf } };
+    const bannerAccess = deps.actions.bannerAccess(client);
+    const shell = { session: { client, csrf, withheld: bannerAccess.see ? [] : (['banners'] as const) } };
     const notice = (text: string | null, kind: 'info' | 'error' = 'info') => (text ? { notice: { kind, text: text.slice(0, 300) } } : {});
+    /** The notice a redirect carried (`?done=` or `?error=`), shown only when this server signed it for this operator. */
+    const carried = () => {
+      for (const [param, kind] of [['error', 'error'], ['done', 'info']] as const) {
+        const text = url.searchParams.get(param);
+        if (text !== null && deps.sessions.noticeValid(client, kind, text, url.searchParams.get('sig'))) return notice(text, kind);
+      }
+      return {};
+    };
+    /** `to` with a notice the next page shows: cut to what it shows, and signed. */
+    const withNotice = (to: string, kind: 'info' | 'error', text: string) => {
+      const shown = text.slice(0, 300);
+      return `${to}?${kind === 'error' ? 'error' : 'done'}=${encodeURIComponent(shown)}&sig=${deps.sessions.signNotice(client, kind, shown)}`;
+    };
 
     if (path === '/console/logout' && form) {
+      // Revoked in the store first: a copy of the cookie ends with it, on every replica.
+      if (session) await deps.sessions.end(session, deps.now());
+      deps.log.info('console sign-out', { client });
       return redirect(res, '/console/login', { 'Set-Cookie': cookie(SESSION_COOKIE, '', 0, req) });
     }
     if ((path === '/console' || path === '/console/') && !form) {
@@ -213,7 +231,14 @@ export function consoleRoute(deps: ConsoleDeps): Route {
     const one = /^\/console\/notifications\/([A-Za-z0-9_-]{1,64})(\/html|\/raw|\/payload\.json)?$/.exec(path);
     if (one && !form) {
       const record = await deps.actions.get(one[1]!);
-      if (!record) return errorPage(res, 404, `No notification has id ${one[1]}.`, 'notifications');
+      if (!record) {
+        // No record yet (scheduled, held) or ever (retracted, expired): the outbox entry is its page.
+        const unrecorded = one[2] ? null : await deps.actions.unrecorded(one[1]!);
+        if (!unrecorded) return errorPage(res, 404, `No notification has id ${one[1]}.`, 'notifications');
+        const { entry, waiting } = unrecorded;
+        const body = waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id));
+        return send(res, 200, page({ ...shell, title: `Notification ${entry.id}`, section: 'notifications', ...carried(), body }));
+      }
       const raw = rawMessage(record.payload);
       switch (one[2]) {
         case '/html': {
@@ -229,12 +254,12 @@ export function consoleRoute(deps: ConsoleDeps): Route {
           res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Disposition': `attachment; filename="${record.id}.json"`, ...SECURITY_HEADERS });
           return void res.end(JSON.stringify(record.payload, null, 2));
         default:
-          return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...notice(url.searchParams.get('done')), body: detailBody(record, csrf, await deps.actions.audit(record.id)) }));
+          return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...carried(), body: detailBody(record, csrf, await deps.actions.audit(record.id)) }));
       }
     }
     if (path === '/console/approvals' && !form) {
       const rows = await deps.actions.pending();
-      return send(res, 200, page({ ...shell, title: 'Pending approvals', section: 'approvals', ...notice(url.searchParams.get('done')), body: approvalsBody(rows, csrf) }));
+      return send(res, 200, page({ ...shell, title: 'Pending approvals', section: 'approvals', ...carried(), body: approvalsBody(rows, csrf) }));
     }
     const decided = /^\/console\/approvals\/([A-Za-z0-9_-]{1,64})$/.exec(path);
     if (decided && form) {
@@ -252,11 +277,11 @@ export function consoleRoute(deps: ConsoleDeps): Route {
                   ? 'it waits in the outbox, and the next release sends it.'
                   : `its send ended ${outcome.record.status}.`
             }`;
-      return redirect(res, `/console/approvals?done=${encodeURIComponent(said)}`);
+      return redirect(res, withNotice('/console/approvals', 'info', said));
     }
     if (path === '/console/waiting' && !form) {
       const entries = await deps.actions.waiting();
-      return send(res, 200, page({ ...shell, title: 'Scheduled and held', section: 'waiting', ...notice(url.searchParams.get('done')), body: waitingBody(entries, csrf) }));
+      return send(res, 200, page({ ...shell, title: 'Scheduled and held', section: 'waiting', ...carried(), body: waitingBody(entries, csrf) }));
     }
     const retract = /^\/console\/waiting\/([A-Za-z0-9_-]{1,64})\/retract$/.exec(path);
     if (retract && form) {
@@ -264,12 +289,15 @@ export function consoleRoute(deps: ConsoleDeps): Route {
       if (r.kind === 'not_found') return errorPage(res, 404, `Nothing waits under ${retract[1]}.`, 'waiting');
       if (r.kind === 'not_waiting') return errorPage(res, 409, `${retract[1]} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
       deps.log.info('retracted in the console', { notificationId: retract[1], by: client });
-      return redirect(res, `/console/waiting?done=${encodeURIComponent(`Retracted ${retract[1]}: it will not be sent.`)}`);
+      return redirect(res, withNotice('/console/waiting', 'info', `Retracted ${retract[1]}: it will not be sent.`));
+    }
+    // Banners withheld from this operator (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS) are no page here either.
+    if ((path === '/console/banners' || path.startsWith('/console/banners/')) && !(form ? bannerAccess.change : bannerAccess.see)) {
+      return errorPage(res, 404, `No console page ${path}.`, 'notifications');
     }
     if (path === '/console/banners' && !form) {
       const active = await deps.actions.activeBanners();
-      const error = url.searchParams.get('error');
-      return send(res, 200, page({ ...shell, title: 'Banners', section: 'banners', ...(error ? notice(error, 'error') : notice(url.searchParams.get('done'))), body: bannersBody(active, csrf) }));
+      return send(res, 200, page({ ...shell, title: 'Banners', section: 'banners', ...carried(), body: bannersBody(active, csrf, bannerAccess.change) }));
     }
     if (path === '/console/banners' && form) {
       const args: Record<string, unknown> = { text: form.get('text') ?? '', audience: form.get('audience') ?? '' };
@@ -278,12 +306,12 @@ export function consoleRoute(deps: ConsoleDeps): Route {
       const expires = form.get('expires_at');
       if (expires) args.expires_at = /[zZ]|[+-]\d\d:\d\d$/.test(expires) ? expires : `${expires.length === 16 ? `${expires}:00` : expires}Z`;
       const r = await deps.actions.showBanner(args, client);
-      return redirect(res, r.ok ? `/console/banners?done=${encodeURIComponent(`Showing banner ${String(r.result.banner_id)}.`)}` : `/console/banners?error=${encodeURIComponent(`${r.code}: ${r.message}`)}`);
+      return redirect(res, r.ok ? withNotice('/console/banners', 'info', `Showing banner ${String(r.result.banner_id)}.`) : withNotice('/console/banners', 'error', `${r.code}: ${r.message}`));
     }
     const dismiss = /^\/console\/banners\/([A-Za-z0-9_-]{1,64})\/dismiss$/.exec(path);
     if (dismiss && form) {
       const r = await deps.actions.dismissBanner(dismiss[1]!, client);
-      return redirect(res, r.ok ? `/console/banners?done=${encodeURIComponent(`Dismissed banner ${dismiss[1]}.`)}` : `/console/banners?error=${encodeURIComponent(`${r.code}: ${r.message}`)}`);
+      return redirect(res, r.ok ? withNotice('/console/banners', 'info', `Dismissed banner ${dismiss[1]}.`) : withNotice('/console/banners', 'error', `${r.code}: ${r.message}`));
     }
     return errorPage(res, 404, `No console page ${path}.`, 'notifications');
   }

@@ -10,7 +10,8 @@ import { feedClientKey, FeedRefusal, type BannerHub } from '../../../banners/hub
 import { PROFILES, type HttpToken, type Profile } from '../../../config/config.js';
 import type { Logger } from '../../../core/log.js';
 import type { Metrics } from '../../../mcp/metrics.js';
-import { feedRefusalMessage, listenedUris, ResourceWatch } from '../../../mcp/resources.js';
+import { feedRefusalMessage, listenedUris, ResourceWatch, withheldListenMessage } from '../../../mcp/resources.js';
+import { bannerResourcesOffered, offeredGroups } from '../../../mcp/tool-groups.js';
 import { createServer, type App, type Connection } from '../../../mcp/server.js';
 import { BodyTooLargeError, readBody } from '../../body.js';
 import { parseMessage, screenMessage } from '../../inbound.js';
@@ -123,6 +124,9 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
     if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: maxBody }))) {
       requestConnections.set(request, connectionFor(token, endpointProfile, req));
       const uris = listenedUris(parsed);
+      if (uris.length > 0 && !bannerResourcesOffered(offeredGroups(app.config, token?.client))) {
+        return sendJson(res, 200, withheldListenMessage((parsed as { id?: unknown }).id));
+      }
       if (uris.length > 0) {
         const client = feedClientKey(token?.client, req.socket.remoteAddress);
         let held: () => void;
