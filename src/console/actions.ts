@@ -9,11 +9,12 @@ import type { App } from '../mcp/server.js';
 import { decideHeld, expireHeld, type HeldDecision, type HeldOutcome } from '../notification/held.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
 import type { BannerRecord, DeliveryQuery, DeliveryRecord, OutboxEntry } from '../store/types.js';
+import { APPROVAL_ROWS } from './approvals-page.js';
 
 /** A tool's answer as the console shows it: its structured result, or its coded error's message. */
 export type ToolOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; code: string; message: string };
 
-/** Held sends shown at once on the approvals page. */
+/** Waiting sends shown at once on the waiting page. */
 const PENDING_ROWS = 200;
 
 export function consoleActions(app: App) {
@@ -47,9 +48,10 @@ export function consoleActions(app: App) {
     },
     get: (id: string) => app.store.getDelivery(id),
     audit: (id: string) => app.store.auditFor(id),
-    async pending(): Promise<DeliveryRecord[]> {
+    /** A page of held sends, newest first, after the one named (the last of the page before). */
+    async pending(after?: string): Promise<DeliveryRecord[]> {
       await expireHeld(app);
-      return app.store.findDeliveries({ status: 'pending_approval', limit: PENDING_ROWS });
+      return app.store.findDeliveries({ status: 'pending_approval', limit: APPROVAL_ROWS, ...(after ? { after } : {}) });
     },
     decide: (id: string, d: HeldDecision): Promise<HeldOutcome> => app.track(decideHeld(app, id, d)),
     async waiting(): Promise<OutboxEntry[]> {
