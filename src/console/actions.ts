@@ -8,14 +8,25 @@
 import type { App } from '../mcp/server.js';
 import { decideHeld, expireHeld, type HeldDecision, type HeldOutcome } from '../notification/held.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
-import type { BannerRecord, DeliveryQuery, DeliveryRecord, OutboxEntry } from '../store/types.js';
+import type { BannerRecord, DeliveryListing, DeliveryQuery, DeliveryRecord, OutboxEntry } from '../store/types.js';
 import { APPROVAL_ROWS } from './approvals-page.js';
+import { headStrings } from './json-head.js';
 
 /** A tool's answer as the console shows it: its structured result, or its coded error's message. */
 export type ToolOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; code: string; message: string };
 
 /** Waiting sends shown at once on the waiting page. */
 const PENDING_ROWS = 200;
+
+/** How much of a payload's JSON a list row reads: enough for a mail's header section, however many recipients it names. */
+const LIST_PAYLOAD_CHARS = 64 * 1024;
+/** All of it: more than any payload a store holds. */
+const WHOLE = 2_000_000_000;
+
+/** A list row whose payload was cut: its top-level strings as far as they go (the subject, a post's first words). */
+function withHead({ record, head }: DeliveryListing): DeliveryRecord {
+  return head === null ? record : { ...record, payload: headStrings(head) };
+}
 
 export function consoleActions(app: App) {
   /** Calls one of the server's own tools as operator `client`, exactly as tools/call would. */
@@ -42,16 +53,18 @@ export function consoleActions(app: App) {
 
   return {
     channels: app.channels.map((c) => c.name),
+    /** A page of the list, each row read as far as the list shows it. */
     async list(query: DeliveryQuery): Promise<DeliveryRecord[]> {
       await expireHeld(app);
-      return app.store.findDeliveries(query);
+      return (await app.store.findListings(query, { payloadChars: LIST_PAYLOAD_CHARS, approval: false })).map(withHead);
     },
     get: (id: string) => app.store.getDelivery(id),
     audit: (id: string) => app.store.auditFor(id),
     /** A page of held sends, newest first, after the one named (the last of the page before). */
     async pending(after?: string): Promise<DeliveryRecord[]> {
       await expireHeld(app);
-      return app.store.findDeliveries({ status: 'pending_approval', limit: APPROVAL_ROWS, ...(after ? { after } : {}) });
+      // The payload whole (its cards list every part), the held call left in the store.
+      return (await app.store.findListings({ status: 'pending_approval', limit: APPROVAL_ROWS, ...(after ? { after } : {}) }, { payloadChars: WHOLE, approval: true })).map((l) => l.record);
     },
     decide: (id: string, d: HeldDecision): Promise<HeldOutcome> => app.track(decideHeld(app, id, d)),
     async waiting(): Promise<OutboxEntry[]> {

@@ -184,6 +184,16 @@ describe('console: what a person approving a held send is shown', () => {
     expect((await page(`/console/notifications/${id}`)).body).toContain('<td>report&quot;; filename=&quot;payload.exe&lt;b&gt;</td>');
   });
 
+  it('lists a large mail and a large post by their subject and first words, reading no more of them than that', async () => {
+    const big = 'x'.repeat(200_000);
+    const mail = await held({ status: 'sent', payload: { envelope: { from: 'a@example.com', to: ['b@example.com'] }, messageId: '<m@x>', raw: `Subject: =?UTF-8?Q?Caf=C3=A9_figures?=\r\n\r\n${big}` } });
+    const post = await held({ status: 'sent', via: 'slack', payload: { channel: 'C0123ABCD', text: `Deploy "142" done ${big}` } });
+    const list = (await page('/console')).body;
+    const row = (id: string) => list.slice(list.indexOf(`>${id}</a>`), list.indexOf('</tr>', list.indexOf(`>${id}</a>`)));
+    expect(row(mail)).toContain('Café figures');
+    expect(row(post)).toContain('Deploy &quot;142&quot; done xxx');
+  });
+
   it('shows held sends a page at a time, with a link to the older ones', async () => {
     for (let i = 0; i < APPROVAL_ROWS + 3; i++) await held({ payload: { envelope: { from: 'a@example.com', to: ['b@example.com'] }, raw: `Subject: page ${i}\r\n\r\nx` } });
     const first = (await page('/console/approvals')).body;

@@ -4,7 +4,7 @@
  * each engine's file.
  */
 import { bannerStatusSql } from '../banner-status.js';
-import { statement } from './dialect.js';
+import { statement, type Statement } from './dialect.js';
 import { DELIVERY_COLUMNS } from './rows.js';
 
 export const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
@@ -15,14 +15,31 @@ export const INSERT_DELIVERY = statement(
 );
 export const LIST_DELIVERIES = statement('list-deliveries', 'SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1');
 // Each filter is a parameter that is either NULL (admits all) or the value: one statement, prepared once.
-export const FIND_DELIVERIES = statement(
-  'find-deliveries',
-  'SELECT * FROM deliveries WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) AND (CAST($2 AS TEXT) IS NULL OR via = $2) ' +
-    'AND (CAST($3 AS TEXT) IS NULL OR client = $3) AND (CAST($4 AS BIGINT) IS NULL OR created_at >= $4) ' +
-    'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ' +
-    // After a page: the rows listed after delivery $7 (newest first), ties in created_at included.
-    'AND (CAST($7 AS TEXT) IS NULL OR (created_at, seq) < (SELECT created_at, seq FROM deliveries WHERE id = $7)) ORDER BY created_at DESC, seq DESC LIMIT $6',
-);
+const FIND_WHERE =
+  'WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) AND (CAST($2 AS TEXT) IS NULL OR via = $2) ' +
+  'AND (CAST($3 AS TEXT) IS NULL OR client = $3) AND (CAST($4 AS BIGINT) IS NULL OR created_at >= $4) ' +
+  'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ' +
+  // After a page: the rows listed after delivery $7 (newest first), ties in created_at included.
+  'AND (CAST($7 AS TEXT) IS NULL OR (created_at, seq) < (SELECT created_at, seq FROM deliveries WHERE id = $7)) ORDER BY created_at DESC, seq DESC LIMIT $6';
+export const FIND_DELIVERIES = statement('find-deliveries', `SELECT * FROM deliveries ${FIND_WHERE}`);
+
+/**
+ * FIND_DELIVERIES for a page that lists many, reading no more than it shows: a payload longer
+ * than $8 characters comes as its first $8 characters of JSON text only (no JSON is parsed
+ * for it), with its whole length; the approval only when $9 is 1, and without a held send's
+ * call, which grows with its attachments. The engine says how it reads text and JSON.
+ */
+export function findListings(engine: string, e: { text: (column: string) => string; withoutCall: string }): Statement {
+  const light = DELIVERY_COLUMNS.filter((c) => c !== 'payload' && c !== 'approval');
+  const payload = e.text('payload');
+  return statement(
+    `${engine}-find-listings`,
+    `SELECT ${light.join(', ')}, CASE WHEN length(${payload}) <= CAST($8 AS INTEGER) THEN payload END AS payload, ` +
+      `CASE WHEN length(${payload}) > CAST($8 AS INTEGER) THEN substr(${payload}, 1, CAST($8 AS INTEGER)) END AS payload_head, length(${payload}) AS payload_length, ` +
+      `CASE WHEN CAST($9 AS INTEGER) = 1 THEN ${e.withoutCall} END AS approval FROM deliveries ${FIND_WHERE}`,
+  );
+}
+
 export const DECIDE_DELIVERY = statement(
   'decide-delivery',
   'UPDATE deliveries SET status = $1, approval = $2, status_updated_at = $3 WHERE id = $4 AND status = $5 RETURNING id',
