@@ -48,11 +48,27 @@ export function decodeWords(value: string): string {
   );
 }
 
+/** Where the header section ends (a blank line, CRLF or LF), without a regex over the body: parts run to megabytes. */
 function split(text: string): { head: string; body: string } {
-  const m = /\r?\n\r?\n/.exec(text);
-  if (!m) return { head: text, body: '' };
-  return { head: text.slice(0, m.index), body: text.slice(m.index + m[0].length) };
+  const crlf = text.indexOf('\r\n\r\n');
+  const lf = text.indexOf('\n\n');
+  const lfcr = text.indexOf('\n\r\n');
+  const ends = [crlf < 0 ? -1 : crlf, lf, lfcr].filter((i) => i >= 0);
+  if (ends.length === 0) return { head: text, body: '' };
+  const at = Math.min(...ends);
+  const sep = at === crlf ? 4 : at === lfcr ? 3 : 2;
+  return { head: text.slice(0, at), body: text.slice(at + sep) };
 }
+
+/** How many times `c` occurs in `text` (native search: no per-character loop in JavaScript). */
+function count(text: string, c: string): number {
+  let n = 0;
+  for (let i = text.indexOf(c); i >= 0; i = text.indexOf(c, i + 1)) n++;
+  return n;
+}
+
+/** `text` without one line break at its end. */
+const chomp = (text: string) => (text.endsWith('\r\n') ? text.slice(0, -2) : text.endsWith('\n') ? text.slice(0, -1) : text);
 
 function parseHeaders(head: string): Map<string, string> {
   const headers = new Map<string, string>();
@@ -163,7 +179,7 @@ function bodies(body: string, boundary: string): string[] {
     DELIMITER_END.lastIndex = at + dash.length;
     const rest = DELIMITER_END.exec(body);
     if (!rest) continue;
-    if (start !== undefined) out.push(body.slice(start, at).replace(/\r?\n$/, ''));
+    if (start !== undefined) out.push(chomp(body.slice(start, at)));
     if (rest[1]) return out;
     start = at + dash.length + rest[0].length;
   }
@@ -196,14 +212,10 @@ const decoded = (p: MimePart) => decode(p.encoded, encodingOf(p));
 /** A base64 body's decoded size from its length; any other body's by decoding it. */
 function sizeOf(p: MimePart): number {
   if ((encodingOf(p) ?? '').toLowerCase() !== 'base64') return decoded(p).length;
-  let chars = 0;
-  let pad = 0;
-  for (let i = 0; i < p.encoded.length; i++) {
-    const c = p.encoded.charCodeAt(i);
-    if (c === 61) pad++;
-    else if (c > 32) chars++;
-  }
-  return Math.floor(((chars + pad) * 3) / 4) - pad;
+  const e = p.encoded;
+  const chars = e.length - count(e, '\r') - count(e, '\n') - count(e, ' ') - count(e, '\t');
+  const pad = e.trimEnd().endsWith('==') ? 2 : e.trimEnd().endsWith('=') ? 1 : 0;
+  return Math.floor((chars * 3) / 4) - pad;
 }
 
 /** Every leaf part of the message, in order: what a recipient's client is given; decoded and hashed only when `sha256` is asked for. */

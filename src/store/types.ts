@@ -154,10 +154,10 @@ export interface ApprovalRecord {
 export interface DeliveryListing {
   /** The record; its payload null when cut (see `head`), its approval without `call`, or null when not asked for. */
   record: DeliveryRecord;
-  /** A payload's first characters of JSON text, when the whole was longer than asked for; else null. */
+  /** A payload's first characters of JSON text, when the whole was larger than asked for; else null. */
   head: string | null;
-  /** The payload's whole length in characters of JSON text. */
-  payloadLength: number;
+  /** The payload's whole size in bytes of JSON text (UTF-8). */
+  payloadBytes: number;
 }
 
 /** What the console's notification list filters by; each absent filter admits all. */
@@ -430,7 +430,7 @@ export interface Store {
   findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
   /**
    * findDeliveries for a page that lists many, reading no more of each row than it shows: a
-   * payload over `payloadChars` characters of JSON comes as its first characters only (`head`;
+   * payload over `payloadChars` bytes of JSON comes as its first characters only (`head`;
    * the record's payload null); the approval only when asked for, without a held send's call.
    */
   findListings(query: DeliveryQuery, opts: { payloadChars: number; approval: boolean }): Promise<DeliveryListing[]>;

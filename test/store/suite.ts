@@ -155,7 +155,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         const listed = await whole({});
         expect(listed.map((l) => l.record.id)).toEqual(['ntf_plain', 'ntf_slack', 'ntf_big']);
         const big = listed[2]!;
-        expect(big).toMatchObject({ head: null, payloadLength: JSON.stringify(big.record.payload).length });
+        expect(big).toMatchObject({ head: null, payloadBytes: Buffer.byteLength(JSON.stringify(big.record.payload)) });
         expect(big.record.payload).toEqual({ envelope: { from: 'f@x', to: ['a@example.com'] }, messageId: '<m>', raw, bcc: ['b@x'] });
         const { call: _call, ...light } = approval;
         expect(big.record.approval).toEqual(light);
@@ -163,7 +163,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(listed[0]!.record.approval).toBeNull();
         // Cut: a payload longer than asked for comes as its first characters only, the approval not at all.
         const cut = await store.findListings({ limit: 10 }, { payloadChars: 100, approval: false });
-        expect(cut[2]!).toMatchObject({ head: JSON.stringify(big.record.payload).slice(0, 100), payloadLength: big.payloadLength, record: { payload: null, approval: null } });
+        expect(cut[2]!).toMatchObject({ head: JSON.stringify(big.record.payload).slice(0, 100), payloadBytes: big.payloadBytes, record: { payload: null, approval: null } });
         expect(cut[1]!.record.payload).toEqual({ channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] });
         // The filters and the page are findDeliveries' own.
         expect((await whole({ status: 'pending_approval' })).map((l) => l.record.id)).toEqual(['ntf_big']);

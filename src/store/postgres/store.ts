@@ -182,7 +182,7 @@ const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE vi
 export class PostgresStore extends SqlStore implements Store {
   // `-` takes a key out of an object only: a JSON null (a record without approval) stays as it is.
   protected readonly listings = q.findListings('postgres', {
-    text: (c) => `${c}::text`,
+    payload: 'payload::text',
     withoutCall: "CASE WHEN json_typeof(approval) = 'object' THEN (approval::jsonb - 'call')::json ELSE approval END",
   });
 

@@ -65,7 +65,7 @@ export abstract class SqlStore {
     return rows.map((r) => ({
       record: this.toDelivery(r),
       head: typeof r.payload_head === 'string' ? r.payload_head : null,
-      payloadLength: numOrNull(r.payload_length) ?? 0,
+      payloadBytes: numOrNull(r.payload_bytes) ?? 0,
     }));
   }
 

@@ -24,18 +24,19 @@ const FIND_WHERE =
 export const FIND_DELIVERIES = statement('find-deliveries', `SELECT * FROM deliveries ${FIND_WHERE}`);
 
 /**
- * FIND_DELIVERIES for a page that lists many, reading no more than it shows: a payload longer
- * than $8 characters comes as its first $8 characters of JSON text only (no JSON is parsed
- * for it), with its whole length; the approval only when $9 is 1, and without a held send's
- * call, which grows with its attachments. The engine says how it reads text and JSON.
+ * FIND_DELIVERIES for a page that lists many, reading no more than it shows: a payload over
+ * $8 bytes of JSON text comes as its first $8 characters only (no JSON is parsed for it),
+ * with its size in bytes; the approval only when $9 is 1, and without a held send's call,
+ * which grows with its attachments. `size` reads a value's size without reading the value
+ * (SQLite's octet_length takes it from the record header); the engine says how it reads JSON.
  */
-export function findListings(engine: string, e: { text: (column: string) => string; withoutCall: string }): Statement {
+export function findListings(engine: string, e: { payload: string; withoutCall: string }): Statement {
   const light = DELIVERY_COLUMNS.filter((c) => c !== 'payload' && c !== 'approval');
-  const payload = e.text('payload');
+  const size = `octet_length(${e.payload})`;
   return statement(
     `${engine}-find-listings`,
-    `SELECT ${light.join(', ')}, CASE WHEN length(${payload}) <= CAST($8 AS INTEGER) THEN payload END AS payload, ` +
-      `CASE WHEN length(${payload}) > CAST($8 AS INTEGER) THEN substr(${payload}, 1, CAST($8 AS INTEGER)) END AS payload_head, length(${payload}) AS payload_length, ` +
+    `SELECT ${light.join(', ')}, CASE WHEN ${size} <= CAST($8 AS INTEGER) THEN payload END AS payload, ` +
+      `CASE WHEN ${size} > CAST($8 AS INTEGER) THEN substr(${e.payload}, 1, CAST($8 AS INTEGER)) END AS payload_head, ${size} AS payload_bytes, ` +
       `CASE WHEN CAST($9 AS INTEGER) = 1 THEN ${e.withoutCall} END AS approval FROM deliveries ${FIND_WHERE}`,
   );
 }

@@ -111,7 +111,7 @@ export class SqliteStore extends SqlStore implements Store {
     } satisfies Dialect, outboxStatements('sqlite', (p) => `SELECT value FROM json_each(${p})`));
   }
 
-  protected readonly listings = q.findListings('sqlite', { text: (c) => c, withoutCall: "json_remove(approval, '$.call')" });
+  protected readonly listings = q.findListings('sqlite', { payload: 'payload', withoutCall: "json_remove(approval, '$.call')" });
 
   static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
     const db = openDatabase(opts, Driver);
