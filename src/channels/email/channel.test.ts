@@ -72,6 +72,14 @@ describe('email channel: the MIME structure is the server\'s alone', () => {
     expect(raw.split(/\r?\n/).filter((l) => l.includes(boundaryOf(raw)) && !l.includes('boundary=')).every((l) => /^--.*(--)?$/.test(l))).toBe(true);
   });
 
+  it.each(kinds)('writes a text part holding a line that starts as a delimiter does in base64, so no content line starts like one (%s)', async (_, extra) => {
+    const raw = await build({ ...extra, body_html: injected('anything'), body_text: 'fine\n-- \nsignature' });
+    const base = /--_NmP-([0-9a-f]{32})-Part_1/.exec(raw)![1]!;
+    expect(raw.split(/\r?\n/).filter((l) => l.startsWith('--')).every((l) => l.startsWith(`----_NmP-${base}-Part_`))).toBe(true);
+    expect(raw.match(/Content-Transfer-Encoding: base64/g)!.length).toBeGreaterThanOrEqual(2);
+    expect(leaves(raw).slice(0, 2)).toEqual(['text/plain', 'text/html']);
+  });
+
   it('builds the same bytes from the same call, id and time (an approval in ask mode rebuilds them), and others from another id', async () => {
     const call = { body_html: '<p>Deployed v1.2</p>' };
     expect(await build(call)).toBe(await build(call));
