@@ -73,7 +73,7 @@ describe('attachments in a send', () => {
   });
 
   it('refuses file names that carry a path, control or direction characters', () => {
-    for (const filename of ['../etc/passwd', 'a/b.txt', 'a\\b.txt', 'invoice\u202Etxt.exe', 'a\nb.txt', '..']) {
+    for (const filename of ['../etc/passwd', 'a/b.txt', 'a\\b.txt', 'invoice\u202Etxt.exe', 'a\nb.txt', '..', 'report\u2028.txt', 'a\u2029b.txt']) {
       const [issue] = issuesFor([{ filename, content_base64: b64('hi') }]);
       expect(issue, JSON.stringify(filename)).toMatchObject({ code: 'INVALID_FIELD', path: '/attachments/0/filename' });
     }

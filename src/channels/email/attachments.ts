@@ -137,8 +137,8 @@ export function nameMismatch(filename: string, type: string): { ext: string; exp
   return ext !== '' && detectMimeType(`x.${ext}`) === type ? undefined : { ext, expected: `an extension of ${type}` };
 }
 
-// A name that reads as another (bidi controls turn `txt.exe` around) or walks out of a folder.
-const BAD_NAME = /[\p{Cc}/\\\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+// A name that reads as another (bidi controls turn `txt.exe` around, a line or paragraph separator breaks it in two) or walks out of a folder.
+const BAD_NAME = /[\p{Cc}/\\\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const WHITESPACE = /[\r\n\t ]/g;
 /** What a path or a URL looks like, where bytes were expected. */
