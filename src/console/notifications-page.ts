@@ -184,7 +184,7 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
     <h3>Parts and attachments</h3>
     <p class="muted">Every part the recipient's mail client gets, in order.</p>
     <table><thead><tr><th scope="col">#</th><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Bytes</th><th scope="col">SHA-256</th></tr></thead><tbody>
-      ${parts.map((p, i) => html`<tr><td>${i + 1}</td><td>${p.type}${p.attachment ? ' (attachment)' : ''}</td><td>${p.filename ?? '—'}</td><td>${p.size}</td><td><code>${p.sha256 ?? ''}</code></td></tr>`)}</tbody></table>
+      ${parts.map((p, i) => html`<tr><td>${i + 1}</td><td>${p.type}${p.attachment ? ' (attachment)' : ''}</td><td>${p.filename ?? '—'}</td><td class="num">${p.size}</td><td><code>${p.sha256 ?? ''}</code></td></tr>`)}</tbody></table>
     <p class="actions"><a class="button secondary" href="/console/notifications/${id}/raw" download>Download raw MIME</a></p>
   </section>` : ''}
   <section class="card" aria-labelledby="attempts"><h2 id="attempts">Attempts</h2>

@@ -143,7 +143,7 @@ describe('console: what a person approving a held send is shown', () => {
     expect(text.match(/text\/html/g)).toHaveLength(2);
 
     const detail = (await page(`/console/notifications/${id}`)).body;
-    expect(detail).toMatch(/<td>application\/x-msdownload \(attachment\)<\/td><td>invoice\.exe<\/td><td>4<\/td>/);
+    expect(detail).toMatch(/<td>application\/x-msdownload \(attachment\)<\/td><td>invoice\.exe<\/td><td class="num">4<\/td>/);
     // The payload runs past what the page prints: the page says so before it, and offers it whole.
     expect(detail).toMatch(/Shown: the first 20000 characters; \d+ more are not shown here\./);
     const pre = (body: string) => /<pre tabindex="0" aria-label="The exact provider payload[^>]*>([\s\S]*?)<\/pre>/.exec(body)![1]!;
