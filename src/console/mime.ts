@@ -99,12 +99,12 @@ function parseParams(header: string): { value: string; params: Map<string, strin
   return { value, params };
 }
 
-/** `%XX` escapes of an RFC 2231 value, as bytes. */
-function percentBytes(text: string): Buffer {
+/** Text with `<marker>XX` hex escapes (RFC 2231's `%`, quoted-printable's `=`), as bytes. */
+function escapedBytes(text: string, marker: '%' | '='): Buffer {
   const bytes: number[] = [];
   for (let i = 0; i < text.length; i++) {
     const hex = text.slice(i + 1, i + 3);
-    if (text[i] === '%' && /^[0-9A-Fa-f]{2}$/.test(hex)) {
+    if (text[i] === marker && /^[0-9A-Fa-f]{2}$/.test(hex)) {
       bytes.push(parseInt(hex, 16));
       i += 2;
     } else bytes.push(...Buffer.from(text[i]!, 'utf8'));
@@ -136,7 +136,7 @@ function paramValue(params: Map<string, string>, name: string): string | undefin
       }
     }
     const readable = charset === 'utf-8' || charset === 'us-ascii';
-    return pieces.map((p) => (p.encoded && readable ? percentBytes(p.text).toString('utf8') : p.text)).join('');
+    return pieces.map((p) => (p.encoded && readable ? escapedBytes(p.text, '%').toString('utf8') : p.text)).join('');
   }
   const plain = params.get(name);
   return plain === undefined ? undefined : decodeWords(plain);
@@ -146,18 +146,8 @@ function decode(body: string, encoding: string | undefined): Buffer {
   switch ((encoding ?? '').toLowerCase()) {
     case 'base64':
       return Buffer.from(body.replace(/\s+/g, ''), 'base64');
-    case 'quoted-printable': {
-      const soft = body.replace(/=\r?\n/g, '');
-      const bytes: number[] = [];
-      for (let i = 0; i < soft.length; i++) {
-        const hex = soft.slice(i + 1, i + 3);
-        if (soft[i] === '=' && /^[0-9A-Fa-f]{2}$/.test(hex)) {
-          bytes.push(parseInt(hex, 16));
-          i += 2;
-        } else bytes.push(...Buffer.from(soft[i]!, 'utf8'));
-      }
-      return Buffer.from(bytes);
-    }
+    case 'quoted-printable':
+      return escapedBytes(body.replace(/=\r?\n/g, ''), '=');
     default:
       return Buffer.from(body, 'utf8');
   }
