@@ -26,6 +26,7 @@ function card(r: DeliveryRecord, csrf: string): Html {
         <dt>From client</dt><dd>${r.client ?? '—'}</dd>
         ${view.recipients.map((x) => html`<dt>${x.label}</dt><dd>${x.names.join(', ') || '—'}</dd>`)}
         ${view.parts ? html`<dt>Parts</dt><dd><ol class="parts">${view.parts.map((p) => html`<li>${partText(p)}</li>`)}</ol></dd>` : ''}
+        ${view.media ? html`<dt>Media (fetched by Twilio)</dt><dd><ul class="parts">${view.media.map((u) => html`<li>${u}</li>`)}</ul></dd>` : ''}
         ${view.blocks ? html`<dt>Blocks (shown instead of the text)</dt><dd><ul class="parts">${view.blocks.map((l) => html`<li>${l}</li>`)}</ul></dd>` : ''}
         <dt>Why</dt><dd>${r.approval?.reasons.join(', ') || '—'}</dd>
         <dt>Held since</dt><dd>${time(r.created_at)}</dd>

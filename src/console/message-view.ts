@@ -16,6 +16,8 @@ export interface MessageView {
   parts?: MimeLeaf[];
   /** Block Kit's text and links, one line a piece. */
   blocks?: string[];
+  /** The URLs an MMS's media are fetched from. */
+  media?: string[];
 }
 
 /** `a@x, B <b@y>` as its addresses' display forms, split at the commas between mailboxes. */
@@ -48,6 +50,8 @@ export function messageView(r: DeliveryRecord, maxBody: number): MessageView {
       break;
     }
   }
+  // An MMS: Twilio fetches each and sends what it finds.
+  if (Array.isArray(payload?.MediaUrl)) view.media = payload.MediaUrl.map(String);
   if (Array.isArray(payload?.blocks)) {
     view.blocks = blocksText(payload.blocks);
   }

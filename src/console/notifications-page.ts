@@ -102,7 +102,8 @@ export function headline(r: DeliveryRecord): string | undefined {
     return subject === undefined ? undefined : decodeWords(subject);
   }
   const p = r.payload as Record<string, unknown> | null;
-  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).slice(0, 200);
+  // Cut for a row, and saying so: the notification's page has all of it.
+  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).length > 200 ? `${(p[k] as string).slice(0, 200)}…` : (p[k] as string);
   return undefined;
 }
 

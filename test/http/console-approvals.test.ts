@@ -162,6 +162,13 @@ describe('console: what a person approving a held send is shown', () => {
     expect(text).toContain('link: https://sso-reset.evil.example (shown as "sso.example.com/reset")');
   });
 
+  it('shows an MMS\'s media URLs, which Twilio fetches and sends', async () => {
+    const id = await held({ via: 'sms', payload: { To: '+14155550123', Body: 'Your invoice', MediaUrl: ['https://cdn.example.com/invoice.png'] } });
+    const text = cardText((await page('/console/approvals')).body, id);
+    expect(text).toContain('Media (fetched by Twilio) https://cdn.example.com/invoice.png');
+    expect(text).toContain('Text Your invoice');
+  });
+
   it('shows a file name nodemailer wrote as RFC 2231 or an encoded word as the name it is, escaped', async () => {
     const mail = [
       'Subject: names',
