@@ -80,8 +80,8 @@ describe('email channel: the MIME structure is the server\'s alone', () => {
     expect(leaves(raw).slice(0, 2)).toEqual(['text/plain', 'text/html']);
   });
 
-  it('builds the same bytes from the same call, id and time (an approval in ask mode rebuilds them), and others from another id', async () => {
-    const call = { body_html: '<p>Deployed v1.2</p>' };
+  it.each(kinds)('builds the same bytes from the same call, id and time (an approval in ask mode rebuilds them), and others from another id (%s)', async (_, extra) => {
+    const call = { ...extra, body_html: '<p>Deployed v1.2</p>' };
     expect(await build(call)).toBe(await build(call));
     expect(boundaryOf(await build(call, 'ntf_fedcba9876543210fedcba9876543210'))).not.toBe(boundaryOf(await build(call)));
   });
