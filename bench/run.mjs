@@ -14,6 +14,7 @@ import { benchBannerFeed } from './banner-feed.mjs';
 import { benchBannerStream } from './banner-stream.mjs';
 import { ERA_LABEL, SMS, benchCalls } from './calls.mjs';
 import { benchColdStart } from './cold-start.mjs';
+import { benchConsolePages } from './console-pages.mjs';
 import { benchDiscovery } from './discovery.mjs';
 import { benchDryRunFloor } from './dry-run-floor.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
@@ -104,6 +105,8 @@ try {
   rows.push(...(await guarded('8. Audit', 'audit verify, 1,000,000 entries', () => benchAudit(quick ? { runs: 1 } : {}))));
   step('scheduled sends: 10,000 due at once');
   rows.push(...(await guarded('9. Scheduled sends', 'due → sent, 10,000 due at once', () => benchSchedule(quick ? { n: 1_000 } : {}))));
+  step('console views while 100 held 2 MiB emails wait');
+  rows.push(...(await guarded('10. Console', 'console views, 100 held 2 MiB emails', () => benchConsolePages(quick ? { runs: 2 } : {}))));
 } finally {
   removeTempDirs();
 }

@@ -10,7 +10,9 @@ import { offeredGroups, toolOffered } from '../mcp/tool-groups.js';
 import { decideHeld, expireHeld, type HeldDecision, type HeldOutcome } from '../notification/held.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
 import { NotifyError } from '../core/errors.js';
-import type { BannerRecord, DeliveryQuery, DeliveryRecord, OutboxEntry, OutboxState } from '../store/types.js';
+import type { BannerRecord, DeliveryListing, DeliveryQuery, DeliveryRecord, OutboxEntry, OutboxState } from '../store/types.js';
+import { APPROVAL_ROWS } from './approvals-page.js';
+import { headStrings } from './json-head.js';
 import type { ListRow } from './notifications-page.js';
 
 /** A tool's answer as the console shows it: its structured result, or its coded error's message. */
@@ -19,8 +21,18 @@ export type ToolOutcome = { ok: true; result: Record<string, unknown> } | { ok: 
 /** Statuses a send may have in the outbox alone (no delivery record yet, or ever). */
 const OUTBOX_STATUSES: readonly string[] = ['scheduled', 'held', 'cancelled', 'expired', 'failed', 'unknown'] satisfies OutboxState[];
 
-/** Held sends shown at once on the approvals page. */
+/** Waiting sends shown at once on the waiting page. */
 const PENDING_ROWS = 200;
+
+/** How much of a payload's JSON a list row reads: enough for a mail's header section, however many recipients it names. */
+const LIST_PAYLOAD_CHARS = 64 * 1024;
+/** All of it: more than any payload a store holds. */
+const WHOLE = 2_000_000_000;
+
+/** A list row whose payload was cut: its top-level strings as far as they go (the subject, a post's first words). */
+function withHead({ record, head }: DeliveryListing): DeliveryRecord {
+  return head === null ? record : { ...record, payload: headStrings(head) };
+}
 
 export function consoleActions(app: App) {
   /** Calls one of the server's own tools as operator `client`, exactly as tools/call would. */
@@ -55,9 +67,9 @@ export function consoleActions(app: App) {
       return { see: toolOffered('list_banners', groups), change: toolOffered('show_banner', groups) && toolOffered('dismiss_banner', groups) };
     },
     /**
-     * The delivery log and the sends the outbox holds without a record (scheduled, held,
-     * cancelled…), merged newest first; at one time, records first. `after` is the last row of
-     * the page before, of either kind.
+     * The delivery log, each row read as far as the list shows it, and the sends the outbox
+     * holds without a record (scheduled, held, cancelled…), merged newest first; at one time,
+     * records first. `after` is the last row of the page before, of either kind.
      */
     async list(query: DeliveryQuery): Promise<ListRow[]> {
       await expireHeld(app);
@@ -77,7 +89,7 @@ export function consoleActions(app: App) {
       const outbox = filters.status === undefined || OUTBOX_STATUSES.includes(filters.status);
       const { status, ...rest } = filters;
       const [recorded, unrecorded] = await Promise.all([
-        app.store.findDeliveries(records),
+        app.store.findListings(records, { payloadChars: LIST_PAYLOAD_CHARS, approval: false }).then((rows) => rows.map(withHead)),
         outbox && (after === undefined || before) ? app.store.findUnrecordedOutbox({ ...rest, ...(status ? { state: status as OutboxState } : {}), ...(before ? { before } : {}) }) : [],
       ]);
       const rows: ListRow[] = [];
@@ -104,9 +116,11 @@ export function consoleActions(app: App) {
       return { entry, waiting: WAITING_STATES.includes(entry.state) };
     },
     audit: (id: string) => app.store.auditFor(id),
-    async pending(): Promise<DeliveryRecord[]> {
+    /** A page of held sends, newest first, after the one named (the last of the page before). */
+    async pending(after?: string): Promise<DeliveryRecord[]> {
       await expireHeld(app);
-      return app.store.findDeliveries({ status: 'pending_approval', limit: PENDING_ROWS });
+      // The payload whole (its cards list every part), the held call left in the store.
+      return (await app.store.findListings({ status: 'pending_approval', limit: APPROVAL_ROWS, ...(after ? { after } : {}) }, { payloadChars: WHOLE, approval: true })).map((l) => l.record);
     },
     decide: (id: string, d: HeldDecision): Promise<HeldOutcome> => app.track(decideHeld(app, id, d)),
     async waiting(): Promise<OutboxEntry[]> {

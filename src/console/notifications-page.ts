@@ -3,7 +3,8 @@ import { NOTIFICATION_STATES, type AuditEntry, type DeliveryQuery, type Delivery
 import { auditSection } from './audit-section.js';
 import { html, type Html } from './html.js';
 import { csrfField, statusChip, time } from './layout.js';
-import { attachments, decodeWords, htmlBody, parseMime, rawMessage } from './mime.js';
+import { messageView } from './message-view.js';
+import { decodeWords, htmlBody, messageHeaders, parseMime, partsOf, rawMessage } from './mime.js';
 import { callSummary } from './waiting-page.js';
 
 /** A row of the list: a delivery record, or a send the outbox holds without one (scheduled, held, cancelled…). */
@@ -104,11 +105,13 @@ export function listBody(rows: readonly ListRow[], f: ListFilters, channels: rea
 export function headline(r: DeliveryRecord): string | undefined {
   const raw = rawMessage(r.payload);
   if (raw !== undefined) {
-    const subject = parseMime(raw).headers.get('subject');
+    // The header section alone: a list reads no message body.
+    const subject = messageHeaders(raw).get('subject');
     return subject === undefined ? undefined : decodeWords(subject);
   }
   const p = r.payload as Record<string, unknown> | null;
-  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).slice(0, 200);
+  // Cut for a row, and saying so: the notification's page has all of it.
+  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).length > 200 ? `${(p[k] as string).slice(0, 200)}…` : (p[k] as string);
   return undefined;
 }
 
@@ -119,12 +122,13 @@ export function recipientsOf(r: DeliveryRecord): string[] {
   return Array.isArray(to) ? to.map(String) : [];
 }
 
-/** How much of a payload the page prints; the download has all of it. */
+/** How much of a payload the page prints unless asked for all of it; the download has all of it too. */
 const SHOWN_PAYLOAD_CHARS = 20_000;
 
-function payloadText(payload: unknown): string {
+/** The payload as JSON, and how many characters of it were left out (0: none). */
+function payloadText(payload: unknown, whole: boolean): { text: string; more: number } {
   const text = JSON.stringify(payload, null, 2) ?? 'null';
-  return text.length > SHOWN_PAYLOAD_CHARS ? `${text.slice(0, SHOWN_PAYLOAD_CHARS)}\n… (${text.length - SHOWN_PAYLOAD_CHARS} more characters: download it whole)` : text;
+  return whole || text.length <= SHOWN_PAYLOAD_CHARS ? { text, more: 0 } : { text: text.slice(0, SHOWN_PAYLOAD_CHARS), more: text.length - SHOWN_PAYLOAD_CHARS };
 }
 
 /** The approve and decline form of a held send, bound to the payload hash the person is shown. */
@@ -142,12 +146,15 @@ export function decisionForm(r: DeliveryRecord, csrf: string): Html {
   </form>`;
 }
 
-export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly AuditEntry[] = []): Html {
+export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly AuditEntry[] = [], wholePayload = false): Html {
   const raw = rawMessage(r.payload);
   const message = raw === undefined ? undefined : parseMime(raw);
-  const files = message ? attachments(message) : [];
+  // Every part a mail client gets, hashed: one message, so its whole size is the bound.
+  const parts = message ? partsOf(message, { sha256: true }) : [];
   const hasHtml = message !== undefined && htmlBody(message) !== undefined;
   const recipients = recipientsOf(r);
+  const byKind = message ? messageView(r, 0).recipients : [];
+  const shown = payloadText(r.payload, wholePayload);
   const id = encodeURIComponent(r.id);
   const a = r.approval;
   return html`
@@ -169,7 +176,9 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
     <dt>Latency</dt><dd>${r.latency_ms} ms</dd>
   </dl></section>
   <section class="card" aria-labelledby="recipients"><h2 id="recipients">Recipients</h2>
-  ${recipients.length === 0 ? html`<p class="muted">In the payload below.</p>` : html`<ul>${recipients.map((x) => html`<li>${x}</li>`)}</ul>`}
+  ${byKind.length > 0
+    ? html`<dl class="facts">${byKind.map((x) => html`<dt>${x.label}</dt><dd>${x.names.join(', ') || '—'}</dd>`)}</dl>`
+    : recipients.length === 0 ? html`<p class="muted">In the payload below.</p>` : html`<ul>${recipients.map((x) => html`<li>${x}</li>`)}</ul>`}
   </section>
   ${a ? html`<section class="card" aria-labelledby="approval"><h2 id="approval">Approval</h2><dl class="facts">
     <dt>Outcome</dt><dd>${a.outcome}</dd>
@@ -181,9 +190,10 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
   </dl></section>` : ''}
   ${message ? html`<section class="card" aria-labelledby="message"><h2 id="message">Message</h2>
     ${hasHtml ? html`<iframe class="mail" title="The message's HTML, scripts and remote content off" sandbox="" referrerpolicy="no-referrer" src="/console/notifications/${id}/html"></iframe>` : html`<p class="muted">No HTML part.</p>`}
-    <h3>Attachments</h3>
-    ${files.length === 0 ? html`<p class="muted">None.</p>` : html`<table><thead><tr><th scope="col">Name</th><th scope="col">Type</th><th scope="col">Bytes</th><th scope="col">SHA-256</th></tr></thead><tbody>
-      ${files.map((f) => html`<tr><td>${f.filename}</td><td>${f.type}</td><td>${f.size}</td><td><code>${f.sha256}</code></td></tr>`)}</tbody></table>`}
+    <h3>Parts and attachments</h3>
+    <p class="muted">Every part the recipient's mail client gets, in order.</p>
+    <table><thead><tr><th scope="col">#</th><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Bytes</th><th scope="col">SHA-256</th></tr></thead><tbody>
+      ${parts.map((p, i) => html`<tr><td>${i + 1}</td><td>${p.type}${p.attachment ? ' (attachment)' : ''}</td><td>${p.filename ?? '—'}</td><td class="num">${p.size}</td><td><code>${p.sha256 ?? ''}</code></td></tr>`)}</tbody></table>
     <p class="actions"><a class="button secondary" href="/console/notifications/${id}/raw" download>Download raw MIME</a></p>
   </section>` : ''}
   <section class="card" aria-labelledby="attempts"><h2 id="attempts">Attempts</h2>
@@ -192,7 +202,8 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
   </section>
   ${auditSection(audit)}
   <section class="card" aria-labelledby="payload"><h2 id="payload">Exact payload</h2>
-  <pre tabindex="0" aria-label="The exact provider payload, as JSON">${payloadText(r.payload)}</pre>
+  ${shown.more > 0 ? html`<p class="notice" role="note">Shown: the first ${SHOWN_PAYLOAD_CHARS} characters; ${shown.more} more are not shown here. <a href="/console/notifications/${id}?payload=whole#payload">Show it whole</a> or download it.</p>` : ''}
+  <pre tabindex="0" aria-label="The exact provider payload, as JSON">${shown.text}</pre>${shown.more > 0 ? html`<p class="muted">… ${shown.more} more characters.</p>` : ''}
   <p class="actions"><a class="button secondary" href="/console/notifications/${id}/payload.json" download>Download payload JSON</a></p>
   </section>`;
 }

@@ -47,6 +47,7 @@ button.danger { background: var(--bad); border-color: var(--bad); color: var(--c
 table { width: 100%; border-collapse: collapse; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 th, td { text-align: left; padding: 10px 12px; border-bottom: 1px solid var(--line); vertical-align: top; overflow-wrap: anywhere; }
 th { font-size: .85rem; color: var(--muted); font-weight: 600; overflow-wrap: normal; white-space: nowrap; }
+td.num { overflow-wrap: normal; white-space: nowrap; }
 .status { display: inline-block; padding: 2px 8px; border-radius: 999px; background: var(--chip); font-size: .85rem; font-weight: 600; white-space: nowrap; }
 .status.sent, .status.delivered, .status.approved { color: var(--ok); }
 .status.pending_approval, .status.queued, .status.unknown, .status.warning { color: var(--warn); }

@@ -150,6 +150,16 @@ export interface ApprovalRecord {
   call?: Record<string, unknown>;
 }
 
+/** A delivery as a listing reads it (Store.findListings). */
+export interface DeliveryListing {
+  /** The record; its payload null when cut (see `head`), its approval without `call`, or null when not asked for. */
+  record: DeliveryRecord;
+  /** A payload's first characters of JSON text, when the whole was larger than asked for; else null. */
+  head: string | null;
+  /** The payload's whole size in bytes of JSON text (UTF-8). */
+  payloadBytes: number;
+}
+
 /** What the console's notification list filters by; each absent filter admits all. */
 export interface DeliveryQuery {
   status?: DeliveryStatus;
@@ -423,6 +433,12 @@ export interface Store {
   listDeliveries(limit: number): Promise<DeliveryRecord[]>;
   /** Newest first, filtered (the console's list). */
   findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
+  /**
+   * findDeliveries for a page that lists many, reading no more of each row than it shows: a
+   * payload over `payloadChars` bytes of JSON comes as its first characters only (`head`;
+   * the record's payload null); the approval only when asked for, without a held send's call.
+   */
+  findListings(query: DeliveryQuery, opts: { payloadChars: number; approval: boolean }): Promise<DeliveryListing[]>;
   /**
    * Compare-and-set of a decision: writes it only while the delivery is in `decision.from`
    * and its payload hash is the decision's, so of two people (or replicas) deciding one held

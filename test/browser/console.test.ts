@@ -131,7 +131,7 @@ async function screenshots(label: string, path: string): Promise<void> {
 
 describe.skipIf(skip)('the operator console in Chromium', () => {
   // First, on an empty store: the screenshots count rows.
-  it('looks like the committed screenshots with 0, 1 and 50 rows, at phone and desktop widths, light and dark', async () => {
+  it('looks like the committed screenshots with 0, 1 and 50 rows (approvals: 50 held, 20 a page), at phone and desktop widths, light and dark', async () => {
     await screenshots('list-0', '/console');
     await screenshots('approvals-0', '/console/approvals');
     await heldSend('Quarterly numbers for the board');
@@ -139,7 +139,9 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
     await screenshots('approvals-1', '/console/approvals');
     for (let i = 2; i <= 50; i++) await heldSend(`Invoice reminder ${i}`);
     await screenshots('list-50', '/console');
-  }, 240_000);
+    // Many held: the newest 20 cards, then a link to the older ones.
+    await screenshots('approvals-50', '/console/approvals');
+  }, 300_000);
 
   it('an agent send is held; a person approves it in the console by keyboard, and the SMTP peer receives it once', async () => {
     const before = smtp.received.length;

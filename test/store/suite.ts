@@ -3,7 +3,7 @@
  * test/store/sqlite.test.ts always and test/store/postgres.test.ts when PostgreSQL answers.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BannerRecord, DeliveryRecord, HeldReceipt, Store } from '../../src/store/types.js';
+import type { BannerRecord, DeliveryQuery, DeliveryRecord, HeldReceipt, Store } from '../../src/store/types.js';
 import { FeedCache } from '../../src/banners/feed.js';
 import { bannerRecord } from '../helpers/banner-record.js';
 import { silentLogger } from '../../src/core/log.js';
@@ -163,6 +163,32 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await ids({ before: { at: T0 + HOUR + 1, id: null } })).toEqual(['ntf_ob_held', 'ntf_ob_gone', 'ntf_ob_sched']);
         expect(await ids({ before: { at: T0 + HOUR, id: 'ntf_ob_held' } })).toEqual(['ntf_ob_gone', 'ntf_ob_sched']);
         expect(await ids({ before: { at: T0 + HOUR, id: null } })).toEqual(['ntf_ob_sched']);
+      });
+
+      it('lists a page without the MIME or the held call, the MIME apart and cut, for what a listing shows', async () => {
+        const raw = `Subject: big\r\nTo: a@example.com\r\n\r\n${'x'.repeat(100_000)}`;
+        const call = { via: 'email', to: 'a@example.com', attachments: [{ filename: 'a.txt', content_base64: 'eA=='.repeat(1000) }] };
+        const approval = { outcome: 'pending' as const, reasons: ['all'], payload_sha256: 'ab'.repeat(32), recipients: ['a@example.com'], call };
+        await store.writeRecord(delivery('ntf_big', T0, { status: 'pending_approval', client: 'bot', payload: { envelope: { from: 'f@x', to: ['a@example.com'] }, messageId: '<m>', raw, bcc: ['b@x'] }, approval }));
+        await store.writeRecord(delivery('ntf_slack', T0 + 1, { via: 'slack', status: 'sent', payload: { channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] } }));
+        await store.writeRecord(delivery('ntf_plain', T0 + 2, { status: 'sent', approval: null }));
+        const whole = async (q: Partial<DeliveryQuery>) => store.findListings({ limit: 10, ...q }, { payloadChars: 2_000_000_000, approval: true });
+        const listed = await whole({});
+        expect(listed.map((l) => l.record.id)).toEqual(['ntf_plain', 'ntf_slack', 'ntf_big']);
+        const big = listed[2]!;
+        expect(big).toMatchObject({ head: null, payloadBytes: Buffer.byteLength(JSON.stringify(big.record.payload)) });
+        expect(big.record.payload).toEqual({ envelope: { from: 'f@x', to: ['a@example.com'] }, messageId: '<m>', raw, bcc: ['b@x'] });
+        const { call: _call, ...light } = approval;
+        expect(big.record.approval).toEqual(light);
+        expect(listed[1]).toMatchObject({ head: null, record: { payload: { channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] } } });
+        expect(listed[0]!.record.approval).toBeNull();
+        // Cut: a payload longer than asked for comes as its first characters only, the approval not at all.
+        const cut = await store.findListings({ limit: 10 }, { payloadChars: 100, approval: false });
+        expect(cut[2]!).toMatchObject({ head: JSON.stringify(big.record.payload).slice(0, 100), payloadBytes: big.payloadBytes, record: { payload: null, approval: null } });
+        expect(cut[1]!.record.payload).toEqual({ channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] });
+        // The filters and the page are findDeliveries' own.
+        expect((await whole({ status: 'pending_approval' })).map((l) => l.record.id)).toEqual(['ntf_big']);
+        expect((await whole({ limit: 1, after: 'ntf_plain' })).map((l) => l.record.id)).toEqual(['ntf_slack']);
       });
 
       it('pages newest first after a given delivery, ties in time included, each row once', async () => {

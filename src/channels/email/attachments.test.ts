@@ -73,10 +73,30 @@ describe('attachments in a send', () => {
   });
 
   it('refuses file names that carry a path, control or direction characters', () => {
-    for (const filename of ['../etc/passwd', 'a/b.txt', 'a\\b.txt', 'invoice\u202Etxt.exe', 'a\nb.txt', '..']) {
+    for (const filename of ['../etc/passwd', 'a/b.txt', 'a\\b.txt', 'invoice\u202Etxt.exe', 'a\nb.txt', '..', 'report\u2028.txt', 'a\u2029b.txt']) {
       const [issue] = issuesFor([{ filename, content_base64: b64('hi') }]);
       expect(issue, JSON.stringify(filename)).toMatchObject({ code: 'INVALID_FIELD', path: '/attachments/0/filename' });
     }
+  });
+
+  it('refuses a name whose extension another type goes by, sniffed or declared, saying which it must end in', () => {
+    // e3: each left as text/plain under its name, and the recipient's system opens it by the name.
+    for (const filename of ['invoice.hta', 'update.bat', 'invoice.html', 'logo.svg', 'run.ps1', 'invoice.pdf.hta', 'invoice.hta.', 'invoice.hta .', 'notes']) {
+      const [issue, ...more] = issuesFor([{ filename, content_base64: b64('hello') }]);
+      expect(issue, filename).toMatchObject({ code: 'INVALID_FIELD', path: '/attachments/0/filename' });
+      expect(issue!.message, filename).toMatch(/a text\/plain file must end in \.txt, \.text, \.log/);
+      expect(more).toEqual([]);
+    }
+    const [declared] = issuesFor([{ filename: 'chart.svg', content_base64: b64(PNG), content_type: 'image/png' }]);
+    expect(declared).toMatchObject({ path: '/attachments/0/filename', message: expect.stringMatching(/ends in \.svg.*image\/png file must end in \.png/) });
+    // Consistent names pass, in any case; a type the operator added goes by nodemailer's table.
+    for (const [filename, bytes] of [['Notes.TXT', 'x'], ['q3.csv', 'a,b'], ['chart.jpeg', Buffer.from('ffd8ffe0', 'hex')], ['cal.ics', 'BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n'], ['r.pdf', PDF]] as const) {
+      expect(issuesFor([{ filename, content_base64: b64(bytes) }]), filename).toEqual([]);
+    }
+    const env = { NOTIFY_EMAIL_ATTACHMENT_TYPES: 'application/zip,text/plain' };
+    const zip = b64(Buffer.from('PK\x03\x04rest', 'latin1'));
+    expect(issuesFor([{ filename: 'a.zip', content_base64: zip }], env)).toEqual([]);
+    expect(issuesFor([{ filename: 'a.exe', content_base64: zip }], env)[0]).toMatchObject({ path: '/attachments/0/filename', message: expect.stringMatching(/an extension of application\/zip/) });
   });
 
   it('caps the count and the decoded size in all, naming the variable', () => {

@@ -6,6 +6,7 @@
  * refused, and an undeclared one is sniffed.
  */
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { ConfigError, list, positiveInt, type Env } from '../../core/env.js';
 
@@ -106,8 +107,38 @@ export function contradiction(bytes: Buffer, type: string): string | undefined {
   return undefined;
 }
 
-// A name that reads as another (bidi controls turn `txt.exe` around) or walks out of a folder.
-const BAD_NAME = /[\p{Cc}/\\\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+/** The extensions each default type's files go by: the name decides how the recipient's system opens a file, whatever its type says. */
+const EXTENSIONS: Readonly<Record<string, readonly string[]>> = {
+  'application/pdf': ['pdf'],
+  'image/png': ['png'],
+  'image/jpeg': ['jpg', 'jpeg', 'jpe', 'jfif'],
+  'image/gif': ['gif'],
+  'image/webp': ['webp'],
+  'text/plain': ['txt', 'text', 'log'],
+  'text/csv': ['csv'],
+  'application/json': ['json'],
+  'text/calendar': ['ics', 'ical', 'ifb'],
+};
+
+/** nodemailer's table, for a type an operator added: loaded on the first such name only. */
+let detectMimeType: ((filename: string) => string) | undefined;
+
+/**
+ * The extension a recipient's system reads from `filename` (trailing dots and spaces dropped,
+ * as Windows drops them), and whether it fits `type`; undefined when it does.
+ */
+export function nameMismatch(filename: string, type: string): { ext: string; expected: string } | undefined {
+  const name = filename.replace(/[. ]+$/, '');
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
+  const known = EXTENSIONS[type];
+  if (known) return known.includes(ext) ? undefined : { ext, expected: known.map((e) => `.${e}`).join(', ') };
+  detectMimeType ??= (createRequire(import.meta.url)('nodemailer/lib/mime-funcs') as { detectMimeType: (f: string) => string }).detectMimeType;
+  return ext !== '' && detectMimeType(`x.${ext}`) === type ? undefined : { ext, expected: `an extension of ${type}` };
+}
+
+// A name that reads as another (bidi controls turn `txt.exe` around, a line or paragraph separator breaks it in two) or walks out of a folder.
+const BAD_NAME = /[\p{Cc}/\\\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069]/u;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const WHITESPACE = /[\r\n\t ]/g;
 /** What a path or a URL looks like, where bytes were expected. */
@@ -158,6 +189,14 @@ export function sizeWords(bytes: number): string {
   return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(bytes % (1024 * 1024) ? 1 : 0)} MiB` : bytes >= 1024 ? `${Math.round(bytes / 1024)} KiB` : `${bytes} bytes`;
 }
 
+/** A name whose extension another type goes by is refused: the type list would mean nothing (`invoice.hta` as text/plain runs). */
+function checkName(ctx: z.RefinementCtx, filename: string, type: string, i: number): void {
+  const bad = nameMismatch(filename, type);
+  if (!bad) return;
+  const has = bad.ext ? `ends in .${bad.ext}` : 'has no extension';
+  issue(ctx, `Rename attachments/${i}/filename: it ${has}, and the recipient's system opens a file by its name; a ${type} file must end in ${bad.expected}.`, [i, 'filename']);
+}
+
 /** The `attachments` field under these settings: its JSON Schema states the caps, its refinement checks the bytes. */
 export function attachmentsField({ maxAttachmentBytes, attachmentTypes }: AttachmentSettings) {
   const one = z.strictObject({
@@ -190,14 +229,15 @@ export function attachmentsField({ maxAttachmentBytes, attachmentTypes }: Attach
             return issue(ctx, `Set attachments/${i}/content_type to one of ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES), or drop it to have it sniffed: ${JSON.stringify(a.content_type!.slice(0, 100))} is not allowed.`, [i, 'content_type']);
           }
           const why = contradiction(bytes, declared);
-          if (why) issue(ctx, `Fix attachments/${i}: content_type says ${declared} but ${why}; send the right type, or drop content_type to have it sniffed.`, [i, 'content_type']);
-          return;
+          if (why) return issue(ctx, `Fix attachments/${i}: content_type says ${declared} but ${why}; send the right type, or drop content_type to have it sniffed.`, [i, 'content_type']);
+          return checkName(ctx, a.filename, declared, i);
         }
         const sniffed = sniffType(bytes, a.filename);
         if (sniffed === undefined || !attachmentTypes.includes(sniffed)) {
           const what = sniffed ? `the bytes are ${sniffed}` : 'the bytes are of no type this server recognises';
-          issue(ctx, `Fix attachments/${i}: ${what}, and attachments may be ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES).`, [i, 'content_base64']);
+          return issue(ctx, `Fix attachments/${i}: ${what}, and attachments may be ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES).`, [i, 'content_base64']);
         }
+        checkName(ctx, a.filename, sniffed, i);
       });
       if (total > maxAttachmentBytes) {
         issue(ctx, `Shorten attachments: they decode to ${sizeWords(total)} in all, and this server takes at most ${sizeWords(maxAttachmentBytes)} (NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES). Send a link the recipient can follow instead, or fewer files.`, [], 'TOO_LONG');

@@ -7,6 +7,7 @@ import { ConfigError, positiveInt } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
 import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
+import { mailBoundary } from './boundary.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
 import { distinctRecipientCount, emailRecipients, envelopeRecipients, mailbox, recipientCount, toFields, type AddressFields } from './recipients.js';
 import type { EmailPayload } from './smtp.js';
@@ -131,9 +132,8 @@ export const email = defineChannel({
       html: call.body_html,
       messageId,
       headers: { 'X-Notification-Id': id },
-      // Deterministic, so an approved email is rebuilt byte for byte.
+      // Deterministic, so an approved email is rebuilt byte for byte (the boundary too, below).
       date: new Date(at),
-      baseBoundary: id.replace(/^ntf_/, ''),
     };
     if (call.body_text !== undefined) mail.text = call.body_text;
     if (call.reply_to) mail.replyTo = call.reply_to;
@@ -141,6 +141,8 @@ export const email = defineChannel({
     if (call.cc) mail.cc = call.cc;
     const files = call.attachments?.map(attachmentFacts);
     if (files) mail.attachments = files.map((f) => ({ filename: f.filename, contentType: f.content_type, content: f.bytes.toString('base64'), encoding: 'base64' }));
+    // Once the content is final: from the id alone, a caller who edits the body could close it (./boundary.ts).
+    mail.baseBoundary = mailBoundary(mail);
     // The common notification at once; anything else off the main thread when large (./mime.ts), within the time it is given.
     const raw = plainEmailMime(mail) ?? (await buildEmailMime(mail, { timeoutMs }));
     const payload: EmailPayload = { envelope: { from: sender.address, to: envelopeRecipients(call) }, messageId, raw };

@@ -15,6 +15,6 @@ export interface MailParts {
   headers: Record<string, string>;
   /** The Date header; with `baseBoundary`, the same parts build the same bytes (an approval is bound to them). */
   date?: Date;
-  /** The random part of the multipart boundaries (nodemailer draws one per message otherwise). */
+  /** The random part of the multipart boundaries: the channel's (./boundary.ts); nodemailer draws one per message otherwise. */
   baseBoundary?: string;
 }

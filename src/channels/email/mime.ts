@@ -26,7 +26,18 @@ const COMPOSER_FLAGS = { disableFileAccess: true, disableUrlAccess: true } as co
  */
 export const INLINE_MAX_CHARS = 8 * 1024;
 
+/**
+ * A text part with a line that starts as a multipart delimiter does (`--`) is written base64:
+ * then no line of caller content on the wire starts like one, whatever a reader makes of
+ * boundaries (the boundary itself never occurs in the content: ./boundary.ts). Self-contained:
+ * the worker gets its source.
+ */
+export function asPart(content: string): string | { content: string; headers: Record<string, string> } {
+  return /(?:^|[\r\n])--/.test(content) ? { content, headers: { 'Content-Transfer-Encoding': 'base64' } } : content;
+}
+
 const WORKER_SOURCE = `
+const asPart = ${asPart.toString()};
 export default async function setup(workerData) {
   const { compile } = await import(workerData.htmlToTextUrl);
   const { default: MailComposer } = await import(workerData.mailComposerUrl);
@@ -42,7 +53,7 @@ export default async function setup(workerData) {
       }
     }
     try {
-      const composer = new MailComposer({ ...mail, text, ...workerData.composerFlags });
+      const composer = new MailComposer({ ...mail, html: asPart(mail.html), text: asPart(text), ...workerData.composerFlags });
       const raw = await composer.compile().build();
       return { raw: raw.toString('utf8') };
     } catch (err) {
@@ -118,7 +129,7 @@ async function buildInline(mail: MailParts): Promise<string> {
   if (plain !== undefined) return plain;
   // Loaded on the first email, not at start-up (it is a fair share of cold start).
   const { default: MailComposer } = await import('nodemailer/lib/mail-composer/index.js');
-  const raw = await new MailComposer({ ...mail, text, ...COMPOSER_FLAGS }).compile().build();
+  const raw = await new MailComposer({ ...mail, html: asPart(mail.html), text: asPart(text), ...COMPOSER_FLAGS }).compile().build();
   return raw.toString('utf8');
 }
 

@@ -16,6 +16,7 @@ const PRINTABLE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
 const PLAIN_SUBJECT = /^(?!.*=\?)[\x21\x23-\x7e](?:[\x20\x21\x23-\x7e]*[\x21\x23-\x7e])?$/;
 /** 7-bit body text: lines of tab and printable ASCII, apart by LF, none over 76 characters. */
 const SEVEN_BIT_LINES = /^[\t\x20-\x7e]{0,76}(?:\n[\t\x20-\x7e]{0,76})*$/;
+const DASH_LINE = /(?:^|\n)--/;
 // nodemailer folds a header line of 76 characters or more.
 const MAX_HEADER_LINE = 75;
 
@@ -38,9 +39,9 @@ function sender(from: string): string | undefined {
   return lastFromMailbox;
 }
 
-/** As nodemailer writes a 7-bit part: as it is (line ends are the transport's to fix). */
+/** As nodemailer writes a 7-bit part: as it is (line ends are the transport's to fix). A line starting `--` goes base64, by MailComposer (mime.ts asPart). */
 function body(text: string): string | undefined {
-  return text !== '' && SEVEN_BIT_LINES.test(text) ? text : undefined;
+  return text !== '' && SEVEN_BIT_LINES.test(text) && !DASH_LINE.test(text) ? text : undefined;
 }
 
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];

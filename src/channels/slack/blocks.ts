@@ -89,3 +89,29 @@ export function neutraliseBlocks(blocks: readonly unknown[]): NeutralisedBlocks 
   };
   return { blocks: blocks.map((b) => walk(b, 0)), count };
 }
+
+/**
+ * What blocks show and link to, one line a piece, in order: every text, link, image and
+ * mention (a `broadcast` element pages a channel). What a person approving the post must read.
+ */
+export function blocksText(blocks: readonly unknown[]): string[] {
+  const out: string[] = [];
+  const walk = (node: unknown, depth: number): void => {
+    if (node === null || typeof node !== 'object' || depth > 64) return;
+    if (Array.isArray(node)) return node.forEach((v) => walk(v, depth + 1));
+    const o = node as Record<string, unknown>;
+    if (o.type === 'broadcast') out.push(`@${String(o.range ?? 'here')} (broadcast)`);
+    if (o.type === 'user' || o.type === 'usergroup' || o.type === 'channel') out.push(`@${String(o.user_id ?? o.usergroup_id ?? o.channel_id ?? '')} (${o.type})`);
+    for (const [k, v] of Object.entries(o)) {
+      if (typeof v === 'string' && (k === 'text' || k === 'alt_text')) {
+        out.push(v);
+        // mrkdwn shows a link's label, not where it goes.
+        for (const m of v.matchAll(/<((?:https?|mailto):[^|>]*)\|([^>]*)>/g)) out.push(`link: ${m[1]!} (shown as "${m[2]!}")`);
+      }
+      else if (typeof v === 'string' && (k === 'url' || k === 'image_url')) out.push(`link: ${v}`);
+      else walk(v, depth + 1);
+    }
+  };
+  walk(blocks, 0);
+  return out;
+}

@@ -29,3 +29,25 @@ describe('slack channel: broadcast mentions', () => {
     for (const text of describe({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' })) expect(text).toContain('are allowed by the operator and notify everyone they name');
   });
 });
+
+describe('slack channel: what a person approving a post reads', () => {
+  it('names every text, link and mention of the blocks, which Slack shows instead of text', () => {
+    const call = {
+      via: 'slack' as const,
+      channel: 'C0123ABCD',
+      text: 'Deploy 142 is done.',
+      blocks: [
+        { type: 'section', text: { type: 'mrkdwn', text: '*All staff:* reset your password at <https://sso-reset.evil.example|sso.example.com/reset>' } },
+        { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'broadcast', range: 'channel' }, { type: 'link', url: 'https://x.example/a', text: 'here' }] }] },
+      ],
+    };
+    const { details = [] } = slack.summary!(call);
+    expect(details).toEqual([
+      { label: 'Block 1 (section)', value: '*All staff:* reset your password at <https://sso-reset.evil.example|sso.example.com/reset>' },
+      { label: 'Block 1 (section)', value: 'link: https://sso-reset.evil.example (shown as "sso.example.com/reset")' },
+      { label: 'Block 2 (rich_text)', value: '@channel (broadcast)' },
+      { label: 'Block 2 (rich_text)', value: 'link: https://x.example/a' },
+      { label: 'Block 2 (rich_text)', value: 'here' },
+    ]);
+  });
+});

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { flag, loopbackOrigin } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
-import { BLOCK_TYPES, blocksField, neutraliseBlocks } from './blocks.js';
+import { BLOCK_TYPES, blocksField, blocksText, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import type { SlackPayload } from './web-api.js';
 
@@ -59,7 +59,13 @@ export const slack = defineChannel({
   // Slack reads `<…>` as links and mentions: a client's self-chosen name must not become one.
   notice: (to, n) => ({ via: 'slack', channel: to, text: `${slackText(n.text)} Approve or decline: <${n.link}>` }),
   editWaiting: (call, change) => ({ ...call, text: change.text, ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}) }),
-  summary: (call) => ({ headlineLabel: 'First line', headline: call.text.split('\n')[0]!, body: call.text }),
+  // The blocks are what Slack shows (text is the fallback): each text, link and mention in them, on its own line.
+  summary: (call) => ({
+    headlineLabel: 'First line',
+    headline: call.text.split('\n')[0]!,
+    body: call.text,
+    details: (call.blocks ?? []).flatMap((block, i) => blocksText([block]).map((value) => ({ label: `Block ${i + 1} (${block.type})`, value }))),
+  }),
 
   // A broadcast pages a whole channel: NOTIFY_APPROVAL=broadcast asks a person first. Only when
   // the operator allows broadcasts at all; otherwise they are posted inert and page no one.

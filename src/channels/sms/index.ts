@@ -146,7 +146,13 @@ export const sms = defineChannel({
   },
 
   editWaiting: (call, change) => ({ ...call, body: change.text }),
-  summary: (call) => ({ headlineLabel: 'First line', headline: call.body.split('\n')[0]!, body: call.body }),
+  // Twilio fetches each media URL and sends what it finds: a person approving the message must read where from.
+  summary: (call) => ({
+    headlineLabel: 'First line',
+    headline: call.body.split('\n')[0]!,
+    body: call.body,
+    details: (call.media_urls ?? []).map((url, i) => ({ label: `Media ${i + 1}`, value: url })),
+  }),
 
   async buildPayload(call, { id, settings }) {
     const payload: SmsPayload = { To: call.to, Body: call.body };

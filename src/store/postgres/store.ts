@@ -179,6 +179,12 @@ const CLAIM_DUE_ID = claimDue(
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
 export class PostgresStore extends SqlStore implements Store {
+  // `-` takes a key out of an object only: a JSON null (a record without approval) stays as it is.
+  protected readonly listings = q.findListings('postgres', {
+    payload: 'payload::text',
+    withoutCall: "CASE WHEN json_typeof(approval) = 'object' THEN (approval::jsonb - 'call')::json ELSE approval END",
+  });
+
   readonly kind = 'postgres';
   private lastKeyPurge = 0;
   private lastRatePurge = 0;

@@ -5,12 +5,12 @@
 import { StoreError } from '../errors.js';
 import type { AuditedChange } from '../audit.js';
 import type { Store } from '../types.js';
-import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
+import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryListing, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
 import { EDIT_WAITING, REVISE_HELD } from './approval-writes.js';
 import { AUDIT_FILTERED, AUDIT_FOR, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect, Statement } from './dialect.js';
 import { capCounterFromRow, outboxFromRow, outboxValues, type OutboxStatements } from './outbox.js';
-import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, type Row } from './rows.js';
+import { bannerFromRow, contactFromRow, deliveryFromRow, deliveryValues, numOrNull, type Row } from './rows.js';
 import * as q from './statements.js';
 import { PURGE_REVOKED, REVOKE_SESSION, SESSION_REVOKED } from './sessions.js';
 import { FIND_UNRECORDED_OUTBOX } from './listing.js';
@@ -57,6 +57,19 @@ export abstract class SqlStore {
   async findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
     const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.after ?? null];
     return (await this.sql.all(q.FIND_DELIVERIES, params)).map(this.toDelivery);
+  }
+
+  /** Each engine's findListings statement (./statements.ts). */
+  protected abstract readonly listings: Statement;
+
+  async findListings(query: DeliveryQuery, opts: { payloadChars: number; approval: boolean }): Promise<DeliveryListing[]> {
+    const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.after ?? null];
+    const rows = await this.sql.all(this.listings, [...params, Math.max(0, Math.trunc(opts.payloadChars)), opts.approval ? 1 : 0]);
+    return rows.map((r) => ({
+      record: this.toDelivery(r),
+      head: typeof r.payload_head === 'string' ? r.payload_head : null,
+      payloadBytes: numOrNull(r.payload_bytes) ?? 0,
+    }));
   }
 
   async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {

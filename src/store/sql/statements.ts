@@ -4,7 +4,7 @@
  * each engine's file.
  */
 import { bannerStatusSql } from '../banner-status.js';
-import { statement } from './dialect.js';
+import { statement, type Statement } from './dialect.js';
 import { DELIVERY_COLUMNS } from './rows.js';
 
 export const BANNER_COLUMNS = 'id, text, audience, severity, dedupe_key, created_at, expires_at, dismissed_at';
@@ -15,14 +15,32 @@ export const INSERT_DELIVERY = statement(
 );
 export const LIST_DELIVERIES = statement('list-deliveries', 'SELECT * FROM deliveries ORDER BY created_at DESC, seq DESC LIMIT $1');
 // Each filter is a parameter that is either NULL (admits all) or the value: one statement, prepared once.
-export const FIND_DELIVERIES = statement(
-  'find-deliveries',
-  'SELECT * FROM deliveries WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) AND (CAST($2 AS TEXT) IS NULL OR via = $2) ' +
-    'AND (CAST($3 AS TEXT) IS NULL OR client = $3) AND (CAST($4 AS BIGINT) IS NULL OR created_at >= $4) ' +
-    'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ' +
-    // After a page: the rows listed after delivery $7 (newest first), ties in created_at included.
-    'AND (CAST($7 AS TEXT) IS NULL OR (created_at, seq) < (SELECT created_at, seq FROM deliveries WHERE id = $7)) ORDER BY created_at DESC, seq DESC LIMIT $6',
-);
+const FIND_WHERE =
+  'WHERE (CAST($1 AS TEXT) IS NULL OR status = $1) AND (CAST($2 AS TEXT) IS NULL OR via = $2) ' +
+  'AND (CAST($3 AS TEXT) IS NULL OR client = $3) AND (CAST($4 AS BIGINT) IS NULL OR created_at >= $4) ' +
+  'AND (CAST($5 AS BIGINT) IS NULL OR created_at < $5) ' +
+  // After a page: the rows listed after delivery $7 (newest first), ties in created_at included.
+  'AND (CAST($7 AS TEXT) IS NULL OR (created_at, seq) < (SELECT created_at, seq FROM deliveries WHERE id = $7)) ORDER BY created_at DESC, seq DESC LIMIT $6';
+export const FIND_DELIVERIES = statement('find-deliveries', `SELECT * FROM deliveries ${FIND_WHERE}`);
+
+/**
+ * FIND_DELIVERIES for a page that lists many, reading no more than it shows: a payload over
+ * $8 bytes of JSON text comes as its first $8 characters only (no JSON is parsed for it),
+ * with its size in bytes; the approval only when $9 is 1, and without a held send's call,
+ * which grows with its attachments. `size` reads a value's size without reading the value
+ * (SQLite's octet_length takes it from the record header); the engine says how it reads JSON.
+ */
+export function findListings(engine: string, e: { payload: string; withoutCall: string }): Statement {
+  const light = DELIVERY_COLUMNS.filter((c) => c !== 'payload' && c !== 'approval');
+  const size = `octet_length(${e.payload})`;
+  return statement(
+    `${engine}-find-listings`,
+    `SELECT ${light.join(', ')}, CASE WHEN ${size} <= CAST($8 AS INTEGER) THEN payload END AS payload, ` +
+      `CASE WHEN ${size} > CAST($8 AS INTEGER) THEN substr(${e.payload}, 1, CAST($8 AS INTEGER)) END AS payload_head, ${size} AS payload_bytes, ` +
+      `CASE WHEN CAST($9 AS INTEGER) = 1 THEN ${e.withoutCall} END AS approval FROM deliveries ${FIND_WHERE}`,
+  );
+}
+
 /**
  * A decision on a held send, bound to the payload hash it was made on ($6): an edit that
  * changed the payload after the decider read the row leaves the row as it is. The hash is

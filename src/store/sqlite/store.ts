@@ -111,6 +111,8 @@ export class SqliteStore extends SqlStore implements Store {
     } satisfies Dialect, outboxStatements('sqlite', (p) => `SELECT value FROM json_each(${p})`));
   }
 
+  protected readonly listings = q.findListings('sqlite', { payload: 'payload', withoutCall: "json_remove(approval, '$.call')" });
+
   static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
     const db = openDatabase(opts, Driver);
     opts.log.debug('store opened', { store: 'sqlite', file: opts.file });

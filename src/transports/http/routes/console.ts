@@ -254,12 +254,14 @@ export function consoleRoute(deps: ConsoleDeps): Route {
           res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Disposition': `attachment; filename="${record.id}.json"`, ...SECURITY_HEADERS });
           return void res.end(JSON.stringify(record.payload, null, 2));
         default:
-          return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...carried(), body: detailBody(record, csrf, await deps.actions.audit(record.id)) }));
+          return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...carried(), body: detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole') }));
       }
     }
     if (path === '/console/approvals' && !form) {
-      const rows = await deps.actions.pending();
-      return send(res, 200, page({ ...shell, title: 'Pending approvals', section: 'approvals', ...carried(), body: approvalsBody(rows, csrf) }));
+      const after = url.searchParams.get('after') ?? '';
+      const from = /^[A-Za-z0-9_-]{1,64}$/.test(after) ? after : undefined;
+      const rows = await deps.actions.pending(from);
+      return send(res, 200, page({ ...shell, title: 'Pending approvals', section: 'approvals', ...carried(), body: approvalsBody(rows, csrf, from) }));
     }
     const decided = /^\/console\/approvals\/([A-Za-z0-9_-]{1,64})$/.exec(path);
     if (decided && form) {
