@@ -20,7 +20,7 @@ describe('notification union', () => {
         code: 'FIELD_NOT_ON_CHANNEL',
         path: '/subject',
         message:
-          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123), body (fits 160 GSM-7 or 70 UCS-2 characters (emoji, non-Latin)) and media_urls (MMS: at most 10 https URLs on NOTIFY_SMS_MEDIA_HOSTS (none yet)) only.',
+          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123), body (fits 160 GSM-7 or 70 UCS-2 characters (emoji, non-Latin)) and media_urls (MMS: ≤10 https URLs on NOTIFY_SMS_MEDIA_HOSTS (none yet)) only.',
       },
     ]);
   });

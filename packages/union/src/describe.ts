@@ -6,6 +6,7 @@ import type { UnionDef, Variant } from './define.js';
 import type { JsonSchema } from './json-schema.js';
 import { exampleOf } from './limits.js';
 import { canonicalJson } from './schema-hash.js';
+import { mergeField } from './flat-merge.js';
 
 export function listWords(words: string[], conjunction = 'and'): string {
   if (words.length <= 1) return words.join('');
@@ -70,12 +71,15 @@ function ruleOf(variant: Variant, field: string): string {
   return canonicalJson(rule);
 }
 
-/** Whether the flat schema states this variant's generated limits of `field` as its own keywords. */
+/**
+ * Whether the flat schema states this variant's generated limits of `field` as its own
+ * keywords: the merged property is this variant's rule (every variant taking the field has
+ * it, or the others' rules fold into it).
+ */
 function flatSchemaStates(def: UnionDef, variant: Variant, field: string): boolean {
   const given = variant.meta.limits;
   if (typeof given === 'string' || (given !== undefined && Object.hasOwn(given, field))) return false;
-  const rule = ruleOf(variant, field);
-  return def.variants.every((v) => !v.fields.includes(field) || ruleOf(v, field) === rule);
+  return canonicalJson(mergeField(field, def.variants.filter((v) => v.fields.includes(field)))) === ruleOf(variant, field);
 }
 
 /** The hand-written phrase that replaces a variant's generated limits, if it has one: ` (r > 0)`. */

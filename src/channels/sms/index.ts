@@ -106,7 +106,7 @@ export const sms = defineChannel({
       limits: {
         body: `fits ${segments} or ${ucs} UCS-2 characters (emoji, non-Latin)`,
         // Twilio takes at most 10 media per message (the schema's maxItems).
-        media_urls: `MMS: at most 10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS (none yet)'}`,
+        media_urls: `MMS: ≤10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS (none yet)'}`,
       },
     };
   },

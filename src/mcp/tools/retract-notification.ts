@@ -15,7 +15,7 @@ import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
 import { amendContext, amendFailure, channelOf, ownNotification } from './own-notification.js';
 
-const input = z.object({ id: z.string().min(1).max(64).meta({ description: 'ntf_… id of your notification' }) }).strict();
+const input = z.object({ id: z.string().min(1).max(64).meta({ description: 'ntf_… id' }) }).strict();
 
 type Decision = { kind: 'delete' } | { kind: 'withdraw' } | { kind: 'refuse'; code: 'ALREADY_SENT' | 'INVALID_FIELD'; why: string };
 
@@ -94,8 +94,8 @@ export function retractNotificationTool(channels: readonly ConfiguredChannel[]):
     name: 'retract_notification',
     title: 'Retract notification',
     description:
-      'Takes back a notification you sent: a scheduled or held one is cancelled; a Slack post is deleted (status retracted); a dry run is withdrawn. ' +
-      'An email or SMS already handed over cannot be: ALREADY_SENT. Only your own notifications; others are NOT_FOUND.',
+      'Takes back a notification you sent: cancels a scheduled or held one, deletes a Slack post, withdraws a dry run. ' +
+      'Email or SMS already handed over: ALREADY_SENT.',
     input,
     outputSchema: withErrorShape({
       properties: {
