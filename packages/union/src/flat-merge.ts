@@ -23,7 +23,7 @@ const NARROWING = new Set(['pattern', 'format', 'minLength', 'maxLength', 'minim
 /**
  * Whether every value `narrow` admits, `wide` admits too: `wide`'s keywords are some of
  * `narrow`'s, the rest narrowing ones. An `anyOf` branch so subsumed adds tokens and no
- * value (an SMS `to` pattern beside an email `to` string); the description still says it.
+ * value (a patterned string beside a plain one); the description still says the narrower rule.
  */
 function subsumes(wide: JsonSchema, narrow: JsonSchema): boolean {
   const w = wide as Record<string, unknown>;
