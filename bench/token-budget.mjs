@@ -28,9 +28,9 @@ export const ROUND = { ask: 40, escalate: 15, webhook: 70 };
  */
 export const TOOL_BUDGETS = {
   send_notification: { now: 725, room: { ask: ROUND.ask, escalate: ROUND.escalate, webhook: ROUND.webhook } },
-  send_email: { now: 420, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
-  send_sms: { now: 275, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
-  send_slack: { now: 365, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_email: { now: 390, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_sms: { now: 250, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_slack: { now: 340, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
   get_notification: { now: 105 },
   edit_notification: { now: 165 },
   retract_notification: { now: 85 },
@@ -43,7 +43,7 @@ export const TOOL_BUDGETS = {
  * Per profile, the whole tools/list. flat and per-channel carry the issue's limits (1,600 and
  * 2,000 with every field of the round); nested and oneOf have none, and are reported, not
  * guarded. per-channel's room is ask and escalate on its three send tools; the webhook branch
- * would be a fourth tool there (send_webhook), which the 2,000 does not leave room for today.
+ * would be a fourth send tool there, for which the 2,000 leaves less than a send tool costs.
  */
 export const LIST_BUDGETS = {
   flat: { now: 1475, room: { ...ROUND } },

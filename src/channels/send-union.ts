@@ -25,15 +25,16 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
   return defineUnion(notificationUnion(channels), {
     toolName: SEND_TOOL,
     title: 'Send notification',
-    intro: 'Sends one notification.',
+    // send_notification says it: the description starts with what to set.
+    intro: '',
     outro:
       // Each rule once, in its fewest words. What the answer says where it is read is not said
       // here: a refusal names its code and the variable to set (the allowlist's), a sent
       // result carries sent_means (what "sent" means on its channel), a send held by quiet
       // hours answers held with its release_at, and get_notification's own description says
       // which channels report delivery later.
-      'A key reused within 24 h returns the first result and sends nothing; with another payload it is refused. ' +
-      'Channels without credentials run in dry-run.' +
+      // A channel without credentials answers dry_run, and its result says so where it is read.
+      'Same key within 24 h: first result, nothing sent; other payload: refused.' +
       (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,

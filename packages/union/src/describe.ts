@@ -6,7 +6,6 @@ import type { UnionDef, Variant } from './define.js';
 import type { JsonSchema } from './json-schema.js';
 import { exampleOf } from './limits.js';
 import { canonicalJson } from './schema-hash.js';
-import { mergeField } from './flat-merge.js';
 
 export function listWords(words: string[], conjunction = 'and'): string {
   if (words.length <= 1) return words.join('');
@@ -71,15 +70,12 @@ function ruleOf(variant: Variant, field: string): string {
   return canonicalJson(rule);
 }
 
-/**
- * Whether the flat schema states this variant's generated limits of `field` as its own
- * keywords: the merged property is this variant's rule (every variant taking the field has
- * it, or the others' rules fold into it).
- */
+/** Whether the flat schema states this variant's generated limits of `field` as its own keywords. */
 function flatSchemaStates(def: UnionDef, variant: Variant, field: string): boolean {
   const given = variant.meta.limits;
   if (typeof given === 'string' || (given !== undefined && Object.hasOwn(given, field))) return false;
-  return canonicalJson(mergeField(field, def.variants.filter((v) => v.fields.includes(field)))) === ruleOf(variant, field);
+  const rule = ruleOf(variant, field);
+  return def.variants.every((v) => !v.fields.includes(field) || ruleOf(v, field) === rule);
 }
 
 /** The hand-written phrase that replaces a variant's generated limits, if it has one: ` (r > 0)`. */
@@ -119,7 +115,8 @@ export function variantSentence(def: UnionDef, variant: Variant, words = false):
  */
 export function describeUnion(def: UnionDef, words = false): string {
   const { intro, outro } = def.options;
-  const head = `${intro} Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`;
+  // An empty intro leaves the head to the discriminator: the tool's name may say what it does.
+  const head = [intro, `Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`].filter(Boolean).join(' ');
   const body = def.variants.map((v) => variantSentence(def, v, words)).join(' ');
   return [head, body, commonSentence(def, words), outro].filter(Boolean).join(' ');
 }

@@ -8,8 +8,8 @@
 import { UnionDefinitionError, type UnionDef, type Variant } from './define.js';
 import { describeUnion, describeVariant } from './describe.js';
 import { cloneJson, type JsonSchema } from './json-schema.js';
+import { canonicalJson } from './schema-hash.js';
 import { foldExamples } from './examples.js';
-import { mergeField } from './flat-merge.js';
 import { freeFormPaths, withJsonText } from './free-form.js';
 import { toStrict } from './strict.js';
 
@@ -84,6 +84,17 @@ export function flatSchema(def: UnionDef): JsonSchema {
   for (const v of def.variants) for (const f of v.fields) owners.set(f, [...(owners.get(f) ?? []), v]);
   for (const [field, variants] of owners) properties[field] = mergeField(field, variants);
   return { type: 'object', properties, required: [def.discriminator], additionalProperties: false };
+}
+
+function mergeField(field: string, variants: Variant[]): JsonSchema {
+  const rules = new Map<string, JsonSchema>();
+  for (const v of variants) {
+    const { description: _description, examples: _examples, ...rule } = cloneJson((v.json.properties as Record<string, JsonSchema>)[field]!);
+    rules.set(canonicalJson(rule), rule);
+  }
+  const groups = [...rules.values()];
+  if (groups.length === 1) return groups[0]!;
+  return { anyOf: groups.flatMap((g) => (Array.isArray(g.anyOf) && Object.keys(g).length === 1 ? (g.anyOf as JsonSchema[]) : [g])) };
 }
 
 const hasFreeForm = (def: UnionDef) => def.variants.some((v) => freeFormPaths(v.json).length > 0);
