@@ -24,6 +24,9 @@ import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
 import { benchSchedule } from './schedule.mjs';
 import { benchTokens } from './tokens.mjs';
+import { budgetRows } from './token-budget.mjs';
+import { buildCatalog } from '../dist/mcp/catalog.js';
+import { loadConfig } from '../dist/config/config.js';
 import { benchValidation } from './validation.mjs';
 
 const quick = process.argv.includes('--quick');
@@ -86,6 +89,8 @@ try {
   rows.push(...(await benchDiscovery(quick ? { runs: 3 } : {})));
   step('context cost');
   rows.push(...benchTokens());
+  step('context budget: every profile and tool against issue 40');
+  rows.push(...budgetRows(buildCatalog(loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' }))));
   rows.push(...(await guarded('8. Live-send overhead', 'live send vs the library alone', () => benchLiveSend(quick ? { calls: 50, warmup: 20, runs: 1 } : {}))));
   step('validation');
   rows.push(...benchValidation(quick ? { runs: 3, ms: 100 } : {}));
@@ -139,7 +144,8 @@ with both servers, so absolute throughput is bounded by it as much as by the ser
 Tokens: o200k_base
 (gpt-tokenizer) of \`name\\ndescription\\nJSON(inputSchema)\`; the two single-channel tools
 are cited constants (this machine has no network to fetch those servers). Targets are
-reported, never asserted.
+reported here; the context budgets (rows 3, bench/token-budget.mjs) are also asserted by
+test/compat/token-budget.test.ts.
 `;
 // The log of A/B-measured changes (bench/ab.mjs) below the table outlives each rerun.
 const resultsFile = join(ROOT, 'bench/results.md');

@@ -21,7 +21,7 @@ export const STATUSES = ['active', 'dismissed', 'expired'] as const satisfies re
 export const audienceSchema = z
   .string()
   .regex(AUDIENCE_RE)
-  .describe('one segment name matched exactly: 1-64 of a-z 0-9 : _ -, starting with a letter or digit (all, admins, team:billing)');
+  .meta({ examples: ['team:billing'] });
 
 export function iso(ms: number): string;
 export function iso(ms: number | null): string | null;

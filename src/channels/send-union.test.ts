@@ -20,7 +20,7 @@ describe('notification union', () => {
         code: 'FIELD_NOT_ON_CHANNEL',
         path: '/subject',
         message:
-          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123), body (fits 160 GSM-7 or 70 UCS-2 characters (emoji, non-Latin)) and media_urls (MMS: at most 10 https URLs on NOTIFY_SMS_MEDIA_HOSTS (none yet)) only.',
+          'Drop subject, or set via to email: sms takes to (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123), body (fits 160 GSM-7 characters, or 70 with emoji or non-Latin) and media_urls (MMS: ≤10 https URLs on NOTIFY_SMS_MEDIA_HOSTS (none yet)) only.',
       },
     ]);
   });
@@ -74,7 +74,7 @@ describe('notification union', () => {
     const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
-    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 or 201 UCS-2 characters (emoji, non-Latin)');
+    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 characters, or 201 with emoji or non-Latin');
   });
 
   it('checks Slack channels and thread timestamps', () => {

@@ -3,7 +3,7 @@
  * Every wire shape, the description and the validator are generated from it (@notify-mcp/union).
  */
 import { z } from 'zod';
-import { defineUnion, listWords, type UnionDef } from '@notify-mcp/union';
+import { defineUnion, type UnionDef } from '@notify-mcp/union';
 import type { ConfiguredChannel } from './channel.js';
 
 /** The polymorphic tool. */
@@ -25,15 +25,16 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
   return defineUnion(notificationUnion(channels), {
     toolName: SEND_TOOL,
     title: 'Send notification',
-    intro: 'Sends one notification.',
+    // send_notification says it: the description starts with what to set.
+    intro: '',
     outro:
       // Each rule once, in its fewest words. What the answer says where it is read is not said
-      // here: a refusal names its code and the variable to set (the allowlist's), and a sent
-      // result carries sent_means (what "sent" means on its channel).
-      'Within 24 h the same key and payload returns the first result, sending nothing; another payload is refused. ' +
-      'Channels without credentials run in dry-run. ' +
-      'send_at answers scheduled; quiet hours may answer held, until release_at. ' +
-      `get_notification shows later states${receiptsNote(channels)}.` +
+      // here: a refusal names its code and the variable to set (the allowlist's), a sent
+      // result carries sent_means (what "sent" means on its channel), a send held by quiet
+      // hours answers held with its release_at, and get_notification's own description says
+      // which channels report delivery later.
+      // A channel without credentials answers dry_run, and its result says so where it is read.
+      'Same key within 24 h: first result, nothing sent; other payload: refused.' +
       (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,
@@ -44,10 +45,4 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
     // Each channel's words for the string formats its fields use (the email address format).
     formats: Object.assign({}, ...channels.map((c) => c.channel.formats)),
   });
-}
-
-/** Channels whose provider reports delivery later (receipts): ` (SMS: delivered or undelivered)`. */
-function receiptsNote(channels: readonly ConfiguredChannel[]): string {
-  const reporting = channels.filter((c) => c.receipts).map((c) => c.channel.label);
-  return reporting.length ? ` (${listWords(reporting)}: delivered or undelivered)` : '';
 }

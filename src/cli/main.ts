@@ -34,7 +34,9 @@ const USAGE = `Usage:
                                       scheduled and held sends, soonest first (JSON lines)
   notify-mcp worker                   release scheduled and held sends from the store, with no MCP
                                       server (for stdio setups: they leave with no host connected)
-  notify-mcp doctor [--json]          check credentials, reachability, store and settings; sends nothing
+  notify-mcp doctor [--json] [--host H]
+                                      check credentials, reachability, store and settings (--host: the
+                                      HTTP bind address to judge); sends nothing
   notify-mcp contacts [forget <channel> <recipient>]
                                       list approved first contacts, or forget one
   notify-mcp audit verify [--json]    check the audit chain: exit 0 with the count, 1 naming the first entry tampered with

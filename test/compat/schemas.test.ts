@@ -75,8 +75,8 @@ describe('tool lists per profile', () => {
           ? []
           : Object.entries(v).flatMap(([k, x]) => [...(k === 'examples' && !at.endsWith('/properties') ? [`${at}/${k}`] : []), ...keys(x, `${at}/${k}`)]);
       for (const tool of catalog[profile].tools) expect(keys(tool.inputSchema, tool.name), tool.name).toEqual([]);
-      const get = catalog[profile].tools.find((t) => t.name === 'get_notification')!;
-      expect(JSON.stringify(get.inputSchema)).toContain('e.g. ntf_0123456789abcdef0123456789abcdef');
+      const show = catalog[profile].tools.find((t) => t.name === 'show_banner')!;
+      expect(JSON.stringify(show.inputSchema)).toContain('(e.g. team:billing)');
     });
 
     it(`${profile}: deterministic`, () => {

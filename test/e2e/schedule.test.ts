@@ -100,6 +100,7 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
 
     const waiting = await runCli(['outbox', '--waiting'], e);
     expect(waiting.code).toBe(0);
+    expect(waiting.stderr).not.toContain('nothing is waiting');
     expect(waiting.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
       expect.objectContaining({ id: result.id, via: 'email', state: 'scheduled', client: 'scheduler' }),
     ]);
@@ -113,7 +114,10 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
     // Once: nothing more arrives, and nothing waits.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(received(to).length).toBe(1);
-    expect((await runCli(['outbox', '--waiting'], e)).stdout.trim()).toBe('');
+    // stdout stays JSON lines (empty), and stderr says why it is empty.
+    const none = await runCli(['outbox', '--waiting'], e);
+    expect(none.stdout.trim()).toBe('');
+    expect(none.stderr).toContain('notify-mcp: nothing is waiting (no scheduled or held sends)');
   });
 
   it('send_at refused with a coded error: not RFC 3339 with an offset, more than 30 days ahead; the server keeps serving', async () => {

@@ -16,7 +16,7 @@ export interface UnionOptions {
   /** The polymorphic tool's name, e.g. `send_thing`. */
   toolName: string;
   title: string;
-  /** First sentence of the generated description. */
+  /** First sentence of the generated description; empty when the tool's name says it. */
   intro: string;
   /** Sentence(s) appended after the variants' own sentences (rules common to every variant). */
   outro?: string;

@@ -115,7 +115,8 @@ export function variantSentence(def: UnionDef, variant: Variant, words = false):
  */
 export function describeUnion(def: UnionDef, words = false): string {
   const { intro, outro } = def.options;
-  const head = `${intro} Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`;
+  // An empty intro leaves the head to the discriminator: the tool's name may say what it does.
+  const head = [intro, `Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`].filter(Boolean).join(' ');
   const body = def.variants.map((v) => variantSentence(def, v, words)).join(' ');
   return [head, body, commonSentence(def, words), outro].filter(Boolean).join(' ');
 }

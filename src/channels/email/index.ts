@@ -67,11 +67,12 @@ export const email = defineChannel({
         bcc: z.array(mailbox).optional().meta({ description: 'in no header' }),
         subject: z.string().min(1).max(255),
         body_html: z.string().min(1),
-        body_text: z.string().min(1).optional().describe('default: from body_html'),
+        // Optional, and derived from body_html when absent: every mail is multipart/alternative.
+        body_text: z.string().min(1).optional(),
         reply_to: mailbox.optional(),
         attachments: attachmentsField(settings).optional(),
       },
-      description: `Sends HTML and text mail by SMTP; addresses may be Name <a@b>; ≤${max} recipients in all.`,
+      description: `HTML and text mail by SMTP; addresses may be Name <a@b>; ≤${max} recipients in all.`,
       limits: { attachments: `${typeWords(settings.attachmentTypes)}; ${sizeWords(settings.maxAttachmentBytes)} in all` },
       refine(call: AddressFields, ctx: z.RefinementCtx) {
         const count = recipientCount(call);

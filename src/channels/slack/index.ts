@@ -18,7 +18,7 @@ const SLACK_TS = /^\d{10}\.\d{6}$/;
 function broadcastRule(allowed: boolean): string {
   return allowed
     ? 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups) are allowed by the operator and notify everyone they name.'
-    : 'Broadcast mentions (<!channel>, <!here>, @channel, user groups…) are posted inert; mention people with <@U…>.';
+    : 'Broadcasts (<!channel>, <!here>, @channel, user groups) are posted inert; mention people as <@U…>.';
 }
 
 const slackText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -42,12 +42,12 @@ export const slack = defineChannel({
 
   branch: ({ allowBroadcast }) => ({
     fields: {
-      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'C…, G…, D… ID, #name, or U… user (DM)', examples: ['C0123ABCD'] }),
+      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'conversation or user (DM) ID or #name', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
       thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent ts', examples: ['1712345678.123456'] }),
       blocks: blocksField.optional().meta({ description: `Block Kit: ${BLOCK_TYPES.join(', ')}` }),
     },
-    description: `Posts as the bot. ${broadcastRule(allowBroadcast)}`,
+    description: broadcastRule(allowBroadcast),
   }),
 
   sentMeans: 'Slack posted the message; that is final (ok:true), no later receipt comes.',

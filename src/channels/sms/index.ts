@@ -111,12 +111,12 @@ export const sms = defineChannel({
           .max(10)
           .optional(),
       },
-      description: 'Sends SMS by Twilio.',
+      description: 'SMS by Twilio.',
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: {
-        body: `fits ${segments} or ${ucs} UCS-2 characters (emoji, non-Latin)`,
+        body: `fits ${segments} characters, or ${ucs} with emoji or non-Latin`,
         // Twilio takes at most 10 media per message (the schema's maxItems).
-        media_urls: `MMS: at most 10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS (none yet)'}`,
+        media_urls: `MMS: ≤10 https URLs on ${mediaHosts.length ? mediaHosts.join(', ') : 'NOTIFY_SMS_MEDIA_HOSTS (none yet)'}`,
       },
     };
   },

@@ -9,7 +9,7 @@ import { bannersWritten } from '../../banners/hub.js';
 
 const input = z
   .object({
-    banner_id: z.string().min(1).max(64).describe('the bnr_<uuid> id that show_banner returned'),
+    banner_id: z.string().min(1).max(64).describe('bnr_… id from show_banner'),
   })
   .strict();
 
@@ -17,8 +17,7 @@ export const dismissBanner: ObjectToolSpec<typeof input> = {
   name: 'dismiss_banner',
   title: 'Dismiss banner',
   description:
-    'Dismisses a banner for every viewer of its audience. Idempotent: dismissing an already dismissed banner succeeds with already_dismissed: true. ' +
-    'An unknown id, or a banner that has already expired, is a NOT_FOUND error that says which.',
+    'Dismisses a banner for every viewer. Dismissing it again succeeds (already_dismissed: true); an unknown or expired one is NOT_FOUND.',
   input,
   outputSchema: withErrorShape({
     properties: {

@@ -10,10 +10,10 @@ import { withErrorShape } from '../tool-result.js';
 
 const input = z
   .object({
-    id: z.string().min(1).max(64).meta({ description: 'ntf_… id of your Slack post, or of a notification not yet sent' }),
+    id: z.string().min(1).max(64).meta({ description: 'ntf_… id' }),
     text: z.string().min(1).max(40_000),
     // Checked by the channel's own branch, as in a send (a Slack post: Block Kit, at most 50).
-    blocks: z.array(z.looseObject({ type: z.string() })).min(1).max(50).optional().meta({ description: 'Block Kit, as in send_notification' }),
+    blocks: z.array(z.looseObject({ type: z.string() })).min(1).max(50).optional().meta({ description: 'Block Kit' }),
   })
   .strict();
 
@@ -22,9 +22,9 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
     name: 'edit_notification',
     title: 'Edit notification',
     description:
-      'Changes the text (and blocks) of a Slack post you sent (chat.update), or of a notification not yet sent (scheduled, held, pending_approval: ' +
-      'text replaces its message, an email\'s body_html), under the same rules as a send; what a person approved is asked again. ' +
-      'Email and SMS cannot change once sent: ALREADY_SENT. Only your own notifications; others are NOT_FOUND.',
+      'Changes the text (and blocks) of your Slack post, or of your notification not yet sent (scheduled, held, pending_approval; ' +
+      'for email, text is body_html), under a send\'s rules; approval is asked again. ' +
+      'Sent email and SMS cannot change: ALREADY_SENT.',
     input,
     outputSchema: withErrorShape({
       properties: {

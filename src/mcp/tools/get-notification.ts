@@ -10,12 +10,13 @@ import { NotifyError } from '../../core/errors.js';
 import { NOTIFICATION_STATES, type DeliveryRecord, type DeliveryStatus, type OutboxEntry } from '../../store/types.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
+import { listWords } from '@notify-mcp/union';
 import { STATE_MEANINGS } from '../../notification/status.js';
 
 // Any id of a plausible length is looked up: a malformed one is as unknown as a foreign one.
 const input = z
   .object({
-    id: z.string().min(1).max(64).meta({ description: 'the id a send_notification result gave (ntf_…)', examples: ['ntf_0123456789abcdef0123456789abcdef'] }),
+    id: z.string().min(1).max(64).meta({ description: 'ntf_… id from send_notification' }),
   })
   .strict();
 
@@ -102,6 +103,14 @@ function timesOf(entry: OutboxEntry): Record<string, string> {
   };
 }
 
+/** Which channels move on from sent (their provider reports back), said from their modules: `SMS later becomes delivered or undelivered; email and Slack stay sent. ` */
+function receiptsSentence(channels: readonly ConfiguredChannel[]): string {
+  const reporting = channels.filter((c) => c.receipts).map((c) => c.channel.label);
+  const silent = channels.filter((c) => !c.receipts).map((c) => c.channel.label);
+  if (!reporting.length) return '';
+  return `${listWords(reporting)} later ${reporting.length > 1 ? 'become' : 'becomes'} delivered or undelivered${silent.length ? `; ${listWords(silent)} stay sent` : ''}. `;
+}
+
 /** The tool, with its output enums generated from the configured channels and the state list. */
 export function getNotificationTool(channels: readonly ConfiguredChannel[]): ObjectToolSpec<typeof input> {
   const sentMeans = new Map(channels.map((c) => [c.name, c.channel.sentMeans]));
@@ -109,10 +118,11 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
     name: 'get_notification',
     title: 'Get notification',
     description:
-      `Shows where a notification you sent stands: status (${NOTIFICATION_STATES.join(', ')}), what that status means on its channel, ` +
-      'send_at or release_at of one sent later, who decided a held one, when and why, every provider attempt with its time, the provider message id, and the provider\'s last status with its code. ' +
-      'SMS moves on to delivered or undelivered when Twilio reports back; email and Slack stay at sent. ' +
-      'You see only notifications you sent; any other id is NOT_FOUND. Read-only.',
+      // The states are the output schema's enum, and the answer says what its status means.
+      'Shows a notification you sent: status and its meaning on the channel, send_at or release_at, ' +
+      'provider attempts, message id and last provider status. ' +
+      receiptsSentence(channels) +
+      'Another client\'s id is NOT_FOUND. Read-only.',
     input,
     outputSchema: withErrorShape({
       properties: {

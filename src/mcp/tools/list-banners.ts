@@ -2,12 +2,12 @@
 import { z } from 'zod';
 import type { ObjectToolSpec } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
-import { audienceSchema, bannerView, bannerViewSchema, LIST_LIMIT, STATUSES } from '../../banners/model.js';
+import { AUDIENCE_RE, bannerView, bannerViewSchema, LIST_LIMIT, STATUSES } from '../../banners/model.js';
 
 const input = z
   .object({
-    audience: audienceSchema.optional().describe('only banners for this exact segment; every segment when omitted'),
-    status: z.enum(STATUSES).optional().describe('active, dismissed or expired; every status when omitted'),
+    audience: z.string().regex(AUDIENCE_RE).optional(),
+    status: z.enum(STATUSES).optional(),
   })
   .strict();
 
@@ -15,8 +15,8 @@ export const listBanners: ObjectToolSpec<typeof input> = {
   name: 'list_banners',
   title: 'List banners',
   description:
-    `Lists banners, newest first (at most ${LIST_LIMIT}; truncated says when there are more), optionally for one exact audience segment and one status ` +
-    '(active, dismissed, expired). Dismissed and expired banners are listed for 30 days after they end. Read-only.',
+    `Lists banners, newest first, at most ${LIST_LIMIT} (truncated: true if more). ` +
+    'Ended banners stay listed 30 days. Read-only.',
   input,
   outputSchema: withErrorShape({
     properties: {

@@ -8,15 +8,15 @@ import { retractNotification } from '../../notification/retract.js';
 import { callerOf, type ObjectToolSpec } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
 
-const input = z.object({ id: z.string().min(1).max(64).meta({ description: 'ntf_… id of your notification' }) }).strict();
+const input = z.object({ id: z.string().min(1).max(64).meta({ description: 'ntf_… id' }) }).strict();
 
 export function retractNotificationTool(channels: readonly ConfiguredChannel[]): ObjectToolSpec<typeof input> {
   return {
     name: 'retract_notification',
     title: 'Retract notification',
     description:
-      'Takes back a notification you sent: a scheduled or held one is cancelled; a Slack post is deleted (status retracted); a dry run is withdrawn. ' +
-      'An email or SMS already handed over cannot be: ALREADY_SENT. Only your own notifications; others are NOT_FOUND.',
+      'Takes back a notification you sent: cancels a scheduled or held one, deletes a Slack post, withdraws a dry run. ' +
+      'Email or SMS already handed over: ALREADY_SENT.',
     input,
     outputSchema: withErrorShape({
       properties: {

@@ -9,32 +9,30 @@ import { bannersWritten } from '../../banners/hub.js';
 
 const input = z
   .object({
-    text: z.string().min(1).max(500).describe('what the banner says, 1-500 characters'),
+    text: z.string().min(1).max(500),
     audience: audienceSchema,
-    severity: z.enum(SEVERITIES).optional().describe('info (default), warning or critical'),
+    severity: z.enum(SEVERITIES).optional().describe('default info'),
     expires_at: z.iso
       .datetime({ offset: true })
       .optional()
-      .describe('ISO-8601 date-time with Z or an offset, in the future and at most 90 days ahead; default 7 days from now'),
+      .describe('in the future, ≤90 days ahead; default 7 days'),
     dedupe_key: z
       .string()
       .min(1)
       .max(128)
-      .optional()
-      .describe('while a banner of this audience with this key is active, it is returned instead of creating another; the same key in another audience is another banner'),
+      .optional(),
   })
   .strict();
 
 export const showBanner: ObjectToolSpec<typeof input> = {
   name: 'show_banner',
   title: 'Show banner',
+  // Each rule once: what the schema's keywords and property descriptions say is not repeated here.
   description:
     'Shows an in-app banner to one audience segment until it expires or is dismissed. ' +
-    'audience is one segment name, matched exactly (lowercase letters, digits and : _ -, up to 64 characters, e.g. all, admins, team:billing); ' +
-    'apps show a viewer the banners of every segment it belongs to, so "all" is a segment like any other, not a wildcard. ' +
-    'severity is info (default), warning or critical. expires_at must be in the future and at most 90 days ahead; it defaults to 7 days from now. ' +
-    'With dedupe_key, an active banner of the same audience holding that key is returned (deduplicated: true) instead of a second one; a key is scoped to its audience. ' +
-    'Retention: dismissed and expired banners stay visible to list_banners for 30 days after they end, then are deleted.',
+    'A viewer sees the banners of each segment it is in: "all" is a segment, not a wildcard. ' +
+    'With dedupe_key, an active banner of that audience and key is returned (deduplicated: true), not a new one. ' +
+    'Ended banners stay listed 30 days.',
   input,
   outputSchema: withErrorShape({
     properties: {

@@ -78,6 +78,7 @@ async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): 
           `the PostgreSQL store is at schema version ${current}, newer than this build knows (${LATEST_VERSION}); upgrade notify-mcp`,
         );
       }
+      let applied = 0;
       for (const m of MIGRATIONS) {
         if (m.version <= current) continue;
         await client.query('BEGIN');
@@ -93,8 +94,11 @@ async function migrate(pool: pg.Pool, log: Logger, schema: string | undefined): 
           await client.query('ROLLBACK');
           throw err;
         }
-        log.info('store migrated', { store: 'postgres', version: m.version, migration: m.name });
+        log.debug('store migration applied', { store: 'postgres', version: m.version, migration: m.name });
+        applied++;
       }
+      // One line for the lot, as SQLite's (a line each buried the one that says the server is waiting).
+      if (applied) log.info('store migrated', { store: 'postgres', from: current, to: LATEST_VERSION, migrations: applied });
     } finally {
       await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]);
     }

@@ -43,12 +43,16 @@ function migrate(db: Database.Database, log: Logger): void {
         `the SQLite store is at schema version ${current}, newer than this build knows (${LATEST_VERSION}); upgrade notify-mcp`,
       );
     }
+    let applied = 0;
     for (const m of MIGRATIONS) {
       if (m.version <= current) continue;
       db.exec(m.sqlite);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, Date.now());
-      log.info('store migrated', { store: 'sqlite', version: m.version, migration: m.name });
+      log.debug('store migration applied', { store: 'sqlite', version: m.version, migration: m.name });
+      applied++;
     }
+    // One line for the lot: a first start applies every migration, and a line each buried the one that says the server is waiting.
+    if (applied) log.info('store migrated', { store: 'sqlite', from: current, to: LATEST_VERSION, migrations: applied });
   });
   // IMMEDIATE: two processes starting together migrate one after the other, never both.
   run.immediate();
