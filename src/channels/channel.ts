@@ -18,10 +18,9 @@ import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union
 export const idempotencyKey = z.string().min(1).max(128).optional();
 
 /**
- * Every branch takes them too: when to send (RFC 3339, Z or an offset; the 30-day bound is
- * the pipeline's, it moves with the clock), and whether it may pass quiet hours. The example
- * is a Z time: some clients (mcp-use) turn date-time into a pattern that takes only Z.
- */
+ * Every branch takes them too: when to send (RFC 3339, Z or an offset; the 30-day bound is the
+ * pipeline's), and whether it may pass quiet hours. The example is a Z time: some clients
+ * (mcp-use) turn date-time into a pattern that takes only Z. */
 export const sendAt = z.iso.datetime({ offset: true }).optional().meta({ description: 'RFC 3339, ≤30 days ahead', examples: ['2026-07-01T09:00:00Z'] });
 export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours if allowed' });
 
