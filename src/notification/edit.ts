@@ -123,7 +123,10 @@ async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Chan
   const at = deps.now();
   if (record.status === 'approved') {
     const taken = await deps.store.moveWaiting(record.id, ['scheduled', 'held'], 'cancelled', at);
-    if (!taken?.moved) throw new NotifyError('ALREADY_SENT', `Notification ${record.id} was approved and has left; send a correction instead.`, { path: '/id', via: record.via });
+    // Cancelled already with the row still `approved`: an earlier edit took it back and failed before its revision.
+    if (!taken?.moved && taken?.entry.state !== 'cancelled') {
+      throw new NotifyError('ALREADY_SENT', `Notification ${record.id} was approved and has left; send a correction instead.`, { path: '/id', via: record.via });
+    }
   }
   const { decided_by: _by, decided_at: _at, reason: _reason, ...rest } = approval;
   const revised = { ...rest, outcome: 'pending' as const, payload_sha256: payloadSha256(payload), recipients, call };

@@ -205,6 +205,19 @@ describe('sends held for the console', () => {
     expect((await store.getDelivery(held[2]!.id))!.status).toBe('approved');
   });
 
+  it('an approved send whose release could not happen within the grace ends expired, its row too', async () => {
+    const d = await deps('console', { NOTIFY_APPROVAL_TTL_S: '86400', NOTIFY_SCHEDULE_GRACE_S: '60' });
+    const held = await send(d, SMS, false);
+    const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
+    // The process that approved died before its release could claim anything.
+    const dying = { ...d, store: Object.assign(Object.create(store) as SqliteStore, { claimDue: async () => Promise.reject(new Error('process died')) }) };
+    expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
+    clock += 61_000;
+    expect(await releaseDue(d)).toEqual([{ id: held.id, state: 'expired' }]);
+    expect((await store.getDelivery(held.id))!.status).toBe('expired');
+    expect(provider.payloads).toEqual([]);
+  });
+
   it('a scheduled send that meets a rule at its release is held under its own id, and its approval sends it once under that id', async () => {
     const d = await deps('console');
     const at = new Date(clock + 60_000).toISOString();

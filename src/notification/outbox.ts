@@ -191,6 +191,7 @@ export async function releaseDue(
       const claim = await deps.store.claimDue(deps.now(), { limit: room, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
       for (const e of claim.expired) {
         deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
+        if (e.call[APPROVED_CALL_KEY] !== undefined) await expireApproved(deps, e.id);
         out.push({ id: e.id, state: 'expired' });
       }
       const batch = recordBatch(deps, owner);
@@ -209,6 +210,17 @@ export async function releaseDue(
     await Promise.race([...inflight, ...reclaim]);
     clearTimeout(timer);
   }
+}
+
+/**
+ * An approved send whose entry expired before it could leave (its processes were down, or the
+ * store, longer than the grace): its row, still `approved`, says `expired` too, or it would
+ * read as leaving for good.
+ */
+async function expireApproved(deps: PipelineDeps, id: string): Promise<void> {
+  const row = await deps.store.getDelivery(id).catch(() => null);
+  if (row?.status !== 'approved') return;
+  await deps.store.recordRelease({ ...row, status: 'expired', status_updated_at: deps.now() }).catch((err: unknown) => deps.log.error('expired approved send not recorded', { notificationId: id, error: (err as Error).message }));
 }
 
 /** Releases one waiting entry now if it is due (a held send someone made due); undefined when it was not claimable. */

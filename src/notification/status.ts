@@ -97,7 +97,8 @@ export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, st
   scheduled: 'Waiting in the store for its send_at; it is sent then (retract_notification cancels it until it leaves).',
   held: 'Held by quiet hours, a cap reached at its release (or for approval) until release_at; it is sent then (retract_notification cancels it until it leaves).',
   cancelled: 'Taken back before it was sent; nothing was sent.',
-  expired: 'Not sent: its time passed unanswered (a console approval past NOTIFY_APPROVAL_TTL_S), or while no server was running longer ago than NOTIFY_SCHEDULE_GRACE_S.',
+  expired:
+    'Not sent: its time passed unanswered (a console approval past NOTIFY_APPROVAL_TTL_S), or while no server could send it (scheduled or approved) longer ago than NOTIFY_SCHEDULE_GRACE_S.',
   pending_approval: 'Held for a person to approve or decline in the operator console; nothing has been sent. It expires unanswered after NOTIFY_APPROVAL_TTL_S.',
   approved: 'A person approved it in the operator console; it is leaving through the send path now.',
   declined: 'A person declined it in the operator console; nothing was sent. Do not resend it unchanged.',
