@@ -381,15 +381,18 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
   const decisionsById = new Map();
   for (const d of decisions) (decisionsById.get(d.id) ?? decisionsById.set(d.id, []).get(d.id)).push(d);
 
-  const problems = { unapproved_text: [], duplicates: [], declined_delivered: [], declined_not_declined: [], older_than_edit: [], edit_already_sent_left: [], approved_post_edited: [], lost: [], delivered_not_sent: [], pending_unexplained: [], other_state: [] };
+  const problems = { declined_undecided: [], unapproved_text: [], duplicates: [], declined_delivered: [], declined_not_declined: [], older_than_edit: [], edit_already_sent_left: [], approved_post_edited: [], lost: [], delivered_not_sent: [], pending_unexplained: [], other_state: [] };
   const final = { sent: 0, declined: 0, expired: 0, failed: 0, unknown: 0, pending_approval: 0, other: 0 };
   const pendingWhy = { undecided: 0, edited_after_approval: 0 };
+  const expiredWhy = { undecided: 0, edited_after_approval: 0, approved_release_late: 0 };
   const failedByCode = {};
   const leftVersion = { original: 0, edited: 0 };
   let approvedTwice = 0;
   for (const [id, token] of tokenById) {
     const ds = (decisionsById.get(id) ?? []).filter((d) => d.outcome === 'accepted');
-    const approvedVersions = new Set(ds.filter((d) => d.decision === 'approve').map((d) => d.version));
+    // A decision whose answer a fault took (no answer, a store fault) may have stood: its version counts as approved.
+    const maybe = (decisionsById.get(id) ?? []).filter((d) => d.outcome === 'retry' && d.postAt);
+    const approvedVersions = new Set([...ds, ...maybe].filter((d) => d.decision === 'approve').map((d) => d.version));
     const maxApproved = Math.max(-1, ...approvedVersions);
     if (ds.filter((d) => d.decision === 'approve').length > 1) approvedTwice++;
     const declined = ds.some((d) => d.decision === 'decline');
@@ -406,6 +409,7 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
     for (const v of dv) (v > 0 ? leftVersion.edited++ : leftVersion.original++);
     if (declined && dv.length) problems.declined_delivered.push(tag);
     if (declined && state !== 'declined') problems.declined_not_declined.push(`${tag}: ${state}`);
+    if (state === 'declined' && !declined && !maybe.some((d) => d.decision === 'decline')) problems.declined_undecided.push(tag);
     if (dv.some((v) => v < maxOkEdit)) problems.older_than_edit.push(`${tag}: version ${dv.join('/')} left after edit ${maxOkEdit} answered pending_approval`);
     for (const e of es.filter((e) => e.code === 'ALREADY_SENT')) if (dv.some((v) => v >= e.version)) problems.edit_already_sent_left.push(`${tag}: edit ${e.version} answered ALREADY_SENT, version ${dv.join('/')} left`);
     if ((updates.get(token) ?? []).length) problems.approved_post_edited.push(`${tag}: ${updates.get(token).length} chat.update`);
@@ -422,9 +426,15 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
       failedByCode[code] = (failedByCode[code] ?? 0) + 1;
       if (code === 'none') problems.other_state.push(`${tag}: failed without an error code`);
     }
+    // Edits answered pending_approval, or whose answer a fault took, after the last approval.
+    const maybeEdited = es.filter((e) => (e.code === 'OK' && e.structured?.status === 'pending_approval') || !DECIDED_EDIT.has(e.code)).map((e) => e.version);
+    if (cls === 'expired') {
+      if (ds.length === 0) expiredWhy.undecided++;
+      else if (maybeEdited.some((v) => v > maxApproved)) expiredWhy.edited_after_approval++;
+      else expiredWhy.approved_release_late++;
+    }
     if (cls === 'pending_approval') {
-      // Legitimate when no decision stood, or an edit (answered pending_approval, or whose answer a fault took) came after the last approval.
-      const maybeEdited = es.filter((e) => (e.code === 'OK' && e.structured?.status === 'pending_approval') || !DECIDED_EDIT.has(e.code)).map((e) => e.version);
+      // Legitimate when no decision stood, or an edit came after the last approval.
       if (ds.length === 0) pendingWhy.undecided++;
       else if (!declined && maybeEdited.some((v) => v > maxApproved)) pendingWhy.edited_after_approval++;
       else problems.pending_unexplained.push(`${tag}: approved version ${maxApproved}, edits ${es.map((e) => `${e.version}:${e.code}`).join(',')}`);
@@ -435,6 +445,7 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
     duplicates: 'held sends reached a provider more than once',
     declined_delivered: 'declined held sends reached a provider',
     declined_not_declined: 'held sends whose decline was accepted did not end declined',
+    declined_undecided: 'held sends ended declined though no decline was made',
     older_than_edit: 'held sends left with a text older than an edit answered pending_approval',
     edit_already_sent_left: 'held sends left with the text of an edit answered ALREADY_SENT',
     approved_post_edited: 'approved Slack posts were edited at the provider',
@@ -458,6 +469,8 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
       final,
       invariant: `held ${tokenById.size} = sent ${final.sent} + declined ${final.declined} + expired ${final.expired} + failed ${final.failed} + unknown ${final.unknown} + pending_approval ${final.pending_approval} (undecided ${pendingWhy.undecided}, edited after approval ${pendingWhy.edited_after_approval})${final.other ? ` + OTHER ${final.other}` : ''}`,
       pending_approval_why: pendingWhy,
+      /** undecided: no decision stood before the TTL (left by the operator, or its decision came too late). */
+      expired_why: expiredWhy,
       failed_by_code: failedByCode,
       decisions: {
         posts: decisions.filter((d) => d.postAt).length,
@@ -467,6 +480,7 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
         accepted_on_edited_text: accepted.filter((d) => d.version > 0).length,
         held_ids_approved_twice: approvedTwice,
         said: count(accepted.map((d) => d.said.replace(/ntf_\S+/, 'ntf_…'))),
+        not_accepted_said: count(decisions.filter((d) => d.said && d.outcome !== 'accepted').map((d) => `${d.outcome}: ${d.said.replace(/ntf_[0-9a-f]+/g, 'ntf_…').replace(/sha256 [0-9a-f]+/g, 'sha256 …').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').slice(0, 160)}`)),
       },
       edits: { calls: heldEdits.length, answers: count(heldEdits.map((e) => (e.code === 'OK' ? `OK:${e.structured?.status}` : e.code))), within_500ms_of_a_decision: racing },
       provider: {

@@ -23,7 +23,7 @@ import { canonicalJson } from '../../dist/store/audit.js';
 import { bearer, OPERATOR } from './load.mjs';
 import { versionInMime } from './fakes.mjs';
 
-const WORKERS = 3;
+const WORKERS = 5;
 const MAX_TRIES = 8;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const consoleBase = (mcpUrl) => mcpUrl.replace(/\/mcp$/, '');
