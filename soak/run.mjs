@@ -17,7 +17,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { fillDisk, makeDataDir } from './lib/disk.mjs';
@@ -184,6 +184,10 @@ async function scenario(kind) {
     // Each fault lasts until the next one starts; the last entry only ends the store fault.
     // The store fault is the one a release must meet (its claim and record writes fail); the provider faults are reported.
     const windows = faults.slice(0, -1).map((f, i) => ({ label: `${f.t_s} s ${f.fault}`, from: f.at, to: faults[i + 1].at, mustCover: i === faults.length - 2 }));
+    // Every answer, decision and final read, and the servers' error lines, for diagnosis of a break.
+    const debugFile = join(tmpdir(), `notify-soak-${kind}-${process.pid}.json`);
+    writeFileSync(debugFile, JSON.stringify({ records, finals: [...finals], heldFinals: [...heldFinals], faults, errors: servers.map((s) => ({ server: s.name, lines: s.logLines.filter((l) => /"(error|warn)"/.test(l)) })) }));
+    step(`${kind}: every answer and the servers' error lines are in ${debugFile}`);
     const figures = computeFigures({ records, fakes, servers, finals, windows, heldFinals, consolePages: operator.pages });
     return {
       scenario: kind === 'sqlite' ? 'SQLite, one server' : 'PostgreSQL, two replicas',

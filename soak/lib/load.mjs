@@ -159,6 +159,8 @@ export const RETRACT_SHARE = 0.4;
 export const HELD_SHARE = 0.08;
 export const HELD_EDIT_SHARE = 0.35;
 export const HELD_RACE_SHARE = 0.4;
+/** Of those not edited at the decision, this share is edited right after its approval stood (0-0.3 s). */
+export const HELD_LATE_EDIT_SHARE = 0.4;
 export const HELD_DECLINE_SHARE = 0.15;
 export const HELD_SKIP_SHARE = 0.08;
 /** Of the scheduled sends not retracted, this share is edited (edit_notification), half racing the release. */
@@ -248,6 +250,7 @@ export async function runLoad({ urls, clients, deadline, seed, record, operator 
             choice: c < HELD_SKIP_SHARE ? 'skip' : c < HELD_SKIP_SHARE + HELD_DECLINE_SHARE ? 'decline' : 'approve',
             thinkMs: 300 + rand() * 2_200,
             raceEdit: rand() < HELD_RACE_SHARE,
+            lateEdit: rand() < HELD_LATE_EDIT_SHARE,
             raceOffsetMs: rand() * 700 - 200,
             reround: rand() < 0.5,
           });

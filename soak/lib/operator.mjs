@@ -12,7 +12,9 @@
  * expire. When the load asked for it, the agent's edit is fired at the moment of the
  * decision (from 0.2 s before to 0.5 s after the POST), so edits race decisions and the
  * approved sends' releases; an approved send that such an edit put back to
- * `pending_approval` is, for half of them, decided again (approved on a fresh read).
+ * `pending_approval` is, for half of them, decided again (approved on a fresh read). Some
+ * are edited instead right after their approval is accepted (0-0.3 s): an approved send not
+ * yet released, or one leaving.
  *
  * Every read and decision is recorded (`kind: 'decision'`): what was decided on which
  * version and hash, when, and how the console answered. Meanwhile it loads the approvals
@@ -23,7 +25,8 @@ import { canonicalJson } from '../../dist/store/audit.js';
 import { bearer, OPERATOR } from './load.mjs';
 import { versionInMime } from './fakes.mjs';
 
-const WORKERS = 5;
+/** Decisions in flight at once: a decision waits for its release (the provider call), so a few workers would fall behind the TTL. */
+const IN_FLIGHT = 25;
 const MAX_TRIES = 8;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const consoleBase = (mcpUrl) => mcpUrl.replace(/\/mcp$/, '');
@@ -104,6 +107,12 @@ export function startOperator({ record, seed = 1 }) {
       const form = new URLSearchParams({ decision: choice, payload_sha256: sha, reason: `soak ${choice}` });
       const res = await http(`${base}/console/approvals/${encodeURIComponent(item.id)}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: form.toString() });
       const { outcome, said } = outcomeOf(res);
+      // The agent's edit right after an approval: the approved send not yet released (or just leaving).
+      if (outcome === 'accepted' && choice === 'approve' && item.lateEdit && !item.raced) {
+        item.raced = true;
+        const to = item.urls[Math.floor(rand() * item.urls.length)];
+        race = sleep(rand() * 300).then(() => item.edit(to));
+      }
       const d = { kind: 'decision', id: item.id, token: item.token, via: item.via, decision: choice, round, attempt, version, sha, readAt, postAt, doneAt: Date.now(), http: res.status, outcome, said, server: base };
       record(d);
       if (outcome === 'stale' || outcome === 'retry') {
@@ -131,24 +140,25 @@ export function startOperator({ record, seed = 1 }) {
     }
   }
 
-  const workers = Array.from({ length: WORKERS }, async () => {
+  const running = new Set();
+  const dispatcher = (async () => {
     for (;;) {
       const now = Date.now();
-      const i = queue.findIndex((q) => q.readyAt <= now);
+      const i = running.size < IN_FLIGHT ? queue.findIndex((q) => q.readyAt <= now) : -1;
       if (i < 0) {
-        if (!accepting && queue.length === 0) return;
+        if (!accepting && queue.length === 0) return Promise.all(running);
         await sleep(50);
         continue;
       }
       const [item] = queue.splice(i, 1);
       busy++;
-      try {
-        await handle(item);
-      } finally {
+      const p = handle(item).finally(() => {
         busy--;
-      }
+        running.delete(p);
+      });
+      running.add(p);
     }
-  });
+  })();
 
   let pager;
   const pageLoop = async () => {
@@ -171,7 +181,7 @@ export function startOperator({ record, seed = 1 }) {
     /** No more held sends come; resolves once every one queued has been decided (or given up). */
     async finish() {
       accepting = false;
-      await Promise.all(workers);
+      await dispatcher;
       await pager;
     },
     /** Loads the approvals page of each server once: it expires held sends past their TTL. */
