@@ -17,13 +17,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus, loadavg } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { fillDisk, makeDataDir } from './lib/disk.mjs';
 import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
 import { computeFigures } from './lib/figures.mjs';
-import { readFinalStates, runLoad } from './lib/load.mjs';
+import { httpTokens, OPERATOR, readFinalStates, runLoad } from './lib/load.mjs';
+import { startOperator } from './lib/operator.mjs';
 import { ROOT, startServer } from './lib/server.mjs';
 import { startTcpProxy } from './lib/tcp-proxy.mjs';
 
@@ -37,6 +38,8 @@ const PROBE = { gcMs: GC_MS, heapSnapshots: process.env.SOAK_HEAP_SNAPSHOTS ?? '
 const BUDGET_MS = 8000;
 const POLL_S = 2;
 const GRACE_S = Number(process.env.SOAK_SCHEDULE_GRACE_S ?? 5);
+/** NOTIFY_APPROVAL_TTL_S: a held send the operator leaves undecided expires after this. */
+const APPROVAL_TTL_S = Number(process.env.SOAK_APPROVAL_TTL_S ?? 15);
 /**
  * After the load, the longest a scheduled send may still wait past its due time: a release
  * deferred mid-way (the store down) is taken over once its lease (2 budgets + 1 s, as
@@ -68,6 +71,14 @@ function providerEnv(smtp, twilio, slack) {
     NOTIFY_SCHEDULE_POLL_S: String(POLL_S),
     NOTIFY_SCHEDULE_GRACE_S: String(GRACE_S),
     NOTIFY_LOG_LEVEL: 'error',
+    // Held sends (issue 35): an email to more than two people, or a Slack post with a live
+    // broadcast mention, waits for the operator in the console; undecided, it expires.
+    NOTIFY_APPROVAL: 'recipients>2,broadcast',
+    NOTIFY_APPROVAL_MODE: 'console',
+    NOTIFY_SLACK_ALLOW_BROADCAST: '1',
+    NOTIFY_APPROVAL_TTL_S: String(APPROVAL_TTL_S),
+    NOTIFY_HTTP_TOKENS: httpTokens(CLIENTS),
+    NOTIFY_OPERATOR_CLIENTS: OPERATOR,
   };
 }
 
@@ -149,22 +160,35 @@ async function scenario(kind) {
     const deadline = Date.now() + SECONDS * 1000;
     const clear = schedule(fakes, storeFault, faults);
     step(`${kind}: ${CLIENTS} clients for ${SECONDS} s against ${servers.map((s) => s.url).join(' and ')}`);
-    await runLoad({ urls: servers.map((s) => s.url), clients: CLIENTS, deadline, seed: SEED, record: (r) => records.push(r) });
+    const operator = startOperator({ record: (r) => records.push(r), seed: SEED * 31 + 7 });
+    await runLoad({ urls: servers.map((s) => s.url), clients: CLIENTS, deadline, seed: SEED, record: (r) => records.push(r), operator });
     clear();
     storeFault.stop?.();
     for (const s of servers) s.endLoad();
+    const heldRecords = records.filter((r) => r.kind === 'held' && r.code === 'OK' && r.structured?.status === 'pending_approval');
+    const heldIds = new Map(heldRecords.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url, heldAt: Date.parse(r.structured.accepted_at ?? '') || Date.now() }]));
     const waiting = records.filter((r) => r.kind === 'schedule' && r.code === 'OK' && r.structured?.status === 'scheduled');
     const ids = new Map(waiting.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url, due: Date.parse(r.structured.send_at) }]));
     const lastDue = Math.max(Date.now(), ...[...ids.values()].map((w) => w.due));
     step(`${kind}: load over; reading ${ids.size} scheduled sends (the last due in ${Math.round((lastDue - Date.now()) / 1000)} s; waiting at most ${Math.round((lastDue + SETTLE_MS - Date.now()) / 1000)} s)`);
     const finals = await readFinalStates(ids.values(), lastDue + SETTLE_MS);
+    // Held sends: the approvals pages expire the ones past their TTL (the earlier undecided
+    // ones; the later stay pending_approval); then each is read as its sender, again while an
+    // approved one has not left yet.
+    step(`${kind}: reading ${heldIds.size} held sends`);
+    await operator.expire(servers.map((s) => s.url));
+    const heldFinals = await readFinalStates(heldIds.values(), Date.now() + SETTLE_MS, { waitingStates: ['approved', 'scheduled', 'held'] });
     for (const s of servers) s.exitedEarly = s.exited();
     const storeFaultLabel = storeFault.label;
     await Promise.all(servers.map((s) => s.stop()));
     // Each fault lasts until the next one starts; the last entry only ends the store fault.
     // The store fault is the one a release must meet (its claim and record writes fail); the provider faults are reported.
     const windows = faults.slice(0, -1).map((f, i) => ({ label: `${f.t_s} s ${f.fault}`, from: f.at, to: faults[i + 1].at, mustCover: i === faults.length - 2 }));
-    const figures = computeFigures({ records, fakes, servers, finals, windows });
+    // Every answer, decision and final read, and the servers' error lines, for diagnosis of a break.
+    const debugFile = join(tmpdir(), `notify-soak-${kind}-${process.pid}.json`);
+    writeFileSync(debugFile, JSON.stringify({ records, finals: [...finals], heldFinals: [...heldFinals], faults, errors: servers.map((s) => ({ server: s.name, lines: s.logLines.filter((l) => /"(error|warn)"/.test(l)) })) }));
+    step(`${kind}: every answer and the servers' error lines are in ${debugFile}`);
+    const figures = computeFigures({ records, fakes, servers, finals, windows, heldFinals, consolePages: operator.pages });
     return {
       scenario: kind === 'sqlite' ? 'SQLite, one server' : 'PostgreSQL, two replicas',
       seconds: SECONDS,
@@ -214,7 +238,7 @@ function markdown(results) {
     } else {
       lines.push(`${r.clients} clients, ${r.seconds} s. Faults: ${r.faults.map((f) => `${f.t_s} s ${f.fault}`).join('; ')}. Store fault: ${r.store_fault}.`, '');
       lines.push(GC_MS > 0 ? `Each server ran with a full GC forced every ${GC_MS} ms (soak/lib/memprobe.cjs), so RSS and live_heap measure memory held, not garbage not yet collected.` : 'No forced GC (SOAK_GC_MS=0): RSS includes garbage not yet collected; live_heap not measured.', '');
-      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, scheduled: r.scheduled, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
+      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, scheduled: r.scheduled, scheduled_edits: r.scheduled_edits, held: r.held, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
     }
     lines.push(r.breaks.length ? `**Invariants broken:**\n${r.breaks.map((b) => `- ${b}`).join('\n')}` : 'All invariants held.', '');
   }
@@ -228,9 +252,9 @@ for (const part of parts) {
   const r = part === 'fuzz' ? fuzz() : await scenario(part);
   results.push(r);
   if (part !== 'fuzz') {
-    const { calls, answers_by_code, latency_ms, sends, scheduled, rss, live_heap, breaks } = r;
+    const { calls, answers_by_code, latency_ms, sends, scheduled, scheduled_edits, held, rss, live_heap, breaks } = r;
     const brief = (figures) => Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, { ...v, timeline_mb: undefined }]));
-    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, scheduled, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
+    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, scheduled, scheduled_edits, held, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
   }
 }
 writeFileSync(join(ROOT, 'soak/results.json'), JSON.stringify({ date: new Date(started).toISOString(), seed: SEED, results }, null, 2) + '\n');

@@ -10,13 +10,36 @@
  *   reset  read the request, then destroy the socket without answering
  *
  * A mode applies to a share of requests (`rate`), so traffic keeps flowing during a fault.
- * The Slack fake also answers chat.delete (a retract that came after the release), and
- * counts it by the token of the post it deletes, apart from deliveries.
+ * The Slack fake also answers chat.delete (a retract that came after the release) and
+ * chat.update (an edit of a post that left), and counts them by the token of the post they
+ * change, apart from deliveries. Each delivery also records the version marker its text
+ * carries (`soakv<n>`: which edit of the message left).
  */
 import { createServer } from 'node:http';
 import { SMTPServer } from 'smtp-server';
 
 const TOKEN_RE = /\bsk[0-9a-z]+x[0-9a-z]+\b/;
+/**
+ * Which version of a message left: a send's text carries `soakv0`, each edit's `soakv<n>`
+ * (n counting the edits of that send), so a delivery says which text reached the provider.
+ */
+const VERSION_RE = /\bsoakv(\d+)\b/;
+export function versionIn(text) {
+  const m = VERSION_RE.exec(text ?? '');
+  return m ? Number(m[1]) : -1;
+}
+
+/** The version marker in a raw MIME message: in any part, quoted-printable or base64. */
+export function versionInMime(raw) {
+  const plain = raw.replace(/=\r?\n/g, '');
+  const v = versionIn(plain);
+  if (v >= 0) return v;
+  for (const block of raw.match(/(?:^[A-Za-z0-9+/=]{16,}\r?\n)+/gm) ?? []) {
+    const w = versionIn(Buffer.from(block.replace(/\s+/g, ''), 'base64').toString('utf8'));
+    if (w >= 0) return w;
+  }
+  return -1;
+}
 
 /** Deliveries by token, plus counts of every request seen and faults served. */
 function ledger(name) {
@@ -24,17 +47,20 @@ function ledger(name) {
     name,
     requests: 0,
     delivered: new Map(),
+    /** token -> the version marker of each delivery (-1: none), in order. */
+    versions: new Map(),
     faults: {},
     /** Requests whose text carries no soak token (must be 0: every soak send has one). */
     untokened: 0,
     mode: 'ok',
     rate: 0,
-    deliver(token) {
+    deliver(token, version = -1) {
       if (!token) {
         this.untokened++;
         return;
       }
       this.delivered.set(token, (this.delivered.get(token) ?? 0) + 1);
+      (this.versions.get(token) ?? this.versions.set(token, []).get(token)).push(version);
     },
     /** The fault to serve this request, or 'ok'. */
     pick() {
@@ -76,7 +102,7 @@ function listen(server) {
  * request that takes a message back ({ id, answer }), undefined for a send.
  */
 async function httpFake(name, { okStatus, ok, text, idOf, amend }) {
-  const book = Object.assign(ledger(name), { sentIds: new Map(), retracted: new Map(), retractedUnknown: 0 });
+  const book = Object.assign(ledger(name), { sentIds: new Map(), retracted: new Map(), retractedUnknown: 0, updated: new Map(), updatedUnknown: 0 });
   let seq = 0;
   const server = createServer((req, res) => {
     const chunks = [];
@@ -95,7 +121,11 @@ async function httpFake(name, { okStatus, ok, text, idOf, amend }) {
       if (removed !== undefined) {
         if (req.socket.destroyed) return;
         const token = book.sentIds.get(removed.id);
-        if (token) book.retracted.set(token, (book.retracted.get(token) ?? 0) + 1);
+        if (removed.update) {
+          // chat.update of a post that left (edit_notification): counted apart, with the version it now shows.
+          if (token) (book.updated.get(token) ?? book.updated.set(token, []).get(token)).push(removed.version);
+          else book.updatedUnknown++;
+        } else if (token) book.retracted.set(token, (book.retracted.get(token) ?? 0) + 1);
         else book.retractedUnknown++;
         res.writeHead(okStatus, { 'content-type': 'application/json' });
         return res.end(JSON.stringify(removed.answer));
@@ -104,7 +134,7 @@ async function httpFake(name, { okStatus, ok, text, idOf, amend }) {
       // Only a success that can still reach the server counts as delivered.
       if (req.socket.destroyed) return;
       const token = TOKEN_RE.exec(t ?? '')?.[0];
-      book.deliver(token);
+      book.deliver(token, versionIn(t));
       book.lastText = t;
       const answer = ok(++seq);
       if (token && idOf) book.sentIds.set(idOf(answer), token);
@@ -130,8 +160,14 @@ export function startSlack() {
     ok: (n) => ({ ok: true, channel: 'C0SOAK001', ts: `1712345678.${String(n).padStart(6, '0')}` }),
     idOf: (answer) => answer.ts,
     // retract_notification of a Slack post that left (a retract that lost the race to the release).
+    // edit_notification of a post that left: chat.update, with the version its new text carries.
     amend: (req, body) => {
-      if (!(req.url ?? '').includes('chat.delete')) return undefined;
+      const url = req.url ?? '';
+      if (url.includes('chat.update')) {
+        const args = formOrJson(req, body);
+        return { id: args.ts, update: true, version: versionIn(args.text), answer: { ok: true, channel: 'C0SOAK001', ts: args.ts, text: args.text } };
+      }
+      if (!url.includes('chat.delete')) return undefined;
       const ts = formOrJson(req, body).ts;
       return { id: ts, answer: { ok: true, channel: 'C0SOAK001', ts } };
     },
@@ -178,7 +214,7 @@ export async function startSmtp() {
         if (fault === '5xx') return cb(Object.assign(new Error('Try again later'), { responseCode: 451 }));
         const raw = Buffer.concat(chunks).toString('utf8');
         const subject = /^Subject: (.*)$/m.exec(raw)?.[1];
-        book.deliver(TOKEN_RE.exec(subject ?? '')?.[0]);
+        book.deliver(TOKEN_RE.exec(subject ?? '')?.[0], versionInMime(raw));
         cb(null, 'Ok');
       });
     },

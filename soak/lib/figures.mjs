@@ -227,8 +227,12 @@ function byKind(records) {
   return out;
 }
 
-export function computeFigures({ records, fakes, servers, finals = new Map(), windows = [] }) {
+export function computeFigures({ records: all, fakes, servers, finals = new Map(), windows = [], heldFinals = new Map(), consolePages }) {
   const breaks = [];
+  // The operator's console requests are not tool calls: figured apart (heldFigures).
+  const decisions = all.filter((r) => r.kind === 'decision');
+  const records = all.filter((r) => r.kind !== 'decision');
+  const heldTokens = new Set(records.filter((r) => r.kind === 'held').map((r) => r.token));
   // A call with send_at answered `sent` (its time had passed when the server got to it) is an ordinary send.
   const schedules = records.filter((r) => r.kind === 'schedule');
   const sentAtOnce = new Set(schedules.filter((r) => r.code === 'OK' && r.structured?.status === 'sent').map((r) => r.token));
@@ -254,12 +258,23 @@ export function computeFigures({ records, fakes, servers, finals = new Map(), wi
   let providerDeliveries = 0;
   let untokened = 0;
   let deletedUnknown = 0;
+  let updatedUnknown = 0;
+  /** token -> version marker of each delivery; token -> version of each Slack chat.update. */
+  const versions = new Map();
+  const updates = new Map();
   const providers = {};
   for (const f of fakes) {
     untokened += f.untokened;
     deletedUnknown += f.retractedUnknown ?? 0;
+    updatedUnknown += f.updatedUnknown ?? 0;
     let n = 0;
+    for (const [token, vs] of f.versions ?? []) (versions.get(token) ?? versions.set(token, []).get(token)).push(...vs);
+    for (const [token, vs] of f.updated ?? []) (updates.get(token) ?? updates.set(token, []).get(token)).push(...vs);
     for (const [token, count] of f.delivered) {
+      if (heldTokens.has(token)) {
+        n += count;
+        continue;
+      }
       const scheduledOne = scheduledTokens.has(token);
       const into = scheduledOne ? scheduledDelivered : delivered;
       into.set(token, (into.get(token) ?? 0) + count);
@@ -270,6 +285,13 @@ export function computeFigures({ records, fakes, servers, finals = new Map(), wi
     providers[f.name] = { requests: f.requests, delivered: n, distinct: f.delivered.size, ...(f.retracted ? { deleted: f.retracted.size } : {}), faults_served: f.faults };
   }
   if (deletedUnknown) breaks.push(`${deletedUnknown} deletions named a message the Slack fake never posted`);
+  if (updatedUnknown) breaks.push(`${updatedUnknown} chat.update calls named a message the Slack fake never posted`);
+  const held = heldFigures({ helds: records.filter((r) => r.kind === 'held'), edits: records.filter((r) => r.kind === 'edit' && r.target === 'held'), decisions, finals: heldFinals, versions, updates });
+  breaks.push(...held.breaks);
+  const scheduledEdits = scheduledEditFigures({ edits: records.filter((r) => r.kind === 'edit' && r.target === 'scheduled'), schedules, versions, updates });
+  breaks.push(...scheduledEdits.breaks);
+  const updatedOrdinary = [...updates.keys()].filter((t) => !scheduledTokens.has(t) && !heldTokens.has(t));
+  if (updatedOrdinary.length) breaks.push(`${updatedOrdinary.length} Slack posts never edited were updated at the provider (e.g. ${examples(updatedOrdinary)})`);
   const scheduled = scheduledFigures({ schedules: schedules.filter((r) => scheduledTokens.has(r.token)), retracts: records.filter((r) => r.kind === 'retract'), finals, delivered: scheduledDelivered, deleted, windows });
   breaks.push(...scheduled.breaks);
   const duplicates = [...delivered].filter(([, c]) => c > 1).map(([t]) => t);
@@ -297,7 +319,7 @@ export function computeFigures({ records, fakes, servers, finals = new Map(), wi
 
   return {
     calls: records.length,
-    calls_by_kind: Object.fromEntries(['send', 'schedule', 'retract', 'show_banner', 'list_banners', 'dismiss_banner'].map((k) => [k, records.filter((r) => r.kind === k).length])),
+    calls_by_kind: Object.fromEntries(['send', 'schedule', 'retract', 'held', 'edit', 'show_banner', 'list_banners', 'dismiss_banner'].map((k) => [k, records.filter((r) => r.kind === k).length])),
     answers_by_code: Object.fromEntries(Object.entries(codes).sort((a, b) => b[1] - a[1])),
     errors_by_kind: byKind(records),
     latency_ms: { p50: Math.round(percentile(lat, 50)), p99: Math.round(percentile(lat, 99)), send_p50: Math.round(percentile(sendLat, 50)), send_p99: Math.round(percentile(sendLat, 99)) },
@@ -316,9 +338,203 @@ export function computeFigures({ records, fakes, servers, finals = new Map(), wi
       delivery_unknown_answers: sends.filter((r) => r.code === 'DELIVERY_UNKNOWN').length,
     },
     scheduled: scheduled.figures,
+    scheduled_edits: scheduledEdits.figures,
+    held: { ...held.figures, console_pages: consolePages },
     providers,
     rss,
     live_heap: live,
+    breaks,
+  };
+}
+
+/** Edit answers that say nothing of whether the edit landed (a store fault, no answer). */
+const DECIDED_EDIT = new Set(['OK', 'ALREADY_SENT', 'INVALID_FIELD', 'NOT_FOUND', 'APPROVAL_REQUIRED', 'RECIPIENT_NOT_ALLOWED']);
+/** A held send's final state in the classes the invariant names. */
+const HELD_CLASS = { sent: 'sent', dry_run: 'sent', declined: 'declined', expired: 'expired', failed: 'failed', unknown: 'unknown', pending_approval: 'pending_approval' };
+
+/**
+ * Held sends (issue 35): `helds` are the send_notification answers of sends the rules hold,
+ * `edits` the edit_notification answers on them, `decisions` the operator's console
+ * decisions (operator.mjs: the version and hash each was made on, and how the console
+ * answered), `finals` each held id's final get_notification read, `versions` the fakes'
+ * deliveries by token (the version marker each carried), `updates` Slack chat.update calls
+ * by token. Invariants: whatever reached a provider for a held send carries a version some
+ * accepted approval was made on (never an edit no decision approved); at most once; never
+ * after an accepted decline, nor older than an edit answered `pending_approval`, nor newer
+ * than... (an edit answered ALREADY_SENT did not leave); an approved post is never edited
+ * at Slack; each held id ends sent, declined, expired, failed (with a code), unknown, or
+ * pending_approval (undecided, or edited after its last approval), and a sent one reached
+ * a provider exactly once; a declined one never.
+ */
+export function heldFigures({ helds, edits, decisions, finals, versions, updates = new Map() }) {
+  const breaks = [];
+  const tokenById = new Map();
+  for (const r of helds) if (r.code === 'OK' && r.structured?.status === 'pending_approval') tokenById.set(r.structured.id, r.token);
+  const notHeld = helds.filter((r) => r.code === 'OK' && r.structured?.status !== 'pending_approval');
+  if (notHeld.length) breaks.push(`${notHeld.length} sends the approval rules hold were answered other than pending_approval (e.g. ${examples(notHeld.map((r) => `${r.token}: ${r.structured?.status}`))})`);
+  const heldTokens = new Set(tokenById.values());
+  const neverHeld = [...new Set(helds.map((r) => r.token))].filter((t) => !heldTokens.has(t) && (versions.get(t) ?? []).length > 0);
+  if (neverHeld.length) breaks.push(`${neverHeld.length} sends the rules hold reached a provider though the call was not answered pending_approval (e.g. ${examples(neverHeld)})`);
+
+  const editsById = new Map();
+  for (const e of edits) (editsById.get(e.id) ?? editsById.set(e.id, []).get(e.id)).push(e);
+  const decisionsById = new Map();
+  for (const d of decisions) (decisionsById.get(d.id) ?? decisionsById.set(d.id, []).get(d.id)).push(d);
+
+  const problems = { declined_undecided: [], unapproved_text: [], duplicates: [], declined_delivered: [], declined_not_declined: [], older_than_edit: [], edit_already_sent_left: [], approved_post_edited: [], lost: [], delivered_not_sent: [], pending_unexplained: [], other_state: [] };
+  const final = { sent: 0, declined: 0, expired: 0, failed: 0, unknown: 0, pending_approval: 0, other: 0 };
+  const pendingWhy = { undecided: 0, edited_after_approval: 0 };
+  const expiredWhy = { undecided: 0, edited_after_approval: 0, approved_release_late: 0 };
+  const failedByCode = {};
+  const leftVersion = { original: 0, edited: 0 };
+  let approvedTwice = 0;
+  for (const [id, token] of tokenById) {
+    const ds = (decisionsById.get(id) ?? []).filter((d) => d.outcome === 'accepted');
+    // A decision whose answer a fault took (no answer, a store fault) may have stood: its version counts as approved.
+    const maybe = (decisionsById.get(id) ?? []).filter((d) => d.outcome === 'retry' && d.postAt);
+    const approvedVersions = new Set([...ds, ...maybe].filter((d) => d.decision === 'approve').map((d) => d.version));
+    const maxApproved = Math.max(-1, ...approvedVersions);
+    if (ds.filter((d) => d.decision === 'approve').length > 1) approvedTwice++;
+    const declined = ds.some((d) => d.decision === 'decline');
+    const es = editsById.get(id) ?? [];
+    const okPending = es.filter((e) => e.code === 'OK' && e.structured?.status === 'pending_approval').map((e) => e.version);
+    const maxOkEdit = Math.max(0, ...okPending);
+    const dv = versions.get(token) ?? [];
+    const f = finals.get(id);
+    const state = !f ? 'not read' : f.code === 'OK' ? f.status : f.code === 'NOT_FOUND' ? 'missing' : `unreadable (${f.code})`;
+    const cls = HELD_CLASS[state];
+    const tag = `${id} (${token})`;
+    if (dv.length > 1) problems.duplicates.push(`${tag}: ${dv.length} deliveries`);
+    for (const v of dv) if (!approvedVersions.has(v)) problems.unapproved_text.push(`${tag}: version ${v} left; approved: ${[...approvedVersions].join('/') || 'none'}`);
+    for (const v of dv) (v > 0 ? leftVersion.edited++ : leftVersion.original++);
+    if (declined && dv.length) problems.declined_delivered.push(tag);
+    if (declined && state !== 'declined') problems.declined_not_declined.push(`${tag}: ${state}`);
+    if (state === 'declined' && !declined && !maybe.some((d) => d.decision === 'decline')) problems.declined_undecided.push(tag);
+    if (dv.some((v) => v < maxOkEdit)) problems.older_than_edit.push(`${tag}: version ${dv.join('/')} left after edit ${maxOkEdit} answered pending_approval`);
+    for (const e of es.filter((e) => e.code === 'ALREADY_SENT')) if (dv.some((v) => v >= e.version)) problems.edit_already_sent_left.push(`${tag}: edit ${e.version} answered ALREADY_SENT, version ${dv.join('/')} left`);
+    if ((updates.get(token) ?? []).length) problems.approved_post_edited.push(`${tag}: ${updates.get(token).length} chat.update`);
+    if (cls === undefined) {
+      problems.other_state.push(`${tag}: ${state}`);
+      final.other++;
+      continue;
+    }
+    final[cls]++;
+    if (cls === 'sent' && dv.length !== 1) problems.lost.push(`${tag}: read ${state}, ${dv.length} deliveries`);
+    if (['declined', 'expired', 'failed', 'pending_approval'].includes(cls) && dv.length) problems.delivered_not_sent.push(`${tag}: read ${state}, delivered version ${dv.join('/')}`);
+    if (cls === 'failed') {
+      const code = f.error_code ?? 'none';
+      failedByCode[code] = (failedByCode[code] ?? 0) + 1;
+      if (code === 'none') problems.other_state.push(`${tag}: failed without an error code`);
+    }
+    // Edits answered pending_approval, or whose answer a fault took, after the last approval.
+    const maybeEdited = es.filter((e) => (e.code === 'OK' && e.structured?.status === 'pending_approval') || !DECIDED_EDIT.has(e.code)).map((e) => e.version);
+    if (cls === 'expired') {
+      if (ds.length === 0) expiredWhy.undecided++;
+      else if (maybeEdited.some((v) => v > maxApproved)) expiredWhy.edited_after_approval++;
+      else expiredWhy.approved_release_late++;
+    }
+    if (cls === 'pending_approval') {
+      // Legitimate when no decision stood, or an edit came after the last approval.
+      if (ds.length === 0) pendingWhy.undecided++;
+      else if (!declined && maybeEdited.some((v) => v > maxApproved)) pendingWhy.edited_after_approval++;
+      else problems.pending_unexplained.push(`${tag}: approved version ${maxApproved}, edits ${es.map((e) => `${e.version}:${e.code}`).join(',')}`);
+    }
+  }
+  const say = {
+    unapproved_text: 'held sends reached a provider with a text no accepted decision approved',
+    duplicates: 'held sends reached a provider more than once',
+    declined_delivered: 'declined held sends reached a provider',
+    declined_not_declined: 'held sends whose decline was accepted did not end declined',
+    declined_undecided: 'held sends ended declined though no decline was made',
+    older_than_edit: 'held sends left with a text older than an edit answered pending_approval',
+    edit_already_sent_left: 'held sends left with the text of an edit answered ALREADY_SENT',
+    approved_post_edited: 'approved Slack posts were edited at the provider',
+    lost: 'held sends read sent did not reach a provider exactly once',
+    delivered_not_sent: 'held sends read declined, expired, failed or pending_approval reached a provider',
+    pending_unexplained: 'held sends ended pending_approval though their last text was approved or declined',
+    other_state: 'held sends ended in no state the invariant allows',
+  };
+  for (const [k, xs] of Object.entries(problems)) if (xs.length) breaks.push(`${xs.length} ${say[k]} (e.g. ${examples(xs)})`);
+  const serverErrors = decisions.filter((d) => d.outcome === 'server_error');
+  if (serverErrors.length) breaks.push(`${serverErrors.length} console requests answered 5xx (e.g. ${examples(serverErrors.map((d) => `${d.id}: ${d.said}`))})`);
+
+  const accepted = decisions.filter((d) => d.outcome === 'accepted');
+  const heldEdits = edits;
+  const racing = heldEdits.filter((e) => (decisionsById.get(e.id) ?? []).some((d) => d.postAt && Math.abs(e.start - d.postAt) <= 500)).length;
+  return {
+    figures: {
+      calls: helds.length,
+      answers_by_code: count(helds.map((r) => (r.code === 'OK' ? `OK:${r.structured?.status}` : r.code))),
+      held: tokenById.size,
+      final,
+      invariant: `held ${tokenById.size} = sent ${final.sent} + declined ${final.declined} + expired ${final.expired} + failed ${final.failed} + unknown ${final.unknown} + pending_approval ${final.pending_approval} (undecided ${pendingWhy.undecided}, edited after approval ${pendingWhy.edited_after_approval})${final.other ? ` + OTHER ${final.other}` : ''}`,
+      pending_approval_why: pendingWhy,
+      /** undecided: no decision stood before the TTL (left by the operator, or its decision came too late). */
+      expired_why: expiredWhy,
+      failed_by_code: failedByCode,
+      decisions: {
+        posts: decisions.filter((d) => d.postAt).length,
+        by_outcome: count(decisions.map((d) => `${d.decision}:${d.outcome}`)),
+        accepted_approve: accepted.filter((d) => d.decision === 'approve').length,
+        accepted_decline: accepted.filter((d) => d.decision === 'decline').length,
+        accepted_on_edited_text: accepted.filter((d) => d.version > 0).length,
+        held_ids_approved_twice: approvedTwice,
+        said: count(accepted.map((d) => d.said.replace(/ntf_\S+/, 'ntf_…'))),
+        not_accepted_said: count(decisions.filter((d) => d.said && d.outcome !== 'accepted').map((d) => `${d.outcome}: ${d.said.replace(/ntf_[0-9a-f]+/g, 'ntf_…').replace(/sha256 [0-9a-f]+/g, 'sha256 …').replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T').slice(0, 160)}`)),
+      },
+      edits: { calls: heldEdits.length, answers: count(heldEdits.map((e) => (e.code === 'OK' ? `OK:${e.structured?.status}` : e.code))), within_500ms_of_a_decision: racing },
+      provider: {
+        delivered_distinct: [...tokenById.values()].filter((t) => (versions.get(t) ?? []).length > 0).length,
+        left_with_original_text: leftVersion.original,
+        left_with_edited_text: leftVersion.edited,
+        duplicates: problems.duplicates.length,
+        unapproved_text: problems.unapproved_text.length,
+        declined_delivered: problems.declined_delivered.length,
+      },
+    },
+    breaks,
+  };
+}
+
+/**
+ * Edits of scheduled sends (issue 35): an edit answered `scheduled`/`held` changed what
+ * leaves (the version that reached a provider is that edit's or a later one); one answered
+ * ALREADY_SENT lost to the release (its text never left); one answered `sent` edited a Slack
+ * post that had left (the fake saw chat.update with that text).
+ */
+export function scheduledEditFigures({ edits, schedules, versions, updates = new Map() }) {
+  const breaks = [];
+  const viaByToken = new Map(schedules.map((r) => [r.token, r.via]));
+  const olderLeft = [];
+  const alreadySentLeft = [];
+  const updateMissing = [];
+  const notSlackSent = [];
+  const left = { original: 0, edited: 0 };
+  const tokens = new Set();
+  for (const e of edits) {
+    const dv = versions.get(e.token) ?? [];
+    tokens.add(e.token);
+    if (e.code === 'OK' && ['scheduled', 'held'].includes(e.structured?.status) && dv.some((v) => v < e.version)) olderLeft.push(`${e.id}: edit ${e.version} answered ${e.structured.status}, version ${dv.join('/')} left`);
+    if (e.code === 'ALREADY_SENT' && dv.some((v) => v >= e.version)) alreadySentLeft.push(`${e.id}: edit ${e.version} ALREADY_SENT, version ${dv.join('/')} left`);
+    if (e.code === 'OK' && e.structured?.status === 'sent') {
+      if (viaByToken.get(e.token) !== 'slack') notSlackSent.push(`${e.id}: ${viaByToken.get(e.token)}`);
+      else if (!(updates.get(e.token) ?? []).includes(e.version)) updateMissing.push(`${e.id}: edit ${e.version}`);
+    }
+  }
+  for (const t of tokens) for (const v of versions.get(t) ?? []) (v > 0 ? left.edited++ : left.original++);
+  if (olderLeft.length) breaks.push(`${olderLeft.length} scheduled sends left with a text older than an edit answered scheduled/held (e.g. ${examples(olderLeft)})`);
+  if (alreadySentLeft.length) breaks.push(`${alreadySentLeft.length} scheduled sends left with the text of an edit answered ALREADY_SENT (e.g. ${examples(alreadySentLeft)})`);
+  if (updateMissing.length) breaks.push(`${updateMissing.length} edits answered sent without the Slack post being updated (e.g. ${examples(updateMissing)})`);
+  if (notSlackSent.length) breaks.push(`${notSlackSent.length} edits of an email or SMS that had left answered sent (e.g. ${examples(notSlackSent)})`);
+  return {
+    figures: {
+      calls: edits.length,
+      answers: count(edits.map((e) => (e.code === 'OK' ? `OK:${e.structured?.status}` : e.code))),
+      edited_sends: tokens.size,
+      left_with_original_text: left.original,
+      left_with_edited_text: left.edited,
+      slack_posts_updated_after_release: [...tokens].filter((t) => (updates.get(t) ?? []).length > 0).length,
+    },
     breaks,
   };
 }

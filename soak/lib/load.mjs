@@ -4,8 +4,20 @@
  * until the deadline. Every answer is classified: a result, a coded tool error, a JSON-RPC
  * error, an HTTP status, or no answer at all (a transport failure, which breaks the run).
  */
+import { versionInMime } from './fakes.mjs';
+
 const MODERN = '2026-07-28';
 const CLIENT_TIMEOUT_MS = 60_000;
+
+/**
+ * Every /mcp request carries a bearer token (NOTIFY_HTTP_TOKENS), since the console needs an
+ * operator token: client `soak-<i>` has its own, and `ops` is the operator (NOTIFY_OPERATOR_CLIENTS).
+ */
+export const OPERATOR = 'ops';
+export const bearer = (client) => `soaktok-${client}-0123456789abcdef`;
+export function httpTokens(clients) {
+  return [...Array.from({ length: clients }, (_, i) => `soak-${i}`), OPERATOR].map((c) => `${c}:${bearer(c)}`).join(',');
+}
 
 /** One call; resolves to { ms, code, status?, structured? } and never throws. */
 export async function callTool(url, name, args, client) {
@@ -36,6 +48,7 @@ export async function callTool(url, name, args, client) {
         'MCP-Protocol-Version': MODERN,
         'Mcp-Method': 'tools/call',
         'Mcp-Name': name,
+        Authorization: `Bearer ${bearer(client)}`,
       },
       body,
       signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
@@ -89,17 +102,42 @@ export function prng(seed) {
   };
 }
 
+/**
+ * The text of version `v` of a message (0: as sent; n: its n-th edit), carrying the soak
+ * token and the version marker the fakes read (`soakv<n>`). For email it is `body_html`.
+ */
+function textOf(via, token, v, held) {
+  if (via === 'email') return `<p>Soak ${held ? 'held ' : ''}message <b>${token}</b> soakv${v}</p>`;
+  if (via === 'sms') return `soak ${token} ok soakv${v}`;
+  // A held Slack post keeps its broadcast mention through every edit (the rule that holds it).
+  return held ? `soak ${token} <!here> soakv${v}` : `soak ${token} done soakv${v}`;
+}
+
 function sendArgs(rand, token) {
   const r = rand();
   if (r < 0.36) {
     const to = rand() < 0.3 ? [pick(rand, EMAILS), pick(rand, EMAILS)] : pick(rand, EMAILS);
-    return { via: 'email', to, subject: `soak ${token}`, body_html: `<p>Soak message <b>${token}</b></p>` };
+    return { via: 'email', to, subject: `soak ${token}`, body_html: textOf('email', token, 0) };
   }
   if (r < 0.68) {
-    return { via: 'sms', to: `+1415555${String(Math.floor(rand() * 10_000)).padStart(4, '0')}`, body: `soak ${token} ok` };
+    return { via: 'sms', to: `+1415555${String(Math.floor(rand() * 10_000)).padStart(4, '0')}`, body: textOf('sms', token, 0) };
   }
-  const mention = rand() < 0.2 ? ' <!here> ' : ' ';
-  return { via: 'slack', channel: pick(rand, SLACK_CHANNELS), text: `soak ${token}${mention}done` };
+  // No broadcast mention: with NOTIFY_APPROVAL=broadcast a mention holds the send for a person (heldArgs).
+  return { via: 'slack', channel: pick(rand, SLACK_CHANNELS), text: textOf('slack', token, 0) };
+}
+
+/**
+ * A send the approval rules hold (NOTIFY_APPROVAL=recipients>2,broadcast): an email to the
+ * three addresses, or a Slack post with `<!here>` (NOTIFY_SLACK_ALLOW_BROADCAST=1).
+ */
+function heldArgs(rand, token) {
+  if (rand() < 0.55) return { via: 'email', to: [...EMAILS], subject: `soak ${token}`, body_html: textOf('email', token, 0, true) };
+  return { via: 'slack', channel: pick(rand, ['C0SOAK001', '#ops-alerts']), text: textOf('slack', token, 0, true) };
+}
+
+/** The edit_notification arguments giving version `v` of a message. */
+function editArgs(id, via, token, v, held) {
+  return { id, text: textOf(via, token, v, held) };
 }
 
 /**
@@ -110,6 +148,23 @@ function sendArgs(rand, token) {
  */
 export const SCHEDULE_SHARE = 0.15;
 export const RETRACT_SHARE = 0.4;
+/**
+ * Held sends (issue 35): this share of the sends is one the approval rules hold for the
+ * console; of those, this share is edited by its agent 0-2 s after it was held (while the
+ * operator looks at it), this share edited at the moment the operator decides (from 0.2 s
+ * before to 0.5 s after: an edit racing the decision, the approval's release, or both), and
+ * the operator declines this share and leaves this share undecided (to expire). The rest it
+ * approves.
+ */
+export const HELD_SHARE = 0.08;
+export const HELD_EDIT_SHARE = 0.35;
+export const HELD_RACE_SHARE = 0.4;
+/** Of those not edited at the decision, this share is edited right after its approval stood (0-0.3 s). */
+export const HELD_LATE_EDIT_SHARE = 0.4;
+export const HELD_DECLINE_SHARE = 0.15;
+export const HELD_SKIP_SHARE = 0.08;
+/** Of the scheduled sends not retracted, this share is edited (edit_notification), half racing the release. */
+export const SCHEDULED_EDIT_SHARE = 0.3;
 const SEND_AT_MIN_MS = 2_000;
 const SEND_AT_SPREAD_MS = 6_000;
 const RACE_MS = 750;
@@ -120,8 +175,30 @@ const RACE_MS = 750;
  * replica when there are two). Resolves once the retracts still timed after the deadline
  * have been answered too.
  */
-export async function runLoad({ urls, clients, deadline, seed, record }) {
+export async function runLoad({ urls, clients, deadline, seed, record, operator }) {
   const retracts = [];
+  /** Edits still timed after the deadline, awaited with the retracts. */
+  const edits = [];
+  /**
+   * Edits of one notification, one after the other (so version n is the n-th to reach the
+   * store), each carrying its version marker; resolves to the edit's answer.
+   */
+  const editorOf = ({ id, via, token, client, held }) => {
+    let chain = Promise.resolve();
+    let n = 0;
+    return (to) => {
+      const version = ++n;
+      const p = chain.then(async () => {
+        const start = Date.now();
+        const o = await callTool(to, 'edit_notification', editArgs(id, via, token, version, held), client);
+        record({ kind: 'edit', target: held ? 'held' : 'scheduled', via, token, id, version, start, end: Date.now(), ...o });
+        return o;
+      });
+      chain = p.catch(() => {});
+      edits.push(p);
+      return p;
+    };
+  };
   const loops = Array.from({ length: clients }, async (_, id) => {
     const rand = prng(seed + id * 7919);
     const home = urls[id % urls.length];
@@ -149,6 +226,37 @@ export async function runLoad({ urls, clients, deadline, seed, record }) {
         continue;
       }
       const token = `sk${id.toString(36)}x${seq.toString(36)}`;
+      if (operator && rand() < HELD_SHARE) {
+        // A send the approval rules hold for the console: the operator decides it (operator.mjs),
+        // and this agent edits some of them, before the decision or racing it and the release.
+        const args = heldArgs(rand, token);
+        const o = await callTool(home, 'send_notification', args, name);
+        record({ kind: 'held', via: args.via, token, client: name, url: home, ...o });
+        if (o.code === 'OK' && o.structured?.status === 'pending_approval') {
+          const nid = o.structured.id;
+          const edit = editorOf({ id: nid, via: args.via, token, client: name, held: true });
+          const editEarly = rand() < HELD_EDIT_SHARE;
+          const earlyDelay = rand() * 2_000;
+          const earlyTo = rand() < 0.5 ? home : other;
+          if (editEarly) setTimeout(() => edit(earlyTo), earlyDelay);
+          const c = rand();
+          operator.enqueue({
+            id: nid,
+            token,
+            via: args.via,
+            client: name,
+            urls: [home, other],
+            edit,
+            choice: c < HELD_SKIP_SHARE ? 'skip' : c < HELD_SKIP_SHARE + HELD_DECLINE_SHARE ? 'decline' : 'approve',
+            thinkMs: 300 + rand() * 2_200,
+            raceEdit: rand() < HELD_RACE_SHARE,
+            lateEdit: rand() < HELD_LATE_EDIT_SHARE,
+            raceOffsetMs: rand() * 700 - 200,
+            reround: rand() < 0.5,
+          });
+        }
+        continue;
+      }
       const args = sendArgs(rand, token);
       const scheduled = rand() < SCHEDULE_SHARE;
       if (scheduled) args.send_at = new Date(Date.now() + SEND_AT_MIN_MS + rand() * SEND_AT_SPREAD_MS).toISOString();
@@ -165,7 +273,17 @@ export async function runLoad({ urls, clients, deadline, seed, record }) {
         record({ kind, via: args.via, token, keyed, client: name, url: home, ...answers[0] });
       }
       const waiting = answers.find((a) => a.code === 'OK' && a.structured?.status === 'scheduled');
-      if (waiting && rand() < RETRACT_SHARE) {
+      const retract = waiting && rand() < RETRACT_SHARE;
+      if (waiting && !retract && operator && rand() < SCHEDULED_EDIT_SHARE) {
+        // An edit of a scheduled send, half well before its due time, half racing its release.
+        const nid = waiting.structured.id;
+        const untilDue = Date.parse(waiting.structured.send_at) - Date.now();
+        const delay = Math.max(0, rand() < 0.5 ? rand() * untilDue : untilDue + (rand() * 2 - 1) * RACE_MS);
+        const to = rand() < 0.5 ? home : other;
+        const edit = editorOf({ id: nid, via: args.via, token, client: name, held: false });
+        edits.push(new Promise((r) => setTimeout(r, delay)).then(() => edit(to)));
+      }
+      if (retract) {
         const nid = waiting.structured.id;
         const due = Date.parse(waiting.structured.send_at);
         const untilDue = due - Date.now();
@@ -183,6 +301,13 @@ export async function runLoad({ urls, clients, deadline, seed, record }) {
   });
   await Promise.all(loops);
   await Promise.all(retracts);
+  // Edits scheduled by the operator's decisions keep coming while it works through its queue.
+  await operator?.finish();
+  for (let n = 0; n < edits.length; ) {
+    const batch = edits.slice(n);
+    n = edits.length;
+    await Promise.allSettled(batch);
+  }
 }
 
 /**
@@ -190,7 +315,7 @@ export async function runLoad({ urls, clients, deadline, seed, record }) {
  * client name) once nothing should be waiting: polls the ones still waiting until `until`
  * (epoch ms). Resolves to Map id -> { code, status?, error_code?, send_at?, first_attempt_at? }.
  */
-export async function readFinalStates(waiting, until, { concurrency = 8, everyMs = 1_000 } = {}) {
+export async function readFinalStates(waiting, until, { concurrency = 8, everyMs = 1_000, waitingStates = ['scheduled', 'held'] } = {}) {
   const finals = new Map();
   let left = [...waiting];
   for (;;) {
@@ -200,10 +325,10 @@ export async function readFinalStates(waiting, until, { concurrency = 8, everyMs
         left.slice(i, i + concurrency).map(async (w) => {
           const o = await callTool(w.url, 'get_notification', { id: w.id }, w.client);
           const sc = o.structured ?? {};
-          const read = { code: o.code, status: sc.status, error_code: sc.error_code, send_at: sc.send_at, first_attempt_at: sc.attempts?.[0]?.at };
+          const read = { code: o.code, status: sc.status, error_code: sc.error_code, send_at: sc.send_at, first_attempt_at: sc.attempts?.[0]?.at, approval: sc.approval };
           finals.set(w.id, read);
           // Still waiting, or not readable now: asked again until `until`; what it is then is final.
-          if (o.code !== 'OK' || sc.status === 'scheduled' || sc.status === 'held') next.push(w);
+          if (o.code !== 'OK' || waitingStates.includes(sc.status)) next.push(w);
         }),
       );
     }
