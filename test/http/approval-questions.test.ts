@@ -58,7 +58,7 @@ describe('open approval questions are bounded', () => {
   it('refuses a session its next question past its share, and asks again once one is answered', async () => {
     const p = await person(BOT);
     const calls = Array.from({ length: OPEN_QUESTIONS_PER_SESSION }, () => send(p));
-    await expect.poll(() => p.waiting.length, { timeout: 10_000 }).toBe(OPEN_QUESTIONS_PER_SESSION);
+    await expect.poll(() => p.waiting.length, { timeout: 30_000 }).toBe(OPEN_QUESTIONS_PER_SESSION);
     const refused = await send(p);
     expect(refused.isError).toBe(true);
     const error = errorOf(refused) as { code: string; message: string; retry_after_s?: number };
@@ -70,10 +70,10 @@ describe('open approval questions are bounded', () => {
     p.waiting.shift()!('decline');
     expect(errorOf(await calls[0]!).code).toBe('APPROVAL_DECLINED');
     const next = send(p);
-    await expect.poll(() => p.questions.length, { timeout: 10_000 }).toBe(OPEN_QUESTIONS_PER_SESSION + 1);
+    await expect.poll(() => p.questions.length, { timeout: 30_000 }).toBe(OPEN_QUESTIONS_PER_SESSION + 1);
     for (const w of p.waiting.splice(0)) w('decline');
     await Promise.all([...calls, next]);
-  });
+  }, 90_000);
 
   it('refuses a token client past its share across sessions, not another client; a closed session frees its places', async () => {
     const sessions = OPEN_QUESTIONS_PER_CLIENT / OPEN_QUESTIONS_PER_SESSION;
@@ -83,7 +83,7 @@ describe('open approval questions are bounded', () => {
       const p = await person(BOT);
       held.push(p);
       for (let j = 0; j < OPEN_QUESTIONS_PER_SESSION; j++) calls.push(send(p).catch(() => ({ isError: true }) as ToolOutcome));
-      await expect.poll(() => p.waiting.length, { timeout: 10_000 }).toBe(OPEN_QUESTIONS_PER_SESSION);
+      await expect.poll(() => p.waiting.length, { timeout: 30_000 }).toBe(OPEN_QUESTIONS_PER_SESSION);
     }
     const late = await person(BOT);
     const refused = errorOf(await send(late));
@@ -92,17 +92,17 @@ describe('open approval questions are bounded', () => {
     // Another token's share is its own.
     const other = await person(BOT2);
     const asked = send(other);
-    await expect.poll(() => other.waiting.length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => other.waiting.length, { timeout: 30_000 }).toBe(1);
     other.waiting.shift()!('decline');
     expect(errorOf(await asked).code).toBe('APPROVAL_DECLINED');
     // A session that ends (DELETE) takes its questions with it.
     await held[0]!.transport.terminateSession();
     await held[0]!.client.close();
     const again = send(late);
-    await expect.poll(() => late.waiting.length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => late.waiting.length, { timeout: 30_000 }).toBe(1);
     late.waiting.shift()!('decline');
     expect(errorOf(await again).code).toBe('APPROVAL_DECLINED');
     for (const p of held) for (const w of p.waiting.splice(0)) w('decline');
     await Promise.all(calls);
-  });
+  }, 90_000);
 });
