@@ -9,7 +9,7 @@ import { delivery } from '../../../test/store/suite.js';
 import { loadConfig } from '../../config/config.js';
 import { silentLogger } from '../../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../../store/sqlite/store.js';
-import type { ApprovalRecord } from '../../store/types.js';
+import { waitingEntry, type ApprovalRecord } from '../../store/types.js';
 import type { ToolContext } from '../tool-kit.js';
 import { getNotificationTool } from './get-notification.js';
 
@@ -51,5 +51,14 @@ describe('get_notification: the decision on a held send', () => {
     expect(expired).not.toHaveProperty('decided_by');
     const asked = await read('ntf_asked');
     for (const key of ['decided_by', 'decided_at', 'reason']) expect(asked).not.toHaveProperty(key);
+  });
+
+  it('a release that left but whose record was lost reads as its release answered, not as scheduled', async () => {
+    const entry = waitingEntry({ id: 'ntf_lost', via: 'sms', client: 'bot', call: { via: 'sms', to: '+14155550123', body: 'x' }, state: 'scheduled', send_at: T0, due_at: T0, created_at: T0 - 1_000 });
+    await store.scheduleSend(entry);
+    await store.claimDue(T0, { limit: 1, owner: 'o', leaseMs: 60_000, graceMs: 3_600_000 });
+    await store.finishRelease('ntf_lost', 'o', 'released', { id: 'ntf_lost', via: 'sms', status: 'sent', provider: 'twilio', accepted_at: new Date(T0).toISOString() }, T0 + 1);
+    const out = (await tool().handler({ id: 'ntf_lost' }, ctx)) as Record<string, unknown>;
+    expect(out).toMatchObject({ id: 'ntf_lost', status: 'sent' });
   });
 });

@@ -66,8 +66,12 @@ function view(record: DeliveryRecord, sentMeans: string | undefined): Record<str
 function waitingStatus(entry: OutboxEntry): DeliveryStatus {
   switch (entry.state) {
     case 'releasing':
-    case 'released':
       return entry.send_at === entry.due_at ? 'scheduled' : 'held';
+    case 'released': {
+      // Released with no record (its write was lost after the provider answered): the release's own answer says where it went.
+      const status = (entry.outcome as { status?: unknown } | null)?.status;
+      return typeof status === 'string' && (NOTIFICATION_STATES as readonly string[]).includes(status) ? (status as DeliveryStatus) : 'unknown';
+    }
     case 'scheduled':
     case 'held':
     case 'cancelled':
@@ -86,7 +90,12 @@ function waitingView(entry: OutboxEntry): Record<string, unknown> {
     id: entry.id,
     via: entry.via,
     status,
-    status_means: status === 'failed' ? 'Refused when its time came (error_code says why); nothing was sent.' : STATE_MEANINGS[status as Exclude<DeliveryStatus, 'sent'>],
+    status_means:
+      status === 'failed'
+        ? 'Refused when its time came (error_code says why); nothing was sent.'
+        : status === 'sent'
+          ? 'Sent when its time came; its delivery record was not written, so no provider status follows.'
+          : STATE_MEANINGS[status as Exclude<DeliveryStatus, 'sent'>],
     provider: 'none yet',
     ...(error?.code ? { error_code: error.code } : {}),
     attempts: [],
