@@ -1,19 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import {
-  createMcpHandler,
-  isInitializeRequest,
-  isLegacyRequest,
-  WebStandardStreamableHTTPServerTransport,
-  type Server,
-} from '@modelcontextprotocol/server';
+import { createMcpHandler, isLegacyRequest, type Server } from '@modelcontextprotocol/server';
 import type { Logger } from '../core/log.js';
 import { BodyTooLargeError, readBody } from '../transports/body.js';
 import { createHostPolicy, type HostPolicy } from '../transports/http/host-check.js';
 import { parseMessage, screenMessage } from '../transports/inbound.js';
-import { namesModernVersion } from '../transports/http/protocol-headers.js';
-import { SessionRegistry, type Session } from '../transports/http/sessions.js';
+import { legacySessions, type SessionRefusals } from '../transports/http/routes/mcp-sessions.js';
 import { sendWebResponse, toWebRequest } from '../transports/http/web-bridge.js';
 import { GatewayConfigError } from './errors.js';
 
@@ -49,6 +41,16 @@ type Era = 'legacy' | 'modern';
 const text = (res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}) =>
   void res.writeHead(status, { 'Content-Type': 'text/plain', ...headers }).end(body);
 
+/** The gateway's words for a request no session takes: plain text. */
+const GATEWAY_REFUSALS: SessionRefusals = {
+  unknownSession: (res) => text(res, 404, 'unknown session'),
+  noSession: (res, modern) => text(res, modern ? 405 : 400, 'POST an initialize request (2025-11-25) or a 2026-07-28 request', { Allow: 'POST' }),
+  notInitialize: (res) => text(res, 400, 'no session: start with an initialize request'),
+  full: (res) => text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' }),
+  // The gateway has no tokens, so no client has a share of its own.
+  clientFull: (res) => text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' }),
+};
+
 /**
  * Streamable HTTP at `/mcp`, both eras: 2026-07-28 per request (createMcpHandler, which also
  * serves `subscriptions/listen` for list changes), 2025-era clients in sessions (one SDK
@@ -71,10 +73,8 @@ export async function serveHttp(
 ): Promise<HttpGateway> {
   const host = loopbackHost(options.host);
   const maxSessions = options.maxSessions ?? MAX_GATEWAY_SESSIONS;
-  // The server's own registry: idle sessions are swept, closing one closes its Server once.
-  const sessions = new SessionRegistry({ idleMs: options.sessionIdleMs ?? GATEWAY_SESSION_IDLE_MS, log, onCountChange: () => {} });
-  /** Initializes answered but not yet registered: concurrent ones must not overshoot the cap. */
-  let opening = 0;
+  // The transport's sessions: idle ones are swept, closing one closes its Server once.
+  const sessions = legacySessions({ idleMs: options.sessionIdleMs ?? GATEWAY_SESSION_IDLE_MS, log, maxSessions, refusals: GATEWAY_REFUSALS });
   let policy: HostPolicy | undefined;
   const modern = createMcpHandler(({ era }) => createMcpServer(era), {
     legacy: 'reject',
@@ -93,69 +93,16 @@ export async function serveHttp(
 
     let parsed: unknown;
     if (req.method === 'POST') {
-      try {
-        const read = parseMessage(await readBody(req, MAX_BODY));
-        if (read.refusal) return text(res, 400, read.refusal.error.message);
-        parsed = read.value;
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) return text(res, 413, 'body too large', { Connection: 'close' });
-        throw err;
-      }
-      const screened = screenMessage(parsed);
-      if (screened.refusal) {
-        res.writeHead(400, { 'Content-Type': 'application/json' });
-        return void res.end(JSON.stringify({ jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error }));
-      }
-      parsed = screened.message;
+      const read = await readMessage(req, res);
+      if (!read) return;
+      parsed = read.message;
     }
     const request = toWebRequest(req, res);
     if (req.method === 'POST' && !(await isLegacyRequest(request, parsed, { maxRequestBodySize: MAX_BODY }))) {
       return sendWebResponse(res, await modern.fetch(request, { parsedBody: parsed }));
     }
 
-    const sid = req.headers['mcp-session-id'];
-    const existing = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (existing) {
-      // An open GET stream does not keep a session alive; its MCP requests do.
-      if (req.method === 'GET') sessions.touch(existing);
-      else res.once('close', sessions.begin(existing));
-      return sendWebResponse(res, await existing.transport.handleRequest(request, { parsedBody: parsed }));
-    }
-    if (sid !== undefined) return text(res, 404, 'unknown session');
-    if (req.method !== 'POST') {
-      return text(res, namesModernVersion(req.headers['mcp-protocol-version']) ? 405 : 400, 'POST an initialize request (2025-11-25) or a 2026-07-28 request', { Allow: 'POST' });
-    }
-    if (!isInitializeRequest(parsed)) return text(res, 400, 'no session: start with an initialize request');
-    if (sessions.size + opening >= maxSessions) {
-      return text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' });
-    }
-    opening++;
-    try {
-      await openSession(res, request, parsed);
-    } finally {
-      opening--;
-    }
-  };
-
-  const openSession = async (res: ServerResponse, request: Request, initialize: unknown): Promise<void> => {
-    const server = createMcpServer('legacy');
-    let session: Session | undefined;
-    const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized: (id) => {
-        session = { id, server, transport, client: undefined, endpoint: '/mcp', open: 0, lastSeen: Date.now() };
-        sessions.add(session);
-        res.once('close', sessions.begin(session));
-      },
-      onsessionclosed: (id) => void sessions.close(id, 'deleted'),
-    });
-    transport.onclose = () => {
-      if (transport.sessionId) void sessions.close(transport.sessionId, 'transport closed');
-    };
-    await server.connect(transport);
-    const response = await transport.handleRequest(request, { parsedBody: initialize });
-    if (!session) await server.close();
-    await sendWebResponse(res, response);
+    return sessions.serve(req, res, request, parsed, '/mcp', undefined, () => ({ server: createMcpServer('legacy'), client: undefined }));
   };
 
   const http: HttpServer = createServer((req, res) => {
@@ -176,7 +123,7 @@ export async function serveHttp(
     url: `http://${urlHost}:${port}/mcp`,
     toolsChanged: () => {
       modern.notify.toolsChanged();
-      for (const { server } of sessions.all()) {
+      for (const server of sessions.servers()) {
         server.sendToolListChanged().catch((err: unknown) => {
           log.warn('bundle list_changed not delivered', { error: err instanceof Error ? err.message : String(err) });
         });
@@ -189,4 +136,23 @@ export async function serveHttp(
       await new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+}
+
+/** A POST's JSON-RPC message, read and screened; undefined when it was refused (and answered). */
+async function readMessage(req: IncomingMessage, res: ServerResponse): Promise<{ message: unknown } | undefined> {
+  let parsed: unknown;
+  try {
+    const read = parseMessage(await readBody(req, MAX_BODY));
+    if (read.refusal) return void text(res, 400, read.refusal.error.message);
+    parsed = read.value;
+  } catch (err) {
+    if (err instanceof BodyTooLargeError) return void text(res, 413, 'body too large', { Connection: 'close' });
+    throw err;
+  }
+  const screened = screenMessage(parsed);
+  if (screened.refusal) {
+    res.writeHead(400, { 'Content-Type': 'application/json' });
+    return void res.end(JSON.stringify({ jsonrpc: '2.0', id: screened.refusal.id, error: screened.refusal.error }));
+  }
+  return { message: screened.message };
 }

@@ -3,10 +3,14 @@
  * widget, ops, console). The listener owns what applies to every path (the Host check, shutdown drain,
  * timeouts, the request metric, answering what a route throws); each route module answers its
  * paths under its own auth rule (the endpoints and their rules: docs/http.md).
+ *
+ * In the order of hono's hono-base.ts: `wire` builds the route table, `dispatch` finds the
+ * route for a request (or the 404), `onError` is the one place that turns what a route throws
+ * into a response, and `shutdown` drains.
  */
-import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { bannerHubFor, type HubOptions } from '../../banners/hub.js';
+import { bannerHubFor, type BannerHub, type HubOptions } from '../../banners/hub.js';
 import { loadWidgetAssets } from '../../banners/widget/assets.js';
 import { ConfigError, type Config } from '../../config/config.js';
 import type { Logger } from '../../core/log.js';
@@ -18,13 +22,13 @@ import { sendJson } from './banner-feed.js';
 import { DEFAULT_STREAM_LIMITS, OpenStreams, type StreamLimits } from './banner-stream.js';
 import { createFeedCors } from './cors.js';
 import { DEFAULT_HTTP_HOST, DEFAULT_HTTP_PORT } from './defaults.js';
-import { createHostPolicy, hostRefusal, isLoopbackHost } from './host-check.js';
+import { createHostPolicy, hostRefusal, isLoopbackHost, type HostPolicy } from './host-check.js';
 import { createRequestAuth } from './request-auth.js';
 import { consoleActions } from '../../console/actions.js';
 import { createSessions } from '../../console/session.js';
 import { consoleRoute } from './routes/console.js';
 import { feedRoute, preflightRoute } from './routes/feed.js';
-import { mcpRoute } from './routes/mcp.js';
+import { mcpRoute, type McpRoute } from './routes/mcp.js';
 import { opsRoute } from './routes/ops.js';
 import type { Route, RouteName } from './routes/route.js';
 import { webhookRoute } from './routes/webhooks.js';
@@ -81,7 +85,50 @@ export function assertBindable(config: Pick<Config, 'http'>, host: string): void
 export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger = app.log): Promise<HttpHandle> {
   const host = options.host ?? DEFAULT_HTTP_HOST;
   assertBindable(app.config, host);
-  const shutdownMs = options.shutdownMs ?? app.config.sendBudgetMs + 2_000;
+  const wired = wire(app, options, log, host);
+  const traffic: Traffic = { closing: false, inflightPosts: 0 };
+  const http = createListener(options, wired, traffic, log);
+  await new Promise<void>((resolve, reject) => {
+    http.once('error', reject);
+    http.listen(options.port ?? DEFAULT_HTTP_PORT, host, () => {
+      http.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (http.address() as AddressInfo).port;
+  wired.hosts.policy = createHostPolicy({ host, port }, options.allowedHosts);
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  const url = `http://${urlHost}:${port}`;
+  log.info('serving http', {
+    url: `${url}/mcp`,
+    auth: wired.authRequired ? `bearer (${plural(app.config.http.tokens.length, 'token')})` : 'none (loopback only)',
+    readAuth: app.config.http.readAuth,
+  });
+  const close = shutdown(app, wired, traffic, http, options.shutdownMs ?? app.config.sendBudgetMs + 2_000, log);
+  return { host, port, url, metrics: wired.metrics, sessionCount: wired.mcp.sessionCount, streamCount: () => wired.streams.size, close };
+}
+
+/** What the listener holds once wired: the route table and what outlives a request. */
+interface Wired {
+  routes: Route[];
+  mcp: McpRoute;
+  hub: BannerHub;
+  streams: OpenStreams;
+  metrics: Metrics;
+  authRequired: boolean;
+  /** Replaced once the port is known (a port of 0 picks one). */
+  hosts: { policy: HostPolicy };
+}
+
+/** The listener's own traffic state, for the shutdown drain. */
+interface Traffic {
+  closing: boolean;
+  inflightPosts: number;
+  idle?: () => void;
+}
+
+/** Wiring: the shared parts, and the route table built on them. */
+function wire(app: App, options: HttpOptions, log: Logger, host: string): Wired {
   const auth = createRequestAuth({ tokens: app.config.http.tokens, feedTokens: app.config.feed.tokens, readAuth: app.config.http.readAuth });
   const cors = createFeedCors(app.config.feed.origins);
   const { pollMs, ...streamLimits } = options.stream ?? {};
@@ -91,7 +138,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   const hub = bannerHubFor(app.store, { pollMs, log });
   const metrics = createMetrics({ channels: app.channels.map((c) => c.name) });
   const widget = loadWidgetAssets();
-  let hostPolicy = createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts);
+  const hosts = { policy: createHostPolicy({ host, port: options.port ?? DEFAULT_HTTP_PORT }, options.allowedHosts) };
   const mcp = mcpRoute({
     app,
     log,
@@ -99,7 +146,7 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     metrics,
     hub,
     streams,
-    originAllowed: (origin) => hostPolicy.originAllowed(origin),
+    originAllowed: (origin) => hosts.policy.originAllowed(origin),
     maxBodyBytes: options.maxBodyBytes ?? app.config.messageCap.bytes,
     maxBodyWhy: options.maxBodyBytes === undefined ? app.config.messageCap.why : undefined,
     maxSessions: options.maxSessions ?? 1_000,
@@ -109,7 +156,6 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
   if (app.config.http.readAuth && !auth.required && app.config.feed.tokens.length === 0) {
     log.warn('NOTIFY_READ_AUTH=1 but NOTIFY_HTTP_TOKENS and NOTIFY_FEED_TOKENS are empty: read endpoints refuse every request');
   }
-
   /** Tried in order; the first that takes the request answers it. */
   const routes: Route[] = [
     mcp.route,
@@ -127,32 +173,11 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     }),
     feedRoute({ auth, cors, store: app.store, now: app.now, privateCache: app.config.http.readAuth, hub, streams, limits }),
   ];
+  return { routes, mcp, hub, streams, metrics, authRequired: auth.required, hosts };
+}
 
-  let closing = false;
-  let inflightPosts = 0;
-  let idle: (() => void) | undefined;
-
-  const handle = async (req: IncomingMessage, res: ServerResponse, route: { name: RouteName }) => {
-    const url = new URL(req.url ?? '/', 'http://placeholder');
-    if (!hostPolicy.hostAllowed(req.headers.host)) {
-      return sendJson(res, 403, { error: { code: 'FORBIDDEN_HOST', message: hostRefusal(req.headers.host) } });
-    }
-    if (closing) {
-      return sendJson(res, 503, { error: { code: 'SHUTTING_DOWN', message: 'The server is shutting down' } }, {
-        Connection: 'close',
-        'Retry-After': '1',
-      });
-    }
-    for (const match of routes) {
-      const routed = match(req, res, url);
-      if (routed) {
-        route.name = routed.name;
-        return routed.serve();
-      }
-    }
-    return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${url.pathname}` } });
-  };
-
+/** The node:http server: timeouts, the keep-alive header, the request metric and the drain count around dispatch. */
+function createListener(options: HttpOptions, wired: Wired, traffic: Traffic, log: Logger): HttpServer {
   const keepAliveMs = options.keepAliveTimeoutMs ?? 5_000;
   const http = createHttpServer(
     {
@@ -170,25 +195,12 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       res.setHeader('Keep-Alive', `timeout=${Math.floor(keepAliveMs / 1000)}`);
       const route: { name: RouteName } = { name: 'other' };
       const post = req.method === 'POST';
-      if (post) inflightPosts++;
+      if (post) traffic.inflightPosts++;
       res.once('close', () => {
-        metrics.httpRequests.inc({ route: route.name, method: methodLabel(req.method), status: String(res.statusCode) });
-        if (post && --inflightPosts === 0) idle?.();
+        wired.metrics.httpRequests.inc({ route: route.name, method: methodLabel(req.method), status: String(res.statusCode) });
+        if (post && --traffic.inflightPosts === 0) traffic.idle?.();
       });
-      handle(req, res, route).catch((err: unknown) => {
-        if (err instanceof StoreUnavailableError) {
-          // The database is down or cut off (the banner feed reads it): transient, not a bug.
-          log.warn('http request failed: store unavailable', { route: route.name, reason: err.reason });
-          if (!res.headersSent) {
-            const message = `This server's database is unavailable right now; try again in ${err.retryAfterS} s.`;
-            sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message, retry_after_s: err.retryAfterS } }, { 'Retry-After': String(err.retryAfterS) });
-          } else res.destroy();
-          return;
-        }
-        log.error('http request failed', { route: route.name, error: err instanceof Error ? err.stack : String(err) });
-        if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Internal error' } });
-        else res.destroy();
-      });
+      dispatch(req, res, route, wired, traffic).catch((err: unknown) => onError(err, res, route.name, log));
     },
   );
   http.on('clientError', (err, socket) => {
@@ -197,39 +209,68 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
     if (socket.writable) socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\n\r\n`);
     else socket.destroy();
   });
+  return http;
+}
 
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port ?? DEFAULT_HTTP_PORT, host, () => {
-      http.off('error', reject);
-      resolve();
+/** Dispatch: what applies to every path (the Host check, shutdown), then the first route that takes the request; none is a 404. */
+async function dispatch(req: IncomingMessage, res: ServerResponse, route: { name: RouteName }, wired: Wired, traffic: Traffic): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://placeholder');
+  if (!wired.hosts.policy.hostAllowed(req.headers.host)) {
+    return sendJson(res, 403, { error: { code: 'FORBIDDEN_HOST', message: hostRefusal(req.headers.host) } });
+  }
+  if (traffic.closing) {
+    return sendJson(res, 503, { error: { code: 'SHUTTING_DOWN', message: 'The server is shutting down' } }, {
+      Connection: 'close',
+      'Retry-After': '1',
     });
-  });
-  const port = (http.address() as AddressInfo).port;
-  hostPolicy = createHostPolicy({ host, port }, options.allowedHosts);
-  const urlHost = host.includes(':') ? `[${host}]` : host;
-  const url = `http://${urlHost}:${port}`;
-  log.info('serving http', {
-    url: `${url}/mcp`,
-    auth: auth.required ? `bearer (${plural(app.config.http.tokens.length, 'token')})` : 'none (loopback only)',
-    readAuth: app.config.http.readAuth,
-  });
+  }
+  for (const match of wired.routes) {
+    const routed = match(req, res, url);
+    if (routed) {
+      route.name = routed.name;
+      return routed.serve();
+    }
+  }
+  return sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `No route ${url.pathname}` } });
+}
 
+/**
+ * The one error handler: what a route throws becomes a response here (a 503 with
+ * Retry-After when the store is unavailable, else a 500), or a dropped connection when the
+ * response had begun.
+ */
+function onError(err: unknown, res: ServerResponse, route: RouteName, log: Logger): void {
+  if (err instanceof StoreUnavailableError) {
+    // The database is down or cut off (the banner feed reads it): transient, not a bug.
+    log.warn('http request failed: store unavailable', { route, reason: err.reason });
+    if (!res.headersSent) {
+      const message = `This server's database is unavailable right now; try again in ${err.retryAfterS} s.`;
+      sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message, retry_after_s: err.retryAfterS } }, { 'Retry-After': String(err.retryAfterS) });
+    } else res.destroy();
+    return;
+  }
+  log.error('http request failed', { route, error: err instanceof Error ? err.stack : String(err) });
+  if (!res.headersSent) sendJson(res, 500, { error: { code: 'INTERNAL_ERROR', message: 'Internal error' } });
+  else res.destroy();
+}
+
+/** Shutdown: end the streams, refuse new requests, drain in-flight POSTs and sends (bounded), then close what the routes hold. */
+function shutdown(app: App, wired: Wired, traffic: Traffic, http: HttpServer, shutdownMs: number, log: Logger): () => Promise<void> {
   let closed: Promise<void> | undefined;
-  const close = () =>
+  return () =>
     (closed ??= (async () => {
-      closing = true;
+      traffic.closing = true;
       // Streams never finish by themselves: end them first, so readers reconnect elsewhere now.
-      streams.endAll();
+      wired.streams.endAll();
       const stopped = new Promise<void>((resolve) => http.close(() => resolve()));
       http.closeIdleConnections();
       const deadline = Date.now() + shutdownMs;
       // In-flight POSTs carry the tool calls and their answers; let them finish, bounded.
-      if (inflightPosts > 0) {
-        log.info('draining', { inflight: inflightPosts, boundMs: shutdownMs });
+      if (traffic.inflightPosts > 0) {
+        log.info('draining', { inflight: traffic.inflightPosts, boundMs: shutdownMs });
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, shutdownMs);
-          idle = () => {
+          traffic.idle = () => {
             clearTimeout(timer);
             resolve();
           };
@@ -237,16 +278,14 @@ export async function serveHttp(app: App, options: HttpOptions = {}, log: Logger
       }
       // Calls whose HTTP request went away still run to their delivery record.
       await app.drain(Math.max(0, deadline - Date.now()));
-      mcp.releaseWatches();
+      wired.mcp.releaseWatches();
       // The store closes after this: no poll may outlive it.
-      hub.close();
-      await mcp.close();
+      wired.hub.close();
+      await wired.mcp.close();
       http.closeAllConnections();
       await stopped;
-      log.info('http stopped', { unfinished: inflightPosts });
+      log.info('http stopped', { unfinished: traffic.inflightPosts });
     })());
-
-  return { host, port, url, metrics, sessionCount: mcp.sessionCount, streamCount: () => streams.size, close };
 }
 
 /** How long an idle keep-alive socket is held past the time advertised in `Keep-Alive: timeout=`. */

@@ -21,7 +21,7 @@ import { originRefusal } from '../host-check.js';
 import { lenientHeaders } from '../protocol-headers.js';
 import { jsonRpcError, type RequestAuth } from '../request-auth.js';
 import { sendWebResponse, toWebRequest } from '../web-bridge.js';
-import { legacySessions } from './mcp-sessions.js';
+import { legacySessions, type Opening } from './mcp-sessions.js';
 import type { Route } from './route.js';
 
 export interface McpRouteDeps {
@@ -57,7 +57,6 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
   const maxBody = deps.maxBodyBytes;
   const knownTools = new Set(Object.values(app.catalog).flatMap((c) => c.tools.map((t) => t.name)));
   const legacy = legacySessions({
-    app,
     log,
     idleMs: deps.sessionIdleMs,
     maxSessions: deps.maxSessions,
@@ -145,7 +144,7 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
     }
 
     // 2025-11-25: a request of an open session, or an initialize that opens one.
-    return legacy.serve(req, res, request, parsed, path, token, () => connectionFor(token, endpointProfile, req));
+    return legacy.serve(req, res, request, parsed, path, token, () => legacyOpening(app, connectionFor(token, endpointProfile, req)));
   };
 
   const route: Route = (req, res, url) => {
@@ -175,4 +174,9 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
       await legacy.closeAll('shutdown');
     },
   };
+}
+
+/** A 2025-era session's own server, for the connection that opens it. */
+function legacyOpening(app: App, conn: Connection): Opening {
+  return { server: createServer(app, conn, 'legacy'), client: conn.client, log: conn.log };
 }
