@@ -4,7 +4,7 @@
  * GET /banners?audience=all,admins.
  */
 import { createHash } from 'node:crypto';
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
 import { describeValue } from '@notify-mcp/union';
 import { AUDIENCE_RE, iso } from './model.js';
@@ -175,8 +175,7 @@ export function parseAudienceParam(raw: string | null | undefined): string[] {
     .filter(Boolean);
   for (const name of names) {
     if (!AUDIENCE_RE.test(name)) {
-      throw new NotifyError(
-        'INVALID_FIELD',
+      throw errors.invalidField(
         `audience ${describeValue(name)} is not a segment name: use 1-64 of a-z 0-9 : _ -, starting with a letter or digit, comma-separated.`,
         { path: '/audience' },
       );
@@ -185,7 +184,7 @@ export function parseAudienceParam(raw: string | null | undefined): string[] {
   const distinct = [...new Set(names)];
   // Each segment a live stream follows is one store read per change (src/banners/hub.ts).
   if (distinct.length > MAX_AUDIENCES) {
-    throw new NotifyError('TOO_LONG', `audience names ${distinct.length} segments; name at most ${MAX_AUDIENCES}, the ones the viewer belongs to.`, {
+    throw errors.tooLong(`audience names ${distinct.length} segments; name at most ${MAX_AUDIENCES}, the ones the viewer belongs to.`, {
       path: '/audience',
     });
   }
