@@ -9,7 +9,7 @@
  * approved and not yet released) waits for them again with the new payload and hash, so a
  * decision on the old one is refused. The record keeps the payload as it now stands.
  */
-import { errors } from '../core/errors.js';
+import { errors, type NotifyError } from '../core/errors.js';
 import type { DeliveryRecord } from '../store/types.js';
 import { approveEdit, payloadSha256 } from './approval.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
@@ -55,10 +55,7 @@ async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRe
       throw errors.approvalRequired(`A person approved notification ${record.id} as it was; an edit would change what they approved. Send a new notification instead, which is asked again.`, { via: record.via });
     }
     const parsed = channel.branchOf(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw errors.invalidField(`Fix /${issue.path.map(String).join('/')}: ${issue.message}`, { path: `/${issue.path.map(String).join('/')}`, via: record.via });
-    }
+    if (!parsed.success) throw firstIssue(parsed.error.issues, record.via);
     const call = parsed.data;
     checkAllowed(channel, channel.recipients(call), call, 'nothing was changed');
     const built = await channel.buildPayload(call, record.id, deps.config.sendBudgetMs / 2, record.created_at);
@@ -83,10 +80,7 @@ async function editedCall(via: { via: string; id: string }, base: Record<string,
     const raw = channel.editWaiting(channel.parse(base), change);
     if (raw === undefined) throw errors.invalidField(`Notification ${via.id} is ${via.via}, whose sends cannot be edited before they leave; retract it and send anew.`, { path: '/id', via: via.via });
     const parsed = channel.branchOf(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw errors.invalidField(`Fix /${issue.path.map(String).join('/')}: ${issue.message}`, { path: `/${issue.path.map(String).join('/')}`, via: via.via });
-    }
+    if (!parsed.success) throw firstIssue(parsed.error.issues, via.via);
     const recipients = channel.recipients(parsed.data);
     checkAllowed(channel, recipients, parsed.data, 'nothing was changed');
     const call = parsed.data as Record<string, unknown>;
@@ -138,3 +132,8 @@ async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Chan
   return { id: record.id, via: record.via, status: 'pending_approval', edited_at: new Date(at).toISOString() };
 }
 
+/** An edited call's first problem, as INVALID_FIELD at its field. */
+function firstIssue(issues: readonly { path: readonly PropertyKey[]; message: string }[], via: string): NotifyError {
+  const path = `/${issues[0]!.path.map(String).join('/')}`;
+  return errors.invalidField(`Fix ${path}: ${issues[0]!.message}`, { path, via });
+}
