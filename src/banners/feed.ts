@@ -4,9 +4,8 @@
  * GET /banners?audience=all,admins.
  */
 import { createHash } from 'node:crypto';
-import { NotifyError } from '../core/errors.js';
 import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
-import { describeValue } from '@notify-mcp/union';
+import { invalidAudience, tooManyAudiences } from './feed-errors.js';
 import { AUDIENCE_RE, iso } from './model.js';
 
 export interface FeedBanner {
@@ -175,19 +174,13 @@ export function parseAudienceParam(raw: string | null | undefined): string[] {
     .filter(Boolean);
   for (const name of names) {
     if (!AUDIENCE_RE.test(name)) {
-      throw new NotifyError(
-        'INVALID_FIELD',
-        `audience ${describeValue(name)} is not a segment name: use 1-64 of a-z 0-9 : _ -, starting with a letter or digit, comma-separated.`,
-        { path: '/audience' },
-      );
+      throw invalidAudience(name);
     }
   }
   const distinct = [...new Set(names)];
   // Each segment a live stream follows is one store read per change (src/banners/hub.ts).
   if (distinct.length > MAX_AUDIENCES) {
-    throw new NotifyError('TOO_LONG', `audience names ${distinct.length} segments; name at most ${MAX_AUDIENCES}, the ones the viewer belongs to.`, {
-      path: '/audience',
-    });
+    throw tooManyAudiences(distinct.length, MAX_AUDIENCES);
   }
   return distinct;
 }

@@ -13,7 +13,8 @@ import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/types.js';
 import type { FeedBanner } from './feed.js';
-import { BannerHub, feedClientKey, FeedFullError, FeedShareError, type BannerEvent, type FeedSink } from './hub.js';
+import { FeedFullError, FeedShareError } from './feed-errors.js';
+import { BannerHub, feedClientKey, type BannerEvent, type FeedSink } from './hub.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 let clock = T0;

@@ -10,6 +10,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../core/log.js';
 import type { BannerRecord, Store } from '../store/types.js';
 import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
+import { FeedFullError, FeedRefusal, FeedShareError } from './feed-errors.js';
+
+/** The feed's refusals live in ./feed-errors.ts; re-exported for transports/http until it imports them from there. */
+export { FeedRefusal } from './feed-errors.js';
 
 export type BannerChange = 'shown' | 'dismissed' | 'expired';
 
@@ -52,57 +56,6 @@ export interface HubOptions {
   segmentsPerClient?: number;
   now?: () => number;
   log?: Logger;
-}
-
-/**
- * The feed refused a new follower. The same codes on every path into the feed: SSE
- * (`{"error":{code,message,retry_after_s}}` with `status`), MCP (a JSON-RPC error whose
- * `data` carries the code).
- */
-export abstract class FeedRefusal extends Error {
-  abstract readonly code: 'FEED_FULL' | 'FEED_CLIENT_LIMIT' | 'TOO_MANY_STREAMS' | 'TOO_LONG';
-  /** The HTTP status of the SSE refusal. */
-  abstract readonly status: number;
-  abstract readonly retryAfterS: number | undefined;
-
-  body(): { code: string; message: string; retry_after_s?: number } {
-    return { code: this.code, message: this.message, ...(this.retryAfterS === undefined ? {} : { retry_after_s: this.retryAfterS }) };
-  }
-}
-
-/** The hub tracks its maximum of segments: a new follower of others must wait (or name fewer). */
-export class FeedFullError extends FeedRefusal {
-  override readonly name = 'FeedFullError';
-  readonly code = 'FEED_FULL';
-  readonly status = 503;
-  readonly retryAfterS = 5;
-  constructor(readonly maxSegments: number) {
-    super(`The live feed follows its maximum of ${maxSegments} audience segments: retry later, or name only the segments the viewer belongs to`);
-  }
-}
-
-/** This client already follows its share of segments: it must end one of its streams or subscriptions first. */
-export class FeedShareError extends FeedRefusal {
-  override readonly name = 'FeedShareError';
-  readonly code = 'FEED_CLIENT_LIMIT';
-  readonly status = 429;
-  readonly retryAfterS = 5;
-  constructor(readonly segmentsPerClient: number) {
-    super(
-      `This client already follows ${segmentsPerClient} distinct audience segments, its share of the live feed: end a stream or subscription it holds, or name only the segments the viewer belongs to`,
-    );
-  }
-}
-
-/** One request named more segments than any viewer belongs to. */
-export class FeedRequestTooLongError extends FeedRefusal {
-  override readonly name = 'FeedRequestTooLongError';
-  readonly code = 'TOO_LONG';
-  readonly status = 400;
-  readonly retryAfterS = undefined;
-  constructor(named: number, max: number) {
-    super(`The request names ${named} banner segments; name at most ${max}, the ones the viewer belongs to.`);
-  }
 }
 
 /** Store reads between two yields to the event loop (SQLite reads are synchronous). */

@@ -18,7 +18,7 @@ import {
   type Server,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { NotifyError } from '../core/errors.js';
+import { errors, type NotifyError } from '../core/errors.js';
 import type { ApprovalGrant, ApprovalRequest, ApprovalRound } from '../notification/approval.js';
 
 /** What travels in requestState: signed, not encrypted (the client may read it; it holds no secret). */
@@ -65,8 +65,7 @@ export class OpenQuestions {
         const used = this.byClient.get(key) ?? 0;
         if (open.size >= this.limits.perSession || used >= this.limits.perClient) {
           const whose = open.size >= this.limits.perSession ? `this session has ${open.size}` : `client ${client ?? '(no token)'} has ${used}`;
-          return new NotifyError(
-            'RATE_LIMITED',
+          return errors.rateLimited(
             `Too many approval questions wait for a person: ${whose} open, the most this server keeps. Nothing was sent. Wait for the person to answer (or cancel a waiting call), then retry after retry_after_s.`,
             { retryAfterS: RETRY_AFTER_S },
           );

@@ -7,7 +7,8 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } 
 import type { Store } from '../store/types.js';
 import { feedCacheFor, MAX_AUDIENCES } from '../banners/feed.js';
 import { AUDIENCE_RE, LIST_LIMIT } from '../banners/model.js';
-import { FeedRefusal, FeedRequestTooLongError, type BannerHub } from '../banners/hub.js';
+import type { BannerHub } from '../banners/hub.js';
+import { FeedRefusal, FeedRequestTooLongError } from '../banners/feed-errors.js';
 
 export const BANNER_URI_TEMPLATE = 'banners://active/{audience}';
 const URI_RE = /^banners:\/\/active\/([^/?#]+)$/;

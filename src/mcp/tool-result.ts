@@ -4,7 +4,7 @@
  * `{ error, issues }`, never JSON-RPC errors, so a model can read and fix its call.
  */
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { NotifyError, type ToolErrorBody } from '../core/errors.js';
+import { errors, NotifyError, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import { describeValue, type ValidationFailure } from '@notify-mcp/union';
@@ -34,15 +34,11 @@ export function failureResult(err: unknown, log: Logger, tool: string): CallTool
   if (err instanceof StoreUnavailableError) {
     // Transient, not a bug: the call did not get through to the database.
     log.warn('store unavailable', { tool, store: err.store, reason: err.reason });
-    return errorResult({
-      code: 'STORE_UNAVAILABLE',
-      message: `This server's database is unavailable right now, so the call could not be completed. Try the same call again in ${err.retryAfterS} s.`,
-      retry_after_s: err.retryAfterS,
-    });
+    return errorResult(errors.storeUnavailable(err.retryAfterS, undefined, err).toBody());
   }
   // A thrown non-Error may be anything, even client data: never coerce it.
   log.error('tool failed unexpectedly', { tool, error: err instanceof Error ? err.stack : describeValue(err) });
-  return errorResult({ code: 'INTERNAL_ERROR', message: 'The server failed unexpectedly; nothing is known to have been sent. Try again later.' });
+  return errorResult(errors.internalError().toBody());
 }
 
 const errorBodySchema = {

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
 import type { ApprovalRecord, Store } from '../store/types.js';
@@ -215,8 +215,7 @@ export async function approveSend<C, P>(
     // Recorded once, by the answer that stood: the refusal row carries the question's id.
     if (answered.first) await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_DECLINED', record('declined'), call);
     log.info('approval declined', { reasons: names, ...(answered.first ? {} : { answeredBefore: true }) });
-    throw new NotifyError(
-      'APPROVAL_DECLINED',
+    throw errors.approvalDeclined(
       `The person asked to approve this ${channel.name} send declined it${answered.first ? '' : ' (this question was answered before; that answer stands)'}; nothing was sent. Do not resend it unchanged; ask the person what to change.`,
       { via: channel.name },
     );
@@ -241,9 +240,7 @@ export async function approveSend<C, P>(
   if (!round?.canAsk) {
     await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);
     log.warn('approval required but the client cannot ask', { reasons: names });
-    throw new NotifyError(
-      'APPROVAL_REQUIRED',
-      `This ${channel.name} send needs a person's approval (${why.join('; ')}), and this client cannot ask one (it does not support MCP elicitation); nothing was sent. ` +
+    throw errors.approvalRequired(`This ${channel.name} send needs a person's approval (${why.join('; ')}), and this client cannot ask one (it does not support MCP elicitation); nothing was sent. ` +
         'Tell the user that the server asks for approval, and have them send it from a client that supports elicitation (e.g. Claude Code, VS Code), or ask the operator to change NOTIFY_APPROVAL. Do not retry unchanged.',
       { via: channel.name },
     );
@@ -269,15 +266,13 @@ export async function approveEdit<C, P>(deps: ApprovalDeps, channel: TypedChanne
   const previous = round?.previous;
   if (previous && previous.grant.id === grant.id && previous.grant.payload_sha256 === grant.payload_sha256) {
     if (previous.answer === 'accept') return;
-    throw new NotifyError('APPROVAL_DECLINED', `The person asked to approve this edit of ${id} declined it; nothing was changed. Ask them what to change.`, { via: channel.name });
+    throw errors.approvalDeclined(`The person asked to approve this edit of ${id} declined it; nothing was changed. Ask them what to change.`, { via: channel.name });
   }
   const mode = deps.config.approval.mode ?? 'ask';
   if (mode !== 'console' && round?.canAsk) {
     throw new ApprovalNeeded({ grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant).replace(/^Approve this /, `Approve this edit of ${id}, a `) });
   }
-  throw new NotifyError(
-    'APPROVAL_REQUIRED',
-    `This edit of ${id} needs a person's approval (${why.join('; ')}), and an edit of a posted message cannot wait for one${mode === 'ask' ? ' from a client that cannot ask (MCP elicitation)' : ' in the console'}; nothing was changed. ` +
+  throw errors.approvalRequired(`This edit of ${id} needs a person's approval (${why.join('; ')}), and an edit of a posted message cannot wait for one${mode === 'ask' ? ' from a client that cannot ask (MCP elicitation)' : ' in the console'}; nothing was changed. ` +
       'Retract the post and send the new text as a new notification, which is asked like any send.',
     { via: channel.name },
   );

@@ -5,7 +5,7 @@
  * ./release-approved.ts for an approved one); none knows which one called it.
  */
 import type { ResultMeta, TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../core/errors.js';
+import { errors, NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord, type RetryResult } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
@@ -18,7 +18,7 @@ import { applyHeldReceipts } from './status-receipt.js';
 
 export function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
   if (signal?.aborted) {
-    throw new NotifyError('CANCELLED', 'The call was cancelled before the provider was called; nothing was sent.', { via, cause: signal.reason });
+    throw errors.cancelledBeforeSend(via, signal.reason);
   }
 }
 
@@ -38,11 +38,7 @@ function toDeliveryAttempt(a: AttemptRecord, i: number, startedAt: readonly numb
 export function storeUnavailable(err: unknown, via: string, log: Logger): NotifyError | undefined {
   if (!(err instanceof StoreUnavailableError)) return undefined;
   log.warn('send stopped: store unavailable', { via, store: err.store, reason: err.reason });
-  return new NotifyError(
-    'STORE_UNAVAILABLE',
-    `Try the same call again in ${err.retryAfterS} s (with the same idempotency_key, if it has one). Nothing was sent: this server's database is unavailable right now, and a send is only made once it is recorded safely.`,
-    { via, retryAfterS: err.retryAfterS, cause: err },
-  );
+  return errors.storeUnavailable(err.retryAfterS, via, err);
 }
 
 /** The answer of a release that quiet hours hold: its entry waits again until `releaseAt` (./outbox.ts). */
@@ -52,16 +48,12 @@ export function heldUntil<C, P>(channel: TypedChannel<C, P>, id: string, at: num
 
 /** A release whose lease ran out before its record was written: the process that took it over writes it. */
 export function releaseTakenOver(via: string): NotifyError {
-  return new NotifyError('IDEMPOTENCY_IN_PROGRESS', 'This release ran past its lease and another process took it over; this one wrote nothing.', { via });
+  return errors.idempotencyInProgress('This release ran past its lease and another process took it over; this one wrote nothing.', { via });
 }
 
 /** A provider too busy or unavailable to take the send, which it did not: a release waits again for these. */
 export function isCongestion(err: unknown): err is NotifyError {
   return err instanceof NotifyError && (err.code === 'RATE_LIMITED' || err.code === 'PROVIDER_UNAVAILABLE');
-}
-
-export function optedOutError(recipient: string, via: string): NotifyError {
-  return new NotifyError('RECIPIENT_OPTED_OUT', `${recipient} has opted out (replied STOP); nothing was sent. Do not retry.`, { via });
 }
 
 export interface Prepared<P> {
@@ -130,7 +122,7 @@ export async function recordDryRun<C, P>(
         ...(claim ? { claim: claim.completion(result) } : {}),
       });
   if (written.kind === 'claim_lost') throw claim ? claim.lost() : releaseTakenOver(channel.name);
-  if (written.kind === 'opted_out') throw optedOutError(written.recipient, channel.name);
+  if (written.kind === 'opted_out') throw errors.recipientOptedOut(written.recipient, channel.name);
   deps.log.info('dry run recorded', { notificationId: record.id, via: channel.name, client: opts.client, attempts: 0, latencyMs: record.latency_ms });
   return result;
 }
@@ -269,7 +261,7 @@ async function recordFailure<C, P>(send: Send<C, P>, prepared: Prepared<P>, out:
   }
   out.log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
   if (!(err instanceof NotifyError)) {
-    return new NotifyError('DELIVERY_UNKNOWN', 'The send failed in an unexpected way; it may or may not have gone out.', { via: channel.name, cause: err, notificationId: prepared.id });
+    return errors.deliveryUnknown('The send failed in an unexpected way; it may or may not have gone out.', { via: channel.name, cause: err, notificationId: prepared.id });
   }
   err.details.via ??= channel.name;
   // The record that get_notification and receipts settle.

@@ -7,7 +7,7 @@
  * or at its send_at), and this process then releases it: if it dies before the provider
  * call, any process's release loop (or `notify-mcp worker`) sends it, once.
  */
-import { NotifyError } from '../core/errors.js';
+import { errors, NotifyError } from '../core/errors.js';
 import { waitingEntry, type DeliveryRecord, type OutboxEntry } from '../store/types.js';
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
 import { releaseNow, type Released } from './outbox.js';
@@ -48,21 +48,21 @@ export function expireHeld(deps: PipelineDeps): Promise<number> {
  */
 export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision): Promise<HeldOutcome> {
   const held = await deps.store.getDelivery(id);
-  if (!held) throw new NotifyError('NOT_FOUND', `No notification has id ${id}.`, { path: '/id' });
+  if (!held) throw errors.notFound(`No notification has id ${id}.`, { path: '/id' });
   const now = deps.now();
   if (held.status === 'pending_approval' && now >= expiresAt(deps, held)) {
     await deps.store.decideDelivery(id, { from: 'pending_approval', status: 'expired', approval: { ...held.approval!, outcome: 'expired', decided_at: now }, at: now });
-    throw new NotifyError('INVALID_FIELD', `Notification ${id} expired at ${new Date(expiresAt(deps, held)).toISOString()} before anyone decided; nothing was sent.`, { path: '/id' });
+    throw errors.invalidField(`Notification ${id} expired at ${new Date(expiresAt(deps, held)).toISOString()} before anyone decided; nothing was sent.`, { path: '/id' });
   }
   const step = decide(held.status, d.decision);
-  if (!step.ok) throw new NotifyError('INVALID_FIELD', `Notification ${id} cannot be decided: ${step.reason}.`, { path: '/id' });
+  if (!step.ok) throw errors.invalidField(`Notification ${id} cannot be decided: ${step.reason}.`, { path: '/id' });
   if (held.approval?.payload_sha256 !== d.seenSha256) throw notWhatWasSeen(id, d.seenSha256);
   if (d.decision === 'approve') {
     // What a send checks at its own time, checked again now: the recipient may have opted
     // out while the send waited, and the sending client's rate limit counts it now.
     const optedOut = await deps.store.findOptedOut({ via: held.via, recipients: held.approval.recipients ?? [] });
     if (optedOut !== undefined) {
-      throw new NotifyError('RECIPIENT_OPTED_OUT', `${optedOut} has opted out (replied STOP) since this send was held; approving cannot send it. Decline it.`, { via: held.via });
+      throw errors.recipientOptedOut(optedOut, held.via, 'approve');
     }
     await deps.rateGate?.check(held.client, held.via, now);
   }
@@ -79,7 +79,7 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
     // The statement compared status and hash: an edit may have landed since the read above.
     const now2 = await deps.store.getDelivery(id);
     if (now2?.status === 'pending_approval') throw notWhatWasSeen(id, d.seenSha256);
-    throw new NotifyError('INVALID_FIELD', `Notification ${id} was decided by someone else a moment ago; reload it to see how.`, { path: '/id' });
+    throw errors.invalidField(`Notification ${id} was decided by someone else a moment ago; reload it to see how.`, { path: '/id' });
   }
   const record: DeliveryRecord = { ...held, status: step.next, approval, status_updated_at: now };
   const log = deps.log.child({ notificationId: id, via: held.via, client: held.client });
@@ -95,8 +95,7 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
 }
 
 function notWhatWasSeen(id: string, seenSha256: string): NotifyError {
-  return new NotifyError(
-    'APPROVAL_REQUIRED',
+  return errors.approvalRequired(
     `The message you were shown (sha256 ${seenSha256.slice(0, 16)}…) is not the one held under ${id}; nothing was decided. Reload it and decide on what it says now.`,
     { path: '/payload_sha256' },
   );

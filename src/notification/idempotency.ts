@@ -3,7 +3,7 @@
  * protocol (claim, phases, fencing, takeover) is in docs/architecture.md, "One send per key".
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
+import { errors, NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { ClaimCompletion, OptOutCheck, Store } from '../store/types.js';
 
@@ -128,8 +128,7 @@ export async function claimKey<R>(opts: ClaimOptions): Promise<KeyClaim<R>> {
     }
 
     if (claim.payload_hash !== payloadHash) {
-      throw new NotifyError(
-        'IDEMPOTENCY_CONFLICT',
+      throw errors.idempotencyConflict(
         `idempotency_key "${run.shown}" was already used with a different payload in the last ${Math.round(ttlMs / 3_600_000)} h; nothing was sent. Use a new key, or resend the original payload unchanged to get its result.`,
         run.details,
       );
@@ -141,8 +140,7 @@ export async function claimKey<R>(opts: ClaimOptions): Promise<KeyClaim<R>> {
     }
 
     if (opts.signal?.aborted) {
-      throw new NotifyError(
-        'CANCELLED',
+      throw errors.cancelled(
         `The call was cancelled while another call with idempotency_key "${key}" was in flight; this call sent nothing. Retry the same call to get that call's outcome.`,
         { ...run.details, cause: opts.signal.reason },
       );
@@ -151,8 +149,7 @@ export async function claimKey<R>(opts: ClaimOptions): Promise<KeyClaim<R>> {
     if (t >= run.deadline) {
       const retryAfterS = Math.max(1, Math.ceil((claim.claimed_at + budgetMs - t) / 1000));
       const state = claim.phase === 'sending' ? 'is still sending it' : 'has not reached the provider yet';
-      throw new NotifyError(
-        'IDEMPOTENCY_IN_PROGRESS',
+      throw errors.idempotencyInProgress(
         `Another call with idempotency_key "${run.shown}" ${state}; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
         { ...run.details, retryAfterS },
       );
@@ -178,8 +175,7 @@ export class ClaimHandle<R> {
   lost(): NotifyError {
     const { opts: { budgetMs }, details, shown } = this.run;
     const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
-    return new NotifyError(
-      'IDEMPOTENCY_IN_PROGRESS',
+    return errors.idempotencyInProgress(
       `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
       { ...details, retryAfterS },
     );
@@ -239,8 +235,7 @@ export class ClaimHandle<R> {
       key: opts.key,
       ...(notificationId !== undefined ? { notificationId } : {}),
     });
-    return new NotifyError(
-      'DELIVERY_UNKNOWN',
+    return errors.deliveryUnknown(
       `An earlier call with idempotency_key "${this.run.shown}" stopped (its process likely died) after its provider call may have started, so the message may or may not have been sent. This call sent nothing, and no call will send it again under this key; check with the recipient before sending it under a new key.`,
       details,
     );

@@ -3,7 +3,7 @@
  * calls, the notification they may act on, its channel, and a provider's amend call.
  */
 import type { ConnectedChannel, TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { DeliveryUnknownError, ProviderRejectedError, ProviderError } from '../providers/errors.js';
 import type { DeliveryRecord, Store } from '../store/types.js';
 import type { ApprovalRound } from './approval.js';
@@ -24,7 +24,7 @@ export interface Caller {
 export async function ownNotification(store: Pick<Store, 'getDelivery'>, id: string, caller: Caller): Promise<DeliveryRecord> {
   const record = await store.getDelivery(id);
   if (!record || !(caller.operator || record.client === caller.client)) {
-    throw new NotifyError('NOT_FOUND', `No notification ${id} was sent by this client. Pass an id that one of your own send_notification results gave (e.g. ntf_0123456789abcdef0123456789abcdef).`, { path: '/id' });
+    throw errors.notYourNotification(id);
   }
   return record;
 }
@@ -32,7 +32,7 @@ export async function ownNotification(store: Pick<Store, 'getDelivery'>, id: str
 /** The connected channel a record was sent on, opened with its types. */
 export function channelOf<R>(record: Pick<DeliveryRecord, 'via'>, channels: readonly ConnectedChannel[], use: <C, P>(channel: TypedChannel<C, P>) => R): R {
   const channel = channels.find((c) => c.name === record.via);
-  if (!channel) throw new NotifyError('CHANNEL_UNAVAILABLE', `The ${record.via} channel is not configured on this server any more; nothing was changed.`, { via: record.via });
+  if (!channel) throw errors.channelUnavailable(`The ${record.via} channel is not configured on this server any more; nothing was changed.`, { via: record.via });
   return channel.open(use);
 }
 
@@ -44,9 +44,9 @@ export function amendContext(id: string, budgetMs: number, signal: AbortSignal):
 /** A provider's failure to edit or delete, in the tool's codes; the record is left as it was. */
 export function amendFailure(err: unknown, id: string, via: string, what: string): unknown {
   if (!(err instanceof ProviderError)) return err;
-  if (err instanceof ProviderRejectedError) return new NotifyError('PROVIDER_REJECTED', `The provider refused the ${what}: ${err.message}. Nothing was changed.`, { via, cause: err });
+  if (err instanceof ProviderRejectedError) return errors.providerRejected(`The provider refused the ${what}: ${err.message}. Nothing was changed.`, { via, cause: err });
   if (err instanceof DeliveryUnknownError) {
-    return new NotifyError('DELIVERY_UNKNOWN', `The ${what} may or may not have reached the provider (${err.message}); read the message in Slack before trying again.`, { via, notificationId: id, cause: err });
+    return errors.deliveryUnknown(`The ${what} may or may not have reached the provider (${err.message}); read the message in Slack before trying again.`, { via, notificationId: id, cause: err });
   }
-  return new NotifyError('PROVIDER_UNAVAILABLE', `The provider could not take the ${what} now (${err.message}); nothing was changed. Try again shortly.`, { via, retryAfterS: 5, cause: err });
+  return errors.providerUnavailable(`The provider could not take the ${what} now (${err.message}); nothing was changed. Try again shortly.`, { via, retryAfterS: 5, cause: err });
 }

@@ -7,12 +7,12 @@
  * Knows nothing of MCP: the tool layer turns results and NotifyErrors into tool results.
  */
 import type { TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../core/errors.js';
+import { errors, NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
 import { approveSend, type ApprovalStep, type Approved, type HeldForConsole } from './approval.js';
-import { auditOf, deliver, heldUntil, optedOutError, recordAbandoned, recordDryRun, storeUnavailable, throwIfCancelled, type Prepared, type Send } from './deliver.js';
+import { auditOf, deliver, heldUntil, recordAbandoned, recordDryRun, storeUnavailable, throwIfCancelled, type Prepared, type Send } from './deliver.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
@@ -93,7 +93,7 @@ async function sendTyped<C, P>(
   const lookup = releaseWrite ? 'record' : optOutLookup(deps, channel.live, key !== undefined);
   if (lookup === 'alone') {
     const optedOut = await deps.store.findOptedOut(optOut);
-    if (optedOut !== undefined) throw optedOutError(optedOut, via);
+    if (optedOut !== undefined) throw errors.recipientOptedOut(optedOut, via);
   }
 
   const approve = () => approveSend(deps, channel, call, opts.approval, opts.client, key ?? null, opts.release?.id);
@@ -172,7 +172,7 @@ async function claimSend<C, P>(
     ...(opts.signal ? { signal: opts.signal } : {}),
     ...(optOut ? { optOut } : {}),
   });
-  if (claimed.kind === 'opted_out') throw optedOutError(claimed.recipient, channel.name);
+  if (claimed.kind === 'opted_out') throw errors.recipientOptedOut(claimed.recipient, channel.name);
   if (claimed.kind === 'replay') return { kind: 'replay', result: { ...claimed.result, replayed: true } };
   if (claimed.kind === 'abandoned') {
     const err = claimed.handle.abandoned(claimed.notificationId);

@@ -4,7 +4,7 @@
  * edit): one function, so that no path asks it differently.
  */
 import type { TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { isAllowed } from '../policy/allowlist.js';
 
 /**
@@ -16,8 +16,7 @@ export function checkAllowed<C, P>(channel: TypedChannel<C, P>, recipients: read
   if (refused.length === 0) return;
   const who = refused.length === 1 ? `${refused[0]} is` : `${refused.join(', ')} are`;
   const path = call === undefined ? undefined : pathOf(call as Readonly<Record<string, unknown>>, refused[0]!);
-  throw new NotifyError(
-    'RECIPIENT_NOT_ALLOWED',
+  throw errors.recipientNotAllowed(
     `${who} not on this server's ${channel.name} allowlist (${channel.allowVariable}); ${nothing}. Use an allowed recipient, or ask the operator to add it.`,
     { via: channel.name, ...(path ? { path } : {}) },
   );

@@ -4,9 +4,9 @@
  * checks every send meets as it leaves.
  */
 import type { ConnectedChannel, TypedChannel } from '../channels/channel.js';
-import { NotifyError } from '../core/errors.js';
+import { errors, NotifyError } from '../core/errors.js';
 import { payloadSha256 } from './approval.js';
-import { deliver, heldUntil, newRecord, optedOutError, sendResult, storeUnavailable, type Prepared, type Send } from './deliver.js';
+import { deliver, heldUntil, newRecord, sendResult, storeUnavailable, type Prepared, type Send } from './deliver.js';
 import { claimKey, IDEMPOTENCY_TTL_MS } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease } from './schedule.js';
@@ -62,7 +62,7 @@ async function releaseOpened(deps: PipelineDeps, connected: ConnectedChannel, re
     const via = typed.name;
     const startedAt = deps.now();
     const held = await deps.store.getDelivery(release.id);
-    if (!held) throw new NotifyError('NOT_FOUND', `Approved notification ${release.id} has no record; nothing was sent.`, { via });
+    if (!held) throw errors.notFound(`Approved notification ${release.id} has no record; nothing was sent.`, { via });
     const recipients = held.approval?.recipients ?? [];
     const send: Send<C, P> = { deps, channel: typed, recipients, key: held.idempotency_key ?? undefined, opts: { client: held.client, release } };
     const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
@@ -83,7 +83,7 @@ async function releaseOpened(deps: PipelineDeps, connected: ConnectedChannel, re
       optOut: { via, recipients },
     });
     if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
-    if (claimed.kind === 'opted_out') throw await refusedAtRelease(send, prepared, optedOutError(claimed.recipient, via));
+    if (claimed.kind === 'opted_out') throw await refusedAtRelease(send, prepared, errors.recipientOptedOut(claimed.recipient, via));
     if (claimed.kind === 'abandoned') {
       // A release died during its provider call: the row says `unknown` until a receipt settles it.
       const err = claimed.handle.abandoned(held.id);
@@ -95,11 +95,11 @@ async function releaseOpened(deps: PipelineDeps, connected: ConnectedChannel, re
     const claim = claimed.handle;
     let budgetLeftMs: number;
     try {
-      if (held.status !== 'approved') throw new NotifyError('INVALID_FIELD', `Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
+      if (held.status !== 'approved') throw errors.invalidField(`Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
       // What leaves is what was approved: the payload read here, hashed here, is the one sent.
       if (held.approval?.payload_sha256 !== approvedSha256 || payloadSha256(held.payload) !== approvedSha256) {
         deps.log.error('approved send not sent: its stored payload is not the one approved', { notificationId: held.id, via });
-        throw new NotifyError('APPROVAL_REQUIRED', `Notification ${held.id}'s stored message is not the one a person approved; nothing was sent.`, { via });
+        throw errors.approvalRequired(`Notification ${held.id}'s stored message is not the one a person approved; nothing was sent.`, { via });
       }
       checkAllowed(typed, recipients);
       const call = held.approval.call === undefined ? undefined : typed.parse(held.approval.call);

@@ -6,7 +6,7 @@
  * for a person's approval cancelled; an email or SMS already handed over cannot be
  * (ALREADY_SENT). The change goes through the one transition table.
  */
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import type { DeliveryRecord, DeliveryStatus } from '../store/types.js';
 import { cancelWaiting } from './outbox.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
@@ -28,10 +28,10 @@ export async function retractNotification(deps: PipelineDeps, caller: Caller, id
   const record = await ownNotification(deps.store, id, caller);
   await takeBack(deps, caller, record);
   const step = advance(record.status, 'retracted');
-  if (!step.ok) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} cannot be retracted: ${step.reason}.`, { path: '/id' });
+  if (!step.ok) throw errors.invalidField(`Notification ${record.id} cannot be retracted: ${step.reason}.`, { path: '/id' });
   const at = deps.now();
   const written = await deps.store.amendDelivery(record.id, { from: record.status, status: step.next, payload: record.payload, provider_status: 'deleted', at, by: { client: caller.client, tool: 'retract_notification' } });
-  if (!written) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} changed while it was being retracted; read it with get_notification.`, { path: '/id' });
+  if (!written) throw errors.invalidField(`Notification ${record.id} changed while it was being retracted; read it with get_notification.`, { path: '/id' });
   return { id: record.id, via: record.via, status: step.next, retracted_at: new Date(at).toISOString() };
 }
 
@@ -82,21 +82,21 @@ async function retractWaiting(deps: PipelineDeps, caller: Caller, id: string): P
   if (result.kind === 'not_found') return undefined;
   const state = result.entry.state;
   if (state === 'releasing' || state === 'released' || state === 'unknown') {
-    throw new NotifyError('ALREADY_SENT', `Notification ${id} left the outbox before this retract (${state}); read it with get_notification, and send a correction if needed.`, { path: '/id', via: entry.via });
+    throw errors.alreadySent(`Notification ${id} left the outbox before this retract (${state}); read it with get_notification, and send a correction if needed.`, { path: '/id', via: entry.via });
   }
-  throw new NotifyError('INVALID_FIELD', `Notification ${id} cannot be retracted: it is ${state === 'failed' ? 'failed' : state} already.`, { path: '/id', via: entry.via });
+  throw errors.invalidField(`Notification ${id} cannot be retracted: it is ${state === 'failed' ? 'failed' : state} already.`, { path: '/id', via: entry.via });
 }
 
 async function takeBack(deps: PipelineDeps, caller: Caller, record: DeliveryRecord): Promise<void> {
   const channels = deps.channels;
   const deletable = channels.some((c) => c.name === record.via && c.open((channel) => channel.provider.retract !== undefined));
   const decision = decide(record, deletable);
-  if (decision.kind === 'refuse') throw new NotifyError(decision.code, `Notification ${record.id} cannot be retracted: ${decision.why}.`, { path: '/id', via: record.via });
+  if (decision.kind === 'refuse') throw errors[decision.code === 'ALREADY_SENT' ? 'alreadySent' : 'invalidField'](`Notification ${record.id} cannot be retracted: ${decision.why}.`, { path: '/id', via: record.via });
   if (decision.kind === 'delete') {
     const messageId = record.provider_message_id;
-    if (messageId === null) throw new NotifyError('INVALID_FIELD', `Notification ${record.id} has no Slack message id to delete; nothing was changed.`, { path: '/id', via: record.via });
+    if (messageId === null) throw errors.invalidField(`Notification ${record.id} has no Slack message id to delete; nothing was changed.`, { path: '/id', via: record.via });
     await channelOf(record, channels, async (channel) => {
-      if (!channel.provider.retract) throw new NotifyError('ALREADY_SENT', `The ${record.via} provider cannot take a message back.`, { via: record.via });
+      if (!channel.provider.retract) throw errors.alreadySent(`The ${record.via} provider cannot take a message back.`, { via: record.via });
       try {
         // The record holds the payload this channel built: its provider's own type.
         await channel.provider.retract({ payload: record.payload as never, providerMessageId: messageId, conversation: record.provider_conversation ?? undefined }, amendContext(record.id, deps.config.sendBudgetMs, caller.signal));

@@ -5,7 +5,7 @@
  * (./outbox.ts). Checked before anything is claimed, built or sent: what the caller can fix
  * (a recipient, a send_at out of range) is refused now, not at release.
  */
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import { quietUntil } from '../policy/quiet-hours.js';
 import type { Logger } from '../core/log.js';
@@ -44,10 +44,9 @@ function storedCall(value: Readonly<Record<string, unknown>>): Record<string, un
 function parseSendAt(value: Readonly<Record<string, unknown>>, now: number, via: string): number | undefined {
   if (typeof value.send_at !== 'string') return undefined;
   const t = Date.parse(value.send_at);
-  if (Number.isNaN(t)) throw new NotifyError('INVALID_FIELD', `send_at ${JSON.stringify(value.send_at)} is not a time; give RFC 3339 with an offset, e.g. 2026-07-01T09:00:00+02:00.`, { via, path: '/send_at' });
+  if (Number.isNaN(t)) throw errors.invalidField(`send_at ${JSON.stringify(value.send_at)} is not a time; give RFC 3339 with an offset, e.g. 2026-07-01T09:00:00+02:00.`, { via, path: '/send_at' });
   if (t > now + MAX_AHEAD_MS) {
-    throw new NotifyError(
-      'INVALID_FIELD',
+    throw errors.invalidField(
       `send_at ${value.send_at} is more than 30 days ahead (latest ${new Date(now + MAX_AHEAD_MS).toISOString()}); nothing was scheduled. Schedule it nearer the time.`,
       { via, path: '/send_at' },
     );
@@ -93,7 +92,7 @@ export async function scheduleIfWaiting(
 
   async function schedule(sendAtMs: number | null, releaseAt: number | null): Promise<WaitingResult> {
     const optedOut = await deps.store.findOptedOut({ via, recipients });
-    if (optedOut !== undefined) throw new NotifyError('RECIPIENT_OPTED_OUT', `${optedOut} has opted out (replied STOP); nothing was scheduled. Do not retry.`, { via });
+    if (optedOut !== undefined) throw errors.recipientOptedOut(optedOut, via, 'schedule');
     const key = typeof value.idempotency_key === 'string' ? value.idempotency_key : undefined;
     const { idempotency_key: _key, ...content } = value;
     const entry = waitingEntry({
@@ -112,7 +111,7 @@ export async function scheduleIfWaiting(
     const written = await deps.store.scheduleSend(entry, opts.audit);
     if (written.kind === 'existing') {
       if (written.entry.payload_hash !== entry.payload_hash) {
-        throw new NotifyError('IDEMPOTENCY_CONFLICT', `idempotency_key "${key}" was used for another scheduled send with a different payload; nothing was scheduled. Use a new key.`, { via, path: '/idempotency_key' });
+        throw errors.idempotencyConflict(`idempotency_key "${key}" was used for another scheduled send with a different payload; nothing was scheduled. Use a new key.`, { via, path: '/idempotency_key' });
       }
       return { ...waitingResult(written.entry, provider), replayed: true };
     }

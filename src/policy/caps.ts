@@ -7,7 +7,7 @@
  * later), a cap is a budget for a fixed period: past it, CAP_REACHED says when it resets.
  */
 import { ConfigError, list } from '../core/env.js';
-import { NotifyError } from '../core/errors.js';
+import { errors, NotifyError } from '../core/errors.js';
 import type { CapCounter, Store } from '../store/types.js';
 
 export type CapPeriod = 'hour' | 'day';
@@ -70,8 +70,7 @@ export function createCapGate(rules: readonly CapRule[], store: Store): CapGate 
       if (decision.admitted) return;
       const hit = applying.find(({ rule }) => capKey(who, rule.measure, rule.period) === decision.key)!;
       const resetsAt = new Date(decision.resets_at).toISOString();
-      throw new NotifyError(
-        'CAP_REACHED',
+      throw errors.capReached(
         `${who} has used ${decision.used} of its cap of ${hit.rule.limit} ${hit.rule.measure} per ${hit.rule.period}, and this send needs ${hit.n} more; nothing was sent. The cap resets at ${resetsAt}: send then, or ask the operator to raise NOTIFY_CAPS.`,
         { via, resetsAt },
       );

@@ -3,7 +3,7 @@
  * pipeline's RateGate: sliding windows counted in the store (Store.admitRate), so every
  * process sharing the store shares one count.
  */
-import { NotifyError } from '../core/errors.js';
+import { errors, NotifyError } from '../core/errors.js';
 import type { RateBucket, Store } from '../store/types.js';
 
 /** One limit of NOTIFY_RATE_LIMITS. */
@@ -57,8 +57,7 @@ export function createRateGate(limits: readonly RateLimit[], store: Store): Rate
       });
       const retryAfterS = Math.max(1, Math.ceil(retryAfterMs / 1000));
       const scope = hit.via === '*' ? 'all channels' : via;
-      throw new NotifyError(
-        'RATE_LIMITED',
+      throw errors.rateLimited(
         `Retry after ${retryAfterS} s: ${who} reached the rate limit on ${scope} (${hit.limit} per ${describeWindow(hit.windowMs)}). Nothing was sent.`,
         { via, retryAfterS },
       );

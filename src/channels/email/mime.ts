@@ -6,7 +6,7 @@
  * notifications are, in the calling thread, where its worst shape is bounded by its size.
  */
 import { availableParallelism } from 'node:os';
-import { NotifyError } from '../../core/errors.js';
+import { errors, NotifyError } from '../../core/errors.js';
 import { HTML_TO_TEXT_OPTIONS, loadHtmlToText, simpleHtmlToText } from './html-to-text.js';
 import type { MailParts } from './mail-parts.js';
 import { plainMime } from './plain-mime.js';
@@ -76,8 +76,7 @@ const WORKER_HEAP_MB = 512;
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 function noText(why: string): NotifyError {
-  return new NotifyError(
-    'INVALID_FIELD',
+  return errors.invalidField(
     `body_html could not be turned into the plain-text part (${why}); nothing was sent. Send body_text with it, or simplify the HTML.`,
     { via: 'email' },
   );
@@ -85,8 +84,7 @@ function noText(why: string): NotifyError {
 
 function busy(timeoutMs: number): NotifyError {
   const retry = seconds(timeoutMs);
-  return new NotifyError(
-    'RATE_LIMITED',
+  return errors.rateLimited(
     `The server is busy building other emails; nothing was sent. Retry in ${retry} s, or send body_text with body_html (deriving it takes longest).`,
     { via: 'email', retryAfterS: retry },
   );
@@ -94,8 +92,7 @@ function busy(timeoutMs: number): NotifyError {
 
 function slow(timeoutMs: number): NotifyError {
   const retry = seconds(timeoutMs);
-  return new NotifyError(
-    'PROVIDER_UNAVAILABLE',
+  return errors.providerUnavailable(
     `The server is too busy to build this email in time; nothing was sent. Retry in ${retry} s.`,
     { via: 'email', retryAfterS: retry },
   );

@@ -1,6 +1,6 @@
 /** dismiss_banner: take a banner down; dismissing twice is not an error. */
 import { z } from 'zod';
-import { NotifyError } from '../../core/errors.js';
+import { errors } from '../../core/errors.js';
 import { bannerStatus } from '../../store/banner-status.js';
 import type { ObjectToolSpec } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
@@ -36,16 +36,14 @@ export const dismissBanner: ObjectToolSpec<typeof input> = {
     // time it runs (another call dismissing it, or its expires_at passing).
     const ended = await ctx.store.endBanner(args.banner_id, now);
     if (!ended) {
-      throw new NotifyError(
-        'NOT_FOUND',
+      throw errors.notFound(
         `No banner has id ${args.banner_id}: check the id show_banner returned (banners are deleted 30 days after they end).`,
         { path: '/banner_id' },
       );
     }
     const { banner, dismissed } = ended;
     if (!dismissed && bannerStatus(banner, now) === 'expired') {
-      throw new NotifyError(
-        'NOT_FOUND',
+      throw errors.notFound(
         `Banner ${args.banner_id} expired at ${iso(banner.expires_at)} and is no longer shown, so there is nothing to dismiss.`,
         { path: '/banner_id' },
       );

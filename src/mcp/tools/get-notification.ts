@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { ConfiguredChannel } from '../../channels/channel.js';
-import { NotifyError } from '../../core/errors.js';
+import { errors } from '../../core/errors.js';
 import { NOTIFICATION_STATES, type DeliveryRecord, type DeliveryStatus, type OutboxEntry } from '../../store/types.js';
 import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
@@ -178,11 +178,7 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
       const [record, entry] = await Promise.all([ctx.store.getDelivery(args.id), ctx.store.getOutboxEntry(args.id)]);
       if (!record && entry && visible(entry, ctx)) return { ...waitingView(entry), ...timesOf(entry) };
       if (!record || !visible(record, ctx)) {
-        throw new NotifyError(
-          'NOT_FOUND',
-          `No notification ${args.id} was sent by this client. Pass an id that one of your own send_notification results gave (e.g. ntf_0123456789abcdef0123456789abcdef).`,
-          { path: '/id' },
-        );
+        throw errors.notYourNotification(args.id);
       }
       return entry ? { ...view(record, sentMeans.get(record.via)), ...timesOf(entry) } : view(record, sentMeans.get(record.via));
     },

@@ -1,6 +1,6 @@
 /** show_banner: put an in-app banner in front of one audience segment. */
 import { z } from 'zod';
-import { NotifyError } from '../../core/errors.js';
+import { errors } from '../../core/errors.js';
 import { newBannerId } from '../../core/ids.js';
 import type { ObjectToolSpec } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
@@ -50,15 +50,13 @@ export const showBanner: ObjectToolSpec<typeof input> = {
     if (args.expires_at !== undefined) {
       expiresAt = Date.parse(args.expires_at);
       if (expiresAt <= now) {
-        throw new NotifyError(
-          'INVALID_FIELD',
+        throw errors.invalidField(
           `expires_at ${args.expires_at} is not in the future (now is ${iso(now)}). Give a later time, or omit it for 7 days.`,
           { path: '/expires_at' },
         );
       }
       if (expiresAt - now > MAX_LIFETIME_MS) {
-        throw new NotifyError(
-          'INVALID_FIELD',
+        throw errors.invalidField(
           `expires_at ${args.expires_at} is more than 90 days ahead; the latest allowed now is ${iso(now + MAX_LIFETIME_MS)}.`,
           { path: '/expires_at' },
         );
