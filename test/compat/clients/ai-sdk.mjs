@@ -13,7 +13,7 @@ import { BAD_CALL, VALID_CALLS, rulesKept, shaped, stdioServer } from './lib.mjs
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
 
 /** One model turn that calls `name` with `args`; resolves to what the SDK made of it and what the model was handed. */
-async function turn(tools, name, args) {
+export async function turn(tools, name, args) {
   let handed;
   const model = new MockLanguageModelV4({
     doGenerate: async (options) => {

@@ -10,11 +10,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runAiSdk } from './ai-sdk.mjs';
 import { runAnthropic } from './anthropic.mjs';
+import { runCloudflareAgents } from './cloudflare-agents.mjs';
+import { runGenkit } from './genkit.mjs';
 import { runGoogleGenAi } from './google-genai.mjs';
 import { runInspector } from './inspector.mjs';
 import { runLangChain } from './langchain.mjs';
 import { runMastra } from './mastra.mjs';
 import { runMcpRemote } from './mcp-remote.mjs';
+import { runMcpUse } from './mcp-use.mjs';
 import { runOpenAiAgents } from './openai-agents.mjs';
 import { PROFILES, ROOT, beginTap, startHttp, tapEra } from './lib.mjs';
 
@@ -28,6 +31,9 @@ const CLIENTS = [
   { id: 'inspector', label: 'MCP Inspector CLI (`inspector --cli`)', pkg: '@modelcontextprotocol/inspector', run: runInspector },
   { id: 'google-genai', label: '`@google/genai` `mcpToTool` (automatic function calling; v1 SDK client)', pkg: '@google/genai', run: runGoogleGenAi },
   { id: 'anthropic', label: 'Anthropic SDK MCP helpers (`mcpTools` + `toolRunner`; v1 SDK client)', pkg: '@anthropic-ai/sdk', run: runAnthropic },
+  { id: 'cloudflare-agents', label: 'Cloudflare `agents` (`MCPClientManager` + `getAITools()`; its own 2.x SDK client, HTTP only)', pkg: 'agents', run: runCloudflareAgents, transports: ['http'] },
+  { id: 'genkit', label: 'Genkit (`genkit` + `@genkit-ai/mcp` `createMcpClient`, tools through `generate()`)', pkg: '@genkit-ai/mcp', run: runGenkit },
+  { id: 'mcp-use', label: 'mcp-use (`MCPClient` + `LangChainAdapter`, the tools its MCPAgent hands a model)', pkg: 'mcp-use', run: runMcpUse },
 ];
 
 const EXPECTED = join(import.meta.dirname, 'expected.json');
