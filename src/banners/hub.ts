@@ -12,8 +12,6 @@ import type { BannerRecord, Store } from '../store/types.js';
 import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
 import { FeedFullError, FeedRefusal, FeedShareError } from './feed-errors.js';
 
-/** The feed's refusals live in ./feed-errors.ts; re-exported for transports/http until it imports them from there. */
-export { FeedRefusal } from './feed-errors.js';
 
 export type BannerChange = 'shown' | 'dismissed' | 'expired';
 

@@ -9,7 +9,7 @@ import type { App } from '../mcp/server.js';
 import { offeredGroups, toolOffered } from '../mcp/tool-groups.js';
 import { decideHeld, expireHeld, type HeldDecision, type HeldOutcome } from '../notification/held.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
-import { NotifyError } from '../core/errors.js';
+import { errors } from '../core/errors.js';
 import type { BannerRecord, DeliveryListing, DeliveryQuery, DeliveryRecord, OutboxEntry, OutboxState } from '../store/types.js';
 import { APPROVAL_ROWS } from './approvals-page.js';
 import { headStrings } from './json-head.js';
@@ -40,7 +40,7 @@ export function consoleActions(app: App) {
     const entry = app.catalog.flat.entries.get(name);
     if (!entry) throw new Error(`no tool ${name}`);
     // The operator's own offer (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS), as over MCP: the route hides what this refuses.
-    if (!toolOffered(name, offeredGroups(app.config, client))) throw new NotifyError('NOT_FOUND', `This server does not offer ${name} to ${client}.`);
+    if (!toolOffered(name, offeredGroups(app.config, client))) throw errors.notFound(`This server does not offer ${name} to ${client}.`, {});
     const result = await app.track(
       entry.call(args, {
         deps: app,

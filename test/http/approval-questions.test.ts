@@ -54,11 +54,23 @@ describe('open approval questions are bounded', () => {
     return asking;
   }
   const send = (p: Person) => p.client.callTool({ name: 'send_notification', arguments: SMS }, { timeout: 120_000 }) as Promise<ToolOutcome>;
+  /**
+   * `n` calls of `p`'s, each made once the one before it has put its question: n questions
+   * open at once. (Made all at once, a legacy session sometimes put only the first question
+   * within 30 s: an open finding, not what this file tests.)
+   */
+  async function openQuestions(p: Person, n: number): Promise<Promise<ToolOutcome>[]> {
+    const calls: Promise<ToolOutcome>[] = [];
+    for (let i = 1; i <= n; i++) {
+      calls.push(send(p));
+      await expect.poll(() => p.waiting.length, { timeout: 30_000 }).toBe(i);
+    }
+    return calls;
+  }
 
   it('refuses a session its next question past its share, and asks again once one is answered', async () => {
     const p = await person(BOT);
-    const calls = Array.from({ length: OPEN_QUESTIONS_PER_SESSION }, () => send(p));
-    await expect.poll(() => p.waiting.length, { timeout: 30_000 }).toBe(OPEN_QUESTIONS_PER_SESSION);
+    const calls = await openQuestions(p, OPEN_QUESTIONS_PER_SESSION);
     const refused = await send(p);
     expect(refused.isError).toBe(true);
     const error = errorOf(refused) as { code: string; message: string; retry_after_s?: number };
@@ -82,8 +94,7 @@ describe('open approval questions are bounded', () => {
     for (let i = 0; i < sessions; i++) {
       const p = await person(BOT);
       held.push(p);
-      for (let j = 0; j < OPEN_QUESTIONS_PER_SESSION; j++) calls.push(send(p).catch(() => ({ isError: true }) as ToolOutcome));
-      await expect.poll(() => p.waiting.length, { timeout: 30_000 }).toBe(OPEN_QUESTIONS_PER_SESSION);
+      calls.push(...(await openQuestions(p, OPEN_QUESTIONS_PER_SESSION)).map((c) => c.catch(() => ({ isError: true }) as ToolOutcome)));
     }
     const late = await person(BOT);
     const refused = errorOf(await send(late));

@@ -4,7 +4,8 @@
  * banner feed (SSE)". Each refusal comes before any byte of the stream (serveBannerStream).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { FeedRefusal, type BannerEvent, type BannerHub } from '../../banners/hub.js';
+import { FeedRefusal, StreamShareError, TooManyStreamsError } from '../../banners/feed-errors.js';
+import type { BannerEvent, BannerHub } from '../../banners/hub.js';
 import { audiencesOf, sendJson } from './banner-feed.js';
 
 export interface StreamLimits {
@@ -25,30 +26,6 @@ export const DEFAULT_STREAM_LIMITS: Omit<StreamLimits, 'maxStreams' | 'streamsPe
   retryMs: 2_000,
   maxBufferedBytes: 256 * 1024,
 };
-
-/** This client already holds its share of the open streams. */
-export class StreamShareError extends FeedRefusal {
-  override readonly name = 'StreamShareError';
-  readonly code = 'FEED_CLIENT_LIMIT';
-  readonly status = 429;
-  readonly retryAfterS = 5;
-  constructor(readonly streamsPerClient: number) {
-    super(
-      `This client already holds ${streamsPerClient} open streams of the live feed, its share (NOTIFY_FEED_CLIENT_STREAMS): end one (a /banners/stream or a subscriptions/listen) first, or share one stream among the viewers of a page`,
-    );
-  }
-}
-
-/** The process holds its maximum of open streams. */
-export class TooManyStreamsError extends FeedRefusal {
-  override readonly name = 'TooManyStreamsError';
-  readonly code = 'TOO_MANY_STREAMS';
-  readonly status = 503;
-  readonly retryAfterS = 5;
-  constructor(readonly maxStreams: number) {
-    super(`This server holds its maximum of ${maxStreams} open streams: retry later, or raise NOTIFY_FEED_MAX_STREAMS`);
-  }
-}
 
 /**
  * The open feed streams of one HTTP server, every path that holds one (GET /banners/stream,

@@ -17,6 +17,7 @@ import type { Logger } from '../../core/log.js';
 import { plural } from '../../core/words.js';
 import { createMetrics, type Metrics } from '../../mcp/metrics.js';
 import type { App } from '../../mcp/server.js';
+import { errors } from '../../core/errors.js';
 import { StoreUnavailableError } from '../../store/errors.js';
 import { sendJson } from './banner-feed.js';
 import { DEFAULT_STREAM_LIMITS, OpenStreams, type StreamLimits } from './banner-stream.js';
@@ -243,10 +244,8 @@ function onError(err: unknown, res: ServerResponse, route: RouteName, log: Logge
   if (err instanceof StoreUnavailableError) {
     // The database is down or cut off (the banner feed reads it): transient, not a bug.
     log.warn('http request failed: store unavailable', { route, reason: err.reason });
-    if (!res.headersSent) {
-      const message = `This server's database is unavailable right now; try again in ${err.retryAfterS} s.`;
-      sendJson(res, 503, { error: { code: 'STORE_UNAVAILABLE', message, retry_after_s: err.retryAfterS } }, { 'Retry-After': String(err.retryAfterS) });
-    } else res.destroy();
+    if (!res.headersSent) sendJson(res, 503, { error: errors.storeUnavailable(err.retryAfterS, undefined, err).toBody() }, { 'Retry-After': String(err.retryAfterS) });
+    else res.destroy();
     return;
   }
   log.error('http request failed', { route, error: err instanceof Error ? err.stack : String(err) });

@@ -6,7 +6,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
-import { feedClientKey, FeedRefusal, type BannerHub } from '../../../banners/hub.js';
+import { FeedRefusal } from '../../../banners/feed-errors.js';
+import { feedClientKey, type BannerHub } from '../../../banners/hub.js';
 import { PROFILES, type HttpToken, type Profile } from '../../../config/config.js';
 import type { Logger } from '../../../core/log.js';
 import type { Metrics } from '../../../mcp/metrics.js';

@@ -9,7 +9,7 @@ import { html } from '../../../../console/html.js';
 import { page, type Section } from '../../../../console/layout.js';
 import type { Session, Sessions } from '../../../../console/session.js';
 import type { HttpToken } from '../../../../config/config.js';
-import { NotifyError } from '../../../../core/errors.js';
+import { errors } from '../../../../core/errors.js';
 import type { Logger } from '../../../../core/log.js';
 import { readBody } from '../../../body.js';
 
@@ -142,6 +142,6 @@ export function crossOrigin(req: IncomingMessage): boolean {
 
 export async function readForm(req: IncomingMessage): Promise<URLSearchParams> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/x-www-form-urlencoded') throw new NotifyError('INVALID_FIELD', 'Send the form as application/x-www-form-urlencoded.');
+  if (type !== 'application/x-www-form-urlencoded') throw errors.invalidField('Send the form as application/x-www-form-urlencoded.', {});
   return new URLSearchParams((await readBody(req, MAX_FORM_BYTES)).toString('utf8'));
 }
