@@ -21,6 +21,7 @@ import { sendNotification, type PipelineDeps } from '../../src/notification/pipe
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
+import { diesBeforeRelease } from '../helpers/dying-store.js';
 import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
@@ -43,16 +44,6 @@ async function deps(store: Store): Promise<PipelineDeps & { config: Config }> {
   return { config, store, channels: await connectChannels(config, silentLogger), log: silentLogger, now: Date.now };
 }
 
-/** `store` as a process sees it that dies right after the decision: its own release never claims anything. */
-function diesBeforeRelease(store: Store): Store {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === 'claimDue') return async () => Promise.reject(new Error('process died'));
-      const value: unknown = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 async function scenario(open: () => Promise<Store>): Promise<void> {
   const [storeA, storeB] = [await open(), await open()];

@@ -23,6 +23,7 @@ import type { Provider } from '../../src/providers/types.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
+import { diesBeforeRelease } from '../helpers/dying-store.js';
 import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
 
 const pgSkip = await postgresSkipReason('what-leaves');
@@ -125,16 +126,6 @@ async function raceTrials(open: () => Promise<Store>, trials: number): Promise<v
   }
 }
 
-/** `store` as a process sees it that dies right after the decision: its own release never claims anything. */
-function diesBeforeRelease(store: Store): Store {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      if (prop === 'claimDue') return async () => Promise.reject(new Error('process died'));
-      const value: unknown = Reflect.get(target, prop, receiver);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 describe('what a person approved, and only that, leaves', () => {
   it('SQLite: an edit landing between the decider\'s read and its write is not decided, and nothing leaves', async () => {
