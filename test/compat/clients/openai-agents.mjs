@@ -11,8 +11,9 @@ const text = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
 
 export async function runOpenAiAgents({ profile, url }) {
   const server = url
-    ? new MCPServerStreamableHttp({ name: 'notify', url, cacheToolsList: false })
-    : new MCPServerStdio({ name: 'notify', ...stdioServer(profile), cacheToolsList: false });
+    ? new MCPServerStreamableHttp({ name: 'notify', url, cacheToolsList: false, clientSessionTimeoutSeconds: 30 })
+    : // The SDK's own 5 s request timeout was outrun once by a cold stdio start on a loaded CI machine.
+      new MCPServerStdio({ name: 'notify', ...stdioServer(profile), cacheToolsList: false, clientSessionTimeoutSeconds: 30 });
   await server.connect();
   try {
     const listed = await server.listTools();
