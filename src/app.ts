@@ -59,7 +59,9 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
   const runner = overrides.noOutboxRunner ? undefined : startOutboxRunner(deps);
   if (runner) deps.outbox = runner;
   // Built per profile when a client first asks for it; its hashes are logged then.
-  const catalog = buildCatalog(config, undefined, (profile, c) => log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }));
+  const catalog = buildCatalog(config, undefined, (profile, c) =>
+    log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),
+  );
   log.info('channels', {
     ...Object.fromEntries(channels.map((c) => [c.name, c.live ? 'live' : 'dry-run'])),
     store: store.kind,

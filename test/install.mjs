@@ -25,4 +25,6 @@ if (r.status !== 0) {
 }
 writeFileSync(stamp, want);
 const count = Object.keys(JSON.parse(lock.toString()).packages).length - 1;
-process.stderr.write(`test tools: ${count} packages installed into test/node_modules from test/package-lock.json in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+process.stderr.write(
+  `test tools: ${count} packages installed into test/node_modules from test/package-lock.json in ${((Date.now() - started) / 1000).toFixed(0)} s\n`,
+);

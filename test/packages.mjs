@@ -11,7 +11,8 @@ export const TEST_PACKAGES = new Set(Object.keys(JSON.parse(readFileSync(TEST_PA
 
 /** The package a bare specifier names (`fast-check`, `@scope/name` of `@scope/name/sub`), or undefined. */
 export function packageOf(specifier) {
-  if (!/^[@a-z0-9]/i.test(specifier) || specifier.includes(':') || specifier.startsWith('@vite/') || specifier.startsWith('@id/')) return undefined;
+  if (!/^[@a-z0-9]/i.test(specifier) || specifier.includes(':') || specifier.startsWith('@vite/') || specifier.startsWith('@id/'))
+    return undefined;
   const parts = specifier.split('/');
   if (!specifier.startsWith('@')) return parts[0];
   return parts.length > 1 ? `${parts[0]}/${parts[1]}` : undefined;
@@ -21,6 +22,7 @@ export function packageOf(specifier) {
 export async function resolve(specifier, context, nextResolve) {
   const name = packageOf(specifier);
   const own = context.parentURL !== undefined && !context.parentURL.includes('/node_modules/');
-  if (name !== undefined && own && TEST_PACKAGES.has(name)) return nextResolve(specifier, { ...context, parentURL: TEST_PACKAGE_JSON.href });
+  if (name !== undefined && own && TEST_PACKAGES.has(name))
+    return nextResolve(specifier, { ...context, parentURL: TEST_PACKAGE_JSON.href });
   return nextResolve(specifier, context);
 }

@@ -108,7 +108,12 @@ describe('FeedCache', () => {
     expect(ids((await cache.render(['all'], T0 + 99)).body)).toEqual(before);
     expect(lists).toBe(1);
     const after = ids((await cache.render(['all'], T0 + 100)).body);
-    expect(after).toEqual(all.slice(0, FEED_LIMIT).reverse().map((b) => b.id));
+    expect(after).toEqual(
+      all
+        .slice(0, FEED_LIMIT)
+        .reverse()
+        .map((b) => b.id),
+    );
     expect(lists).toBe(2);
   });
 

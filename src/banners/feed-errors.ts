@@ -40,7 +40,9 @@ export class FeedFullError extends FeedRefusal {
   readonly status = 503;
   readonly retryAfterS = 5;
   constructor(readonly maxSegments: number) {
-    super(`The live feed follows its maximum of ${maxSegments} audience segments: retry later, or name only the segments the viewer belongs to`);
+    super(
+      `The live feed follows its maximum of ${maxSegments} audience segments: retry later, or name only the segments the viewer belongs to`,
+    );
   }
 }
 

@@ -63,7 +63,8 @@ class Recorder implements FeedSink {
   }
 }
 
-const hubOf = (opts: ConstructorParameters<typeof BannerHub>[1] = {}) => new BannerHub(watched, { pollMs: 60_000, now: () => clock, ...opts });
+const hubOf = (opts: ConstructorParameters<typeof BannerHub>[1] = {}) =>
+  new BannerHub(watched, { pollMs: 60_000, now: () => clock, ...opts });
 
 describe('BannerHub', () => {
   it('reads each followed segment once per change, however many subscribers, and only when the store changed', async () => {
@@ -150,7 +151,7 @@ describe('BannerHub', () => {
 
   // DESIGN 2's bound for a change from any process sharing the store, on the hub's own timer
   // rather than a wall clock a loaded machine stretches: the stream tests show only that events arrive.
-  it('polls by itself, by default often enough that another process\'s write and an expiry reach a subscriber within 1 s', async () => {
+  it("polls by itself, by default often enough that another process's write and an expiry reach a subscriber within 1 s", async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {
       const hub = hubOf({ pollMs: undefined });
@@ -163,7 +164,10 @@ describe('BannerHub', () => {
       expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['shown', b.id]]);
       clock += 5_000;
       await vi.advanceTimersByTimeAsync(1_000);
-      expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([['shown', b.id], ['expired', b.id]]);
+      expect(sub.events.map((e) => [e.change, e.banner.banner_id])).toEqual([
+        ['shown', b.id],
+        ['expired', b.id],
+      ]);
       hub.close();
     } finally {
       vi.useRealTimers();

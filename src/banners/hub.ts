@@ -12,7 +12,6 @@ import type { BannerRecord, Store } from '../store/types.js';
 import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
 import { FeedFullError, FeedRefusal, FeedShareError } from './feed-errors.js';
 
-
 export type BannerChange = 'shown' | 'dismissed' | 'expired';
 
 export interface BannerEvent {
@@ -250,7 +249,9 @@ export class BannerHub {
     for (const name of names) if (!this.segments.has(name)) fresh++;
     let over = this.segments.size + fresh - this.maxSegments;
     if (over <= 0) return true;
-    const idle = [...this.segments].filter(([name, s]) => this.evictable(name, s) && !names.has(name)).sort((a, b) => a[1].idleSince - b[1].idleSince);
+    const idle = [...this.segments]
+      .filter(([name, s]) => this.evictable(name, s) && !names.has(name))
+      .sort((a, b) => a[1].idleSince - b[1].idleSince);
     if (idle.length < over) return false;
     // Forgotten early, a segment's reader that reconnects gets a snapshot instead of a resume.
     for (const [name] of idle.slice(0, over)) this.segments.delete(name);
@@ -280,7 +281,9 @@ export class BannerHub {
     void this.serial(async () => {
       this.nudged = false;
       await this.tick();
-    }).catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }));
+    }).catch((err: unknown) =>
+      this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }),
+    );
   }
 
   /** Stops polling and forgets every segment and subscriber (the store is closing). */
@@ -306,7 +309,9 @@ export class BannerHub {
       if (this.ticking) return;
       this.ticking = true;
       this.poll()
-        .catch((err: unknown) => this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }))
+        .catch((err: unknown) =>
+          this.options.log?.warn('banner feed poll failed', { error: err instanceof Error ? err.message : String(err) }),
+        )
         .finally(() => (this.ticking = false));
     }, this.pollMs);
     this.timer.unref();
@@ -395,7 +400,10 @@ export class BannerHub {
 
 /** A short digest of a set of segment names, whatever their order. */
 function audienceTag(segments: ReadonlySet<string>): string {
-  return createHash('sha256').update([...segments].sort().join(',')).digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update([...segments].sort().join(','))
+    .digest('hex')
+    .slice(0, 12);
 }
 
 /** The one client of a stdio connection. */

@@ -49,8 +49,7 @@ describe('createDispatcher: every call is bounded', () => {
     await vi.advanceTimersByTimeAsync(1);
     expect(result()).toMatchObject({ isError: true });
     expect(textOf(result()!)).toBe(
-      'Tool "wait" timed out after 250 ms on server "slow"; it may still complete there. ' +
-        'Try again later, or with a longer timeout.',
+      'Tool "wait" timed out after 250 ms on server "slow"; it may still complete there. ' + 'Try again later, or with a longer timeout.',
     );
     expect(up.seen[0]!.signal.aborted).toBe(true);
     expect(up.seen[0]!.timeoutMs).toBe(250);
@@ -106,8 +105,9 @@ describe('createDispatcher: every call is bounded', () => {
     expect(vi.getTimerCount()).toBe(0);
 
     // Rejecting with its own error when the signal aborts (as the SDK client does).
-    const honours = createDispatcher(reconcile(bundles), (_t, _a, { signal }) =>
-      new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('Request aborted')))),
+    const honours = createDispatcher(
+      reconcile(bundles),
+      (_t, _a, { signal }) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('Request aborted')))),
     );
     const result = track(honours.call('wait', {}, { timeoutMs: 100 }));
     await vi.advanceTimersByTimeAsync(100);

@@ -36,11 +36,7 @@ export interface UpstreamCallOptions {
  * as an upstream failure. Should stop work when `options.signal` aborts; one that does not
  * is no longer waited for.
  */
-export type CallUpstream = (
-  target: ToolTarget,
-  args: ToolArguments,
-  options: UpstreamCallOptions,
-) => Promise<CallToolResult>;
+export type CallUpstream = (target: ToolTarget, args: ToolArguments, options: UpstreamCallOptions) => Promise<CallToolResult>;
 
 export interface DispatcherOptions {
   /** Bound of a call that names none; default `DEFAULT_CALL_TIMEOUT_MS` (60 s). */
@@ -95,11 +91,7 @@ class CallTimeout extends Error {
  * a call resolves against the list it started with. Every call is bounded, so a hung
  * upstream cannot hold a turn (and the manager's pending list) open.
  */
-export function createDispatcher(
-  reconciled: Reconciled,
-  callUpstream: CallUpstream,
-  options: DispatcherOptions = {},
-): Dispatcher {
+export function createDispatcher(reconciled: Reconciled, callUpstream: CallUpstream, options: DispatcherOptions = {}): Dispatcher {
   const defaultTimeoutMs = options.defaultTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   if (!isTimeout(defaultTimeoutMs)) {
     throw new RangeError(`defaultTimeoutMs must be a positive number of milliseconds, got ${defaultTimeoutMs}`);
@@ -127,9 +119,7 @@ export function createDispatcher(
       });
       ended.catch(() => {});
       try {
-        const upstream = Promise.resolve().then(() =>
-          callUpstream(target, args, { signal: controller.signal, timeoutMs }),
-        );
+        const upstream = Promise.resolve().then(() => callUpstream(target, args, { signal: controller.signal, timeoutMs }));
         return await Promise.race([upstream, ended]);
       } catch (err) {
         // Checked first: an upstream that rejects because its signal aborted has the same cause.

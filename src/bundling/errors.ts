@@ -11,7 +11,10 @@ export class DuplicateServerIdError extends Error {
 /** The upstream that owns a tool is not connected (dead, reconnecting, or unregistered). */
 export class UpstreamUnavailableError extends Error {
   override readonly name = 'UpstreamUnavailableError';
-  constructor(readonly serverId: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly serverId: string,
+    options?: { cause?: unknown },
+  ) {
     super(`upstream server "${serverId}" is not connected`, options);
   }
 }

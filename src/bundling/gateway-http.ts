@@ -44,11 +44,14 @@ const text = (res: ServerResponse, status: number, body: string, headers: Record
 /** The gateway's words for a request no session takes: plain text. */
 const GATEWAY_REFUSALS: SessionRefusals = {
   unknownSession: (res) => text(res, 404, 'unknown session'),
-  noSession: (res, modern) => text(res, modern ? 405 : 400, 'POST an initialize request (2025-11-25) or a 2026-07-28 request', { Allow: 'POST' }),
+  noSession: (res, modern) =>
+    text(res, modern ? 405 : 400, 'POST an initialize request (2025-11-25) or a 2026-07-28 request', { Allow: 'POST' }),
   notInitialize: (res) => text(res, 400, 'no session: start with an initialize request'),
-  full: (res) => text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' }),
+  full: (res) =>
+    text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' }),
   // The gateway has no tokens, so no client has a share of its own.
-  clientFull: (res) => text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' }),
+  clientFull: (res) =>
+    text(res, 503, 'too many open sessions; retry later, or send 2026-07-28 requests, which hold none', { 'Retry-After': '5' }),
 };
 
 /**
@@ -66,15 +69,16 @@ export interface GatewayHttpOptions {
   sessionIdleMs?: number;
 }
 
-export async function serveHttp(
-  options: GatewayHttpOptions,
-  createMcpServer: (era: Era) => Server,
-  log: Logger,
-): Promise<HttpGateway> {
+export async function serveHttp(options: GatewayHttpOptions, createMcpServer: (era: Era) => Server, log: Logger): Promise<HttpGateway> {
   const host = loopbackHost(options.host);
   const maxSessions = options.maxSessions ?? MAX_GATEWAY_SESSIONS;
   // The transport's sessions: idle ones are swept, closing one closes its Server once.
-  const sessions = legacySessions({ idleMs: options.sessionIdleMs ?? GATEWAY_SESSION_IDLE_MS, log, maxSessions, refusals: GATEWAY_REFUSALS });
+  const sessions = legacySessions({
+    idleMs: options.sessionIdleMs ?? GATEWAY_SESSION_IDLE_MS,
+    log,
+    maxSessions,
+    refusals: GATEWAY_REFUSALS,
+  });
   let policy: HostPolicy | undefined;
   const modern = createMcpHandler(({ era }) => createMcpServer(era), {
     legacy: 'reject',

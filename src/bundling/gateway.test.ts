@@ -53,9 +53,19 @@ describe('runGateway (in process)', () => {
     const stdout = new PassThrough();
     const out = jsonLines(stdout);
     const upstreamLines: string[] = [];
-    const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout, writeUpstreamStderr: (l) => void upstreamLines.push(l) });
+    const gateway = await runGateway({
+      configPath,
+      log: silentLogger,
+      stdin,
+      stdout,
+      writeUpstreamStderr: (l) => void upstreamLines.push(l),
+    });
     const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     const init = await out.next(1);
     expect(init.result.capabilities.tools).toEqual({ listChanged: true });
     send({ method: 'notifications/initialized' });
@@ -71,7 +81,9 @@ describe('runGateway (in process)', () => {
     await gateway.closed; // would hang (and time out) if input end did not stop it
     expect(gateway.manager.current.reconciled.tools.length).toBeGreaterThan(0);
     // server-memory's plain-text start-up line, wrapped and tagged with its server id.
-    expect(upstreamLines.map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ upstream: 'memory', msg: expect.stringMatching(/running on stdio/i) }));
+    expect(upstreamLines.map((l) => JSON.parse(l))).toContainEqual(
+      expect.objectContaining({ upstream: 'memory', msg: expect.stringMatching(/running on stdio/i) }),
+    );
   });
 
   it('answers what the SDK would drop or dump (non-object arguments, a batch, an oversized line) and keeps serving', async () => {
@@ -80,7 +92,11 @@ describe('runGateway (in process)', () => {
     const out = jsonLines(stdout);
     const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout });
     const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     await out.next(1);
     send({ method: 'notifications/initialized' });
     send({ id: 2, method: 'tools/call', params: { name: 'read_graph', arguments: 'everything' } });
@@ -91,7 +107,11 @@ describe('runGateway (in process)', () => {
     stdin.write(JSON.stringify([{ jsonrpc: '2.0', id: 3, method: 'tools/list' }]) + '\n');
     expect((await out.next(null)).error.code).toBe(-32600);
     // Over the SDK transport's 10 MB buffer: it would close, and the gateway with it.
-    send({ id: 4, method: 'tools/call', params: { name: 'create_entities', arguments: { entities: [{ name: 'x'.repeat(11 * 1024 * 1024) }] } } });
+    send({
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'create_entities', arguments: { entities: [{ name: 'x'.repeat(11 * 1024 * 1024) }] } },
+    });
     expect((await out.next(4)).error.code).toBe(-32600);
     send({ id: 5, method: 'tools/list' });
     expect((await out.next(5)).result.tools.length).toBeGreaterThan(0);
@@ -100,12 +120,8 @@ describe('runGateway (in process)', () => {
   });
 
   it('rejects a non-loopback HTTP address and a bad servers file with GatewayConfigError', async () => {
-    await expect(runGateway({ configPath, log: silentLogger, http: { host: '0.0.0.0', port: 0 } })).rejects.toThrow(
-      GatewayConfigError,
-    );
-    await expect(runGateway({ configPath: join(dir, 'missing.json'), log: silentLogger })).rejects.toThrow(
-      GatewayConfigError,
-    );
+    await expect(runGateway({ configPath, log: silentLogger, http: { host: '0.0.0.0', port: 0 } })).rejects.toThrow(GatewayConfigError);
+    await expect(runGateway({ configPath: join(dir, 'missing.json'), log: silentLogger })).rejects.toThrow(GatewayConfigError);
   });
 
   it('serves HTTP on an ephemeral loopback port, and nothing but /mcp', async () => {
@@ -126,8 +142,17 @@ describe('runGateway (in process)', () => {
       const post = (origin?: string) =>
         fetch(url, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(origin ? { Origin: origin } : {}) },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            ...(origin ? { Origin: origin } : {}),
+          },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+          }),
         });
       for (const origin of ['https://evil.example', 'http://127.0.0.1:1', 'null', `http://evil.example:${gateway.http!.port}`]) {
         const res = await post(origin);
@@ -145,8 +170,12 @@ describe('runGateway (in process)', () => {
     }
   });
 
-  it('caps open 2025-era sessions and closes idle ones, with the server\'s own session registry', async () => {
-    const gateway = await runGateway({ configPath, log: silentLogger, http: { host: '127.0.0.1', port: 0, maxSessions: 3, sessionIdleMs: 1 } });
+  it("caps open 2025-era sessions and closes idle ones, with the server's own session registry", async () => {
+    const gateway = await runGateway({
+      configPath,
+      log: silentLogger,
+      http: { host: '127.0.0.1', port: 0, maxSessions: 3, sessionIdleMs: 1 },
+    });
     try {
       const url = gateway.http!.url;
       const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
@@ -154,7 +183,12 @@ describe('runGateway (in process)', () => {
         const res = await fetch(url, {
           method: 'POST',
           headers,
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+          }),
         });
         await res.text();
         return { status: res.status, id: res.headers.get('mcp-session-id') };
@@ -166,7 +200,11 @@ describe('runGateway (in process)', () => {
       const deadline = Date.now() + 15_000;
       let status = 0;
       while (Date.now() < deadline) {
-        const res = await fetch(url, { method: 'POST', headers: { ...headers, 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': '2025-11-25' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { ...headers, 'Mcp-Session-Id': id, 'Mcp-Protocol-Version': '2025-11-25' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+        });
         await res.text();
         status = res.status;
         if (status === 404) break;
@@ -220,14 +258,26 @@ describe('an upstream that cannot start', () => {
     try {
       const logged = logLines.map((l) => JSON.parse(l) as Record<string, unknown>);
       expect(logged).toContainEqual(
-        expect.objectContaining({ level: 'error', msg: 'upstream could not start', upstream: 'notify', exit_code: 1, stderr: expect.arrayContaining([FATAL[3]]) }),
+        expect.objectContaining({
+          level: 'error',
+          msg: 'upstream could not start',
+          upstream: 'notify',
+          exit_code: 1,
+          stderr: expect.arrayContaining([FATAL[3]]),
+        }),
       );
       expect(upstreamLines.map((l) => JSON.parse(l))).toContainEqual(expect.objectContaining({ upstream: 'notify', msg: FATAL[2] }));
 
       const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
-      send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      send({
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       const init = await out.next(1);
-      expect(init.result.instructions).toContain('Not serving now: notify could not start (connection closed, exit code 1); its stderr ended: ');
+      expect(init.result.instructions).toContain(
+        'Not serving now: notify could not start (connection closed, exit code 1); its stderr ended: ',
+      );
       expect(init.result.instructions).toContain(FATAL[3]);
       send({ method: 'notifications/initialized' });
       send({ id: 2, method: 'tools/list' });
@@ -244,16 +294,31 @@ describe('an upstream that cannot start', () => {
   });
 
   it('a gateway none of whose upstreams could start refuses to serve, naming each and why', async () => {
-    const err = await runGateway({ configPath: servers({ notify: { command: process.execPath, args: [dies] } }), log: silentLogger, backoff, stdin: new PassThrough(), stdout: new PassThrough(), writeUpstreamStderr: () => {} }).then(
+    const err = await runGateway({
+      configPath: servers({ notify: { command: process.execPath, args: [dies] } }),
+      log: silentLogger,
+      backoff,
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      writeUpstreamStderr: () => {},
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(GatewayStartError);
-    expect((err as Error).message).toMatch(/no server of .* could start, so there is nothing to serve: "notify" could not start \(connection closed, exit code 1\); its stderr ended: .*NODE_MODULE_VERSION 127/);
+    expect((err as Error).message).toMatch(
+      /no server of .* could start, so there is nothing to serve: "notify" could not start \(connection closed, exit code 1\); its stderr ended: .*NODE_MODULE_VERSION 127/,
+    );
   });
 
   it('names an HTTP upstream that cannot be reached with its connect error', async () => {
-    const err = await runGateway({ configPath: servers({ remote: { url: 'http://127.0.0.1:9/mcp' } }), log: silentLogger, backoff, stdin: new PassThrough(), stdout: new PassThrough() }).then(
+    const err = await runGateway({
+      configPath: servers({ remote: { url: 'http://127.0.0.1:9/mcp' } }),
+      log: silentLogger,
+      backoff,
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );

@@ -88,7 +88,9 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   if (upstreams.size > 0 && [...upstreams.values()].every((u) => !u.connected)) {
     const why = notServing().map((d) => `"${d.serverId}" ${d.why}`);
     await Promise.all([...upstreams.values()].map((u) => u.close()));
-    throw new GatewayStartError(`bundle: no server of ${options.configPath} could start, so there is nothing to serve: ${why.join('; ').replace(/\.$/, '')}.`);
+    throw new GatewayStartError(
+      `bundle: no server of ${options.configPath} could start, so there is nothing to serve: ${why.join('; ').replace(/\.$/, '')}.`,
+    );
   }
   log.info('bundle ready', {
     upstreams: [...upstreams.values()].map((u) => `${u.serverId}:${u.connected ? 'up' : 'retrying'}`),

@@ -220,7 +220,7 @@ describe('BundleManager: the log of a list that keeps being sent', () => {
 });
 
 describe('BundleManager: a tool too deep to hash', () => {
-  it('refuses only that tool, with a logged reason, and keeps the server\'s other tools', () => {
+  it("refuses only that tool, with a logged reason, and keeps the server's other tools", () => {
     const { lines, log } = captureLog();
     const m = new BundleManager({ ...echoUpstream(), log });
     type Schema = NonNullable<Tool['inputSchema']['properties']>[string];
@@ -228,7 +228,12 @@ describe('BundleManager: a tool too deep to hash', () => {
     for (let i = 0; i < 10_000; i++) schema = { not: schema };
     m.register('evil', [tool('deep', { x: schema }), tool('echo')]);
     expect(m.current.reconciled.tools.map((t) => t.name)).toEqual(['echo']);
-    expect(lines.find((l) => l.msg === 'bundle tool refused')).toMatchObject({ level: 'warn', server: 'evil', tool: 'deep', reason: expect.stringMatching(/deeper than 64 levels/) });
+    expect(lines.find((l) => l.msg === 'bundle tool refused')).toMatchObject({
+      level: 'warn',
+      server: 'evil',
+      tool: 'deep',
+      reason: expect.stringMatching(/deeper than 64 levels/),
+    });
     // A schema as deep as the bound is served.
     let ok: Schema = { type: 'string' };
     for (let i = 0; i < 50; i++) ok = { not: ok };
@@ -249,7 +254,12 @@ describe('createDispatcher (through the manager)', () => {
     m.register('a', [tool('x')]);
     m.register('b', [tool('x')]);
     await m.call('b__x', { q: 'hi', nested: { k: [1] } });
-    expect(seen).toEqual([[{ serverId: 'b', originalName: 'x' }, { q: 'hi', nested: { k: [1] } }]]);
+    expect(seen).toEqual([
+      [
+        { serverId: 'b', originalName: 'x' },
+        { q: 'hi', nested: { k: [1] } },
+      ],
+    ]);
   });
 
   it('never rejects: missing server, upstream failure and non-Error throws become error results', async () => {

@@ -69,7 +69,11 @@ export class BundleManager {
     this.reserved = [...(options.serverIds ?? [])];
     this.tagAll = options.tagAll ?? false;
     this.callUpstream = options.callUpstream;
-    this.dispatcherOptions = { defaultTimeoutMs: options.defaultTimeoutMs, serverTimeoutMs: options.serverTimeoutMs, unavailable: options.unavailable };
+    this.dispatcherOptions = {
+      defaultTimeoutMs: options.defaultTimeoutMs,
+      serverTimeoutMs: options.serverTimeoutMs,
+      unavailable: options.unavailable,
+    };
     this.applied = stateOf(reconcile([]));
     this.dispatcher = createDispatcher(this.applied.reconciled, this.callUpstream, this.dispatcherOptions);
   }
@@ -84,7 +88,11 @@ export class BundleManager {
     for (const tool of tools) {
       // Hashing and serving walk the definition: one too deep to walk costs only itself.
       if (nestsDeeperThan(tool, MAX_TOOL_DEPTH)) {
-        this.log.warn('bundle tool refused', { server: serverId, tool: toolLabel(tool), reason: `its definition nests deeper than ${MAX_TOOL_DEPTH} levels` });
+        this.log.warn('bundle tool refused', {
+          server: serverId,
+          tool: toolLabel(tool),
+          reason: `its definition nests deeper than ${MAX_TOOL_DEPTH} levels`,
+        });
         continue;
       }
       accepted.push(tool);
@@ -131,7 +139,10 @@ export class BundleManager {
       this.log.info('bundle rebuilt', {
         fingerprint: next.fingerprint,
         tools: next.reconciled.tools.length,
-        collisions: clipList(collisions.map((c) => `${c.name} (${clipList(c.serverIds, 10).join(', ')})`), LOGGED_ITEMS),
+        collisions: clipList(
+          collisions.map((c) => `${c.name} (${clipList(c.serverIds, 10).join(', ')})`),
+          LOGGED_ITEMS,
+        ),
         renames: clipList(
           renames.map((r) => `${reverseKey(r.serverId, r.originalName)} -> ${r.newName} [${r.reasons.join(',')}]`),
           LOGGED_ITEMS,

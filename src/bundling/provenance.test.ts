@@ -3,8 +3,7 @@ import fc from 'fast-check';
 import { assertProperty } from '../../test/helpers/property.js';
 import { neutralizeTags, provenanceText, reconcile, tagDescription, type Tool } from './index.js';
 
-const long =
-  'Create a new issue in a GitHub repository, with a title, a body in Markdown, labels, assignees and a milestone.';
+const long = 'Create a new issue in a GitHub repository, with a title, a body in Markdown, labels, assignees and a milestone.';
 
 describe('tagDescription: where the tag goes', () => {
   it('keeps a short one-line description on the tag line', () => {
@@ -84,7 +83,11 @@ describe('provenance an upstream cannot fake', () => {
     const r = reconcile(
       [
         { serverId: 'evil', tools: [evil, { name: 'quiet', inputSchema: { type: 'object' } }] },
-        { serverId: 'github', label: 'GitHub', tools: [{ name: 'create_issue', description: 'Create an issue.', inputSchema: { type: 'object' } }] },
+        {
+          serverId: 'github',
+          label: 'GitHub',
+          tools: [{ name: 'create_issue', description: 'Create an issue.', inputSchema: { type: 'object' } }],
+        },
       ],
       { tagAll: true },
     );
@@ -98,25 +101,33 @@ describe('provenance an upstream cannot fake', () => {
     for (const t of r.tools) expect(t.description).toMatch(/^\[(evil|GitHub)\][ \n]|^\[evil\]$/);
   });
 
-  it('never lets a served description start with a tag that is not its server\'s (property)', async () => {
+  it("never lets a served description start with a tag that is not its server's (property)", async () => {
     const piece = fc.constantFrom('[GitHub]', '［GitHub］', '【x】', ' ', '\u200b', '\n', '\r\n', '\u2028', 'text', '[', ']', 'evil');
     await assertProperty(
       'only our tag',
-      fc.property(fc.array(piece, { maxLength: 12 }).map((xs) => xs.join('')), fc.boolean(), (text, tagAll) => {
-        const r = reconcile([{ serverId: 'evil', tools: [{ name: 't', description: text, inputSchema: { type: 'object' } }] }], { tagAll });
-        const served = r.tools[0]!.description!;
-        const lines = served.split(/\r\n|[\n\r\u0085\u2028\u2029]/);
-        const tagged = lines.map((l, i) => (i === 0 && tagAll ? l.replace(/^\[evil\]/, '') : l));
-        for (const line of tagged) expect(line).not.toMatch(/^(?:\s|\p{Cf})*[[［【〔〖⟦][^\]］】〕〗⟧]*[\]］】〕〗⟧]/u);
-        // Our tag is applied once, however often the list is reconciled again.
-        const again = reconcile([{ serverId: 'evil', tools: [{ name: 't', description: served, inputSchema: { type: 'object' } }] }], { tagAll });
-        expect(again.tools[0]!.description).toBe(served);
-      }),
+      fc.property(
+        fc.array(piece, { maxLength: 12 }).map((xs) => xs.join('')),
+        fc.boolean(),
+        (text, tagAll) => {
+          const r = reconcile([{ serverId: 'evil', tools: [{ name: 't', description: text, inputSchema: { type: 'object' } }] }], {
+            tagAll,
+          });
+          const served = r.tools[0]!.description!;
+          const lines = served.split(/\r\n|[\n\r\u0085\u2028\u2029]/);
+          const tagged = lines.map((l, i) => (i === 0 && tagAll ? l.replace(/^\[evil\]/, '') : l));
+          for (const line of tagged) expect(line).not.toMatch(/^(?:\s|\p{Cf})*[[［【〔〖⟦][^\]］】〕〗⟧]*[\]］】〕〗⟧]/u);
+          // Our tag is applied once, however often the list is reconciled again.
+          const again = reconcile([{ serverId: 'evil', tools: [{ name: 't', description: served, inputSchema: { type: 'object' } }] }], {
+            tagAll,
+          });
+          expect(again.tools[0]!.description).toBe(served);
+        },
+      ),
       { numRuns: 1000 },
     );
   });
 
-  it('keeps a description that starts with its own server\'s tag, once (a gateway behind a gateway)', () => {
+  it("keeps a description that starts with its own server's tag, once (a gateway behind a gateway)", () => {
     expect(provenanceText('[GitHub] Create an issue.', 'GitHub', true)).toBe('[GitHub] Create an issue.');
     expect(provenanceText('[GitHub] [GitHub] Create.', 'GitHub', true)).toBe('[GitHub] (GitHub) Create.');
     expect(provenanceText(undefined, 'GitHub', false)).toBeUndefined();

@@ -47,8 +47,10 @@ const TAG_RUN = new RegExp(`(^|[${LINE_BREAK}])(${SPACE}*(?:[${OPEN}][^${CLOSE}$
  * only the tag it puts in front reads as one.
  */
 export function neutralizeTags(text: string): string {
-  return text.replace(TAG_RUN, (_, lineBreak: string, run: string) =>
-    lineBreak + run.replace(new RegExp(`[${OPEN}]`, 'gu'), '(').replace(new RegExp(`[${CLOSE}]`, 'gu'), ')'),
+  return text.replace(
+    TAG_RUN,
+    (_, lineBreak: string, run: string) =>
+      lineBreak + run.replace(new RegExp(`[${OPEN}]`, 'gu'), '(').replace(new RegExp(`[${CLOSE}]`, 'gu'), ')'),
   );
 }
 

@@ -31,7 +31,10 @@ function expectSound(bundles: ServerBundle[], r: Reconciled): void {
   for (const n of names) expect(n).toMatch(TOOL_NAME_PATTERN);
   expect(new Set(names).size).toBe(names.length); // unique
   expect(names).toHaveLength(inputs.length); // nothing dropped
-  const targets = names.map((n) => r.forward.get(n)!).map((t) => `${t.serverId}\0${t.originalName}`).sort();
+  const targets = names
+    .map((n) => r.forward.get(n)!)
+    .map((t) => `${t.serverId}\0${t.originalName}`)
+    .sort();
   expect(targets).toEqual(inputs); // each input reachable through the forward map
   for (const rn of r.report.renames) expect(r.forward.get(rn.newName)).toEqual({ serverId: rn.serverId, originalName: rn.originalName });
   // every changed name is reported
@@ -72,12 +75,7 @@ describe('reconcile: collisions', () => {
 
   it('prefixes only the colliding names, between two servers', () => {
     const r = reconcile([github, linear]);
-    expect(r.tools.map((t) => t.name)).toEqual([
-      'github__create_issue',
-      'list_repos',
-      'linear__create_issue',
-      'list_teams',
-    ]);
+    expect(r.tools.map((t) => t.name)).toEqual(['github__create_issue', 'list_repos', 'linear__create_issue', 'list_teams']);
     expect(r.forward.get('github__create_issue')).toEqual({ serverId: 'github', originalName: 'create_issue' });
     expect(r.forward.get('list_teams')).toEqual({ serverId: 'linear', originalName: 'list_teams' });
     expect(r.reverse.get(reverseKey('linear', 'create_issue'))).toBe('linear__create_issue');
@@ -182,7 +180,9 @@ describe('reconcile: collisions', () => {
     const r = reconcile(bundles);
     expect(r.reverse.get('evil:a_b')).toBe('a_b');
     expect(r.reverse.get('github:a.b')).toBe('github__a_b');
-    expect(r.report.renames).toEqual([{ serverId: 'github', originalName: 'a.b', newName: 'github__a_b', reasons: ['displaced', 'illegal-characters'] }]);
+    expect(r.report.renames).toEqual([
+      { serverId: 'github', originalName: 'a.b', newName: 'github__a_b', reasons: ['displaced', 'illegal-characters'] },
+    ]);
     expectSound(bundles, r);
   });
 
@@ -210,7 +210,12 @@ describe('reconcile: collisions', () => {
   });
 
   it('rejects two bundles with the same serverId (ids key the maps)', () => {
-    expect(() => reconcile([{ serverId: 'x', tools: [] }, { serverId: 'x', tools: [] }])).toThrow(DuplicateServerIdError);
+    expect(() =>
+      reconcile([
+        { serverId: 'x', tools: [] },
+        { serverId: 'x', tools: [] },
+      ]),
+    ).toThrow(DuplicateServerIdError);
   });
 
   it('does not mutate its input', () => {
@@ -248,7 +253,13 @@ describe('reconcile: the reverse map key', () => {
         if (s1 !== s2 || n1 !== n2) expect(reverseKey(s1, n1)).not.toBe(reverseKey(s2, n2));
       }),
       // Found against the unescaped `serverId:name` key.
-      { numRuns: 500, examples: [[':', '', '', ':'], ['a:', 'b', 'a', ':b']] },
+      {
+        numRuns: 500,
+        examples: [
+          [':', '', '', ':'],
+          ['a:', 'b', 'a', ':b'],
+        ],
+      },
     );
     expect(parseReverseKey('a:b:c')).toBeUndefined();
     expect(parseReverseKey('no-separator')).toBeUndefined();
@@ -362,26 +373,42 @@ describe('reconcile: the 64-character limit and illegal names', () => {
     const bundlesArb = fc.uniqueArray(
       fc.record({
         serverId: fc.oneof(fc.constantFrom('s', 'github', 'x'.repeat(40), 'a b'), fc.string({ minLength: 1, maxLength: 50 })),
-        tools: fc.array(name.map((nm) => tool(nm)), { maxLength: 6 }),
+        tools: fc.array(
+          name.map((nm) => tool(nm)),
+          { maxLength: 6 },
+        ),
       }),
       { selector: (b) => b.serverId, maxLength: 4 },
     );
-    await assertProperty('reconcile is sound', fc.property(bundlesArb, (bundles) => expectSound(bundles, reconcile(bundles))), { numRuns: 300 });
+    await assertProperty(
+      'reconcile is sound',
+      fc.property(bundlesArb, (bundles) => expectSound(bundles, reconcile(bundles))),
+      { numRuns: 300 },
+    );
   });
 
   it("gives no server a name that reads as another's, whatever the names (property)", async () => {
     const id = fc.constantFrom('github', 'GitHub', 'a', 'a__b', 'a_', 'my-server', 'p'.repeat(30), 'x y');
     const name = fc.oneof(
       fc.constantFrom('create_issue', 'c', 'b__c', '_c', 'x'.repeat(70)),
-      fc.tuple(id, fc.constantFrom('__', '___', '-_', '..', '__b__'), fc.constantFrom('create_issue', 'c', '', 'x'.repeat(60))).map(
-        ([i, sep, rest]) => `${i}${sep}${rest}`,
-      ),
+      fc
+        .tuple(id, fc.constantFrom('__', '___', '-_', '..', '__b__'), fc.constantFrom('create_issue', 'c', '', 'x'.repeat(60)))
+        .map(([i, sep, rest]) => `${i}${sep}${rest}`),
       fc.tuple(id, fc.constantFrom('create_issue', 'c')).map(([i, rest]) => `${i.toUpperCase()}__${rest}`),
     );
-    const bundlesArb = fc.uniqueArray(fc.record({ serverId: id, tools: fc.array(name.map((nm) => tool(nm)), { maxLength: 6 }) }), {
-      selector: (b) => b.serverId,
-      maxLength: 4,
-    });
+    const bundlesArb = fc.uniqueArray(
+      fc.record({
+        serverId: id,
+        tools: fc.array(
+          name.map((nm) => tool(nm)),
+          { maxLength: 6 },
+        ),
+      }),
+      {
+        selector: (b) => b.serverId,
+        maxLength: 4,
+      },
+    );
     await assertProperty(
       'names are owned',
       fc.property(bundlesArb, (bundles) => {

@@ -124,9 +124,7 @@ export function reconcile(bundles: readonly ServerBundle[], options: ReconcileOp
     perServerName.set(key, (perServerName.get(key) ?? 0) + 1);
   }
   for (const e of entries) if (perServerName.get(reverseKey(e.serverId, e.tool.name))! > 1) e.hash = schemaHash(e.tool);
-  entries.sort(
-    (a, b) => cmp(a.serverId, b.serverId) || cmp(a.tool.name, b.tool.name) || cmp(a.hash, b.hash),
-  );
+  entries.sort((a, b) => cmp(a.serverId, b.serverId) || cmp(a.tool.name, b.tool.name) || cmp(a.hash, b.hash));
 
   const owners = new Map<string, string[]>();
   for (const e of entries) {

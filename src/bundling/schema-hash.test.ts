@@ -5,9 +5,7 @@ import { assertProperty } from '../../test/helpers/property.js';
 import { canonicalJson, listFingerprint, schemaHash, semanticSchemaHash } from './index.js';
 import type { Tool } from './types.js';
 
-const fixture = JSON.parse(
-  readFileSync(new URL('../../test/fixtures/bundle-create-issue.json', import.meta.url), 'utf8'),
-) as Tool;
+const fixture = JSON.parse(readFileSync(new URL('../../test/fixtures/bundle-create-issue.json', import.meta.url), 'utf8')) as Tool;
 const clone = <T>(x: T): T => structuredClone(x);
 type Obj = Record<string, any>;
 
@@ -180,4 +178,3 @@ describe('semanticSchemaHash (what drift is judged by)', () => {
     expect(JSON.stringify(fixture)).toBe(before);
   });
 });
-

@@ -29,7 +29,7 @@ describe('parseServersConfig (the mcpServers format)', () => {
     expect(() => parseServersConfig('{"mcpServers":{}}')).toThrow(/no enabled server/);
   });
 
-  it('reads a per-server timeoutMs, names the field when it is wrong, and leaves other clients\' `timeout` alone', () => {
+  it("reads a per-server timeoutMs, names the field when it is wrong, and leaves other clients' `timeout` alone", () => {
     const specs = parseServersConfig(
       JSON.stringify({
         mcpServers: {

@@ -106,7 +106,8 @@ export function screenToolListPage<M>(message: M, listing: Listing, bounds: Tool
     const chars = textSize(tool);
     if (listing.tools + 1 > bounds.maxTools || listing.chars + chars > bounds.maxChars) {
       listing.cut = cutHere = true;
-      const reason = listing.tools + 1 > bounds.maxTools ? `more than ${bounds.maxTools} tools` : `more than ${bounds.maxChars} characters of tools`;
+      const reason =
+        listing.tools + 1 > bounds.maxTools ? `more than ${bounds.maxTools} tools` : `more than ${bounds.maxChars} characters of tools`;
       screen.onCut(listing.tools, reason);
       break;
     }

@@ -12,7 +12,12 @@ describe('upstreamStderrLine', () => {
   it('passes a JSON log line through as an object, with the upstream id added', () => {
     const line = JSON.stringify({ time: 't0', level: 'warn', msg: 'send refused', code: 'RECIPIENT_NOT_ALLOWED', nested: { a: [1] } });
     expect(parse(upstreamStderrLine(line, 'notify', at))).toEqual({
-      time: 't0', level: 'warn', msg: 'send refused', code: 'RECIPIENT_NOT_ALLOWED', nested: { a: [1] }, upstream: 'notify',
+      time: 't0',
+      level: 'warn',
+      msg: 'send refused',
+      code: 'RECIPIENT_NOT_ALLOWED',
+      nested: { a: [1] },
+      upstream: 'notify',
     });
   });
 
@@ -22,7 +27,12 @@ describe('upstreamStderrLine', () => {
 
   it('wraps any other line, JSON that is no object included', () => {
     for (const line of ['Starting default (STDIO) server...', '', '[1,2]', '"text"', '42', 'null', '{not json', '  {"a":1']) {
-      expect(parse(upstreamStderrLine(line, 'ev-a', at)), line).toEqual({ time: at.toISOString(), level: 'info', msg: line, upstream: 'ev-a' });
+      expect(parse(upstreamStderrLine(line, 'ev-a', at)), line).toEqual({
+        time: at.toISOString(),
+        level: 'info',
+        msg: line,
+        upstream: 'ev-a',
+      });
     }
   });
 
@@ -49,7 +59,10 @@ describe('BoundedLineSplitter: lines are cut while reading', () => {
     expect(lines).toEqual([['0123456789', true]]);
     splitter.push('more of the same line');
     splitter.push('\nnext\n');
-    expect(lines).toEqual([['0123456789', true], ['next', false]]);
+    expect(lines).toEqual([
+      ['0123456789', true],
+      ['next', false],
+    ]);
   });
 
   it('holds at most the bound for 600 MiB with no newline, and hands on one line', () => {
@@ -75,7 +88,12 @@ describe('BoundedLineSplitter: lines are cut while reading', () => {
     splitter.push(Buffer.concat([Buffer.from('a\r\nb'), euro.subarray(0, 1)]));
     splitter.push(Buffer.concat([euro.subarray(1), Buffer.from('\n\nlast')]));
     splitter.end();
-    expect(lines).toEqual([['a', false], ['b€', false], ['', false], ['last', false]]);
+    expect(lines).toEqual([
+      ['a', false],
+      ['b€', false],
+      ['', false],
+      ['last', false],
+    ]);
   });
 
   it('never splits a surrogate pair at the bound', () => {

@@ -16,11 +16,15 @@ describe('Upstream.callTool: the call bound replaces the SDK request default (60
   });
 
   it('waits past 60 s when the bound is longer, and ends at the bound', async () => {
-    upstream = new Upstream('slow', { command: process.execPath, args: [fixture], env: {} }, {
-      log: silentLogger,
-      hooks: { onTools: () => {}, onDown: () => {} },
-      writeStderr: () => {},
-    });
+    upstream = new Upstream(
+      'slow',
+      { command: process.execPath, args: [fixture], env: {} },
+      {
+        log: silentLogger,
+        hooks: { onTools: () => {}, onDown: () => {} },
+        writeStderr: () => {},
+      },
+    );
     await upstream.start();
     expect(upstream.connected).toBe(true);
 
@@ -84,14 +88,22 @@ describe('Upstream over HTTP: a message over the bound is refused as it is read'
     const server = await fakeHttpUpstream(mode, bytes);
     fake = server;
     const warnings: string[] = [];
-    const log = { ...silentLogger, child: () => log, warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push(`${msg} ${JSON.stringify(fields)}`) };
+    const log = {
+      ...silentLogger,
+      child: () => log,
+      warn: (msg: string, fields?: Record<string, unknown>) => void warnings.push(`${msg} ${JSON.stringify(fields)}`),
+    };
     let listed: number | undefined;
-    upstream = new Upstream('big', { url: server.url, headers: {} }, {
-      log: log as typeof silentLogger,
-      connectTimeoutMs: 20_000,
-      backoff: { initialMs: 60_000, maxMs: 60_000 },
-      hooks: { onTools: (_id, tools) => void (listed = tools.length), onDown: () => {} },
-    });
+    upstream = new Upstream(
+      'big',
+      { url: server.url, headers: {} },
+      {
+        log: log as typeof silentLogger,
+        connectTimeoutMs: 20_000,
+        backoff: { initialMs: 60_000, maxMs: 60_000 },
+        hooks: { onTools: (_id, tools) => void (listed = tools.length), onDown: () => {} },
+      },
+    );
     await upstream.start();
     expect(upstream.connected).toBe(connects);
     if (connects) expect(listed).toBe(1);

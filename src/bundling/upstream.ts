@@ -1,6 +1,13 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { Client, ProtocolError, StreamableHTTPClientTransport, type CallToolResult, type Tool, type Transport } from '@modelcontextprotocol/client';
+import {
+  Client,
+  ProtocolError,
+  StreamableHTTPClientTransport,
+  type CallToolResult,
+  type Tool,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Logger } from '../core/log.js';
 import type { CallOptions, ToolArguments } from './dispatcher.js';
@@ -323,7 +330,12 @@ export class Upstream {
       const failure: UpstreamFailure = { reason, stderr: [...facts.stderr], neverUp: !this.everUp };
       if (facts.exit) Object.assign(failure, { exitCode: facts.exit.code, signal: facts.exit.signal });
       if (this.state !== 'closed') this.lastFailure = failure;
-      const fields = { reason, retry_in_ms: delay, ...exitFields(failure), ...(failure.stderr.length > 0 ? { stderr: failure.stderr } : {}) };
+      const fields = {
+        reason,
+        retry_in_ms: delay,
+        ...exitFields(failure),
+        ...(failure.stderr.length > 0 ? { stderr: failure.stderr } : {}),
+      };
       // Said loudly once: an upstream that never starts must not look like a slow one.
       if (first && !this.everUp) this.log.error('upstream could not start', fields);
       else this.log.warn('upstream down', fields);

@@ -21,7 +21,10 @@ export const idempotencyKey = z.string().min(1).max(128).optional();
  * Every branch takes them too: when to send (RFC 3339, Z or an offset; the 30-day bound is the
  * pipeline's), and whether it may pass quiet hours. The example is a Z time: some clients
  * (mcp-use) turn date-time into a pattern that takes only Z. */
-export const sendAt = z.iso.datetime({ offset: true }).optional().meta({ description: 'RFC 3339, ≤30 days ahead', examples: ['2026-07-01T09:00:00Z'] });
+export const sendAt = z.iso
+  .datetime({ offset: true })
+  .optional()
+  .meta({ description: 'RFC 3339, ≤30 days ahead', examples: ['2026-07-01T09:00:00Z'] });
 export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours if allowed' });
 
 /** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`, `send_at`, `urgent`; closed. */
@@ -319,11 +322,17 @@ export function defineChannel<const V extends string, const K extends string, S 
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits, refine } = module.branch(settings);
-      const closed: Branch<V, Shape> = z.strictObject({ via: z.literal(module.name), ...fields, idempotency_key: idempotencyKey, send_at: sendAt, urgent });
+      const closed: Branch<V, Shape> = z.strictObject({
+        via: z.literal(module.name),
+        ...fields,
+        idempotency_key: idempotencyKey,
+        send_at: sendAt,
+        urgent,
+      });
       // Refined before .meta(): the description and limits belong to the schema the union holds.
-      const branch = (refine ? closed.superRefine((call, ctx) => refine(call as z.output<z.ZodObject<Shape>>, ctx as z.RefinementCtx)) : closed).meta(
-        limits === undefined ? { description } : { description, limits },
-      );
+      const branch = (
+        refine ? closed.superRefine((call, ctx) => refine(call as z.output<z.ZodObject<Shape>>, ctx as z.RefinementCtx)) : closed
+      ).meta(limits === undefined ? { description } : { description, limits });
       return Object.freeze({
         channel,
         name: module.name,
@@ -331,7 +340,9 @@ export function defineChannel<const V extends string, const K extends string, S 
         allow,
         settings,
         branch,
-        ...(module.receipts ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } } : {}),
+        ...(module.receipts
+          ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } }
+          : {}),
         check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
         async connect(ctx: ProviderContext, given?: Provider<unknown>): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);
@@ -355,7 +366,8 @@ export function defineChannel<const V extends string, const K extends string, S 
             // The record holds the payload this channel built: its own type.
             editCall: (posted, change) => module.editCall?.(posted as P, change),
             editWaiting: (call, change) => module.editWaiting?.(call, change),
-            branchOf: (value) => branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
+            branchOf: (value) =>
+              branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
           };
           return {
             name: module.name,
@@ -375,7 +387,11 @@ export function defineChannel<const V extends string, const K extends string, S 
 
 /** A channel's doctor lines; a check that throws is a failed line, never a crash. */
 async function checkChannel<S extends ChannelSettings>(
-  module: { name: string; allowlist: { variable: string }; check?: (s: LiveSettings<S>, a: Allowlist | undefined, c: CheckContext) => Promise<Check[]> },
+  module: {
+    name: string;
+    allowlist: { variable: string };
+    check?: (s: LiveSettings<S>, a: Allowlist | undefined, c: CheckContext) => Promise<Check[]>;
+  },
   settings: S,
   allow: Allowlist | undefined,
   ctx: CheckContext,
@@ -386,13 +402,20 @@ async function checkChannel<S extends ChannelSettings>(
     const list = allow === undefined ? 'no allowlist (every recipient is recorded, none reached)' : `${variable} applied`;
     return [pass(name, `dry-run: sends are recorded in the store and nothing leaves; ${list}. Set its credentials to go live.`)];
   }
-  const reach = allow!.any ? 'any recipient (*)' : allow!.entries.length ? `${allow!.entries.length} allowed (${allow!.entries.join(', ')})` : 'none: every send is refused';
+  const reach = allow!.any
+    ? 'any recipient (*)'
+    : allow!.entries.length
+      ? `${allow!.entries.length} allowed (${allow!.entries.join(', ')})`
+      : 'none: every send is refused';
   const lines = [pass(name, `live; ${variable}: ${reach}`)];
   if (!module.check) return [...lines, pass(name, 'live; this channel brings no doctor check of its provider')];
   try {
     return [...lines, ...(await module.check(settings, allow, ctx))];
   } catch (err) {
-    return [...lines, fail(name, `the check failed unexpectedly: ${(err as Error).message}`, 'run it again; if it persists, report it with this line')];
+    return [
+      ...lines,
+      fail(name, `the check failed unexpectedly: ${(err as Error).message}`, 'run it again; if it persists, report it with this line'),
+    ];
   }
 }
 

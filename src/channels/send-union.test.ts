@@ -34,12 +34,19 @@ describe('notification union', () => {
     expect(messages.join(' ')).not.toContain('set via');
   });
 
-  it('starts a format problem with what to do and an example; zod\'s text never leads; nested places read as their JSON Pointer', () => {
+  it("starts a format problem with what to do and an example; zod's text never leads; nested places read as their JSON Pointer", () => {
     const [phone] = issues({ via: 'sms', to: '12345', body: 'Down' });
     expect(phone!.message).toBe('Fix to: use E.164 number (matching ^\\+[1-9]\\d{1,14}$, e.g. +14155550123); "12345" does not match.');
     const [address] = issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' });
-    expect(address).toEqual({ code: 'INVALID_FIELD', path: '/to/1', message: 'Fix /to/1: use an email address, e.g. ops@example.com or Jane Doe <jane@example.com>; "nope" is not one.' });
-    for (const call of [{ via: 'slack', channel: 'general', text: 't' }, { via: 'slack', channel: 'C0123ABCD', text: 't', thread: 'x' }]) {
+    expect(address).toEqual({
+      code: 'INVALID_FIELD',
+      path: '/to/1',
+      message: 'Fix /to/1: use an email address, e.g. ops@example.com or Jane Doe <jane@example.com>; "nope" is not one.',
+    });
+    for (const call of [
+      { via: 'slack', channel: 'general', text: 't' },
+      { via: 'slack', channel: 'C0123ABCD', text: 't', thread: 'x' },
+    ]) {
       const [issue] = issues(call);
       expect(issue!.message).toMatch(/^Fix \w+: use .*e\.g\. /);
       expect(issue!.message).not.toMatch(/Invalid|must match pattern|to\.1/);
@@ -51,9 +58,15 @@ describe('notification union', () => {
     expect(issues({ via: 'email', to, subject: 's', body_html: 'h' })).toEqual([
       { code: 'TOO_LONG', path: '/to', message: 'Shorten to: email takes at most 50 items.' },
     ]);
-    expect(issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to/1' });
+    expect(issues({ via: 'email', to: ['ok@example.com', 'nope'], subject: 's', body_html: 'h' })[0]).toMatchObject({
+      code: 'INVALID_FIELD',
+      path: '/to/1',
+    });
     // Longer than an address may be, too: still the list's problem.
-    expect(issues({ via: 'email', to: Array(300).fill('nope'), subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/to' });
+    expect(issues({ via: 'email', to: Array(300).fill('nope'), subject: 's', body_html: 'h' })[0]).toMatchObject({
+      code: 'TOO_LONG',
+      path: '/to',
+    });
   });
 
   it('takes addresses up to the 254 characters of RFC 5321, in to and reply_to', () => {
@@ -64,17 +77,26 @@ describe('notification union', () => {
     expect(issues({ via: 'email', to: ['ok@example.com', over], subject: 's', body_html: 'h' })).toEqual([
       { code: 'TOO_LONG', path: '/to/1', message: 'Shorten /to/1: an address takes at most 254 characters (RFC 5321).' },
     ]);
-    expect(issues({ via: 'email', to: 'ok@example.com', reply_to: over, subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'TOO_LONG', path: '/reply_to' });
+    expect(issues({ via: 'email', to: 'ok@example.com', reply_to: over, subject: 's', body_html: 'h' })[0]).toMatchObject({
+      code: 'TOO_LONG',
+      path: '/reply_to',
+    });
   });
 
   it('gives an SMS length problem one message, with the encoding, and honours the segment setting', () => {
     expect(issues({ via: 'sms', to: '+14155550123', body: '€'.repeat(81) })).toEqual([
-      { code: 'TOO_LONG', path: '/body', message: expect.stringContaining('Shorten body: 1 segment allows 160 GSM-7 characters, and it has 162') },
+      {
+        code: 'TOO_LONG',
+        path: '/body',
+        message: expect.stringContaining('Shorten body: 1 segment allows 160 GSM-7 characters, and it has 162'),
+      },
     ]);
     const three = defFor({ NOTIFY_SMS_MAX_SEGMENTS: '3' });
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(459) }, three)).toEqual([]);
     expect(issues({ via: 'sms', to: '+14155550123', body: 'a'.repeat(460) }, three)[0]!.code).toBe('TOO_LONG');
-    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe('fits 3 segments: 459 GSM-7 characters, or 201 with emoji or non-Latin');
+    expect(three.variants.find((v) => v.value === 'sms')!.limits.body).toBe(
+      'fits 3 segments: 459 GSM-7 characters, or 201 with emoji or non-Latin',
+    );
   });
 
   it('checks Slack channels and thread timestamps', () => {
@@ -84,7 +106,10 @@ describe('notification union', () => {
   });
 
   it('names the channels when via is missing or unknown', () => {
-    const names = listWords(CHANNELS.map((c) => c.name), 'or'); // email, sms or slack
+    const names = listWords(
+      CHANNELS.map((c) => c.name),
+      'or',
+    ); // email, sms or slack
     expect(issues({ to: 'x' })).toEqual([{ code: 'INVALID_VIA', path: '/via', message: `Set via to ${names}: it is required.` }]);
     expect(issues({ via: 'fax' })[0]!.message).toBe(`Set via to ${names}: "fax" is not a channel.`);
   });
@@ -110,11 +135,24 @@ describe('notification union', () => {
 
 describe('email cc, bcc and display names', () => {
   it('takes a display name on every address field, and judges the address inside', () => {
-    expect(issues({ via: 'email', to: 'Jane Doe <jane@example.com>', cc: ['"Ops, Team" <ops@example.com>'], bcc: ['Audit <audit@example.com>'], reply_to: 'Replies <r@example.com>', subject: 's', body_html: 'h' })).toEqual([]);
+    expect(
+      issues({
+        via: 'email',
+        to: 'Jane Doe <jane@example.com>',
+        cc: ['"Ops, Team" <ops@example.com>'],
+        bcc: ['Audit <audit@example.com>'],
+        reply_to: 'Replies <r@example.com>',
+        subject: 's',
+        body_html: 'h',
+      }),
+    ).toEqual([]);
     const [two] = issues({ via: 'email', to: 'ok@example.com', cc: ['a@example.com, b@attacker.example'], subject: 's', body_html: 'h' });
     expect(two).toMatchObject({ code: 'INVALID_FIELD', path: '/cc/0' });
     expect(two!.message).toMatch(/^Fix \/cc\/0: .*more than one address/);
-    expect(issues({ via: 'email', to: 'Jane <not-an-address>', subject: 's', body_html: 'h' })[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/to' });
+    expect(issues({ via: 'email', to: 'Jane <not-an-address>', subject: 's', body_html: 'h' })[0]).toMatchObject({
+      code: 'INVALID_FIELD',
+      path: '/to',
+    });
   });
 
   it('counts to, cc and bcc together against the recipient cap', () => {
@@ -124,7 +162,9 @@ describe('email cc, bcc and display names', () => {
     expect(over).toMatchObject({ code: 'TOO_LONG', path: '/bcc' });
     expect(over!.message).toMatch(/51 recipients.*at most 50 \(NOTIFY_EMAIL_MAX_RECIPIENTS\)/);
     const small = defFor({ NOTIFY_EMAIL_MAX_RECIPIENTS: '2' });
-    expect(issues({ via: 'email', to: 'a@example.com', cc: ['b@example.com'], bcc: ['c@example.com'], subject: 's', body_html: 'h' }, small)[0]).toMatchObject({ code: 'TOO_LONG' });
+    expect(
+      issues({ via: 'email', to: 'a@example.com', cc: ['b@example.com'], bcc: ['c@example.com'], subject: 's', body_html: 'h' }, small)[0],
+    ).toMatchObject({ code: 'TOO_LONG' });
   });
 
   it('refuses attachments on SMS and Slack as fields not on the channel, with advice', () => {
@@ -145,7 +185,9 @@ describe('SMS media_urls (MMS)', () => {
     const def = defFor({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
     expect(issues(mms(['https://cdn.example.com/a.png', 'https://cdn.example.com/b.jpg?x=1']), def)).toEqual([]);
     expect(issues(mms(['http://cdn.example.com/a.png']), def)[0]!.message).toMatch(/is not https/);
-    expect(issues(mms(['https://evil.example/a.png']), def)[0]!.message).toMatch(/evil\.example, which NOTIFY_SMS_MEDIA_HOSTS does not list/);
+    expect(issues(mms(['https://evil.example/a.png']), def)[0]!.message).toMatch(
+      /evil\.example, which NOTIFY_SMS_MEDIA_HOSTS does not list/,
+    );
     expect(issues(mms(['https://cdn.example.com.evil.example/a.png']), def)[0]).toMatchObject({ code: 'INVALID_FIELD' });
     expect(issues(mms(['https://u:p@cdn.example.com/a.png']), def)[0]!.message).toMatch(/credentials/);
     expect(issues(mms(Array(11).fill('https://cdn.example.com/a.png')), def)[0]).toMatchObject({ code: 'TOO_LONG', path: '/media_urls' });
@@ -172,11 +214,18 @@ describe('SMS media_urls (MMS)', () => {
   it('gives Twilio the serialization that was judged, whatever the call holds', async () => {
     const { sms } = await import('./sms/index.js');
     const settings = sms.settings({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' });
-    const call = { via: 'sms' as const, to: '+14155550123', body: 'see', media_urls: ['https://cdn.example.com\\@evil.example/x.png', 'https://cdn.example.com/ok.png'] };
+    const call = {
+      via: 'sms' as const,
+      to: '+14155550123',
+      body: 'see',
+      media_urls: ['https://cdn.example.com\\@evil.example/x.png', 'https://cdn.example.com/ok.png'],
+    };
     const { payload } = await sms.buildPayload(call, { id: 'ntf_x', settings, timeoutMs: 1000 });
     expect(payload.MediaUrl).toEqual(['https://cdn.example.com/@evil.example/x.png', 'https://cdn.example.com/ok.png']);
   });
   it('is no email field', () => {
-    expect(issues({ via: 'email', to: 'a@example.com', subject: 's', body_html: 'h', media_urls: ['https://x.example/a'] })[0]).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/media_urls' });
+    expect(
+      issues({ via: 'email', to: 'a@example.com', subject: 's', body_html: 'h', media_urls: ['https://x.example/a'] })[0],
+    ).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', path: '/media_urls' });
   });
 });

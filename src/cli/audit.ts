@@ -21,16 +21,26 @@ export interface AuditArgs {
 function sinceOf(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const at = /^\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2}))?$/.test(raw) ? Date.parse(raw) : NaN;
-  if (Number.isNaN(at)) throw new ConfigError(`--since must be an RFC 3339 time or a date, e.g. --since 2026-12-01T00:00:00Z or --since 2026-12-01; got ${JSON.stringify(raw)}`);
+  if (Number.isNaN(at))
+    throw new ConfigError(
+      `--since must be an RFC 3339 time or a date, e.g. --since 2026-12-01T00:00:00Z or --since 2026-12-01; got ${JSON.stringify(raw)}`,
+    );
   return at;
 }
 
-export async function auditCommand(positionals: string[], args: AuditArgs, config: Config, log: Logger, out: (text: string) => void): Promise<number> {
+export async function auditCommand(
+  positionals: string[],
+  args: AuditArgs,
+  config: Config,
+  log: Logger,
+  out: (text: string) => void,
+): Promise<number> {
   const [sub, ...rest] = positionals;
   if ((sub !== 'verify' && sub !== 'export') || rest.length > 0) {
     throw new ConfigError('use `notify-mcp audit verify` or `notify-mcp audit export [--since T] [--client C]`');
   }
-  if (sub === 'verify' && (args.since !== undefined || args.client !== undefined)) throw new ConfigError('audit verify checks the whole chain; --since and --client belong to audit export');
+  if (sub === 'verify' && (args.since !== undefined || args.client !== undefined))
+    throw new ConfigError('audit verify checks the whole chain; --since and --client belong to audit export');
   const since = sinceOf(args.since);
   // A reader: a mistyped NOTIFY_DATA_DIR is said, not answered with a new empty store.
   const store = await openStore(config, log, { existing: true });
@@ -43,7 +53,12 @@ export async function auditCommand(positionals: string[], args: AuditArgs, confi
       return v.ok ? 0 : 1;
     }
     for (let after = Number.MIN_SAFE_INTEGER; ; ) {
-      const page = await store.auditEntries({ afterSeq: after, limit: PAGE, ...(since === undefined ? {} : { since }), ...(args.client === undefined ? {} : { client: args.client }) });
+      const page = await store.auditEntries({
+        afterSeq: after,
+        limit: PAGE,
+        ...(since === undefined ? {} : { since }),
+        ...(args.client === undefined ? {} : { client: args.client }),
+      });
       for (const e of page) out(JSON.stringify({ ...e, at: new Date(e.at).toISOString() }));
       if (page.length < PAGE) return 0;
       after = page[page.length - 1]!.seq;

@@ -11,7 +11,9 @@ import { openStore } from '../store/index.js';
 export async function contactsCommand(args: readonly string[], config: Config, log: Logger, out: (line: string) => void): Promise<number> {
   const [action, via, recipient, ...rest] = args;
   if (action !== undefined && (action !== 'forget' || !via || !recipient || rest.length > 0)) {
-    throw new ConfigError('use `notify-mcp contacts` to list, or `notify-mcp contacts forget <channel> <recipient>` (e.g. contacts forget sms +14155550123)');
+    throw new ConfigError(
+      'use `notify-mcp contacts` to list, or `notify-mcp contacts forget <channel> <recipient>` (e.g. contacts forget sms +14155550123)',
+    );
   }
   if (via !== undefined && !config.channels.some((c) => c.name === via)) {
     throw new ConfigError(`"${via}" is not a channel; use one of ${config.channels.map((c) => c.name).join(', ')}`);

@@ -107,8 +107,8 @@ function parseCommandLine(argv: string[]) {
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandLine(argv);
-  if (values.help) return out(USAGE), 0;
-  if (values.version) return out(VERSION), 0;
+  if (values.help) return (out(USAGE), 0);
+  if (values.version) return (out(VERSION), 0);
   const command = positionals[0] ?? 'serve';
   if (command !== 'serve' && command !== 'bundle') endQuietlyOnClosedPipe();
   // The stdio entry may have read it already (start.ts): an --env-file is read once per start.

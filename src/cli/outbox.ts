@@ -26,7 +26,17 @@ export async function outboxCommand(
     if (waiting) {
       const entries = await store.listOutbox(['scheduled', 'held', 'releasing'], limit);
       for (const e of entries) {
-        out(JSON.stringify({ id: e.id, via: e.via, client: e.client, state: e.state, send_at: iso(e.send_at), due_at: iso(e.due_at), created_at: iso(e.created_at) }));
+        out(
+          JSON.stringify({
+            id: e.id,
+            via: e.via,
+            client: e.client,
+            state: e.state,
+            send_at: iso(e.send_at),
+            due_at: iso(e.due_at),
+            created_at: iso(e.created_at),
+          }),
+        );
       }
       if (entries.length === 0) note('notify-mcp: nothing is waiting (no scheduled or held sends)');
       return 0;

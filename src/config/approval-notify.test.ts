@@ -12,7 +12,9 @@ describe('NOTIFY_APPROVAL_NOTIFY', () => {
       to: '#approvals',
       baseUrl: 'https://notify.example.com',
     });
-    expect(loadConfig({ ...base, ...liveEmail, NOTIFY_APPROVAL_NOTIFY: 'email:ops@example.com' }).approval.notify?.to).toBe('ops@example.com');
+    expect(loadConfig({ ...base, ...liveEmail, NOTIFY_APPROVAL_NOTIFY: 'email:ops@example.com' }).approval.notify?.to).toBe(
+      'ops@example.com',
+    );
     // A dry-run channel without an allowlist reaches no one, so any target of its syntax passes.
     expect(loadConfig({ ...base, NOTIFY_APPROVAL_NOTIFY: 'slack:C0123ABCD' }).approval.notify?.via).toBe('slack');
     expect(loadConfig(base).approval.notify).toBeUndefined();
@@ -30,7 +32,10 @@ describe('NOTIFY_APPROVAL_NOTIFY', () => {
     [{ NOTIFY_APPROVAL_NOTIFY: 'email:not-an-address' }, 'is not a recipient the email channel takes'],
     [{ NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals', NOTIFY_APPROVAL_MODE: 'ask' }, 'NOTIFY_APPROVAL_MODE=ask never holds one'],
     [{ NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals', NOTIFY_PUBLIC_URL: '' }, 'set NOTIFY_PUBLIC_URL'],
-    [{ NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals', NOTIFY_PUBLIC_URL: 'notify.example.com' }, 'NOTIFY_PUBLIC_URL must be the public base URL'],
+    [
+      { NOTIFY_APPROVAL_NOTIFY: 'slack:#approvals', NOTIFY_PUBLIC_URL: 'notify.example.com' },
+      'NOTIFY_PUBLIC_URL must be the public base URL',
+    ],
   ])('refuses at start, saying what to set (%#)', (env, words) => {
     const load = () => loadConfig({ ...base, ...env });
     expect(load).toThrow(ConfigError);

@@ -43,8 +43,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...slack, NOTIFY_SLACK_ALLOW: 'c0123abcd' })).toThrow(/"c0123abcd".*upper case \(C0123ABCD\)/);
     // checked in dry-run too: the list is applied there as well
     expect(() => loadConfig({ NOTIFY_SLACK_ALLOW: 'general' })).toThrow(ConfigError);
-    expect(() => loadConfig({ NOTIFY_EMAIL_ALLOW: 'example.com,*@partner.org' })).toThrow('NOTIFY_EMAIL_ALLOW: "*@partner.org" is not a wildcard');
-    expect(() => loadConfig({ NOTIFY_SMS_ALLOW: '+1415,+1-800-FLOWERS' })).toThrow('NOTIFY_SMS_ALLOW: "+1-800-FLOWERS" is not an E.164 prefix');
+    expect(() => loadConfig({ NOTIFY_EMAIL_ALLOW: 'example.com,*@partner.org' })).toThrow(
+      'NOTIFY_EMAIL_ALLOW: "*@partner.org" is not a wildcard',
+    );
+    expect(() => loadConfig({ NOTIFY_SMS_ALLOW: '+1415,+1-800-FLOWERS' })).toThrow(
+      'NOTIFY_SMS_ALLOW: "+1-800-FLOWERS" is not an E.164 prefix',
+    );
   });
 
   it('names a refused value clipped, whatever its size (an --env-file line may hold a megabyte)', () => {
@@ -83,7 +87,9 @@ describe('loadConfig', () => {
     expect(allowBroadcast({})).toMatchObject({ allowBroadcast: false });
     expect(allowBroadcast({ NOTIFY_SLACK_ALLOW_BROADCAST: '0' })).toMatchObject({ allowBroadcast: false });
     expect(allowBroadcast({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' })).toMatchObject({ allowBroadcast: true });
-    expect(() => loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: 'yes' })).toThrow('NOTIFY_SLACK_ALLOW_BROADCAST must be 1 (on) or 0 (off), got "yes"');
+    expect(() => loadConfig({ NOTIFY_SLACK_ALLOW_BROADCAST: 'yes' })).toThrow(
+      'NOTIFY_SLACK_ALLOW_BROADCAST must be 1 (on) or 0 (off), got "yes"',
+    );
   });
 
   it('parses tokens, client profiles, rate limits and allowed hosts', () => {
@@ -107,7 +113,7 @@ describe('loadConfig', () => {
     expect(c.http.allowedHosts).toEqual(['notify.example.com']);
   });
 
-  it('reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap and a client\'s share of it', () => {
+  it("reads the feed settings: read-only tokens, CORS origins (normalised), the stream cap and a client's share of it", () => {
     const c = loadConfig({
       NOTIFY_FEED_TOKENS: 'web:feed-token-0123456789',
       NOTIFY_FEED_ORIGINS: 'https://App.Example.com, http://localhost:3000/',
@@ -122,7 +128,9 @@ describe('loadConfig', () => {
     expect(loadConfig({}).feed).toEqual({ tokens: [], origins: [], maxStreams: 1000, streamsPerClient: 250 });
     expect(loadConfig({ NOTIFY_FEED_MAX_STREAMS: '3' }).feed.streamsPerClient).toBe(1);
     expect(loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1000' }).feed.streamsPerClient).toBe(1000);
-    expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1001' })).toThrow(/^NOTIFY_FEED_CLIENT_STREAMS \(1001\) is more than NOTIFY_FEED_MAX_STREAMS \(1000\)/);
+    expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '1001' })).toThrow(
+      /^NOTIFY_FEED_CLIENT_STREAMS \(1001\) is more than NOTIFY_FEED_MAX_STREAMS \(1000\)/,
+    );
     expect(() => loadConfig({ NOTIFY_FEED_CLIENT_STREAMS: '0' })).toThrow(/^NOTIFY_FEED_CLIENT_STREAMS must be a positive integer/);
   });
 
@@ -136,13 +144,22 @@ describe('loadConfig', () => {
     [{ SLACK_API_URL: 'https://slack.com' }, /loopback/],
     // An operator is a token's client: a clientInfo name is self-reported.
     [{ NOTIFY_OPERATOR_CLIENTS: 'ops' }, /"ops" is no client of NOTIFY_HTTP_TOKENS/],
-    [{ NOTIFY_PUBLIC_URL: 'notify.example.com' }, /NOTIFY_PUBLIC_URL must be the public base URL of this server, such as https:\/\/notify.example.com/],
+    [
+      { NOTIFY_PUBLIC_URL: 'notify.example.com' },
+      /NOTIFY_PUBLIC_URL must be the public base URL of this server, such as https:\/\/notify.example.com/,
+    ],
     [{ NOTIFY_PUBLIC_URL: 'https://notify.example.com/?x=1' }, /NOTIFY_PUBLIC_URL must be/],
     [{ SMTP_URL: 'smtp://x' }, /EMAIL_FROM/],
     [{ NOTIFY_FEED_TOKENS: 'web:abcdefghijklmnop1234:nested' }, /NOTIFY_FEED_TOKENS: "web:…" must be name:token/],
     [{ NOTIFY_FEED_TOKENS: 'web:short' }, /NOTIFY_FEED_TOKENS: the token of "web" must match/],
-    [{ NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234', NOTIFY_FEED_TOKENS: 'web:abcdefghijklmnop1234' }, /NOTIFY_FEED_TOKENS: "ops" and "web" have the same token/],
-    [{ NOTIFY_FEED_ORIGINS: 'https://app.example.com/page' }, /NOTIFY_FEED_ORIGINS: "https:\/\/app.example.com\/page" is not an origin; list scheme:\/\/host\[:port\]/],
+    [
+      { NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1234', NOTIFY_FEED_TOKENS: 'web:abcdefghijklmnop1234' },
+      /NOTIFY_FEED_TOKENS: "ops" and "web" have the same token/,
+    ],
+    [
+      { NOTIFY_FEED_ORIGINS: 'https://app.example.com/page' },
+      /NOTIFY_FEED_ORIGINS: "https:\/\/app.example.com\/page" is not an origin; list scheme:\/\/host\[:port\]/,
+    ],
     [{ NOTIFY_FEED_ORIGINS: 'app.example.com' }, /is not an origin/],
     [{ NOTIFY_FEED_MAX_STREAMS: '0' }, /NOTIFY_FEED_MAX_STREAMS must be a positive integer/],
     // Past setTimeout's range a budget would fire after 1 ms.
@@ -156,7 +173,9 @@ describe('loadConfig', () => {
   it('accepts only PostgreSQL URLs in DATABASE_URL, and says which schemes and how to use SQLite instead', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@127.0.0.1/db' }).databaseUrl).toBe('postgres://u@127.0.0.1/db');
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@127.0.0.1/db' }).databaseUrl).toBe('postgresql://u@127.0.0.1/db');
-    expect(() => loadConfig({ DATABASE_URL: 'mysql://u@db/x' })).toThrow(/^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/ .*not mysql:\/\/.*unset DATABASE_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://u@db/x' })).toThrow(
+      /^DATABASE_URL must start with postgres:\/\/ or postgresql:\/\/ .*not mysql:\/\/.*unset DATABASE_URL/,
+    );
     expect(() => loadConfig({ DATABASE_URL: 'sqlite:///tmp/x.db' })).toThrow(ConfigError);
     expect(() => loadConfig({ DATABASE_URL: 'db.example.com' })).toThrow(/^DATABASE_URL must be a PostgreSQL URL, e\.g\. postgres:\/\//);
   });
@@ -168,7 +187,9 @@ describe('loadConfig', () => {
     const env = environment(file);
     expect(loadConfig(env)).toMatchObject({ defaultProfile: 'nested', logLevel: 'warn' });
     expect(env.PATH).toBe(process.env.PATH);
-    expect(() => environment(join(dir, 'missing.env'))).toThrow(/^--env-file .*missing\.env: cannot read it \(ENOENT\); copy \.env\.example/);
+    expect(() => environment(join(dir, 'missing.env'))).toThrow(
+      /^--env-file .*missing\.env: cannot read it \(ENOENT\); copy \.env\.example/,
+    );
     // A device or a directory: refused at once, not read without end.
     expect(() => environment('/dev/zero')).toThrow(/^--env-file \/dev\/zero: cannot read it \(not a regular file\)/);
     expect(() => environment(dir)).toThrow(/cannot read it \((not a regular file|EISDIR)\)/);
@@ -182,13 +203,17 @@ describe('loadConfig', () => {
         ['NOTIFY_FEED_TOKENS', `${client}:${token}`],
       ]) {
         expect(() => loadConfig({ [variable!]: value })).toThrow(ConfigError);
-        expect(() => loadConfig({ [variable!]: value })).toThrow(new RegExp(`^${variable}: the client name .* holds (U\\+0000|a lone surrogate)`));
+        expect(() => loadConfig({ [variable!]: value })).toThrow(
+          new RegExp(`^${variable}: the client name .* holds (U\\+0000|a lone surrogate)`),
+        );
       }
     }
     const dir = mkdtempSync(join(tmpdir(), 'notify-envfile-nul-'));
     const file = join(dir, '.env');
     writeFileSync(file, `NOTIFY_HTTP_TOKENS=ali\u0000ce:${token}\n`);
-    expect(() => environment(file)).toThrow(/^--env-file .*: the value of NOTIFY_HTTP_TOKENS holds U\+0000 \(NUL\) at position 3, which this server cannot store/);
+    expect(() => environment(file)).toThrow(
+      /^--env-file .*: the value of NOTIFY_HTTP_TOKENS holds U\+0000 \(NUL\) at position 3, which this server cannot store/,
+    );
     writeFileSync(file, `SMTP_FROM="ops\u0000@example.com"\n`);
     expect(() => environment(file)).toThrow(/the value of SMTP_FROM holds U\+0000/);
   });

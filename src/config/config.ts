@@ -102,7 +102,10 @@ function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', wi
     }
     // The client name is recorded with every send and in every log line of its requests.
     const unstorable = unstorableIn(client);
-    if (unstorable) throw new ConfigError(`${variable}: the client name ${describeValue(client)} holds ${unstorable}, which this server cannot store; rename it`);
+    if (unstorable)
+      throw new ConfigError(
+        `${variable}: the client name ${describeValue(client)} holds ${unstorable}, which this server cannot store; rename it`,
+      );
     if (!TOKEN_RE.test(token)) {
       throw new ConfigError(`${variable}: the token of ${describeValue(client)} must match [A-Za-z0-9._~-]{16,}`);
     }
@@ -117,7 +120,10 @@ function httpTokens(raw: string | undefined, variable = 'NOTIFY_HTTP_TOKENS', wi
  */
 function assertDistinctTokens(tools: HttpToken[], feed: HttpToken[]): void {
   const owner = new Map<string, string>();
-  for (const [variable, tokens] of [['NOTIFY_HTTP_TOKENS', tools], ['NOTIFY_FEED_TOKENS', feed]] as const) {
+  for (const [variable, tokens] of [
+    ['NOTIFY_HTTP_TOKENS', tools],
+    ['NOTIFY_FEED_TOKENS', feed],
+  ] as const) {
     for (const { client, token } of tokens) {
       const first = owner.get(token);
       if (first !== undefined) {
@@ -139,7 +145,9 @@ function feedOrigins(raw: string | undefined): string[] {
       // refused below
     }
     if (origin === undefined || origin === 'null' || origin !== item.replace(/\/$/, '').toLowerCase()) {
-      throw new ConfigError(`NOTIFY_FEED_ORIGINS: ${describeValue(item)} is not an origin; list scheme://host[:port] with no path, e.g. https://app.example.com`);
+      throw new ConfigError(
+        `NOTIFY_FEED_ORIGINS: ${describeValue(item)} is not an origin; list scheme://host[:port] with no path, e.g. https://app.example.com`,
+      );
     }
     return origin;
   });
@@ -150,7 +158,9 @@ function streamCaps(env: Env): { maxStreams: number; streamsPerClient: number } 
   const maxStreams = positiveInt(env, 'NOTIFY_FEED_MAX_STREAMS', 1_000);
   const streamsPerClient = positiveInt(env, 'NOTIFY_FEED_CLIENT_STREAMS', Math.max(1, Math.floor(maxStreams / 4)));
   if (streamsPerClient > maxStreams) {
-    throw new ConfigError(`NOTIFY_FEED_CLIENT_STREAMS (${streamsPerClient}) is more than NOTIFY_FEED_MAX_STREAMS (${maxStreams}); set it to at most that`);
+    throw new ConfigError(
+      `NOTIFY_FEED_CLIENT_STREAMS (${streamsPerClient}) is more than NOTIFY_FEED_MAX_STREAMS (${maxStreams}); set it to at most that`,
+    );
   }
   return { maxStreams, streamsPerClient };
 }
@@ -190,7 +200,8 @@ function operators(raw: string | undefined, tokens: readonly HttpToken[]): strin
 }
 
 function toolGroups(names: string[], variable: string, what: string): ToolGroup[] {
-  if (names.length === 0) throw new ConfigError(`${variable}: ${what} names no tool group; use ${TOOL_GROUPS.join(', ')}, or unset it for all`);
+  if (names.length === 0)
+    throw new ConfigError(`${variable}: ${what} names no tool group; use ${TOOL_GROUPS.join(', ')}, or unset it for all`);
   for (const name of names) {
     if (!(TOOL_GROUPS as readonly string[]).includes(name)) {
       throw new ConfigError(`${variable}: ${describeValue(name)} in ${what} is not a tool group; use ${TOOL_GROUPS.join(', ')}`);
@@ -210,15 +221,28 @@ function tools(env: Env, tokens: readonly HttpToken[]): Config['tools'] {
   const byClient: Record<string, ToolGroup[]> = {};
   for (const item of list(env.NOTIFY_TOKEN_TOOLS ?? '')) {
     const [client, set, ...rest] = item.split('=');
-    if (!client || !set || rest.length > 0) throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(item)} must be client=group[+group…], e.g. status-bot=status+banners`);
+    if (!client || !set || rest.length > 0)
+      throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(item)} must be client=group[+group…], e.g. status-bot=status+banners`);
     if (!tokens.some((t) => t.client === client)) {
-      throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} is no client of NOTIFY_HTTP_TOKENS; name a token's client (e.g. NOTIFY_HTTP_TOKENS=ro:<token> NOTIFY_TOKEN_TOOLS=ro=read-only)`);
+      throw new ConfigError(
+        `NOTIFY_TOKEN_TOOLS: ${describeValue(client)} is no client of NOTIFY_HTTP_TOKENS; name a token's client (e.g. NOTIFY_HTTP_TOKENS=ro:<token> NOTIFY_TOKEN_TOOLS=ro=read-only)`,
+      );
     }
-    if (Object.hasOwn(byClient, client)) throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} is named twice; join its groups with +`);
-    const own = toolGroups(set.split('+').map((g) => g.trim()).filter(Boolean), 'NOTIFY_TOKEN_TOOLS', describeValue(client));
+    if (Object.hasOwn(byClient, client))
+      throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} is named twice; join its groups with +`);
+    const own = toolGroups(
+      set
+        .split('+')
+        .map((g) => g.trim())
+        .filter(Boolean),
+      'NOTIFY_TOKEN_TOOLS',
+      describeValue(client),
+    );
     const withheld = own.filter((g) => !groups.includes(g));
     if (withheld.length) {
-      throw new ConfigError(`NOTIFY_TOKEN_TOOLS: ${describeValue(client)} names ${withheld.join(', ')}, which NOTIFY_TOOLS does not offer; a token's groups only narrow the server's (${groups.join(', ')})`);
+      throw new ConfigError(
+        `NOTIFY_TOKEN_TOOLS: ${describeValue(client)} names ${withheld.join(', ')}, which NOTIFY_TOOLS does not offer; a token's groups only narrow the server's (${groups.join(', ')})`,
+      );
     }
     byClient[client] = own;
   }
@@ -244,7 +268,9 @@ function databaseUrl(raw: string | undefined): string | undefined {
   try {
     scheme = new URL(raw).protocol;
   } catch {
-    throw new ConfigError('DATABASE_URL must be a PostgreSQL URL, e.g. postgres://user:pass@db.example.com:5432/notify; unset it to use SQLite under NOTIFY_DATA_DIR');
+    throw new ConfigError(
+      'DATABASE_URL must be a PostgreSQL URL, e.g. postgres://user:pass@db.example.com:5432/notify; unset it to use SQLite under NOTIFY_DATA_DIR',
+    );
   }
   if (!POSTGRES_SCHEMES.includes(scheme)) {
     throw new ConfigError(
@@ -258,7 +284,9 @@ function databaseUrl(raw: string | undefined): string | undefined {
 function approvalMode(raw: string | undefined): ApprovalMode {
   if (!raw) return 'ask';
   if ((APPROVAL_MODES as readonly string[]).includes(raw)) return raw as ApprovalMode;
-  throw new ConfigError(`NOTIFY_APPROVAL_MODE: ${describeValue(raw)} is not a mode; use ${APPROVAL_MODES.join(', ')} (ask: the client asks its user; console: a person decides in /console)`);
+  throw new ConfigError(
+    `NOTIFY_APPROVAL_MODE: ${describeValue(raw)} is not a mode; use ${APPROVAL_MODES.join(', ')} (ask: the client asks its user; console: a person decides in /console)`,
+  );
 }
 
 function approvalKey(raw: string | undefined): string | undefined {
@@ -287,20 +315,30 @@ function approvalNotify(env: Env, mode: ApprovalMode, channels: readonly Configu
     throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(via)} is not a channel a notice can go through; write ${shape}`);
   }
   if (mode === 'ask') {
-    throw new ConfigError('NOTIFY_APPROVAL_NOTIFY announces sends held for the console, and NOTIFY_APPROVAL_MODE=ask never holds one; set NOTIFY_APPROVAL_MODE=console (or ask-then-console), or unset NOTIFY_APPROVAL_NOTIFY');
+    throw new ConfigError(
+      'NOTIFY_APPROVAL_NOTIFY announces sends held for the console, and NOTIFY_APPROVAL_MODE=ask never holds one; set NOTIFY_APPROVAL_MODE=console (or ask-then-console), or unset NOTIFY_APPROVAL_NOTIFY',
+    );
   }
   const baseUrl = publicBaseUrl(env, 'NOTIFY_PUBLIC_URL');
   if (!baseUrl) {
-    throw new ConfigError("NOTIFY_APPROVAL_NOTIFY links each notice to the send's console page: set NOTIFY_PUBLIC_URL to the base URL people reach this server at, e.g. https://notify.example.com");
+    throw new ConfigError(
+      "NOTIFY_APPROVAL_NOTIFY links each notice to the send's console page: set NOTIFY_PUBLIC_URL to the base URL people reach this server at, e.g. https://notify.example.com",
+    );
   }
   const target: NoticeTarget = { via, to, baseUrl };
-  const parsed = channel.branch.safeParse(noticeCall(channel.channel, target, { id: 'ntf_check', via, client: null, recipientClasses: [] }));
+  const parsed = channel.branch.safeParse(
+    noticeCall(channel.channel, target, { id: 'ntf_check', via, client: null, recipientClasses: [] }),
+  );
   if (!parsed.success) {
-    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not a recipient the ${channel.channel.label} channel takes (${parsed.error.issues[0]?.message ?? 'refused'}); write ${shape}`);
+    throw new ConfigError(
+      `NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not a recipient the ${channel.channel.label} channel takes (${parsed.error.issues[0]?.message ?? 'refused'}); write ${shape}`,
+    );
   }
   if (!isAllowed(channel.channel.allowlist.matcher, to, channel.allow)) {
     const variable = channel.channel.allowlist.variable;
-    throw new ConfigError(`NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not on the ${via} allowlist (${variable}); add it to ${variable}, or name a target it allows`);
+    throw new ConfigError(
+      `NOTIFY_APPROVAL_NOTIFY: ${describeValue(to)} is not on the ${via} allowlist (${variable}); add it to ${variable}, or name a target it allows`,
+    );
   }
   return target;
 }
@@ -309,7 +347,6 @@ function defaultDataDir(env: Env): string {
   const base = env.XDG_DATA_HOME || join(env.HOME || homedir(), '.local', 'share');
   return join(base, 'notify-mcp');
 }
-
 
 /** `channels`: the channel list to configure, the registry's unless an embedder or a test gives its own. */
 export function loadConfig(env: Env = environment(), channels: readonly Channel[] = CHANNELS): Config {
@@ -374,7 +411,10 @@ function messageCap(channels: readonly ConfiguredChannel[]): Config['messageCap'
     if (larger && larger.bytes > (largest?.bytes ?? 0)) largest = larger;
   }
   if (!largest) return { bytes: BASE_MESSAGE_BYTES };
-  return { bytes: BASE_MESSAGE_BYTES + largest.bytes, why: `1 MiB plus what ${largest.variable} lets a call carry; raise that to send more` };
+  return {
+    bytes: BASE_MESSAGE_BYTES + largest.bytes,
+    why: `1 MiB plus what ${largest.variable} lets a call carry; raise that to send more`,
+  };
 }
 
 export { environment, takeEnvironment };

@@ -22,7 +22,9 @@ export function environment(envFile?: string): Env {
     text = readConfigFile(envFile, MAX_ENV_FILE_BYTES);
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new ConfigError(`--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`);
+    throw new ConfigError(
+      `--env-file ${envFile}: cannot read it (${why}); copy .env.example to that path and fill it in, or drop --env-file`,
+    );
   }
   const parsed = parseEnv(text);
   // The process environment cannot hold U+0000; a file can, and no variable means it.

@@ -40,7 +40,8 @@ export function consoleActions(app: App) {
     const entry = app.catalog.flat.entries.get(name);
     if (!entry) throw new Error(`no tool ${name}`);
     // The operator's own offer (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS), as over MCP: the route hides what this refuses.
-    if (!toolOffered(name, offeredGroups(app.config, client))) throw errors.notFound(`This server does not offer ${name} to ${client}.`, {});
+    if (!toolOffered(name, offeredGroups(app.config, client)))
+      throw errors.notFound(`This server does not offer ${name} to ${client}.`, {});
     const result = await app.track(
       entry.call(args, {
         deps: app,
@@ -64,7 +65,10 @@ export function consoleActions(app: App) {
     /** What operator `client` may do with banners, by its tool groups: see them (list_banners), show and dismiss them. */
     bannerAccess(client: string): { see: boolean; change: boolean } {
       const groups = offeredGroups(app.config, client);
-      return { see: toolOffered('list_banners', groups), change: toolOffered('show_banner', groups) && toolOffered('dismiss_banner', groups) };
+      return {
+        see: toolOffered('list_banners', groups),
+        change: toolOffered('show_banner', groups) && toolOffered('dismiss_banner', groups),
+      };
     },
     /**
      * The delivery log, each row read as far as the list shows it, and the sends the outbox
@@ -90,7 +94,9 @@ export function consoleActions(app: App) {
       const { status, ...rest } = filters;
       const [recorded, unrecorded] = await Promise.all([
         app.store.findListings(records, { payloadChars: LIST_PAYLOAD_CHARS, approval: false }).then((rows) => rows.map(withHead)),
-        outbox && (after === undefined || before) ? app.store.findUnrecordedOutbox({ ...rest, ...(status ? { state: status as OutboxState } : {}), ...(before ? { before } : {}) }) : [],
+        outbox && (after === undefined || before)
+          ? app.store.findUnrecordedOutbox({ ...rest, ...(status ? { state: status as OutboxState } : {}), ...(before ? { before } : {}) })
+          : [],
       ]);
       const rows: ListRow[] = [];
       let i = 0;
@@ -120,7 +126,12 @@ export function consoleActions(app: App) {
     async pending(after?: string): Promise<DeliveryRecord[]> {
       await expireHeld(app);
       // The payload whole (its cards list every part), the held call left in the store.
-      return (await app.store.findListings({ status: 'pending_approval', limit: APPROVAL_ROWS, ...(after ? { after } : {}) }, { payloadChars: WHOLE, approval: true })).map((l) => l.record);
+      return (
+        await app.store.findListings(
+          { status: 'pending_approval', limit: APPROVAL_ROWS, ...(after ? { after } : {}) },
+          { payloadChars: WHOLE, approval: true },
+        )
+      ).map((l) => l.record);
     },
     decide: (id: string, d: HeldDecision): Promise<HeldOutcome> => app.track(decideHeld(app, id, d)),
     async waiting(): Promise<OutboxEntry[]> {

@@ -12,7 +12,8 @@ export const APPROVAL_ROWS = 20;
 /** How much of a held send's text its card shows; its page shows all of it. */
 const CARD_TEXT_CHARS = 2_000;
 
-const partText = (p: MimeLeaf) => `${p.filename !== undefined ? `${p.filename} (${p.type}` : `(${p.type}`}, ${p.size} bytes${p.attachment ? ', attachment' : ''})`;
+const partText = (p: MimeLeaf) =>
+  `${p.filename !== undefined ? `${p.filename} (${p.type}` : `(${p.type}`}, ${p.size} bytes${p.attachment ? ', attachment' : ''})`;
 
 function card(r: DeliveryRecord, csrf: string): Html {
   const view = messageView(r, CARD_TEXT_CHARS);
@@ -42,7 +43,9 @@ function card(r: DeliveryRecord, csrf: string): Html {
 export function approvalsBody(rows: readonly DeliveryRecord[], csrf: string, after?: string): Html {
   if (rows.length === 0) return html`<p class="empty">${after ? 'No older held sends.' : 'Nothing is waiting for approval.'}</p>`;
   const full = rows.length === APPROVAL_ROWS;
-  const count = full ? `The newest ${APPROVAL_ROWS}${after ? ' after the page before' : ''}` : `${rows.length} waiting${after ? ' after the page before' : ''}`;
+  const count = full
+    ? `The newest ${APPROVAL_ROWS}${after ? ' after the page before' : ''}`
+    : `${rows.length} waiting${after ? ' after the page before' : ''}`;
   return html`<p class="muted">${count}, newest first. Approving sends exactly what is shown; declining sends nothing.</p>
   ${rows.map((r) => card(r, csrf))}
   ${full ? html`<p><a class="button secondary" href="/console/approvals?after=${encodeURIComponent(rows.at(-1)!.id)}">Older held sends</a></p>` : ''}`;

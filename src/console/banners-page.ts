@@ -27,10 +27,12 @@ export function bannersBody(active: readonly BannerRecord[], csrf: string, chang
             <td data-label="Audience">${b.audience}</td>
             <td data-label="Severity">${statusChip(b.severity)}</td>
             <td data-label="Expires">${time(b.expires_at)}</td>
-            ${change
-              ? html`<td data-label="Action"><form method="post" action="/console/banners/${encodeURIComponent(b.id)}/dismiss">${csrfField(csrf)}
+            ${
+              change
+                ? html`<td data-label="Action"><form method="post" action="/console/banners/${encodeURIComponent(b.id)}/dismiss">${csrfField(csrf)}
               <button type="submit" class="secondary" aria-label="Dismiss banner ${b.id}">Dismiss</button></form></td>`
-              : ''}
+                : ''
+            }
           </tr>`,
         )}</tbody></table>`;
   return html`<h2>Showing now</h2>${list}${change ? form : ''}`;

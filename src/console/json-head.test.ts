@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { headStrings } from './json-head.js';
 
 describe('headStrings', () => {
-  const payload = { envelope: { from: 'a@x', to: ['"q\\"uote" <b@y>', '{[', ']}'] }, messageId: '<m@x>', raw: 'Subject: caf\u00e9 "x"\r\n\u0001\r\n\r\nbody', n: 1, t: true };
+  const payload = {
+    envelope: { from: 'a@x', to: ['"q\\"uote" <b@y>', '{[', ']}'] },
+    messageId: '<m@x>',
+    raw: 'Subject: caf\u00e9 "x"\r\n\u0001\r\n\r\nbody',
+    n: 1,
+    t: true,
+  };
   const text = JSON.stringify(payload);
 
   it('reads every top-level string of a whole object, skipping objects, arrays and literals', () => {

@@ -31,7 +31,9 @@ export function page(shell: Shell): string {
         <button type="submit" class="secondary">Sign out ${shell.session.client}</button>
       </form>`
     : '';
-  const notice = shell.notice ? html`<div class="notice${shell.notice.kind === 'error' ? ' error' : ''}" role="${shell.notice.kind === 'error' ? 'alert' : 'status'}">${shell.notice.text}</div>` : '';
+  const notice = shell.notice
+    ? html`<div class="notice${shell.notice.kind === 'error' ? ' error' : ''}" role="${shell.notice.kind === 'error' ? 'alert' : 'status'}">${shell.notice.text}</div>`
+    : '';
   return html`<!doctype html>
 <html lang="en">
 <head>

@@ -37,14 +37,19 @@ describe('mime', () => {
     const m = parseMime(MESSAGE);
     expect(htmlBody(m)).toBe('<p>café ok</p>');
     expect(attachments(m)).toEqual([
-      { filename: 'report.pdf', type: 'application/pdf', size: 5, sha256: '38523c087796e5d5dd1cf9bad1fb026781a838dd9dd2cf8af58b9f6502a46778' },
+      {
+        filename: 'report.pdf',
+        type: 'application/pdf',
+        size: 5,
+        sha256: '38523c087796e5d5dd1cf9bad1fb026781a838dd9dd2cf8af58b9f6502a46778',
+      },
     ]);
     expect(decodeWords(m.headers.get('subject')!)).toBe('Café numbers');
     expect(decodeWords('=?utf-8?B?w6l0w6k=?= plain')).toBe('été plain');
   });
 });
 
-describe('mime: the structure a recipient\'s client reads', () => {
+describe("mime: the structure a recipient's client reads", () => {
   // A delimiter mid-line (inside an HTML comment) is content; the caller's parts after it are
   // parts all the same for a mail client, so the console must list them.
   const hidden = [
@@ -83,21 +88,31 @@ describe('mime: the structure a recipient\'s client reads', () => {
     expect(htmlBody(m)).toBe('<p>benign</p><!-- x--b--');
     expect(attachments(m).map((a) => a.filename)).toEqual(['invoice.exe']);
     // Followed by anything but spaces, it is content too.
-    expect(partsOf(parseMime('Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\r\nx\r\n--bx\r\n\r\ny\r\n--b--\r\n'))).toHaveLength(1);
+    expect(partsOf(parseMime('Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\n\r\nx\r\n--bx\r\n\r\ny\r\n--b--\r\n'))).toHaveLength(
+      1,
+    );
   });
 
   it('decodes RFC 2231 and RFC 2047 file names for display', () => {
     const named = (disposition: string) =>
-      partsOf(parseMime(`Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: ${disposition}\r\n\r\nx\r\n--b--\r\n`))[0]!.filename;
-    expect(named(`attachment; filename*0*=utf-8''report%22%3B%20filename%3D%22; filename*1*=payload.exe`)).toBe('report"; filename="payload.exe');
+      partsOf(
+        parseMime(
+          `Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: ${disposition}\r\n\r\nx\r\n--b--\r\n`,
+        ),
+      )[0]!.filename;
+    expect(named(`attachment; filename*0*=utf-8''report%22%3B%20filename%3D%22; filename*1*=payload.exe`)).toBe(
+      'report"; filename="payload.exe',
+    );
     expect(named(`attachment; filename*=UTF-8''caf%C3%A9.txt`)).toBe('café.txt');
     expect(named('attachment; filename="=?UTF-8?Q?report=22=3B_filename=3D=22payload=2Eexe?="')).toBe('report"; filename="payload.exe');
     expect(named('attachment; filename="a \\"quoted\\"; name.txt"')).toBe('a "quoted"; name.txt');
   });
 
-  it('works out a base64 attachment\'s size without decoding it', () => {
+  it("works out a base64 attachment's size without decoding it", () => {
     const b64 = Buffer.alloc(1000, 7).toString('base64').replace(/.{76}/g, '$&\r\n');
-    const m = parseMime(`Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=a.txt\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64}\r\n--b--\r\n`);
+    const m = parseMime(
+      `Content-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=a.txt\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64}\r\n--b--\r\n`,
+    );
     expect(partsOf(m)[0]!.size).toBe(1000);
     expect(attachments(m)[0]!.size).toBe(1000);
   });

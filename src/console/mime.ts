@@ -44,7 +44,9 @@ export function rawMessage(payload: unknown): string | undefined {
 /** A header value with its RFC 2047 encoded words (`=?UTF-8?B?…?=`, `=?UTF-8?Q?…?=`) decoded; other charsets are left as written. */
 export function decodeWords(value: string): string {
   return value.replace(/=\?utf-8\?([BQ])\?([^?]*)\?=(\s+(?==\?))?/gi, (_, enc: string, text: string) =>
-    enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : decode(text.replace(/_/g, ' '), 'quoted-printable').toString('utf8'),
+    enc.toUpperCase() === 'B'
+      ? Buffer.from(text, 'base64').toString('utf8')
+      : decode(text.replace(/_/g, ' '), 'quoted-printable').toString('utf8'),
   );
 }
 

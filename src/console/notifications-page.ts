@@ -48,7 +48,10 @@ export function toQuery(f: ListFilters, channels: readonly string[]): { query: D
     if (/^[A-Za-z0-9_-]{1,64}$/.test(f.after)) query.after = f.after;
     else ignored.push('page');
   }
-  for (const [name, key] of [['since', 'since'], ['until', 'until']] as const) {
+  for (const [name, key] of [
+    ['since', 'since'],
+    ['until', 'until'],
+  ] as const) {
     if (!f[name]) continue;
     const ms = parseTime(f[name]);
     if (ms === undefined) ignored.push(name);
@@ -71,10 +74,14 @@ export function listBody(rows: readonly ListRow[], f: ListFilters, channels: rea
     <a class="button secondary" href="/console">Clear</a>
   </form>`;
   const filtered = Object.values(f).some((v) => v);
-  if (rows.length === 0) return html`${filters}<p class="empty">${f.after ? 'No older notifications.' : filtered ? 'No notifications match.' : 'No notifications yet.'}</p>`;
+  if (rows.length === 0)
+    return html`${filters}<p class="empty">${f.after ? 'No older notifications.' : filtered ? 'No notifications match.' : 'No notifications yet.'}</p>`;
   const count = `${rows.length} ${rows.length === 1 ? 'notification' : 'notifications'}`;
   // A full page may have more behind it: the next one starts after its last row (ties in time included).
-  const older = rows.length === PAGE_ROWS ? `/console?${new URLSearchParams({ ...Object.fromEntries(Object.entries(f).filter(([, v]) => v)), after: rows.at(-1)!.id }).toString()}` : undefined;
+  const older =
+    rows.length === PAGE_ROWS
+      ? `/console?${new URLSearchParams({ ...Object.fromEntries(Object.entries(f).filter(([, v]) => v)), after: rows.at(-1)!.id }).toString()}`
+      : undefined;
   return html`${filters}
   <p class="muted">${f.after ? `${count} older than the page before` : rows.length === PAGE_ROWS ? `The newest ${PAGE_ROWS}` : count}, newest first.</p>
   <table class="rows">
@@ -111,7 +118,8 @@ export function headline(r: DeliveryRecord): string | undefined {
   }
   const p = r.payload as Record<string, unknown> | null;
   // Cut for a row, and saying so: the notification's page has all of it.
-  for (const k of ['text', 'body', 'Body']) if (typeof p?.[k] === 'string') return (p[k] as string).length > 200 ? `${(p[k] as string).slice(0, 200)}…` : (p[k] as string);
+  for (const k of ['text', 'body', 'Body'])
+    if (typeof p?.[k] === 'string') return (p[k] as string).length > 200 ? `${(p[k] as string).slice(0, 200)}…` : (p[k] as string);
   return undefined;
 }
 
@@ -128,7 +136,9 @@ const SHOWN_PAYLOAD_CHARS = 20_000;
 /** The payload as JSON, and how many characters of it were left out (0: none). */
 function payloadText(payload: unknown, whole: boolean): { text: string; more: number } {
   const text = JSON.stringify(payload, null, 2) ?? 'null';
-  return whole || text.length <= SHOWN_PAYLOAD_CHARS ? { text, more: 0 } : { text: text.slice(0, SHOWN_PAYLOAD_CHARS), more: text.length - SHOWN_PAYLOAD_CHARS };
+  return whole || text.length <= SHOWN_PAYLOAD_CHARS
+    ? { text, more: 0 }
+    : { text: text.slice(0, SHOWN_PAYLOAD_CHARS), more: text.length - SHOWN_PAYLOAD_CHARS };
 }
 
 /** The approve and decline form of a held send, bound to the payload hash the person is shown. */
@@ -158,9 +168,13 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
   const id = encodeURIComponent(r.id);
   const a = r.approval;
   return html`
-  ${r.status === 'pending_approval' ? html`<section class="card" aria-labelledby="decide"><h2 id="decide">Waiting for approval</h2>
+  ${
+    r.status === 'pending_approval'
+      ? html`<section class="card" aria-labelledby="decide"><h2 id="decide">Waiting for approval</h2>
     <p>Approving sends exactly the payload below (sha256 <code>${a?.payload_sha256 ?? ''}</code>)${a?.expires_at ? html`; it expires ${time(a.expires_at)}` : ''}.</p>
-    ${decisionForm(r, csrf)}</section>` : ''}
+    ${decisionForm(r, csrf)}</section>`
+      : ''
+  }
   <section class="card" aria-labelledby="facts"><h2 id="facts">Facts</h2>
   <dl class="facts">
     <dt>Status</dt><dd>${statusChip(r.status)}</dd>
@@ -176,29 +190,45 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
     <dt>Latency</dt><dd>${r.latency_ms} ms</dd>
   </dl></section>
   <section class="card" aria-labelledby="recipients"><h2 id="recipients">Recipients</h2>
-  ${byKind.length > 0
-    ? html`<dl class="facts">${byKind.map((x) => html`<dt>${x.label}</dt><dd>${x.names.join(', ') || '—'}</dd>`)}</dl>`
-    : recipients.length === 0 ? html`<p class="muted">In the payload below.</p>` : html`<ul>${recipients.map((x) => html`<li>${x}</li>`)}</ul>`}
+  ${
+    byKind.length > 0
+      ? html`<dl class="facts">${byKind.map((x) => html`<dt>${x.label}</dt><dd>${x.names.join(', ') || '—'}</dd>`)}</dl>`
+      : recipients.length === 0
+        ? html`<p class="muted">In the payload below.</p>`
+        : html`<ul>${recipients.map((x) => html`<li>${x}</li>`)}</ul>`
+  }
   </section>
-  ${a ? html`<section class="card" aria-labelledby="approval"><h2 id="approval">Approval</h2><dl class="facts">
+  ${
+    a
+      ? html`<section class="card" aria-labelledby="approval"><h2 id="approval">Approval</h2><dl class="facts">
     <dt>Outcome</dt><dd>${a.outcome}</dd>
     <dt>Why</dt><dd>${a.reasons.join(', ') || '—'}</dd>
     <dt>Payload sha256</dt><dd><code>${a.payload_sha256}</code></dd>
     <dt>Decided by</dt><dd>${a.decided_by ?? '—'}</dd>
     <dt>Decided</dt><dd>${time(a.decided_at)}</dd>
     <dt>Reason</dt><dd>${a.reason ?? '—'}</dd>
-  </dl></section>` : ''}
-  ${message ? html`<section class="card" aria-labelledby="message"><h2 id="message">Message</h2>
+  </dl></section>`
+      : ''
+  }
+  ${
+    message
+      ? html`<section class="card" aria-labelledby="message"><h2 id="message">Message</h2>
     ${hasHtml ? html`<iframe class="mail" title="The message's HTML, scripts and remote content off" sandbox="" referrerpolicy="no-referrer" src="/console/notifications/${id}/html"></iframe>` : html`<p class="muted">No HTML part.</p>`}
     <h3>Parts and attachments</h3>
     <p class="muted">Every part the recipient's mail client gets, in order.</p>
     <table><thead><tr><th scope="col">#</th><th scope="col">Type</th><th scope="col">Name</th><th scope="col">Bytes</th><th scope="col">SHA-256</th></tr></thead><tbody>
       ${parts.map((p, i) => html`<tr><td>${i + 1}</td><td>${p.type}${p.attachment ? ' (attachment)' : ''}</td><td>${p.filename ?? '—'}</td><td class="num">${p.size}</td><td><code>${p.sha256 ?? ''}</code></td></tr>`)}</tbody></table>
     <p class="actions"><a class="button secondary" href="/console/notifications/${id}/raw" download>Download raw MIME</a></p>
-  </section>` : ''}
+  </section>`
+      : ''
+  }
   <section class="card" aria-labelledby="attempts"><h2 id="attempts">Attempts</h2>
-  ${r.attempt_log.length === 0 ? html`<p class="muted">No provider call${r.status === 'dry_run' ? ' (a dry run)' : ''}.</p>` : html`<table><thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Vendor code</th><th scope="col">Latency</th></tr></thead><tbody>
-    ${r.attempt_log.map((x) => html`<tr><td>${x.attempt}</td><td>${time(x.at)}</td><td>${x.outcome}</td><td>${x.vendor_code ?? '—'}</td><td>${x.latency_ms} ms</td></tr>`)}</tbody></table>`}
+  ${
+    r.attempt_log.length === 0
+      ? html`<p class="muted">No provider call${r.status === 'dry_run' ? ' (a dry run)' : ''}.</p>`
+      : html`<table><thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Vendor code</th><th scope="col">Latency</th></tr></thead><tbody>
+    ${r.attempt_log.map((x) => html`<tr><td>${x.attempt}</td><td>${time(x.at)}</td><td>${x.outcome}</td><td>${x.vendor_code ?? '—'}</td><td>${x.latency_ms} ms</td></tr>`)}</tbody></table>`
+  }
   </section>
   ${auditSection(audit)}
   <section class="card" aria-labelledby="payload"><h2 id="payload">Exact payload</h2>

@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createSessions, SESSION_MS, type SessionRevocations } from './session.js';
 
-const ops = [{ client: 'ops', token: 'ops-token-0123456789' }, { client: 'lead', token: 'lead-token-0123456789' }];
+const ops = [
+  { client: 'ops', token: 'ops-token-0123456789' },
+  { client: 'lead', token: 'lead-token-0123456789' },
+];
 
 /** The store's revocations, in memory: what replicas share. */
 function revocations(): SessionRevocations {
@@ -29,7 +32,9 @@ describe('console sessions', () => {
     expect(s.verify('garbage', 1_000)).toBeUndefined();
     expect(s.verify(undefined, 1_000)).toBeUndefined();
     // The token rotated (or the operator removed): the session ends.
-    expect(createSessions([{ client: 'ops', token: 'another-token-0123456789' }], revocations()).verify(session.value, 1_000)).toBeUndefined();
+    expect(
+      createSessions([{ client: 'ops', token: 'another-token-0123456789' }], revocations()).verify(session.value, 1_000),
+    ).toBeUndefined();
     expect(createSessions([], revocations()).verify(session.value, 1_000)).toBeUndefined();
   });
   it('ends a signed-out session on every replica sharing the store, and only that one', async () => {

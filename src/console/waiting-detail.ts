@@ -23,7 +23,8 @@ const WHAT_STATE_MEANS: Record<string, string> = {
 
 export function waitingDetailBody(e: OutboxEntry, csrf: string, waiting: boolean, audit: readonly AuditEntry[] = []): Html {
   const call = JSON.stringify(e.call, null, 2);
-  const shown = call.length > SHOWN_CALL_CHARS ? `${call.slice(0, SHOWN_CALL_CHARS)}\n… (${call.length - SHOWN_CALL_CHARS} more characters)` : call;
+  const shown =
+    call.length > SHOWN_CALL_CHARS ? `${call.slice(0, SHOWN_CALL_CHARS)}\n… (${call.length - SHOWN_CALL_CHARS} more characters)` : call;
   return html`
   <section class="card" aria-labelledby="facts"><h2 id="facts">Facts</h2>
   <p>${WHAT_STATE_MEANS[e.state] ?? ''}</p>
@@ -36,10 +37,12 @@ export function waitingDetailBody(e: OutboxEntry, csrf: string, waiting: boolean
     <dt>Due</dt><dd>${time(e.due_at)}</dd>
     <dt>Ended</dt><dd>${time(e.finished_at)}</dd>
   </dl>
-  ${waiting
-    ? html`<form method="post" action="/console/waiting/${encodeURIComponent(e.id)}/retract" class="actions">${csrfField(csrf)}
+  ${
+    waiting
+      ? html`<form method="post" action="/console/waiting/${encodeURIComponent(e.id)}/retract" class="actions">${csrfField(csrf)}
       <button type="submit" class="secondary" aria-label="Retract ${e.id}">Retract</button></form>`
-    : ''}
+      : ''
+  }
   </section>
   ${auditSection(audit)}
   <section class="card" aria-labelledby="call"><h2 id="call">The call as kept</h2>

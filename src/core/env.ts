@@ -72,7 +72,9 @@ export function publicBaseUrl<K extends string>(env: Env<K>, variable: NoInfer<K
     url = undefined;
   }
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.search || url.hash || url.username || url.password) {
-    throw new ConfigError(`${variable} must be the public base URL of this server, such as https://notify.example.com, got ${describeValue(raw)}`);
+    throw new ConfigError(
+      `${variable} must be the public base URL of this server, such as https://notify.example.com, got ${describeValue(raw)}`,
+    );
   }
   return url.href.replace(/\/+$/, '');
 }

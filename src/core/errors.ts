@@ -191,5 +191,9 @@ export const errors = {
   capReached: make('CAP_REACHED'),
   /** A bug on our side: the caller logs it with its stack. */
   internalError: (cause?: unknown): NotifyError =>
-    new NotifyError('INTERNAL_ERROR', 'The server failed unexpectedly; nothing is known to have been sent. Try again later.', cause === undefined ? {} : { cause }),
+    new NotifyError(
+      'INTERNAL_ERROR',
+      'The server failed unexpectedly; nothing is known to have been sent. Try again later.',
+      cause === undefined ? {} : { cause },
+    ),
 } as const;

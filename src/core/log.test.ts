@@ -44,7 +44,12 @@ describe('createLogger', () => {
       expect(writes).toEqual([]);
       await new Promise((r) => setImmediate(r));
       expect(writes).toHaveLength(1);
-      expect(writes[0]!.trim().split('\n').map((l) => JSON.parse(l).msg)).toEqual(['one', 'two']);
+      expect(
+        writes[0]!
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l).msg),
+      ).toEqual(['one', 'two']);
     } finally {
       spy.mockRestore();
     }

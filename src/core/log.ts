@@ -51,7 +51,8 @@ export function createLogger(
     if (baseShadowsHead) return write(JSON.stringify({ time, level: lvl, msg, ...base, ...fields }) + '\n');
     if (fields) {
       // A field named like a constant one (or time, level, msg) replaces it once in the line: the slow way.
-      for (const k in fields) if (k in base || k in HEAD) return write(JSON.stringify({ time, level: lvl, msg, ...base, ...fields }) + '\n');
+      for (const k in fields)
+        if (k in base || k in HEAD) return write(JSON.stringify({ time, level: lvl, msg, ...base, ...fields }) + '\n');
       own = JSON.stringify(fields).slice(1, -1);
     }
     write(`{"time":"${time}","level":"${lvl}","msg":${JSON.stringify(msg)}${baseJson && ',' + baseJson}${own && ',' + own}}\n`);

@@ -11,8 +11,12 @@ const STATE: ApprovalState = { v: 1, id: 'ntf_1', at: 1000, payload_sha256: 'ab'
 const ACCEPT = { approval: { action: 'accept', content: { approve: true } } };
 
 function round(opts: { elicitation?: object; state?: unknown; responses?: unknown; client?: string | null }) {
-  const server = { getClientCapabilities: () => (opts.elicitation === undefined ? {} : { elicitation: opts.elicitation }) } as unknown as Server;
-  const ctx = { mcpReq: { envelope: undefined, requestState: () => opts.state, inputResponses: opts.responses } } as unknown as ServerContext;
+  const server = {
+    getClientCapabilities: () => (opts.elicitation === undefined ? {} : { elicitation: opts.elicitation }),
+  } as unknown as Server;
+  const ctx = {
+    mcpReq: { envelope: undefined, requestState: () => opts.state, inputResponses: opts.responses },
+  } as unknown as ServerContext;
   return approvalRound(server, ctx, opts.client === undefined ? 'bot' : opts.client);
 }
 
@@ -26,7 +30,7 @@ describe('approvalRound', () => {
     });
   });
 
-  it("ignores a signed answer brought by another client", () => {
+  it('ignores a signed answer brought by another client', () => {
     for (const client of ['other', null, 'bot ']) {
       expect(round({ elicitation: { form: {} }, state: STATE, responses: ACCEPT, client }), String(client)).toEqual({ canAsk: true });
     }
@@ -40,7 +44,12 @@ describe('approvalRound', () => {
   });
 
   it('reads anything but an approve: true accept as a decline', () => {
-    for (const responses of [{ approval: { action: 'decline' } }, { approval: { action: 'cancel' } }, { approval: { action: 'accept', content: { approve: false } } }, { approval: { action: 'accept' } }]) {
+    for (const responses of [
+      { approval: { action: 'decline' } },
+      { approval: { action: 'cancel' } },
+      { approval: { action: 'accept', content: { approve: false } } },
+      { approval: { action: 'accept' } },
+    ]) {
       expect(round({ elicitation: { form: {} }, state: STATE, responses }).previous?.answer, JSON.stringify(responses)).toBe('decline');
     }
   });

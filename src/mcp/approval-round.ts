@@ -50,7 +50,13 @@ const RETRY_AFTER_S = 30;
  */
 export class OpenQuestions {
   private readonly byClient = new Map<string, number>();
-  constructor(private readonly limits = { perSession: OPEN_QUESTIONS_PER_SESSION, perClient: OPEN_QUESTIONS_PER_CLIENT, ttlMs: APPROVAL_TTL_S * 1000 }) {}
+  constructor(
+    private readonly limits = {
+      perSession: OPEN_QUESTIONS_PER_SESSION,
+      perClient: OPEN_QUESTIONS_PER_CLIENT,
+      ttlMs: APPROVAL_TTL_S * 1000,
+    },
+  ) {}
 
   /** One session's questions, keyed by the id of the call that asked. */
   session() {
@@ -64,7 +70,8 @@ export class OpenQuestions {
         const key = client ?? '';
         const used = this.byClient.get(key) ?? 0;
         if (open.size >= this.limits.perSession || used >= this.limits.perClient) {
-          const whose = open.size >= this.limits.perSession ? `this session has ${open.size}` : `client ${client ?? '(no token)'} has ${used}`;
+          const whose =
+            open.size >= this.limits.perSession ? `this session has ${open.size}` : `client ${client ?? '(no token)'} has ${used}`;
           return errors.rateLimited(
             `Too many approval questions wait for a person: ${whose} open, the most this server keeps. Nothing was sent. Wait for the person to answer (or cancel a waiting call), then retry after retry_after_s.`,
             { retryAfterS: RETRY_AFTER_S },
@@ -118,7 +125,9 @@ export function createApprovalCodec(key: string | undefined): RequestStateCodec<
 
 /** Form elicitation, as declared for this request (2026-07-28) or at the handshake (2025-11-25). */
 function canElicitForm(server: Server, ctx: ServerContext): boolean {
-  const envelope = ctx.mcpReq.envelope as { [CLIENT_CAPABILITIES_META_KEY]?: { elicitation?: { form?: object; url?: object } } } | undefined;
+  const envelope = ctx.mcpReq.envelope as
+    | { [CLIENT_CAPABILITIES_META_KEY]?: { elicitation?: { form?: object; url?: object } } }
+    | undefined;
   const elicitation = envelope?.[CLIENT_CAPABILITIES_META_KEY]?.elicitation ?? server.getClientCapabilities()?.elicitation;
   // An empty elicitation capability means form mode (2025-06-18 clients declared it so).
   return elicitation !== undefined && (elicitation.form !== undefined || elicitation.url === undefined);
@@ -149,7 +158,11 @@ export function approvalRound(server: Server, ctx: ServerContext, client: string
 }
 
 /** The question, as the tool's answer: the client asks its person, then calls again. */
-export async function askApproval(codec: RequestStateCodec<ApprovalState>, request: ApprovalRequest, client: string | null): Promise<CallToolResult> {
+export async function askApproval(
+  codec: RequestStateCodec<ApprovalState>,
+  request: ApprovalRequest,
+  client: string | null,
+): Promise<CallToolResult> {
   const requestState = await codec.mint({ v: 1, ...request.grant, client });
   const result = inputRequired({
     inputRequests: {

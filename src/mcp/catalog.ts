@@ -14,7 +14,16 @@ import { sendOutputSchema, sendTools } from './tools/send-notification.js';
 import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
 import { objectToolGroups, SEND_GROUPS } from './tool-groups.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
-import { decodeJsonText, foldExamples, freeFormPaths, schemaHash, toJsonSchema, toStrict, validateObject, withJsonText } from '@notify-mcp/union';
+import {
+  decodeJsonText,
+  foldExamples,
+  freeFormPaths,
+  schemaHash,
+  toJsonSchema,
+  toStrict,
+  validateObject,
+  withJsonText,
+} from '@notify-mcp/union';
 
 export interface CatalogEntry extends ToolEntry {
   hash: string;
@@ -44,7 +53,11 @@ function wireOrder<S>(schema: S): S {
 }
 
 function wireTool(tool: Tool): Tool {
-  return { ...tool, inputSchema: wireOrder(tool.inputSchema), ...(tool.outputSchema ? { outputSchema: wireOrder(tool.outputSchema) } : {}) };
+  return {
+    ...tool,
+    inputSchema: wireOrder(tool.inputSchema),
+    ...(tool.outputSchema ? { outputSchema: wireOrder(tool.outputSchema) } : {}),
+  };
 }
 
 function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
@@ -57,14 +70,21 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
       name: spec.name,
       title: spec.title,
       description: spec.description,
-      inputSchema: (profile === 'nested' ? toStrict(input, jsonText ? { freeForm: 'json-text' } : {}) : foldExamples(jsonText ? withJsonText(input) : input)) as Tool['inputSchema'],
+      inputSchema: (profile === 'nested'
+        ? toStrict(input, jsonText ? { freeForm: 'json-text' } : {})
+        : foldExamples(jsonText ? withJsonText(input) : input)) as Tool['inputSchema'],
       outputSchema: spec.outputSchema as Tool['outputSchema'],
       annotations: { title: spec.title, ...spec.annotations },
     },
     async call(args, ctx) {
       if (jsonText && typeof args === 'object' && args !== null && !Array.isArray(args)) {
         const decoded = decodeJsonText(input, args as Record<string, unknown>);
-        if (decoded.problems.length) return errorResult({ code: 'INVALID_FIELD', message: decoded.problems[0]!.message, path: `/${decoded.problems[0]!.segments.map(String).join('/')}` });
+        if (decoded.problems.length)
+          return errorResult({
+            code: 'INVALID_FIELD',
+            message: decoded.problems[0]!.message,
+            path: `/${decoded.problems[0]!.segments.map(String).join('/')}`,
+          });
         args = decoded.value;
       }
       const checked = validateObject(spec.input, spec.name, args);
@@ -111,7 +131,10 @@ export function buildCatalog(
   let shared: { def: ReturnType<typeof notificationDef>; outputSchema: Tool['outputSchema'] } | undefined;
   const build = (profile: Profile): ProfileCatalog => {
     shared ??= {
-      def: notificationDef(config.channels, describeApproval(config.approval.rules, new Map(config.channels.map((c) => [c.name, c.channel.label])))),
+      def: notificationDef(
+        config.channels,
+        describeApproval(config.approval.rules, new Map(config.channels.map((c) => [c.name, c.channel.label]))),
+      ),
       outputSchema: sendOutputSchema(config.channels) as Tool['outputSchema'],
     };
     const { def, outputSchema } = shared;

@@ -66,7 +66,10 @@ export class ResourceWatch {
   acquire(uris: readonly string[], client: string): Promise<() => void> {
     const mine = [...new Set(uris)].filter((u) => audienceOfUri(u) !== undefined);
     if (mine.length > MAX_AUDIENCES) throw new FeedRequestTooLongError(mine.length, MAX_AUDIENCES);
-    const claim = this.hub.claim(client, mine.map((u) => audienceOfUri(u)!));
+    const claim = this.hub.claim(
+      client,
+      mine.map((u) => audienceOfUri(u)!),
+    );
     const unclaim = () => {
       this.claims.delete(unclaim);
       claim();
@@ -101,7 +104,10 @@ export class ResourceWatch {
         // Gone already: releaseAll ended it.
         if (!entry || --entry.count > 0) continue;
         this.held.delete(uri);
-        void entry.ready.then((stop) => stop(), () => {});
+        void entry.ready.then(
+          (stop) => stop(),
+          () => {},
+        );
       }
     };
     try {
@@ -115,7 +121,11 @@ export class ResourceWatch {
 
   releaseAll(): void {
     for (const unclaim of [...this.claims]) unclaim();
-    for (const entry of this.held.values()) void entry.ready.then((stop) => stop(), () => {});
+    for (const entry of this.held.values())
+      void entry.ready.then(
+        (stop) => stop(),
+        () => {},
+      );
     this.held.clear();
   }
 
@@ -135,13 +145,20 @@ export class ResourceWatch {
 }
 
 /** A refusal of the feed as the JSON-RPC error of request `id`, its code in `data`. */
-export function feedRefusalMessage(id: unknown, refusal: FeedRefusal): { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string; data: ReturnType<FeedRefusal['body']> } } {
+export function feedRefusalMessage(
+  id: unknown,
+  refusal: FeedRefusal,
+): { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string; data: ReturnType<FeedRefusal['body']> } } {
   return { jsonrpc: '2.0', id: id ?? null, error: { code: refusalRpcCode(refusal), message: refusal.message, data: refusal.body() } };
 }
 
 /** The answer to a listen for banner resources a caller is not offered (NOTIFY_TOOLS, NOTIFY_TOKEN_TOOLS): as a server without resources answers. */
 export function withheldListenMessage(id: unknown): { jsonrpc: '2.0'; id: unknown; error: { code: number; message: string } } {
-  return { jsonrpc: '2.0', id: id ?? null, error: { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found: this server offers no resources to this client' } };
+  return {
+    jsonrpc: '2.0',
+    id: id ?? null,
+    error: { code: ProtocolErrorCode.MethodNotFound, message: 'Method not found: this server offers no resources to this client' },
+  };
 }
 
 /** Too many URIs is the request's own fault (invalid params); a full feed is the server's state. */
@@ -168,7 +185,13 @@ export function listenedUris(message: unknown): string[] {
  */
 export function registerBannerResources(
   server: Server,
-  deps: { store: Store; now: () => number; hub: BannerHub; era: 'legacy' | 'modern'; /** feedClientKey of the connection. */ client: string },
+  deps: {
+    store: Store;
+    now: () => number;
+    hub: BannerHub;
+    era: 'legacy' | 'modern' /** feedClientKey of the connection. */;
+    client: string;
+  },
 ): void {
   server.setRequestHandler('resources/templates/list', async () => ({
     resourceTemplates: [
@@ -176,7 +199,8 @@ export function registerBannerResources(
         uriTemplate: BANNER_URI_TEMPLATE,
         name: 'active-banners',
         title: 'Active banners of a segment',
-        description: 'The active banners of one audience segment (exact name; all is a segment, not a wildcard), most severe first, as GET /banners answers.',
+        description:
+          'The active banners of one audience segment (exact name; all is a segment, not a wildcard), most severe first, as GET /banners answers.',
         mimeType: MIME,
       },
     ],

@@ -120,7 +120,9 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
   const server = new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
-      capabilities: resources ? { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } } : { tools: { listChanged: false } },
+      capabilities: resources
+        ? { tools: { listChanged: false }, resources: { subscribe: true, listChanged: false } }
+        : { tools: { listChanged: false } },
       instructions: instructions(app.channels, app.config.tools.groups),
       // server/discover says the same to every caller.
       cacheHints: { 'server/discover': { ttlMs: TOOLS_LIST_TTL_MS, cacheScope: 'public' } },
@@ -223,12 +225,13 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
     };
   }
   // Withheld with list_banners: no resources capability and no handler (method not found).
-  if (resources) registerBannerResources(server, {
-    store: app.store,
-    now: app.now,
-    hub: bannerHubFor(app.store, { log: app.log }),
-    era,
-    client: conn.feedClient ?? STDIO_FEED_CLIENT,
-  });
+  if (resources)
+    registerBannerResources(server, {
+      store: app.store,
+      now: app.now,
+      hub: bannerHubFor(app.store, { log: app.log }),
+      era,
+      client: conn.feedClient ?? STDIO_FEED_CLIENT,
+    });
   return server;
 }

@@ -8,7 +8,11 @@ const TOKENS = 'ops:abcdefghijklmnop1234,status-bot:bcdefghijklmnop12345,ro:cdef
 describe('tool groups', () => {
   it('reads NOTIFY_TOOLS (every group by default) and NOTIFY_TOKEN_TOOLS per token client', () => {
     expect(loadConfig({}).tools).toEqual({ groups: ['send', 'status', 'banners', 'read-only'], byClient: {} });
-    const c = loadConfig({ NOTIFY_HTTP_TOKENS: TOKENS, NOTIFY_TOOLS: 'send, status,banners', NOTIFY_TOKEN_TOOLS: 'status-bot=status+banners' });
+    const c = loadConfig({
+      NOTIFY_HTTP_TOKENS: TOKENS,
+      NOTIFY_TOOLS: 'send, status,banners',
+      NOTIFY_TOKEN_TOOLS: 'status-bot=status+banners',
+    });
     expect(c.tools).toEqual({ groups: ['send', 'status', 'banners'], byClient: { 'status-bot': ['status', 'banners'] } });
     expect(offeredGroups(c, 'status-bot')).toEqual(['status', 'banners']);
     expect(offeredGroups(c, 'ops')).toEqual(['send', 'status', 'banners']);
@@ -23,7 +27,10 @@ describe('tool groups', () => {
     [{ NOTIFY_HTTP_TOKENS: TOKENS, NOTIFY_TOKEN_TOOLS: 'ro=read-only+admin' }, /"admin" in "ro" is not a tool group/],
     [{ NOTIFY_HTTP_TOKENS: TOKENS, NOTIFY_TOKEN_TOOLS: 'ro=read-only,ro=status' }, /"ro" is named twice/],
     // A token's set narrows the server's; it cannot widen it.
-    [{ NOTIFY_HTTP_TOKENS: TOKENS, NOTIFY_TOOLS: 'read-only', NOTIFY_TOKEN_TOOLS: 'ro=send' }, /"ro" names send, which NOTIFY_TOOLS does not offer/],
+    [
+      { NOTIFY_HTTP_TOKENS: TOKENS, NOTIFY_TOOLS: 'read-only', NOTIFY_TOKEN_TOOLS: 'ro=send' },
+      /"ro" names send, which NOTIFY_TOOLS does not offer/,
+    ],
   ])('refuses %j', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);
@@ -31,7 +38,15 @@ describe('tool groups', () => {
 
   it('offers a tool nobody classified only while every group is offered', async () => {
     const { z } = await import('zod');
-    const own = { name: 'embedder_tool', title: 'Own', description: 'An embedder tool.', input: z.object({}), outputSchema: { type: 'object' }, annotations: {}, handler: async () => ({}) };
+    const own = {
+      name: 'embedder_tool',
+      title: 'Own',
+      description: 'An embedder tool.',
+      input: z.object({}),
+      outputSchema: { type: 'object' },
+      annotations: {},
+      handler: async () => ({}),
+    };
     const catalog = buildCatalog(loadConfig({}), [own]).flat;
     expect(offeredCatalog(catalog, ['send', 'status', 'banners', 'read-only']).entries.has('embedder_tool')).toBe(true);
     expect(offeredCatalog(catalog, ['send', 'status', 'banners']).entries.has('embedder_tool')).toBe(false);

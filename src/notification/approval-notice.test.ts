@@ -21,7 +21,9 @@ describe('noticeCall', () => {
     expect(call).toMatchObject({ via: 'email', to: 'ops@example.com', subject: 'Approval needed: sms send ntf_01' });
     expect(call.body_html).toContain('from (no client name), to +14…, +44…');
     expect(call.body_html).toContain(`<a href="${base}/console/notifications/ntf_01">`);
-    expect(noticeCall(email, { via: 'email', to: 'o@x.io', baseUrl: base }, held)!.body_html).toContain('&quot;&lt;!channel&gt; &amp; &#39;co&#39;&quot;');
+    expect(noticeCall(email, { via: 'email', to: 'o@x.io', baseUrl: base }, held)!.body_html).toContain(
+      '&quot;&lt;!channel&gt; &amp; &#39;co&#39;&quot;',
+    );
   });
 
   it('puts a caller-chosen name on one line, without a link, an address or emphasis a client would render', () => {
@@ -36,7 +38,11 @@ describe('noticeCall', () => {
       const { text } = noticeCall(slack, { via: 'slack', to: '#approvals', baseUrl: base }, { ...held, client }) as { text: string };
       // One line, whose one link is the console's, at its end: what the name says stays inside its quotes.
       expect(text.match(/https?:\/\/|<http/g), client).toEqual(['<http']);
-      expect(text).toMatch(new RegExp(`^Approval needed: sms send ntf_01 from "[^"]*", to \\+14…, \\+44…\\. Approve or decline: <${base}/console/notifications/ntf_01>$`));
+      expect(text).toMatch(
+        new RegExp(
+          `^Approval needed: sms send ntf_01 from "[^"]*", to \\+14…, \\+44…\\. Approve or decline: <${base}/console/notifications/ntf_01>$`,
+        ),
+      );
       expect(text).not.toMatch(/[\n\r\u2028\u2029\u202e]/);
       expect(text.slice(0, text.lastIndexOf('Approve or decline:'))).not.toMatch(/[*~`]|\s_|_\s|<!here>|[a-z]\.[a-z]+\/|[a-z]@[a-z]/);
     }
@@ -44,7 +50,11 @@ describe('noticeCall', () => {
     expect(inertText('https://evil.example/x')).toBe('https[:]//evil[.]example/x');
     expect(inertText('x'.repeat(100))).toHaveLength(64);
     // A recipient class (an email domain) is the caller's choice too.
-    const call = noticeCall(slack, { via: 'slack', to: '#approvals', baseUrl: base }, { ...held, via: 'email', recipientClasses: ['@evil.example'] }) as { text: string };
+    const call = noticeCall(
+      slack,
+      { via: 'slack', to: '#approvals', baseUrl: base },
+      { ...held, via: 'email', recipientClasses: ['@evil.example'] },
+    ) as { text: string };
     expect(call.text).toContain('to @evil[.]example.');
   });
 

@@ -68,7 +68,11 @@ export function noticeOf(baseUrl: string, held: HeldNotice): Notice {
 }
 
 /** The send call of the notice for `held`, as the channel's branch takes it; undefined when the channel builds no notices. */
-export function noticeCall(channel: Pick<Channel, 'notice'>, target: NoticeTarget, held: HeldNotice): Readonly<Record<string, unknown>> | undefined {
+export function noticeCall(
+  channel: Pick<Channel, 'notice'>,
+  target: NoticeTarget,
+  held: HeldNotice,
+): Readonly<Record<string, unknown>> | undefined {
   return channel.notice?.(target.to, noticeOf(target.baseUrl, held));
 }
 
@@ -78,7 +82,11 @@ export function noticeCall(channel: Pick<Channel, 'notice'>, target: NoticeTarge
  * loop, no notice of a notice); its channel's dry-run, allowlist and rate limits still apply.
  * It never reaches the held send's caller: a failure is one log line.
  */
-export function approvalNotifier(deps: PipelineDeps, target: NoticeTarget, channel: Pick<Channel, 'notice'>): (held: HeldNotice) => Promise<void> {
+export function approvalNotifier(
+  deps: PipelineDeps,
+  target: NoticeTarget,
+  channel: Pick<Channel, 'notice'>,
+): (held: HeldNotice) => Promise<void> {
   const config = { ...deps.config, approval: { rules: [] }, time: deps.config.time && { ...deps.config.time, quietHours: [] } };
   const noticeDeps: PipelineDeps = { ...deps, config, onHeld: undefined };
   return async (held) => {

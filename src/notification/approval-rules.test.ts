@@ -38,12 +38,16 @@ describe('NOTIFY_APPROVAL', () => {
   it('refuses an unreadable rule, naming it and the rules there are', () => {
     for (const bad of ['first_contact', 'recipients>x', 'recipients<3', 'fax']) {
       expect(() => parseApprovalRules(`sms,${bad}`, CHANNELS)).toThrow(ConfigError);
-      expect(() => parseApprovalRules(bad, CHANNELS)).toThrow(`NOTIFY_APPROVAL: "${bad}" is not a rule; use a comma list of all, first-contact, email, sms, slack, broadcast, recipients>N`);
+      expect(() => parseApprovalRules(bad, CHANNELS)).toThrow(
+        `NOTIFY_APPROVAL: "${bad}" is not a rule; use a comma list of all, first-contact, email, sms, slack, broadcast, recipients>N`,
+      );
     }
   });
 
   it('takes the broadcast rule from the Slack module, and refuses a short signing key', () => {
-    expect(loadConfig({ HOME: '/tmp', NOTIFY_APPROVAL: 'broadcast' }).approval.rules).toEqual([{ kind: 'channel-rule', name: 'broadcast' }]);
+    expect(loadConfig({ HOME: '/tmp', NOTIFY_APPROVAL: 'broadcast' }).approval.rules).toEqual([
+      { kind: 'channel-rule', name: 'broadcast' },
+    ]);
     expect(() => loadConfig({ HOME: '/tmp', NOTIFY_APPROVAL_KEY: 'short' })).toThrow('NOTIFY_APPROVAL_KEY must be at least 32 bytes');
     expect(loadConfig({ HOME: '/tmp', NOTIFY_APPROVAL_KEY: 'k'.repeat(32) }).approval.key).toBe('k'.repeat(32));
   });

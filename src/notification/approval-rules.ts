@@ -61,7 +61,9 @@ export function parseApprovalRules(raw: string | undefined, channels: readonly R
     const over = /^recipients\s*>\s*(\d+)$/.exec(rule);
     if (over) return { kind: 'recipients', over: Number(over[1]) };
     const known = ['all', 'first-contact', ...channels.map((c) => c.name), ...channelRules, 'recipients>N'];
-    throw new ConfigError(`NOTIFY_APPROVAL: ${describeValue(item)} is not a rule; use a comma list of ${known.join(', ')} (e.g. NOTIFY_APPROVAL=first-contact,sms,recipients>5)`);
+    throw new ConfigError(
+      `NOTIFY_APPROVAL: ${describeValue(item)} is not a rule; use a comma list of ${known.join(', ')} (e.g. NOTIFY_APPROVAL=first-contact,sms,recipients>5)`,
+    );
   });
   // The same rule twice would list the same reason twice. (A Set: findIndex per rule took
   // minutes on 60,000 rules in an --env-file.)

@@ -40,7 +40,13 @@ async function deps(rules: string, env: Record<string, string> = {}): Promise<Pi
     NOTIFY_APPROVAL: rules,
     ...env,
   });
-  return { config, store, channels: await connectChannels(config, silentLogger, { sms: provider, slack: provider }), log: silentLogger, now: Date.now };
+  return {
+    config,
+    store,
+    channels: await connectChannels(config, silentLogger, { sms: provider, slack: provider }),
+    log: silentLogger,
+    now: Date.now,
+  };
 }
 
 const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
@@ -48,13 +54,19 @@ const send = (d: PipelineDeps, call: Record<string, unknown>, approval?: Approva
   sendNotification(d, call.via as string, call, { client: 'bot', ...(approval ? { approval } : {}) });
 
 async function question(p: Promise<unknown>): Promise<ApprovalRequest> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApprovalNeeded);
   return (err as ApprovalNeeded).request;
 }
 
 async function refusal(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(NotifyError);
   return err as NotifyError;
 }
@@ -153,7 +165,9 @@ describe('approval step', () => {
   it('does not remember a declined (or unanswerable) first contact: the next send asks again', async () => {
     const d = await deps('first-contact');
     const request = await question(send(d, SMS, { canAsk: true }));
-    expect((await refusal(send(d, SMS, { canAsk: true, previous: { grant: request.grant, answer: 'decline' } }))).code).toBe('APPROVAL_DECLINED');
+    expect((await refusal(send(d, SMS, { canAsk: true, previous: { grant: request.grant, answer: 'decline' } }))).code).toBe(
+      'APPROVAL_DECLINED',
+    );
     expect((await refusal(send(d, SMS, { canAsk: false }))).code).toBe('APPROVAL_REQUIRED');
     expect(await store.listContacts()).toEqual([]);
     expect((await question(send(d, { ...SMS, body: 'Again' }, { canAsk: true }))).reasons).toEqual(['first-contact']);
@@ -167,7 +181,13 @@ describe('approval step', () => {
     expect(err.code).toBe('APPROVAL_DECLINED');
     expect(provider.payloads).toEqual([]);
     const [row] = await store.listDeliveries(1);
-    expect(row).toMatchObject({ id: request.grant.id, status: 'failed', error_code: 'APPROVAL_DECLINED', attempts: 0, approval: { outcome: 'declined' } });
+    expect(row).toMatchObject({
+      id: request.grant.id,
+      status: 'failed',
+      error_code: 'APPROVAL_DECLINED',
+      attempts: 0,
+      approval: { outcome: 'declined' },
+    });
   });
 
   it('answers APPROVAL_REQUIRED when the client cannot ask (or says nothing), and records it', async () => {
@@ -183,7 +203,9 @@ describe('approval step', () => {
     // Broadcasts posted inert (not allowed) page no one: nothing to approve.
     expect(await send(await deps('broadcast'), slack)).toMatchObject({ status: 'sent' });
     await question(send(await deps('broadcast', { NOTIFY_SLACK_ALLOW_BROADCAST: '1' }), slack, { canAsk: true }));
-    expect(await send(await deps('broadcast', { NOTIFY_SLACK_ALLOW_BROADCAST: '1' }), { ...slack, text: 'Deploy done' })).toMatchObject({ status: 'sent' });
+    expect(await send(await deps('broadcast', { NOTIFY_SLACK_ALLOW_BROADCAST: '1' }), { ...slack, text: 'Deploy done' })).toMatchObject({
+      status: 'sent',
+    });
     expect(await send(await deps('email,recipients>1'), SMS)).toMatchObject({ status: 'sent' });
 
     const d = await deps('first-contact');
@@ -200,7 +222,9 @@ describe('approval step', () => {
     const call = { via: 'email', to: 'a@example.com', subject: 'Hi', body_html: `<p>${'x'.repeat(9000)}</p>` };
     const hashes = await Promise.all(
       [1000, 1000, 2000].map((at) =>
-        d.channels.find((c) => c.name === 'email')!.open(async (c) => payloadSha256((await c.buildPayload(c.parse({ ...call }), 'ntf_1', 10_000, at)).payload)),
+        d.channels
+          .find((c) => c.name === 'email')!
+          .open(async (c) => payloadSha256((await c.buildPayload(c.parse({ ...call }), 'ntf_1', 10_000, at)).payload)),
       ),
     );
     expect(hashes[0]).toBe(hashes[1]);
@@ -211,12 +235,25 @@ describe('approval step', () => {
 describe('the question', () => {
   // Everything that ends a line in some reader, and the bidi controls that reorder one.
   const SEPARATORS = ['\n', '\r', '\r\n', '\u2028', '\u2029', '\u0085', '\v', '\f', '\u001c', '\u001d', '\u001e', '\u202e', '\u2067'];
-  const LABELS = ['Approve this ', 'Why approval is needed: ', 'Channel: ', 'Body: ', 'Approving sends exactly this message', 'Recipients: '];
+  const LABELS = [
+    'Approve this ',
+    'Why approval is needed: ',
+    'Channel: ',
+    'Body: ',
+    'Approving sends exactly this message',
+    'Recipients: ',
+  ];
   const fake = (sep: string) =>
-    ['Quarterly report', 'Body: 12 characters', 'Why approval is needed: routine', 'Approving sends exactly this message (payload sha256 0000000000000000…)', 'Recipients: boss@example.com'].join(sep);
+    [
+      'Quarterly report',
+      'Body: 12 characters',
+      'Why approval is needed: routine',
+      'Approving sends exactly this message (payload sha256 0000000000000000…)',
+      'Recipients: boss@example.com',
+    ].join(sep);
   const lines = (message: string) => message.split(/\r\n|[\n\r\v\f\u001c-\u001e\u0085\u2028\u2029]/);
 
-  it('puts the server\'s lines first, and no caller text starts a line, whatever the separator', async () => {
+  it("puts the server's lines first, and no caller text starts a line, whatever the separator", async () => {
     const d = await deps('first-contact,sms,email', { NOTIFY_EMAIL_ALLOW: '*' });
     for (const sep of SEPARATORS) {
       const calls = [
@@ -269,7 +306,12 @@ describe('one question answered twice', () => {
       expect(late.message).toContain('nothing was sent');
       expect(provider.payloads).toEqual([]);
       expect(await store.listDeliveries(10)).toEqual([
-        expect.objectContaining({ id: request.grant.id, status: 'failed', error_code: 'APPROVAL_DECLINED', approval: expect.objectContaining({ outcome: 'declined' }) }),
+        expect.objectContaining({
+          id: request.grant.id,
+          status: 'failed',
+          error_code: 'APPROVAL_DECLINED',
+          approval: expect.objectContaining({ outcome: 'declined' }),
+        }),
       ]);
     });
 

@@ -160,7 +160,10 @@ function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[],
     `Channel: ${channel.name}`,
     `Body: ${[...body].length} characters`,
     `Approving sends exactly this message (payload sha256 ${grant.payload_sha256.slice(0, 16)}…); a changed message asks again.`,
-    `Recipients: ${channel.recipients(call).map((r) => callerText(r)).join(', ')}`,
+    `Recipients: ${channel
+      .recipients(call)
+      .map((r) => callerText(r))
+      .join(', ')}`,
     `${headlineLabel}: ${callerText(headline, HEADLINE_CHARS)}`,
     ...details.map((d) => `${d.label}: ${callerText(d.value)}`),
   ].join('\n');
@@ -205,7 +208,11 @@ export async function approveSend<C, P>(
   // message, so the same answer sent again replays (or stays declined) instead of going out
   // as a new send. Another payload or key is a new message that needs no approval.
   if (names.length === 0 && (previous!.grant.payload_sha256 !== grant.payload_sha256 || previous!.grant.key !== key)) return GO;
-  const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({ outcome, reasons: names, payload_sha256: grant.payload_sha256 });
+  const record = (outcome: ApprovalRecord['outcome']): ApprovalRecord => ({
+    outcome,
+    reasons: names,
+    payload_sha256: grant.payload_sha256,
+  });
   const log = deps.log.child({ notificationId: grant.id, via: channel.name, client });
 
   // One question, one answer: the first answer to reach the store stands, and a later one
@@ -233,14 +240,20 @@ export async function approveSend<C, P>(
   }
   const mode = deps.config.approval.mode ?? 'ask';
   if (mode === 'console' || (mode === 'ask-then-console' && !round?.canAsk)) {
-    await recordHeld(deps, channel, built.payload, grant, client, { ...record('pending'), recipients: channel.recipients(call), first_contacts: firstContacts, call: heldCall(call) });
+    await recordHeld(deps, channel, built.payload, grant, client, {
+      ...record('pending'),
+      recipients: channel.recipients(call),
+      first_contacts: firstContacts,
+      call: heldCall(call),
+    });
     log.info('approval held for the console', { reasons: names });
     return { kind: 'held', held: { id: grant.id, via: channel.name, at: grant.at } };
   }
   if (!round?.canAsk) {
     await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);
     log.warn('approval required but the client cannot ask', { reasons: names });
-    throw errors.approvalRequired(`This ${channel.name} send needs a person's approval (${why.join('; ')}), and this client cannot ask one (it does not support MCP elicitation); nothing was sent. ` +
+    throw errors.approvalRequired(
+      `This ${channel.name} send needs a person's approval (${why.join('; ')}), and this client cannot ask one (it does not support MCP elicitation); nothing was sent. ` +
         'Tell the user that the server asks for approval, and have them send it from a client that supports elicitation (e.g. Claude Code, VS Code), or ask the operator to change NOTIFY_APPROVAL. Do not retry unchanged.',
       { via: channel.name },
     );
@@ -256,7 +269,14 @@ export async function approveSend<C, P>(
  * so where no one can be asked now it is APPROVAL_REQUIRED, with the way that is asked:
  * a new send. Returns when the edit may go on.
  */
-export async function approveEdit<C, P>(deps: ApprovalDeps, channel: TypedChannel<C, P>, call: C, payload: P, id: string, round: ApprovalRound | undefined): Promise<void> {
+export async function approveEdit<C, P>(
+  deps: ApprovalDeps,
+  channel: TypedChannel<C, P>,
+  call: C,
+  payload: P,
+  id: string,
+  round: ApprovalRound | undefined,
+): Promise<void> {
   const rules = deps.config.approval.rules;
   if (rules.length === 0) return;
   const { names, why } = await matchingRules(deps, channel, call, rules);
@@ -266,13 +286,22 @@ export async function approveEdit<C, P>(deps: ApprovalDeps, channel: TypedChanne
   const previous = round?.previous;
   if (previous && previous.grant.id === grant.id && previous.grant.payload_sha256 === grant.payload_sha256) {
     if (previous.answer === 'accept') return;
-    throw errors.approvalDeclined(`The person asked to approve this edit of ${id} declined it; nothing was changed. Ask them what to change.`, { via: channel.name });
+    throw errors.approvalDeclined(
+      `The person asked to approve this edit of ${id} declined it; nothing was changed. Ask them what to change.`,
+      { via: channel.name },
+    );
   }
   const mode = deps.config.approval.mode ?? 'ask';
   if (mode !== 'console' && round?.canAsk) {
-    throw new ApprovalNeeded({ grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant).replace(/^Approve this /, `Approve this edit of ${id}, a `) });
+    throw new ApprovalNeeded({
+      grant,
+      via: channel.name,
+      reasons: names,
+      message: questionText(channel, call, why, grant).replace(/^Approve this /, `Approve this edit of ${id}, a `),
+    });
   }
-  throw errors.approvalRequired(`This edit of ${id} needs a person's approval (${why.join('; ')}), and an edit of a posted message cannot wait for one${mode === 'ask' ? ' from a client that cannot ask (MCP elicitation)' : ' in the console'}; nothing was changed. ` +
+  throw errors.approvalRequired(
+    `This edit of ${id} needs a person's approval (${why.join('; ')}), and an edit of a posted message cannot wait for one${mode === 'ask' ? ' from a client that cannot ask (MCP elicitation)' : ' in the console'}; nothing was changed. ` +
       'Retract the post and send the new text as a new notification, which is asked like any send.',
     { via: channel.name },
   );
@@ -294,7 +323,16 @@ async function recordHeld<C, P>(
   const ttlMs = deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS;
   const approvalUntil = { ...approval, expires_at: grant.at + ttlMs };
   await deps.store.writeRecord(
-    newDeliveryRecord(channel, { id: grant.id, status: 'pending_approval', payload, error_code: null, client, idempotency_key: grant.key, at: grant.at, approval: approvalUntil }),
+    newDeliveryRecord(channel, {
+      id: grant.id,
+      status: 'pending_approval',
+      payload,
+      error_code: null,
+      client,
+      idempotency_key: grant.key,
+      at: grant.at,
+      approval: approvalUntil,
+    }),
   );
 }
 
@@ -319,8 +357,19 @@ async function recordRefusal<C, P>(
   call: C,
 ): Promise<void> {
   const now = deps.now();
-  const row = newDeliveryRecord(channel, { id: grant.id, status: 'failed', payload, error_code: code, client, idempotency_key: null, at: now, approval });
+  const row = newDeliveryRecord(channel, {
+    id: grant.id,
+    status: 'failed',
+    payload,
+    error_code: code,
+    client,
+    idempotency_key: null,
+    at: now,
+    approval,
+  });
   // The refusal stands whatever the store says: nothing was sent either way.
   const audit = { tool: null, recipients: channel.recipients(call).map((r) => channel.recipientClass(r)) };
-  await deps.store.writeRecord(row, { audit }).catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
+  await deps.store
+    .writeRecord(row, { audit })
+    .catch((err: unknown) => deps.log.error('approval refusal not recorded', { code, error: (err as Error).message }));
 }

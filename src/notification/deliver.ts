@@ -43,7 +43,14 @@ export function storeUnavailable(err: unknown, via: string, log: Logger): Notify
 
 /** The answer of a release that quiet hours hold: its entry waits again until `releaseAt` (./outbox.ts). */
 export function heldUntil<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
-  return { id, via: channel.name, status: 'held', provider: channel.provider.name, accepted_at: new Date(at).toISOString(), release_at: new Date(releaseAt).toISOString() };
+  return {
+    id,
+    via: channel.name,
+    status: 'held',
+    provider: channel.provider.name,
+    accepted_at: new Date(at).toISOString(),
+    release_at: new Date(releaseAt).toISOString(),
+  };
 }
 
 /** A release whose lease ran out before its record was written: the process that took it over writes it. */
@@ -82,10 +89,23 @@ export function auditOf<C, P>({ channel, recipients, opts }: Pick<Send<C, P>, 'c
 /** The record of a send as it starts: `sent` or `dry_run`, no attempts yet. */
 export function newRecord<C, P>({ channel, key, opts }: Send<C, P>, { id, approved, startedAt, payload }: Prepared<P>): DeliveryRecord {
   const status = channel.live ? 'sent' : 'dry_run';
-  return newDeliveryRecord(channel, { id, status, payload, error_code: null, client: opts.client, idempotency_key: key ?? null, at: startedAt, approval: approved?.record ?? null });
+  return newDeliveryRecord(channel, {
+    id,
+    status,
+    payload,
+    error_code: null,
+    client: opts.client,
+    idempotency_key: key ?? null,
+    at: startedAt,
+    approval: approved?.record ?? null,
+  });
 }
 
-export function sendResult<C, P>({ channel }: Send<C, P>, { id, startedAt, meta }: Prepared<P>, providerMessageId: string | undefined): SendResult {
+export function sendResult<C, P>(
+  { channel }: Send<C, P>,
+  { id, startedAt, meta }: Prepared<P>,
+  providerMessageId: string | undefined,
+): SendResult {
   const base: SendResult = {
     id,
     via: channel.name,
@@ -107,7 +127,11 @@ export function sendResult<C, P>({ channel }: Send<C, P>, { id, startedAt, meta 
 export async function recordDryRun<C, P>(
   send: Send<C, P>,
   prepared: Prepared<P>,
-  { claim, releaseWrite, optOut }: { claim: ClaimHandle<SendResult> | undefined; releaseWrite: ReleaseWriter | undefined; optOut: OptOutCheck | undefined },
+  {
+    claim,
+    releaseWrite,
+    optOut,
+  }: { claim: ClaimHandle<SendResult> | undefined; releaseWrite: ReleaseWriter | undefined; optOut: OptOutCheck | undefined },
 ): Promise<SendResult> {
   const { deps, channel, opts } = send;
   const record = newRecord(send, prepared);
@@ -123,7 +147,13 @@ export async function recordDryRun<C, P>(
       });
   if (written.kind === 'claim_lost') throw claim ? claim.lost() : releaseTakenOver(channel.name);
   if (written.kind === 'opted_out') throw errors.recipientOptedOut(written.recipient, channel.name);
-  deps.log.info('dry run recorded', { notificationId: record.id, via: channel.name, client: opts.client, attempts: 0, latencyMs: record.latency_ms });
+  deps.log.info('dry run recorded', {
+    notificationId: record.id,
+    via: channel.name,
+    client: opts.client,
+    attempts: 0,
+    latencyMs: record.latency_ms,
+  });
   return result;
 }
 
@@ -137,7 +167,16 @@ export async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promi
   const { deps, channel, key, opts } = send;
   const log = deps.log.child({ notificationId: id, via: channel.name, client: opts.client });
   const now = deps.now();
-  const record = newDeliveryRecord(channel, { id, status: 'unknown', payload: null, error_code: 'DELIVERY_UNKNOWN', client: opts.client, idempotency_key: key ?? null, at: now, approval: null });
+  const record = newDeliveryRecord(channel, {
+    id,
+    status: 'unknown',
+    payload: null,
+    error_code: 'DELIVERY_UNKNOWN',
+    client: opts.client,
+    idempotency_key: key ?? null,
+    at: now,
+    approval: null,
+  });
   try {
     if (await deps.store.getDelivery(id)) return;
     await deps.store.writeRecord(record, { audit: auditOf(send) });
@@ -160,11 +199,20 @@ export interface DeliverOptions {
  * The provider call and its record. Throws only when nothing was sent, or with
  * DELIVERY_UNKNOWN (recorded `unknown`, with its notification id) when it may have been.
  */
-export async function deliver<C, P>(send: Send<C, P>, prepared: Prepared<P>, { budgetLeftMs, claim, write = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }) }: DeliverOptions): Promise<SendResult> {
+export async function deliver<C, P>(
+  send: Send<C, P>,
+  prepared: Prepared<P>,
+  { budgetLeftMs, claim, write = (record) => send.deps.store.writeRecord(record, { audit: auditOf(send) }) }: DeliverOptions,
+): Promise<SendResult> {
   const { deps, channel, opts } = send;
   const { id, startedAt, payload } = prepared;
   const via = channel.name;
-  const out: Outcome = { record: newRecord(send, prepared), write, log: deps.log.child({ notificationId: id, via, client: opts.client }), attemptStarts: [] };
+  const out: Outcome = {
+    record: newRecord(send, prepared),
+    write,
+    log: deps.log.child({ notificationId: id, via, client: opts.client }),
+    attemptStarts: [],
+  };
   throwIfCancelled(opts.signal, via);
   // Set when the claim could not be moved to `sending` (another call took it over): nothing was written, and nothing is recorded.
   let claimLost = false;
@@ -234,7 +282,9 @@ const keepRecord = async (out: Outcome, what: string, write: () => Promise<unkno
 
 /** Receipts that outran this record were held for it: applied now that it is there; a failure here changes no answer either. */
 const applyHeld = (deps: PipelineDeps, out: Outcome) =>
-  applyHeldReceipts(deps, out.record).catch((err: unknown) => out.log.error('held receipts not applied after the record was written', { error: (err as Error).message }));
+  applyHeldReceipts(deps, out.record).catch((err: unknown) =>
+    out.log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
+  );
 
 /**
  * A provider call that did not end `sent`: its record (`unknown` when the provider may have
@@ -261,7 +311,11 @@ async function recordFailure<C, P>(send: Send<C, P>, prepared: Prepared<P>, out:
   }
   out.log.warn('send failed', { code: record.error_code, attempts: record.attempts, latencyMs: record.latency_ms });
   if (!(err instanceof NotifyError)) {
-    return errors.deliveryUnknown('The send failed in an unexpected way; it may or may not have gone out.', { via: channel.name, cause: err, notificationId: prepared.id });
+    return errors.deliveryUnknown('The send failed in an unexpected way; it may or may not have gone out.', {
+      via: channel.name,
+      cause: err,
+      notificationId: prepared.id,
+    });
   }
   err.details.via ??= channel.name;
   // The record that get_notification and receipts settle.

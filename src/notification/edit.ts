@@ -38,8 +38,18 @@ export async function editNotification(deps: PipelineDeps, caller: Caller, id: s
   if (!step.ok) throw errors.invalidField(`Notification ${record.id} cannot be edited: ${step.reason}.`, { path: '/id', via: record.via });
   const payload = await editPosted(deps, caller, record, change);
   const at = deps.now();
-  const written = await deps.store.amendDelivery(record.id, { from: record.status, status: step.next, payload, provider_status: 'edited', at, by: { client: caller.client, tool: 'edit_notification' } });
-  if (!written) throw errors.invalidField(`Notification ${record.id} changed while it was being edited; read it with get_notification.`, { path: '/id' });
+  const written = await deps.store.amendDelivery(record.id, {
+    from: record.status,
+    status: step.next,
+    payload,
+    provider_status: 'edited',
+    at,
+    by: { client: caller.client, tool: 'edit_notification' },
+  });
+  if (!written)
+    throw errors.invalidField(`Notification ${record.id} changed while it was being edited; read it with get_notification.`, {
+      path: '/id',
+    });
   return { id: record.id, via: record.via, status: step.next, edited_at: new Date(at).toISOString() };
 }
 
@@ -48,11 +58,17 @@ async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRe
   return channelOf(record, deps.channels, async (channel) => {
     const raw = channel.editCall(record.payload, change);
     if (raw === undefined) {
-      throw errors.alreadySent(`Notification ${record.id} is ${record.via}, which cannot be changed once handed over. Send a correction instead.`, { path: '/id', via: record.via });
+      throw errors.alreadySent(
+        `Notification ${record.id} is ${record.via}, which cannot be changed once handed over. Send a correction instead.`,
+        { path: '/id', via: record.via },
+      );
     }
     // A person approved the post as it was: an edit would change what they approved.
     if (record.approval?.outcome === 'approved') {
-      throw errors.approvalRequired(`A person approved notification ${record.id} as it was; an edit would change what they approved. Send a new notification instead, which is asked again.`, { via: record.via });
+      throw errors.approvalRequired(
+        `A person approved notification ${record.id} as it was; an edit would change what they approved. Send a new notification instead, which is asked again.`,
+        { via: record.via },
+      );
     }
     const parsed = channel.branchOf(raw);
     if (!parsed.success) throw firstIssue(parsed.error.issues, record.via);
@@ -62,9 +78,14 @@ async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRe
     // The edited message meets the approval rules a send of it would meet.
     await approveEdit(deps, channel, call, built.payload, record.id, caller.approval);
     if (channel.live && record.provider !== 'dry-run') {
-      if (!channel.provider.edit || record.provider_message_id === null) throw errors.alreadySent(`Notification ${record.id} cannot be edited at its provider.`, { via: record.via });
+      if (!channel.provider.edit || record.provider_message_id === null)
+        throw errors.alreadySent(`Notification ${record.id} cannot be edited at its provider.`, { via: record.via });
       try {
-        const posted = { payload: record.payload as never, providerMessageId: record.provider_message_id, conversation: record.provider_conversation ?? undefined };
+        const posted = {
+          payload: record.payload as never,
+          providerMessageId: record.provider_message_id,
+          conversation: record.provider_conversation ?? undefined,
+        };
         await channel.provider.edit(posted, built.payload, amendContext(record.id, deps.config.sendBudgetMs, caller.signal));
       } catch (err) {
         throw amendFailure(err, record.id, record.via, 'edit');
@@ -75,10 +96,20 @@ async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRe
 }
 
 /** `call` changed by `change` through its channel, validated as a send and asked of the allowlist again. */
-async function editedCall(via: { via: string; id: string }, base: Record<string, unknown>, change: Change, deps: PipelineDeps, build: boolean) {
+async function editedCall(
+  via: { via: string; id: string },
+  base: Record<string, unknown>,
+  change: Change,
+  deps: PipelineDeps,
+  build: boolean,
+) {
   return channelOf(via, deps.channels, async (channel) => {
     const raw = channel.editWaiting(channel.parse(base), change);
-    if (raw === undefined) throw errors.invalidField(`Notification ${via.id} is ${via.via}, whose sends cannot be edited before they leave; retract it and send anew.`, { path: '/id', via: via.via });
+    if (raw === undefined)
+      throw errors.invalidField(
+        `Notification ${via.id} is ${via.via}, whose sends cannot be edited before they leave; retract it and send anew.`,
+        { path: '/id', via: via.via },
+      );
     const parsed = channel.branchOf(raw);
     if (!parsed.success) throw firstIssue(parsed.error.issues, via.via);
     const recipients = channel.recipients(parsed.data);
@@ -96,7 +127,10 @@ async function editWaiting(deps: PipelineDeps, caller: Caller, id: string, chang
   const entry = await deps.store.getOutboxEntry(id);
   if (!entry || !(caller.operator || entry.client === caller.client)) return undefined;
   const leftAlready = () =>
-    errors.alreadySent(`Notification ${id} is no longer waiting (${entry.state}); it cannot be edited. Read it with get_notification.`, { path: '/id', via: entry.via });
+    errors.alreadySent(`Notification ${id} is no longer waiting (${entry.state}); it cannot be edited. Read it with get_notification.`, {
+      path: '/id',
+      via: entry.via,
+    });
   if (entry.state !== 'scheduled' && entry.state !== 'held') throw leftAlready();
   const { call } = await editedCall(entry, entry.call, change, deps, false);
   // Of this edit and a release claiming it, one wins: a release that won sends the old call.
@@ -112,23 +146,35 @@ async function editWaiting(deps: PipelineDeps, caller: Caller, id: string, chang
  */
 async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Change): Promise<Edited> {
   const approval = record.approval;
-  if (!approval?.call) throw errors.invalidField(`Notification ${record.id} was held without its call, so it cannot be rebuilt; decline or retract it and send anew.`, { path: '/id', via: record.via });
+  if (!approval?.call)
+    throw errors.invalidField(
+      `Notification ${record.id} was held without its call, so it cannot be rebuilt; decline or retract it and send anew.`,
+      { path: '/id', via: record.via },
+    );
   const { call, payload, recipients } = await editedCall(record, approval.call, change, deps, true);
   const at = deps.now();
   if (record.status === 'approved') {
     const taken = await deps.store.moveWaiting(record.id, ['scheduled', 'held'], 'cancelled', at);
     // Cancelled already with the row still `approved`: an earlier edit took it back and failed before its revision.
     if (!taken?.moved && taken?.entry.state !== 'cancelled') {
-      throw errors.alreadySent(`Notification ${record.id} was approved and has left; send a correction instead.`, { path: '/id', via: record.via });
+      throw errors.alreadySent(`Notification ${record.id} was approved and has left; send a correction instead.`, {
+        path: '/id',
+        via: record.via,
+      });
     }
   }
   const { decided_by: _by, decided_at: _at, reason: _reason, ...rest } = approval;
   const revised = { ...rest, outcome: 'pending' as const, payload_sha256: payloadSha256(payload), recipients, call };
   const from = record.status as 'pending_approval' | 'approved';
   if (!(await deps.store.reviseHeld(record.id, { from, payload, approval: revised, at }))) {
-    throw errors.invalidField(`Notification ${record.id} was decided while it was being edited; read it with get_notification.`, { path: '/id' });
+    throw errors.invalidField(`Notification ${record.id} was decided while it was being edited; read it with get_notification.`, {
+      path: '/id',
+    });
   }
-  deps.log.info(from === 'approved' ? 'approved send edited: asked again' : 'held send edited', { notificationId: record.id, via: record.via });
+  deps.log.info(from === 'approved' ? 'approved send edited: asked again' : 'held send edited', {
+    notificationId: record.id,
+    via: record.via,
+  });
   return { id: record.id, via: record.via, status: 'pending_approval', edited_at: new Date(at).toISOString() };
 }
 

@@ -50,10 +50,14 @@ async function deps(mode: string, env: Record<string, string> = {}): Promise<Pip
 }
 
 const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
-const send = (d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean) => sendNotification(d, 'sms', call, { client: 'bot', approval: { canAsk } });
+const send = (d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean) =>
+  sendNotification(d, 'sms', call, { client: 'bot', approval: { canAsk } });
 
 async function refusal(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(NotifyError);
   return err as NotifyError;
 }
@@ -66,7 +70,7 @@ beforeEach(async () => {
 afterEach(async () => store.close());
 
 describe('sends held for the console', () => {
-  it('console holds every client\'s send; ask-then-console holds only a client that cannot ask; ask never holds', async () => {
+  it("console holds every client's send; ask-then-console holds only a client that cannot ask; ask never holds", async () => {
     const consoleMode = await deps('console');
     for (const canAsk of [true, false]) {
       const held = await send(consoleMode, SMS, canAsk);
@@ -122,7 +126,7 @@ describe('sends held for the console', () => {
     expect(provider.payloads).toHaveLength(1);
   });
 
-  it('refuses a decision on a hash other than the stored payload\'s, and a decline sends nothing', async () => {
+  it("refuses a decision on a hash other than the stored payload's, and a decline sends nothing", async () => {
     const d = await deps('console');
     const held = await send(d, SMS, false);
     const stale = await refusal(decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: '0'.repeat(64) }));
@@ -130,25 +134,32 @@ describe('sends held for the console', () => {
     expect((await store.getDelivery(held.id))!.status).toBe('pending_approval');
     const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
     expect((await decideHeld(d, held.id, { decision: 'decline', by: 'ops', seenSha256: sha, reason: 'not now' })).status).toBe('declined');
-    expect((await store.getDelivery(held.id))!).toMatchObject({ status: 'declined', approval: { outcome: 'declined', decided_by: 'ops', reason: 'not now' } });
+    expect((await store.getDelivery(held.id))!).toMatchObject({
+      status: 'declined',
+      approval: { outcome: 'declined', decided_by: 'ops', reason: 'not now' },
+    });
     expect(provider.payloads).toEqual([]);
     expect((await refusal(decideHeld(d, 'ntf_nope', { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('NOT_FOUND');
   });
 
-  it('checks opt-outs and the client\'s rate limit again at the approval, and sends nothing when either refuses', async () => {
+  it("checks opt-outs and the client's rate limit again at the approval, and sends nothing when either refuses", async () => {
     const d = await deps('console', { NOTIFY_RATE_LIMITS: 'sms=1/h', NOTIFY_APPROVAL_TTL_S: '86400' });
     d.rateGate = createRateGate(d.config.rateLimits, store);
     const first = await send(d, SMS, false);
     const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
     const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
     expect((await decideHeld(d, first.id, { decision: 'approve', by: 'ops', seenSha256: await sha(first.id) })).status).toBe('approved');
-    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe('RATE_LIMITED');
+    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe(
+      'RATE_LIMITED',
+    );
     await store.addOptOut('sms', '+14155550123', clock);
     clock += 3_600_000 - 1_000;
     const third = await send(d, { ...SMS, body: 'Disk fullest' }, false).catch((e: unknown) => e);
     // A new send to an opted-out number is refused before it is held; the one already held is refused at its approval.
     expect((third as NotifyError).code).toBe('RECIPIENT_OPTED_OUT');
-    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe(
+      'RECIPIENT_OPTED_OUT',
+    );
     expect((await store.getDelivery(second.id))!.status).toBe('pending_approval');
     expect(provider.payloads).toHaveLength(1);
   });
@@ -178,9 +189,14 @@ describe('sends held for the console', () => {
 
   it('an approved release meets the allowlist, quiet hours and caps as it leaves, as a scheduled release does', async () => {
     const d = await deps('console', { NOTIFY_APPROVAL_TTL_S: '86400' });
-    const held = [await send(d, SMS, false), await send(d, { ...SMS, body: 'Disk fuller' }, false), await send(d, { ...SMS, body: 'Disk fullest' }, false)];
+    const held = [
+      await send(d, SMS, false),
+      await send(d, { ...SMS, body: 'Disk fuller' }, false),
+      await send(d, { ...SMS, body: 'Disk fullest' }, false),
+    ];
     const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
-    const approve = async (dd: PipelineDeps, id: string) => decideHeld(dd, id, { decision: 'approve', by: 'ops', seenSha256: await sha(id) });
+    const approve = async (dd: PipelineDeps, id: string) =>
+      decideHeld(dd, id, { decision: 'approve', by: 'ops', seenSha256: await sha(id) });
 
     // The server restarted with the number taken off the allowlist: the approval cannot send it.
     const narrowed = await deps('console', { NOTIFY_SMS_ALLOW: '+44', NOTIFY_APPROVAL_TTL_S: '86400' });
@@ -191,7 +207,11 @@ describe('sends held for the console', () => {
     });
 
     // Quiet hours hold the approved send until they end, then it leaves.
-    const quiet = await deps('console', { NOTIFY_QUIET_HOURS: 'sms=00:00-06:00@UTC', NOTIFY_CAPS: '*:sms=1/day', NOTIFY_APPROVAL_TTL_S: '86400' });
+    const quiet = await deps('console', {
+      NOTIFY_QUIET_HOURS: 'sms=00:00-06:00@UTC',
+      NOTIFY_CAPS: '*:sms=1/day',
+      NOTIFY_APPROVAL_TTL_S: '86400',
+    });
     quiet.capGate = createCapGate(quiet.config.caps, store);
     expect(await approve(quiet, held[1]!.id)).toMatchObject({ released: { id: held[1]!.id, state: 'held' } });
     expect(provider.payloads).toEqual([]);
@@ -210,7 +230,10 @@ describe('sends held for the console', () => {
     const held = await send(d, SMS, false);
     const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
     // The process that approved died before its release could claim anything.
-    const dying = { ...d, store: Object.assign(Object.create(store) as SqliteStore, { claimDue: async () => Promise.reject(new Error('process died')) }) };
+    const dying = {
+      ...d,
+      store: Object.assign(Object.create(store) as SqliteStore, { claimDue: async () => Promise.reject(new Error('process died')) }),
+    };
     expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
     clock += 61_000;
     expect(await releaseDue(d)).toEqual([{ id: held.id, state: 'expired' }]);
@@ -230,7 +253,11 @@ describe('sends held for the console', () => {
     expect(await store.findDeliveries({ limit: 10 })).toHaveLength(1);
     expect(provider.payloads).toEqual([]);
     const decided = await decideHeld(d, scheduled.id, { decision: 'approve', by: 'ops', seenSha256: held.approval!.payload_sha256 });
-    expect(decided).toMatchObject({ status: 'approved', released: { id: scheduled.id, state: 'released' }, record: { id: scheduled.id, status: 'sent' } });
+    expect(decided).toMatchObject({
+      status: 'approved',
+      released: { id: scheduled.id, state: 'released' },
+      record: { id: scheduled.id, status: 'sent' },
+    });
     expect(provider.payloads).toEqual([held.payload]);
     expect(await releaseDue(d)).toEqual([]);
     expect(provider.payloads).toHaveLength(1);

@@ -51,8 +51,16 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
   if (!held) throw errors.notFound(`No notification has id ${id}.`, { path: '/id' });
   const now = deps.now();
   if (held.status === 'pending_approval' && now >= expiresAt(deps, held)) {
-    await deps.store.decideDelivery(id, { from: 'pending_approval', status: 'expired', approval: { ...held.approval!, outcome: 'expired', decided_at: now }, at: now });
-    throw errors.invalidField(`Notification ${id} expired at ${new Date(expiresAt(deps, held)).toISOString()} before anyone decided; nothing was sent.`, { path: '/id' });
+    await deps.store.decideDelivery(id, {
+      from: 'pending_approval',
+      status: 'expired',
+      approval: { ...held.approval!, outcome: 'expired', decided_at: now },
+      at: now,
+    });
+    throw errors.invalidField(
+      `Notification ${id} expired at ${new Date(expiresAt(deps, held)).toISOString()} before anyone decided; nothing was sent.`,
+      { path: '/id' },
+    );
   }
   const step = decide(held.status, d.decision);
   if (!step.ok) throw errors.invalidField(`Notification ${id} cannot be decided: ${step.reason}.`, { path: '/id' });
@@ -74,7 +82,10 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
     ...(d.reason ? { reason: d.reason } : {}),
   };
   const decision = { from: 'pending_approval' as const, status: step.next, approval, at: now };
-  const won = d.decision === 'approve' ? await deps.store.approveDelivery(id, decision, approvedEntry(held, now)) : await deps.store.decideDelivery(id, decision);
+  const won =
+    d.decision === 'approve'
+      ? await deps.store.approveDelivery(id, decision, approvedEntry(held, now))
+      : await deps.store.decideDelivery(id, decision);
   if (!won) {
     // The statement compared status and hash: an edit may have landed since the read above.
     const now2 = await deps.store.getDelivery(id);
@@ -83,7 +94,10 @@ export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision
   }
   const record: DeliveryRecord = { ...held, status: step.next, approval, status_updated_at: now };
   const log = deps.log.child({ notificationId: id, via: held.via, client: held.client });
-  log.info(d.decision === 'approve' ? 'approval approved in the console' : 'approval declined in the console', { by: d.by, ...(d.reason ? { reason: d.reason } : {}) });
+  log.info(d.decision === 'approve' ? 'approval approved in the console' : 'approval declined in the console', {
+    by: d.by,
+    ...(d.reason ? { reason: d.reason } : {}),
+  });
   if (d.decision === 'decline') return { status: 'declined', record };
   // The approval stands whatever this release does: the outbox keeps the send until one is made.
   const released = await releaseNow(deps, id).catch((err: unknown) => {
@@ -103,5 +117,14 @@ function notWhatWasSeen(id: string, seenSha256: string): NotifyError {
 
 /** The outbox entry an approval writes with its decision: the approved send, due now, under its own id. */
 function approvedEntry(held: DeliveryRecord, now: number): OutboxEntry {
-  return waitingEntry({ id: held.id, via: held.via, client: held.client, call: approvedCall(held.approval!.payload_sha256), state: 'scheduled', send_at: null, due_at: now, created_at: now });
+  return waitingEntry({
+    id: held.id,
+    via: held.via,
+    client: held.client,
+    call: approvedCall(held.approval!.payload_sha256),
+    state: 'scheduled',
+    send_at: null,
+    due_at: now,
+    created_at: now,
+  });
 }

@@ -148,7 +148,9 @@ describe('runIdempotent', () => {
     expect(err.details.retryAfterS).toBeGreaterThanOrEqual(1);
     expect(err.toBody()).toMatchObject({ code: 'IDEMPOTENCY_IN_PROGRESS', retry_after_s: err.details.retryAfterS });
     // It says what is true: the other call may be sending; this one sent nothing.
-    expect(err.message).toMatch(/Another call with idempotency_key "k" is still sending it; this call sent nothing\. Retry the same call in \d+ s/);
+    expect(err.message).toMatch(
+      /Another call with idempotency_key "k" is still sending it; this call sent nothing\. Retry the same call in \d+ s/,
+    );
     expect(err.message).not.toMatch(/twice/);
     // Once the first finishes, the retry replays.
     release();
@@ -173,7 +175,10 @@ describe('runIdempotent', () => {
     expect(early.details.retryAfterS).toBe(1);
     expect(send.calls).toBe(0);
     // Just before the budget has passed: still in progress; at it: taken over.
-    const readings = (...values: number[]) => () => (values.length > 1 ? values.shift()! : values[0]!);
+    const readings =
+      (...values: number[]) =>
+      () =>
+        values.length > 1 ? values.shift()! : values[0]!;
     const before = await codeOf(
       runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: readings(T + 999, T + 999, T + 5000) }, send),
     );
@@ -244,7 +249,10 @@ describe('runIdempotent', () => {
   });
 
   it('one send across several store connections to the same file', async () => {
-    const stores = [store, ...(await Promise.all([1, 2, 3].map(() => openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger }))))];
+    const stores = [
+      store,
+      ...(await Promise.all([1, 2, 3].map(() => openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger })))),
+    ];
     try {
       const send = counter({ id: 'ntf_shared' }, 50);
       const outcomes = await Promise.all(
@@ -369,7 +377,7 @@ describe('runIdempotent fencing (owner token and phase)', () => {
     expect(h.lines).toContainEqual(expect.objectContaining({ level: 'warn', msg: expect.stringMatching(/no longer owns the claim/) }));
   });
 
-  it('an owner that lost its claim mid-send keeps its own answer but never overwrites the new owner\'s row', async () => {
+  it("an owner that lost its claim mid-send keeps its own answer but never overwrites the new owner's row", async () => {
     const { h, log } = harness();
     const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log };
     let finish!: (r: { id: string }) => void;
@@ -387,11 +395,14 @@ describe('runIdempotent fencing (owner token and phase)', () => {
     expect(taker.calls).toBe(0);
   });
 
-  it('a lost owner whose send failed does not release the new owner\'s claim', async () => {
+  it("a lost owner whose send failed does not release the new owner's claim", async () => {
     const { h, log } = harness();
     const opts = { store, key: 'k', payloadHash: 'h', budgetMs: 1000, now: h.now, log };
     let fail!: () => void;
-    const slow = runIdempotent(opts, () => new Promise<never>((_, reject) => (fail = () => reject(new NotifyError('PROVIDER_REJECTED', 'no')))));
+    const slow = runIdempotent(
+      opts,
+      () => new Promise<never>((_, reject) => (fail = () => reject(new NotifyError('PROVIDER_REJECTED', 'no')))),
+    );
     await until(() => fail !== undefined);
     h.t += 1000;
     expect((await codeOf(runIdempotent(opts, counter({ id: 'x' })))).code).toBe('DELIVERY_UNKNOWN');
@@ -471,7 +482,9 @@ describe('runIdempotent with a send that is only its record (recordCompleting)',
     const marks: string[] = [];
     const mark = store.markIdempotencySending.bind(store);
     store.markIdempotencySending = async (key, owner) => (marks.push(key), mark(key, owner));
-    const s = steps(async (claim) => ((await store.completeIdempotency(claim.key, claim.owner, { id: 'ntf_1' })) ? { id: 'ntf_1' } : undefined));
+    const s = steps(async (claim) =>
+      (await store.completeIdempotency(claim.key, claim.owner, { id: 'ntf_1' })) ? { id: 'ntf_1' } : undefined,
+    );
     expect(await runIdempotent(opts, s.steps)).toEqual({ result: { id: 'ntf_1' }, replayed: false });
     expect(await runIdempotent(opts, s.steps)).toEqual({ result: { id: 'ntf_1' }, replayed: true });
     expect(s.calls).toEqual({ send: 0, record: 1 });
@@ -491,7 +504,9 @@ describe('runIdempotent with a send that is only its record (recordCompleting)',
       throw new Error('disk full');
     });
     await expect(runIdempotent(opts, failing.steps)).rejects.toThrow('disk full');
-    const ok = steps(async (claim) => ((await store.completeIdempotency(claim.key, claim.owner, { id: 'ntf_2' })) ? { id: 'ntf_2' } : undefined));
+    const ok = steps(async (claim) =>
+      (await store.completeIdempotency(claim.key, claim.owner, { id: 'ntf_2' })) ? { id: 'ntf_2' } : undefined,
+    );
     expect(await runIdempotent(opts, ok.steps)).toEqual({ result: { id: 'ntf_2' }, replayed: false });
   });
 });

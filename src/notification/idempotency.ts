@@ -72,7 +72,11 @@ function replayFailure(body: ToolErrorBody, key: string): NotifyError {
   if (body.path !== undefined) details.path = body.path;
   if (body.via !== undefined) details.via = body.via;
   if (body.retry_after_s !== undefined) details.retryAfterS = body.retry_after_s;
-  return new NotifyError(body.code as ErrorCode, `${body.message} (Replayed for idempotency_key "${key}": this call sent nothing.)`, details);
+  return new NotifyError(
+    body.code as ErrorCode,
+    `${body.message} (Replayed for idempotency_key "${key}": this call sent nothing.)`,
+    details,
+  );
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts (Node's timer removes its listener either way). */
@@ -173,7 +177,11 @@ export class ClaimHandle<R> {
 
   /** The error of an owner whose claim was taken over before it reached the provider. */
   lost(): NotifyError {
-    const { opts: { budgetMs }, details, shown } = this.run;
+    const {
+      opts: { budgetMs },
+      details,
+      shown,
+    } = this.run;
     const retryAfterS = Math.max(1, Math.ceil(budgetMs / 1000));
     return errors.idempotencyInProgress(
       `This call ran past its ${budgetMs} ms budget before reaching the provider, and another call with idempotency_key "${shown}" took the key over; this call sent nothing. Retry the same call in ${retryAfterS} s to get that call's outcome.`,
@@ -244,7 +252,10 @@ export class ClaimHandle<R> {
   /** Keeps `err` under the key in place of a result, so every later duplicate gets it too. */
   async keepFailure(err: NotifyError): Promise<void> {
     const { store, key } = this.run.opts;
-    await this.settle(() => store.completeIdempotency(key, this.owner, { notify_error: err.toBody() } satisfies StoredFailure), 'store failure');
+    await this.settle(
+      () => store.completeIdempotency(key, this.owner, { notify_error: err.toBody() } satisfies StoredFailure),
+      'store failure',
+    );
   }
 
   /** A fenced write after a failed or refused send: its own failure is logged, never thrown over the send's. */

@@ -24,7 +24,11 @@ describe('outbox runner wake-up', () => {
     let open!: () => void;
     const slow = new Promise<void>((r) => (open = r));
     const deps = {
-      config: { sendBudgetMs: 1_000, approval: { rules: [] }, time: { graceMs: 3_600_000, pollMs: 60_000, quietHours: [], urgent: 'deny' } },
+      config: {
+        sendBudgetMs: 1_000,
+        approval: { rules: [] },
+        time: { graceMs: 3_600_000, pollMs: 60_000, quietHours: [], urgent: 'deny' },
+      },
       channels: [],
       log: silentLogger,
       now: () => Date.now(),
@@ -62,10 +66,35 @@ describe('outbox runner wake-up', () => {
     const store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'runner-')), 'notify.db'), log: silentLogger });
     const sent: unknown[] = [];
     const provider = { name: 'fake', send: async (p: unknown) => (sent.push(p), { providerMessageId: 'fake-1' }) };
-    const config = loadConfig({ NOTIFY_DATA_DIR: '/unused', TWILIO_ACCOUNT_SID: 'AC0', TWILIO_AUTH_TOKEN: 'secret', TWILIO_FROM: '+14155550000', NOTIFY_SMS_ALLOW: '+1415', NOTIFY_SEND_BUDGET_MS: '500', NOTIFY_SCHEDULE_POLL_S: '600' });
-    const deps: PipelineDeps = { config, store, channels: await connectChannels(config, silentLogger, { sms: provider }), log: silentLogger, now: Date.now };
+    const config = loadConfig({
+      NOTIFY_DATA_DIR: '/unused',
+      TWILIO_ACCOUNT_SID: 'AC0',
+      TWILIO_AUTH_TOKEN: 'secret',
+      TWILIO_FROM: '+14155550000',
+      NOTIFY_SMS_ALLOW: '+1415',
+      NOTIFY_SEND_BUDGET_MS: '500',
+      NOTIFY_SCHEDULE_POLL_S: '600',
+    });
+    const deps: PipelineDeps = {
+      config,
+      store,
+      channels: await connectChannels(config, silentLogger, { sms: provider }),
+      log: silentLogger,
+      now: Date.now,
+    };
     const now = Date.now();
-    await store.scheduleSend(waitingEntry({ id: 'ntf_left', via: 'sms', client: 'bot', call: { via: 'sms', to: '+14155550123', body: 'x' }, state: 'scheduled', send_at: now, due_at: now, created_at: now }));
+    await store.scheduleSend(
+      waitingEntry({
+        id: 'ntf_left',
+        via: 'sms',
+        client: 'bot',
+        call: { via: 'sms', to: '+14155550123', body: 'x' },
+        state: 'scheduled',
+        send_at: now,
+        due_at: now,
+        created_at: now,
+      }),
+    );
     // Another process claimed it and died.
     expect((await store.claimDue(now, { limit: 10, owner: 'dead', leaseMs: leaseMs(deps), graceMs: 3_600_000 })).due).toHaveLength(1);
     const runner = startOutboxRunner(deps);
@@ -81,4 +110,3 @@ describe('outbox runner wake-up', () => {
     }
   });
 });
-

@@ -62,7 +62,10 @@ const text = (extra: Record<string, unknown> = {}) => ({ via: 'sms', to: '+14155
 const at = (ms: number) => new Date(ms).toISOString();
 
 async function failure(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(NotifyError);
   return err as NotifyError;
 }
@@ -108,10 +111,14 @@ describe('send_at', () => {
 
   it('refuses now what would be refused at release: a recipient not allowed, an opted-out one', async () => {
     const d = await deps();
-    const notAllowed = await failure(sendNotification(d, 'sms', text({ to: '+442071838750', send_at: at(T0 + 60_000) }), { client: 'bot' }));
+    const notAllowed = await failure(
+      sendNotification(d, 'sms', text({ to: '+442071838750', send_at: at(T0 + 60_000) }), { client: 'bot' }),
+    );
     expect(notAllowed.code).toBe('RECIPIENT_NOT_ALLOWED');
     await store.addOptOut('sms', '+14155550123', T0);
-    expect((await failure(sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' }))).code).toBe('RECIPIENT_OPTED_OUT');
+    expect((await failure(sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000) }), { client: 'bot' }))).code).toBe(
+      'RECIPIENT_OPTED_OUT',
+    );
     expect(await store.listOutbox(['scheduled'], 10)).toEqual([]);
   });
 
@@ -120,10 +127,14 @@ describe('send_at', () => {
     const first = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000), idempotency_key: 'k' }), { client: 'bot' });
     const again = await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000), idempotency_key: 'k' }), { client: 'bot' });
     expect(again).toMatchObject({ id: first.id, status: 'scheduled', replayed: true });
-    const conflict = await failure(sendNotification(d, 'sms', text({ body: 'other', send_at: at(T0 + 60_000), idempotency_key: 'k' }), { client: 'bot' }));
+    const conflict = await failure(
+      sendNotification(d, 'sms', text({ body: 'other', send_at: at(T0 + 60_000), idempotency_key: 'k' }), { client: 'bot' }),
+    );
     expect(conflict.code).toBe('IDEMPOTENCY_CONFLICT');
     // Another client's key is its own.
-    expect((await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000), idempotency_key: 'k' }), { client: 'other' })).id).not.toBe(first.id);
+    expect((await sendNotification(d, 'sms', text({ send_at: at(T0 + 60_000), idempotency_key: 'k' }), { client: 'other' })).id).not.toBe(
+      first.id,
+    );
     expect((await store.listOutbox(['scheduled'], 10)).length).toBe(2);
   });
 
@@ -169,7 +180,11 @@ describe('send_at', () => {
     await store.claimDue(clock, { limit: 10, owner: 'dead', leaseMs: 60_000, graceMs: 3_600_000 });
     // The dead process's idempotency claim, moved to `sending` as the pipeline does before the provider call.
     const key = JSON.stringify(['bot', `outbox:${scheduled.id}`]);
-    const claim = await store.claimIdempotency(key, schemaHash(text()), clock, { ttlMs: 86_400_000, staleAfterMs: 20_000, notificationId: scheduled.id });
+    const claim = await store.claimIdempotency(key, schemaHash(text()), clock, {
+      ttlMs: 86_400_000,
+      staleAfterMs: 20_000,
+      notificationId: scheduled.id,
+    });
     if (claim.kind !== 'claimed') throw new Error('no claim');
     expect(await store.markIdempotencySending(key, claim.owner, scheduled.id)).toBe(true);
     clock += 2 * d.config.sendBudgetMs + 1_000;
@@ -228,10 +243,46 @@ describe('send_at', () => {
 
   it('an approved send still in the outbox, retracted there, ends cancelled on its record too, by the operator', async () => {
     const d = await deps();
-    const approval = { outcome: 'approved' as const, reasons: ['all'], payload_sha256: 'ab'.repeat(32), expires_at: T0 + 60_000, decided_by: 'ops', decided_at: T0 };
+    const approval = {
+      outcome: 'approved' as const,
+      reasons: ['all'],
+      payload_sha256: 'ab'.repeat(32),
+      expires_at: T0 + 60_000,
+      decided_by: 'ops',
+      decided_at: T0,
+    };
     const id = 'ntf_approved_waiting';
-    await store.writeRecord({ id, via: 'sms', status: 'approved', provider: 'fake', provider_message_id: null, payload: { To: '+14155550123', Body: 'Disk full' }, error_code: null, attempts: 0, attempt_log: [], latency_ms: 0, client: 'bot', idempotency_key: null, created_at: T0, provider_status: null, provider_status_code: null, status_updated_at: T0, approval });
-    await store.scheduleSend(waitingEntry({ id, via: 'sms', client: 'bot', call: approvedCall(approval.payload_sha256), state: 'scheduled', send_at: null, due_at: T0, created_at: T0 }));
+    await store.writeRecord({
+      id,
+      via: 'sms',
+      status: 'approved',
+      provider: 'fake',
+      provider_message_id: null,
+      payload: { To: '+14155550123', Body: 'Disk full' },
+      error_code: null,
+      attempts: 0,
+      attempt_log: [],
+      latency_ms: 0,
+      client: 'bot',
+      idempotency_key: null,
+      created_at: T0,
+      provider_status: null,
+      provider_status_code: null,
+      status_updated_at: T0,
+      approval,
+    });
+    await store.scheduleSend(
+      waitingEntry({
+        id,
+        via: 'sms',
+        client: 'bot',
+        call: approvedCall(approval.payload_sha256),
+        state: 'scheduled',
+        send_at: null,
+        due_at: T0,
+        created_at: T0,
+      }),
+    );
     expect(await cancelWaiting(d, id, { client: 'ops', tool: null })).toMatchObject({ kind: 'cancelled' });
     expect(await store.getDelivery(id)).toMatchObject({ status: 'cancelled', approval: { outcome: 'approved' } });
     expect((await store.auditFor(id)).filter((e) => e.kind === 'retract')).toMatchObject([{ client: 'ops', tool: null }]);
@@ -336,7 +387,14 @@ describe('caps', () => {
 
   it('a cap reached at release holds a scheduled dry run too, then the reset releases it', async () => {
     const config = loadConfig({ NOTIFY_DATA_DIR: '/unused', NOTIFY_SMS_ALLOW: '+1415', NOTIFY_CAPS: 'bot:sms=1/day' });
-    const d: PipelineDeps = { config, store, channels: await connectChannels(config, silentLogger, {}), log: silentLogger, now: () => clock, capGate: createCapGate(config.caps, store) };
+    const d: PipelineDeps = {
+      config,
+      store,
+      channels: await connectChannels(config, silentLogger, {}),
+      log: silentLogger,
+      now: () => clock,
+      capGate: createCapGate(config.caps, store),
+    };
     const first = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
     const second = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
     clock = T0 + 1_000;
@@ -361,7 +419,9 @@ describe('caps', () => {
   });
 
   it('refuses a cap on a measure no channel has', () => {
-    expect(() => loadConfig({ NOTIFY_CAPS: '*:fax_pages=3/day' })).toThrow(/"fax_pages" is not a measure; use one of .*sms_segments.*email_recipients|"fax_pages" is not a measure; use one of .*email_recipients.*sms_segments/);
+    expect(() => loadConfig({ NOTIFY_CAPS: '*:fax_pages=3/day' })).toThrow(
+      /"fax_pages" is not a measure; use one of .*sms_segments.*email_recipients|"fax_pages" is not a measure; use one of .*email_recipients.*sms_segments/,
+    );
     expect(() => loadConfig({ NOTIFY_CAPS: 'sms=3/day' })).toThrow(/must look like/);
   });
 });
@@ -399,7 +459,7 @@ describe('congestion holds a release; it never drops it', () => {
     expect((await store.getDelivery(scheduled.id))!.status).toBe('sent');
   });
 
-  it('past the grace from the first congestion, the release fails with the provider\'s code, recorded', async () => {
+  it("past the grace from the first congestion, the release fails with the provider's code, recorded", async () => {
     sms = new Congested(Number.POSITIVE_INFINITY);
     const d = await deps({ NOTIFY_SEND_BUDGET_MS: '300', NOTIFY_SCHEDULE_GRACE_S: '10' });
     const scheduled = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });

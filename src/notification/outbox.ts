@@ -77,7 +77,8 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
         ? await releaseApproved(deps, entry, approvedSha256, release)
         : await sendNotification(deps, entry.via, entry.call, { client: entry.client, release });
     // Quiet hours, asked again as it left, hold it until they end.
-    if (result.status === 'held' && typeof result.release_at === 'string') return await holdAgain(deps, entry, owner, Date.parse(result.release_at), false, log);
+    if (result.status === 'held' && typeof result.release_at === 'string')
+      return await holdAgain(deps, entry, owner, Date.parse(result.release_at), false, log);
     outcome = result;
     state = 'released';
     if (finishedWithRecord) {
@@ -91,18 +92,25 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
     }
     // A cap reached at release holds the send until the cap resets: a scheduled send that
     // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
-    const resetsAt = err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined ? Date.parse(err.details.resetsAt) : NaN;
+    const resetsAt =
+      err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined
+        ? Date.parse(err.details.resetsAt)
+        : NaN;
     if (!Number.isNaN(resetsAt)) return await holdAgain(deps, entry, owner, resetsAt, false, log, 'CAP_REACHED');
     // Congestion holds work, never drops it: nothing was sent, so it waits again with a backoff
     // that grows with how long the provider has been congested.
     if (deferrable && isCongestion(err)) {
       const now = deps.now();
-      const backoff = Math.max((err.details.retryAfterS ?? 0) * 1_000, Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, now - congestedSince)));
+      const backoff = Math.max(
+        (err.details.retryAfterS ?? 0) * 1_000,
+        Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, now - congestedSince)),
+      );
       const dueAt = Math.min(now + backoff + Math.floor(Math.random() * MIN_BACKOFF_MS), congestedSince + time.graceMs);
       return await holdAgain(deps, entry, owner, dueAt, true, log, err.code);
     }
     const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
-    if (!(err instanceof NotifyError)) log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
+    if (!(err instanceof NotifyError))
+      log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
     // DELIVERY_UNKNOWN: the pipeline recorded the delivery `unknown`, unless the dead release
     // recorded it before dying (then its record says how it went); anything else was refused
     // before the provider call.
@@ -112,7 +120,13 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
       const record = await deps.store.getDelivery(entry.id).catch(() => null);
       if (record && record.status !== 'unknown' && record.status !== 'failed') {
         state = 'released';
-        outcome = { id: record.id, via: record.via, status: record.status, provider: record.provider, accepted_at: new Date(record.created_at).toISOString() };
+        outcome = {
+          id: record.id,
+          via: record.via,
+          status: record.status,
+          provider: record.provider,
+          accepted_at: new Date(record.created_at).toISOString(),
+        };
       }
     }
   }
@@ -122,14 +136,24 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   });
   if (!finished) log.warn('release outcome not stored: another process took the release over');
   log.info('released', { state, ...(state === 'released' ? {} : { code: (outcome as { error: { code: string } }).error.code }) });
-  return state === 'released' ? { id: entry.id, state } : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
+  return state === 'released'
+    ? { id: entry.id, state }
+    : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
 }
 
 /**
  * Puts a claimed entry back to waiting until `dueAt`. Not held (the store failed, or another
  * process took the release over): its lease runs out and it is claimed again.
  */
-async function holdAgain(deps: PipelineDeps, entry: OutboxEntry, owner: string, dueAt: number, congested: boolean, log: Logger, code?: string): Promise<Released> {
+async function holdAgain(
+  deps: PipelineDeps,
+  entry: OutboxEntry,
+  owner: string,
+  dueAt: number,
+  congested: boolean,
+  log: Logger,
+  code?: string,
+): Promise<Released> {
   const held = await deps.store.holdRelease(entry.id, owner, dueAt, deps.now(), congested).catch((e: unknown) => {
     log.error('release not held again', { error: (e as Error).message });
     return false;
@@ -152,10 +176,16 @@ function recordBatch(deps: PipelineDeps, owner: string): RecordBatch {
   const flush = () => {
     const items = queue;
     queue = [];
-    deps.store.recordReleases(owner, items.map((q) => q.item), deps.now()).then(
-      (written) => items.forEach((q, i) => q.done(written[i]!)),
-      (err: unknown) => items.forEach((q) => q.failed(err)),
-    );
+    deps.store
+      .recordReleases(
+        owner,
+        items.map((q) => q.item),
+        deps.now(),
+      )
+      .then(
+        (written) => items.forEach((q, i) => q.done(written[i]!)),
+        (err: unknown) => items.forEach((q) => q.failed(err)),
+      );
   };
   return {
     write: (item) =>
@@ -174,7 +204,11 @@ function recordBatch(deps: PipelineDeps, owner: string): RecordBatch {
  */
 export async function releaseDue(
   deps: PipelineDeps,
-  opts: { limit?: number; id?: string; /** False once the process is stopping: the releases in flight end, no more is claimed. */ claiming?: () => boolean } = {},
+  opts: {
+    limit?: number;
+    id?: string /** False once the process is stopping: the releases in flight end, no more is claimed. */;
+    claiming?: () => boolean;
+  } = {},
 ): Promise<Released[]> {
   const time = deps.config.time ?? DEFAULT_TIME;
   const owner = randomUUID();
@@ -186,18 +220,33 @@ export async function releaseDue(
   let drainedAt: number | undefined;
   for (;;) {
     const room = limit - inflight.size;
-    const lookAgain = (opts.claiming?.() ?? true) && (drainedAt === undefined || (opts.id === undefined && Date.now() - drainedAt >= RECLAIM_MS));
+    const lookAgain =
+      (opts.claiming?.() ?? true) && (drainedAt === undefined || (opts.id === undefined && Date.now() - drainedAt >= RECLAIM_MS));
     if (lookAgain && room >= Math.ceil(limit / 2)) {
-      const claim = await deps.store.claimDue(deps.now(), { limit: room, owner, leaseMs: leaseMs(deps), graceMs: time.graceMs, ...(opts.id ? { id: opts.id } : {}) });
+      const claim = await deps.store.claimDue(deps.now(), {
+        limit: room,
+        owner,
+        leaseMs: leaseMs(deps),
+        graceMs: time.graceMs,
+        ...(opts.id ? { id: opts.id } : {}),
+      });
       for (const e of claim.expired) {
-        deps.log.warn('scheduled send expired', { notificationId: e.id, via: e.via, client: e.client, dueAt: new Date(e.due_at).toISOString() });
+        deps.log.warn('scheduled send expired', {
+          notificationId: e.id,
+          via: e.via,
+          client: e.client,
+          dueAt: new Date(e.due_at).toISOString(),
+        });
         if (e.call[APPROVED_CALL_KEY] !== undefined) await expireApproved(deps, e.id);
         out.push({ id: e.id, state: 'expired' });
       }
       const batch = recordBatch(deps, owner);
       for (const e of claim.due) {
         const p: Promise<void> = releaseEntry(deps, e, owner, batch)
-          .then((r) => void out.push(r), (err: unknown) => void (failure ??= { err }))
+          .then(
+            (r) => void out.push(r),
+            (err: unknown) => void (failure ??= { err }),
+          )
           .finally(() => inflight.delete(p));
         inflight.add(p);
       }
@@ -206,7 +255,10 @@ export async function releaseDue(
     if (failure) throw failure.err;
     if (inflight.size === 0 && (drainedAt !== undefined || !lookAgain)) return out;
     let timer: NodeJS.Timeout | undefined;
-    const reclaim = drainedAt === undefined || opts.id !== undefined ? [] : [new Promise<void>((r) => (timer = setTimeout(r, drainedAt! + RECLAIM_MS - Date.now())))];
+    const reclaim =
+      drainedAt === undefined || opts.id !== undefined
+        ? []
+        : [new Promise<void>((r) => (timer = setTimeout(r, drainedAt! + RECLAIM_MS - Date.now())))];
     await Promise.race([...inflight, ...reclaim]);
     clearTimeout(timer);
   }
@@ -220,7 +272,9 @@ export async function releaseDue(
 async function expireApproved(deps: PipelineDeps, id: string): Promise<void> {
   const row = await deps.store.getDelivery(id).catch(() => null);
   if (row?.status !== 'approved') return;
-  await deps.store.recordRelease({ ...row, status: 'expired', status_updated_at: deps.now() }).catch((err: unknown) => deps.log.error('expired approved send not recorded', { notificationId: id, error: (err as Error).message }));
+  await deps.store
+    .recordRelease({ ...row, status: 'expired', status_updated_at: deps.now() })
+    .catch((err: unknown) => deps.log.error('expired approved send not recorded', { notificationId: id, error: (err as Error).message }));
 }
 
 /** Releases one waiting entry now if it is due (a held send someone made due); undefined when it was not claimable. */
@@ -251,7 +305,14 @@ async function withdrawApproved(deps: Pick<PipelineDeps, 'store' | 'now'>, id: s
   if (record?.status !== 'approved') return;
   const step = advance(record.status, 'retracted');
   if (!step.ok) return;
-  await deps.store.amendDelivery(id, { from: record.status, status: step.next, payload: record.payload, provider_status: 'deleted', at: deps.now(), ...(by ? { by } : {}) });
+  await deps.store.amendDelivery(id, {
+    from: record.status,
+    status: step.next,
+    payload: record.payload,
+    provider_status: 'deleted',
+    at: deps.now(),
+    ...(by ? { by } : {}),
+  });
 }
 
 export interface OutboxRunner {
@@ -285,11 +346,14 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
     armedFor = target;
     // A fired timer forgets itself first: one that fires into a running pass would otherwise
     // stay `timer`, armed for a time now past, and every later arm() would return early.
-    timer = setTimeout(() => {
-      timer = undefined;
-      armedFor = Infinity;
-      void pass();
-    }, Math.min(MAX_TIMER_MS, Math.max(0, target - deps.now())));
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        armedFor = Infinity;
+        void pass();
+      },
+      Math.min(MAX_TIMER_MS, Math.max(0, target - deps.now())),
+    );
     timer.unref?.();
   };
 
@@ -312,7 +376,10 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
         log.warn('release pass failed; trying again at the next poll', { error: (err as Error).message });
       }
       // A release under way in a process that died is taken over when its lease ends, not at the next poll.
-      const [next, claimed] = await Promise.all([deps.store.nextDue(WAITING_STATES).catch(() => null), deps.store.oldestRelease().catch(() => null)]);
+      const [next, claimed] = await Promise.all([
+        deps.store.nextDue(WAITING_STATES).catch(() => null),
+        deps.store.oldestRelease().catch(() => null),
+      ]);
       running = undefined;
       arm(Math.min(next ?? Infinity, claimed === null ? Infinity : claimed + leaseMs(deps)));
       return released;

@@ -30,23 +30,41 @@ export async function ownNotification(store: Pick<Store, 'getDelivery'>, id: str
 }
 
 /** The connected channel a record was sent on, opened with its types. */
-export function channelOf<R>(record: Pick<DeliveryRecord, 'via'>, channels: readonly ConnectedChannel[], use: <C, P>(channel: TypedChannel<C, P>) => R): R {
+export function channelOf<R>(
+  record: Pick<DeliveryRecord, 'via'>,
+  channels: readonly ConnectedChannel[],
+  use: <C, P>(channel: TypedChannel<C, P>) => R,
+): R {
   const channel = channels.find((c) => c.name === record.via);
-  if (!channel) throw errors.channelUnavailable(`The ${record.via} channel is not configured on this server any more; nothing was changed.`, { via: record.via });
+  if (!channel)
+    throw errors.channelUnavailable(`The ${record.via} channel is not configured on this server any more; nothing was changed.`, {
+      via: record.via,
+    });
   return channel.open(use);
 }
 
 /** A provider call of an edit or retraction: the send's budget, and no retry (the caller sees the outcome and decides). */
-export function amendContext(id: string, budgetMs: number, signal: AbortSignal): { notificationId: string; signal: AbortSignal; deadline: number } {
+export function amendContext(
+  id: string,
+  budgetMs: number,
+  signal: AbortSignal,
+): { notificationId: string; signal: AbortSignal; deadline: number } {
   return { notificationId: id, signal: AbortSignal.any([signal, AbortSignal.timeout(budgetMs)]), deadline: Date.now() + budgetMs };
 }
 
 /** A provider's failure to edit or delete, in the tool's codes; the record is left as it was. */
 export function amendFailure(err: unknown, id: string, via: string, what: string): unknown {
   if (!(err instanceof ProviderError)) return err;
-  if (err instanceof ProviderRejectedError) return errors.providerRejected(`The provider refused the ${what}: ${err.message}. Nothing was changed.`, { via, cause: err });
+  if (err instanceof ProviderRejectedError)
+    return errors.providerRejected(`The provider refused the ${what}: ${err.message}. Nothing was changed.`, { via, cause: err });
   if (err instanceof DeliveryUnknownError) {
-    return errors.deliveryUnknown(`The ${what} may or may not have reached the provider (${err.message}); read the message in Slack before trying again.`, { via, notificationId: id, cause: err });
+    return errors.deliveryUnknown(
+      `The ${what} may or may not have reached the provider (${err.message}); read the message in Slack before trying again.`,
+      { via, notificationId: id, cause: err },
+    );
   }
-  return errors.providerUnavailable(`The provider could not take the ${what} now (${err.message}); nothing was changed. Try again shortly.`, { via, retryAfterS: 5, cause: err });
+  return errors.providerUnavailable(
+    `The provider could not take the ${what} now (${err.message}); nothing was changed. Try again shortly.`,
+    { via, retryAfterS: 5, cause: err },
+  );
 }

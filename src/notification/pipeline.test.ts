@@ -60,7 +60,10 @@ async function deps(env: Record<string, string> = {}): Promise<PipelineDeps> {
 const text = (to = '+14155550123', extra: Record<string, unknown> = {}): Call => ({ via: 'sms', to, body: 'Disk full', ...extra });
 
 async function failure(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(NotifyError);
   return err as NotifyError;
 }
@@ -74,7 +77,14 @@ afterEach(async () => store.close());
 describe('sendNotification', () => {
   it('sends a live SMS once and records it with segments and the provider id', async () => {
     const result = await sendNotification(await deps(), text(), { client: 'bot' });
-    expect(result).toMatchObject({ via: 'sms', status: 'sent', provider: 'fake', provider_message_id: 'fake-1', segments: 1, encoding: 'GSM-7' });
+    expect(result).toMatchObject({
+      via: 'sms',
+      status: 'sent',
+      provider: 'fake',
+      provider_message_id: 'fake-1',
+      segments: 1,
+      encoding: 'GSM-7',
+    });
     expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000' }]);
     const [record] = await store.listDeliveries(1);
     expect(record).toMatchObject({ id: result.id, status: 'sent', attempts: 1, client: 'bot', provider_message_id: 'fake-1' });
@@ -82,10 +92,18 @@ describe('sendNotification', () => {
 
   it('applies a receipt held for its provider id (the callback came before the answer) as it records the send', async () => {
     const d = await deps();
-    expect(await applyReceipt(d, 'sms', { providerMessageId: 'fake-1', event: 'delivered', providerStatus: 'delivered', code: null })).toBe('held');
+    expect(await applyReceipt(d, 'sms', { providerMessageId: 'fake-1', event: 'delivered', providerStatus: 'delivered', code: null })).toBe(
+      'held',
+    );
     const result = await sendNotification(d, text(), { client: 'bot' });
-    expect(await store.getDelivery(result.id)).toMatchObject({ status: 'delivered', provider_status: 'delivered', provider_message_id: 'fake-1' });
-    expect(await store.settleHeldReceipts((await store.getDelivery(result.id))!, (_d, rows) => ({ change: null, result: rows }))).toBeUndefined();
+    expect(await store.getDelivery(result.id)).toMatchObject({
+      status: 'delivered',
+      provider_status: 'delivered',
+      provider_message_id: 'fake-1',
+    });
+    expect(
+      await store.settleHeldReceipts((await store.getDelivery(result.id))!, (_d, rows) => ({ change: null, result: rows })),
+    ).toBeUndefined();
   });
 
   it('answers sent when the held receipts cannot be read after the record: the provider has the message', async () => {
@@ -107,7 +125,14 @@ describe('sendNotification', () => {
 
   it('names every refused recipient, and points at the first where the call names it', async () => {
     const d = await deps({ NOTIFY_EMAIL_ALLOW: 'example.com' });
-    const call: Call = { via: 'email', to: 'ops@example.com', cc: ['lead@example.com', 'Eve <eve@evil.example>'], bcc: ['mallory@evil.example'], subject: 's', body_html: '<p>x</p>' };
+    const call: Call = {
+      via: 'email',
+      to: 'ops@example.com',
+      cc: ['lead@example.com', 'Eve <eve@evil.example>'],
+      bcc: ['mallory@evil.example'],
+      subject: 's',
+      body_html: '<p>x</p>',
+    };
     const err = await failure(sendNotification(d, call, { client: null }));
     expect(err.toBody()).toMatchObject({ code: 'RECIPIENT_NOT_ALLOWED', via: 'email', path: '/cc/1' });
     expect(err.message).toContain('eve@evil.example, mallory@evil.example are not on');
@@ -127,7 +152,9 @@ describe('sendNotification', () => {
     const refused = await failure(sendNotification(await deps(), keyed, { client: null }));
     expect(refused).toMatchObject({ code: 'RECIPIENT_OPTED_OUT', message: expect.stringContaining('+14155550123 has opted out') });
     expect(sms.payloads).toHaveLength(2);
-    expect(await store.claimIdempotency(JSON.stringify(['', 'after-stop']), 'h', Date.now(), { ttlMs: 1000, staleAfterMs: 1000 })).toMatchObject({
+    expect(
+      await store.claimIdempotency(JSON.stringify(['', 'after-stop']), 'h', Date.now(), { ttlMs: 1000, staleAfterMs: 1000 }),
+    ).toMatchObject({
       kind: 'claimed',
     });
   });
@@ -152,10 +179,17 @@ describe('sendNotification', () => {
     const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null }));
     expect(err.code).toBe('PROVIDER_REJECTED');
     expect(await store.listDeliveries(1)).toMatchObject([
-      { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 1, attempt_log: [{ attempt: 1, outcome: 'rejected', vendor_code: 21614 }] },
+      {
+        status: 'failed',
+        error_code: 'PROVIDER_REJECTED',
+        attempts: 1,
+        attempt_log: [{ attempt: 1, outcome: 'rejected', vendor_code: 21614 }],
+      },
     ]);
     sms.failWith = undefined;
-    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({ status: 'sent' });
+    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k1' }), { client: null })).toMatchObject({
+      status: 'sent',
+    });
   });
 
   it('records a send whose outcome was lost as unknown, not failed: the provider may have it', async () => {
@@ -167,7 +201,14 @@ describe('sendNotification', () => {
   it('asks Twilio for status callbacks under NOTIFY_PUBLIC_URL, and times each attempt', async () => {
     const before = Date.now();
     await sendNotification(await deps({ NOTIFY_PUBLIC_URL: 'https://notify.example.com/' }), text(), { client: null });
-    expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000', StatusCallback: `https://notify.example.com/webhooks/twilio?notification=${(await store.listDeliveries(1))[0]!.id}` }]);
+    expect(sms.payloads).toEqual([
+      {
+        To: '+14155550123',
+        Body: 'Disk full',
+        From: '+14155550000',
+        StatusCallback: `https://notify.example.com/webhooks/twilio?notification=${(await store.listDeliveries(1))[0]!.id}`,
+      },
+    ]);
     const [record] = await store.listDeliveries(1);
     expect(record!.attempt_log[0]!.at).toBeGreaterThanOrEqual(before);
     expect(record!.attempt_log[0]!.at).toBeLessThanOrEqual(record!.status_updated_at);
@@ -185,7 +226,9 @@ describe('sendNotification', () => {
     expect(sms.payloads).toHaveLength(0);
     expect(await store.listDeliveries(10)).toEqual([]);
     // The claim was released: the same key sends on a call that is not cancelled.
-    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k-cancel' }), { client: null })).toMatchObject({ status: 'sent' });
+    expect(await sendNotification(await deps(), text(undefined, { idempotency_key: 'k-cancel' }), { client: null })).toMatchObject({
+      status: 'sent',
+    });
     expect(sms.payloads).toHaveLength(1);
   });
 
@@ -222,7 +265,9 @@ describe('sendNotification', () => {
 
   it('answers a different payload under a used key with IDEMPOTENCY_CONFLICT', async () => {
     await sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7' }), { client: 'ops-bot' });
-    const err = await failure(sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7', body: 'Other' }), { client: 'ops-bot' }));
+    const err = await failure(
+      sendNotification(await deps(), text(undefined, { idempotency_key: 'deploy-7', body: 'Other' }), { client: 'ops-bot' }),
+    );
     expect(err.code).toBe('IDEMPOTENCY_CONFLICT');
     // The key as the client sent it, never the store's client-scoped tuple.
     expect(err.message).toContain('idempotency_key "deploy-7"');
@@ -291,7 +336,10 @@ describe('sendNotification: the budget covers the whole path, and one key sends 
     expect(err.details).toMatchObject({ via: 'sms', retryAfterS: 1 });
     expect(sms.payloads).toHaveLength(1);
     // The key still holds the one send's result.
-    expect(await sendNotification(d, text(undefined, { idempotency_key: 'slow' }), { client: null })).toEqual({ ...second, replayed: true });
+    expect(await sendNotification(d, text(undefined, { idempotency_key: 'slow' }), { client: null })).toEqual({
+      ...second,
+      replayed: true,
+    });
     expect(sms.payloads).toHaveLength(1);
   });
 

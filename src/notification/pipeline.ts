@@ -12,7 +12,17 @@ import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
 import { approveSend, type ApprovalStep, type Approved, type HeldForConsole } from './approval.js';
-import { auditOf, deliver, heldUntil, recordAbandoned, recordDryRun, storeUnavailable, throwIfCancelled, type Prepared, type Send } from './deliver.js';
+import {
+  auditOf,
+  deliver,
+  heldUntil,
+  recordAbandoned,
+  recordDryRun,
+  storeUnavailable,
+  throwIfCancelled,
+  type Prepared,
+  type Send,
+} from './deliver.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
@@ -35,13 +45,19 @@ export async function sendNotification(
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
-  return channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts))).catch((err: unknown) => {
-    throw storeUnavailable(err, via, deps.log) ?? err;
-  });
+  return channel
+    .open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)))
+    .catch((err: unknown) => {
+      throw storeUnavailable(err, via, deps.log) ?? err;
+    });
 }
 
 /** A refusal carries its recipients' classes for the log line the tool writes (never the addresses). */
-async function withRecipientClasses<C, P>(channel: TypedChannel<C, P>, value: Readonly<Record<string, unknown>>, sending: Promise<SendResult>): Promise<SendResult> {
+async function withRecipientClasses<C, P>(
+  channel: TypedChannel<C, P>,
+  value: Readonly<Record<string, unknown>>,
+  sending: Promise<SendResult>,
+): Promise<SendResult> {
   try {
     return await sending;
   } catch (err) {
@@ -113,7 +129,9 @@ async function sendTyped<C, P>(
   const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
   const send: Send<C, P> = { deps, channel, recipients, key, opts };
   const claimed =
-    claimKeyName === undefined || releaseWrite ? undefined : await claimSend(send, claimKeyName, value, { id, startedAt, optOut: lookup === 'claim' ? optOut : undefined });
+    claimKeyName === undefined || releaseWrite
+      ? undefined
+      : await claimSend(send, claimKeyName, value, { id, startedAt, optOut: lookup === 'claim' ? optOut : undefined });
   if (claimed?.kind === 'replay') return claimed.result;
   return sendClaimed(send, call, {
     id,
@@ -135,7 +153,10 @@ async function waitingAnswer<C, P>(
   now: number,
 ): Promise<SendResult | undefined> {
   if (opts.release === undefined) {
-    return scheduleIfWaiting(deps, channel.name, channel.provider.name, value, recipients, { client: opts.client, audit: auditOf({ channel, recipients, opts }) });
+    return scheduleIfWaiting(deps, channel.name, channel.provider.name, value, recipients, {
+      client: opts.client,
+      audit: auditOf({ channel, recipients, opts }),
+    });
   }
   // Quiet hours are asked again as a waiting send leaves: it may leave late, or the window may have changed.
   const quietEnd = quietRelease(deps, channel.name, now, value.urgent === true, opts.client);
@@ -200,7 +221,11 @@ interface ClaimedSend<P> {
  * limit, payload, caps), then the dry run's record, or the provider call and its record, and
  * last the claim's completion. Anything that stops it before the provider call frees the key.
  */
-async function sendClaimed<C, P>(send: Send<C, P>, call: C, { id, claim, approval, deadline, releaseWrite, recordOptOut }: ClaimedSend<P>): Promise<SendResult> {
+async function sendClaimed<C, P>(
+  send: Send<C, P>,
+  call: C,
+  { id, claim, approval, deadline, releaseWrite, recordOptOut }: ClaimedSend<P>,
+): Promise<SendResult> {
   const { deps, channel, recipients, opts } = send;
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
@@ -234,13 +259,35 @@ async function sendClaimed<C, P>(send: Send<C, P>, call: C, { id, claim, approva
 }
 
 /** The answer to a send held for the console: its id, and that it waits (nothing was sent). Its row is written: onHeld hears of it. */
-function heldResult<C, P>(deps: PipelineDeps, channel: TypedChannel<C, P>, recipients: readonly string[], client: string | null, held: HeldForConsole): SendResult {
-  deps.onHeld?.({ id: held.id, via: channel.name, client, recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))] });
-  return { id: held.id, via: channel.name, status: 'pending_approval', provider: channel.provider.name, accepted_at: new Date(held.at).toISOString() };
+function heldResult<C, P>(
+  deps: PipelineDeps,
+  channel: TypedChannel<C, P>,
+  recipients: readonly string[],
+  client: string | null,
+  held: HeldForConsole,
+): SendResult {
+  deps.onHeld?.({
+    id: held.id,
+    via: channel.name,
+    client,
+    recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))],
+  });
+  return {
+    id: held.id,
+    via: channel.name,
+    status: 'pending_approval',
+    provider: channel.provider.name,
+    accepted_at: new Date(held.at).toISOString(),
+  };
 }
 
 /** Everything before the provider call, counted against the budget: rate limit, id and payload. */
-async function prepare<C, P>({ deps, channel, opts }: Send<C, P>, call: C, approved: Approved<P> | undefined, newId: string): Promise<Prepared<P>> {
+async function prepare<C, P>(
+  { deps, channel, opts }: Send<C, P>,
+  call: C,
+  approved: Approved<P> | undefined,
+  newId: string,
+): Promise<Prepared<P>> {
   // Here, not before idempotency: a replayed result sends nothing and costs no quota.
   // After the approval step: a call that ends in a question sends nothing either.
   await deps.rateGate?.check(opts.client, channel.name, deps.now());

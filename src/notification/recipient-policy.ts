@@ -11,7 +11,12 @@ import { isAllowed } from '../policy/allowlist.js';
  * Throws RECIPIENT_NOT_ALLOWED naming every recipient the channel's allowlist refuses, with
  * the path of the first one in `call` (the arguments as sent) when a field names it.
  */
-export function checkAllowed<C, P>(channel: TypedChannel<C, P>, recipients: readonly string[], call?: C, nothing = 'nothing was sent'): void {
+export function checkAllowed<C, P>(
+  channel: TypedChannel<C, P>,
+  recipients: readonly string[],
+  call?: C,
+  nothing = 'nothing was sent',
+): void {
   const refused = [...new Set(recipients.filter((r) => !isAllowed(channel.matcher, r, channel.allow)))];
   if (refused.length === 0) return;
   const who = refused.length === 1 ? `${refused[0]} is` : `${refused.join(', ')} are`;

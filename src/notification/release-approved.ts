@@ -30,7 +30,11 @@ async function refusedAtRelease<C, P>(send: Send<C, P>, prepared: Prepared<P>, e
   if (!(err instanceof NotifyError) || !REFUSED_AT_RELEASE.has(err.code)) return err;
   const { deps } = send;
   const failed = { ...newRecord(send, prepared), status: 'failed' as const, error_code: err.code, status_updated_at: deps.now() };
-  await deps.store.recordRelease(failed).catch((e: unknown) => deps.log.error('refused approved send not recorded', { notificationId: prepared.id, error: (e as Error).message }));
+  await deps.store
+    .recordRelease(failed)
+    .catch((e: unknown) =>
+      deps.log.error('refused approved send not recorded', { notificationId: prepared.id, error: (e as Error).message }),
+    );
   return err;
 }
 
@@ -57,14 +61,25 @@ export async function releaseApproved(
   });
 }
 
-async function releaseOpened(deps: PipelineDeps, connected: ConnectedChannel, release: NonNullable<SendOptions['release']>, approvedSha256: string): Promise<SendResult> {
+async function releaseOpened(
+  deps: PipelineDeps,
+  connected: ConnectedChannel,
+  release: NonNullable<SendOptions['release']>,
+  approvedSha256: string,
+): Promise<SendResult> {
   return connected.open(async <C, P>(typed: TypedChannel<C, P>) => {
     const via = typed.name;
     const startedAt = deps.now();
     const held = await deps.store.getDelivery(release.id);
     if (!held) throw errors.notFound(`Approved notification ${release.id} has no record; nothing was sent.`, { via });
     const recipients = held.approval?.recipients ?? [];
-    const send: Send<C, P> = { deps, channel: typed, recipients, key: held.idempotency_key ?? undefined, opts: { client: held.client, release } };
+    const send: Send<C, P> = {
+      deps,
+      channel: typed,
+      recipients,
+      key: held.idempotency_key ?? undefined,
+      opts: { client: held.client, release },
+    };
     const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
     // Not the release's own key: a send held at its release completed that key with the held answer.
     const approvedKey = `approved:${release.id}`;
@@ -87,19 +102,31 @@ async function releaseOpened(deps: PipelineDeps, connected: ConnectedChannel, re
     if (claimed.kind === 'abandoned') {
       // A release died during its provider call: the row says `unknown` until a receipt settles it.
       const err = claimed.handle.abandoned(held.id);
-      const unknown = { ...newRecord(send, prepared), status: 'unknown' as const, error_code: 'DELIVERY_UNKNOWN', status_updated_at: deps.now() };
-      await deps.store.recordRelease(unknown).catch((e: unknown) => deps.log.error('abandoned approved send not recorded as unknown', { notificationId: held.id, error: (e as Error).message }));
+      const unknown = {
+        ...newRecord(send, prepared),
+        status: 'unknown' as const,
+        error_code: 'DELIVERY_UNKNOWN',
+        status_updated_at: deps.now(),
+      };
+      await deps.store
+        .recordRelease(unknown)
+        .catch((e: unknown) =>
+          deps.log.error('abandoned approved send not recorded as unknown', { notificationId: held.id, error: (e as Error).message }),
+        );
       await claimed.handle.keepFailure(err);
       throw err;
     }
     const claim = claimed.handle;
     let budgetLeftMs: number;
     try {
-      if (held.status !== 'approved') throw errors.invalidField(`Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
+      if (held.status !== 'approved')
+        throw errors.invalidField(`Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
       // What leaves is what was approved: the payload read here, hashed here, is the one sent.
       if (held.approval?.payload_sha256 !== approvedSha256 || payloadSha256(held.payload) !== approvedSha256) {
         deps.log.error('approved send not sent: its stored payload is not the one approved', { notificationId: held.id, via });
-        throw errors.approvalRequired(`Notification ${held.id}'s stored message is not the one a person approved; nothing was sent.`, { via });
+        throw errors.approvalRequired(`Notification ${held.id}'s stored message is not the one a person approved; nothing was sent.`, {
+          via,
+        });
       }
       checkAllowed(typed, recipients);
       const call = held.approval.call === undefined ? undefined : typed.parse(held.approval.call);
@@ -108,7 +135,12 @@ async function releaseOpened(deps: PipelineDeps, connected: ConnectedChannel, re
         await claim.release();
         return heldUntil(typed, held.id, startedAt, quietEnd);
       }
-      await deps.capGate?.charge(held.client, via, (m) => (call === undefined ? (m === via ? 1 : undefined) : typed.capAmount(m, call, undefined)), deps.now());
+      await deps.capGate?.charge(
+        held.client,
+        via,
+        (m) => (call === undefined ? (m === via ? 1 : undefined) : typed.capAmount(m, call, undefined)),
+        deps.now(),
+      );
       const firstContacts = held.approval.first_contacts ?? [];
       if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), held.client);
       if (!typed.live) {

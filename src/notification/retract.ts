@@ -30,8 +30,18 @@ export async function retractNotification(deps: PipelineDeps, caller: Caller, id
   const step = advance(record.status, 'retracted');
   if (!step.ok) throw errors.invalidField(`Notification ${record.id} cannot be retracted: ${step.reason}.`, { path: '/id' });
   const at = deps.now();
-  const written = await deps.store.amendDelivery(record.id, { from: record.status, status: step.next, payload: record.payload, provider_status: 'deleted', at, by: { client: caller.client, tool: 'retract_notification' } });
-  if (!written) throw errors.invalidField(`Notification ${record.id} changed while it was being retracted; read it with get_notification.`, { path: '/id' });
+  const written = await deps.store.amendDelivery(record.id, {
+    from: record.status,
+    status: step.next,
+    payload: record.payload,
+    provider_status: 'deleted',
+    at,
+    by: { client: caller.client, tool: 'retract_notification' },
+  });
+  if (!written)
+    throw errors.invalidField(`Notification ${record.id} changed while it was being retracted; read it with get_notification.`, {
+      path: '/id',
+    });
   return { id: record.id, via: record.via, status: step.next, retracted_at: new Date(at).toISOString() };
 }
 
@@ -49,12 +59,20 @@ function decide(record: DeliveryRecord, deletable: boolean): Decision {
       return { kind: 'refuse', code: 'INVALID_FIELD', why: 'it was declined, so nothing was sent to take back' };
     case 'sent':
       if (deletable) return { kind: 'delete' };
-      return { kind: 'refuse', code: 'ALREADY_SENT', why: `this ${record.via} was handed to its provider and cannot be taken back; send a correction instead` };
+      return {
+        kind: 'refuse',
+        code: 'ALREADY_SENT',
+        why: `this ${record.via} was handed to its provider and cannot be taken back; send a correction instead`,
+      };
     case 'queued':
     case 'delivered':
     case 'undelivered':
     case 'unknown':
-      return { kind: 'refuse', code: 'ALREADY_SENT', why: `this ${record.via} is ${record.status} at its provider and cannot be taken back; send a correction instead` };
+      return {
+        kind: 'refuse',
+        code: 'ALREADY_SENT',
+        why: `this ${record.via} is ${record.status} at its provider and cannot be taken back; send a correction instead`,
+      };
     case 'failed':
       return { kind: 'refuse', code: 'INVALID_FIELD', why: 'it failed, so nothing was sent to take back' };
     case 'retracted':
@@ -82,28 +100,45 @@ async function retractWaiting(deps: PipelineDeps, caller: Caller, id: string): P
   if (result.kind === 'not_found') return undefined;
   const state = result.entry.state;
   if (state === 'releasing' || state === 'released' || state === 'unknown') {
-    throw errors.alreadySent(`Notification ${id} left the outbox before this retract (${state}); read it with get_notification, and send a correction if needed.`, { path: '/id', via: entry.via });
+    throw errors.alreadySent(
+      `Notification ${id} left the outbox before this retract (${state}); read it with get_notification, and send a correction if needed.`,
+      { path: '/id', via: entry.via },
+    );
   }
-  throw errors.invalidField(`Notification ${id} cannot be retracted: it is ${state === 'failed' ? 'failed' : state} already.`, { path: '/id', via: entry.via });
+  throw errors.invalidField(`Notification ${id} cannot be retracted: it is ${state === 'failed' ? 'failed' : state} already.`, {
+    path: '/id',
+    via: entry.via,
+  });
 }
 
 async function takeBack(deps: PipelineDeps, caller: Caller, record: DeliveryRecord): Promise<void> {
   const channels = deps.channels;
   const deletable = channels.some((c) => c.name === record.via && c.open((channel) => channel.provider.retract !== undefined));
   const decision = decide(record, deletable);
-  if (decision.kind === 'refuse') throw errors[decision.code === 'ALREADY_SENT' ? 'alreadySent' : 'invalidField'](`Notification ${record.id} cannot be retracted: ${decision.why}.`, { path: '/id', via: record.via });
+  if (decision.kind === 'refuse')
+    throw errors[decision.code === 'ALREADY_SENT' ? 'alreadySent' : 'invalidField'](
+      `Notification ${record.id} cannot be retracted: ${decision.why}.`,
+      { path: '/id', via: record.via },
+    );
   if (decision.kind === 'delete') {
     const messageId = record.provider_message_id;
-    if (messageId === null) throw errors.invalidField(`Notification ${record.id} has no Slack message id to delete; nothing was changed.`, { path: '/id', via: record.via });
+    if (messageId === null)
+      throw errors.invalidField(`Notification ${record.id} has no Slack message id to delete; nothing was changed.`, {
+        path: '/id',
+        via: record.via,
+      });
     await channelOf(record, channels, async (channel) => {
-      if (!channel.provider.retract) throw errors.alreadySent(`The ${record.via} provider cannot take a message back.`, { via: record.via });
+      if (!channel.provider.retract)
+        throw errors.alreadySent(`The ${record.via} provider cannot take a message back.`, { via: record.via });
       try {
         // The record holds the payload this channel built: its provider's own type.
-        await channel.provider.retract({ payload: record.payload as never, providerMessageId: messageId, conversation: record.provider_conversation ?? undefined }, amendContext(record.id, deps.config.sendBudgetMs, caller.signal));
+        await channel.provider.retract(
+          { payload: record.payload as never, providerMessageId: messageId, conversation: record.provider_conversation ?? undefined },
+          amendContext(record.id, deps.config.sendBudgetMs, caller.signal),
+        );
       } catch (err) {
         throw amendFailure(err, record.id, record.via, 'deletion');
       }
     });
   }
 }
-

@@ -44,7 +44,11 @@ function storedCall(value: Readonly<Record<string, unknown>>): Record<string, un
 function parseSendAt(value: Readonly<Record<string, unknown>>, now: number, via: string): number | undefined {
   if (typeof value.send_at !== 'string') return undefined;
   const t = Date.parse(value.send_at);
-  if (Number.isNaN(t)) throw errors.invalidField(`send_at ${JSON.stringify(value.send_at)} is not a time; give RFC 3339 with an offset, e.g. 2026-07-01T09:00:00+02:00.`, { via, path: '/send_at' });
+  if (Number.isNaN(t))
+    throw errors.invalidField(
+      `send_at ${JSON.stringify(value.send_at)} is not a time; give RFC 3339 with an offset, e.g. 2026-07-01T09:00:00+02:00.`,
+      { via, path: '/send_at' },
+    );
   if (t > now + MAX_AHEAD_MS) {
     throw errors.invalidField(
       `send_at ${value.send_at} is more than 30 days ahead (latest ${new Date(now + MAX_AHEAD_MS).toISOString()}); nothing was scheduled. Schedule it nearer the time.`,
@@ -60,13 +64,23 @@ function parseSendAt(value: Readonly<Record<string, unknown>>, now: number, via:
  * applies, or the send is urgent where NOTIFY_QUIET_HOURS_URGENT=allow. Asked when a send is
  * made and again when a waiting one leaves, whatever held it.
  */
-export function quietRelease(deps: Pick<ScheduleDeps, 'config' | 'log'>, via: string, at: number, urgent: boolean, client: string | null): number | undefined {
+export function quietRelease(
+  deps: Pick<ScheduleDeps, 'config' | 'log'>,
+  via: string,
+  at: number,
+  urgent: boolean,
+  client: string | null,
+): number | undefined {
   const time = deps.config.time ?? DEFAULT_TIME;
   const quiet = quietUntil(time.quietHours, via, at);
   if (!quiet) return undefined;
   if (urgent) {
     const passes = time.urgent === 'allow';
-    deps.log.warn(passes ? 'urgent send passed quiet hours' : 'urgent send held by quiet hours (NOTIFY_QUIET_HOURS_URGENT=deny)', { via, client, window: quiet.window.text });
+    deps.log.warn(passes ? 'urgent send passed quiet hours' : 'urgent send held by quiet hours (NOTIFY_QUIET_HOURS_URGENT=deny)', {
+      via,
+      client,
+      window: quiet.window.text,
+    });
     if (passes) return undefined;
   }
   return quiet.until;
@@ -111,7 +125,10 @@ export async function scheduleIfWaiting(
     const written = await deps.store.scheduleSend(entry, opts.audit);
     if (written.kind === 'existing') {
       if (written.entry.payload_hash !== entry.payload_hash) {
-        throw errors.idempotencyConflict(`idempotency_key "${key}" was used for another scheduled send with a different payload; nothing was scheduled. Use a new key.`, { via, path: '/idempotency_key' });
+        throw errors.idempotencyConflict(
+          `idempotency_key "${key}" was used for another scheduled send with a different payload; nothing was scheduled. Use a new key.`,
+          { via, path: '/idempotency_key' },
+        );
       }
       return { ...waitingResult(written.entry, provider), replayed: true };
     }

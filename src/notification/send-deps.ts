@@ -71,4 +71,8 @@ export interface SendOptions {
  * release, fenced by the release's owner, in place of an idempotency claim. A dry run calls
  * no provider, so a release that dies before its record is simply released again.
  */
-export type ReleaseWriter = (record: DeliveryRecord, opts: { audit: AuditContext; optOut?: OptOutCheck }, result: SendResult) => Promise<RecordWrite>;
+export type ReleaseWriter = (
+  record: DeliveryRecord,
+  opts: { audit: AuditContext; optOut?: OptOutCheck },
+  result: SendResult,
+) => Promise<RecordWrite>;

@@ -19,18 +19,35 @@ afterEach(async () => store.close());
 
 function sms(id: string, sid: string, status: DeliveryStatus): DeliveryRecord {
   return {
-    id, via: 'sms', status, provider: 'twilio', provider_message_id: sid, payload: {}, error_code: null, attempts: 1,
-    attempt_log: [], latency_ms: 1, client: 'bot', idempotency_key: null, created_at: T0,
-    provider_status: 'queued', provider_status_code: null, status_updated_at: T0,
+    id,
+    via: 'sms',
+    status,
+    provider: 'twilio',
+    provider_message_id: sid,
+    payload: {},
+    error_code: null,
+    attempts: 1,
+    attempt_log: [],
+    latency_ms: 1,
+    client: 'bot',
+    idempotency_key: null,
+    created_at: T0,
+    provider_status: 'queued',
+    provider_status_code: null,
+    status_updated_at: T0,
   };
 }
 
 const report = (sid: string, event: ReceiptReport['event'], code: string | null = null): ReceiptReport => ({
-  providerMessageId: sid, event, providerStatus: event, code,
+  providerMessageId: sid,
+  event,
+  providerStatus: event,
+  code,
 });
 
 /** What is still held for `record` (recorded), taken without changing it. */
-const leftHeld = async (record: DeliveryRecord) => (await store.settleHeldReceipts(record, (_d, rows) => ({ change: null, result: rows }))) ?? [];
+const leftHeld = async (record: DeliveryRecord) =>
+  (await store.settleHeldReceipts(record, (_d, rows) => ({ change: null, result: rows }))) ?? [];
 
 const deps = (s: Store = store) => ({ store: s, log: silentLogger, now: () => T0 + 1000 });
 
@@ -39,7 +56,10 @@ describe('applyReceipt', () => {
     await store.writeRecord(sms('ntf_1', 'SM1', 'sent'));
     expect(await applyReceipt(deps(), 'sms', report('SM1', 'undelivered', '30003'))).toBe('applied');
     expect(await store.getDelivery('ntf_1')).toMatchObject({
-      status: 'undelivered', provider_status: 'undelivered', provider_status_code: '30003', status_updated_at: T0 + 1000,
+      status: 'undelivered',
+      provider_status: 'undelivered',
+      provider_status_code: '30003',
+      status_updated_at: T0 + 1000,
     });
     expect(await applyReceipt(deps(), 'sms', report('SM1', 'delivered'))).toBe('ignored');
     expect(await store.getDelivery('ntf_1')).toMatchObject({ status: 'undelivered', provider_status_code: '30003' });
@@ -56,7 +76,11 @@ describe('applyReceipt', () => {
     const record = sms('ntf_3', 'SM3', 'sent');
     await store.writeRecord(record);
     expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
-    expect(await store.getDelivery('ntf_3')).toMatchObject({ status: 'delivered', provider_status: 'delivered', status_updated_at: T0 + 1000 });
+    expect(await store.getDelivery('ntf_3')).toMatchObject({
+      status: 'delivered',
+      provider_status: 'delivered',
+      status_updated_at: T0 + 1000,
+    });
     // Taken: a second look finds nothing left to apply.
     expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
     expect(await leftHeld(record)).toEqual([]);
@@ -86,7 +110,7 @@ describe('applyReceipt', () => {
     expect(await leftHeld(record)).toEqual([]);
   });
 
-  it('a record that lands just after the hold takes the receipt; the receipt\'s second look then applies nothing twice', async () => {
+  it("a record that lands just after the hold takes the receipt; the receipt's second look then applies nothing twice", async () => {
     const record = sms('ntf_7', 'SM7', 'sent');
     let writes = 0;
     const counting: Store = Object.assign(Object.create(store) as Store, {
@@ -96,7 +120,7 @@ describe('applyReceipt', () => {
         return written;
       },
       // Held receipts are written with their take: a fold that returns a change writes once.
-      settleHeldReceipts: async <T,>(...[target, fold]: Parameters<Store['settleHeldReceipts']>) =>
+      settleHeldReceipts: async <T>(...[target, fold]: Parameters<Store['settleHeldReceipts']>) =>
         store.settleHeldReceipts(target, (d, rows) => {
           const settled = fold(d, rows);
           if (settled.change) writes++;
@@ -131,19 +155,32 @@ describe('applyReceipt', () => {
     // Another replica's `delivered` lands between this one's read and its write.
     const racing: Store = Object.assign(Object.create(store) as Store, {
       updateDeliveryStatus: async (...args: Parameters<Store['updateDeliveryStatus']>) => {
-        await store.updateDeliveryStatus('ntf_4', { from: 'sent', status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 500 });
+        await store.updateDeliveryStatus('ntf_4', {
+          from: 'sent',
+          status: 'delivered',
+          provider_status: 'delivered',
+          provider_status_code: null,
+          at: T0 + 500,
+        });
         racing.updateDeliveryStatus = store.updateDeliveryStatus.bind(store);
         return store.updateDeliveryStatus(...args);
       },
     });
     expect(await applyReceipt(deps(racing), 'sms', report('SM4', 'sent'))).toBe('ignored');
-    expect(await store.getDelivery('ntf_4')).toMatchObject({ status: 'delivered', provider_status: 'delivered', status_updated_at: T0 + 500 });
+    expect(await store.getDelivery('ntf_4')).toMatchObject({
+      status: 'delivered',
+      provider_status: 'delivered',
+      status_updated_at: T0 + 500,
+    });
   });
 });
 
 describe('a send whose answer was lost (unknown, no provider id)', () => {
   const lost = (id: string): DeliveryRecord => ({ ...sms(id, 'x', 'unknown'), provider_message_id: null });
-  const withId = (sid: string, event: ReceiptReport['event'], notificationId: string): ReceiptReport => ({ ...report(sid, event), notificationId });
+  const withId = (sid: string, event: ReceiptReport['event'], notificationId: string): ReceiptReport => ({
+    ...report(sid, event),
+    notificationId,
+  });
 
   it('is settled by a receipt that carries its notification id, which gives it the provider id for the receipts after', async () => {
     await store.writeRecord(lost('ntf_u1'));

@@ -37,7 +37,12 @@ export const HELD_RECEIPTS_PER_MESSAGE = 16;
 /** Compare-and-set rounds before giving up (each lost round means another receipt moved it). */
 const ROUNDS = 5;
 
-const fieldsOf = (via: string, report: ReceiptReport) => ({ via, event: report.event, providerStatus: report.providerStatus, code: report.code });
+const fieldsOf = (via: string, report: ReceiptReport) => ({
+  via,
+  event: report.event,
+  providerStatus: report.providerStatus,
+  code: report.code,
+});
 
 /**
  * The delivery `report` is about: by the provider's id, or else by our own id when the
@@ -106,7 +111,13 @@ export async function applyHeldReceipts(deps: ReceiptDeps, delivery: DeliveryRec
   const log = deps.log.child({ notificationId: delivery.id });
   for (const { receipt, outcome, from, to, reason } of settled) {
     outcomes.set(receipt.seq, outcome);
-    const fields = { via: receipt.via, event: receipt.event, providerStatus: receipt.provider_status, code: receipt.provider_status_code, held: true };
+    const fields = {
+      via: receipt.via,
+      event: receipt.event,
+      providerStatus: receipt.provider_status,
+      code: receipt.provider_status_code,
+      held: true,
+    };
     if (outcome === 'applied') log.info('receipt applied', { ...fields, from, status: to });
     else log.info('receipt ignored', { ...fields, status: from, reason });
   }

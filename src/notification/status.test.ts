@@ -38,7 +38,12 @@ describe('advance: the transition table', () => {
         const got = advance(state, event);
         if (want === '-') {
           expect(got.ok).toBe(false);
-          if (!got.ok) expect(got.reason).toMatch(state === 'dry_run' || NEVER_SENT.includes(state) ? /never sent/ : new RegExp(`^${state} (is final|does not go back to ${event})$`));
+          if (!got.ok)
+            expect(got.reason).toMatch(
+              state === 'dry_run' || NEVER_SENT.includes(state)
+                ? /never sent/
+                : new RegExp(`^${state} (is final|does not go back to ${event})$`),
+            );
         } else {
           expect(got).toEqual({ ok: true, next: want });
         }
@@ -75,7 +80,8 @@ describe('decide: a console decision on a held send', () => {
     for (const state of NOTIFICATION_STATES) {
       for (const d of decisions) {
         const r = decide(state, d);
-        if (state === 'pending_approval') expect(r).toEqual({ ok: true, next: { approve: 'approved', decline: 'declined', expire: 'expired' }[d] });
+        if (state === 'pending_approval')
+          expect(r).toEqual({ ok: true, next: { approve: 'approved', decline: 'declined', expire: 'expired' }[d] });
         else expect(r.ok).toBe(false);
       }
     }

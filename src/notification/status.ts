@@ -18,7 +18,16 @@ export const WAIT_EVENTS = ['release', 'cancel', 'expire'] as const;
 export type WaitEvent = (typeof WAIT_EVENTS)[number];
 
 /** Never sent, and never to be: receipts do not apply. */
-const NEVER_SENT = new Set<DeliveryStatus>(['dry_run', 'scheduled', 'held', 'cancelled', 'expired', 'pending_approval', 'approved', 'declined']);
+const NEVER_SENT = new Set<DeliveryStatus>([
+  'dry_run',
+  'scheduled',
+  'held',
+  'cancelled',
+  'expired',
+  'pending_approval',
+  'approved',
+  'declined',
+]);
 
 /**
  * For each state, the receipts and outbox events it takes and where each leads. A state not listed for a
@@ -92,14 +101,16 @@ export const STATE_MEANINGS: Readonly<Record<Exclude<DeliveryStatus, 'sent'>, st
   dry_run: 'Recorded only: the channel has no credentials, so nothing was sent.',
   queued: 'The provider holds the message in its queue and has not handed it on yet.',
   delivered: 'The provider reports the message delivered to the recipient.',
-  undelivered: 'The provider could not deliver the message (provider_status has its code); resending to the same recipient will likely fail again.',
+  undelivered:
+    'The provider could not deliver the message (provider_status has its code); resending to the same recipient will likely fail again.',
   failed: 'The message was not sent: the provider refused it or the send failed (error_code or provider_status says why).',
   scheduled: 'Waiting in the store for its send_at; it is sent then (retract_notification cancels it until it leaves).',
   held: 'Held by quiet hours, a cap reached at its release (or for approval) until release_at; it is sent then (retract_notification cancels it until it leaves).',
   cancelled: 'Taken back before it was sent; nothing was sent.',
   expired:
     'Not sent: its time passed unanswered (a console approval past NOTIFY_APPROVAL_TTL_S), or while no server could send it (scheduled or approved) longer ago than NOTIFY_SCHEDULE_GRACE_S.',
-  pending_approval: 'Held for a person to approve or decline in the operator console; nothing has been sent. It expires unanswered after NOTIFY_APPROVAL_TTL_S.',
+  pending_approval:
+    'Held for a person to approve or decline in the operator console; nothing has been sent. It expires unanswered after NOTIFY_APPROVAL_TTL_S.',
   approved: 'A person approved it in the operator console; it is leaving through the send path now.',
   declined: 'A person declined it in the operator console; nothing was sent. Do not resend it unchanged.',
   retracted: 'The caller took the message back: the Slack post was deleted (or, in a dry run, its record withdrawn).',

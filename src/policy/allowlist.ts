@@ -24,7 +24,13 @@ export function isAllowed(matcher: RecipientMatcher, recipient: string, allow: A
  * to start and names the variable. Entries are kept as written (Slack IDs are
  * case-sensitive); each matcher folds what it compares.
  */
-export function readAllowlist(env: Env, variable: string, channel: string, matcher: RecipientMatcher, live: boolean): Allowlist | undefined {
+export function readAllowlist(
+  env: Env,
+  variable: string,
+  channel: string,
+  matcher: RecipientMatcher,
+  live: boolean,
+): Allowlist | undefined {
   const raw = env[variable];
   if (raw === undefined) {
     if (live) {

@@ -64,7 +64,12 @@ export function createCapGate(rules: readonly CapRule[], store: Store): CapGate 
       });
       if (applying.length === 0) return;
       const decision = await store.chargeCaps(
-        applying.map(({ rule, n }) => ({ key: capKey(who, rule.measure, rule.period), limit: rule.limit, amount: n, resets_at: periodEnd(rule.period, now) })),
+        applying.map(({ rule, n }) => ({
+          key: capKey(who, rule.measure, rule.period),
+          limit: rule.limit,
+          amount: n,
+          resets_at: periodEnd(rule.period, now),
+        })),
         now,
       );
       if (decision.admitted) return;
@@ -79,7 +84,10 @@ export function createCapGate(rules: readonly CapRule[], store: Store): CapGate 
 }
 
 /** What each client has left of each cap, for doctor: from the counters in the store; a client without a counter has all of it. */
-export function capsLeft(rules: readonly CapRule[], counters: readonly CapCounter[]): Array<{ client: string; rule: CapRule; used: number; left: number; resets_at: number | null }> {
+export function capsLeft(
+  rules: readonly CapRule[],
+  counters: readonly CapCounter[],
+): Array<{ client: string; rule: CapRule; used: number; left: number; resets_at: number | null }> {
   const used = new Map(counters.map((c) => [c.key, c]));
   const clients = new Set<string>(rules.filter((r) => r.client !== '*').map((r) => r.client));
   for (const c of counters) {

@@ -71,7 +71,9 @@ describe('NOTIFY_QUIET_HOURS', () => {
   });
 
   it('accepts seconds, HH:MM:SS, for a window that ends within the minute', () => {
-    expect(parseQuietHours('sms=10:00:05-10:00:12@UTC', ['sms'])).toEqual([{ via: 'sms', start: 36_005, end: 36_012, zone: 'UTC', text: '10:00:05-10:00:12@UTC' }]);
+    expect(parseQuietHours('sms=10:00:05-10:00:12@UTC', ['sms'])).toEqual([
+      { via: 'sms', start: 36_005, end: 36_012, zone: 'UTC', text: '10:00:05-10:00:12@UTC' },
+    ]);
     expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:04.999Z')).toBeUndefined();
     expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:05Z')).toBe('2026-01-15T10:00:12.000Z');
     expect(until('sms=10:00:05-10:00:12@UTC', 'sms', '2026-01-15T10:00:11.999Z')).toBe('2026-01-15T10:00:12.000Z');

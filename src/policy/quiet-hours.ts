@@ -25,8 +25,19 @@ export function parseQuietHours(raw: string | undefined, channels: readonly stri
   return list(raw ?? '').map((item) => {
     const m = ITEM.exec(item);
     if (!m) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}" must look like sms=22:00-07:00@Europe/Berlin`);
-    const [, via, sh, sm, ss, eh, em, es, zone] = m as unknown as [string, string, string, string, string | undefined, string, string, string | undefined, string];
-    if (via !== '*' && !channels.includes(via)) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${via}" is not a channel; use ${[...channels, '*'].join(', ')}`);
+    const [, via, sh, sm, ss, eh, em, es, zone] = m as unknown as [
+      string,
+      string,
+      string,
+      string,
+      string | undefined,
+      string,
+      string,
+      string | undefined,
+      string,
+    ];
+    if (via !== '*' && !channels.includes(via))
+      throw new ConfigError(`NOTIFY_QUIET_HOURS: "${via}" is not a channel; use ${[...channels, '*'].join(', ')}`);
     const start = Number(sh) * 3600 + Number(sm) * 60 + Number(ss ?? 0);
     const end = Number(eh) * 3600 + Number(em) * 60 + Number(es ?? 0);
     if (Number(sh) > 23 || Number(eh) > 23) throw new ConfigError(`NOTIFY_QUIET_HOURS: "${item}": hours run 00-23`);
@@ -46,12 +57,28 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function wallClock(t: number, zone: string): { y: number; mo: number; d: number; second: number; asUtc: number } {
   let f = formatters.get(zone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(zone, f);
   }
   const p = Object.fromEntries(f.formatToParts(t).map((x) => [x.type, x.value]));
-  const [y, mo, d, h, mi, s] = [p.year, p.month, p.day, p.hour, p.minute, p.second].map(Number) as [number, number, number, number, number, number];
-  return { y, mo, d, second: h * 3600 + mi * 60 + s, asUtc: Date.UTC(y, mo - 1, d, h, mi, s) + (t % 1000 + 1000) % 1000 };
+  const [y, mo, d, h, mi, s] = [p.year, p.month, p.day, p.hour, p.minute, p.second].map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  return { y, mo, d, second: h * 3600 + mi * 60 + s, asUtc: Date.UTC(y, mo - 1, d, h, mi, s) + (((t % 1000) + 1000) % 1000) };
 }
 
 /** The zone's offset from UTC at instant `t`, in ms. */
@@ -82,7 +109,8 @@ function instantOf(y: number, mo: number, d: number, second: number, zone: strin
   return b;
 }
 
-const inside = (w: QuietWindow, second: number) => (w.start < w.end ? second >= w.start && second < w.end : second >= w.start || second < w.end);
+const inside = (w: QuietWindow, second: number) =>
+  w.start < w.end ? second >= w.start && second < w.end : second >= w.start || second < w.end;
 
 /**
  * When a send of channel `via` at instant `t` may leave: null when no window holds it, else

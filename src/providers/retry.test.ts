@@ -91,7 +91,11 @@ describe('sendWithRetry', () => {
   it('leaves no listener on the cancel signal after many real backoff waits', async () => {
     const cancel = new AbortController().signal;
     const { provider } = scripted([...Array.from({ length: 15 }, () => transient()), () => ({ providerMessageId: 'ok' })], { t: 0 }, 0);
-    const result = await sendWithRetry(provider, { n: 1 }, { notificationId: 'ntf_test', budgetMs: 10_000, log: silentLogger, cancel, baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 20 });
+    const result = await sendWithRetry(
+      provider,
+      { n: 1 },
+      { notificationId: 'ntf_test', budgetMs: 10_000, log: silentLogger, cancel, baseDelayMs: 1, maxDelayMs: 1, maxAttempts: 20 },
+    );
     expect(result.attempts).toBe(16);
     expect(getEventListeners(cancel, 'abort')).toEqual([]);
   });
@@ -130,7 +134,11 @@ describe('sendWithRetry', () => {
 
   it('gives up with PROVIDER_UNAVAILABLE when transient failures outlast the budget', async () => {
     const h = harness(2_000, () => 0.999);
-    const { provider, calls } = scripted(Array.from({ length: 20 }, () => transient()), h.clock, 100);
+    const { provider, calls } = scripted(
+      Array.from({ length: 20 }, () => transient()),
+      h.clock,
+      100,
+    );
     const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
     expect(err.code).toBe('PROVIDER_UNAVAILABLE');
     expect(err.details.retryAfterS).toBeGreaterThanOrEqual(1);
@@ -144,10 +152,7 @@ describe('sendWithRetry', () => {
 
   it('reports RATE_LIMITED only when the last failure was a rate limit', async () => {
     const h = harness(600, () => 0);
-    const { provider } = scripted(
-      [transient({ rateLimited: true, retryAfterMs: 100 }), transient({ retryAfterMs: 10_000 })],
-      h.clock,
-    );
+    const { provider } = scripted([transient({ rateLimited: true, retryAfterMs: 100 }), transient({ retryAfterMs: 10_000 })], h.clock);
     const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
     expect(err.code).toBe('PROVIDER_UNAVAILABLE');
     expect(err.details.retryAfterS).toBe(10);
@@ -155,7 +160,10 @@ describe('sendWithRetry', () => {
 
   it('stops at maxAttempts even with budget left', async () => {
     const h = harness(1_000_000);
-    const { provider, calls } = scripted(Array.from({ length: 10 }, () => transient()), h.clock);
+    const { provider, calls } = scripted(
+      Array.from({ length: 10 }, () => transient()),
+      h.clock,
+    );
     const err = await rejection(sendWithRetry(provider, { n: 1 }, { ...h.opts, maxAttempts: 3 }));
     expect(err.code).toBe('PROVIDER_UNAVAILABLE');
     expect(calls).toHaveLength(3);
@@ -228,10 +236,7 @@ describe('sendWithRetry', () => {
 
   it('never retries a delivery whose outcome is unknown', async () => {
     const h = harness();
-    const { provider, calls } = scripted(
-      [new DeliveryUnknownError('fake', 'timed out after the request was sent'), () => ({})],
-      h.clock,
-    );
+    const { provider, calls } = scripted([new DeliveryUnknownError('fake', 'timed out after the request was sent'), () => ({})], h.clock);
     const err = await rejection(sendWithRetry(provider, { n: 1 }, h.opts));
     expect(err.code).toBe('DELIVERY_UNKNOWN');
     expect(calls).toHaveLength(1);
@@ -279,12 +284,16 @@ describe('sendWithRetry', () => {
     const { provider, calls } = scripted([transient({ retryAfterMs: 5_000 }), () => ({})], h.clock);
     const cancel = new AbortController();
     // This sleep never ends by itself: only the cancel can end the wait.
-    const waiting = sendWithRetry(provider, { n: 1 }, {
-      ...h.opts,
-      cancel: cancel.signal,
-      sleep: () => new Promise<void>(() => {}),
-      onRetry: () => setImmediate(() => cancel.abort(new Error('client cancelled'))),
-    });
+    const waiting = sendWithRetry(
+      provider,
+      { n: 1 },
+      {
+        ...h.opts,
+        cancel: cancel.signal,
+        sleep: () => new Promise<void>(() => {}),
+        onRetry: () => setImmediate(() => cancel.abort(new Error('client cancelled'))),
+      },
+    );
     const err = await rejection(waiting);
     expect(err.code).toBe('CANCELLED');
     expect(err.message).toMatch(/after 1 attempt\(s\) that failed without sending\); nothing was sent/);
@@ -295,13 +304,17 @@ describe('sendWithRetry', () => {
     const { provider, calls } = scripted([transient({ retryAfterMs: 15_000 }), () => ({})], { t: 0 });
     const cancel = new AbortController();
     const err = await rejection(
-      sendWithRetry(provider, { n: 1 }, {
-        notificationId: 'ntf_c',
-        budgetMs: 20_000,
-        log: silentLogger,
-        cancel: cancel.signal,
-        onRetry: () => setTimeout(() => cancel.abort(), 20),
-      }),
+      sendWithRetry(
+        provider,
+        { n: 1 },
+        {
+          notificationId: 'ntf_c',
+          budgetMs: 20_000,
+          log: silentLogger,
+          cancel: cancel.signal,
+          onRetry: () => setTimeout(() => cancel.abort(), 20),
+        },
+      ),
     );
     expect(err.code).toBe('CANCELLED');
     expect(calls).toHaveLength(1);

@@ -277,7 +277,10 @@ function givenUp(
 }
 
 /** `beforeRequest` as the attempts call it: once, however many attempts; a failure is kept so that it ends the send as it is. */
-function startOnce(beforeRequest: (() => Promise<void>) | undefined): { starting: () => Promise<void>; failure: { err: unknown } | undefined } {
+function startOnce(beforeRequest: (() => Promise<void>) | undefined): {
+  starting: () => Promise<void>;
+  failure: { err: unknown } | undefined;
+} {
   let started = false;
   const start = {
     failure: undefined as { err: unknown } | undefined,

@@ -16,7 +16,11 @@ function deferred() {
 
 function budget(ms?: number) {
   const controller = new AbortController();
-  const ctx: SendContext = { notificationId: 'ntf_t', signal: controller.signal, ...(ms === undefined ? {} : { deadline: Date.now() + ms }) };
+  const ctx: SendContext = {
+    notificationId: 'ntf_t',
+    signal: controller.signal,
+    ...(ms === undefined ? {} : { deadline: Date.now() + ms }),
+  };
   return { ctx, abort: () => controller.abort(new Error('budget')) };
 }
 

@@ -92,7 +92,11 @@ export class Slots {
         const late = ctx.startBy !== undefined && Date.now() > ctx.startBy;
         if (ctx.signal.aborted || ctx.cancel?.aborted || left < this.minWindowMs || late) {
           this.release();
-          reject(ctx.cancel?.aborted ? new SendCancelledError(this.provider) : new ProviderBusyError(this.provider, this.limit, Date.now() - started));
+          reject(
+            ctx.cancel?.aborted
+              ? new SendCancelledError(this.provider)
+              : new ProviderBusyError(this.provider, this.limit, Date.now() - started),
+          );
           return;
         }
         resolve();

@@ -8,7 +8,9 @@ function reference(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) return `[${value.map(reference).join(',')}]`;
   const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
   return `{${keys.map((k) => `${JSON.stringify(k)}:${reference(obj[k])}`).join(',')}}`;
 }
 
@@ -36,7 +38,16 @@ const record = (over: Partial<DeliveryRecord> = {}): DeliveryRecord => ({
 describe('audit digests', () => {
   it('canonicalJson gives the bytes of the definition', () => {
     const values: unknown[] = [
-      null, 0, -1.5, NaN, 'a"b', true, undefined, [], {}, [undefined, null, 1, () => 1],
+      null,
+      0,
+      -1.5,
+      NaN,
+      'a"b',
+      true,
+      undefined,
+      [],
+      {},
+      [undefined, null, 1, () => 1],
       { b: 1, a: [{ d: undefined, c: 'x' }], é: 'é', 10: 'ten', 2: 'two' },
       { nested: { z: { y: { x: [1, { w: null }] } } }, undefinedMember: undefined, fn: () => 1 },
       { to: '+14155550123', body: 'Server down', media_urls: ['https://a.example/x.png'] },
@@ -56,8 +67,24 @@ describe('audit digests', () => {
       const r = record(c);
       const outcome = recordEntries(r, { tool: 'send_notification', recipients: ['+14…'] }).at(-1)!;
       const payload = digestOf(r.payload);
-      expect(outcome.digest).toBe(digestOf({ status: r.status, provider: r.provider, provider_message_id: r.provider_message_id, error_code: r.error_code, attempts: r.attempts, payload }));
-      expect(outcome).toMatchObject({ kind: `outcome.${r.status}`, at: r.status_updated_at, client: 'bot', tool: 'send_notification', notification_id: 'ntf_1', recipients: ['+14…'] });
+      expect(outcome.digest).toBe(
+        digestOf({
+          status: r.status,
+          provider: r.provider,
+          provider_message_id: r.provider_message_id,
+          error_code: r.error_code,
+          attempts: r.attempts,
+          payload,
+        }),
+      );
+      expect(outcome).toMatchObject({
+        kind: `outcome.${r.status}`,
+        at: r.status_updated_at,
+        client: 'bot',
+        tool: 'send_notification',
+        notification_id: 'ntf_1',
+        recipients: ['+14…'],
+      });
     }
   });
 
@@ -71,7 +98,10 @@ describe('audit digests', () => {
   it('chain links each entry to the one before and hashes every field but its own hash', () => {
     const inputs = recordEntries(record({ attempts: 1, status: 'sent' }), { tool: 'send_notification', recipients: ['+14…'] });
     const { entries, head } = chain({ seq: 4, hash: GENESIS }, inputs);
-    expect(entries.map((e) => [e.seq, e.kind])).toEqual([[5, 'request'], [6, 'outcome.sent']]);
+    expect(entries.map((e) => [e.seq, e.kind])).toEqual([
+      [5, 'request'],
+      [6, 'outcome.sent'],
+    ]);
     expect(entries[0]!.prev).toBe(GENESIS);
     expect(entries[1]!.prev).toBe(entries[0]!.hash);
     for (const e of entries) expect(e.hash).toBe(entryHash({ ...e }));

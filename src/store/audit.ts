@@ -61,11 +61,25 @@ export function entryHash(e: Omit<AuditEntry, 'hash'>): string {
 }
 
 /** Links inputs onto the chain after `head`: the entries to insert, and the head after them. */
-export function chain(head: { seq: number; hash: string }, inputs: readonly AuditInput[]): { entries: AuditEntry[]; head: { seq: number; hash: string } } {
+export function chain(
+  head: { seq: number; hash: string },
+  inputs: readonly AuditInput[],
+): { entries: AuditEntry[]; head: { seq: number; hash: string } } {
   let { seq, hash } = head;
   const entries = inputs.map((input): AuditEntry => {
     // One object of a fixed shape, not two spreads: an entry per audited write.
-    const e: AuditEntry = { seq: ++seq, at: input.at, client: input.client, tool: input.tool, notification_id: input.notification_id, kind: input.kind, digest: input.digest, recipients: input.recipients, prev: hash, hash: '' };
+    const e: AuditEntry = {
+      seq: ++seq,
+      at: input.at,
+      client: input.client,
+      tool: input.tool,
+      notification_id: input.notification_id,
+      kind: input.kind,
+      digest: input.digest,
+      recipients: input.recipients,
+      prev: hash,
+      hash: '',
+    };
     e.hash = hash = entryHash(e);
     return e;
   });
@@ -80,12 +94,27 @@ export function chain(head: { seq: number; hash: string }, inputs: readonly Audi
  */
 export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined): AuditInput[] {
   const recipients = classes(ctx);
-  const entry = (kind: string, digest: string): AuditInput => ({ at: r.status_updated_at, client: r.client, tool: ctx?.tool ?? null, notification_id: r.id, kind, digest, recipients });
+  const entry = (kind: string, digest: string): AuditInput => ({
+    at: r.status_updated_at,
+    client: r.client,
+    tool: ctx?.tool ?? null,
+    notification_id: r.id,
+    kind,
+    digest,
+    recipients,
+  });
   const payload = digestOf(r.payload);
   const out: AuditInput[] = [];
   if (r.approval) out.push(entry(`approval.${r.approval.outcome}`, r.approval.payload_sha256));
   if (r.attempts > 0) out.push(entry('request', payload));
-  const outcome = { status: r.status, provider: r.provider, provider_message_id: r.provider_message_id, error_code: r.error_code, attempts: r.attempts, payload };
+  const outcome = {
+    status: r.status,
+    provider: r.provider,
+    provider_message_id: r.provider_message_id,
+    error_code: r.error_code,
+    attempts: r.attempts,
+    payload,
+  };
   out.push(entry(`outcome.${r.status}`, digestOf(outcome)));
   return out;
 }
@@ -145,34 +174,128 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
     case 'schedule': {
       const e = c.entry;
       // The call as kept (addresses and body only as its digest), when it is due, and the key it replays under.
-      const digest = digestOf({ id: e.id, via: e.via, call: e.call, state: e.state, send_at: e.send_at, due_at: e.due_at, idem_key: e.idem_key, payload_hash: e.payload_hash });
-      return [{ at: e.created_at, client: e.client, tool: c.ctx?.tool ?? null, notification_id: e.id, kind: `outbox.${e.state}`, digest, recipients: classes(c.ctx) }];
+      const digest = digestOf({
+        id: e.id,
+        via: e.via,
+        call: e.call,
+        state: e.state,
+        send_at: e.send_at,
+        due_at: e.due_at,
+        idem_key: e.idem_key,
+        payload_hash: e.payload_hash,
+      });
+      return [
+        {
+          at: e.created_at,
+          client: e.client,
+          tool: c.ctx?.tool ?? null,
+          notification_id: e.id,
+          kind: `outbox.${e.state}`,
+          digest,
+          recipients: classes(c.ctx),
+        },
+      ];
     }
     case 'outbox':
-      return [{ at: c.at, client: c.by ? c.by.client : c.client, tool: c.by?.tool ?? null, notification_id: c.id, kind: `outbox.${c.state}`, digest: digestOf({ id: c.id, state: c.state, at: c.at, detail: c.detail }), recipients: null }];
+      return [
+        {
+          at: c.at,
+          client: c.by ? c.by.client : c.client,
+          tool: c.by?.tool ?? null,
+          notification_id: c.id,
+          kind: `outbox.${c.state}`,
+          digest: digestOf({ id: c.id, state: c.state, at: c.at, detail: c.detail }),
+          recipients: null,
+        },
+      ];
     case 'decision': {
       const { status, approval, at } = c.decision;
       // Who decided (null: the clock), when, why, and the payload they were shown.
-      const decided = { id: c.id, status, decided_by: approval.decided_by ?? null, decided_at: approval.decided_at ?? at, reason: approval.reason ?? null, payload_sha256: approval.payload_sha256 };
-      return [{ at, client: approval.decided_by ?? null, tool: null, notification_id: c.id, kind: `decision.${status}`, digest: digestOf(decided), recipients: null }];
+      const decided = {
+        id: c.id,
+        status,
+        decided_by: approval.decided_by ?? null,
+        decided_at: approval.decided_at ?? at,
+        reason: approval.reason ?? null,
+        payload_sha256: approval.payload_sha256,
+      };
+      return [
+        {
+          at,
+          client: approval.decided_by ?? null,
+          tool: null,
+          notification_id: c.id,
+          kind: `decision.${status}`,
+          digest: digestOf(decided),
+          recipients: null,
+        },
+      ];
     }
     case 'amend': {
       const { change } = c;
       // An edit binds the new exact request; a retraction (a post deleted, a dry run or a held
       // send withdrawn) what it took back.
       const edit = change.provider_status === 'edited';
-      const digest = edit ? digestOf(change.payload) : digestOf({ id: c.id, status: change.status, provider_status: change.provider_status, at: change.at, payload: digestOf(change.payload) });
+      const digest = edit
+        ? digestOf(change.payload)
+        : digestOf({
+            id: c.id,
+            status: change.status,
+            provider_status: change.provider_status,
+            at: change.at,
+            payload: digestOf(change.payload),
+          });
       const client = change.by !== undefined ? change.by.client : c.client;
-      return [{ at: change.at, client, tool: change.by?.tool ?? null, notification_id: c.id, kind: edit ? 'edit' : 'retract', digest, recipients: null }];
+      return [
+        {
+          at: change.at,
+          client,
+          tool: change.by?.tool ?? null,
+          notification_id: c.id,
+          kind: edit ? 'edit' : 'retract',
+          digest,
+          recipients: null,
+        },
+      ];
     }
     case 'edit-waiting':
-      return [{ at: c.at, client: c.client, tool: 'edit_notification', notification_id: c.id, kind: 'edit', digest: digestOf(c.call), recipients: null }];
+      return [
+        {
+          at: c.at,
+          client: c.client,
+          tool: 'edit_notification',
+          notification_id: c.id,
+          kind: 'edit',
+          digest: digestOf(c.call),
+          recipients: null,
+        },
+      ];
     case 'revise-held': {
       const { payload, approval, at } = c.revision;
-      return [{ at, client: c.client, tool: 'edit_notification', notification_id: c.id, kind: 'edit', digest: digestOf({ payload: digestOf(payload), payload_sha256: approval.payload_sha256, status: 'pending_approval' }), recipients: null }];
+      return [
+        {
+          at,
+          client: c.client,
+          tool: 'edit_notification',
+          notification_id: c.id,
+          kind: 'edit',
+          digest: digestOf({ payload: digestOf(payload), payload_sha256: approval.payload_sha256, status: 'pending_approval' }),
+          recipients: null,
+        },
+      ];
     }
     case 'prune':
-      return [{ at: c.at, client: null, tool: null, notification_id: null, kind: PRUNED, digest: anchorDigest(c.anchor_seq, c.anchor_hash), recipients: null }];
+      return [
+        {
+          at: c.at,
+          client: null,
+          tool: null,
+          notification_id: null,
+          kind: PRUNED,
+          digest: anchorDigest(c.anchor_seq, c.anchor_hash),
+          recipients: null,
+        },
+      ];
   }
 }
 
@@ -185,12 +308,28 @@ export const anchorDigest = (anchor_seq: number, anchor_hash: string): string =>
 
 /** The entry a receipt's change to delivery `id` appends. */
 export function receiptEntry(id: string, change: DeliveryStatusChange): AuditInput {
-  return { at: change.at, client: null, tool: null, notification_id: id, kind: `receipt.${change.status}`, digest: digestOf({ id, ...change }), recipients: null };
+  return {
+    at: change.at,
+    client: null,
+    tool: null,
+    notification_id: id,
+    kind: `receipt.${change.status}`,
+    digest: digestOf({ id, ...change }),
+    recipients: null,
+  };
 }
 
 /** The entry a person's answer to approval question `question` appends (the first answer only). */
 export function answerEntry(question: string, answer: ApprovalAnswer, at: number): AuditInput {
-  return { at, client: null, tool: null, notification_id: null, kind: `answer.${answer}`, digest: digestOf({ question, answer }), recipients: null };
+  return {
+    at,
+    client: null,
+    tool: null,
+    notification_id: null,
+    kind: `answer.${answer}`,
+    digest: digestOf({ question, answer }),
+    recipients: null,
+  };
 }
 
 export type AuditVerdict =
@@ -212,14 +351,25 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
   let pending: AuditEntry[] = [];
   const attest = anchorDigest(head.anchor_seq, head.anchor_hash);
   let attested = false;
-  const fail = (seq: number, problem: Exclude<AuditVerdict, { ok: true }>['problem'], message: string): AuditVerdict => ({ ok: false, count, seq, problem, message });
+  const fail = (seq: number, problem: Exclude<AuditVerdict, { ok: true }>['problem'], message: string): AuditVerdict => ({
+    ok: false,
+    count,
+    seq,
+    problem,
+    message,
+  });
   const iterator = entries[Symbol.asyncIterator]();
   let page = await iterator.next();
   while (!page.done) {
     pending = page.value;
     for (let i = 0; i < pending.length; i++) {
       const e = pending[i]!;
-      if (e.seq < expected) return fail(e.seq, 'inserted', `entry ${e.seq} was inserted: the chain ${e.seq <= head.anchor_seq ? `starts after ${head.anchor_seq}` : `has ${e.seq} already`}`);
+      if (e.seq < expected)
+        return fail(
+          e.seq,
+          'inserted',
+          `entry ${e.seq} was inserted: the chain ${e.seq <= head.anchor_seq ? `starts after ${head.anchor_seq}` : `has ${e.seq} already`}`,
+        );
       if (e.prev !== prevHash) {
         // What follows, across the page's end too, tells an insertion or a reordering from a change.
         const ahead = pending.slice(i + 1);
@@ -228,15 +378,25 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
           if (!more.done) ahead.push(...more.value);
         }
         const next = ahead[0];
-        if (prevPrev !== null && e.prev === prevPrev) return fail(expected - 1, 'inserted', `entry ${expected - 1} was inserted: entry ${e.seq} follows the entry before it`);
-        if (ahead.some((later) => later.hash === e.prev)) return fail(e.seq, 'reordered', `entry ${e.seq} is out of order: it follows an entry that comes after it`);
-        if (next?.prev === prevHash || e.seq > head.seq) return fail(e.seq, 'inserted', `entry ${e.seq} was inserted: it does not follow entry ${expected - 1}`);
-        if (e.seq > expected) return fail(expected, 'removed', `entry ${expected} was removed (the chain goes from ${expected - 1} to ${e.seq})`);
+        if (prevPrev !== null && e.prev === prevPrev)
+          return fail(expected - 1, 'inserted', `entry ${expected - 1} was inserted: entry ${e.seq} follows the entry before it`);
+        if (ahead.some((later) => later.hash === e.prev))
+          return fail(e.seq, 'reordered', `entry ${e.seq} is out of order: it follows an entry that comes after it`);
+        if (next?.prev === prevHash || e.seq > head.seq)
+          return fail(e.seq, 'inserted', `entry ${e.seq} was inserted: it does not follow entry ${expected - 1}`);
+        if (e.seq > expected)
+          return fail(expected, 'removed', `entry ${expected} was removed (the chain goes from ${expected - 1} to ${e.seq})`);
         // Renumbered to close the gap: the entry still hashes as it did under its old seq.
         for (let k = 1; k <= 64; k++) {
-          if (entryHash({ ...e, seq: e.seq + k }) === e.hash) return fail(expected, 'removed', `entry ${expected} was removed, and those after it renumbered (entry ${e.seq} was ${e.seq + k})`);
+          if (entryHash({ ...e, seq: e.seq + k }) === e.hash)
+            return fail(
+              expected,
+              'removed',
+              `entry ${expected} was removed, and those after it renumbered (entry ${e.seq} was ${e.seq + k})`,
+            );
         }
-        if (expected - 1 === head.anchor_seq) return fail(e.seq, 'changed', `entry ${e.seq} was changed: it no longer follows the chain's anchor`);
+        if (expected - 1 === head.anchor_seq)
+          return fail(e.seq, 'changed', `entry ${e.seq} was changed: it no longer follows the chain's anchor`);
         return fail(expected - 1, 'changed', `entry ${expected - 1} was changed: entry ${e.seq} no longer follows it`);
       }
       if (e.seq !== expected) {
@@ -254,7 +414,8 @@ export async function verifyChain(head: AuditHead, entries: AsyncIterable<AuditE
     page = await iterator.next();
   }
   const last = expected - 1;
-  if (last < head.seq) return fail(last + 1, 'removed', `entry ${last + 1} was removed: the chain ends at ${last}, its head at ${head.seq}`);
+  if (last < head.seq)
+    return fail(last + 1, 'removed', `entry ${last + 1} was removed: the chain ends at ${last}, its head at ${head.seq}`);
   if (last > head.seq) return fail(head.seq + 1, 'inserted', `entry ${head.seq + 1} was inserted after the head (${head.seq})`);
   if (prevHash !== head.hash) return fail(last, 'changed', `entry ${last} was changed: it no longer matches the chain's head`);
   if (!attested && !atGenesis(head)) return unattested(head);
@@ -279,7 +440,10 @@ function unattested(head: AuditHead): AuditVerdict {
  * are past the head it read first: they are left for the next run, unless the head read
  * again does not cover them either, which only an entry inserted by hand explains.
  */
-export async function verifyAudit(store: Pick<Store, 'auditHead' | 'auditEntries'> & Partial<Pick<Store, 'auditLines'>>, pageSize = 10_000): Promise<AuditVerdict> {
+export async function verifyAudit(
+  store: Pick<Store, 'auditHead' | 'auditEntries'> & Partial<Pick<Store, 'auditLines'>>,
+  pageSize = 10_000,
+): Promise<AuditVerdict> {
   const intact = store.auditLines ? await verifyLines(store as Pick<Store, 'auditHead' | 'auditLines'>, pageSize) : undefined;
   return intact ?? verifyEntries(store, pageSize);
 }
@@ -321,7 +485,13 @@ async function verifyLines(store: Pick<Store, 'auditHead' | 'auditLines'>, pageS
       }
       if (seq !== expected || text.charCodeAt(start) !== 91) return undefined;
       // `,"<prev>"]`: an unescaped quote after the comma opens the last item, so it is exactly prev.
-      if (text.charCodeAt(jsonEnd - 1) !== BRACKET || text.charCodeAt(jsonEnd - 2) !== QUOTE || text.charCodeAt(jsonEnd - 67) !== QUOTE || text.charCodeAt(jsonEnd - 68) !== COMMA) return undefined;
+      if (
+        text.charCodeAt(jsonEnd - 1) !== BRACKET ||
+        text.charCodeAt(jsonEnd - 2) !== QUOTE ||
+        text.charCodeAt(jsonEnd - 67) !== QUOTE ||
+        text.charCodeAt(jsonEnd - 68) !== COMMA
+      )
+        return undefined;
       if (!text.startsWith(prev, jsonEnd - 66)) return undefined;
       const hash = text.slice(jsonEnd + 1, end);
       if (sha256(text.slice(start, jsonEnd)) !== hash) return undefined;
@@ -358,6 +528,13 @@ async function verifyEntries(store: Pick<Store, 'auditHead' | 'auditEntries'>, p
   const verdict = await verifyChain(head, pages());
   if (!verdict.ok || beyond === undefined) return verdict;
   const now = await store.auditHead();
-  if (beyond.seq > now.seq) return { ok: false, count: verdict.count, seq: beyond.seq, problem: 'inserted', message: `entry ${beyond.seq} was inserted after the head (${now.seq})` };
+  if (beyond.seq > now.seq)
+    return {
+      ok: false,
+      count: verdict.count,
+      seq: beyond.seq,
+      problem: 'inserted',
+      message: `entry ${beyond.seq} was inserted after the head (${now.seq})`,
+    };
   return verdict;
 }

@@ -8,7 +8,17 @@ import { StoreError, StoreUnavailableError } from './errors.js';
 import type { Store } from './types.js';
 
 /** Node socket errors: the connection to PostgreSQL broke or could not be made. */
-const SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENETDOWN', 'EAI_AGAIN']);
+const SOCKET_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+]);
 
 /**
  * SQLSTATE classes and codes of a transient server-side condition: 08 connection exception,
@@ -18,7 +28,8 @@ const SOCKET_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED', 'EPI
 const PG_TRANSIENT = /^(08...|53...|57P0[1-3]|40001|40P01)$/;
 
 /** pg's own errors for a connection that broke, timed out or was never made (they carry no code). */
-const PG_CONNECTION_MESSAGE = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection refused)/i;
+const PG_CONNECTION_MESSAGE =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection refused)/i;
 
 /**
  * SQLite result codes, extended ones included by prefix: busy or locked past the busy

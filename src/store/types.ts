@@ -10,9 +10,22 @@
  * src/notification/status.ts's alone.
  */
 export const NOTIFICATION_STATES = [
-  'dry_run', 'queued', 'sent', 'delivered', 'failed', 'undelivered', 'unknown', 'scheduled', 'held', 'cancelled', 'expired',
+  'dry_run',
+  'queued',
+  'sent',
+  'delivered',
+  'failed',
+  'undelivered',
+  'unknown',
+  'scheduled',
+  'held',
+  'cancelled',
+  'expired',
   // A send held for a person's decision in the console (NOTIFY_APPROVAL_MODE=console), and where that decision took it.
-  'pending_approval', 'approved', 'declined', 'retracted',
+  'pending_approval',
+  'approved',
+  'declined',
+  'retracted',
 ] as const;
 export type DeliveryStatus = (typeof NOTIFICATION_STATES)[number];
 
@@ -300,9 +313,19 @@ export interface OutboxEntry {
 
 /** A new waiting entry: what it is and when it is due, not yet claimed, without a key unless given. */
 export function waitingEntry(
-  e: Pick<OutboxEntry, 'id' | 'via' | 'client' | 'call' | 'state' | 'send_at' | 'due_at' | 'created_at'> & Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash'>>,
+  e: Pick<OutboxEntry, 'id' | 'via' | 'client' | 'call' | 'state' | 'send_at' | 'due_at' | 'created_at'> &
+    Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash'>>,
 ): OutboxEntry {
-  return { idem_key: null, payload_hash: null, ...e, owner: null, claimed_at: null, finished_at: null, outcome: null, congested_since: null };
+  return {
+    idem_key: null,
+    payload_hash: null,
+    ...e,
+    owner: null,
+    claimed_at: null,
+    finished_at: null,
+    outcome: null,
+    congested_since: null,
+  };
 }
 
 /** What claiming due sends gives: those to send now (state `releasing`, owned by the caller), and those too late (`expired`). */
@@ -611,7 +634,13 @@ export interface Store {
    * release racing, exactly one wins. The entry as it is after the call, and whether this
    * call moved it; null when there is no such entry.
    */
-  moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number, by?: AuditActor): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
+  moveWaiting(
+    id: string,
+    from: readonly OutboxState[],
+    to: OutboxState,
+    now: number,
+    by?: AuditActor,
+  ): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
   getOutboxEntry(id: string): Promise<OutboxEntry | null>;
   /** Entries in `states`, soonest due first. */
   listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
@@ -653,7 +682,9 @@ export interface Store {
    * newest first, by the delivery query's filters (`status` is the entry's state); `before`
    * pages: entries created before `before.at`, or at it with an id before `before.id`.
    */
-  findUnrecordedOutbox(query: Omit<DeliveryQuery, 'status' | 'after'> & { state?: OutboxState; before?: { at: number; id: string | null } }): Promise<OutboxEntry[]>;
+  findUnrecordedOutbox(
+    query: Omit<DeliveryQuery, 'status' | 'after'> & { state?: OutboxState; before?: { at: number; id: string | null } },
+  ): Promise<OutboxEntry[]>;
   /** Records console session `id` as signed out until `expiresAt` (when its cookie ends anyway); drops those ended by `now`. */
   revokeSession(id: string, expiresAt: number, now: number): Promise<void>;
   sessionRevoked(id: string): Promise<boolean>;

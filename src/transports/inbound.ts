@@ -35,7 +35,10 @@ export const refusal = {
   batch: (): Refusal => ({
     id: null,
     reason: 'batch',
-    error: { code: -32600, message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 and later); send each message on its own' },
+    error: {
+      code: -32600,
+      message: 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 and later); send each message on its own',
+    },
   }),
   invalid: (value: unknown): Refusal => ({
     id: idOf(value),
@@ -55,7 +58,10 @@ export const refusal = {
   tooLong: (value: unknown, field: string, length: number, limit: number, example: string): Refusal => ({
     id: idOf(value),
     reason: 'too_long',
-    error: { code: -32602, message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}` },
+    error: {
+      code: -32602,
+      message: `Invalid params: ${field} is ${length} characters, over the limit of ${limit}; send a name this server lists, e.g. ${example}`,
+    },
   }),
   /** A client name holding a lone surrogate, at `index`. */
   notWellFormed: (value: unknown, field: string, index: number): Refusal => ({
@@ -67,19 +73,33 @@ export const refusal = {
   longId: (length: number): Refusal => ({
     id: null,
     reason: 'too_long',
-    error: { code: -32600, message: `Invalid Request: id is ${length} characters, over the limit of ${MAX_ID_CHARS}; use a number or a short string` },
+    error: {
+      code: -32600,
+      message: `Invalid Request: id is ${length} characters, over the limit of ${MAX_ID_CHARS}; use a number or a short string`,
+    },
   }),
-  parseError: (): Refusal => ({ id: null, reason: 'parse', error: { code: -32700, message: 'Parse error: the message is not valid JSON' } }),
+  parseError: (): Refusal => ({
+    id: null,
+    reason: 'parse',
+    error: { code: -32700, message: 'Parse error: the message is not valid JSON' },
+  }),
   notUtf8: (): Refusal => ({
     id: null,
     reason: 'parse',
-    error: { code: -32700, message: 'Parse error: the message is not valid UTF-8; send JSON-RPC as UTF-8 text (invalid bytes are not replaced, so nothing is sent altered)' },
+    error: {
+      code: -32700,
+      message:
+        'Parse error: the message is not valid UTF-8; send JSON-RPC as UTF-8 text (invalid bytes are not replaced, so nothing is sent altered)',
+    },
   }),
   /** `head`: the first bytes of the message, where clients put the id before the params. */
   tooLarge: (head: string, bytes: number, limit: number, why?: string): Refusal => ({
     id: idInHead(head),
     reason: 'too_large',
-    error: { code: -32600, message: `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes${why ? ` (${why})` : ''}` },
+    error: {
+      code: -32600,
+      message: `Invalid Request: a message of ${bytes} bytes is over the limit of ${limit} bytes${why ? ` (${why})` : ''}`,
+    },
   }),
 };
 
@@ -151,7 +171,8 @@ function overlongIdentifier(message: unknown): Refusal | undefined {
     [`_meta["${CLIENT_INFO_KEY}"].name`, meta],
   ] as const) {
     const name = isObject(info) ? info.name : undefined;
-    if (typeof name === 'string' && name.length > MAX_NAME_CHARS) return refusal.tooLong(message, field, name.length, MAX_NAME_CHARS, '"ops-agent"');
+    if (typeof name === 'string' && name.length > MAX_NAME_CHARS)
+      return refusal.tooLong(message, field, name.length, MAX_NAME_CHARS, '"ops-agent"');
     // The name is recorded and logged: a lone surrogate would be stored mangled (as U+FFFD).
     const lone = typeof name === 'string' ? loneSurrogateAt(name) : -1;
     if (lone >= 0) return refusal.notWellFormed(message, field, lone);

@@ -41,7 +41,9 @@ beforeAll(async () => {
   });
   cli = await startHttpCli(env);
   agent = eraClient('planning-agent', 'modern');
-  await agent.connect(new StreamableHTTPClientTransport(new URL(cli.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }));
+  await agent.connect(
+    new StreamableHTTPClientTransport(new URL(cli.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
+  );
   browser = await launchChromium();
 }, 60_000);
 
@@ -68,7 +70,14 @@ async function operator(viewport: { width: number; height: number }): Promise<{ 
   return { context, page };
 }
 
-const masks = (page: Page) => [page.locator('time'), page.locator('td[data-label="Notification"] a'), page.locator('code'), page.locator('dd a'), page.locator('h1', { hasText: 'ntf_' }), page.locator('pre')];
+const masks = (page: Page) => [
+  page.locator('time'),
+  page.locator('td[data-label="Notification"] a'),
+  page.locator('code'),
+  page.locator('dd a'),
+  page.locator('h1', { hasText: 'ntf_' }),
+  page.locator('pre'),
+];
 
 /**
  * The page at both widths: it fits the viewport, passes axe, and looks like its baseline. A
@@ -76,10 +85,15 @@ const masks = (page: Page) => [page.locator('time'), page.locator('td[data-label
  * onto a second line or not, as its hex digits' widths add up, and every row below moves.
  */
 async function check(label: string, path: string, { list = false }: { list?: boolean } = {}): Promise<void> {
-  for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+  for (const [size, viewport] of [
+    ['phone', PHONE],
+    ['desktop', DESKTOP],
+  ] as const) {
     const { context, page } = await operator(viewport);
     await page.goto(`${cli.origin}${path}`);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${label} ${size}: page width`).toBeLessThanOrEqual(viewport.width);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${label} ${size}: page width`).toBeLessThanOrEqual(
+      viewport.width,
+    );
     await page.evaluate(AXE);
     const violations = await page.evaluate(async () => {
       const axe = (globalThis as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string }[] }> } }).axe;
@@ -87,7 +101,14 @@ async function check(label: string, path: string, { list = false }: { list?: boo
     });
     expect(violations, `${label} ${size}: axe`).toEqual([]);
     const clip = list && size === 'phone' ? { clip: { x: 0, y: 0, width: viewport.width, height: 600 } } : {};
-    const png = await page.screenshot({ fullPage: !list && size === 'phone', ...clip, animations: 'disabled', caret: 'hide', mask: masks(page), maskColor: '#888888' });
+    const png = await page.screenshot({
+      fullPage: !list && size === 'phone',
+      ...clip,
+      animations: 'disabled',
+      caret: 'hide',
+      mask: masks(page),
+      maskColor: '#888888',
+    });
     const name = `console-${label}-${size}`;
     const result = compareWithBaseline(name, png);
     expect(result.diffPath, `${name}: ${(result.ratio * 100).toFixed(2)}% of pixels differ, see ${result.diffPath}`).toBeUndefined();
@@ -96,8 +117,13 @@ async function check(label: string, path: string, { list = false }: { list?: boo
 }
 
 describe.skipIf(skip)('console pages of held, scheduled and retracted sends in Chromium', () => {
-  it('a held send\'s page fits a phone: its SHA-256 wraps', async () => {
-    const id = await call({ via: 'email', to: 'finance@example.com', subject: 'Quarterly numbers for the board', body_html: '<p>Totals attached.</p>' });
+  it("a held send's page fits a phone: its SHA-256 wraps", async () => {
+    const id = await call({
+      via: 'email',
+      to: 'finance@example.com',
+      subject: 'Quarterly numbers for the board',
+      body_html: '<p>Totals attached.</p>',
+    });
     await check('held-detail', `/console/notifications/${id}`);
   }, 60_000);
 

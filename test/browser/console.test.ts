@@ -56,14 +56,18 @@ beforeAll(async () => {
   });
   cli = await startHttpCli(env);
   agent = eraClient('billing-agent', 'modern');
-  await agent.connect(new StreamableHTTPClientTransport(new URL(cli.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }));
+  await agent.connect(
+    new StreamableHTTPClientTransport(new URL(cli.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
+  );
   evilSite = createServer((req, res) => {
     const q = new URL(req.url ?? '/', 'http://evil').searchParams;
-    res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end(
-      `<!doctype html><html lang="en"><title>evil</title><form id="f" method="post" action="${q.get('target')}">` +
-        `<input name="decision" value="approve"><input name="payload_sha256" value="${q.get('sha')}"><input name="csrf" value="guess"></form>` +
-        '<script>document.getElementById("f").submit()</script>',
-    );
+    res
+      .writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' })
+      .end(
+        `<!doctype html><html lang="en"><title>evil</title><form id="f" method="post" action="${q.get('target')}">` +
+          `<input name="decision" value="approve"><input name="payload_sha256" value="${q.get('sha')}"><input name="csrf" value="guess"></form>` +
+          '<script>document.getElementById("f").submit()</script>',
+      );
   });
   await new Promise<void>((r) => evilSite.listen(0, '127.0.0.1', r));
   evilOrigin = `http://127.0.0.1:${(evilSite.address() as AddressInfo).port}`;
@@ -105,17 +109,29 @@ async function axeViolations(page: Page): Promise<string[]> {
   // The console's CSP allows no script; axe is injected by the browser driver, which CSP does not govern.
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(ctx: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown }[] }[] }> };
+      }
+    ).axe;
     return (await axe.run(document)).violations;
   });
   return violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
 }
 
 /** Ids and times change on every run; the rest of the page must not. */
-const masks = (page: Page) => [page.locator('time'), page.locator('td[data-label="Notification"] a'), page.locator('code'), page.locator('dd a')];
+const masks = (page: Page) => [
+  page.locator('time'),
+  page.locator('td[data-label="Notification"] a'),
+  page.locator('code'),
+  page.locator('dd a'),
+];
 
 async function screenshots(label: string, path: string): Promise<void> {
-  for (const [size, viewport] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+  for (const [size, viewport] of [
+    ['phone', PHONE],
+    ['desktop', DESKTOP],
+  ] as const) {
     for (const colorScheme of ['light', 'dark'] as const) {
       const { context, page } = await operator({ viewport, colorScheme });
       await page.goto(`${cli.origin}${path}`);
@@ -186,7 +202,7 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
     await context.close();
   });
 
-  it('a form posted from another origin, in the operator\'s own browser, does nothing', async () => {
+  it("a form posted from another origin, in the operator's own browser, does nothing", async () => {
     const before = smtp.received.length;
     const id = await heldSend('Wire transfer instructions');
     const { context, page } = await operator();
@@ -204,7 +220,13 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
   it('a retract of a scheduled send, by the Retract button, means it is never sent', async () => {
     const result = (await agent.callTool({
       name: 'send_notification',
-      arguments: { via: 'email', to: 'finance@example.com', subject: 'Reminder for tomorrow', body_html: '<p>Tomorrow</p>', send_at: new Date(Date.now() + 86_400_000).toISOString() },
+      arguments: {
+        via: 'email',
+        to: 'finance@example.com',
+        subject: 'Reminder for tomorrow',
+        body_html: '<p>Tomorrow</p>',
+        send_at: new Date(Date.now() + 86_400_000).toISOString(),
+      },
     })) as ToolOutcome;
     expect(result.structuredContent, JSON.stringify(result.structuredContent)).toMatchObject({ status: 'scheduled' });
     const id = result.structuredContent!.id as string;
@@ -217,7 +239,10 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
   });
 
   it('script in a message or a banner runs nothing', async () => {
-    const id = await heldSend('<img src=x onerror="document.title=\'pwned\'">', '<p>Hello</p><script>document.title = "pwned"; parent.document.title = "pwned"</script>');
+    const id = await heldSend(
+      '<img src=x onerror="document.title=\'pwned\'">',
+      '<p>Hello</p><script>document.title = "pwned"; parent.document.title = "pwned"</script>',
+    );
     const { context, page } = await operator();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(e.message));
@@ -233,7 +258,10 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
     await page.getByRole('button', { name: 'Show banner' }).click();
     await page.getByText('<img src=x onerror="document.title=\'pwned\'"> maintenance tonight').waitFor();
     expect(await page.title()).not.toContain('pwned');
-    await page.getByRole('button', { name: /^Dismiss banner/ }).first().click();
+    await page
+      .getByRole('button', { name: /^Dismiss banner/ })
+      .first()
+      .click();
     await page.getByText(/Dismissed banner/).waitFor();
     expect(errors).toEqual([]);
     await context.close();
@@ -244,7 +272,14 @@ describe.skipIf(skip)('the operator console in Chromium', () => {
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const viewport of [DESKTOP, PHONE]) {
         const { context, page } = await operator({ colorScheme, viewport });
-        for (const path of ['/console', '/console/approvals', `/console/notifications/${row!.id}`, '/console/waiting', '/console/banners', '/console?status=declined']) {
+        for (const path of [
+          '/console',
+          '/console/approvals',
+          `/console/notifications/${row!.id}`,
+          '/console/waiting',
+          '/console/banners',
+          '/console?status=declined',
+        ]) {
           await page.goto(`${cli.origin}${path}`);
           expect(await axeViolations(page), `${path} ${colorScheme} ${viewport.width}`).toEqual([]);
         }

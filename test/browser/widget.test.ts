@@ -103,7 +103,11 @@ const row = (page: Page, text: string) => page.locator('notify-banners .banner',
 async function axeViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE);
   const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown }[] }[] }> } }).axe;
+    const axe = (
+      globalThis as unknown as {
+        axe: { run(ctx: unknown): Promise<{ violations: { id: string; help: string; nodes: { target: unknown }[] }[] }> };
+      }
+    ).axe;
     return (await axe.run(document)).violations;
   });
   return violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
@@ -174,7 +178,9 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     await page.getByRole('button', { name: 'Dismiss warning banner: Banner A' }).focus();
     await page.keyboard.press('Enter');
     await row(page, 'Banner A').waitFor({ state: 'detached' });
-    const focused = await page.evaluate(() => document.querySelector('notify-banners')!.shadowRoot!.activeElement?.getAttribute('aria-label'));
+    const focused = await page.evaluate(() =>
+      document.querySelector('notify-banners')!.shadowRoot!.activeElement?.getAttribute('aria-label'),
+    );
     expect(focused).toBe('Dismiss info banner: Banner C'); // C took A's place (newest first among infos)
     // Escape dismisses the banner that holds focus.
     await page.getByRole('button', { name: 'Dismiss info banner: Banner B' }).focus();
@@ -195,7 +201,8 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
   });
 
   it('stays usable with 50 banners: three shown, the rest behind a toggle, in a bounded scrolling list', async () => {
-    for (let i = 0; i < 50; i++) await show({ text: `Notice ${i + 1} of 50`, audience: 'many', severity: (['info', 'warning', 'critical'] as const)[i % 3] });
+    for (let i = 0; i < 50; i++)
+      await show({ text: `Notice ${i + 1} of 50`, audience: 'many', severity: (['info', 'warning', 'critical'] as const)[i % 3] });
     const page = await demo('many');
     await page.evaluate(() => {
       const button = document.createElement('button');
@@ -213,7 +220,9 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
 
     await toggle.click();
     await expect.poll(() => rows(page).filter({ visible: true }).count()).toBe(50);
-    const list = await page.locator('notify-banners #notify-list').evaluate((list) => ({ client: list.clientHeight, scroll: list.scrollHeight }));
+    const list = await page
+      .locator('notify-banners #notify-list')
+      .evaluate((list) => ({ client: list.clientHeight, scroll: list.scrollHeight }));
     expect(list.client).toBeLessThanOrEqual(DESKTOP.height / 2);
     expect(list.scroll).toBeGreaterThan(list.client);
     await page.click('#host-button');
@@ -236,7 +245,10 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
         return { display: getComputedStyle(b).display, width: box.width, height: box.height };
       });
       // Any "Show … more" the viewer can see, whatever element draws it.
-      const toggles = await page.getByText(/Show -?\d+ more/).filter({ visible: true }).count();
+      const toggles = await page
+        .getByText(/Show -?\d+ more/)
+        .filter({ visible: true })
+        .count();
       if (n <= 3) {
         expect(drawn, `${n} banners`).toEqual({ display: 'none', width: 0, height: 0 });
         expect(await toggle.isVisible()).toBe(false);
@@ -248,15 +260,18 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
       }
       // The strip is exactly as tall as the rows and toggle it draws, and nothing at all with no banner.
       const host = await page.locator('notify-banners').boundingBox();
-      const parts = await page.locator('notify-banners .banner, notify-banners button.more').evaluateAll((els) =>
-        els.reduce((sum: number, e: any) => sum + (e.getBoundingClientRect() as { height: number }).height, 0),
-      );
+      const parts = await page
+        .locator('notify-banners .banner, notify-banners button.more')
+        .evaluateAll((els) => els.reduce((sum: number, e: any) => sum + (e.getBoundingClientRect() as { height: number }).height, 0));
       if (n === 0) expect(host === null || host.height === 0, `host ${JSON.stringify(host)}`).toBe(true);
       else expect(Math.abs(host!.height - parts), `${n} banners: host ${host!.height}, parts ${parts}`).toBeLessThan(1);
       if (n === 0 || n === 1 || n === 3) {
         const png = await page.screenshot({ animations: 'disabled', caret: 'hide' });
         const result = compareWithBaseline(`widget-${n}-banners`, png);
-        expect(result.diffPath, `${n} banners: ${(result.ratio * 100).toFixed(2)}% of pixels differ, see ${result.diffPath}`).toBeUndefined();
+        expect(
+          result.diffPath,
+          `${n} banners: ${(result.ratio * 100).toFixed(2)}% of pixels differ, see ${result.diffPath}`,
+        ).toBeUndefined();
       }
       await page.context().close();
     }
@@ -312,7 +327,10 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     const page = await (await viewer()).newPage();
     await page.goto(`${hostOrigin}/?server=${base}&audience=embedded`);
     await row(page, 'Embedded notice').waitFor({ state: 'visible', timeout: 10_000 });
-    const style = await row(page, 'Embedded notice').evaluate((b) => ({ display: getComputedStyle(b).display, size: getComputedStyle(b).fontSize }));
+    const style = await row(page, 'Embedded notice').evaluate((b) => ({
+      display: getComputedStyle(b).display,
+      size: getComputedStyle(b).fontSize,
+    }));
     expect(style).toEqual({ display: 'flex', size: '14px' });
     await page.context().close();
 
@@ -322,7 +340,12 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     await live(empty);
     expect(await empty.locator('notify-banners').evaluate((h) => getComputedStyle(h).display)).toBe('block');
     expect((await empty.locator('notify-banners').boundingBox())?.height ?? 0).toBe(0);
-    expect(await empty.getByText(/Show -?\d+ more/).filter({ visible: true }).count()).toBe(0);
+    expect(
+      await empty
+        .getByText(/Show -?\d+ more/)
+        .filter({ visible: true })
+        .count(),
+    ).toBe(0);
     await empty.context().close();
   });
 
@@ -340,8 +363,15 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     );
     const opsClient = eraClient('widget-auth', 'modern');
     try {
-      await opsClient.connect(new StreamableHTTPClientTransport(new URL(`${guarded.origin}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${ops}` } } }));
-      const shown = (await opsClient.callTool({ name: 'show_banner', arguments: { text: 'Members only', audience: 'members' } })) as ToolOutcome;
+      await opsClient.connect(
+        new StreamableHTTPClientTransport(new URL(`${guarded.origin}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${ops}` } },
+        }),
+      );
+      const shown = (await opsClient.callTool({
+        name: 'show_banner',
+        arguments: { text: 'Members only', audience: 'members' },
+      })) as ToolOutcome;
       expect(shown.isError).toBeFalsy();
 
       const page = await (await viewer()).newPage();
@@ -381,7 +411,10 @@ describe.skipIf(skip)('the banner widget in Chromium', () => {
     await show({ text: 'Maintenance at 22:00 UTC: the dashboard will be read-only for 15 minutes.', audience: 'all', severity: 'warning' });
     await show({ text: 'New: export invoices as CSV from the Billing page.', audience: 'all', severity: 'info' });
     await show({ text: 'Weekly report ready', audience: 'all', severity: 'info' });
-    for (const [name, viewport] of [['demo-phone', PHONE], ['demo-desktop', DESKTOP]] as const) {
+    for (const [name, viewport] of [
+      ['demo-phone', PHONE],
+      ['demo-desktop', DESKTOP],
+    ] as const) {
       const page = await demo('all', { viewport });
       await expect.poll(() => rows(page).filter({ visible: true }).count()).toBe(3);
       const png = await page.screenshot({ animations: 'disabled', caret: 'hide' });

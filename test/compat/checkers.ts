@@ -16,9 +16,27 @@ export function anthropicViolations(tool: { name: string; inputSchema: Json }): 
 }
 
 const STRICT_KEYWORDS = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'anyOf', 'enum', 'const',
-  'description', 'title', 'pattern', 'format', 'minItems', 'maxItems', 'minimum', 'maximum',
-  'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', '$defs', '$ref',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'anyOf',
+  'enum',
+  'const',
+  'description',
+  'title',
+  'pattern',
+  'format',
+  'minItems',
+  'maxItems',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  '$defs',
+  '$ref',
 ]);
 const STRICT_FORMATS = new Set(['date-time', 'time', 'date', 'duration', 'email', 'hostname', 'ipv4', 'ipv6', 'uuid']);
 
@@ -32,12 +50,14 @@ export function openAiStrictViolations(schema: Json): string[] {
     for (const key of Object.keys(node)) if (!STRICT_KEYWORDS.has(key)) v.push(`${at}: keyword ${key} not supported`);
     if (Array.isArray(node.type)) v.push(`${at}: type array`);
     if (typeof node.format === 'string' && !STRICT_FORMATS.has(node.format)) v.push(`${at}: format ${node.format}`);
-    if (!['type', 'anyOf', 'enum', 'const', '$ref'].some((k) => k in node)) v.push(`${at}: no type (a free-form value strict mode cannot carry)`);
+    if (!['type', 'anyOf', 'enum', 'const', '$ref'].some((k) => k in node))
+      v.push(`${at}: no type (a free-form value strict mode cannot carry)`);
     if (node.type === 'object' || 'properties' in node) {
       if (node.additionalProperties !== false) v.push(`${at}: additionalProperties must be false`);
       const props = Object.keys((node.properties ?? {}) as Json);
       // Closed and empty, below the root: it can only ever be {}, so whatever a model puts in it is dropped.
-      if (at && props.length === 0) v.push(`${at}: a closed object with no properties (it can only be {}: an open object closed drops its data)`);
+      if (at && props.length === 0)
+        v.push(`${at}: a closed object with no properties (it can only be {}: an open object closed drops its data)`);
       const req = new Set((node.required ?? []) as string[]);
       for (const p of props) if (!req.has(p)) v.push(`${at}/${p}: not required`);
       for (const [p, child] of Object.entries((node.properties ?? {}) as Record<string, Json>)) walk(child, `${at}/${p}`, depth + 1);
@@ -89,7 +109,11 @@ export function openObjectPaths(node: unknown, at = ''): string[] {
   const typed = ['type', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', '$ref'].some((k) => k in n);
   const declared = typeof n.properties === 'object' && n.properties !== null && Object.keys(n.properties).length > 0;
   const objectish = n.type === 'object' || 'properties' in n || 'additionalProperties' in n;
-  const open = (objectish && n.additionalProperties !== false && (!declared || 'additionalProperties' in n)) || (!typed && !at.endsWith('/properties'));
-  const walk = Object.entries(n).flatMap(([k, v]) => (k === 'additionalProperties' || k === 'enum' || k === 'const' ? [] : openObjectPaths(v, `${at}/${k}`)));
+  const open =
+    (objectish && n.additionalProperties !== false && (!declared || 'additionalProperties' in n)) ||
+    (!typed && !at.endsWith('/properties'));
+  const walk = Object.entries(n).flatMap(([k, v]) =>
+    k === 'additionalProperties' || k === 'enum' || k === 'const' ? [] : openObjectPaths(v, `${at}/${k}`),
+  );
   return [...(open ? [at || '/'] : []), ...walk];
 }

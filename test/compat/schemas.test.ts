@@ -73,7 +73,10 @@ describe('tool lists per profile', () => {
       const keys = (v: unknown, at: string): string[] =>
         typeof v !== 'object' || v === null
           ? []
-          : Object.entries(v).flatMap(([k, x]) => [...(k === 'examples' && !at.endsWith('/properties') ? [`${at}/${k}`] : []), ...keys(x, `${at}/${k}`)]);
+          : Object.entries(v).flatMap(([k, x]) => [
+              ...(k === 'examples' && !at.endsWith('/properties') ? [`${at}/${k}`] : []),
+              ...keys(x, `${at}/${k}`),
+            ]);
       for (const tool of catalog[profile].tools) expect(keys(tool.inputSchema, tool.name), tool.name).toEqual([]);
       const show = catalog[profile].tools.find((t) => t.name === 'show_banner')!;
       expect(JSON.stringify(show.inputSchema)).toContain('(e.g. team:billing)');
@@ -109,7 +112,15 @@ describe('tool lists per profile', () => {
 
   it('per-channel lists one send tool per channel, in registry order, then get, edit and retract, and the banner tools', () => {
     const names = catalog['per-channel'].tools.map((t) => t.name);
-    expect(names).toEqual([...CHANNEL_TOOLS, 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(names).toEqual([
+      ...CHANNEL_TOOLS,
+      'get_notification',
+      'edit_notification',
+      'retract_notification',
+      'show_banner',
+      'dismiss_banner',
+      'list_banners',
+    ]);
     expect(CHANNEL_TOOLS).toEqual(expect.arrayContaining(['send_email', 'send_sms', 'send_slack']));
   });
 
@@ -131,16 +142,34 @@ describe('tool lists per profile', () => {
 describe('the checkers are not vacuous', () => {
   it('catch what they check', () => {
     expect(anthropicViolations({ name: 'bad name', inputSchema: { type: 'object', oneOf: [] } })).toHaveLength(2);
-    expect(openAiStrictViolations({ type: 'object', properties: { a: { type: 'string', maxLength: 3 } }, additionalProperties: false })).toEqual(
-      expect.arrayContaining(['/a: not required', '/a: keyword maxLength not supported']),
-    );
     expect(
-      openAiStrictViolations({ type: 'object', properties: { a: { type: 'object', properties: {} } }, required: ['a'], additionalProperties: false }),
-    ).toEqual(['/a: additionalProperties must be false', '/a: a closed object with no properties (it can only be {}: an open object closed drops its data)']);
-    expect(sep2106Violations({ type: 'object', oneOf: [{ type: 'object', properties: { via: { type: 'string' } } }, {}] }, 'via').length).toBeGreaterThan(2);
+      openAiStrictViolations({ type: 'object', properties: { a: { type: 'string', maxLength: 3 } }, additionalProperties: false }),
+    ).toEqual(expect.arrayContaining(['/a: not required', '/a: keyword maxLength not supported']));
+    expect(
+      openAiStrictViolations({
+        type: 'object',
+        properties: { a: { type: 'object', properties: {} } },
+        required: ['a'],
+        additionalProperties: false,
+      }),
+    ).toEqual([
+      '/a: additionalProperties must be false',
+      '/a: a closed object with no properties (it can only be {}: an open object closed drops its data)',
+    ]);
+    expect(
+      sep2106Violations({ type: 'object', oneOf: [{ type: 'object', properties: { via: { type: 'string' } } }, {}] }, 'via').length,
+    ).toBeGreaterThan(2);
     expect(typeArrayPaths({ properties: { a: { type: ['string', 'null'] } } })).toEqual(['/properties/a']);
     expect(
-      openObjectPaths({ type: 'object', properties: { a: { type: 'array', items: { type: 'object', properties: { t: { type: 'string' } }, additionalProperties: {} } }, b: {}, c: { type: 'object' } }, additionalProperties: false }),
+      openObjectPaths({
+        type: 'object',
+        properties: {
+          a: { type: 'array', items: { type: 'object', properties: { t: { type: 'string' } }, additionalProperties: {} } },
+          b: {},
+          c: { type: 'object' },
+        },
+        additionalProperties: false,
+      }),
     ).toEqual(['/properties/a/items', '/properties/b', '/properties/c']);
   });
 });
@@ -165,7 +194,11 @@ describe('valid examples pass the union and every profile schema, with the same 
         const perChannel = asSent(rest, tool('per-channel', `send_${via}`).inputSchema as Schema, false) as Record<string, unknown>;
         expect(validators['per-channel']!.get(`send_${via}`)!(perChannel)).toBe(true);
         // What each profile's client sends means what the call means: the union reads the JSON text back.
-        for (const [profile, name, args] of [['flat', 'send_notification', flat], ['oneOf', 'send_notification', oneOf], ['per-channel', `send_${via}`, perChannel]] as const) {
+        for (const [profile, name, args] of [
+          ['flat', 'send_notification', flat],
+          ['oneOf', 'send_notification', oneOf],
+          ['per-channel', `send_${via}`, perChannel],
+        ] as const) {
           const [shaped] = profileTools(def, profile).filter((t) => t.name === name);
           const read = validateUnionCall(def, shaped!.binding, args);
           expect(read.ok && read.value, `${profile}: ${JSON.stringify(args).slice(0, 80)}`).toEqual(direct.ok && direct.value);

@@ -45,7 +45,9 @@ async function overStdio<C extends Client>(client: C): Promise<C> {
 }
 
 async function overHttp<C extends Client>(client: C): Promise<C> {
-  await client.connect(new StreamableHTTPClientTransport(new URL(server!.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server!.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
+  );
   clients.push(client);
   return client;
 }
@@ -56,7 +58,8 @@ const send = async (client: Client, body: string) =>
 /** A decision in the console, as a script makes it: Bearer, the hash read off the approvals page. */
 async function decide(id: string, decision: 'approve' | 'decline', token = OPS) {
   const page = await raw(`${server!.origin}/console/approvals`, { headers: { Authorization: `Bearer ${token}` } });
-  const sha = new RegExp(`action="/console/approvals/${id}"[\\s\\S]*?name="payload_sha256" value="([0-9a-f]{64})"`).exec(page.body)?.[1] ?? '';
+  const sha =
+    new RegExp(`action="/console/approvals/${id}"[\\s\\S]*?name="payload_sha256" value="([0-9a-f]{64})"`).exec(page.body)?.[1] ?? '';
   return raw(`${server!.origin}/console/approvals/${id}`, {
     method: 'POST',
     headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -92,9 +95,15 @@ describe.each(ERAS)('ask-then-console, %s clients', (era: Era) => {
 
       const rows = await readOutbox(env);
       const approved = rows.find((r) => r.id === approveId)!;
-      expect(approved).toMatchObject({ status: 'dry_run', approval: { outcome: 'approved', decided_by: 'ops', reason: 'approve from e2e', reasons: ['sms'] } });
+      expect(approved).toMatchObject({
+        status: 'dry_run',
+        approval: { outcome: 'approved', decided_by: 'ops', reason: 'approve from e2e', reasons: ['sms'] },
+      });
       expect((approved.payload as { Body: string }).Body).toBe(`approve me ${era} ${transport}`);
-      expect(rows.find((r) => r.id === declineId)).toMatchObject({ status: 'declined', approval: { outcome: 'declined', decided_by: 'ops' } });
+      expect(rows.find((r) => r.id === declineId)).toMatchObject({
+        status: 'declined',
+        approval: { outcome: 'declined', decided_by: 'ops' },
+      });
       // The held sends were never recorded twice: one row each.
       expect(rows.filter((r) => r.id === approveId || r.id === declineId)).toHaveLength(2);
     });

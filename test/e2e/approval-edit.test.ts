@@ -39,7 +39,8 @@ async function open(era: Era): Promise<CliSession> {
   sessions.push(s);
   return s;
 }
-const call = (s: CliSession, name: string, args: Record<string, unknown>) => s.client.callTool({ name, arguments: args }) as Promise<ToolOutcome>;
+const call = (s: CliSession, name: string, args: Record<string, unknown>) =>
+  s.client.callTool({ name, arguments: args }) as Promise<ToolOutcome>;
 const sms = (body: string, extra: Record<string, unknown> = {}) => ({ via: 'sms', to: '+14155550123', body, ...extra });
 const row = async (id: string) => (await readOutbox(env)).find((r) => r.id === id);
 
@@ -91,7 +92,11 @@ describe.each(ERAS)('sends not yet sent, under console approval (%s)', (era) => 
     expect((await decide(id, oldSha)).status).toBe(409);
     expect((await row(id))!.status).toBe('pending_approval');
     expect((await decide(id, newSha)).status).toBe(303);
-    expect(await row(id)).toMatchObject({ status: 'dry_run', payload: { Body: `second draft ${era}` }, approval: { outcome: 'approved', payload_sha256: newSha } });
+    expect(await row(id)).toMatchObject({
+      status: 'dry_run',
+      payload: { Body: `second draft ${era}` },
+      approval: { outcome: 'approved', payload_sha256: newSha },
+    });
     // Sent: an SMS cannot change any more.
     expect(errorOf(await call(s, 'edit_notification', { id, text: 'third' })).code).toBe('ALREADY_SENT');
   });
@@ -111,7 +116,15 @@ describe.each(ERAS)('sends not yet sent, under console approval (%s)', (era) => 
     expect((await readOutbox(env)).filter((r) => r.id === id)).toHaveLength(1);
     expect((await decide(id, held.approval!.payload_sha256 as string)).status).toBe(303);
     expect(await row(id)).toMatchObject({ status: 'dry_run', payload: { Body: `scheduled final ${era}` } });
-    expect((await readOutbox(env)).filter((r) => (r.payload as { Body?: string } | null)?.Body?.startsWith('scheduled') && r.id === id)).toHaveLength(1);
-    expect((await readOutbox(env)).filter((r) => ((r.payload as { Body?: string } | null)?.Body ?? '').endsWith(`${era}`) && ((r.payload as { Body?: string } | null)?.Body ?? '').startsWith('scheduled'))).toHaveLength(1);
+    expect(
+      (await readOutbox(env)).filter((r) => (r.payload as { Body?: string } | null)?.Body?.startsWith('scheduled') && r.id === id),
+    ).toHaveLength(1);
+    expect(
+      (await readOutbox(env)).filter(
+        (r) =>
+          ((r.payload as { Body?: string } | null)?.Body ?? '').endsWith(`${era}`) &&
+          ((r.payload as { Body?: string } | null)?.Body ?? '').startsWith('scheduled'),
+      ),
+    ).toHaveLength(1);
   });
 });

@@ -12,7 +12,11 @@ import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
 import { ERAS, errorOf, readOutbox, type Era, type ToolOutcome } from '../helpers/mcp-cli.js';
 
 const BUDGET_MS = 2_000;
-const env = cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-approval-http-'), NOTIFY_APPROVAL: 'sms', NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS) });
+const env = cliEnv({
+  NOTIFY_DATA_DIR: tempDataDir('notify-approval-http-'),
+  NOTIFY_APPROVAL: 'sms',
+  NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS),
+});
 let server: HttpCli | undefined;
 let url: string;
 const clients: Client[] = [];
@@ -54,8 +58,12 @@ describe.each(ERAS)('approval over HTTP, %s client', (era: Era) => {
 
     const rows = await readOutbox(env);
     expect(rows.find((r) => r.id === ok.structuredContent!.id)).toMatchObject({ approval: { outcome: 'approved' } });
-    expect(rows.filter((r) => r.client === `decliner-${era}`)).toMatchObject([{ error_code: 'APPROVAL_DECLINED', approval: { outcome: 'declined' } }]);
-    expect(rows.filter((r) => r.client === `muted-${era}`)).toMatchObject([{ error_code: 'APPROVAL_REQUIRED', approval: { outcome: 'required' } }]);
+    expect(rows.filter((r) => r.client === `decliner-${era}`)).toMatchObject([
+      { error_code: 'APPROVAL_DECLINED', approval: { outcome: 'declined' } },
+    ]);
+    expect(rows.filter((r) => r.client === `muted-${era}`)).toMatchObject([
+      { error_code: 'APPROVAL_REQUIRED', approval: { outcome: 'required' } },
+    ]);
   });
 });
 

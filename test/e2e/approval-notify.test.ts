@@ -14,7 +14,12 @@ import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 const PUBLIC = 'https://notify.example.com';
 const NUMBER = '+14155550123';
-const held = (era: string) => ({ NOTIFY_APPROVAL: 'sms', NOTIFY_APPROVAL_MODE: 'console', NOTIFY_PUBLIC_URL: PUBLIC, NOTIFY_DATA_DIR: tempDataDir(`notify-approval-notify-${era}-`) });
+const held = (era: string) => ({
+  NOTIFY_APPROVAL: 'sms',
+  NOTIFY_APPROVAL_MODE: 'console',
+  NOTIFY_PUBLIC_URL: PUBLIC,
+  NOTIFY_DATA_DIR: tempDataDir(`notify-approval-notify-${era}-`),
+});
 const sessions: CliSession[] = [];
 let smtp: TestSmtpServer;
 
@@ -87,7 +92,9 @@ describe.each(ERAS)('approval notice (%s)', (era) => {
     expect(text).toContain(`${PUBLIC}/console/notifications/${id}`);
     expect(text).not.toContain('mail secret');
     expect(text).not.toContain('4155550123');
-    const notice = await until('the notice record', async () => (await readOutbox(env)).find((r) => r.via === 'email' && r.status === 'sent'));
+    const notice = await until('the notice record', async () =>
+      (await readOutbox(env)).find((r) => r.via === 'email' && r.status === 'sent'),
+    );
     expect(notice.client).toBe('notify-mcp');
 
     smtp.replies.push({ kind: 'error', code: 550, message: 'mailbox unavailable' });
@@ -107,7 +114,12 @@ describe.each(ERAS)('approval notice (%s)', (era) => {
 
 describe('approval notice refusals at start', () => {
   it('exits 2 for a target the allowlist does not allow, naming the variable', async () => {
-    const env = cliEnv({ ...held('refuse'), NOTIFY_APPROVAL_NOTIFY: 'slack:#random', SLACK_BOT_TOKEN: 'xoxb-1', NOTIFY_SLACK_ALLOW: '#approvals' });
+    const env = cliEnv({
+      ...held('refuse'),
+      NOTIFY_APPROVAL_NOTIFY: 'slack:#random',
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      NOTIFY_SLACK_ALLOW: '#approvals',
+    });
     const { code, stderr } = await runCli(['schema'], env);
     expect(code).toBe(2);
     expect(stderr).toContain('NOTIFY_APPROVAL_NOTIFY');

@@ -40,7 +40,10 @@ afterAll(async () => {
 
 async function until(what: string, ok: () => Promise<boolean> | boolean): Promise<void> {
   for (let i = 0; !(await ok()); i++) {
-    if (i > 600) throw new Error(`timed out waiting for ${what}; worker said:\n${workerLog.slice(-3000)}\nserver said:\n${server?.stderr().slice(-3000)}`);
+    if (i > 600)
+      throw new Error(
+        `timed out waiting for ${what}; worker said:\n${workerLog.slice(-3000)}\nserver said:\n${server?.stderr().slice(-3000)}`,
+      );
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -64,17 +67,24 @@ describe.skipIf(pgSkip !== null)('an approval survives a SIGKILL before its prov
     });
     server = await startHttpCli(env);
     const client = mutedClient('outbox-bot', 'legacy');
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
+    );
     const subject = `approved then killed ${Date.now()}`;
-    const held = (await client.callTool({ name: 'send_notification', arguments: { via: 'email', to: 'ops@example.com', subject, body_html: '<p>disk full</p>' } })) as ToolOutcome;
+    const held = (await client.callTool({
+      name: 'send_notification',
+      arguments: { via: 'email', to: 'ops@example.com', subject, body_html: '<p>disk full</p>' },
+    })) as ToolOutcome;
     await client.close();
     expect(held.structuredContent).toMatchObject({ status: 'pending_approval' });
     const id = held.structuredContent!.id as string;
 
     const db = new pg.Client({ connectionString: PG_URL });
     await db.connect();
-    const outboxState = async () => (await db.query(`SELECT state FROM ${shared!.schema}.outbox WHERE id = $1`, [id])).rows[0]?.state as string | undefined;
-    const sha = (await db.query(`SELECT approval FROM ${shared.schema}.deliveries WHERE id = $1`, [id])).rows[0].approval.payload_sha256 as string;
+    const outboxState = async () =>
+      (await db.query(`SELECT state FROM ${shared!.schema}.outbox WHERE id = $1`, [id])).rows[0]?.state as string | undefined;
+    const sha = (await db.query(`SELECT approval FROM ${shared.schema}.deliveries WHERE id = $1`, [id])).rows[0].approval
+      .payload_sha256 as string;
     const lock = new pg.Client({ connectionString: PG_URL });
     await lock.connect();
     await lock.query('BEGIN');

@@ -21,7 +21,10 @@ function approvalEnv(rules: string) {
   return cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-approval-'), NOTIFY_APPROVAL: rules });
 }
 
-async function start(env: Record<string, string>, client: { connect(t: ChildStdioTransport): Promise<void> }): Promise<ChildStdioTransport> {
+async function start(
+  env: Record<string, string>,
+  client: { connect(t: ChildStdioTransport): Promise<void> },
+): Promise<ChildStdioTransport> {
   assertBuilt();
   const transport = new ChildStdioTransport([], env);
   transports.push(transport);
@@ -70,7 +73,11 @@ describe.each(ERAS)('approval over stdio, %s client', (era: Era) => {
     expect(errorOf(result)).toMatchObject({ code: 'APPROVAL_DECLINED', via: 'sms' });
     const rows = await readOutbox(env);
     expect(rows).toHaveLength(1);
-    expect(rows[0]).toMatchObject({ status: 'failed', error_code: 'APPROVAL_DECLINED', approval: { outcome: 'declined', reasons: ['all'] } });
+    expect(rows[0]).toMatchObject({
+      status: 'failed',
+      error_code: 'APPROVAL_DECLINED',
+      approval: { outcome: 'declined', reasons: ['all'] },
+    });
   });
 
   it('a client that cannot ask gets APPROVAL_REQUIRED with what to do, recorded', async () => {
@@ -127,7 +134,10 @@ describe('approval over stdio, 2026-07-28 on the wire', () => {
     const asked = await call(SMS);
     expect(asked.result).toMatchObject({ resultType: 'input_required', requestState: expect.any(String) });
     expect(asked.result.inputRequests.approval.params.message).toContain('First line: Your table is ready');
-    const approveA = { inputResponses: { approval: { action: 'accept', content: { approve: true } } }, requestState: asked.result.requestState };
+    const approveA = {
+      inputResponses: { approval: { action: 'accept', content: { approve: true } } },
+      requestState: asked.result.requestState,
+    };
 
     // Payload B with A's approved state: not sent, asked about as a new message.
     const changed = await call({ ...SMS, body: 'Send the wire transfer now' }, approveA);

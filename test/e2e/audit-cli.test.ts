@@ -36,7 +36,10 @@ describe('notify-mcp audit on SQLite', () => {
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/^audit chain intact: 6 entries \(seq 1\.\.6\), head [0-9a-f]{64}\n$/);
 
-    const all = (await runCli(['audit', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const all = (await runCli(['audit', 'export'], env)).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(all).toHaveLength(6);
     expect(all[0]).toMatchObject({ seq: 1, client: 'alpha', tool: 'send_notification', kind: 'outcome.dry_run', recipients: ['+14…'] });
     expect(JSON.stringify(all)).not.toContain('+14155550100');
@@ -77,9 +80,14 @@ describe('notify-mcp audit on SQLite', () => {
       const scheduled = await s.client.callTool({ name: 'send_notification', arguments: { ...SMS(1), send_at: sendAt } });
       const id = (scheduled.structuredContent as { id: string; status: string }).id;
       expect(scheduled.structuredContent).toMatchObject({ status: 'scheduled' });
-      expect((await s.client.callTool({ name: 'retract_notification', arguments: { id } })).structuredContent).toMatchObject({ status: 'cancelled' });
+      expect((await s.client.callTool({ name: 'retract_notification', arguments: { id } })).structuredContent).toMatchObject({
+        status: 'cancelled',
+      });
       expect((await runCli(['audit', 'verify'], env)).code).toBe(0);
-      const all = (await runCli(['audit', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const all = (await runCli(['audit', 'export'], env)).stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(all.map((e) => [e.notification_id, e.kind, e.client, e.tool])).toEqual([
         [id, 'outbox.scheduled', 'planner', 'send_notification'],
         [id, 'outbox.cancelled', 'planner', 'retract_notification'],
@@ -100,7 +108,11 @@ describe('notify-mcp audit on SQLite', () => {
           jsonrpc: '2.0',
           id: i + 1,
           method: 'tools/call',
-          params: { name: 'send_notification', arguments: SMS(i), _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+          params: {
+            name: 'send_notification',
+            arguments: SMS(i),
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+          },
         }),
       ).join('\n') + '\n';
     const served = spawn(process.execPath, [CLI], { env, stdio: ['pipe', 'ignore', 'ignore'] });
@@ -139,7 +151,10 @@ describe.skipIf(pgSkip !== null)('notify-mcp audit on PostgreSQL', () => {
       const ok = await runCli(['audit', 'verify', '--json'], env);
       expect(ok.code).toBe(0);
       expect(JSON.parse(ok.stdout)).toMatchObject({ ok: true, count: 50, head: { seq: 50 } });
-      const exported = (await runCli(['audit', 'export'], env)).stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const exported = (await runCli(['audit', 'export'], env)).stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(new Set(exported.map((e) => e.client)).size).toBe(50);
       const one = (await runCli(['audit', 'export', '--client', 'client-7', '--since', '2020-01-01'], env)).stdout.trim().split('\n');
       expect(one.map((l) => JSON.parse(l).client)).toEqual(['client-7']);

@@ -62,7 +62,9 @@ describe.each(Object.keys(TRANSPORTS) as (keyof typeof TRANSPORTS)[])('banner re
       const { client } = setup;
       const segment = `ops-${transport}-${era}`;
       const { resourceTemplates } = await client.listResourceTemplates();
-      expect(resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: 'banners://active/{audience}', mimeType: 'application/json' })]);
+      expect(resourceTemplates).toEqual([
+        expect.objectContaining({ uriTemplate: 'banners://active/{audience}', mimeType: 'application/json' }),
+      ]);
       const id = await show(client, 'Payments degraded', segment);
       const uri = `banners://active/${segment}`;
       const { resources } = await client.listResources();

@@ -34,9 +34,18 @@ afterAll(async () => {
 
 describe('banners over MCP', () => {
   it('show, list, dedupe, expire, dismiss twice, unknown id', async () => {
-    const first = await call('show_banner', { text: 'Maintenance at 22:00 UTC', audience: 'all', severity: 'warning', dedupe_key: 'maint' });
+    const first = await call('show_banner', {
+      text: 'Maintenance at 22:00 UTC',
+      audience: 'all',
+      severity: 'warning',
+      dedupe_key: 'maint',
+    });
     expect(first.isError).toBeFalsy();
-    expect(first.structuredContent).toMatchObject({ banner_id: expect.stringMatching(/^bnr_[0-9a-f-]{36}$/), status: 'active', deduplicated: false });
+    expect(first.structuredContent).toMatchObject({
+      banner_id: expect.stringMatching(/^bnr_[0-9a-f-]{36}$/),
+      status: 'active',
+      deduplicated: false,
+    });
     const id = first.structuredContent!.banner_id as string;
 
     const again = await call('show_banner', { text: 'Maintenance at 22:00 UTC', audience: 'all', dedupe_key: 'maint' });
@@ -77,6 +86,10 @@ describe('banners over MCP', () => {
 
     const misplaced = await call('show_banner', { text: 'x', audience: 'all', via: 'email' });
     expect(misplaced.isError).toBe(true);
-    expect(misplaced.structuredContent!.error).toMatchObject({ code: 'INVALID_FIELD', path: '/via', message: 'Drop via: show_banner does not take it.' });
+    expect(misplaced.structuredContent!.error).toMatchObject({
+      code: 'INVALID_FIELD',
+      path: '/via',
+      message: 'Drop via: show_banner does not take it.',
+    });
   });
 });

@@ -40,7 +40,11 @@ describe('the example servers file (docs/examples/servers.json)', () => {
         expect(s.command).toBe('npx');
         const pkg = s.args.at(-1)!;
         expect(INSTALLED[pkg], pkg).toBeDefined();
-        const env = { ...s.env, NOTIFY_DATA_DIR: join(dir, id), ...(s.env?.MEMORY_FILE_PATH ? { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } : {}) };
+        const env = {
+          ...s.env,
+          NOTIFY_DATA_DIR: join(dir, id),
+          ...(s.env?.MEMORY_FILE_PATH ? { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } : {}),
+        };
         return [id, { command: process.execPath, args: [INSTALLED[pkg]!], env }];
       }),
     );
@@ -64,7 +68,11 @@ describe('the example servers file (docs/examples/servers.json)', () => {
     };
     const gateway = await runGateway({ configPath, log: silentLogger, stdin, stdout, writeUpstreamStderr: () => {} });
     const send = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
-    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     await answer(1);
     send({ method: 'notifications/initialized' });
     // Both upstreams connect in the background: ask until both servers' tools are listed.

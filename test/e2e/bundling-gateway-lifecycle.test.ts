@@ -78,7 +78,11 @@ class GatewayProcess {
   async request(method: string, params: object = {}, ms = 15_000): Promise<any> {
     const id = this.nextId++;
     this.child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    const answer = await until(`the answer to ${method} (stderr: ${this.stderr.slice(-500)})`, () => this.messages.find((m) => m.id === id), ms);
+    const answer = await until(
+      `the answer to ${method} (stderr: ${this.stderr.slice(-500)})`,
+      () => this.messages.find((m) => m.id === id),
+      ms,
+    );
     if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
     return answer.result;
   }
@@ -97,8 +101,7 @@ let dir: string;
 const started: GatewayProcess[] = [];
 const pidFiles: string[] = [];
 
-const pidsIn = (file: string): number[] =>
-  existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : [];
+const pidsIn = (file: string): number[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map(Number) : []);
 
 /** Two stubborn upstreams; `stubborn` also ignores SIGTERM and has a 500 ms call bound. */
 function writeConfig(name: string): { config: string; pidFile: string } {

@@ -174,7 +174,11 @@ describe.each(ERAS)('notify-mcp bundle gateway (stdio, real upstreams, %s client
     // Upstream stderr went into our JSON log (stderr), not to the client's stdout: notify-mcp's
     // JSON lines as objects with the upstream's id added, never as escaped strings.
     const fromNotify = logs.filter((l) => l.upstream === 'notify');
-    expect(fromNotify.find((l) => l.msg === 'serving stdio')).toMatchObject({ level: 'info', upstream: 'notify', version: expect.any(String) });
+    expect(fromNotify.find((l) => l.msg === 'serving stdio')).toMatchObject({
+      level: 'info',
+      upstream: 'notify',
+      version: expect.any(String),
+    });
     expect(fromNotify.every((l) => typeof l.time === 'string' && typeof l.level === 'string')).toBe(true);
     expect(logs.filter((l) => typeof l.msg === 'string' && l.msg.trimStart().startsWith('{'))).toEqual([]);
     expect(nonJsonStderr).toEqual([]);
@@ -324,14 +328,12 @@ describe('notify-mcp bundle gateway (--http, with a Streamable HTTP upstream)', 
     const all = await names(era);
     expect(all).toContain('remote__echo');
     expect(all).toContain('local__echo');
-    expect(textOf(await clients[era].callTool({ name: 'remote__echo', arguments: { message: 'over http' } }))).toBe(
-      'Echo: over http',
-    );
+    expect(textOf(await clients[era].callTool({ name: 'remote__echo', arguments: { message: 'over http' } }))).toBe('Echo: over http');
   });
 
   it('notices a dead HTTP upstream at the next call, drops its tools, and reconnects', async () => {
     upstream!.kill('SIGKILL');
-    await until('the upstream to exit', () => (upstream!.exitCode !== null || upstream!.signalCode !== null) || undefined);
+    await until('the upstream to exit', () => upstream!.exitCode !== null || upstream!.signalCode !== null || undefined);
     const before = { ...listChanged };
     const r = (await clients.legacy.callTool({ name: 'remote__echo', arguments: { message: 'x' } })) as CallToolResult;
     expect(r.isError).toBe(true);

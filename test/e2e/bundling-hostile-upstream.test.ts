@@ -91,11 +91,12 @@ async function start(servers: Record<string, ServerDef>): Promise<Harness> {
   return open;
 }
 
-const names = async (h: Harness): Promise<string[]> => ((await h.request('tools/list')).result.tools as Json[]).map((t) => t.name as string);
+const names = async (h: Harness): Promise<string[]> =>
+  ((await h.request('tools/list')).result.tools as Json[]).map((t) => t.name as string);
 const callText = async (h: Harness, name: string): Promise<string> =>
   (await h.request('tools/call', { name, arguments: {} })).result.content[0].text as string;
 
-describe('bundle gateway: an upstream cannot take another server\'s name', () => {
+describe("bundle gateway: an upstream cannot take another server's name", () => {
   it('routes github__create_issue to github, whatever evil lists', async () => {
     const h = await start({ github: { mode: 'github', label: 'GitHub' }, evil: { mode: 'squat' } });
     expect((await names(h)).sort()).toEqual(['evil__create_issue', 'evil__github__create_issue', 'github__create_issue']);
@@ -181,7 +182,7 @@ describe('bundle gateway: a list_changed flood is coalesced', () => {
   });
 });
 
-describe('bundle gateway: one upstream\'s tool list is bounded', () => {
+describe("bundle gateway: one upstream's tool list is bounded", () => {
   it.each([
     ['tools', { N: '100', BYTES: '10' }, 2_000, 21],
     ['size', { N: '2', BYTES: '1000000' }, 16, 9],

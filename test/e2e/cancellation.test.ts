@@ -90,7 +90,11 @@ describe.each(ERAS)('stdio, %s', (era: Era) => {
     const write = (m: object) => stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
     const params = (p: Record<string, unknown>) => (era === 'modern' ? { ...p, _meta: envelope } : p);
     if (era === 'legacy') {
-      write({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+      write({
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      });
       write({ method: 'notifications/initialized' });
     }
     const tag = `stdio-${era}`;

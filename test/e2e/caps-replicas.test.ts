@@ -49,33 +49,44 @@ const stores: { name: string; skip: boolean; env: () => Promise<Record<string, s
     async env() {
       const dir = tempDataDir('notify-e2e-caps-pg-');
       const shared = await sharedPostgresSchema('caps_replicas');
-      cleanups.push(() => shared.close(), () => rmSync(dir, { recursive: true, force: true }));
+      cleanups.push(
+        () => shared.close(),
+        () => rmSync(dir, { recursive: true, force: true }),
+      );
       return { NOTIFY_DATA_DIR: dir, ...shared.env };
     },
   },
 ];
 
 describe.each(stores)('caps across two replicas on one $name store', (store) => {
-  it.skipIf(store.skip).each(ERAS)('%s clients: a cap of N, 2N sends over both replicas: exactly N accepted and recorded, the rest CAP_REACHED', async (era) => {
-    const env = cliEnv({ ...(await store.env()), NOTIFY_HTTP_TOKENS: `caps-bot:${TOKEN}`, NOTIFY_CAPS: `caps-bot:sms=${N}/hour` });
-    const [a, b] = await Promise.all([startHttpCli(env), startHttpCli(env)]);
-    servers.push(a!, b!);
-    const replicas = await Promise.all([connect(a!.url, era), connect(b!.url, era)]);
-    const outcomes = (await Promise.all(
-      Array.from({ length: 2 * N }, (_, i) => replicas[i % 2]!.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: `capped ${era} ${i}` } })),
-    )) as ToolOutcome[];
+  it.skipIf(store.skip).each(ERAS)(
+    '%s clients: a cap of N, 2N sends over both replicas: exactly N accepted and recorded, the rest CAP_REACHED',
+    async (era) => {
+      const env = cliEnv({ ...(await store.env()), NOTIFY_HTTP_TOKENS: `caps-bot:${TOKEN}`, NOTIFY_CAPS: `caps-bot:sms=${N}/hour` });
+      const [a, b] = await Promise.all([startHttpCli(env), startHttpCli(env)]);
+      servers.push(a!, b!);
+      const replicas = await Promise.all([connect(a!.url, era), connect(b!.url, era)]);
+      const outcomes = (await Promise.all(
+        Array.from({ length: 2 * N }, (_, i) =>
+          replicas[i % 2]!.callTool({
+            name: 'send_notification',
+            arguments: { via: 'sms', to: '+14155550123', body: `capped ${era} ${i}` },
+          }),
+        ),
+      )) as ToolOutcome[];
 
-    const accepted = outcomes.filter((o) => !o.isError);
-    const refused = outcomes.filter((o) => o.isError).map((o) => errorOf(o) as { code: string; resets_at?: string });
-    expect(accepted.map((o) => (o.structuredContent as { status: string }).status)).toEqual(Array(N).fill('dry_run'));
-    expect(refused).toHaveLength(N);
-    const hour = Math.ceil((Date.now() + 1) / 3_600_000) * 3_600_000;
-    for (const r of refused) {
-      expect(r.code).toBe('CAP_REACHED');
-      expect([hour, hour - 3_600_000]).toContain(Date.parse(r.resets_at!)); // the hour the sends fell in
-    }
-    const recorded = (await readOutbox(env)).filter((r) => r.client === 'caps-bot' && r.status === 'dry_run');
-    expect(recorded.map((r) => r.id).sort()).toEqual(accepted.map((o) => (o.structuredContent as { id: string }).id).sort());
-    await Promise.all([a!.stop(), b!.stop()]);
-  });
+      const accepted = outcomes.filter((o) => !o.isError);
+      const refused = outcomes.filter((o) => o.isError).map((o) => errorOf(o) as { code: string; resets_at?: string });
+      expect(accepted.map((o) => (o.structuredContent as { status: string }).status)).toEqual(Array(N).fill('dry_run'));
+      expect(refused).toHaveLength(N);
+      const hour = Math.ceil((Date.now() + 1) / 3_600_000) * 3_600_000;
+      for (const r of refused) {
+        expect(r.code).toBe('CAP_REACHED');
+        expect([hour, hour - 3_600_000]).toContain(Date.parse(r.resets_at!)); // the hour the sends fell in
+      }
+      const recorded = (await readOutbox(env)).filter((r) => r.client === 'caps-bot' && r.status === 'dry_run');
+      expect(recorded.map((r) => r.id).sort()).toEqual(accepted.map((o) => (o.structuredContent as { id: string }).id).sort());
+      await Promise.all([a!.stop(), b!.stop()]);
+    },
+  );
 });

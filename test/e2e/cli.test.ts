@@ -42,7 +42,11 @@ describe('notify-mcp CLI', () => {
   });
 
   it('answers an unknown or incomplete flag with our usage and exit 2, not parseArgs text', async () => {
-    for (const [args, said] of [[['--bogus'], 'unknown option --bogus'], [['--port'], '--port needs a value'], [['outbox', '--limt', '5'], 'unknown option --limt']] as const) {
+    for (const [args, said] of [
+      [['--bogus'], 'unknown option --bogus'],
+      [['--port'], '--port needs a value'],
+      [['outbox', '--limt', '5'], 'unknown option --limt'],
+    ] as const) {
       const r = await runCli([...args], env);
       expect(r.code).toBe(2);
       expect(r.stderr).toMatch(new RegExp(`^notify-mcp: ${said}; use one of the forms below\nUsage:`));
@@ -54,24 +58,35 @@ describe('notify-mcp CLI', () => {
     const empty = join(tempDataDir(), 'mistyped');
     const r = await runCli(['outbox'], { ...env, NOTIFY_DATA_DIR: empty });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/^notify-mcp: Set NOTIFY_DATA_DIR to the directory the server uses .*there is no store at .*mistyped\/notify\.db, and nothing was created\.\n$/);
+    expect(r.stderr).toMatch(
+      /^notify-mcp: Set NOTIFY_DATA_DIR to the directory the server uses .*there is no store at .*mistyped\/notify\.db, and nothing was created\.\n$/,
+    );
     expect(existsSync(empty)).toBe(false);
   });
 
   it('outbox into a reader that stops early (| head) ends quietly, exit 0, no EPIPE stack', async () => {
     const dataDir = tempDataDir();
-    const calls = Array.from({ length: 300 }, (_, i) => JSON.stringify({
-      jsonrpc: '2.0', id: i + 1, method: 'tools/call',
-      params: {
-        name: 'send_notification', arguments: { via: 'sms', to: '+14155550100', body: `Deploy ${i} is live.` },
-        _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-      },
-    })).join('\n') + '\n';
+    const calls =
+      Array.from({ length: 300 }, (_, i) =>
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: i + 1,
+          method: 'tools/call',
+          params: {
+            name: 'send_notification',
+            arguments: { via: 'sms', to: '+14155550100', body: `Deploy ${i} is live.` },
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+          },
+        }),
+      ).join('\n') + '\n';
     const served = spawn(process.execPath, [CLI], { env: { ...env, NOTIFY_DATA_DIR: dataDir }, stdio: ['pipe', 'ignore', 'ignore'] });
     served.stdin.end(calls);
     await once(served, 'exit');
     // More than a pipe holds (300 records of ~600 bytes), read one chunk, then close the pipe.
-    const outbox = spawn(process.execPath, [CLI, 'outbox', '--limit', '300'], { env: { ...env, NOTIFY_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const outbox = spawn(process.execPath, [CLI, 'outbox', '--limit', '300'], {
+      env: { ...env, NOTIFY_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     outbox.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     const [first] = (await once(outbox.stdout, 'data')) as [Buffer];
@@ -88,7 +103,9 @@ describe('notify-mcp CLI', () => {
     writeFileSync(file, 'NOTIFY_DEFAULT_PROFILE=per-channel\nNOTIFY_LOG_LEVEL=error\n');
     const fromFile = JSON.parse((await runCli(['schema', '--env-file', file], env)).stdout) as { profile: string };
     expect(fromFile.profile).toBe('per-channel');
-    const overridden = JSON.parse((await runCli(['schema', '--env-file', file], { ...env, NOTIFY_DEFAULT_PROFILE: 'nested' })).stdout) as { profile: string };
+    const overridden = JSON.parse((await runCli(['schema', '--env-file', file], { ...env, NOTIFY_DEFAULT_PROFILE: 'nested' })).stdout) as {
+      profile: string;
+    };
     expect(overridden.profile).toBe('nested');
     // Node 20 itself also acts on an --env-file anywhere on the command line, and stops first
     // on a missing file (exit 9); src/config/config.test.ts checks our own message for that case.
@@ -113,7 +130,12 @@ describe('notify-mcp CLI', () => {
     const t = new ChildStdioTransport([], { ...env, NOTIFY_DATA_DIR: dataDir });
     await t.start();
     const exited = new Promise<number | null>((resolve) => t.child.once('exit', resolve));
-    await t.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    await t.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     expect(await exited).toBe(1);
     expect(t.stderr).toMatch(newer);
     expect(t.stderr).not.toMatch(/\n\s+at /);

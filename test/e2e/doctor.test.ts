@@ -48,7 +48,16 @@ describe('notify-mcp doctor', () => {
     const r = await doctor({});
     expect(r.code).toBe(0);
     expect(r.report.ok).toBe(true);
-    expect(r.report.checks.map((c) => c.name)).toEqual(['configuration', 'email', 'sms', 'slack', 'store', 'http tokens', 'http hosts', 'tools']);
+    expect(r.report.checks.map((c) => c.name)).toEqual([
+      'configuration',
+      'email',
+      'sms',
+      'slack',
+      'store',
+      'http tokens',
+      'http hosts',
+      'tools',
+    ]);
     expect(r.line('sms')!.detail).toMatch(/^dry-run/);
     expect(r.line('store')!.detail).toMatch(/no SQLite store yet/);
     expect(existsSync(join(r.dataDir, 'notify.db'))).toBe(false);
@@ -65,13 +74,23 @@ describe('notify-mcp doctor', () => {
   it('a setting that does not read is the one failed line, with the fix', async () => {
     const r = await doctor({ DATABASE_URL: 'mysql://u@db/x' });
     expect(r.code).toBe(1);
-    expect(r.report.checks).toEqual([{ name: 'configuration', ok: false, detail: expect.stringMatching(/^DATABASE_URL must start with postgres:\/\//), fix: expect.any(String) }]);
+    expect(r.report.checks).toEqual([
+      {
+        name: 'configuration',
+        ok: false,
+        detail: expect.stringMatching(/^DATABASE_URL must start with postgres:\/\//),
+        fix: expect.any(String),
+      },
+    ]);
   });
 
   it('HTTP settings: read auth without tokens fails; tokens and allowed hosts are reported', async () => {
     const bad = await doctor({ NOTIFY_READ_AUTH: '1' });
     expect(bad.line('http read auth')).toMatchObject({ ok: false, fix: expect.stringContaining('NOTIFY_HTTP_TOKENS') });
-    const good = await doctor({ NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1', NOTIFY_HTTP_ALLOWED_HOSTS: 'notify.example.com' }, ['--host', '0.0.0.0']);
+    const good = await doctor({ NOTIFY_HTTP_TOKENS: 'ops:abcdefghijklmnop1', NOTIFY_HTTP_ALLOWED_HOSTS: 'notify.example.com' }, [
+      '--host',
+      '0.0.0.0',
+    ]);
     expect(good.code).toBe(0);
     expect(good.line('http tokens')!.detail).toMatch(/^1 token for 1 client \(ops\)/);
     expect(good.line('http hosts')!.detail).toContain('notify.example.com');
@@ -84,7 +103,10 @@ describe('notify-mcp doctor', () => {
     await store.close();
     const env = cliEnv({ NOTIFY_DATA_DIR: dataDir });
     const current = JSON.parse((await runCli(['doctor', '--json'], env)).stdout) as { checks: Line[] };
-    expect(current.checks.find((c) => c.name === 'store')).toMatchObject({ ok: true, detail: expect.stringMatching(/opens; migrations current \(version \d+\)/) });
+    expect(current.checks.find((c) => c.name === 'store')).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/opens; migrations current \(version \d+\)/),
+    });
 
     const db = new Database(file);
     db.prepare('DELETE FROM schema_migrations WHERE version > 1').run();
@@ -92,7 +114,11 @@ describe('notify-mcp doctor', () => {
     const behind = await runCli(['doctor', '--json'], env);
     expect(behind.code).toBe(1);
     const line = (JSON.parse(behind.stdout) as { checks: Line[] }).checks.find((c) => c.name === 'store');
-    expect(line).toMatchObject({ ok: false, detail: expect.stringMatching(/is at schema version 1 of \d+/), fix: expect.stringContaining('start notify-mcp once') });
+    expect(line).toMatchObject({
+      ok: false,
+      detail: expect.stringMatching(/is at schema version 1 of \d+/),
+      fix: expect.stringContaining('start notify-mcp once'),
+    });
     const after = new Database(file, { readonly: true });
     expect(after.prepare('SELECT MAX(version) AS v FROM schema_migrations').get()).toEqual({ v: 1 });
     after.close();
@@ -120,14 +146,22 @@ describe('notify-mcp doctor', () => {
       const wrong = smtp.url.replace(`${SMTP_USER}:${SMTP_PASS}`, `${SMTP_USER}:not-the-password`);
       const r = await doctor(email(wrong));
       expect(r.code).toBe(1);
-      expect(r.line('email smtp')).toMatchObject({ ok: false, detail: expect.stringMatching(/EAUTH 535/), fix: expect.stringContaining('user and password in SMTP_URL') });
+      expect(r.line('email smtp')).toMatchObject({
+        ok: false,
+        detail: expect.stringMatching(/EAUTH 535/),
+        fix: expect.stringContaining('user and password in SMTP_URL'),
+      });
       expect(r.stdout).not.toContain('not-the-password');
     });
 
     it('with no credentials, fails against a relay that requires AUTH and says to set them; sends nothing', async () => {
       const r = await doctor(email(`smtp://127.0.0.1:${smtp.port}`));
       expect(r.code).toBe(1);
-      expect(r.line('email smtp')).toMatchObject({ ok: false, detail: expect.stringMatching(/requires AUTH and SMTP_URL has no credentials: it answered 530/), fix: expect.stringContaining('set SMTP credentials') });
+      expect(r.line('email smtp')).toMatchObject({
+        ok: false,
+        detail: expect.stringMatching(/requires AUTH and SMTP_URL has no credentials: it answered 530/),
+        fix: expect.stringContaining('set SMTP credentials'),
+      });
       expect(smtp.received).toEqual([]);
     });
 
@@ -135,7 +169,10 @@ describe('notify-mcp doctor', () => {
       const open = await startSmtpServer({ authOptional: true });
       try {
         const r = await doctor(email(`smtp://127.0.0.1:${open.port}`));
-        expect(r.line('email smtp')).toMatchObject({ ok: true, detail: expect.stringContaining('no credentials in SMTP_URL, and it took a sender without AUTH; nothing was sent') });
+        expect(r.line('email smtp')).toMatchObject({
+          ok: true,
+          detail: expect.stringContaining('no credentials in SMTP_URL, and it took a sender without AUTH; nothing was sent'),
+        });
         expect(r.code).toBe(0);
         expect(open.received).toEqual([]);
       } finally {
@@ -145,21 +182,32 @@ describe('notify-mcp doctor', () => {
 
     it('says when AUTH went unencrypted to a relay on this machine', async () => {
       const r = await doctor(email(smtp.url));
-      expect(r.line('email smtp')!.detail).toContain('unencrypted (it offered no STARTTLS) and the credentials (AUTH) (AUTH unencrypted: the relay is on this machine)');
+      expect(r.line('email smtp')!.detail).toContain(
+        'unencrypted (it offered no STARTTLS) and the credentials (AUTH) (AUTH unencrypted: the relay is on this machine)',
+      );
     });
 
-    const lan = Object.values(networkInterfaces()).flat().find((a) => a && !a.internal && a.family === 'IPv4')?.address;
-    it.skipIf(lan === undefined)(`refuses to send the password in clear text to a relay elsewhere${lan ? '' : ' [skipped: this machine has no non-loopback IPv4 address]'}`, async () => {
-      const remote = await startSmtpServer({ host: '0.0.0.0' });
-      try {
-        const r = await doctor(email(`smtp://${SMTP_USER}:${SMTP_PASS}@${lan}:${remote.port}`));
-        expect(r.code).toBe(1);
-        expect(r.line('email smtp')).toMatchObject({ ok: false, detail: expect.stringContaining('AUTH would send the SMTP password in clear text; it was not sent'), fix: expect.stringContaining('smtps://') });
-        expect(r.stdout).not.toContain(SMTP_PASS);
-      } finally {
-        await remote.close();
-      }
-    });
+    const lan = Object.values(networkInterfaces())
+      .flat()
+      .find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+    it.skipIf(lan === undefined)(
+      `refuses to send the password in clear text to a relay elsewhere${lan ? '' : ' [skipped: this machine has no non-loopback IPv4 address]'}`,
+      async () => {
+        const remote = await startSmtpServer({ host: '0.0.0.0' });
+        try {
+          const r = await doctor(email(`smtp://${SMTP_USER}:${SMTP_PASS}@${lan}:${remote.port}`));
+          expect(r.code).toBe(1);
+          expect(r.line('email smtp')).toMatchObject({
+            ok: false,
+            detail: expect.stringContaining('AUTH would send the SMTP password in clear text; it was not sent'),
+            fix: expect.stringContaining('smtps://'),
+          });
+          expect(r.stdout).not.toContain(SMTP_PASS);
+        } finally {
+          await remote.close();
+        }
+      },
+    );
 
     it('fails on a port where nothing listens', async () => {
       const r = await doctor(email(`smtp://${SMTP_USER}:${SMTP_PASS}@127.0.0.1:1`));
@@ -175,7 +223,13 @@ describe('notify-mcp doctor', () => {
     afterAll(async () => {
       await prism?.stop();
     });
-    const sms = (from: string) => ({ TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'token', TWILIO_FROM: from, TWILIO_API_URL: prism.origin, NOTIFY_SMS_ALLOW: '+1' });
+    const sms = (from: string) => ({
+      TWILIO_ACCOUNT_SID: SID,
+      TWILIO_AUTH_TOKEN: 'token',
+      TWILIO_FROM: from,
+      TWILIO_API_URL: prism.origin,
+      NOTIFY_SMS_ALLOW: '+1',
+    });
 
     it('passes: the account is active and TWILIO_FROM is one of its numbers', async () => {
       const r = await doctor(sms(PRISM_NUMBER));
@@ -200,7 +254,13 @@ describe('notify-mcp doctor', () => {
       await twilio?.close();
     });
     const service = 'MG' + '0'.repeat(32);
-    const env = () => ({ TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 'token', TWILIO_MESSAGING_SERVICE_SID: service, TWILIO_API_URL: twilio.origin, NOTIFY_SMS_ALLOW: '*' });
+    const env = () => ({
+      TWILIO_ACCOUNT_SID: SID,
+      TWILIO_AUTH_TOKEN: 'token',
+      TWILIO_MESSAGING_SERVICE_SID: service,
+      TWILIO_API_URL: twilio.origin,
+      NOTIFY_SMS_ALLOW: '*',
+    });
     const account = { status: 200, json: { sid: SID, status: 'active', friendly_name: 'ops' } };
 
     it('passes when the messaging service exists; fails with the fix when it does not', async () => {
@@ -255,7 +315,11 @@ describe('notify-mcp doctor', () => {
       slack.replies.push({ status: 200, json: { ok: false, error: 'invalid_auth' } });
       const r = await doctor(env());
       expect(r.code).toBe(1);
-      expect(r.line('slack auth')).toMatchObject({ ok: false, detail: 'Slack answered invalid_auth', fix: expect.stringContaining('SLACK_BOT_TOKEN') });
+      expect(r.line('slack auth')).toMatchObject({
+        ok: false,
+        detail: 'Slack answered invalid_auth',
+        fix: expect.stringContaining('SLACK_BOT_TOKEN'),
+      });
     });
   });
 });

@@ -47,7 +47,8 @@ async function connect(e: Record<string, string>, era: Era): Promise<CliSession>
   sessions.push(s);
   return s;
 }
-const send = async (client: Client, args: Record<string, unknown>) => (await client.callTool({ name: 'send_notification', arguments: args })) as ToolOutcome;
+const send = async (client: Client, args: Record<string, unknown>) =>
+  (await client.callTool({ name: 'send_notification', arguments: args })) as ToolOutcome;
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
@@ -97,7 +98,9 @@ describe.each(ERAS)('everyday email, %s client', (era) => {
     expect(err.message).toContain('NOTIFY_EMAIL_ALLOW');
     expect(smtp.received.length).toBe(before);
     // Refused calls leave the server serving.
-    expect((await send(s.client, { via: 'email', to: 'Ops <ops@example.com>', subject: 'ok', body_html: '<p>ok</p>' })).isError).toBeFalsy();
+    expect(
+      (await send(s.client, { via: 'email', to: 'Ops <ops@example.com>', subject: 'ok', body_html: '<p>ok</p>' })).isError,
+    ).toBeFalsy();
   });
 
   it('dry run: the record shows the envelope with every bcc, the bcc list and each attachment, the MIME no bcc', async () => {
@@ -123,7 +126,12 @@ describe.each(ERAS)('everyday email, %s client', (era) => {
     const path = errorOf(await send(s.client, { ...MAIL, attachments: [{ filename: 'passwd', content_base64: '/etc/passwd' }] }));
     expect(path).toMatchObject({ code: 'INVALID_FIELD' });
     expect(path.message).toMatch(/never reads a file or fetches a URL/);
-    const lie = errorOf(await send(s.client, { ...MAIL, attachments: [{ filename: 'chart.pdf', content_base64: PNG.toString('base64'), content_type: 'application/pdf' }] }));
+    const lie = errorOf(
+      await send(s.client, {
+        ...MAIL,
+        attachments: [{ filename: 'chart.pdf', content_base64: PNG.toString('base64'), content_type: 'application/pdf' }],
+      }),
+    );
     expect(lie.message).toMatch(/says application\/pdf but the bytes are image\/png/);
     const sms = errorOf(await send(s.client, { via: 'sms', to: '+14155550123', body: 'hi', attachments: MAIL.attachments }));
     expect(sms).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL' });
@@ -149,11 +157,25 @@ describe('message caps follow the attachment cap', () => {
   it('takes a call with attachments over 1 MiB, and says which variable sets the cap when it refuses', async () => {
     const s = await connect(env({ NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES: String(1536 * 1024) }), 'legacy');
     const big = Buffer.alloc(1400 * 1024, 'a');
-    const ok = await send(s.client, { via: 'email', to: 'ops@example.com', subject: 's', body_html: '<p>x</p>', attachments: [{ filename: 'big.txt', content_base64: big.toString('base64') }] });
+    const ok = await send(s.client, {
+      via: 'email',
+      to: 'ops@example.com',
+      subject: 's',
+      body_html: '<p>x</p>',
+      attachments: [{ filename: 'big.txt', content_base64: big.toString('base64') }],
+    });
     expect(ok.isError, JSON.stringify(ok.structuredContent).slice(0, 300)).toBeFalsy();
     // Over the attachment cap but within the message cap: the union's coded answer.
     const overCap = Buffer.alloc(2 * 1024 * 1024, 'a');
-    const capped = errorOf(await send(s.client, { via: 'email', to: 'ops@example.com', subject: 's', body_html: '<p>x</p>', attachments: [{ filename: 'big.txt', content_base64: overCap.toString('base64') }] }));
+    const capped = errorOf(
+      await send(s.client, {
+        via: 'email',
+        to: 'ops@example.com',
+        subject: 's',
+        body_html: '<p>x</p>',
+        attachments: [{ filename: 'big.txt', content_base64: overCap.toString('base64') }],
+      }),
+    );
     expect(capped).toMatchObject({ code: 'TOO_LONG' });
     expect(capped.message).toMatch(/at most 1.5 MiB \(NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES\)/);
     // Over the message cap: the transport refuses the line, says what grew its cap, and serves on.
@@ -161,9 +183,24 @@ describe('message caps follow the attachment cap', () => {
     transports.push(transport);
     const raw = await rawStdio(transport);
     const over = Buffer.alloc(3 * 1024 * 1024, 'a').toString('base64');
-    const refused = await raw.request('tools/call', { name: 'send_notification', arguments: { via: 'email', to: 'ops@example.com', subject: 's', body_html: 'x', attachments: [{ filename: 'a.txt', content_base64: over }] } });
-    expect(refused.error.message).toMatch(/over the limit of \d+ bytes \(1 MiB plus what NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES lets a call carry/);
-    const init = await raw.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } });
+    const refused = await raw.request('tools/call', {
+      name: 'send_notification',
+      arguments: {
+        via: 'email',
+        to: 'ops@example.com',
+        subject: 's',
+        body_html: 'x',
+        attachments: [{ filename: 'a.txt', content_base64: over }],
+      },
+    });
+    expect(refused.error.message).toMatch(
+      /over the limit of \d+ bytes \(1 MiB plus what NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES lets a call carry/,
+    );
+    const init = await raw.request('initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    });
     expect(init.result.serverInfo).toBeDefined();
   });
 });

@@ -32,7 +32,8 @@ async function connect(e: Record<string, string>, era: (typeof ERAS)[number]): P
   sessions.push(s);
   return s;
 }
-const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolOutcome;
+const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({ name, arguments: args })) as ToolOutcome;
 const send = (client: Client, args: Record<string, unknown>) => call(client, 'send_notification', args);
 
 const MEDIA = ['https://cdn.example.com/chart.png', 'https://cdn.example.com/map.jpg'];
@@ -71,10 +72,16 @@ describe.each(ERAS)('MMS media_urls, %s client', (era) => {
 
   it('is refused with advice while NOTIFY_SMS_MEDIA_HOSTS is empty, and off-list or plain-http hosts always', async () => {
     const off = await connect(env(), era);
-    expect(errorOf(await send(off.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: MEDIA })).message).toMatch(/NOTIFY_SMS_MEDIA_HOSTS lists none/);
+    expect(errorOf(await send(off.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: MEDIA })).message).toMatch(
+      /NOTIFY_SMS_MEDIA_HOSTS lists none/,
+    );
     const on = await connect(env({ NOTIFY_SMS_MEDIA_HOSTS: 'cdn.example.com' }), era);
-    expect(errorOf(await send(on.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: ['https://attacker.example/x?d=secret'] }))).toMatchObject({ code: 'INVALID_FIELD' });
-    expect(errorOf(await send(on.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: ['http://cdn.example.com/a.png'] })).message).toMatch(/not https/);
+    expect(
+      errorOf(await send(on.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: ['https://attacker.example/x?d=secret'] })),
+    ).toMatchObject({ code: 'INVALID_FIELD' });
+    expect(
+      errorOf(await send(on.client, { via: 'sms', to: '+14155550123', body: 'x', media_urls: ['http://cdn.example.com/a.png'] })).message,
+    ).toMatch(/not https/);
   });
 
   it('live: each URL leaves as its own MediaUrl form field', async () => {
@@ -121,14 +128,21 @@ describe.each(ERAS)('Slack DMs and blocks, %s client', (era) => {
   it('blocks as JSON text, as every profile lists them: the record holds the objects, an edit takes them too, and text that is not JSON is refused at its path', async () => {
     const e = env();
     const s = await connect(e, era);
-    const result = await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished', blocks: BLOCKS.slice(0, 2).map((b) => JSON.stringify(b)) });
+    const result = await send(s.client, {
+      via: 'slack',
+      channel: 'C0123ABCD',
+      text: 'Deploy finished',
+      blocks: BLOCKS.slice(0, 2).map((b) => JSON.stringify(b)),
+    });
     expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'dry_run' });
     const id = String(result.structuredContent!.id);
     const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done', blocks: [JSON.stringify(BLOCKS[0])] });
     expect(edited.isError, JSON.stringify(edited.structuredContent)).toBeFalsy();
     const [row] = await readOutbox(e);
     expect((row!.payload as { blocks: unknown[] }).blocks).toEqual([BLOCKS[0]]);
-    const bad = errorOf(await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [JSON.stringify(BLOCKS[0]), '{"type": "header"'] }));
+    const bad = errorOf(
+      await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [JSON.stringify(BLOCKS[0]), '{"type": "header"'] }),
+    );
     expect(bad).toMatchObject({ code: 'INVALID_FIELD', path: '/blocks/1' });
     expect(bad.message).toContain('JSON text');
   });
@@ -136,7 +150,9 @@ describe.each(ERAS)('Slack DMs and blocks, %s client', (era) => {
   it('refuses interactive blocks with advice, and a user the allowlist does not name, saying which variable to set', async () => {
     const s = await connect(env(slackEnv(fakeSlack.origin)), era);
     const before = fakeSlack.requests.length;
-    const interactive = errorOf(await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [{ type: 'actions', elements: [] }] }));
+    const interactive = errorOf(
+      await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'x', blocks: [{ type: 'actions', elements: [] }] }),
+    );
     expect(interactive).toMatchObject({ code: 'INVALID_FIELD' });
     expect(interactive.message).toMatch(/request URL/);
     const stranger = errorOf(await send(s.client, { via: 'slack', channel: 'U0STRANGER', text: 'x' }));
@@ -198,7 +214,10 @@ describe.each(ERAS)('edit_notification and retract_notification, %s client', (er
 
     const retracted = await call(s.client, 'retract_notification', { id });
     expect(retracted.structuredContent).toMatchObject({ id, via: 'slack', status: 'retracted' });
-    expect((await call(s.client, 'get_notification', { id })).structuredContent).toMatchObject({ status: 'retracted', provider_status: { status: 'deleted' } });
+    expect((await call(s.client, 'get_notification', { id })).structuredContent).toMatchObject({
+      status: 'retracted',
+      provider_status: { status: 'deleted' },
+    });
     expect(errorOf(await call(s.client, 'retract_notification', { id })).message).toMatch(/retracted already/);
     expect(errorOf(await call(s.client, 'edit_notification', { id, text: 'again' })).code).toBe('INVALID_FIELD');
   });
@@ -234,13 +253,16 @@ describe.each(ERAS)('edit_notification and retract_notification, %s client', (er
     fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
     const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done' });
     expect(edited.structuredContent, JSON.stringify(edited.structuredContent)).toMatchObject({ status: 'sent' });
-    expect(fakeSlack.requests.at(-1)).toMatchObject({ path: '/chat.update', form: { channel: 'C0DEPLOYS', ts: '1712345678.000901', text: 'Deploy done' } });
+    expect(fakeSlack.requests.at(-1)).toMatchObject({
+      path: '/chat.update',
+      form: { channel: 'C0DEPLOYS', ts: '1712345678.000901', text: 'Deploy done' },
+    });
     fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
     expect((await call(s.client, 'retract_notification', { id })).structuredContent).toMatchObject({ status: 'retracted' });
     expect(fakeSlack.requests.at(-1)).toMatchObject({ path: '/chat.delete', form: { channel: 'C0DEPLOYS', ts: '1712345678.000901' } });
   });
 
-  it('email and SMS already handed over are ALREADY_SENT; another client\'s id is NOT_FOUND', async () => {
+  it("email and SMS already handed over are ALREADY_SENT; another client's id is NOT_FOUND", async () => {
     const e = env(twilioEnv(fakeTwilio.origin));
     const s = await connect(e, era);
     const sms = await send(s.client, { via: 'sms', to: '+14155550123', body: 'hi' });

@@ -44,23 +44,37 @@ beforeAll(async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify(manifest, null, 2));
   // The repository's compiler and Node types, as build tools; every module the example
   // imports resolves from the clean install (nothing above the temp directory has one).
-  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      target: 'ES2023', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2023'], strict: true, noUncheckedIndexedAccess: true,
-      types: ['node'], typeRoots: [join(ROOT, 'node_modules/@types')], rootDir: 'src', outDir: 'dist',
-    },
-    include: ['src'],
-  }));
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2023',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        lib: ['ES2023'],
+        strict: true,
+        noUncheckedIndexedAccess: true,
+        types: ['node'],
+        typeRoots: [join(ROOT, 'node_modules/@types')],
+        rootDir: 'src',
+        outDir: 'dist',
+      },
+      include: ['src'],
+    }),
+  );
   const env = await npmEnv(work);
   await run('npm', ['install', '--no-package-lock'], { cwd: app, env, timeout: 240_000 });
-  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], { cwd: app, env: { PATH: env.PATH!, HOME: work } });
+  await run(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', app], {
+    cwd: app,
+    env: { PATH: env.PATH!, HOME: work },
+  });
   SERVER = join(app, 'dist/server.js');
 }, 300_000);
 afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
-describe('examples/tickets built from the union package\'s tarball alone', () => {
+describe("examples/tickets built from the union package's tarball alone", () => {
   it('installed the union from its tarball (built code, no sources, no dependency of its own), beside zod and the SDK only', () => {
     const union = join(app, 'node_modules/@notify-mcp/union');
     expect(lstatSync(union).isSymbolicLink()).toBe(false);
@@ -70,7 +84,8 @@ describe('examples/tickets built from the union package\'s tarball alone', () =>
     expect(installed.dependencies).toBeUndefined();
     expect(Object.keys(installed.peerDependencies ?? {})).toEqual(['zod']);
     const top = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.'));
-    for (const absent of ['notify-mcp', 'better-sqlite3', 'pg', 'twilio', '@slack', 'nodemailer', 'html-to-text', 'prom-client']) expect(top, absent).not.toContain(absent);
+    for (const absent of ['notify-mcp', 'better-sqlite3', 'pg', 'twilio', '@slack', 'nodemailer', 'html-to-text', 'prom-client'])
+      expect(top, absent).not.toContain(absent);
     expect(existsSync(join(app, 'node_modules/zod'))).toBe(true);
     expect(existsSync(join(app, 'node_modules/@modelcontextprotocol/server'))).toBe(true);
   });
@@ -146,7 +161,9 @@ describe.each(PROFILES)('examples/tickets over stdio, profile %s', (profile) => 
     const { tools } = await client.listTools();
     generated.push(JSON.stringify(tools));
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(profile === 'per-tracker' ? ['create_jira_ticket', 'create_linear_ticket', 'create_github_ticket'] : ['create_ticket']);
+    expect(names).toEqual(
+      profile === 'per-tracker' ? ['create_jira_ticket', 'create_linear_ticket', 'create_github_ticket'] : ['create_ticket'],
+    );
     for (const tool of tools) {
       if (profile === 'flat' || profile === 'per-tracker') expect(anthropicViolations(tool as never)).toEqual([]);
       if (profile === 'nested') expect(openAiStrictViolations(tool.inputSchema as never)).toEqual([]);
@@ -158,7 +175,9 @@ describe.each(PROFILES)('examples/tickets over stdio, profile %s', (profile) => 
       // limit its schema holds for one tracker alone (jira's summary, linear's priority) is left
       // to the schema, while one that differs between trackers (a merged field) is said.
       const words = profile === 'flat';
-      expect(tools[0]!.description).toContain(`jira: takes project (${words ? 'project key, ' : ''}e.g. OPS) and summary${words ? ';' : ' (1-255 characters)'}`);
+      expect(tools[0]!.description).toContain(
+        `jira: takes project (${words ? 'project key, ' : ''}e.g. OPS) and summary${words ? ';' : ' (1-255 characters)'}`,
+      );
       expect(tools[0]!.description).toContain(
         words
           ? 'optional description (Markdown; at most 100,000 characters), priority (0 none, 1 urgent, 4 low) or estimate (points)'
@@ -181,16 +200,35 @@ describe.each(PROFILES)('examples/tickets over stdio, profile %s', (profile) => 
     expect(jira.structuredContent!.request.body.fields).toMatchObject({ customfield_10010: 'Q3', labels: ['infra'] });
   });
 
-  it('answers bad calls with coded, pointed errors in the union\'s own words', async () => {
+  it("answers bad calls with coded, pointed errors in the union's own words", async () => {
     const base = profile === 'nested' ? '/ticket' : '';
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
-      [{ tracker: 'linear', team: 'ENG', title: 'x', repo: 'a/b' }, { code: 'FIELD_NOT_ON_TRACKER', path: `${base}/repo` }],
-      [{ tracker: 'jira', project: 'ops', summary: 'x' }, { code: 'INVALID_FIELD', path: `${base}/project` }],
-      [{ tracker: 'github', repo: 'a/b', title: 'x'.repeat(257) }, { code: 'TOO_LONG', path: `${base}/title` }],
-      [{ tracker: 'linear', team: 'ENG', title: 'x', priority: 9 }, { code: 'INVALID_FIELD', path: `${base}/priority` }],
-      [{ tracker: 'linear', title: 'x' }, { code: 'MISSING_FIELD', path: `${base}/team` }],
+      [
+        { tracker: 'linear', team: 'ENG', title: 'x', repo: 'a/b' },
+        { code: 'FIELD_NOT_ON_TRACKER', path: `${base}/repo` },
+      ],
+      [
+        { tracker: 'jira', project: 'ops', summary: 'x' },
+        { code: 'INVALID_FIELD', path: `${base}/project` },
+      ],
+      [
+        { tracker: 'github', repo: 'a/b', title: 'x'.repeat(257) },
+        { code: 'TOO_LONG', path: `${base}/title` },
+      ],
+      [
+        { tracker: 'linear', team: 'ENG', title: 'x', priority: 9 },
+        { code: 'INVALID_FIELD', path: `${base}/priority` },
+      ],
+      [
+        { tracker: 'linear', title: 'x' },
+        { code: 'MISSING_FIELD', path: `${base}/team` },
+      ],
     ];
-    if (profile !== 'per-tracker') cases.push([{ tracker: 'trello', title: 'x' }, { code: 'INVALID_TRACKER', path: `${base}/tracker` }]);
+    if (profile !== 'per-tracker')
+      cases.push([
+        { tracker: 'trello', title: 'x' },
+        { code: 'INVALID_TRACKER', path: `${base}/tracker` },
+      ]);
     for (const [c, expected] of cases) {
       const answer = await call(c);
       expect(answer.isError).toBe(true);
@@ -199,19 +237,32 @@ describe.each(PROFILES)('examples/tickets over stdio, profile %s', (profile) => 
     const notOn = (await call(cases[0]![0])).structuredContent!.error.message as string;
     // Per tracker there is no tracker to set: the advice names the tool.
     const fix = profile === 'per-tracker' ? 'call \\w+github\\w*' : 'set tracker to github';
-    expect(notOn).toMatch(new RegExp(`^Drop repo, or ${fix}: linear takes team \\(matching .*\\), title \\(1-255 characters\\), .* only\\.$`));
+    expect(notOn).toMatch(
+      new RegExp(`^Drop repo, or ${fix}: linear takes team \\(matching .*\\), title \\(1-255 characters\\), .* only\\.$`),
+    );
     if (profile === 'nested') {
-      const bad = await client.callTool({ name: 'create_ticket', arguments: { ticket: { tracker: 'jira', project: 'OPS', summary: 'x', fields: '{oops' } } });
+      const bad = await client.callTool({
+        name: 'create_ticket',
+        arguments: { ticket: { tracker: 'jira', project: 'OPS', summary: 'x', fields: '{oops' } },
+      });
       generated.push(JSON.stringify(bad));
-      expect((bad.structuredContent as Answer['structuredContent'])!.error).toMatchObject({ code: 'INVALID_FIELD', path: '/ticket/fields' });
+      expect((bad.structuredContent as Answer['structuredContent'])!.error).toMatchObject({
+        code: 'INVALID_FIELD',
+        path: '/ticket/fields',
+      });
     }
-    const hostile = await client.callTool({ name: shape(profile, VALID[0]!).name, arguments: { ['__proto__']: 1, toString: 'x' } as never });
+    const hostile = await client.callTool({
+      name: shape(profile, VALID[0]!).name,
+      arguments: { ['__proto__']: 1, toString: 'x' } as never,
+    });
     generated.push(JSON.stringify(hostile));
     expect(hostile.isError).toBe(true);
   });
 
   it('generates no notify-mcp word in anything it served', () => {
-    expect('Sends one notification by email. Every channel also takes x. Set via to sms'.match(new RegExp(DOMAIN_WORDS, 'gi'))).toHaveLength(6);
+    expect(
+      'Sends one notification by email. Every channel also takes x. Set via to sms'.match(new RegExp(DOMAIN_WORDS, 'gi')),
+    ).toHaveLength(6);
     expect(generated.length).toBeGreaterThan(5);
     for (const text of generated) expect(text.match(DOMAIN_WORDS)?.[0], text.slice(0, 300)).toBeUndefined();
   });

@@ -67,7 +67,10 @@ describe('a fifth channel, registered from the test folder', () => {
   }
 
   beforeAll(async () => {
-    app = await createApp(config, createLogger('info', (line) => void logLines.push(line)));
+    app = await createApp(
+      config,
+      createLogger('info', (line) => void logLines.push(line)),
+    );
     http = await serveHttp(app, { port: 0 });
   });
 
@@ -91,7 +94,9 @@ describe('a fifth channel, registered from the test folder', () => {
     const flat = send('flat');
     expect(flat.description).toMatch(/^Set via to email, sms, slack or pager\. /);
     // summary's limit is pager's alone, so the flat schema holds it and the description does not repeat it.
-    expect(flat.description).toContain('pager: takes service (service ID, e.g. PABC123) and summary; optional severity (default error). Pages the on-call person');
+    expect(flat.description).toContain(
+      'pager: takes service (service ID, e.g. PABC123) and summary; optional severity (default error). Pages the on-call person',
+    );
     const flatProps = flat.inputSchema.properties as Record<string, { enum?: string[]; maxLength?: number }>;
     expect(flatProps.summary!.maxLength).toBe(1024);
     expect(flatProps.via!.enum).toEqual(['email', 'sms', 'slack', 'pager']);
@@ -104,7 +109,9 @@ describe('a fifth channel, registered from the test folder', () => {
     expect((send('oneOf').inputSchema.oneOf as object[]).filter(isPager)).toHaveLength(1);
 
     const own = app.catalog['per-channel'].tools.find((t) => t.name === 'send_pager')!;
-    expect(own.description).toMatch(/^Pages the on-call person of a service\. Takes service \(e\.g\. PABC123\) and summary \(1-1,024 characters\); optional severity/);
+    expect(own.description).toMatch(
+      /^Pages the on-call person of a service\. Takes service \(e\.g\. PABC123\) and summary \(1-1,024 characters\); optional severity/,
+    );
     for (const profile of PROFILES) {
       for (const tool of app.catalog[profile].tools.filter((t) => t.name.startsWith('send_'))) {
         const out = tool.outputSchema!.properties as Record<string, { enum?: string[] }>;
@@ -137,7 +144,9 @@ describe('a fifth channel, registered from the test folder', () => {
       expect((wrongField.structuredContent as { error: object }).error).toMatchObject({
         code: 'FIELD_NOT_ON_CHANNEL',
         via: 'pager',
-        message: expect.stringContaining('pager takes service (matching ^P[A-Z0-9]{6}$, e.g. PABC123), summary (1-1,024 characters) and severity only'),
+        message: expect.stringContaining(
+          'pager takes service (matching ^P[A-Z0-9]{6}$, e.g. PABC123), summary (1-1,024 characters) and severity only',
+        ),
       });
       const badService = await client.callTool(shaped(profile, { ...simple, service: 'ops' }));
       expect((badService.structuredContent as { error: object }).error).toMatchObject({ code: 'INVALID_FIELD', via: 'pager' });
@@ -178,7 +187,10 @@ describe('a fifth channel, registered from the test folder', () => {
     // The built CLI knows only the built-in channels; the records are the store's.
     const { code, stdout, stderr } = await runCli(['outbox', '--limit', '100'], cliEnv({ NOTIFY_DATA_DIR: dataDir }));
     expect(code, stderr).toBe(0);
-    const records = stdout.trim().split('\n').map((l) => JSON.parse(l) as { via: string; status: string; payload: unknown; id: string });
+    const records = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { via: string; status: string; payload: unknown; id: string });
     const pages = records.filter((r) => r.via === 'pager');
     expect(pages.length).toBeGreaterThanOrEqual(PROFILES.length * 2);
     expect(pages[0]).toMatchObject({ status: 'dry_run', provider: 'dry-run' });
@@ -194,7 +206,10 @@ describe('a fifth channel, registered from the test folder', () => {
     const peer = await startFakePeer();
     peer.replies.push({ status: 429 }, { status: 202, json: { status: 'success', dedup_key: 'pd-1' } });
     const live = await createApp(
-      loadConfig({ ...env, NOTIFY_DATA_DIR: tempDataDir('notify-pager-live-'), PAGER_ROUTING_KEY: 'rk-1', PAGER_API_URL: peer.origin }, channels),
+      loadConfig(
+        { ...env, NOTIFY_DATA_DIR: tempDataDir('notify-pager-live-'), PAGER_ROUTING_KEY: 'rk-1', PAGER_API_URL: peer.origin },
+        channels,
+      ),
       silentLogger,
     );
     try {

@@ -28,7 +28,15 @@ afterAll(async () => {
 function call(profile: Profile, tool: string, args: unknown, log = silentLogger) {
   const entry = app.catalog[profile].entries.get(tool);
   if (!entry) throw new Error(`no ${tool} under ${profile}`);
-  return entry.call(args, { deps: app, store: app.store, config: app.config, log, client: 'hostile', now: app.now, signal: new AbortController().signal });
+  return entry.call(args, {
+    deps: app,
+    store: app.store,
+    config: app.config,
+    log,
+    client: 'hostile',
+    now: app.now,
+    signal: new AbortController().signal,
+  });
 }
 
 describe('every tool of every profile', () => {
@@ -62,7 +70,11 @@ describe('every tool of every profile', () => {
       ['nested', 'send_notification', { notification: { via: 'sms', to: '+14155550123', body: 'x', [huge]: 1 } }],
       ['per-channel', 'send_email', { via: huge }],
       ['flat', 'show_banner', { text: 'x', audience: 'all', [huge]: 1 }],
-      ['flat', 'send_notification', Object.fromEntries([['via', 'sms'], ...Array.from({ length: 10_000 }, (_, i) => [`k${i}`, huge.slice(0, 100)])])],
+      [
+        'flat',
+        'send_notification',
+        Object.fromEntries([['via', 'sms'], ...Array.from({ length: 10_000 }, (_, i) => [`k${i}`, huge.slice(0, 100)])]),
+      ],
     ] as const) {
       const result = await call(profile, tool, args);
       expect(result.isError).toBe(true);
@@ -71,7 +83,12 @@ describe('every tool of every profile', () => {
   });
 
   it('reports how many issues were left out', async () => {
-    const args = Object.fromEntries([['via', 'sms'], ['to', '+14155550123'], ['body', 'x'], ...Array.from({ length: 50 }, (_, i) => [`k${i}`, 1])]);
+    const args = Object.fromEntries([
+      ['via', 'sms'],
+      ['to', '+14155550123'],
+      ['body', 'x'],
+      ...Array.from({ length: 50 }, (_, i) => [`k${i}`, 1]),
+    ]);
     const structured = (await call('flat', 'send_notification', args)).structuredContent as Structured;
     expect(structured.issues).toHaveLength(MAX_ISSUES);
     expect(structured.issues_omitted).toBe(50 - MAX_ISSUES);
@@ -79,16 +96,22 @@ describe('every tool of every profile', () => {
 
   it('reports a `__proto__` key as an unknown field, at every tool (defect 10)', async () => {
     const sms = JSON.parse('{"via":"sms","to":"+14155550123","body":"x","__proto__":{"toString":1}}');
-    expect((await call('flat', 'send_notification', sms)).structuredContent).toMatchObject({ error: { code: 'FIELD_NOT_ON_CHANNEL', path: '/__proto__', via: 'sms' } });
+    expect((await call('flat', 'send_notification', sms)).structuredContent).toMatchObject({
+      error: { code: 'FIELD_NOT_ON_CHANNEL', path: '/__proto__', via: 'sms' },
+    });
     const nested = JSON.parse('{"notification":{"via":"sms","to":"+14155550123","body":"x","__proto__":1}}');
-    expect((await call('nested', 'send_notification', nested)).structuredContent).toMatchObject({ error: { code: 'FIELD_NOT_ON_CHANNEL', path: '/notification/__proto__' } });
+    expect((await call('nested', 'send_notification', nested)).structuredContent).toMatchObject({
+      error: { code: 'FIELD_NOT_ON_CHANNEL', path: '/notification/__proto__' },
+    });
     for (const [tool, valid] of [
       ['show_banner', '"text":"x","audience":"all"'],
       ['dismiss_banner', '"banner_id":"bnr_x"'],
       ['list_banners', '"status":"active"'],
     ] as const) {
       const result = await call('flat', tool, JSON.parse(`{${valid},"__proto__":{"x":1}}`));
-      expect(result.structuredContent, tool).toMatchObject({ error: { code: 'INVALID_FIELD', path: '/__proto__', message: `Drop __proto__: ${tool} does not take it.` } });
+      expect(result.structuredContent, tool).toMatchObject({
+        error: { code: 'INVALID_FIELD', path: '/__proto__', message: `Drop __proto__: ${tool} does not take it.` },
+      });
     }
   });
 
@@ -99,14 +122,23 @@ describe('every tool of every profile', () => {
       ['flat', 'send_notification', { via: 'email', to: 'ops@example.com', subject: 's', body_html: lone }, '/body_html'],
       ['flat', 'send_notification', { via: 'email', to: 'ops@example.com', subject: 's', body_html: 'h', body_text: lone }, '/body_text'],
       ['per-channel', 'send_sms', { to: '+14155550123', body: lone }, '/body'],
-      ['nested', 'send_notification', { notification: { via: 'slack', channel: '#ops', text: lone, thread: null, idempotency_key: null } }, '/notification/text'],
+      [
+        'nested',
+        'send_notification',
+        { notification: { via: 'slack', channel: '#ops', text: lone, thread: null, idempotency_key: null } },
+        '/notification/text',
+      ],
       ['oneOf', 'send_notification', { via: 'slack', channel: '#ops', text: 'x', idempotency_key: lone }, '/idempotency_key'],
       ['flat', 'show_banner', { text: lone, audience: 'all' }, '/text'],
       ['flat', 'show_banner', { text: 'x', audience: 'all', dedupe_key: lone }, '/dedupe_key'],
     ] as const) {
       const result = await call(profile, tool, args);
       expect(result.isError, `${tool} ${path}`).toBe(true);
-      expect((result.structuredContent as Structured).error).toMatchObject({ code: 'INVALID_FIELD', path, message: expect.stringContaining('lone surrogate') });
+      expect((result.structuredContent as Structured).error).toMatchObject({
+        code: 'INVALID_FIELD',
+        path,
+        message: expect.stringContaining('lone surrogate'),
+      });
     }
   });
 });
@@ -128,7 +160,10 @@ describe('the catalog never rejects', () => {
     const catalog = buildCatalog(app.config, [thrower]);
     const entry = catalog.flat.entries.get('throws')!;
     const log = createLogger('error', (line) => void lines.push(line));
-    const result = await entry.call({}, { deps: app, store: app.store, config: app.config, log, client: null, now: app.now, signal: new AbortController().signal });
+    const result = await entry.call(
+      {},
+      { deps: app, store: app.store, config: app.config, log, client: null, now: app.now, signal: new AbortController().signal },
+    );
     expect(result.isError).toBe(true);
     expect((result.structuredContent as Structured).error.code).toBe('INTERNAL_ERROR');
     expect(lines.join('')).toContain('tool failed unexpectedly');

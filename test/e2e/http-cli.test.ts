@@ -55,7 +55,8 @@ function shapeOf(tools: Tool[]): string {
 describe('notify-mcp --http, both eras on one endpoint', () => {
   it('chooses the profile by token, then path, then clientInfo, then the default, in both eras', async () => {
     for (const era of ERAS) {
-      const shape = async (opts: { token?: string; path?: string; name?: string }) => shapeOf((await (await connect(era, opts)).listTools()).tools);
+      const shape = async (opts: { token?: string; path?: string; name?: string }) =>
+        shapeOf((await (await connect(era, opts)).listTools()).tools);
       expect(await shape({ token: BILLING, path: '/mcp/per-channel', name: 'ops-agent' }), era).toBe('nested');
       expect(await shape({ path: '/mcp/per-channel', name: 'ops-agent' }), era).toBe('per-channel');
       expect(await shape({ name: 'ops-agent' }), era).toBe('oneOf');
@@ -66,7 +67,9 @@ describe('notify-mcp --http, both eras on one endpoint', () => {
 
   it('offers the same tools per profile in both eras, and the same as `notify-mcp schema`', async () => {
     for (const profile of ['flat', 'nested', 'oneOf', 'per-channel']) {
-      const [legacy, modern] = await Promise.all(ERAS.map(async (era) => (await (await connect(era, { path: `/mcp/${profile}` })).listTools()).tools));
+      const [legacy, modern] = await Promise.all(
+        ERAS.map(async (era) => (await (await connect(era, { path: `/mcp/${profile}` })).listTools()).tools),
+      );
       expect(JSON.stringify(modern), profile).toBe(JSON.stringify(legacy));
       const { stdout } = await runCli(['schema', '--profile', profile], env);
       expect(JSON.parse(JSON.stringify(legacy)), profile).toEqual(JSON.parse(stdout).tools);
@@ -78,7 +81,10 @@ describe('notify-mcp --http, both eras on one endpoint', () => {
     const sent = (await client.callTool({ name: 'send_notification', arguments: VALID_EXAMPLES.sms![0]! })) as ToolOutcome;
     expect(sent.isError, JSON.stringify(sent)).toBeFalsy();
     expect(sent.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run', id: expect.stringMatching(/^ntf_/) });
-    const bad = (await client.callTool({ name: 'send_notification', arguments: { ...VALID_EXAMPLES.sms![0]!, subject: 'Outage' } })) as ToolOutcome;
+    const bad = (await client.callTool({
+      name: 'send_notification',
+      arguments: { ...VALID_EXAMPLES.sms![0]!, subject: 'Outage' },
+    })) as ToolOutcome;
     expect(errorOf(bad)).toMatchObject({ code: 'FIELD_NOT_ON_CHANNEL', via: 'sms' });
   });
 });

@@ -277,12 +277,20 @@ describe('a live channel without its allowlist', () => {
   });
 
   it('starts when the variable is set, even empty (which allows no one)', async () => {
-    const env = cliEnv({ NOTIFY_DATA_DIR: dataDir(), SLACK_BOT_TOKEN: SLACK_TOKEN, SLACK_API_URL: fakeSlack.origin, NOTIFY_SLACK_ALLOW: '' });
+    const env = cliEnv({
+      NOTIFY_DATA_DIR: dataDir(),
+      SLACK_BOT_TOKEN: SLACK_TOKEN,
+      SLACK_API_URL: fakeSlack.origin,
+      NOTIFY_SLACK_ALLOW: '',
+    });
     const session = await connectCli(env, 'e2e-empty-allow');
     try {
       const before = fakeSlack.requests.length;
       const error = errorOf(
-        (await session.client.callTool({ name: 'send_notification', arguments: { via: 'slack', channel: 'C0123ABCD', text: 'x' } })) as ToolOutcome,
+        (await session.client.callTool({
+          name: 'send_notification',
+          arguments: { via: 'slack', channel: 'C0123ABCD', text: 'x' },
+        })) as ToolOutcome,
       );
       expect(error.code).toBe('RECIPIENT_NOT_ALLOWED');
       expect(fakeSlack.requests.length).toBe(before);

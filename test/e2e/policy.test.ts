@@ -101,7 +101,13 @@ describe('email: reply_to is a recipient', () => {
     // Log lines leave after the answer (src/core/log.ts): wait for this one.
     for (let waited = 0; refusals().length === before && waited < 2_000; waited += 10) await new Promise((r) => setTimeout(r, 10));
     const refused = refusals();
-    expect(refused.at(-1)).toMatchObject({ level: 'warn', code: 'RECIPIENT_NOT_ALLOWED', tool: 'send_notification', client: CLIENT, via: 'email' });
+    expect(refused.at(-1)).toMatchObject({
+      level: 'warn',
+      code: 'RECIPIENT_NOT_ALLOWED',
+      tool: 'send_notification',
+      client: CLIENT,
+      via: 'email',
+    });
     // Each recipient by its class (the domain), never the address.
     expect(refused.at(-1)!.recipients).toEqual(['@example.com', '@attacker.example']);
     expect(JSON.stringify(refused.at(-1))).not.toContain('exfil@');
@@ -128,7 +134,11 @@ describe('email: reply_to is a recipient', () => {
 describe('slack: broadcast mentions and the allowlist', () => {
   it('posts a broadcast mention neutralised by default: it reaches the Slack fake as inert text', async () => {
     const before = slack.requests.length;
-    const result = await send(guarded, { via: 'slack', channel: 'C0123ABCD', text: '<!channel> db-1 down, <!here|here> and @everyone look' });
+    const result = await send(guarded, {
+      via: 'slack',
+      channel: 'C0123ABCD',
+      text: '<!channel> db-1 down, <!here|here> and @everyone look',
+    });
     expect(result.isError, JSON.stringify(result)).toBeFalsy();
     expect(slack.requests.length).toBe(before + 1);
     expect(postedText(slack.requests.at(-1)!)).toBe(`@${WJ}channel db-1 down, @${WJ}here and @${WJ}everyone look`);
@@ -141,7 +151,8 @@ describe('slack: broadcast mentions and the allowlist', () => {
     expect(slack.requests.length).toBe(before + 1);
     expect(postedText(slack.requests.at(-1)!)).toBe('<!channel> db-1 down');
 
-    const description = async (s: CliSession) => (await s.client.listTools()).tools.find((t) => t.name === 'send_notification')!.description;
+    const description = async (s: CliSession) =>
+      (await s.client.listTools()).tools.find((t) => t.name === 'send_notification')!.description;
     expect(await description(guarded)).toContain('are posted inert');
     expect(await description(broadcasting)).toContain('are allowed by the operator and notify everyone they name');
   });

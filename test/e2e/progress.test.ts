@@ -26,7 +26,13 @@ const dataDirs: string[] = [];
 function env(extra: Record<string, string>): Record<string, string> {
   const dir = tempDataDir('notify-e2e-progress-');
   dataDirs.push(dir);
-  return cliEnv({ NOTIFY_DATA_DIR: dir, SLACK_BOT_TOKEN: 'xoxb-progress-test', SLACK_API_URL: slack.origin, NOTIFY_SLACK_ALLOW: 'C0123ABCD', ...extra });
+  return cliEnv({
+    NOTIFY_DATA_DIR: dir,
+    SLACK_BOT_TOKEN: 'xoxb-progress-test',
+    SLACK_API_URL: slack.origin,
+    NOTIFY_SLACK_ALLOW: 'C0123ABCD',
+    ...extra,
+  });
 }
 
 const progressLines = (s: CliSession) => s.transport.stdoutLines.filter((l) => l.includes('"notifications/progress"')).length;
@@ -61,7 +67,12 @@ describe.each(ERAS)('progress while a send waits on a retry (%s client)', (era) 
     const elapsed = Date.now() - started;
 
     expect(result.isError, JSON.stringify(result)).toBeFalsy();
-    expect(result.structuredContent).toMatchObject({ via: 'slack', status: 'sent', provider: 'slack', provider_message_id: '1712345678.000300' });
+    expect(result.structuredContent).toMatchObject({
+      via: 'slack',
+      status: 'sent',
+      provider: 'slack',
+      provider_message_id: '1712345678.000300',
+    });
     expect(slack.requests.length).toBe(before + 2);
     // Retry-After: 1 was honoured
     expect(elapsed).toBeGreaterThanOrEqual(950);

@@ -34,7 +34,11 @@ describe.each(ERAS)('quiet hours release over the built CLI (%s)', (era) => {
     dirs.push(dir);
     // Ahead enough that a loaded machine's slow session start does not outrun the window.
     const ends = Math.ceil((Date.now() + 12_000) / 1000) * 1000;
-    const env = cliEnv({ NOTIFY_DATA_DIR: dir, NOTIFY_QUIET_HOURS: `sms=${clock(ends - 60_000)}-${clock(ends)}@UTC`, NOTIFY_SCHEDULE_POLL_S: '1' });
+    const env = cliEnv({
+      NOTIFY_DATA_DIR: dir,
+      NOTIFY_QUIET_HOURS: `sms=${clock(ends - 60_000)}-${clock(ends)}@UTC`,
+      NOTIFY_SCHEDULE_POLL_S: '1',
+    });
     const s = await connectCli(env, `quiet-${era}`, era);
     sessions.push(s);
     const call = (name: string, args: Record<string, unknown>) => s.client.callTool({ name, arguments: args }) as Promise<ToolOutcome>;
@@ -45,10 +49,16 @@ describe.each(ERAS)('quiet hours release over the built CLI (%s)', (era) => {
     const held = sent.structuredContent as { id: string; status: string; release_at: string };
     expect(held).toMatchObject({ status: 'held', release_at: new Date(ends).toISOString() });
     expect(Date.now()).toBeLessThan(ends); // the checks below ran inside the window
-    expect((await call('get_notification', { id: held.id })).structuredContent).toMatchObject({ status: 'held', release_at: held.release_at });
+    expect((await call('get_notification', { id: held.id })).structuredContent).toMatchObject({
+      status: 'held',
+      release_at: held.release_at,
+    });
     expect(await dryRuns(held.id)).toHaveLength(0);
 
-    await until('the held send to leave', async () => ((await call('get_notification', { id: held.id })).structuredContent as { status: string }).status === 'dry_run');
+    await until(
+      'the held send to leave',
+      async () => ((await call('get_notification', { id: held.id })).structuredContent as { status: string }).status === 'dry_run',
+    );
     expect(Date.now()).toBeGreaterThanOrEqual(ends);
     // Several more polls, then still exactly one record.
     await new Promise((r) => setTimeout(r, 2_500));

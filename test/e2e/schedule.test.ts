@@ -22,11 +22,24 @@ const workers: ChildProcess[] = [];
 function env(extra: Record<string, string> = {}): Record<string, string> {
   const dir = tempDataDir('notify-e2e-schedule-');
   dirs.push(dir);
-  return cliEnv({ NOTIFY_DATA_DIR: dir, SMTP_URL: smtp.url, EMAIL_FROM: 'notify-mcp <alerts@notify.test>', NOTIFY_EMAIL_ALLOW: 'example.com', ...extra });
+  return cliEnv({
+    NOTIFY_DATA_DIR: dir,
+    SMTP_URL: smtp.url,
+    EMAIL_FROM: 'notify-mcp <alerts@notify.test>',
+    NOTIFY_EMAIL_ALLOW: 'example.com',
+    ...extra,
+  });
 }
 
-const mail = (to: string | string[], extra: Record<string, unknown> = {}) => ({ via: 'email', to, subject: 'Deploy', body_html: '<p>done</p>', ...extra });
-const send = (s: CliSession, args: Record<string, unknown>) => s.client.callTool({ name: 'send_notification', arguments: args }) as Promise<ToolOutcome>;
+const mail = (to: string | string[], extra: Record<string, unknown> = {}) => ({
+  via: 'email',
+  to,
+  subject: 'Deploy',
+  body_html: '<p>done</p>',
+  ...extra,
+});
+const send = (s: CliSession, args: Record<string, unknown>) =>
+  s.client.callTool({ name: 'send_notification', arguments: args }) as Promise<ToolOutcome>;
 const get = (s: CliSession, id: string) => s.client.callTool({ name: 'get_notification', arguments: { id } }) as Promise<ToolOutcome>;
 const received = (to: string) => smtp.received.filter((m) => m.to.includes(to));
 
@@ -72,7 +85,9 @@ describe.each(ERAS)('retract_notification of a waiting send over the built CLI (
     const sendAt = new Date(Date.now() + 8_000).toISOString().replace('Z', '+00:00');
     const { id } = (await send(s, mail(to, { send_at: sendAt }))).structuredContent as { id: string };
     const other = await open(e, era, 'someone-else');
-    expect(errorOf((await other.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome)).toMatchObject({ code: 'NOT_FOUND' });
+    expect(errorOf((await other.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome)).toMatchObject({
+      code: 'NOT_FOUND',
+    });
     const r = (await s.client.callTool({ name: 'retract_notification', arguments: { id } })) as ToolOutcome;
     expect(r.isError, JSON.stringify(r.structuredContent)).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ id, via: 'email', status: 'cancelled' });
@@ -101,16 +116,19 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
     const waiting = await runCli(['outbox', '--waiting'], e);
     expect(waiting.code).toBe(0);
     expect(waiting.stderr).not.toContain('nothing is waiting');
-    expect(waiting.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
-      expect.objectContaining({ id: result.id, via: 'email', state: 'scheduled', client: 'scheduler' }),
-    ]);
+    expect(
+      waiting.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual([expect.objectContaining({ id: result.id, via: 'email', state: 'scheduled', client: 'scheduler' })]);
 
     await until('the scheduled mail', () => received(to).length > 0);
     expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(sendAt));
     await until('its record', async () => (await get(s, result.id)).structuredContent?.status === 'sent');
     const after = (await get(s, result.id)).structuredContent!;
     expect(after).toMatchObject({ status: 'sent', send_at: result.send_at });
-    expect(received(to)[0]!.raw).toMatch(new RegExp(`X-Notification-Id: ${result.id}`, "i"));
+    expect(received(to)[0]!.raw).toMatch(new RegExp(`X-Notification-Id: ${result.id}`, 'i'));
     // Once: nothing more arrives, and nothing waits.
     await new Promise((r) => setTimeout(r, 1_000));
     expect(received(to).length).toBe(1);
@@ -134,7 +152,8 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
   it('quiet hours: a send inside the window is held with release_at; urgent is held unless allowed, then passes', async () => {
     // A window around now in UTC, so the test holds whatever the hour.
     const m = new Date().getUTCHours() * 60 + new Date().getUTCMinutes();
-    const hhmm = (x: number) => `${String(Math.floor(((x + 1440) % 1440) / 60)).padStart(2, '0')}:${String((x + 1440) % 60).padStart(2, '0')}`;
+    const hhmm = (x: number) =>
+      `${String(Math.floor(((x + 1440) % 1440) / 60)).padStart(2, '0')}:${String((x + 1440) % 60).padStart(2, '0')}`;
     const window = `email=${hhmm(m - 60)}-${hhmm(m + 60)}@UTC`;
     const denied = await open(env({ NOTIFY_QUIET_HOURS: window }), era);
     const to = `quiet-${era}@example.com`;
@@ -187,7 +206,10 @@ describe.each(ERAS)('time over the built CLI (%s)', (era) => {
     const worker = startWorker(e);
     await until('the worker to release the mail', () => received(to).length > 0);
     await until('the expiry to be logged', () => worker.stderrText().includes('scheduled send expired'));
-    const records = (await runCli(['outbox'], e)).stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: string; status: string });
+    const records = (await runCli(['outbox'], e)).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; status: string });
     expect(records.find((r) => r.id === soon.id)).toMatchObject({ status: 'sent' });
     expect(records.find((r) => r.id === old.id)).toBeUndefined();
     expect(received(late)).toEqual([]);

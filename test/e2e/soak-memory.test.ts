@@ -42,7 +42,12 @@ function probe(name: string, body: string, gcSamples = 12): Promise<MemorySample
   return new Promise((res, rej) =>
     child.once('exit', (code) => {
       if (code !== 0) return rej(new Error(`probe child exited ${code}: ${stderr}`));
-      res(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as MemorySample));
+      res(
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as MemorySample),
+      );
     }),
   );
 }
@@ -50,7 +55,10 @@ function probe(name: string, body: string, gcSamples = 12): Promise<MemorySample
 describe('soak memory invariant (issue 16)', () => {
   it('flags memory that stays reachable and grows over the second half', async () => {
     // 4 MB retained per sample: a leak.
-    const memory = await probe('leak', `(() => { const kept = []; return (n) => { while (kept.length < n) kept.push(Buffer.alloc(4 * 1024 * 1024, 1)); }; })()`);
+    const memory = await probe(
+      'leak',
+      `(() => { const kept = []; return (n) => { while (kept.length < n) kept.push(Buffer.alloc(4 * 1024 * 1024, 1)); }; })()`,
+    );
     const live = liveHeapFigures(memory);
     expect(live.measured).toBe(true);
     if (!live.measured) return;
@@ -61,7 +69,10 @@ describe('soak memory invariant (issue 16)', () => {
 
   it('does not count garbage: churn whose survivors are dropped leaves the live heap flat', async () => {
     // ~2 MB of short-lived objects every 20 ms, as requests make, none of them kept.
-    const memory = await probe('garbage', `(() => () => { let a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: 'x'.repeat(64) }); a = null; })()`);
+    const memory = await probe(
+      'garbage',
+      `(() => () => { let a = []; for (let i = 0; i < 20000; i++) a.push({ i, s: 'x'.repeat(64) }); a = null; })()`,
+    );
     const live = liveHeapFigures(memory);
     expect(live.measured).toBe(true);
     if (!live.measured) return;
@@ -70,7 +81,13 @@ describe('soak memory invariant (issue 16)', () => {
   });
 
   it('samples after a forced GC only when asked, and then says the live heap was not measured', () => {
-    const memory: MemorySample[] = Array.from({ length: 40 }, (_, i) => ({ t: i * 500, gc: false, rss: 100 * MB + i * 5 * MB, heapUsed: 30 * MB + i * MB, external: 4 * MB }));
+    const memory: MemorySample[] = Array.from({ length: 40 }, (_, i) => ({
+      t: i * 500,
+      gc: false,
+      rss: 100 * MB + i * 5 * MB,
+      heapUsed: 30 * MB + i * MB,
+      external: 4 * MB,
+    }));
     expect(liveHeapFigures(memory)).toEqual({ measured: false, ok: true });
     // RSS alone still breaks on this climb: the RSS check is kept, not widened.
     expect(rssFigures(memory.map((m) => ({ t: m.t, bytes: m.rss }))).ok).toBe(false);

@@ -12,7 +12,12 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** A schedule answer for `n`, due at T + n s, and its token. */
 function scheduled(n: number): CallRecord {
-  return { kind: 'schedule', token: `sk0x${n}`, code: 'OK', structured: { id: `ntf_${n}`, status: 'scheduled', send_at: iso(T + n * 1000) } };
+  return {
+    kind: 'schedule',
+    token: `sk0x${n}`,
+    code: 'OK',
+    structured: { id: `ntf_${n}`, status: 'scheduled', send_at: iso(T + n * 1000) },
+  };
 }
 function retract(n: number, code: string, status?: string, at = T + n * 1000 - 2000): CallRecord {
   return { kind: 'retract', token: `sk0x${n}`, id: `ntf_${n}`, due: T + n * 1000, at, code, ...(status ? { structured: { status } } : {}) };
@@ -26,7 +31,11 @@ function final(n: number, status: string, extra: Partial<FinalRead> = {}): [stri
 function healthy() {
   return {
     schedules: [1, 2, 3, 4, 5, 6, 7].map(scheduled),
-    retracts: [retract(2, 'OK', 'cancelled'), retract(6, 'ALREADY_SENT', undefined, T + 6000 + 100), retract(7, 'OK', 'retracted', T + 7000 + 500)],
+    retracts: [
+      retract(2, 'OK', 'cancelled'),
+      retract(6, 'ALREADY_SENT', undefined, T + 6000 + 100),
+      retract(7, 'OK', 'retracted', T + 7000 + 500),
+    ],
     finals: new Map([
       final(1, 'sent'),
       final(2, 'cancelled'),
@@ -56,7 +65,13 @@ describe('soak scheduled-send invariant (issue 24)', () => {
     expect(figures.failed_by_code).toEqual({ PROVIDER_UNAVAILABLE: 1 });
     expect(figures.invariant).toBe('scheduled 7 = sent 3 + cancelled 1 + expired 1 + unknown 1 + failed 1');
     expect(figures.retracts).toEqual({ calls: 3, within_1s_of_due: 2, answers: { cancelled: 1, ALREADY_SENT: 1, retracted: 1 } });
-    expect(figures.provider).toMatchObject({ delivered_distinct: 3, deleted_after_release: 1, duplicates: 0, lost: 0, delivered_though_not_sent: 0 });
+    expect(figures.provider).toMatchObject({
+      delivered_distinct: 3,
+      deleted_after_release: 1,
+      duplicates: 0,
+      lost: 0,
+      delivered_though_not_sent: 0,
+    });
     expect(figures.release_late_ms).toEqual({ releases: 4, p50: 300, p99: 300, max: 300 });
     // Due at +3, +4 and +5 s.
     expect(figures.due_in_fault_windows['store fault']).toEqual({ due: 3, expired: 1, unknown: 1, failed: 1 });
@@ -72,7 +87,9 @@ describe('soak scheduled-send invariant (issue 24)', () => {
     expect(figures.final).toMatchObject({ sent: 2, waiting: 1, other: 2, expired: 0, failed: 0 });
     expect(figures.invariant).toContain('BROKEN: 3 unaccounted');
     expect(breaks).toHaveLength(1);
-    expect(breaks[0]).toMatch(/^scheduled 7 != .*3 not accounted for \(e\.g\. ntf_1: scheduled, ntf_3: missing, ntf_5: failed STORE_UNAVAILABLE\)/);
+    expect(breaks[0]).toMatch(
+      /^scheduled 7 != .*3 not accounted for \(e\.g\. ntf_1: scheduled, ntf_3: missing, ntf_5: failed STORE_UNAVAILABLE\)/,
+    );
   });
 
   it('breaks on a send delivered twice, one read sent but never delivered, and one cancelled that was delivered', () => {
@@ -96,7 +113,9 @@ describe('soak scheduled-send invariant (issue 24)', () => {
     run.delivered.delete('sk0x6');
     const { breaks } = scheduledFigures(run);
     expect(breaks).toEqual([
-      expect.stringMatching(/^1 retracts answered cancelled but the send did not end cancelled and unsent \(e\.g\. ntf_2: sent, delivered 1\)/),
+      expect.stringMatching(
+        /^1 retracts answered cancelled but the send did not end cancelled and unsent \(e\.g\. ntf_2: sent, delivered 1\)/,
+      ),
       expect.stringMatching(/^1 retracts answered ALREADY_SENT but the send ended cancelled or expired/),
       expect.stringMatching(/^1 scheduled sends ended cancelled though no retract of them won \(e\.g\. ntf_6\)/),
     ]);
@@ -107,7 +126,9 @@ describe('soak scheduled-send invariant (issue 24)', () => {
     run.retracts[0] = retract(2, 'STORE_UNAVAILABLE');
     expect(scheduledFigures(run).breaks).toEqual([]);
     run.retracts.splice(0, 1);
-    expect(scheduledFigures(run).breaks).toEqual([expect.stringMatching(/^1 scheduled sends ended cancelled though no retract of them won \(e\.g\. ntf_2\)/)]);
+    expect(scheduledFigures(run).breaks).toEqual([
+      expect.stringMatching(/^1 scheduled sends ended cancelled though no retract of them won \(e\.g\. ntf_2\)/),
+    ]);
   });
 
   it('breaks on two ids for one keyed send, a delivery nothing scheduled, and a fault no send fell due in', () => {
@@ -120,7 +141,9 @@ describe('soak scheduled-send invariant (issue 24)', () => {
     const { breaks } = scheduledFigures(run);
     expect(breaks).toEqual([
       expect.stringMatching(/^1 keyed scheduled sends sent twice at once got two ids \(e\.g\. sk0x1\)/),
-      expect.stringMatching(/^1 sends with send_at reached a provider though no call was answered scheduled \(e\.g\. sk0x9: STORE_UNAVAILABLE\)/),
+      expect.stringMatching(
+        /^1 sends with send_at reached a provider though no call was answered scheduled \(e\.g\. sk0x9: STORE_UNAVAILABLE\)/,
+      ),
       expect.stringMatching(/^no scheduled send fell due during "disk full"/),
     ]);
   });

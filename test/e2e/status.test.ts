@@ -32,7 +32,9 @@ beforeAll(async () => {
   server = await startHttpCli(
     cliEnv({
       NOTIFY_DATA_DIR: dataDir,
-      NOTIFY_HTTP_TOKENS: Object.entries(TOKENS).map(([client, token]) => `${client}:${token}`).join(','),
+      NOTIFY_HTTP_TOKENS: Object.entries(TOKENS)
+        .map(([client, token]) => `${client}:${token}`)
+        .join(','),
       NOTIFY_OPERATOR_CLIENTS: 'ops',
       NOTIFY_PUBLIC_URL: PUBLIC_URL,
       TWILIO_ACCOUNT_SID: SID,
@@ -116,7 +118,13 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
     expect(fakeTwilio.requests.at(-1)!.form).toMatchObject({ To: '+14155550123', StatusCallback: statusCallback });
 
     const before = await statusOf(alice, sent.id);
-    expect(before).toMatchObject({ id: sent.id, via: 'sms', status: 'sent', provider_message_id: sid, provider_status: { status: 'queued' } });
+    expect(before).toMatchObject({
+      id: sent.id,
+      via: 'sms',
+      status: 'sent',
+      provider_message_id: sid,
+      provider_status: { status: 'queued' },
+    });
     expect(before.status_means).toBe(sent.sent_means);
     expect(before.attempts).toHaveLength(1);
     expect(before.attempts[0]).toMatchObject({ attempt: 1, outcome: 'sent' });
@@ -146,16 +154,22 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
       await callback(good, { signature: '' }),
       await callback(good, { authToken: 'not-the-auth-token' }),
       // Signed for `delivered`, then the status changed: the signature covers every field.
-      await callback({ ...good, MessageStatus: 'undelivered', SmsStatus: 'undelivered' }, {
-        signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, CALLBACK_URL, good),
-      }),
+      await callback(
+        { ...good, MessageStatus: 'undelivered', SmsStatus: 'undelivered' },
+        {
+          signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, CALLBACK_URL, good),
+        },
+      ),
       // Signed over the StatusCallback with its query, then posted with another query: the signature covers the query too.
       await callback(good, {
         url: `${CALLBACK_URL}?notification=${'ntf_' + '0'.repeat(32)}`,
         signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, `${CALLBACK_URL}?notification=${sent.id}`, good),
       }),
       // Signed without a query, posted with one.
-      await callback(good, { url: `${CALLBACK_URL}?notification=${sent.id}`, signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, CALLBACK_URL, good) }),
+      await callback(good, {
+        url: `${CALLBACK_URL}?notification=${sent.id}`,
+        signature: twilio.getExpectedTwilioSignature(TWILIO_TOKEN, CALLBACK_URL, good),
+      }),
     ];
     for (const res of forged) {
       expect(res.status).toBe(403);
@@ -165,7 +179,10 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
 
     // The real one still counts afterwards.
     expect((await callback(receipt(sid, 'undelivered', { ErrorCode: '30003' }))).status).toBe(200);
-    expect(await statusOf(alice, sent.id)).toMatchObject({ status: 'undelivered', provider_status: { status: 'undelivered', code: '30003' } });
+    expect(await statusOf(alice, sent.id)).toMatchObject({
+      status: 'undelivered',
+      provider_status: { status: 'undelivered', code: '30003' },
+    });
   });
 
   it('another client cannot read the notification (the same answer as an unknown id); an operator can', async () => {
@@ -182,7 +199,7 @@ describe.each(ERAS)('status of a live SMS (%s clients)', (era) => {
     expect(await statusOf(alice, sent.id)).toMatchObject({ id: sent.id, status: 'sent' });
   });
 
-  it('a non-operator token whose clientInfo name is an operator\'s gets no operator rights', async () => {
+  it("a non-operator token whose clientInfo name is an operator's gets no operator rights", async () => {
     const [alice, ops] = await Promise.all([connect(era, 'alice'), connect(era, 'ops')]);
     const fromAlice = await sendSms(alice, `impostor e2e ${era} (alice)`);
     const fromOps = await sendSms(ops, `impostor e2e ${era} (ops)`);
@@ -235,7 +252,7 @@ describe('a status callback that outruns its send (Twilio answers the create cal
 });
 
 describe.each(ERAS)('a send whose Twilio answer is lost (DELIVERY_UNKNOWN, %s clients)', (era) => {
-  it('answers with its notification id, and Twilio\'s signed receipts (one before the answer was given up, one after) settle it', async () => {
+  it("answers with its notification id, and Twilio's signed receipts (one before the answer was given up, one after) settle it", async () => {
     const slowTwilio = await startFakeTwilio();
     slowTwilio.answerDelayMs = 6000;
     const dir = tempDataDir('notify-e2e-status-lost-');
@@ -254,7 +271,11 @@ describe.each(ERAS)('a send whose Twilio answer is lost (DELIVERY_UNKNOWN, %s cl
     );
     const alice = eraClient('status-alice', era);
     try {
-      await alice.connect(new StreamableHTTPClientTransport(new URL(lostServer.url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.alice}` } } }));
+      await alice.connect(
+        new StreamableHTTPClientTransport(new URL(lostServer.url), {
+          requestInit: { headers: { Authorization: `Bearer ${TOKENS.alice}` } },
+        }),
+      );
       const sending = call(alice, 'send_notification', { via: 'sms', to: '+14155550123', body: `lost answer ${era}` });
       const created = await eventually(() => (slowTwilio.requests[0]?.sid ? slowTwilio.requests[0] : undefined));
       const url = created.form.StatusCallback!;
@@ -286,12 +307,18 @@ describe.each(ERAS)('a send whose Twilio answer is lost (DELIVERY_UNKNOWN, %s cl
 describe.each(ERAS)('over stdio without tokens, clientInfo names the caller (%s clients)', (era) => {
   it('a dry run reads as dry_run to its sender and as no such notification to another name', async () => {
     const dir = tempDataDir('notify-e2e-status-stdio-');
-    const [mine, other] = await Promise.all(['status-a', 'status-b'].map((name) => connectCli(cliEnv({ NOTIFY_DATA_DIR: dir }), name, era)));
+    const [mine, other] = await Promise.all(
+      ['status-a', 'status-b'].map((name) => connectCli(cliEnv({ NOTIFY_DATA_DIR: dir }), name, era)),
+    );
     try {
       const sent = (await call(mine!.client, 'send_notification', { via: 'sms', to: '+14155550123', body: 'dry' })).structuredContent as Sc;
       expect(sent).toMatchObject({ status: 'dry_run' });
       expect(sent.sent_means).toBeUndefined();
-      expect(await statusOf(mine!.client, sent.id)).toMatchObject({ status: 'dry_run', status_means: expect.stringMatching(/nothing was sent/), attempts: [] });
+      expect(await statusOf(mine!.client, sent.id)).toMatchObject({
+        status: 'dry_run',
+        status_means: expect.stringMatching(/nothing was sent/),
+        attempts: [],
+      });
       expect(errorOf(await getNotification(other!.client, sent.id)).code).toBe('NOT_FOUND');
     } finally {
       await Promise.allSettled([mine?.close(), other?.close()]);
@@ -303,7 +330,11 @@ describe.each(ERAS)('over stdio without tokens, clientInfo names the caller (%s 
 describe('the webhook route', () => {
   it('takes POST only, form-encoded, and knows only the providers that post receipts', async () => {
     expect((await fetch(`${server.origin}/webhooks/twilio`)).status).toBe(405);
-    const json = await fetch(`${server.origin}/webhooks/twilio`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const json = await fetch(`${server.origin}/webhooks/twilio`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(json.status).toBe(415);
     expect((await fetch(`${server.origin}/webhooks/slack`, { method: 'POST' })).status).toBe(404);
     const huge = await fetch(`${server.origin}/webhooks/twilio`, {

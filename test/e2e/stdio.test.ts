@@ -22,7 +22,13 @@ const SHAPES: Record<string, { call: (a: Args) => Call; subjectPath: string }> =
   nested: {
     call: (a) => ({
       name: 'send_notification',
-      arguments: { notification: Object.fromEntries(['via', ...FIELDS[a.via as string]!].map((f) => [f, a[f] ?? null]).concat(Object.entries(a).filter(([k]) => !FIELDS[a.via as string]!.includes(k) && k !== 'via'))) },
+      arguments: {
+        notification: Object.fromEntries(
+          ['via', ...FIELDS[a.via as string]!]
+            .map((f) => [f, a[f] ?? null])
+            .concat(Object.entries(a).filter(([k]) => !FIELDS[a.via as string]!.includes(k) && k !== 'via')),
+        ),
+      },
     }),
     subjectPath: '/notification/subject',
   },
@@ -46,51 +52,64 @@ afterAll(async () => {
   await Promise.all(transports.map((t) => t.close()));
 });
 
-describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, profile] as const)))('stdio, %s client, profile %s', (era, profile) => {
-  it('lists, sends on every channel, and answers a misplaced field by channel', async () => {
-    const transport = new ChildStdioTransport([], env);
-    transports.push(transport);
-    const client = eraClient(`c-${profile}`, era);
-    await client.connect(transport);
-    expect(client.getProtocolEra()).toBe(era);
+describe.each(ERAS.flatMap((era) => Object.keys(SHAPES).map((profile) => [era, profile] as const)))(
+  'stdio, %s client, profile %s',
+  (era, profile) => {
+    it('lists, sends on every channel, and answers a misplaced field by channel', async () => {
+      const transport = new ChildStdioTransport([], env);
+      transports.push(transport);
+      const client = eraClient(`c-${profile}`, era);
+      await client.connect(transport);
+      expect(client.getProtocolEra()).toBe(era);
 
-    const { tools } = await client.listTools();
-    listed.set(`${era} ${profile}`, JSON.stringify(tools));
-    const expected = profile === 'per-channel' ? CHANNEL_TOOLS : ['send_notification'];
-    expect(tools.map((t) => t.name)).toEqual([...expected, 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+      const { tools } = await client.listTools();
+      listed.set(`${era} ${profile}`, JSON.stringify(tools));
+      const expected = profile === 'per-channel' ? CHANNEL_TOOLS : ['send_notification'];
+      expect(tools.map((t) => t.name)).toEqual([
+        ...expected,
+        'get_notification',
+        'edit_notification',
+        'retract_notification',
+        'show_banner',
+        'dismiss_banner',
+        'list_banners',
+      ]);
 
-    const shape = SHAPES[profile]!;
-    for (const example of FIRST_EXAMPLES) {
-      const via = example.via;
-      const result = await client.callTool(shape.call({ ...example }));
-      expect(result.isError, JSON.stringify(result)).toBeFalsy();
-      expect(result.structuredContent).toMatchObject({ via, status: 'dry_run', id: expect.stringMatching(/^ntf_/) });
-      expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(result.structuredContent);
-    }
+      const shape = SHAPES[profile]!;
+      for (const example of FIRST_EXAMPLES) {
+        const via = example.via;
+        const result = await client.callTool(shape.call({ ...example }));
+        expect(result.isError, JSON.stringify(result)).toBeFalsy();
+        expect(result.structuredContent).toMatchObject({ via, status: 'dry_run', id: expect.stringMatching(/^ntf_/) });
+        expect(JSON.parse((result.content as { text: string }[])[0]!.text)).toEqual(result.structuredContent);
+      }
 
-    const bad = await client.callTool(shape.call({ ...VALID_EXAMPLES.sms![0]!, subject: 'Outage' }));
-    expect(bad.isError).toBe(true);
-    expect((bad.structuredContent as { error: unknown }).error).toMatchObject({
-      code: 'FIELD_NOT_ON_CHANNEL',
-      path: shape.subjectPath,
-      via: 'sms',
-      // Per channel there is no via to set: the advice names the tool.
-      message: expect.stringContaining(profile === 'per-channel' ? 'Drop subject, or call send_email:' : 'Drop subject, or set via to email:'),
+      const bad = await client.callTool(shape.call({ ...VALID_EXAMPLES.sms![0]!, subject: 'Outage' }));
+      expect(bad.isError).toBe(true);
+      expect((bad.structuredContent as { error: unknown }).error).toMatchObject({
+        code: 'FIELD_NOT_ON_CHANNEL',
+        path: shape.subjectPath,
+        via: 'sms',
+        // Per channel there is no via to set: the advice names the tool.
+        message: expect.stringContaining(
+          profile === 'per-channel' ? 'Drop subject, or call send_email:' : 'Drop subject, or set via to email:',
+        ),
+      });
+
+      // Banner tools under every profile; the strict (nested) shape sends every optional as null.
+      const optional = profile === 'nested' ? { severity: null, expires_at: null, dedupe_key: null } : {};
+      const shown = await client.callTool({ name: 'show_banner', arguments: { text: 'Deploy freeze', audience: 'admins', ...optional } });
+      expect(shown.isError, JSON.stringify(shown)).toBeFalsy();
+      expect(shown.structuredContent).toMatchObject({ status: 'active', banner_id: expect.stringMatching(/^bnr_/) });
+
+      await transport.close();
+      expect(transport.child.exitCode).toBe(0);
+      expect(transport.stdoutLines.length).toBeGreaterThan(0);
+      for (const line of transport.stdoutLines) expect(() => JSONRPCMessageSchema.parse(JSON.parse(line)), line).not.toThrow();
+      for (const line of transport.stderr.trim().split('\n')) expect(() => JSON.parse(line), line).not.toThrow();
     });
-
-    // Banner tools under every profile; the strict (nested) shape sends every optional as null.
-    const optional = profile === 'nested' ? { severity: null, expires_at: null, dedupe_key: null } : {};
-    const shown = await client.callTool({ name: 'show_banner', arguments: { text: 'Deploy freeze', audience: 'admins', ...optional } });
-    expect(shown.isError, JSON.stringify(shown)).toBeFalsy();
-    expect(shown.structuredContent).toMatchObject({ status: 'active', banner_id: expect.stringMatching(/^bnr_/) });
-
-    await transport.close();
-    expect(transport.child.exitCode).toBe(0);
-    expect(transport.stdoutLines.length).toBeGreaterThan(0);
-    for (const line of transport.stdoutLines) expect(() => JSONRPCMessageSchema.parse(JSON.parse(line)), line).not.toThrow();
-    for (const line of transport.stderr.trim().split('\n')) expect(() => JSON.parse(line), line).not.toThrow();
-  });
-});
+  },
+);
 
 describe('stdio, both eras', () => {
   it('offer the same tools, byte for byte, for each profile', () => {
@@ -182,7 +201,11 @@ describe('stdio, the opening requests answered while the server loads (the early
   it("server/discover then initialize (AI SDK 7's fallback): both answered once, and the handshake's clientInfo still picks the profile", async () => {
     const s = await spawnedWith([
       { id: 1, method: 'server/discover', params: { _meta: modernMeta('c-nested') } },
-      { id: 2, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c-nested (via mcp-remote 0.15.1)', version: '1' } } },
+      {
+        id: 2,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c-nested (via mcp-remote 0.15.1)', version: '1' } },
+      },
     ]);
     expect((await s.answered(1)).result.supportedVersions).toContain(MODERN_VERSION);
     expect((await s.answered(2)).result.protocolVersion).toBe('2025-11-25');
@@ -198,7 +221,13 @@ describe('stdio, the opening requests answered while the server loads (the early
   });
 
   it('an older protocol version and a 2026-07-28 connection are answered alike', async () => {
-    const legacy = await spawnedWith([{ id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c-per-channel', version: '1' } } }]);
+    const legacy = await spawnedWith([
+      {
+        id: 'i',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c-per-channel', version: '1' } },
+      },
+    ]);
     expect((await legacy.answered('i')).result.protocolVersion).toBe('2025-06-18');
     void legacy.transport.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
     void legacy.transport.send({ jsonrpc: '2.0', id: 'l', method: 'tools/list', params: {} });
@@ -212,7 +241,12 @@ describe('stdio, the opening requests answered while the server loads (the early
     // Once a connection's era is set it stays: the other era's opening request is refused.
     void legacy.transport.send({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: modernMeta() } } as never);
     expect((await legacy.answered('d')).error.code).toBe(-32601);
-    void modern.transport.send({ jsonrpc: '2.0', id: 3, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    void modern.transport.send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
     expect((await modern.answered(3)).error.code).toBe(-32022);
     for (const s of [legacy, modern]) {
       await s.transport.close();
@@ -226,7 +260,10 @@ describe('outbox', () => {
   it('prints the delivery records of those sends, the email as a complete MIME message', async () => {
     const { code, stdout } = await runCli(['outbox', '--limit', '100'], env);
     expect(code).toBe(0);
-    const records = stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const records = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records.length).toBeGreaterThanOrEqual(24);
     const mail = records.find((r) => r.via === 'email');
     expect(mail.status).toBe('dry_run');

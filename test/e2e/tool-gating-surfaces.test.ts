@@ -20,8 +20,14 @@ import { bannerRecord } from '../helpers/banner-record.js';
 
 /** What a client gets of banner resources: the URIs listed and the text read (the SDK answers a server without resources itself, or the server refuses). */
 async function bannerResources(client: Client): Promise<{ listed: string[]; read: string }> {
-  const listed = await client.listResources().then((r) => r.resources.map((x) => x.uri), () => []);
-  const read = await client.readResource({ uri: 'banners://active/all' }).then((r) => JSON.stringify(r.contents), (err: Error) => `refused: ${err.message}`);
+  const listed = await client.listResources().then(
+    (r) => r.resources.map((x) => x.uri),
+    () => [],
+  );
+  const read = await client.readResource({ uri: 'banners://active/all' }).then(
+    (r) => JSON.stringify(r.contents),
+    (err: Error) => `refused: ${err.message}`,
+  );
   return { listed, read };
 }
 
@@ -46,7 +52,9 @@ describe('withheld banners over HTTP: resources and the console', () => {
       createLogger('error', () => {}),
     );
     http = await serveHttp(app, { port: 0 });
-    await app.store.insertBanner(bannerRecord(Date.now(), { id: 'bnr_withheld', text: 'withheld banner text', audience: 'all', expires_at: null }));
+    await app.store.insertBanner(
+      bannerRecord(Date.now(), { id: 'bnr_withheld', text: 'withheld banner text', audience: 'all', expires_at: null }),
+    );
   });
   afterAll(async () => {
     await Promise.all(clients.map((c) => c.close().catch(() => {})));
@@ -56,7 +64,9 @@ describe('withheld banners over HTTP: resources and the console', () => {
 
   async function connect(era: Era, token: string): Promise<Client> {
     const client = eraClient(`surfaces-${era}`, era);
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     clients.push(client);
     return client;
   }
@@ -90,7 +100,11 @@ describe('withheld banners over HTTP: resources and the console', () => {
           method: 'subscriptions/listen',
           params: {
             notifications: { resourceSubscriptions: ['banners://active/all'] },
-            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
           },
         }),
       });
@@ -101,7 +115,14 @@ describe('withheld banners over HTTP: resources and the console', () => {
 
   it('shows the console banner page, its form and its actions only to an operator offered the banner tools', async () => {
     const as = (token: string, path: string, method = 'GET', body = '') =>
-      raw(`${http.url}${path}`, { method, headers: { Authorization: `Bearer ${token}`, ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}) }, body });
+      raw(`${http.url}${path}`, {
+        method,
+        headers: {
+          Authorization: `Bearer ${token}`,
+          ...(method === 'POST' ? { 'Content-Type': 'application/x-www-form-urlencoded' } : {}),
+        },
+        body,
+      });
     // ops is narrowed to status: no Banners link, no page, no action.
     const home = await as(OPS, '/console');
     expect(home.status).toBe(200);
@@ -122,7 +143,11 @@ describe('withheld banners over HTTP: resources and the console', () => {
 
 describe('withheld banners over stdio (NOTIFY_TOOLS=send,status)', () => {
   it.each(ERAS)('offers a %s client no banner resource', async (era) => {
-    const s = await connectCli(cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-gating-surfaces-'), NOTIFY_TOOLS: 'send,status' }), 'gated', era);
+    const s = await connectCli(
+      cliEnv({ NOTIFY_DATA_DIR: tempDataDir('notify-gating-surfaces-'), NOTIFY_TOOLS: 'send,status' }),
+      'gated',
+      era,
+    );
     try {
       expect(s.client.getServerCapabilities()?.resources).toBeUndefined();
       const got = await bannerResources(s.client);

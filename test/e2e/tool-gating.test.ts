@@ -76,7 +76,9 @@ describe('NOTIFY_TOKEN_TOOLS over HTTP', () => {
 
   async function connect(era: Era, token: string): Promise<Client> {
     const client = eraClient(`gating-${era}`, era);
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     clients.push(client);
     return client;
   }
@@ -85,7 +87,15 @@ describe('NOTIFY_TOKEN_TOOLS over HTTP', () => {
     const ops = await connect(era, OPS);
     const status = await connect(era, STATUS);
     const ro = await connect(era, RO);
-    expect(await names(ops)).toEqual(['send_notification', 'get_notification', 'edit_notification', 'retract_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
+    expect(await names(ops)).toEqual([
+      'send_notification',
+      'get_notification',
+      'edit_notification',
+      'retract_notification',
+      'show_banner',
+      'dismiss_banner',
+      'list_banners',
+    ]);
     expect(await names(status)).toEqual(['get_notification', 'show_banner', 'dismiss_banner', 'list_banners']);
     expect(await names(ro)).toEqual(['get_notification', 'list_banners']);
 
@@ -133,7 +143,10 @@ describe('NOTIFY_TOKEN_TOOLS over HTTP', () => {
   it('shows in `schema` and `doctor` what each token is offered', async () => {
     const schema = await runCli(['schema'], env);
     expect(schema.code).toBe(0);
-    const printed = JSON.parse(schema.stdout) as { groups: string[]; tokens: Record<string, { profile: string; groups: string[]; tools: string[]; fingerprint: string }> };
+    const printed = JSON.parse(schema.stdout) as {
+      groups: string[];
+      tokens: Record<string, { profile: string; groups: string[]; tools: string[]; fingerprint: string }>;
+    };
     expect(printed.groups).toEqual(['send', 'status', 'banners', 'read-only']);
     expect(printed.tokens['ro']).toMatchObject({ profile: 'flat', groups: ['read-only'], tools: ['get_notification', 'list_banners'] });
     expect(printed.tokens['status-bot']).toMatchObject({ profile: 'per-channel', groups: ['status', 'banners'] });

@@ -115,7 +115,9 @@ export function expectNothingAfterAnswer(answers: Answer[], peer: SlowPeer, limi
   for (const arrival of peer.arrivals) {
     const answer = byKey.get(arrival.key);
     expect(answer, `arrival ${arrival.key} matches a call`).toBeDefined();
-    expect(arrival.arrivedAt, `${arrival.key} reached the peer after its call answered ${answer!.code}`).toBeLessThanOrEqual(answer!.answeredAt);
+    expect(arrival.arrivedAt, `${arrival.key} reached the peer after its call answered ${answer!.code}`).toBeLessThanOrEqual(
+      answer!.answeredAt,
+    );
   }
   for (const answer of answers) {
     const arrived = peer.arrivals.filter((a) => a.key === answer.key);

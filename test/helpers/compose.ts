@@ -58,7 +58,11 @@ export function serviceEnvironment(service: ComposeService): Record<string, stri
 }
 
 /** The app container's environment: image ENV < env_file < environment (interpolated from `vars`, Compose's own .env). */
-export function appEnvironment(imageEnv: Record<string, string>, envFile: Record<string, string>, vars: Record<string, string>): Record<string, string> {
+export function appEnvironment(
+  imageEnv: Record<string, string>,
+  envFile: Record<string, string>,
+  vars: Record<string, string>,
+): Record<string, string> {
   const compose = readCompose().services[APP]!;
   const fromCompose = Object.fromEntries(Object.entries(serviceEnvironment(compose)).map(([k, v]) => [k, interpolate(String(v), vars)]));
   return { ...imageEnv, ...envFile, ...fromCompose };

@@ -66,10 +66,11 @@ export function execForm(args: string): string[] {
 /** `ENV A=1 B=2` (no quoting needed in this project). */
 export function envOf(s: Stage): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const args of all(s, 'ENV')) for (const pair of args.split(/\s+/)) {
-    const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`ENV not understood: ${args}`);
-    env[pair.slice(0, eq)] = pair.slice(eq + 1);
-  }
+  for (const args of all(s, 'ENV'))
+    for (const pair of args.split(/\s+/)) {
+      const eq = pair.indexOf('=');
+      if (eq <= 0) throw new Error(`ENV not understood: ${args}`);
+      env[pair.slice(0, eq)] = pair.slice(eq + 1);
+    }
   return env;
 }

@@ -9,7 +9,18 @@ import fc from 'fast-check';
 import { CHANNEL_NAMES } from './examples.js';
 
 /** Names that mean something to Object.prototype, to zod or to a serializer. */
-export const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'valueOf', 'toJSON', 'hasOwnProperty', 'isPrototypeOf', 'then', 'length', 'prototype'];
+export const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'toString',
+  'valueOf',
+  'toJSON',
+  'hasOwnProperty',
+  'isPrototypeOf',
+  'then',
+  'length',
+  'prototype',
+];
 
 const HUGE = 'x'.repeat(300_000);
 const HUGE_KEY = 'k'.repeat(300_000);
@@ -34,34 +45,58 @@ export const hostileString = fc.oneof(
   fc.string(),
   fc.string({ unit: 'grapheme' }),
   loneSurrogate,
-  fc.constantFrom('', ...CHANNEL_NAMES, 'fax', '\ud800', 'a\udfff', '\udc00\ud83d', '😀'.slice(0, 1), '[object Object]', HUGE, `${HUGE}@example.com`, '+1' + '4'.repeat(300)),
+  fc.constantFrom(
+    '',
+    ...CHANNEL_NAMES,
+    'fax',
+    '\ud800',
+    'a\udfff',
+    '\udc00\ud83d',
+    '😀'.slice(0, 1),
+    '[object Object]',
+    HUGE,
+    `${HUGE}@example.com`,
+    '+1' + '4'.repeat(300),
+  ),
 );
 
-export const hostileKey = fc.oneof(fc.constantFrom(...PROTO_KEYS, HUGE_KEY, '', 'a/b', 'a~b', '\ud800'), fc.string({ maxLength: 8 }), loneSurrogate);
+export const hostileKey = fc.oneof(
+  fc.constantFrom(...PROTO_KEYS, HUGE_KEY, '', 'a/b', 'a~b', '\ud800'),
+  fc.string({ maxLength: 8 }),
+  loneSurrogate,
+);
 
-const hostileNumber = fc.oneof(fc.integer(), fc.double({ noNaN: true }), fc.constantFrom(-0, Infinity, -Infinity, 2 ** 53 + 1, 1e21, 5e-324));
+const hostileNumber = fc.oneof(
+  fc.integer(),
+  fc.double({ noNaN: true }),
+  fc.constantFrom(-0, Infinity, -Infinity, 2 ** 53 + 1, 1e21, 5e-324),
+);
 
 const leaf = fc.oneof(hostileString, hostileNumber, fc.boolean(), fc.constant(null), fc.constantFrom(DEEP_ARRAY, DEEP_OBJECT));
 
 /** Any JSON value, hostile at every depth. */
-export const hostileJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>((tie) => ({
-  value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('array'), tie('object')),
-  array: fc.array(tie('value'), { maxLength: 4 }),
-  object: fc.oneof(
-    // As JSON.parse builds it: own data properties, even for `__proto__`.
-    fc.array(fc.tuple(hostileKey, tie('value')), { maxLength: 4 }).map((entries) => Object.fromEntries(entries)),
-    // A hostile toString/valueOf, the shape that crashed the validator once.
-    tie('value').map((v) => ({ toString: v, valueOf: v })),
-    fc.dictionary(hostileKey, tie('value'), { maxKeys: 3 }),
-  ),
-})).value;
+export const hostileJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown; array: unknown[]; object: Record<string, unknown> }>(
+  (tie) => ({
+    value: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, tie('array'), tie('object')),
+    array: fc.array(tie('value'), { maxLength: 4 }),
+    object: fc.oneof(
+      // As JSON.parse builds it: own data properties, even for `__proto__`.
+      fc.array(fc.tuple(hostileKey, tie('value')), { maxLength: 4 }).map((entries) => Object.fromEntries(entries)),
+      // A hostile toString/valueOf, the shape that crashed the validator once.
+      tie('value').map((v) => ({ toString: v, valueOf: v })),
+      fc.dictionary(hostileKey, tie('value'), { maxKeys: 3 }),
+    ),
+  }),
+).value;
 
 /** A valid call, then edits that drop fields or set any key to any value. */
 export function editedCall(valid: readonly Record<string, unknown>[], fields: readonly string[]): fc.Arbitrary<Record<string, unknown>> {
   return fc
     .tuple(
       fc.constantFrom(...valid),
-      fc.array(fc.tuple(fc.constantFrom('drop', 'set', 'set'), fc.oneof(fc.constantFrom(...fields), hostileKey), hostileJson), { maxLength: 4 }),
+      fc.array(fc.tuple(fc.constantFrom('drop', 'set', 'set'), fc.oneof(fc.constantFrom(...fields), hostileKey), hostileJson), {
+        maxLength: 4,
+      }),
     )
     .map(([base, edits]) => {
       const entries = new Map(Object.entries(base));

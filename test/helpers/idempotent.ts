@@ -16,8 +16,12 @@ export interface Steps<P, R> {
   recordCompleting?(prepared: P, claim: ClaimCompletion): Promise<R | undefined>;
 }
 
-export async function runIdempotent<P, R>(opts: ClaimOptions, stepsOrSend: Steps<P, R> | (() => Promise<R>)): Promise<{ result: R; replayed: boolean }> {
-  const steps: Steps<P | undefined, R> = typeof stepsOrSend === 'function' ? { prepare: async () => undefined, send: () => stepsOrSend() } : stepsOrSend;
+export async function runIdempotent<P, R>(
+  opts: ClaimOptions,
+  stepsOrSend: Steps<P, R> | (() => Promise<R>),
+): Promise<{ result: R; replayed: boolean }> {
+  const steps: Steps<P | undefined, R> =
+    typeof stepsOrSend === 'function' ? { prepare: async () => undefined, send: () => stepsOrSend() } : stepsOrSend;
   const now = opts.now ?? Date.now;
   const startedAt = opts.startedAt ?? now();
   const deadline = startedAt + opts.budgetMs;

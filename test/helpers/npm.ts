@@ -24,7 +24,10 @@ export interface PackResult {
 /** `npm pack` of the current dist/ (built by `npm test`; `prepare` is not run again). */
 export async function packBuilt(destination: string): Promise<PackResult> {
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run build` first');
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], { cwd: ROOT, maxBuffer: 16 << 20 });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], {
+    cwd: ROOT,
+    maxBuffer: 16 << 20,
+  });
   const [info] = JSON.parse(stdout) as [{ filename: string; size: number; files: { path: string }[]; bundled?: string[] }];
   return { tarball: join(destination, info.filename), files: info.files.map((f) => f.path), size: info.size, bundled: info.bundled ?? [] };
 }
@@ -33,7 +36,10 @@ export async function packBuilt(destination: string): Promise<PackResult> {
 export async function packUnion(destination: string): Promise<PackResult> {
   const dir = join(ROOT, 'packages/union');
   if (!existsSync(join(dir, 'dist/index.js'))) throw new Error('packages/union/dist is missing: run `npm run build` first');
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], { cwd: dir, maxBuffer: 16 << 20 });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', destination], {
+    cwd: dir,
+    maxBuffer: 16 << 20,
+  });
   const [info] = JSON.parse(stdout) as [{ filename: string; size: number; files: { path: string }[]; bundled?: string[] }];
   return { tarball: join(destination, info.filename), files: info.files.map((f) => f.path), size: info.size, bundled: info.bundled ?? [] };
 }

@@ -35,10 +35,14 @@ export async function postgresSkipReason(
   if (unavailable === null) return null;
   const where = PG_URL.replace(/:[^:@/]*@/, ':***@');
   if (env.DATABASE_URL) {
-    throw new Error(`${suite}: DATABASE_URL is set but PostgreSQL at ${where} does not answer (${unavailable}); failing instead of skipping`);
+    throw new Error(
+      `${suite}: DATABASE_URL is set but PostgreSQL at ${where} does not answer (${unavailable}); failing instead of skipping`,
+    );
   }
   if (env.CI === 'true') {
-    throw new Error(`${suite}: PostgreSQL at ${where} does not answer (${unavailable}) in CI, which must start it; failing instead of skipping`);
+    throw new Error(
+      `${suite}: PostgreSQL at ${where} does not answer (${unavailable}) in CI, which must start it; failing instead of skipping`,
+    );
   }
   // Said loudly: a skipped suite must not pass for a green one.
   const reason = `PostgreSQL at ${where} does not answer (${unavailable}); set DATABASE_URL to require it`;
@@ -50,7 +54,9 @@ export async function postgresSkipReason(
  * A fresh schema for server processes to share, as the env that points them at it
  * (search_path in the URL); close() drops it.
  */
-export async function sharedPostgresSchema(prefix: string): Promise<{ env: Record<string, string>; schema: string; close(): Promise<void> }> {
+export async function sharedPostgresSchema(
+  prefix: string,
+): Promise<{ env: Record<string, string>; schema: string; close(): Promise<void> }> {
   const schema = `${prefix}_${Math.random().toString(16).slice(2, 14)}`;
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();

@@ -29,7 +29,10 @@ export function prismMissing(dir = specsDir, cli = prismCli): string | undefined
  * Why a Prism suite skips, or undefined when it runs. Says so on stderr; throws under
  * CI=true, where a missing spec or Prism is a broken checkout, not a reason to go green.
  */
-export function prismUnavailableReason(env: Readonly<Record<string, string | undefined>> = process.env, missing = prismMissing()): string | undefined {
+export function prismUnavailableReason(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+  missing = prismMissing(),
+): string | undefined {
   if (missing === undefined) return undefined;
   if (env.CI === 'true') throw new Error(`Prism contract tests cannot run in CI: ${missing}`);
   process.stderr.write(`Prism contract tests SKIPPED: ${missing}\n`);

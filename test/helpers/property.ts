@@ -31,7 +31,13 @@ export async function assertProperty<Ts>(name: string, property: AnyProperty<Ts>
   }
 }
 
-async function runOnce<Ts>(name: string, property: AnyProperty<Ts>, options: PropertyOptions<Ts>, seed: number, path: string | undefined): Promise<void> {
+async function runOnce<Ts>(
+  name: string,
+  property: AnyProperty<Ts>,
+  options: PropertyOptions<Ts>,
+  seed: number,
+  path: string | undefined,
+): Promise<void> {
   const details = await fc.check(property, { seed, numRuns: options.numRuns, examples: options.examples ?? [], ...(path ? { path } : {}) });
   if (!details.failed) return;
   const replay = `PROPERTY_SEED=${seed} PROPERTY_PATH=${details.counterexamplePath ?? ''}`;

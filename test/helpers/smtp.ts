@@ -13,10 +13,7 @@ export interface ReceivedMail {
 }
 
 /** What the server does with the next message's DATA; `ok` by default. */
-export type DataReply =
-  | { kind: 'ok'; queueId?: string }
-  | { kind: 'error'; code: number; message: string }
-  | { kind: 'hang' };
+export type DataReply = { kind: 'ok'; queueId?: string } | { kind: 'error'; code: number; message: string } | { kind: 'hang' };
 
 export interface TestSmtpServer {
   port: number;

@@ -58,7 +58,9 @@ export function summarize(modules: ReadonlyArray<TestModule>, unhandledErrors: n
 export default class SummaryReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
     const s = summarize(modules, unhandledErrors.length, reason);
-    const note = s.outsideTests ? `vitest: ${s.outsideTests} of the failures happened outside tests (hooks, imports, unhandled errors)\n` : '';
+    const note = s.outsideTests
+      ? `vitest: ${s.outsideTests} of the failures happened outside tests (hooks, imports, unhandled errors)\n`
+      : '';
     process.stdout.write(`\n${note}vitest: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped\n`);
   }
 }

@@ -34,7 +34,10 @@ describe('open approval questions are bounded', () => {
   const people: Person[] = [];
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-questions-'));
-    app = await createApp(loadConfig({ NOTIFY_DATA_DIR: dir, HOME: dir, NOTIFY_HTTP_TOKENS: `bot:${BOT},bot2:${BOT2}`, NOTIFY_APPROVAL: 'all' }), createLogger('error', () => {}));
+    app = await createApp(
+      loadConfig({ NOTIFY_DATA_DIR: dir, HOME: dir, NOTIFY_HTTP_TOKENS: `bot:${BOT},bot2:${BOT2}`, NOTIFY_APPROVAL: 'all' }),
+      createLogger('error', () => {}),
+    );
     http = await serveHttp(app, { port: 0 });
   });
   afterAll(async () => {
@@ -48,12 +51,15 @@ describe('open approval questions are bounded', () => {
     const asking = askingClient('agent', 'legacy') as Person;
     asking.waiting = [];
     asking.answer = () => new Promise<Answer>((r) => asking.waiting.push(r));
-    asking.transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } });
+    asking.transport = new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    });
     await asking.client.connect(asking.transport);
     people.push(asking);
     return asking;
   }
-  const send = (p: Person) => p.client.callTool({ name: 'send_notification', arguments: SMS }, { timeout: 120_000 }) as Promise<ToolOutcome>;
+  const send = (p: Person) =>
+    p.client.callTool({ name: 'send_notification', arguments: SMS }, { timeout: 120_000 }) as Promise<ToolOutcome>;
   /**
    * `n` calls of `p`'s, each made once the one before it has put its question: n questions
    * open at once. (Made all at once, a legacy session sometimes put only the first question

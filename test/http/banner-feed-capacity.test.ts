@@ -63,16 +63,20 @@ type Answer = { status: number; headers: Record<string, string | string[] | unde
 /** GET /banners/stream from `from`: a reader once admitted, else the refusal as sent. */
 function stream(s: Served, audience: string, from = '127.0.0.1', method = 'GET'): Promise<SseReader | Answer> {
   return new Promise((resolve, reject) => {
-    const req = request(`${s.http.url}/banners/stream?audience=${audience}`, { method, localAddress: from, headers: { Accept: 'text/event-stream' } }, (res) => {
-      if (res.statusCode === 200 && method === 'GET') {
-        const reader = new SseReader(res);
-        opened.push(reader);
-        return resolve(reader);
-      }
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
-    });
+    const req = request(
+      `${s.http.url}/banners/stream?audience=${audience}`,
+      { method, localAddress: from, headers: { Accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode === 200 && method === 'GET') {
+          const reader = new SseReader(res);
+          opened.push(reader);
+          return resolve(reader);
+        }
+        let body = '';
+        res.setEncoding('utf8').on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -81,7 +85,11 @@ function stream(s: Served, audience: string, from = '127.0.0.1', method = 'GET')
 const isReader = (x: SseReader | Answer): x is SseReader => x instanceof SseReader;
 
 /** A 2026-07-28 subscriptions/listen from `from`: its JSON-RPC error, or the open listen. */
-function listen(s: Served, uris: string[], from = '127.0.0.1'): Promise<{ status: number; error?: { code: number; message: string; data?: Record<string, any> }; close(): void }> {
+function listen(
+  s: Served,
+  uris: string[],
+  from = '127.0.0.1',
+): Promise<{ status: number; error?: { code: number; message: string; data?: Record<string, any> }; close(): void }> {
   const body = JSON.stringify({
     jsonrpc: '2.0',
     id: 7,
@@ -166,7 +174,10 @@ describe('the live feed gives each client its own share', () => {
     const sdk = eraClient('listener', 'modern');
     await sdk.connect(new StreamableHTTPClientTransport(new URL(`${s.http.url}/mcp`)));
     try {
-      await expect(sdk.listen({ resourceSubscriptions: uris('sdk', 33) })).rejects.toMatchObject({ code: -32602, data: { code: 'TOO_LONG' } });
+      await expect(sdk.listen({ resourceSubscriptions: uris('sdk', 33) })).rejects.toMatchObject({
+        code: -32602,
+        data: { code: 'TOO_LONG' },
+      });
     } finally {
       await sdk.close();
     }
@@ -239,7 +250,10 @@ describe('each client gets its own share of the open streams too', () => {
         expect(error.message).toMatch(/2 open streams.*NOTIFY_FEED_CLIENT_STREAMS/);
       }
     }
-    expect((await listen(s, ['banners://active/all'])).error).toMatchObject({ code: -32000, data: { code: 'FEED_CLIENT_LIMIT', retry_after_s: 5 } });
+    expect((await listen(s, ['banners://active/all'])).error).toMatchObject({
+      code: -32000,
+      data: { code: 'FEED_CLIENT_LIMIT', retry_after_s: 5 },
+    });
     // Another client (another address) still gets a stream, on either path.
     const other = await stream(s, 'all', '127.0.0.2');
     expect(isReader(other)).toBe(true);
@@ -259,7 +273,10 @@ describe('each client gets its own share of the open streams too', () => {
     const full = (await stream(s, 'all', '127.0.0.3')) as Answer;
     expect(full.status).toBe(503);
     expect(JSON.parse(full.body).error).toMatchObject({ code: 'TOO_MANY_STREAMS', retry_after_s: 5 });
-    expect((await listen(s, ['banners://active/all'], '127.0.0.3')).error).toMatchObject({ code: -32000, data: { code: 'TOO_MANY_STREAMS' } });
+    expect((await listen(s, ['banners://active/all'], '127.0.0.3')).error).toMatchObject({
+      code: -32000,
+      data: { code: 'TOO_MANY_STREAMS' },
+    });
     expect(stacks(s)).toEqual([]);
   });
 });
@@ -290,7 +307,10 @@ describe('over stdio', () => {
       // No clientCapabilities: the SDK refuses each, 9 × 32 URIs, more than the share of 250.
       const noCapabilities = { 'io.modelcontextprotocol/protocolVersion': MODERN_VERSION };
       for (let i = 0; i < 9; i++) {
-        const refused = await rpc.request('subscriptions/listen', { notifications: { resourceSubscriptions: uris(`bad${i}x`, 32) }, _meta: noCapabilities });
+        const refused = await rpc.request('subscriptions/listen', {
+          notifications: { resourceSubscriptions: uris(`bad${i}x`, 32) },
+          _meta: noCapabilities,
+        });
         expect(refused.error).toMatchObject({ code: -32602 });
         expect(refused.error.data?.code).toBeUndefined();
       }
@@ -303,7 +323,10 @@ describe('over stdio', () => {
       });
       const answered = rpc.request('subscriptions/listen', { notifications: { resourceSubscriptions: uris('good', 32) }, _meta: META });
       const first = await Promise.race([ack, answered]);
-      expect(first).toMatchObject({ method: 'notifications/subscriptions/acknowledged', params: { notifications: { resourceSubscriptions: uris('good', 32) } } });
+      expect(first).toMatchObject({
+        method: 'notifications/subscriptions/acknowledged',
+        params: { notifications: { resourceSubscriptions: uris('good', 32) } },
+      });
     } finally {
       await transport.close();
     }

@@ -32,37 +32,42 @@ const STORES = [
 
 describe('the live feed across processes', () => {
   for (const { name, open, skip } of STORES) {
-    it.skipIf(skip !== null)(`${name}: another process's show and dismiss reach the stream; SIGTERM ends it${skip ? ` [skipped: ${skip}]` : ''}`, async () => {
-      assertBuilt();
-      const shared = await open();
-      const env = cliEnv({ ...shared.env, NOTIFY_LOG_LEVEL: 'info' });
-      const server = await startHttpCli(env);
-      const writer = new ChildStdioTransport([], env);
-      const client = new Client({ name: 'ops-bot', version: '1.0.0' });
-      try {
-        await client.connect(writer);
-        const reader = await openSse(`${server.origin}/banners/stream?audience=all`);
-        expect((await reader.nth(0, 5_000)).event).toBe('snapshot');
+    it.skipIf(skip !== null)(
+      `${name}: another process's show and dismiss reach the stream; SIGTERM ends it${skip ? ` [skipped: ${skip}]` : ''}`,
+      async () => {
+        assertBuilt();
+        const shared = await open();
+        const env = cliEnv({ ...shared.env, NOTIFY_LOG_LEVEL: 'info' });
+        const server = await startHttpCli(env);
+        const writer = new ChildStdioTransport([], env);
+        const client = new Client({ name: 'ops-bot', version: '1.0.0' });
+        try {
+          await client.connect(writer);
+          const reader = await openSse(`${server.origin}/banners/stream?audience=all`);
+          expect((await reader.nth(0, 5_000)).event).toBe('snapshot');
 
-        const shown = (await client.callTool({ name: 'show_banner', arguments: { text: 'Payments degraded', audience: 'all', severity: 'critical' } }))
-          .structuredContent as { banner_id: string };
-        await reader.nth(1, 10_000);
-        expect(reader.data()[1]).toMatchObject({ change: 'shown', banner: { banner_id: shown.banner_id, severity: 'critical' } });
+          const shown = (
+            await client.callTool({ name: 'show_banner', arguments: { text: 'Payments degraded', audience: 'all', severity: 'critical' } })
+          ).structuredContent as { banner_id: string };
+          await reader.nth(1, 10_000);
+          expect(reader.data()[1]).toMatchObject({ change: 'shown', banner: { banner_id: shown.banner_id, severity: 'critical' } });
 
-        await client.callTool({ name: 'dismiss_banner', arguments: { banner_id: shown.banner_id } });
-        await reader.nth(2, 10_000);
-        expect(reader.data()[2]).toMatchObject({ change: 'dismissed', banner: { banner_id: shown.banner_id } });
+          await client.callTool({ name: 'dismiss_banner', arguments: { banner_id: shown.banner_id } });
+          await reader.nth(2, 10_000);
+          expect(reader.data()[2]).toMatchObject({ change: 'dismissed', banner: { banner_id: shown.banner_id } });
 
-        const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
-        server.child.kill('SIGTERM');
-        await reader.until((r) => r.ended, 5_000, 'end of stream');
-        expect(reader.response.complete).toBe(true);
-        expect(await exited).toBe(0);
-      } finally {
-        await client.close().catch(() => {});
-        if (server.child.exitCode === null) server.child.kill('SIGKILL');
-        await shared.close();
-      }
-    }, 30_000);
+          const exited = new Promise<number | null>((r) => server.child.once('exit', (code) => r(code)));
+          server.child.kill('SIGTERM');
+          await reader.until((r) => r.ended, 5_000, 'end of stream');
+          expect(reader.response.complete).toBe(true);
+          expect(await exited).toBe(0);
+        } finally {
+          await client.close().catch(() => {});
+          if (server.child.exitCode === null) server.child.kill('SIGKILL');
+          await shared.close();
+        }
+      },
+      30_000,
+    );
   }
 });

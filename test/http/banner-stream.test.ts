@@ -19,7 +19,6 @@ import { openSse, type SseReader } from '../helpers/sse.js';
 const FEED_TOKEN = 'feed-reader-0123456789';
 const OPS_TOKEN = 'ops-bot-token-0123456789';
 
-
 interface Served {
   app: App;
   http: HttpHandle;
@@ -89,7 +88,14 @@ describe('GET /banners/stream', () => {
     const [, change] = reader.data();
     expect(change).toEqual({
       change: 'shown',
-      banner: { banner_id: shown.banner_id, text: 'Maintenance at 22:00 UTC', audience: 'admins', severity: 'info', created_at: expect.any(String), expires_at: expect.any(String) },
+      banner: {
+        banner_id: shown.banner_id,
+        text: 'Maintenance at 22:00 UTC',
+        audience: 'admins',
+        severity: 'info',
+        created_at: expect.any(String),
+        expires_at: expect.any(String),
+      },
     });
     expect(reader.events[1]!.event).toBe('banner');
 
@@ -232,7 +238,11 @@ describe('stream access, CORS and limits', () => {
       // The feed token cannot call tools.
       const mcp = await raw(`${s.http.url}/mcp`, {
         method: 'POST',
-        headers: { Authorization: `Bearer ${FEED_TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        headers: {
+          Authorization: `Bearer ${FEED_TOKEN}`,
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+        },
       });
       expect(mcp.status).toBe(403);
       expect(JSON.parse(mcp.body).error.message).toMatch(/read-only feed token/);
@@ -257,7 +267,11 @@ describe('stream access, CORS and limits', () => {
 
       const pre = await raw(`${s.http.url}/banners/stream?audience=all`, {
         method: 'OPTIONS',
-        headers: { Origin: 'https://app.example.com', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'authorization,last-event-id' },
+        headers: {
+          Origin: 'https://app.example.com',
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'authorization,last-event-id',
+        },
       });
       expect(pre.status).toBe(204);
       expect(pre.headers['access-control-allow-origin']).toBe('https://app.example.com');

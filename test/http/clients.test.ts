@@ -88,7 +88,10 @@ describe('HTTP transport', () => {
         NOTIFY_RATE_LIMITS: 'sms=2/h',
       }),
     );
-    app = await createApp(config, createLogger('debug', (line) => void logLines.push(line)));
+    app = await createApp(
+      config,
+      createLogger('debug', (line) => void logLines.push(line)),
+    );
     http = await serveHttp(app, { port: 0 });
   });
 
@@ -120,7 +123,11 @@ describe('HTTP transport', () => {
     });
     expect(wrong.status).toBe(401);
     expect(wrong.headers['www-authenticate']).toMatch(/^Bearer realm="notify-mcp", error="invalid_token"/);
-    const basic = await raw(`${http.url}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, Authorization: 'Basic b3BzOng=' }, body: INIT });
+    const basic = await raw(`${http.url}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, Authorization: 'Basic b3BzOng=' },
+      body: INIT,
+    });
     expect(basic.status).toBe(401);
   });
 
@@ -144,7 +151,11 @@ describe('HTTP transport', () => {
     // Default.
     expect(await shape(await connect({ token: TOKENS.ops, name: 'someone', era }))).toBe('flat');
 
-    const unknown = await raw(`${http.url}/mcp/openai`, { method: 'POST', headers: { ...MCP_HEADERS, Authorization: `Bearer ${TOKENS.ops}` }, body: INIT });
+    const unknown = await raw(`${http.url}/mcp/openai`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, Authorization: `Bearer ${TOKENS.ops}` },
+      body: INIT,
+    });
     expect(unknown.status).toBe(404);
     expect(JSON.parse(unknown.body).error.message).toContain('Unknown profile "openai"');
   });
@@ -177,49 +188,70 @@ describe('HTTP transport', () => {
     expect((await pager.callTool({ name: 'send_notification', arguments: sms })).isError).toBeFalsy();
     // A 2025-era session of the same token shares its limit: the limit is the client's, not the session's.
     const legacy = await connect({ token: TOKENS.ops, era: 'legacy' });
-    expect((await legacy.callTool({ name: 'send_notification', arguments: sms })).structuredContent).toMatchObject({ error: { code: 'RATE_LIMITED' } });
-  });
-
-  it.each(ERAS)('answers 413 to a body over the message cap (1 MiB plus the attachment allowance), declared or streamed (%s client)', async (era) => {
-    const client = await connect({ token: TOKENS.ops, era });
-    const huge = { via: 'email', to: 'ops@example.com', subject: 'big', body_html: `<p>${'x'.repeat(5 * 1024 * 1024)}</p>` };
-    expect(await statusOf(client.callTool({ name: 'send_notification', arguments: huge }))).toBe(413);
-
-    // Chunked, no Content-Length: counted as it arrives.
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    const streamed = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${http.url}/mcp`, {
-        method: 'POST',
-        headers: { ...MCP_HEADERS, Authorization: `Bearer ${TOKENS.ops}`, 'Transfer-Encoding': 'chunked' },
-      }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
-      req.on('error', reject);
-      let sent = 0;
-      const pump = () => {
-        while (sent < 6 * 1024 * 1024) {
-          sent += chunk.length;
-          if (!req.write(chunk)) return void req.once('drain', pump);
-        }
-        req.end();
-      };
-      pump();
+    expect((await legacy.callTool({ name: 'send_notification', arguments: sms })).structuredContent).toMatchObject({
+      error: { code: 'RATE_LIMITED' },
     });
-    expect(streamed).toBe(413);
-    // The server is still fine afterwards.
-    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
   });
+
+  it.each(ERAS)(
+    'answers 413 to a body over the message cap (1 MiB plus the attachment allowance), declared or streamed (%s client)',
+    async (era) => {
+      const client = await connect({ token: TOKENS.ops, era });
+      const huge = { via: 'email', to: 'ops@example.com', subject: 'big', body_html: `<p>${'x'.repeat(5 * 1024 * 1024)}</p>` };
+      expect(await statusOf(client.callTool({ name: 'send_notification', arguments: huge }))).toBe(413);
+
+      // Chunked, no Content-Length: counted as it arrives.
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      const streamed = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          `${http.url}/mcp`,
+          {
+            method: 'POST',
+            headers: { ...MCP_HEADERS, Authorization: `Bearer ${TOKENS.ops}`, 'Transfer-Encoding': 'chunked' },
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode!);
+          },
+        );
+        req.on('error', reject);
+        let sent = 0;
+        const pump = () => {
+          while (sent < 6 * 1024 * 1024) {
+            sent += chunk.length;
+            if (!req.write(chunk)) return void req.once('drain', pump);
+          }
+          req.end();
+        };
+        pump();
+      });
+      expect(streamed).toBe(413);
+      // The server is still fine afterwards.
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    },
+  );
 
   it('refuses a foreign Host (DNS rebinding) and a foreign Origin with 403', async () => {
     const headers = { ...MCP_HEADERS, Authorization: `Bearer ${TOKENS.ops}` };
-    const evilHost = await raw(`${http.url}/mcp`, { method: 'POST', headers: { ...headers, Host: `evil.example.com:${http.port}` }, body: INIT });
+    const evilHost = await raw(`${http.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, Host: `evil.example.com:${http.port}` },
+      body: INIT,
+    });
     expect(evilHost.status).toBe(403);
     const wrongPort = await raw(`${http.url}/healthz`, { headers: { Host: `localhost:${http.port + 1}` } });
     expect(wrongPort.status).toBe(403);
-    const evilOrigin = await raw(`${http.url}/mcp`, { method: 'POST', headers: { ...headers, Origin: 'http://evil.example.com' }, body: INIT });
+    const evilOrigin = await raw(`${http.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, Origin: 'http://evil.example.com' },
+      body: INIT,
+    });
     expect(evilOrigin.status).toBe(403);
-    const otherLocalApp = await raw(`${http.url}/mcp`, { method: 'POST', headers: { ...headers, Origin: `http://localhost:${http.port + 1}` }, body: INIT });
+    const otherLocalApp = await raw(`${http.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, Origin: `http://localhost:${http.port + 1}` },
+      body: INIT,
+    });
     expect(otherLocalApp.status).toBe(403);
     const sameOrigin = await raw(`${http.url}/mcp`, {
       method: 'POST',
@@ -257,7 +289,8 @@ describe('HTTP transport', () => {
   });
 
   it('serves the banner feed with ETag and max-age, reflecting show_banner and dismiss_banner', async () => {
-    const feed = (etag?: string) => raw(`${http.url}/banners?audience=team:feed,admins`, { headers: etag ? { 'If-None-Match': etag } : {} });
+    const feed = (etag?: string) =>
+      raw(`${http.url}/banners?audience=team:feed,admins`, { headers: etag ? { 'If-None-Match': etag } : {} });
     const empty = await feed();
     expect(empty.status).toBe(200);
     expect(JSON.parse(empty.body).banners).toEqual([]);
@@ -267,7 +300,10 @@ describe('HTTP transport', () => {
     expect((await feed(emptyTag)).status).toBe(304);
 
     const client = await connect({ token: TOKENS.ops });
-    const shown = await client.callTool({ name: 'show_banner', arguments: { text: 'Maintenance at 22:00 UTC', audience: 'team:feed', severity: 'warning' } });
+    const shown = await client.callTool({
+      name: 'show_banner',
+      arguments: { text: 'Maintenance at 22:00 UTC', audience: 'team:feed', severity: 'warning' },
+    });
     expect(shown.isError, JSON.stringify(shown)).toBeFalsy();
     const bannerId = (shown.structuredContent as { banner_id: string }).banner_id;
 
@@ -337,7 +373,10 @@ describe('HTTP transport', () => {
 
 describe('HTTP transport without tokens', () => {
   it('refuses to bind beyond loopback, naming NOTIFY_HTTP_TOKENS', async () => {
-    const app = await createApp(loadConfig(env()), createLogger('error', () => {}));
+    const app = await createApp(
+      loadConfig(env()),
+      createLogger('error', () => {}),
+    );
     try {
       await expect(serveHttp(app, { host: '0.0.0.0', port: 0 })).rejects.toThrow(ConfigError);
       await expect(serveHttp(app, { host: '0.0.0.0', port: 0 })).rejects.toThrow(/NOTIFY_HTTP_TOKENS/);
@@ -354,7 +393,10 @@ describe('HTTP transport without tokens', () => {
   });
 
   it('closes idle sessions', async () => {
-    const app = await createApp(loadConfig(env()), createLogger('error', () => {}));
+    const app = await createApp(
+      loadConfig(env()),
+      createLogger('error', () => {}),
+    );
     const http = await serveHttp(app, { port: 0, sessionIdleMs: 300 });
     try {
       const client = new Client({ name: 'idle', version: '1' });
@@ -373,7 +415,10 @@ describe('HTTP transport without tokens', () => {
 
 describe('HTTP server timeouts', () => {
   it('drops a client that never finishes its headers, but keeps an open GET stream', async () => {
-    const app = await createApp(loadConfig(env()), createLogger('error', () => {}));
+    const app = await createApp(
+      loadConfig(env()),
+      createLogger('error', () => {}),
+    );
     const http = await serveHttp(app, { port: 0, headersTimeoutMs: 400, requestTimeoutMs: 800 });
     try {
       const answer = await new Promise<string>((resolve, reject) => {
@@ -393,7 +438,7 @@ describe('HTTP server timeouts', () => {
       await client.connect(transport);
       await new Promise((r) => setTimeout(r, 2_000));
       expect(errors).toEqual([]);
-      expect((await client.ping())).toEqual({});
+      expect(await client.ping()).toEqual({});
       await client.close();
     } finally {
       await http.close();

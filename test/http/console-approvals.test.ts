@@ -33,7 +33,14 @@ function cardText(body: string, id: string): string {
   const at = body.indexOf(`id="held-${id}"`);
   expect(at).toBeGreaterThan(0);
   const section = body.slice(at, body.indexOf('</section>', at));
-  return section.replace(/<[^>]+>/g, ' ').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').replace(/\s+/g, ' ');
+  return section
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ');
 }
 
 /** A held mail whose caller parts sit behind a mid-line close delimiter, as e1's HIDE shape has them; PAD first when asked. */
@@ -85,15 +92,25 @@ describe('console: what a person approving a held send is shown', () => {
       NOTIFY_APPROVAL: 'all',
       NOTIFY_APPROVAL_MODE: 'console',
     });
-    app = await createApp(config, createLogger('error', () => {}));
+    app = await createApp(
+      config,
+      createLogger('error', () => {}),
+    );
     http = await serveHttp(app, { port: 0 });
     const form = await raw(`${http.url}/console/login`);
     const res = await raw(`${http.url}/console/login`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: header(form, 'set-cookie').split(';')[0]!, Origin: http.url },
-      body: new URLSearchParams({ token: OPS, csrf: /name="csrf" value="([^"]+)"/.exec(form.body)![1]!, next: '/console/approvals' }).toString(),
+      body: new URLSearchParams({
+        token: OPS,
+        csrf: /name="csrf" value="([^"]+)"/.exec(form.body)![1]!,
+        next: '/console/approvals',
+      }).toString(),
     });
-    cookie = header(res, 'set-cookie').split('\n').find((c) => c.startsWith('notify_console='))!.split(';')[0]!;
+    cookie = header(res, 'set-cookie')
+      .split('\n')
+      .find((c) => c.startsWith('notify_console='))!
+      .split(';')[0]!;
   });
 
   afterAll(async () => {
@@ -106,13 +123,22 @@ describe('console: what a person approving a held send is shown', () => {
 
   async function held(extra: Partial<DeliveryRecord>): Promise<string> {
     const id = `ntf_${(at++).toString(16).padStart(32, '0')}`;
-    await app.store.writeRecord(delivery(id, at, { status: 'pending_approval', client: 'bot', approval: { outcome: 'pending', reasons: ['all'], payload_sha256: 'ab'.repeat(32), expires_at: at + 3_600_000 }, ...extra }));
+    await app.store.writeRecord(
+      delivery(id, at, {
+        status: 'pending_approval',
+        client: 'bot',
+        approval: { outcome: 'pending', reasons: ['all'], payload_sha256: 'ab'.repeat(32), expires_at: at + 3_600_000 },
+        ...extra,
+      }),
+    );
     return id;
   }
 
-  it('a held email\'s card names to, cc and bcc apart, shows its text and lists every part', async () => {
+  it("a held email's card names to, cc and bcc apart, shows its text and lists every part", async () => {
     const client = eraClient('agent', 'modern');
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
+    );
     clients.push(client);
     const result = await client.callTool({
       name: 'send_notification',
@@ -153,8 +179,13 @@ describe('console: what a person approving a held send is shown', () => {
     expect(whole).not.toContain('Shown: the first');
   });
 
-  it('shows a Slack post\'s blocks, which Slack shows instead of its text, with where each link goes', async () => {
-    const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*All staff:* reset your password at <https://sso-reset.evil.example|sso.example.com/reset>' } }];
+  it("shows a Slack post's blocks, which Slack shows instead of its text, with where each link goes", async () => {
+    const blocks = [
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: '*All staff:* reset your password at <https://sso-reset.evil.example|sso.example.com/reset>' },
+      },
+    ];
     const id = await held({ via: 'slack', payload: { channel: 'C0123ABCD', text: 'Deploy 142 is done.', blocks } });
     const text = cardText((await page('/console/approvals')).body, id);
     expect(text).toContain('Text Deploy 142 is done.');
@@ -162,8 +193,11 @@ describe('console: what a person approving a held send is shown', () => {
     expect(text).toContain('link: https://sso-reset.evil.example (shown as "sso.example.com/reset")');
   });
 
-  it('shows an MMS\'s media URLs, which Twilio fetches and sends', async () => {
-    const id = await held({ via: 'sms', payload: { To: '+14155550123', Body: 'Your invoice', MediaUrl: ['https://cdn.example.com/invoice.png'] } });
+  it("shows an MMS's media URLs, which Twilio fetches and sends", async () => {
+    const id = await held({
+      via: 'sms',
+      payload: { To: '+14155550123', Body: 'Your invoice', MediaUrl: ['https://cdn.example.com/invoice.png'] },
+    });
     const text = cardText((await page('/console/approvals')).body, id);
     expect(text).toContain('Media (fetched by Twilio) https://cdn.example.com/invoice.png');
     expect(text).toContain('Text Your invoice');
@@ -193,7 +227,14 @@ describe('console: what a person approving a held send is shown', () => {
 
   it('lists a large mail and a large post by their subject and first words, reading no more of them than that', async () => {
     const big = 'x'.repeat(200_000);
-    const mail = await held({ status: 'sent', payload: { envelope: { from: 'a@example.com', to: ['b@example.com'] }, messageId: '<m@x>', raw: `Subject: =?UTF-8?Q?Caf=C3=A9_figures?=\r\n\r\n${big}` } });
+    const mail = await held({
+      status: 'sent',
+      payload: {
+        envelope: { from: 'a@example.com', to: ['b@example.com'] },
+        messageId: '<m@x>',
+        raw: `Subject: =?UTF-8?Q?Caf=C3=A9_figures?=\r\n\r\n${big}`,
+      },
+    });
     const post = await held({ status: 'sent', via: 'slack', payload: { channel: 'C0123ABCD', text: `Deploy "142" done ${big}` } });
     const list = (await page('/console')).body;
     const row = (id: string) => list.slice(list.indexOf(`>${id}</a>`), list.indexOf('</tr>', list.indexOf(`>${id}</a>`)));
@@ -202,7 +243,8 @@ describe('console: what a person approving a held send is shown', () => {
   });
 
   it('shows held sends a page at a time, with a link to the older ones', async () => {
-    for (let i = 0; i < APPROVAL_ROWS + 3; i++) await held({ payload: { envelope: { from: 'a@example.com', to: ['b@example.com'] }, raw: `Subject: page ${i}\r\n\r\nx` } });
+    for (let i = 0; i < APPROVAL_ROWS + 3; i++)
+      await held({ payload: { envelope: { from: 'a@example.com', to: ['b@example.com'] }, raw: `Subject: page ${i}\r\n\r\nx` } });
     const first = (await page('/console/approvals')).body;
     expect(first.match(/<section class="card"/g)).toHaveLength(APPROVAL_ROWS);
     const older = /href="(\/console\/approvals\?after=[^"]+)"/.exec(first)![1]!;

@@ -27,10 +27,15 @@ describe('console: scheduled and held', () => {
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-console-waiting-'));
-    app = await createApp(loadConfig({ NOTIFY_DATA_DIR: dir, HOME: dir, NOTIFY_HTTP_TOKENS: `ops:${OPS},bot:${BOT}`, NOTIFY_OPERATOR_CLIENTS: 'ops' }), createLogger('error', () => {}));
+    app = await createApp(
+      loadConfig({ NOTIFY_DATA_DIR: dir, HOME: dir, NOTIFY_HTTP_TOKENS: `ops:${OPS},bot:${BOT}`, NOTIFY_OPERATOR_CLIENTS: 'ops' }),
+      createLogger('error', () => {}),
+    );
     http = await serveHttp(app, { port: 0 });
     agent = eraClient('agent', 'modern');
-    await agent.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }));
+    await agent.connect(
+      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
+    );
   });
   afterAll(async () => {
     await agent?.close().catch(() => {});
@@ -40,7 +45,10 @@ describe('console: scheduled and held', () => {
 
   it('lists a scheduled send and retracts it, once', async () => {
     const sendAt = new Date(Date.now() + 3_600_000).toISOString();
-    const result = await agent.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Standup in 5', send_at: sendAt } });
+    const result = await agent.callTool({
+      name: 'send_notification',
+      arguments: { via: 'sms', to: '+14155550123', body: 'Standup in 5', send_at: sendAt },
+    });
     expect(result.isError, JSON.stringify(result.structuredContent)).toBeFalsy();
     const { id, status } = result.structuredContent as { id: string; status: string };
     expect(status).toBe('scheduled');
@@ -51,7 +59,11 @@ describe('console: scheduled and held', () => {
     expect(list.body).toMatch(new RegExp(`action="/console/waiting/${id}/retract"[\\s\\S]*?>Retract</button>`));
     expect((await raw(`${http.url}/console/waiting`, { headers: { Authorization: `Bearer ${BOT}` } })).status).toBe(403);
     const post = () =>
-      raw(`${http.url}/console/waiting/${id}/retract`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' }, body: '' });
+      raw(`${http.url}/console/waiting/${id}/retract`, {
+        method: 'POST',
+        headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: '',
+      });
     const retracted = await post();
     expect(retracted.status).toBe(303);
     expect(decodeURIComponent(retracted.headers.location as string)).toContain(`Retracted ${id}: it will not be sent.`);
@@ -74,15 +86,27 @@ describe('console: scheduled and held', () => {
   it('lists scheduled and cancelled sends with the records, under the status filter, paged once each', async () => {
     const auth = { Authorization: `Bearer ${OPS}` };
     const schedule = async (body: string) => {
-      const r = await agent.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body, send_at: new Date(Date.now() + 3_600_000).toISOString() } });
+      const r = await agent.callTool({
+        name: 'send_notification',
+        arguments: { via: 'sms', to: '+14155550123', body, send_at: new Date(Date.now() + 3_600_000).toISOString() },
+      });
       return (r.structuredContent as { id: string }).id;
     };
     const later = await schedule('Later today');
     const gone = await schedule('Never mind');
-    expect((await raw(`${http.url}/console/waiting/${gone}/retract`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' }, body: '' })).status).toBe(303);
+    expect(
+      (
+        await raw(`${http.url}/console/waiting/${gone}/retract`, {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: '',
+        })
+      ).status,
+    ).toBe(303);
     const sent = await agent.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Right now' } });
     const now = (sent.structuredContent as { id: string }).id;
-    const ids = (body: string) => [...body.matchAll(/<td data-label="Notification"><a href="\/console\/notifications\/([^"]+)">/g)].map((m) => m[1]!);
+    const ids = (body: string) =>
+      [...body.matchAll(/<td data-label="Notification"><a href="\/console\/notifications\/([^"]+)">/g)].map((m) => m[1]!);
     const all = ids((await raw(`${http.url}/console`, { headers: auth })).body);
     expect(all.slice(0, 3)).toEqual([now, gone, later]);
     const scheduled = await raw(`${http.url}/console?status=scheduled`, { headers: auth });

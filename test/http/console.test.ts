@@ -50,7 +50,10 @@ describe('operator console (/console)', () => {
       EMAIL_FROM: 'Ops <ops@example.com>',
       NOTIFY_EMAIL_ALLOW: 'example.com',
     });
-    app = await createApp(config, createLogger('error', () => {}));
+    app = await createApp(
+      config,
+      createLogger('error', () => {}),
+    );
     http = await serveHttp(app, { port: 0 });
   });
 
@@ -63,7 +66,9 @@ describe('operator console (/console)', () => {
 
   async function agent(era: Era, token = BOT): Promise<Client> {
     const client = eraClient('agent', era);
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     clients.push(client);
     return client;
   }
@@ -90,13 +95,16 @@ describe('operator console (/console)', () => {
       headers: { 'Content-Type': 'application/x-www-form-urlencoded', Cookie: loginCookie, Origin: http.url },
       body: new URLSearchParams({ token, csrf, next: '/console/approvals' }).toString(),
     });
-    const session = header(res, 'set-cookie').split('\n').find((c) => c.startsWith('notify_console='));
+    const session = header(res, 'set-cookie')
+      .split('\n')
+      .find((c) => c.startsWith('notify_console='));
     return { cookie: session ? session.split(';')[0]! : '', res };
   }
 
   const page = (path: string, cookie: string) => raw(`${http.url}${path}`, { headers: { Cookie: cookie } });
   const csrfOf = (body: string) => /name="csrf" value="([^"]+)"/.exec(body)![1]!;
-  const shaOf = (body: string, id: string) => new RegExp(`action="/console/approvals/${id}"[\\s\\S]*?name="payload_sha256" value="([0-9a-f]{64})"`).exec(body)![1]!;
+  const shaOf = (body: string, id: string) =>
+    new RegExp(`action="/console/approvals/${id}"[\\s\\S]*?name="payload_sha256" value="([0-9a-f]{64})"`).exec(body)![1]!;
   const post = (path: string, cookie: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
     raw(`${http.url}${path}`, {
       method: 'POST',
@@ -109,7 +117,13 @@ describe('operator console (/console)', () => {
     expect(anonymous.status).toBe(303);
     expect(anonymous.headers.location).toBe('/console/login?next=%2Fconsole%2Fapprovals');
     const id = await heldSend('modern', 'For ops only');
-    for (const path of ['/console', '/console/approvals', `/console/notifications/${id}`, `/console/notifications/${id}/raw`, '/console/banners']) {
+    for (const path of [
+      '/console',
+      '/console/approvals',
+      `/console/notifications/${id}`,
+      `/console/notifications/${id}/raw`,
+      '/console/banners',
+    ]) {
       expect((await raw(`${http.url}${path}`, { headers: { Authorization: `Bearer ${BOT}` } })).status, path).toBe(403);
       expect((await raw(`${http.url}${path}`, { headers: { Authorization: `Bearer ${BOT}x` } })).status, path).toBe(401);
       const asOps = await raw(`${http.url}${path}`, { headers: { Authorization: `Bearer ${OPS}` } });
@@ -145,7 +159,10 @@ describe('operator console (/console)', () => {
   });
 
   it('ends the session at sign-out on every replica sharing the store: a copied cookie neither opens a page nor decides', async () => {
-    const replicaApp = await createApp(config, createLogger('error', () => {}));
+    const replicaApp = await createApp(
+      config,
+      createLogger('error', () => {}),
+    );
     const replica = await serveHttp(replicaApp, { port: 0 });
     try {
       const id = await heldSend('modern', 'Signed out before deciding');
@@ -183,7 +200,10 @@ describe('operator console (/console)', () => {
     const { cookie } = await signIn();
     for (const path of ['/console/approvals', '/console/waiting', '/console/banners']) {
       for (const param of ['done', 'error']) {
-        const forged = await page(`${path}?${param}=${encodeURIComponent('Your session expired: sign in at https://evil.example/console')}&sig=${'A'.repeat(43)}`, cookie);
+        const forged = await page(
+          `${path}?${param}=${encodeURIComponent('Your session expired: sign in at https://evil.example/console')}&sig=${'A'.repeat(43)}`,
+          cookie,
+        );
         expect(forged.status, path).toBe(200);
         expect(forged.body, `${path} ${param}`).not.toContain('evil.example');
         expect(forged.body).not.toMatch(/role="(status|alert)"/);
@@ -221,13 +241,27 @@ describe('operator console (/console)', () => {
     // Without the form's token, from another origin, or with another hash: nothing happens.
     expect((await post(`/console/approvals/${id}`, cookie, { decision: 'approve', payload_sha256: sha })).status).toBe(403);
     expect((await post(`/console/approvals/${id}`, cookie, { decision: 'approve', payload_sha256: sha, csrf: 'forged' })).status).toBe(403);
-    expect((await post(`/console/approvals/${id}`, cookie, { decision: 'approve', payload_sha256: sha, csrf }, { Origin: 'https://evil.example' })).status).toBe(403);
+    expect(
+      (
+        await post(
+          `/console/approvals/${id}`,
+          cookie,
+          { decision: 'approve', payload_sha256: sha, csrf },
+          { Origin: 'https://evil.example' },
+        )
+      ).status,
+    ).toBe(403);
     expect((await post(`/console/approvals/${id}`, '', { decision: 'approve', payload_sha256: sha, csrf })).status).toBe(401);
     const wrongHash = await post(`/console/approvals/${id}`, cookie, { decision: 'approve', payload_sha256: 'f'.repeat(64), csrf });
     expect(wrongHash.status).toBe(409);
     expect(smtp.received.length).toBe(before);
 
-    const approved = await post(`/console/approvals/${id}`, cookie, { decision: 'approve', payload_sha256: sha, csrf, reason: 'numbers checked' });
+    const approved = await post(`/console/approvals/${id}`, cookie, {
+      decision: 'approve',
+      payload_sha256: sha,
+      csrf,
+      reason: 'numbers checked',
+    });
     expect(approved.status).toBe(303);
     expect(decodeURIComponent(approved.headers.location as string)).toContain(`Approved ${id}: it left (sent).`);
     expect(smtp.received.length).toBe(before + 1);
@@ -242,7 +276,13 @@ describe('operator console (/console)', () => {
 
     const record = (await app.store.getDelivery(id))!;
     expect(record).toMatchObject({ status: 'sent', attempts: 1, client: 'bot' });
-    expect(record.approval).toMatchObject({ outcome: 'approved', decided_by: 'ops', reason: 'numbers checked', payload_sha256: sha, reasons: ['all'] });
+    expect(record.approval).toMatchObject({
+      outcome: 'approved',
+      decided_by: 'ops',
+      reason: 'numbers checked',
+      payload_sha256: sha,
+      reasons: ['all'],
+    });
     expect(typeof record.approval!.decided_at).toBe('number');
     // The decision and the send it released are on the audit chain, and the notification's page lists them.
     const audited = await app.store.auditFor(id);
@@ -270,19 +310,34 @@ describe('operator console (/console)', () => {
     const id = await heldSend('legacy', 'Do not send this');
     const { cookie } = await signIn();
     const list = await page('/console/approvals', cookie);
-    const declined = await post(`/console/approvals/${id}`, cookie, { decision: 'decline', payload_sha256: shaOf(list.body, id), csrf: csrfOf(list.body), reason: 'wrong list' });
+    const declined = await post(`/console/approvals/${id}`, cookie, {
+      decision: 'decline',
+      payload_sha256: shaOf(list.body, id),
+      csrf: csrfOf(list.body),
+      reason: 'wrong list',
+    });
     expect(declined.status).toBe(303);
     expect(smtp.received.length).toBe(before);
-    expect((await app.store.getDelivery(id))!).toMatchObject({ status: 'declined', approval: { outcome: 'declined', decided_by: 'ops', reason: 'wrong list' } });
+    expect((await app.store.getDelivery(id))!).toMatchObject({
+      status: 'declined',
+      approval: { outcome: 'declined', decided_by: 'ops', reason: 'wrong list' },
+    });
     // The agent reads the same: who declined, when and why.
-    const seen = (await (await agent('modern')).callTool({ name: 'get_notification', arguments: { id } })).structuredContent as Record<string, unknown>;
+    const seen = (await (await agent('modern')).callTool({ name: 'get_notification', arguments: { id } })).structuredContent as Record<
+      string,
+      unknown
+    >;
     expect(seen).toMatchObject({ status: 'declined', decided_by: 'ops', reason: 'wrong list' });
     expect(Date.parse(seen.decided_at as string)).toBe((await app.store.getDelivery(id))!.approval!.decided_at);
     expect((await page('/console/approvals', cookie)).body).not.toContain('Do not send this');
   });
 
   it('shows a message whose HTML carries script only as text or inside a sandboxed, script-less frame', async () => {
-    const id = await heldSend('modern', '<script>alert("subject")</script>', '<p>Hi</p><script>window.pwned=1</script><img src="https://tracker.example/p.gif">');
+    const id = await heldSend(
+      'modern',
+      '<script>alert("subject")</script>',
+      '<p>Hi</p><script>window.pwned=1</script><img src="https://tracker.example/p.gif">',
+    );
     const { cookie } = await signIn();
     const detail = await page(`/console/notifications/${id}`, cookie);
     expect(detail.status).toBe(200);
@@ -304,7 +359,12 @@ describe('operator console (/console)', () => {
     const { cookie } = await signIn();
     const form = await page('/console/banners', cookie);
     const csrf = csrfOf(form.body);
-    const shown = await post('/console/banners', cookie, { csrf, text: '<img src=x onerror=alert(1)> maintenance', audience: 'all', severity: 'warning' });
+    const shown = await post('/console/banners', cookie, {
+      csrf,
+      text: '<img src=x onerror=alert(1)> maintenance',
+      audience: 'all',
+      severity: 'warning',
+    });
     expect(shown.status).toBe(303);
     const after = await page('/console/banners', cookie);
     expect(after.body).toContain('&lt;img src=x onerror=alert(1)&gt; maintenance');

@@ -26,7 +26,12 @@ afterAll(async () => {
   await server?.stop();
 });
 
-const run = (script: string) => execFileSync('bash', ['-euo', 'pipefail', '-c', `${setup}\n${script}`], { env: { ...env, URL: server.url, TOKEN }, encoding: 'utf8', timeout: 20_000 });
+const run = (script: string) =>
+  execFileSync('bash', ['-euo', 'pipefail', '-c', `${setup}\n${script}`], {
+    env: { ...env, URL: server.url, TOKEN },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
 
 describe('docs/http.md, by hand with curl', () => {
   it('has the setup line and a block per era', () => {
@@ -42,7 +47,10 @@ describe('docs/http.md, by hand with curl', () => {
 
   it('2025-11-25: initialize, the session, the call, and the session closed', () => {
     const out = run(block('legacy')!);
-    const events = out.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
+    const events = out
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice(6)));
     expect(events.find((e) => e.id === 2)?.result.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
   });
 

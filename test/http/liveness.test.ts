@@ -42,7 +42,8 @@ const email = (body_html: string, extra: Record<string, unknown> = {}) => ({
   body_html,
   ...extra,
 });
-const address254 = (i: number) => `${String(i).padStart(2, '0')}${'a'.repeat(62)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
+const address254 = (i: number) =>
+  `${String(i).padStart(2, '0')}${'a'.repeat(62)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(53)}.example`;
 
 const CALLS: Record<string, Record<string, unknown>> = {
   // body_text derived from these (the old hand-written converter took from 17 s to minutes on
@@ -177,14 +178,23 @@ describe('notify-mcp --http under expensive accepted calls', () => {
     await client.close().catch(() => {});
 
     const report = outcomes.map((o) => `${o.kind.padEnd(6)} ${o.name}: ${o.detail}`).join('\n');
-    expect(late, `GET /healthz took ${late?.toFixed(0)} ms, 1 s or more past a bare server, while the calls ran:\n${report}`).toBeUndefined();
+    expect(
+      late,
+      `GET /healthz took ${late?.toFixed(0)} ms, 1 s or more past a bare server, while the calls ran:\n${report}`,
+    ).toBeUndefined();
     expect(polls.length).toBeGreaterThan(0);
     expect(Math.max(...polls)).toBeLessThan(HEALTHZ_BOUND_MS);
     expect(outcomes, report).toHaveLength(Object.keys(CALLS).length);
-    expect(outcomes.filter((o) => o.kind === 'failed'), report).toEqual([]);
+    expect(
+      outcomes.filter((o) => o.kind === 'failed'),
+      report,
+    ).toEqual([]);
     // The recipients and full-size parts need no conversion: they are sent (dry run).
     for (const name of ['50 recipients of 254 characters', 'both parts at full size', 'sms body at its limit']) {
-      expect(outcomes.find((o) => o.name === name), report).toMatchObject({ kind: 'result', detail: 'dry_run' });
+      expect(
+        outcomes.find((o) => o.name === name),
+        report,
+      ).toMatchObject({ kind: 'result', detail: 'dry_run' });
     }
   }, 120_000);
 });

@@ -140,7 +140,7 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
     expect(r.json.result._meta['io.modelcontextprotocol/serverInfo']).toMatchObject({ name: 'notify-mcp' });
   });
 
-  it('chooses the profile from each request\'s own clientInfo, after the credential and the endpoint', async () => {
+  it("chooses the profile from each request's own clientInfo, after the credential and the endpoint", async () => {
     const shape = async (path: string, client?: string, token = OPS) => {
       const r = await post(path, modern('tools/list', { token, client }));
       expect(r.status, r.body).toBe(200);
@@ -172,16 +172,31 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
     expect(a.body).toBe(b.body);
 
     // 2025-11-25: initialize, then tools/list in the session; same tools, no cache fields.
-    const legacyHeaders = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${OPS}` };
+    const legacyHeaders = {
+      'Content-Type': 'application/json',
+      Accept: 'application/json, text/event-stream',
+      Authorization: `Bearer ${OPS}`,
+    };
     const init = await raw(`${http.url}/mcp`, {
       headers: legacyHeaders,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ops-agent', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ops-agent', version: '1' } },
+      }),
     });
     const sid = init.headers['mcp-session-id'] as string;
     expect(sid).toBeTruthy();
     const sessionHeaders = { ...legacyHeaders, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' };
-    await raw(`${http.url}/mcp`, { headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
-    const listed = await raw(`${http.url}/mcp`, { headers: sessionHeaders, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    await raw(`${http.url}/mcp`, {
+      headers: sessionHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    const listed = await raw(`${http.url}/mcp`, {
+      headers: sessionHeaders,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     const legacyResult = parseSse(listed).result;
     expect(JSON.stringify(legacyResult.tools)).toBe(JSON.stringify(a.json.result.tools));
     expect(legacyResult).not.toHaveProperty('ttlMs');
@@ -207,11 +222,17 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
     it('refuses a header that disagrees with the body, or is missing, with 400 and -32020', async () => {
       expectError(await post('/mcp', modern('tools/list', { token: OPS, headers: { 'Mcp-Method': 'tools/call' } })), 400, -32020);
       expectError(await post('/mcp', modern('tools/list', { token: OPS, headers: { 'Mcp-Method': null } })), 400, -32020);
-      expectError(await post('/mcp', modern('tools/call', { token: OPS, params: call, headers: { 'Mcp-Name': 'show_banner' } })), 400, -32020);
+      expectError(
+        await post('/mcp', modern('tools/call', { token: OPS, params: call, headers: { 'Mcp-Name': 'show_banner' } })),
+        400,
+        -32020,
+      );
       expectError(await post('/mcp', modern('tools/call', { token: OPS, params: call, headers: { 'Mcp-Name': null } })), 400, -32020);
       expectError(await post('/mcp', modern('tools/list', { token: OPS, headers: { 'MCP-Protocol-Version': null } })), 400, -32020);
       // The well-formed call passes.
-      expect((await post('/mcp', modern('tools/call', { token: OPS, params: call }))).json.result.structuredContent).toHaveProperty('banners');
+      expect((await post('/mcp', modern('tools/call', { token: OPS, params: call }))).json.result.structuredContent).toHaveProperty(
+        'banners',
+      );
     });
 
     it('refuses a revision it does not speak with 400 and -32022 naming the ones it does', async () => {
@@ -239,7 +260,17 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
 
     it('answers a method it does not have, initialize included, with 404 and -32601', async () => {
       expectError(await post('/mcp', modern('prompts/list', { token: OPS })), 404, -32601);
-      expectError(await post('/mcp', modern('initialize', { token: OPS, params: { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: 'x', version: '1' } } })), 404, -32601);
+      expectError(
+        await post(
+          '/mcp',
+          modern('initialize', {
+            token: OPS,
+            params: { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+          }),
+        ),
+        404,
+        -32601,
+      );
     });
 
     it('serves a 2026-07-28 body sent behind a 2025 MCP-Protocol-Version header (the body decides)', async () => {
@@ -262,7 +293,10 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
 
     it('answers GET and DELETE from a 2026-07-28 client with 405, ignores a stray session id, and refuses batches', async () => {
       for (const method of ['GET', 'DELETE']) {
-        const r = await raw(`${http.url}/mcp`, { method, headers: { 'MCP-Protocol-Version': MODERN, Accept: 'text/event-stream', Authorization: `Bearer ${OPS}` } });
+        const r = await raw(`${http.url}/mcp`, {
+          method,
+          headers: { 'MCP-Protocol-Version': MODERN, Accept: 'text/event-stream', Authorization: `Bearer ${OPS}` },
+        });
         expect(r.status, method).toBe(405);
         expect(r.headers.allow).toBe('POST');
       }
@@ -271,7 +305,10 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
       expect(stray.headers['mcp-session-id']).toBeUndefined();
 
       const one = JSON.parse(modern('tools/list').body);
-      const batch = await raw(`${http.url}/mcp`, { headers: modern('tools/list', { token: OPS }).headers, body: JSON.stringify([one, { ...one, id: 2 }]) });
+      const batch = await raw(`${http.url}/mcp`, {
+        headers: modern('tools/list', { token: OPS }).headers,
+        body: JSON.stringify([one, { ...one, id: 2 }]),
+      });
       expect(batch.status).toBe(400);
       expect(batch.json.error.code).toBe(-32600);
     });
@@ -292,16 +329,26 @@ describe('2026-07-28 over HTTP, with tokens and NOTIFY_CLIENT_PROFILES', () => {
       const host = await post('/mcp', { ...req, headers: { ...req.headers, Host: `evil.example:${http.port}` } });
       expect(host.status).toBe(403);
       // Each refusal names the variable that admits a name this server really has.
-      expect(host.json).toMatchObject({ error: { code: 'FORBIDDEN_HOST', message: expect.stringMatching(/^If this server .*NOTIFY_HTTP_ALLOWED_HOSTS.*"evil\.example:\d+"/) } });
+      expect(host.json).toMatchObject({
+        error: {
+          code: 'FORBIDDEN_HOST',
+          message: expect.stringMatching(/^If this server .*NOTIFY_HTTP_ALLOWED_HOSTS.*"evil\.example:\d+"/),
+        },
+      });
       const origin = await post('/mcp', { ...req, headers: { ...req.headers, Origin: 'http://evil.example' } });
       expect(origin.status).toBe(403);
-      expect(origin.json).toMatchObject({ error: { message: expect.stringMatching(/NOTIFY_HTTP_ALLOWED_HOSTS.*"http:\/\/evil\.example"/) } });
+      expect(origin.json).toMatchObject({
+        error: { message: expect.stringMatching(/NOTIFY_HTTP_ALLOWED_HOSTS.*"http:\/\/evil\.example"/) },
+      });
     });
 
     it('413 for a body over the message cap (1 MiB plus the attachment allowance)', async () => {
       const big = modern('tools/call', {
         token: OPS,
-        params: { name: 'send_notification', arguments: { via: 'email', to: 'ops@example.com', subject: 'x', body_html: 'x'.repeat(5 * 1024 * 1024) } },
+        params: {
+          name: 'send_notification',
+          arguments: { via: 'email', to: 'ops@example.com', subject: 'x', body_html: 'x'.repeat(5 * 1024 * 1024) },
+        },
       });
       expect((await post('/mcp', big)).status).toBe(413);
     });
@@ -325,7 +372,12 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     const headers = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
     const init = await raw(`${http.url}/mcp`, {
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     const session = { ...headers, 'Mcp-Session-Id': init.headers['mcp-session-id'] as string, 'MCP-Protocol-Version': '2025-11-25' };
     await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
@@ -362,33 +414,61 @@ describe('what the SDK would dump or drop, over HTTP', () => {
       expect(r.status, r.body.slice(0, 200)).toBe(200);
       const message = parseSse(r);
       expect(message.result.isError).toBe(true);
-      expect(message.result.structuredContent.error.path.startsWith(path), JSON.stringify(message.result.structuredContent.error)).toBe(true);
+      expect(message.result.structuredContent.error.path.startsWith(path), JSON.stringify(message.result.structuredContent.error)).toBe(
+        true,
+      );
       expect(r.body.length).toBeLessThan(16 * 1024);
     }
   });
 
-  it.each(ERAS)('refuses a client name holding a lone surrogate with -32602: it went into the delivery record as U+FFFD (%s)', async (era) => {
-    const info = { name: 'bot\udc00x', version: '1' };
-    const r =
-      era === 'legacy'
-        ? await raw(`${http.url}/mcp`, {
-            headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-            body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: info } }),
-          })
-        : await raw(`${http.url}/mcp`, (({ headers, body }) => ({ headers, body: body.replace('"_meta":{', `"_meta":{"io.modelcontextprotocol/clientInfo":${JSON.stringify(info)},`) }))(modern('tools/list', { id: 5 })));
-    expect(r.status, r.body).toBe(400);
-    expect(JSON.parse(r.body)).toMatchObject({ id: 5, error: { code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') } });
-  });
+  it.each(ERAS)(
+    'refuses a client name holding a lone surrogate with -32602: it went into the delivery record as U+FFFD (%s)',
+    async (era) => {
+      const info = { name: 'bot\udc00x', version: '1' };
+      const r =
+        era === 'legacy'
+          ? await raw(`${http.url}/mcp`, {
+              headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+              body: JSON.stringify({
+                jsonrpc: '2.0',
+                id: 5,
+                method: 'initialize',
+                params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: info },
+              }),
+            })
+          : await raw(
+              `${http.url}/mcp`,
+              (({ headers, body }) => ({
+                headers,
+                body: body.replace('"_meta":{', `"_meta":{"io.modelcontextprotocol/clientInfo":${JSON.stringify(info)},`),
+              }))(modern('tools/list', { id: 5 })),
+            );
+      expect(r.status, r.body).toBe(400);
+      expect(JSON.parse(r.body)).toMatchObject({
+        id: 5,
+        error: { code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') },
+      });
+    },
+  );
 
   it.each(ERAS)('refuses a string id over 256 characters with id null, instead of echoing it whole (%s)', async (era) => {
     const session = era === 'legacy' ? await legacySession() : undefined;
-    for (const [id, refused] of [['x'.repeat(900_000), true], ['y'.repeat(256), false]] as const) {
+    for (const [id, refused] of [
+      ['x'.repeat(900_000), true],
+      ['y'.repeat(256), false],
+    ] as const) {
       const r = session
         ? await raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }) })
-        : await raw(`${http.url}/mcp`, (({ headers, body }) => ({ headers, body: body.replace('"id":1', JSON.stringify({ id }).slice(1, -1)) }))(modern('tools/list')));
+        : await raw(
+            `${http.url}/mcp`,
+            (({ headers, body }) => ({ headers, body: body.replace('"id":1', JSON.stringify({ id }).slice(1, -1)) }))(modern('tools/list')),
+          );
       if (refused) {
         expect(r.status).toBe(400);
-        expect(JSON.parse(r.body)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('id is 900000 characters') } });
+        expect(JSON.parse(r.body)).toMatchObject({
+          id: null,
+          error: { code: -32600, message: expect.stringContaining('id is 900000 characters') },
+        });
         expect(r.body.length).toBeLessThan(400);
       } else {
         expect(parseSse(r)).toMatchObject({ id, result: { tools: expect.any(Array) } });
@@ -396,35 +476,45 @@ describe('what the SDK would dump or drop, over HTTP', () => {
     }
   });
 
-  it.each(ERAS)('refuses a message of more than 10,000 object members with a short -32600, wherever they are, and serves one at the limit (%s)', async (era) => {
-    // 80,000 distinct keys in a 1 MiB body held the event loop 2-4 s (each pass over them: the
-    // SDK's parse, the screens, validation), stalling /healthz for every client.
-    const session = era === 'legacy' ? await legacySession() : undefined;
-    const keys = (n: number, from = 0) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 1]));
-    const send = (id: number, params: Record<string, unknown>, metaExtra: Record<string, unknown> = {}) => {
-      if (session) return raw(`${http.url}/mcp`, { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { ...params, _meta: metaExtra } }) });
-      const request = modern('tools/call', { params, id });
-      const body = JSON.parse(request.body);
-      Object.assign(body.params._meta, metaExtra);
-      return raw(`${http.url}/mcp`, { headers: request.headers, body: JSON.stringify(body) });
-    };
-    const wide: [Record<string, unknown>, Record<string, unknown>?][] = [
-      [{ name: 'send_notification', arguments: { via: 'sms', ...keys(80_000) } }],
-      [{ name: 'show_banner', arguments: { text: 'x', audience: 'all', nested: [keys(5_000), keys(5_000, 5_000)] } }],
-      [{ name: 'send_notification', arguments: { via: 'sms' }, ...keys(80_000) }],
-      [{ name: 'send_notification', arguments: { via: 'sms' } }, keys(80_000)],
-    ];
-    for (const [i, [params, metaExtra]] of wide.entries()) {
-      const r = await send(20 + i, params, metaExtra);
-      expect(r.status, r.body.slice(0, 200)).toBe(400);
-      expect(JSON.parse(r.body)).toMatchObject({ id: 20 + i, error: { code: -32600, message: expect.stringContaining('more than 10000 object members') } });
-      expect(r.body.length).toBeLessThan(400);
-    }
-    // At the limit (the call's own members count too): served, with the tool's coded result.
-    const r = await send(30, { name: 'send_notification', arguments: { via: 'sms', ...keys(9_000) } });
-    const message = parseSse(r);
-    expect(message.result?.structuredContent.error.code, r.body.slice(0, 200)).toBe('FIELD_NOT_ON_CHANNEL');
-  });
+  it.each(ERAS)(
+    'refuses a message of more than 10,000 object members with a short -32600, wherever they are, and serves one at the limit (%s)',
+    async (era) => {
+      // 80,000 distinct keys in a 1 MiB body held the event loop 2-4 s (each pass over them: the
+      // SDK's parse, the screens, validation), stalling /healthz for every client.
+      const session = era === 'legacy' ? await legacySession() : undefined;
+      const keys = (n: number, from = 0) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${from + i}`, 1]));
+      const send = (id: number, params: Record<string, unknown>, metaExtra: Record<string, unknown> = {}) => {
+        if (session)
+          return raw(`${http.url}/mcp`, {
+            headers: session,
+            body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { ...params, _meta: metaExtra } }),
+          });
+        const request = modern('tools/call', { params, id });
+        const body = JSON.parse(request.body);
+        Object.assign(body.params._meta, metaExtra);
+        return raw(`${http.url}/mcp`, { headers: request.headers, body: JSON.stringify(body) });
+      };
+      const wide: [Record<string, unknown>, Record<string, unknown>?][] = [
+        [{ name: 'send_notification', arguments: { via: 'sms', ...keys(80_000) } }],
+        [{ name: 'show_banner', arguments: { text: 'x', audience: 'all', nested: [keys(5_000), keys(5_000, 5_000)] } }],
+        [{ name: 'send_notification', arguments: { via: 'sms' }, ...keys(80_000) }],
+        [{ name: 'send_notification', arguments: { via: 'sms' } }, keys(80_000)],
+      ];
+      for (const [i, [params, metaExtra]] of wide.entries()) {
+        const r = await send(20 + i, params, metaExtra);
+        expect(r.status, r.body.slice(0, 200)).toBe(400);
+        expect(JSON.parse(r.body)).toMatchObject({
+          id: 20 + i,
+          error: { code: -32600, message: expect.stringContaining('more than 10000 object members') },
+        });
+        expect(r.body.length).toBeLessThan(400);
+      }
+      // At the limit (the call's own members count too): served, with the tool's coded result.
+      const r = await send(30, { name: 'send_notification', arguments: { via: 'sms', ...keys(9_000) } });
+      const message = parseSse(r);
+      expect(message.result?.structuredContent.error.code, r.body.slice(0, 200)).toBe('FIELD_NOT_ON_CHANNEL');
+    },
+  );
 
   it('answers a megabyte tool name, resource URI, method or client name with a short -32602, not an echo of it', async () => {
     // The SDK echoed these whole (twice, in message and data) when the headers disagreed or the tool was unknown.
@@ -436,13 +526,24 @@ describe('what the SDK would dump or drop, over HTTP', () => {
       { method: 'resources/read', params: { uri: `banners://active/${huge}` }, field: 'params.uri' },
       { method: huge, params: {}, field: 'method' },
       // A client name goes into every log line and record of the call.
-      { method: 'tools/list', params: { _meta: { ...meta(), 'io.modelcontextprotocol/clientInfo': { name: huge, version: '1' } } }, field: '_meta["io.modelcontextprotocol/clientInfo"].name' },
-      { method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: huge, version: '1' } }, field: 'clientInfo.name' },
+      {
+        method: 'tools/list',
+        params: { _meta: { ...meta(), 'io.modelcontextprotocol/clientInfo': { name: huge, version: '1' } } },
+        field: '_meta["io.modelcontextprotocol/clientInfo"].name',
+      },
+      {
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: huge, version: '1' } },
+        field: 'clientInfo.name',
+      },
     ];
     for (const { method, params, field } of cases) {
       // A 2026-07-28 body behind the 2025 header its transport stamps (served: the body decides), and a session's call.
       const bodies = [
-        { headers: { ...modern('tools/list').headers, 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'x' }, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { _meta: meta(), ...params } }) },
+        {
+          headers: { ...modern('tools/list').headers, 'MCP-Protocol-Version': '2025-11-25', 'Mcp-Method': 'x' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params: { _meta: meta(), ...params } }),
+        },
         { headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method, params }) },
       ];
       for (const req of bodies) {
@@ -455,12 +556,22 @@ describe('what the SDK would dump or drop, over HTTP', () => {
   });
 
   it('refuses a body that is not valid UTF-8 with -32700 instead of sending U+FFFD in its place; a leading BOM is read', async () => {
-    const [head, tail] = modern('tools/call', { params: { name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } } }).body.split('STRAY') as [string, string];
+    const [head, tail] = modern('tools/call', {
+      params: { name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } },
+    }).body.split('STRAY') as [string, string];
     const { headers } = modern('tools/call', { params: { name: 'send_notification' } });
-    const bad = await rawBytes(`${http.url}/mcp`, headers, Buffer.concat([Buffer.from(head), Buffer.from([0xc3, 0x28]), Buffer.from(tail)]));
+    const bad = await rawBytes(
+      `${http.url}/mcp`,
+      headers,
+      Buffer.concat([Buffer.from(head), Buffer.from([0xc3, 0x28]), Buffer.from(tail)]),
+    );
     expect(bad.status).toBe(400);
     expect(bad.json.error).toMatchObject({ code: -32700, message: expect.stringContaining('UTF-8') });
-    const bom = await rawBytes(`${http.url}/mcp`, headers, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(head + 'full' + tail)]));
+    const bom = await rawBytes(
+      `${http.url}/mcp`,
+      headers,
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(head + 'full' + tail)]),
+    );
     expect(bom.json.result.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
   });
 
@@ -485,7 +596,12 @@ describe('2025-11-25 sessions per token', () => {
     const open = (token: string) =>
       raw(`${http.url}/mcp`, {
         headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        }),
       });
     try {
       const first = await open(OPS);
@@ -501,7 +617,10 @@ describe('2025-11-25 sessions per token', () => {
       expect(burst.map((r) => r.status).sort()).toEqual([200, 429, 429, 429]);
       // Closing one makes room.
       const sid = first.headers['mcp-session-id'] as string;
-      await raw(`${http.url}/mcp`, { method: 'DELETE', headers: { Authorization: `Bearer ${OPS}`, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' } });
+      await raw(`${http.url}/mcp`, {
+        method: 'DELETE',
+        headers: { Authorization: `Bearer ${OPS}`, 'Mcp-Session-Id': sid, 'MCP-Protocol-Version': '2025-11-25' },
+      });
       expect((await open(OPS)).status).toBe(200);
     } finally {
       await http.close();
@@ -524,7 +643,10 @@ describe('cacheScope tells whether a tools/list can be shared', () => {
       const app = await createApp(loadConfig(env(vars)), silentLogger);
       const http = await serveHttp(app, { port: 0 });
       try {
-        const r = await raw(`${http.url}${path}`, modern('tools/list', { token: vars.NOTIFY_HTTP_TOKENS ? OPS : undefined, client: 'ops-agent' }));
+        const r = await raw(
+          `${http.url}${path}`,
+          modern('tools/list', { token: vars.NOTIFY_HTTP_TOKENS ? OPS : undefined, client: 'ops-agent' }),
+        );
         expect(r.json.result.cacheScope, `${JSON.stringify(vars)} ${path}`).toBe(scope);
       } finally {
         await http.close();
@@ -542,7 +664,7 @@ function parseSse(reply: Reply): any {
 }
 
 describe('progress over Streamable HTTP', () => {
-  it.each(ERAS)('reaches a %s client on the request\'s own stream while a send waits on a retry', async (era) => {
+  it.each(ERAS)("reaches a %s client on the request's own stream while a send waits on a retry", async (era) => {
     const ok = { status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000300' } };
     const slack = await startFakePeer(ok);
     const app = await createApp(

@@ -132,7 +132,10 @@ describe('notify-mcp --http under SIGTERM', () => {
 
     const outbox = await runCli(['outbox', '--limit', '100000'], env);
     expect(outbox.code, outbox.stderr).toBe(0);
-    const records = outbox.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: string; payload: unknown });
+    const records = outbox.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { id: string; payload: unknown });
     // One record per notification id, and per call: a send recorded twice (under its id or
     // under a second one) fails here.
     const perId = new Map<string, number>();

@@ -34,7 +34,10 @@ const jsonHook: Channel = defineChannel({
     async read(_settings, cb) {
       const payload = JSON.parse(new URLSearchParams(cb.body).get('payload') ?? '{}') as { id?: string; status?: string };
       if (!payload.id) return { verified: true, report: null };
-      return { verified: true, report: { providerMessageId: payload.id, event: 'delivered', providerStatus: payload.status ?? 'delivered', code: null } };
+      return {
+        verified: true,
+        report: { providerMessageId: payload.id, event: 'delivered', providerStatus: payload.status ?? 'delivered', code: null },
+      };
     },
   },
 });
@@ -147,27 +150,30 @@ describe.each(STORES)('text a store cannot keep, over HTTP ($name)', ({ name, en
     await closeEnv?.();
   });
 
-  it.skipIf(skip)('a signed Twilio callback with U+0000 in a field value or name is a 400 INVALID_FIELD, and the store is not touched', async () => {
-    const cases: Record<string, string>[] = [
-      receipt({ MessageSid: 'SM\u0000' + '4'.repeat(30) }),
-      receipt({ ErrorCode: '30003\u0000' }),
-      receipt({ 'Extra\u0000Field': 'x' }),
-    ];
-    for (const params of cases) {
-      s.calls.length = 0;
-      const answer = await twilioCallback(s, params);
-      expect(answer.status).toBe(400);
-      const error = (JSON.parse(answer.body) as { error: { code: string; message: string } }).error;
-      expect(error.code).toBe('INVALID_FIELD');
-      expect(error.message).toMatch(/U\+0000/);
-      expect(s.calls).toEqual([]);
-    }
-    // The same callback without it is read and held (no such send yet): the route works.
-    const held = await twilioCallback(s, receipt({ ErrorCode: '30003' }));
-    expect(held.status).toBe(200);
-    expect(JSON.parse(held.body)).toMatchObject({ ok: true, outcome: 'held' });
-    expect(stacks(s)).toEqual([]);
-  });
+  it.skipIf(skip)(
+    'a signed Twilio callback with U+0000 in a field value or name is a 400 INVALID_FIELD, and the store is not touched',
+    async () => {
+      const cases: Record<string, string>[] = [
+        receipt({ MessageSid: 'SM\u0000' + '4'.repeat(30) }),
+        receipt({ ErrorCode: '30003\u0000' }),
+        receipt({ 'Extra\u0000Field': 'x' }),
+      ];
+      for (const params of cases) {
+        s.calls.length = 0;
+        const answer = await twilioCallback(s, params);
+        expect(answer.status).toBe(400);
+        const error = (JSON.parse(answer.body) as { error: { code: string; message: string } }).error;
+        expect(error.code).toBe('INVALID_FIELD');
+        expect(error.message).toMatch(/U\+0000/);
+        expect(s.calls).toEqual([]);
+      }
+      // The same callback without it is read and held (no such send yet): the route works.
+      const held = await twilioCallback(s, receipt({ ErrorCode: '30003' }));
+      expect(held.status).toBe(200);
+      expect(JSON.parse(held.body)).toMatchObject({ ok: true, outcome: 'held' });
+      expect(stacks(s)).toEqual([]);
+    },
+  );
 
   it.skipIf(skip)('an unsigned callback with U+0000 is refused the same way, before its signature is looked at', async () => {
     s.calls.length = 0;
@@ -181,44 +187,58 @@ describe.each(STORES)('text a store cannot keep, over HTTP ($name)', ({ name, en
     expect(s.calls).toEqual([]);
   });
 
-  it.skipIf(skip)('a lone surrogate or U+0000 through JSON escapes inside a field (a Slack-like payload) is a 400 INVALID_FIELD, the store untouched', async () => {
-    for (const id of ['\\ud800abc', 'abc\\udc00', 'x\\u0000y']) {
-      s.calls.length = 0;
-      const body = new URLSearchParams({ payload: `{"id":"${id}","status":"delivered"}` }).toString();
-      const answer = await raw(`${s.http.url}/webhooks/json-hook`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-      expect(answer.status).toBe(400);
-      const error = JSON.parse(answer.body).error as { code: string; message: string };
-      expect(error.code).toBe('INVALID_FIELD');
-      expect(error.message).toMatch(/U\+0000|lone surrogate/);
-      expect(s.calls).toEqual([]);
-    }
-    // A payload without either reaches the store (no such message: nothing to hold it for).
-    const body = new URLSearchParams({ payload: '{"id":"m-1","status":"delivered"}' }).toString();
-    const answer = await raw(`${s.http.url}/webhooks/json-hook`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-    expect(answer.status).toBe(200);
-    expect(stacks(s)).toEqual([]);
-  });
-
-  it.skipIf(skip)('audience and last_event_id with U+0000 or an encoded lone surrogate: a coded 400 or a plain snapshot, never a 500', async () => {
-    for (const path of ['/banners', '/banners/stream']) {
-      for (const audience of ['all%00', '%00', 'all,te%00am', '%ED%A0%80']) {
+  it.skipIf(skip)(
+    'a lone surrogate or U+0000 through JSON escapes inside a field (a Slack-like payload) is a 400 INVALID_FIELD, the store untouched',
+    async () => {
+      for (const id of ['\\ud800abc', 'abc\\udc00', 'x\\u0000y']) {
         s.calls.length = 0;
-        const answer = await raw(`${s.http.url}${path}?audience=${audience}`);
+        const body = new URLSearchParams({ payload: `{"id":"${id}","status":"delivered"}` }).toString();
+        const answer = await raw(`${s.http.url}/webhooks/json-hook`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body,
+        });
         expect(answer.status).toBe(400);
-        expect(JSON.parse(answer.body).error.code).toBe('INVALID_FIELD');
+        const error = JSON.parse(answer.body).error as { code: string; message: string };
+        expect(error.code).toBe('INVALID_FIELD');
+        expect(error.message).toMatch(/U\+0000|lone surrogate/);
         expect(s.calls).toEqual([]);
       }
-    }
-    // A resume cursor the hub never issued (NUL, a lone surrogate) gets the snapshot.
-    for (const cursor of ['%00', 'abc-1-%00', '%ED%A0%80']) {
-      const { openSse } = await import('../helpers/sse.js');
-      const reader = await openSse(`${s.http.url}/banners/stream?audience=all&last_event_id=${cursor}`);
-      try {
-        expect((await reader.nth(0)).event).toBe('snapshot');
-      } finally {
-        reader.close();
+      // A payload without either reaches the store (no such message: nothing to hold it for).
+      const body = new URLSearchParams({ payload: '{"id":"m-1","status":"delivered"}' }).toString();
+      const answer = await raw(`${s.http.url}/webhooks/json-hook`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
+      expect(answer.status).toBe(200);
+      expect(stacks(s)).toEqual([]);
+    },
+  );
+
+  it.skipIf(skip)(
+    'audience and last_event_id with U+0000 or an encoded lone surrogate: a coded 400 or a plain snapshot, never a 500',
+    async () => {
+      for (const path of ['/banners', '/banners/stream']) {
+        for (const audience of ['all%00', '%00', 'all,te%00am', '%ED%A0%80']) {
+          s.calls.length = 0;
+          const answer = await raw(`${s.http.url}${path}?audience=${audience}`);
+          expect(answer.status).toBe(400);
+          expect(JSON.parse(answer.body).error.code).toBe('INVALID_FIELD');
+          expect(s.calls).toEqual([]);
+        }
       }
-    }
-    expect(stacks(s)).toEqual([]);
-  });
+      // A resume cursor the hub never issued (NUL, a lone surrogate) gets the snapshot.
+      for (const cursor of ['%00', 'abc-1-%00', '%ED%A0%80']) {
+        const { openSse } = await import('../helpers/sse.js');
+        const reader = await openSse(`${s.http.url}/banners/stream?audience=all&last_event_id=${cursor}`);
+        try {
+          expect((await reader.nth(0)).event).toBe('snapshot');
+        } finally {
+          reader.close();
+        }
+      }
+      expect(stacks(s)).toEqual([]);
+    },
+  );
 });

@@ -31,11 +31,18 @@ async function violations(root: string): Promise<string[]> {
   process.chdir(root);
   try {
     const options = await extractDepcruiseOptions(join(ROOT, '.dependency-cruiser.cjs'));
-    const result = await cruise(['src', 'packages/union/src'].filter((dir) => existsSync(dir)), { ...options, outputType: 'json' }, {}, { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) });
+    const result = await cruise(
+      ['src', 'packages/union/src'].filter((dir) => existsSync(dir)),
+      { ...options, outputType: 'json' },
+      {},
+      { tsConfig: extractTSConfig(join(root, 'tsconfig.json')) },
+    );
     const { summary } = JSON.parse(String(result.output)) as { summary: { violations: IViolation[] } };
     // A package resolves from the repository's node_modules: named the same from any tree.
     const name = (path: string) => path.replace(/^(\.\.\/)+(?=node_modules\/)/, '');
-    return summary.violations.map((v) => `${v.rule.name}: ${v.from} -> ${v.cycle ? v.cycle.map((c) => c.name).join(' -> ') : name(v.to)}`).sort();
+    return summary.violations
+      .map((v) => `${v.rule.name}: ${v.from} -> ${v.cycle ? v.cycle.map((c) => c.name).join(' -> ') : name(v.to)}`)
+      .sort();
   } finally {
     process.chdir(cwd);
   }
@@ -85,13 +92,15 @@ describe('import rules (dependency-cruiser)', () => {
   });
 });
 
-const importsOf = (text: string) => [...text.matchAll(/from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!);
+const importsOf = (text: string) =>
+  [...text.matchAll(/from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]!);
 
 describe('layering', () => {
   it('the union package imports nothing outside itself but zod and node', () => {
     expect(sources('packages/union/src').length).toBeGreaterThan(10);
     for (const { file, text } of sources('packages/union/src')) {
-      for (const spec of importsOf(text)) expect(spec.startsWith('./') || spec === 'zod' || spec.startsWith('node:'), `${file}: ${spec}`).toBe(true);
+      for (const spec of importsOf(text))
+        expect(spec.startsWith('./') || spec === 'zod' || spec.startsWith('node:'), `${file}: ${spec}`).toBe(true);
       expect(text, file).not.toMatch(/\b(email|sms|slack|notification)\b/i);
     }
   });
@@ -117,20 +126,22 @@ describe('layering', () => {
     for (const { name } of CHANNELS) {
       // A quoted name, its tool, a property or key of that name: a hard-coded channel list.
       const named = new RegExp(`(['"\`])${name}\\1|send_${name}\\b|\\.${name}\\b|\\b${name}\\s*:`);
-      const outside = sources('src').filter(
-        ({ file }) => !file.startsWith(`src/channels/${name}/`) && file !== 'src/channels/registry.ts',
-      );
+      const outside = sources('src').filter(({ file }) => !file.startsWith(`src/channels/${name}/`) && file !== 'src/channels/registry.ts');
       for (const { file, text } of outside) expect(code(text), `${file} names ${name}`).not.toMatch(named);
     }
   });
 
   it('only src/config/environment.ts reads process.env (the union package not at all)', () => {
-    const readers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) => /process\.env/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')));
+    const readers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) =>
+      /process\.env/.test(text.replace(/\/\/.*|\/\*[\s\S]*?\*\//g, '')),
+    );
     expect(readers.map((r) => r.file)).toEqual(['src/config/environment.ts']);
   });
 
   it('nothing in src or the union package writes to stdout but the CLI', () => {
-    const writers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) => /console\.(log|info|debug)\(|process\.stdout\.write/.test(text));
+    const writers = [...sources('src'), ...sources('packages/union/src')].filter(({ text }) =>
+      /console\.(log|info|debug)\(|process\.stdout\.write/.test(text),
+    );
     expect(writers.map((w) => w.file)).toEqual(['src/cli/main.ts']);
   });
 });

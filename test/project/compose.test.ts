@@ -55,7 +55,12 @@ describe('docker-compose.yml', () => {
     const pg = compose.services.postgres!.environment as Record<string, string>;
     const db = new URL(env.DATABASE_URL!);
     expect([db.protocol, db.hostname, db.port, db.username, db.password, db.pathname]).toEqual([
-      'postgres:', 'postgres', '5432', pg.POSTGRES_USER, pg.POSTGRES_PASSWORD, `/${pg.POSTGRES_DB}`,
+      'postgres:',
+      'postgres',
+      '5432',
+      pg.POSTGRES_USER,
+      pg.POSTGRES_PASSWORD,
+      `/${pg.POSTGRES_DB}`,
     ]);
     expect(env.SMTP_URL).toBe('smtp://mailpit:1025');
     // The token cannot be left out: Compose stops with the message before starting anything.

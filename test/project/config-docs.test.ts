@@ -11,17 +11,34 @@ import { ROOT } from '../helpers/cli.js';
 
 const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 // Read as env.NAME, or by name through a helper (positiveInt(env, 'NAME', …)).
-const configVars = new Set([...read('src/config/config.ts').matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]!));
+const configVars = new Set(
+  [...read('src/config/config.ts').matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]!),
+);
 // A channel module reads only the variables it declares (settings() is given no others).
 for (const channel of CHANNELS) for (const v of [...channel.variables, channel.allowlist.variable]) configVars.add(v);
 const exampleVars = new Set([...read('.env.example').matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!));
 const PLATFORM = new Set(['HOME', 'XDG_DATA_HOME']);
 
 const DESIGN_VARS = [
-  'NOTIFY_EMAIL_ALLOW', 'NOTIFY_SMS_ALLOW', 'NOTIFY_SLACK_ALLOW', 'NOTIFY_DATA_DIR', 'DATABASE_URL',
-  'SMTP_URL', 'EMAIL_FROM', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'TWILIO_FROM',
-  'TWILIO_MESSAGING_SERVICE_SID', 'SLACK_BOT_TOKEN', 'TWILIO_API_URL', 'SLACK_API_URL',
-  'NOTIFY_HTTP_TOKENS', 'NOTIFY_READ_AUTH', 'NOTIFY_CLIENT_PROFILES', 'NOTIFY_DEFAULT_PROFILE', 'NOTIFY_RATE_LIMITS',
+  'NOTIFY_EMAIL_ALLOW',
+  'NOTIFY_SMS_ALLOW',
+  'NOTIFY_SLACK_ALLOW',
+  'NOTIFY_DATA_DIR',
+  'DATABASE_URL',
+  'SMTP_URL',
+  'EMAIL_FROM',
+  'TWILIO_ACCOUNT_SID',
+  'TWILIO_AUTH_TOKEN',
+  'TWILIO_FROM',
+  'TWILIO_MESSAGING_SERVICE_SID',
+  'SLACK_BOT_TOKEN',
+  'TWILIO_API_URL',
+  'SLACK_API_URL',
+  'NOTIFY_HTTP_TOKENS',
+  'NOTIFY_READ_AUTH',
+  'NOTIFY_CLIENT_PROFILES',
+  'NOTIFY_DEFAULT_PROFILE',
+  'NOTIFY_RATE_LIMITS',
 ];
 
 describe('configuration documents', () => {

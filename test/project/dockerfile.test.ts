@@ -118,7 +118,10 @@ describe('runtime stage replayed in a clean directory, with the compose environm
     if (!COMPILE_NATIVE) {
       const version = (p: string) => (JSON.parse(readFileSync(join(p, 'package.json'), 'utf8')) as { version: string }).version;
       expect(version(sqlite)).toBe(version(join(ROOT, 'node_modules/better-sqlite3')));
-      cpSync(join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'), join(sqlite, 'build/Release/better_sqlite3.node'));
+      cpSync(
+        join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+        join(sqlite, 'build/Release/better_sqlite3.node'),
+      );
     }
 
     // runtime stage: its COPYs; its one RUN makes the data dir, which ENV points elsewhere here.
@@ -149,7 +152,11 @@ describe('runtime stage replayed in a clean directory, with the compose environm
 
     const cmd = execForm(all(runtime, 'CMD')[0]!);
     cmd[cmd.indexOf('--port') + 1] = '0'; // tests bind ephemeral ports
-    server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), { cwd: appDir, env: baseEnv, stdio: ['ignore', 'ignore', 'pipe'] });
+    server = spawn(cmd[0] === 'node' ? process.execPath : cmd[0]!, cmd.slice(1), {
+      cwd: appDir,
+      env: baseEnv,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     base = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 20_000);
       server!.on('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
@@ -181,16 +188,21 @@ describe('runtime stage replayed in a clean directory, with the compose environm
   });
 
   it('installed production dependencies only', () => {
-    for (const prod of ['@modelcontextprotocol/server', 'better-sqlite3', 'pg', 'nodemailer']) expect(existsSync(join(depsDir, 'node_modules', prod)), prod).toBe(true);
+    for (const prod of ['@modelcontextprotocol/server', 'better-sqlite3', 'pg', 'nodemailer'])
+      expect(existsSync(join(depsDir, 'node_modules', prod)), prod).toBe(true);
     // The union workspace is linked, and the image holds the built package the link names.
     expect(lstatSync(join(depsDir, 'node_modules/@notify-mcp/union')).isSymbolicLink()).toBe(true);
     expect(existsSync(join(appDir, 'node_modules/@notify-mcp/union/dist/index.js'))).toBe(true);
-    for (const dev of ['typescript', 'vitest', 'rolldown', 'yaml', '@stoplight/prism-cli']) expect(existsSync(join(depsDir, 'node_modules', dev)), dev).toBe(false);
+    for (const dev of ['typescript', 'vitest', 'rolldown', 'yaml', '@stoplight/prism-cli'])
+      expect(existsSync(join(depsDir, 'node_modules', dev)), dev).toBe(false);
   });
 
   it('resolves notify-mcp/union in the image, to the built union package', async () => {
     const probe = "import('notify-mcp/union').then((u) => process.stdout.write(typeof u.validateUnionCall))";
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], { cwd: appDir, env: { PATH: process.env.PATH ?? '', HOME: dir } });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', probe], {
+      cwd: appDir,
+      env: { PATH: process.env.PATH ?? '', HOME: dir },
+    });
     expect(stdout).toBe('function');
   });
 
@@ -225,12 +237,18 @@ describe('runtime stage replayed in a clean directory, with the compose environm
   });
 
   it('needs the bearer token on /mcp, and sends with it: email live to the SMTP server, SMS in dry-run', async () => {
-    const anonymous = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const anonymous = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer/);
 
     const client = new Client({ name: 'compose-replay', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    );
     try {
       const email = (await client.callTool({
         name: 'send_notification',
@@ -239,7 +257,10 @@ describe('runtime stage replayed in a clean directory, with the compose environm
       expect(email.isError, JSON.stringify(email)).toBeFalsy();
       expect(email.structuredContent).toMatchObject({ via: 'email', status: 'sent' });
       expect(smtp.received.at(-1)?.to).toEqual(['oncall@example.com']);
-      const sms = (await client.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550100', body: 'replayed' } })) as ToolOutcome;
+      const sms = (await client.callTool({
+        name: 'send_notification',
+        arguments: { via: 'sms', to: '+14155550100', body: 'replayed' },
+      })) as ToolOutcome;
       expect(sms.structuredContent).toMatchObject({ via: 'sms', status: 'dry_run' });
     } finally {
       await client.close();
@@ -252,7 +273,10 @@ describe('runtime stage replayed in a clean directory, with the compose environm
     const { NOTIFY_HTTP_TOKENS: _, ...noTokens } = baseEnv;
     const cmd = execForm(all(runtime, 'CMD')[0]!);
     cmd[cmd.indexOf('--port') + 1] = '0';
-    const failed = await run(process.execPath, cmd.slice(1), { cwd: appDir, env: noTokens }).then(() => undefined, (e: { code: number; stderr: string }) => e);
+    const failed = await run(process.execPath, cmd.slice(1), { cwd: appDir, env: noTokens }).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
     expect(failed?.code).toBe(2);
     expect(failed?.stderr).toMatch(/NOTIFY_HTTP_TOKENS/);
   });

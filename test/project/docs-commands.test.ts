@@ -58,7 +58,8 @@ function problemWith(args: string[], help: Help): string | undefined {
     if (w.startsWith('-')) {
       const flag = w.split('=')[0]!;
       const own = help.commands.get(command ?? '') ?? new Set();
-      if (!own.has(flag) && !help.global.has(flag)) return `${flag} is not a flag of ${command ? `\`notify-mcp ${command}\`` : '`notify-mcp`'} in --help`;
+      if (!own.has(flag) && !help.global.has(flag))
+        return `${flag} is not a flag of ${command ? `\`notify-mcp ${command}\`` : '`notify-mcp`'} in --help`;
       if (help.valued.has(flag) && !w.includes('=')) i++;
       continue;
     }
@@ -79,7 +80,8 @@ function problemWith(args: string[], help: Help): string | undefined {
  * `(` or a `$ ` prompt, past `VAR=value` assignments and `npx [-y]`), then its words up to a
  * comment, a pipe or the span's end. `docker build -t notify-mcp .` names an image, not the CLI.
  */
-const CLI = /(?:^|[;&|(]\s*|\$\s+)(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:npx\s+(?:-y\s+)?)?(?:notify-mcp(?:@[\w.-]+)?|node dist\/cli\.js)(?=\s|$)((?:[ \t]+[^\s#;&|)`]+)*)/gm;
+const CLI =
+  /(?:^|[;&|(]\s*|\$\s+)(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:npx\s+(?:-y\s+)?)?(?:notify-mcp(?:@[\w.-]+)?|node dist\/cli\.js)(?=\s|$)((?:[ \t]+[^\s#;&|)`]+)*)/gm;
 
 /** Every command line a Markdown file shows, with where: fenced code lines and code spans. */
 function shownCommands(markdown: string): { line: number; text: string; args: string[] }[] {
@@ -100,13 +102,20 @@ function shownCommands(markdown: string): { line: number; text: string; args: st
   return found;
 }
 
-const docs = [join(root, 'README.md'), ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => join(root, 'docs', f))];
+const docs = [
+  join(root, 'README.md'),
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(root, 'docs', f)),
+];
 
 describe('commands shown in the docs exist in --help', () => {
   const help = readHelp(USAGE);
 
   it('reads the help: its commands and their flags', () => {
-    expect([...help.commands.keys()].sort()).toEqual(['', 'audit export', 'audit verify', 'bundle', 'contacts', 'doctor', 'outbox', 'schema', 'worker'].sort());
+    expect([...help.commands.keys()].sort()).toEqual(
+      ['', 'audit export', 'audit verify', 'bundle', 'contacts', 'doctor', 'outbox', 'schema', 'worker'].sort(),
+    );
     expect(help.commands.get('outbox')).toEqual(new Set(['--limit', '--waiting']));
     expect(help.global).toEqual(new Set(['--help', '--version', '--env-file']));
   });
@@ -117,7 +126,11 @@ describe('commands shown in the docs exist in --help', () => {
     expect(problemWith(['schema', '--waiting'], help)).toMatch(/--waiting is not a flag of `notify-mcp schema`/);
     expect(problemWith(['--http', '--port', '8787', '--host', '127.0.0.1'], help)).toBeUndefined();
     expect(problemWith(['audit', 'verify', '--json'], help)).toBeUndefined();
-    expect(shownCommands('Run `notify-mcp serve --http`, or:\n```sh\nNOTIFY_X=1 npx -y notify-mcp outbox --limit 5 | jq .  # latest\n```\n`"command": "notify-mcp"`')).toEqual([
+    expect(
+      shownCommands(
+        'Run `notify-mcp serve --http`, or:\n```sh\nNOTIFY_X=1 npx -y notify-mcp outbox --limit 5 | jq .  # latest\n```\n`"command": "notify-mcp"`',
+      ),
+    ).toEqual([
       { line: 1, text: 'notify-mcp serve --http', args: ['serve', '--http'] },
       { line: 3, text: 'NOTIFY_X=1 npx -y notify-mcp outbox --limit 5', args: ['outbox', '--limit', '5'] },
     ]);

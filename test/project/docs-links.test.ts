@@ -34,7 +34,11 @@ function anchorsOf(text: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const m of prose(text).matchAll(/^#{1,6} (.+)$/gm)) {
-    const base = m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+    const base = m[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n === 0 ? base : `${base}-${n}`);
@@ -60,8 +64,14 @@ describe('documentation links', () => {
       if (/^[a-z]+:/i.test(href)) continue; // https:, mailto:
       const [target, anchor] = href.split('#') as [string, string | undefined];
       const resolved = target === '' ? file : path.normalize(path.join(path.dirname(file), target));
-      if (resolved.startsWith('..')) { broken.push(`${href} (outside the repository)`); continue; }
-      if (!existsSync(path.join(ROOT, resolved))) { broken.push(`${href} (no such file)`); continue; }
+      if (resolved.startsWith('..')) {
+        broken.push(`${href} (outside the repository)`);
+        continue;
+      }
+      if (!existsSync(path.join(ROOT, resolved))) {
+        broken.push(`${href} (no such file)`);
+        continue;
+      }
       if (anchor && !anchorsOf(readFileSync(path.join(ROOT, resolved), 'utf8')).has(anchor)) broken.push(`${href} (no such heading)`);
     }
     expect(broken).toEqual([]);

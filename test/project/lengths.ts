@@ -24,15 +24,26 @@ function sources(dir: string): string[] {
 }
 
 function nameOf(node: ts.Node): string | undefined {
-  if ((ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isMethodDeclaration(node) || ts.isFunctionExpression(node)) && node.name) return node.name.getText();
-  if ((ts.isGetAccessor(node) || ts.isSetAccessor(node) || ts.isPropertyAssignment(node) || ts.isPropertyDeclaration(node)) && node.name) return node.name.getText();
+  if (
+    (ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isMethodDeclaration(node) || ts.isFunctionExpression(node)) &&
+    node.name
+  )
+    return node.name.getText();
+  if ((ts.isGetAccessor(node) || ts.isSetAccessor(node) || ts.isPropertyAssignment(node) || ts.isPropertyDeclaration(node)) && node.name)
+    return node.name.getText();
   if (ts.isVariableDeclaration(node)) return node.name.getText();
   if (ts.isConstructorDeclaration(node)) return 'constructor';
   return undefined;
 }
 
 const isFunction = (n: ts.Node): n is ts.FunctionLikeDeclaration =>
-  ts.isFunctionDeclaration(n) || ts.isMethodDeclaration(n) || ts.isArrowFunction(n) || ts.isFunctionExpression(n) || ts.isConstructorDeclaration(n) || ts.isGetAccessor(n) || ts.isSetAccessor(n);
+  ts.isFunctionDeclaration(n) ||
+  ts.isMethodDeclaration(n) ||
+  ts.isArrowFunction(n) ||
+  ts.isFunctionExpression(n) ||
+  ts.isConstructorDeclaration(n) ||
+  ts.isGetAccessor(n) ||
+  ts.isSetAccessor(n);
 
 export function measure(root: string, dirs: readonly string[], skip: (file: string) => boolean = () => false): Lengths {
   const out: Lengths = { functions: {}, files: {} };

@@ -30,17 +30,34 @@ describe('the npm package', () => {
   });
 
   it('carries README, LICENSE (MIT, as package.json says), .env.example and the build, and no tests', () => {
-    expect(pack.files).toEqual(expect.arrayContaining([
-      'README.md', 'LICENSE', '.env.example', 'package.json',
-      'dist/cli.js', 'dist/index.js', 'dist/index.d.ts', 'dist/union.js', 'dist/union.d.ts', 'dist/bundling/index.js',
-    ]));
+    expect(pack.files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'LICENSE',
+        '.env.example',
+        'package.json',
+        'dist/cli.js',
+        'dist/index.js',
+        'dist/index.d.ts',
+        'dist/union.js',
+        'dist/union.d.ts',
+        'dist/bundling/index.js',
+      ]),
+    );
     expect(pack.files.some((f) => f.startsWith('dist/cli-chunks/'))).toBe(true);
-    const strays = pack.files.filter((f) => /(^|\/)(test|tests|__toolsnaps__|fixtures|src)\//.test(f) || /\.(test|spec)\.|\.property\./.test(f) || !/^(node_modules\/@notify-mcp\/union\/)?(dist\/|README\.md$|LICENSE$|\.env\.example$|package\.json$)/.test(f));
+    const strays = pack.files.filter(
+      (f) =>
+        /(^|\/)(test|tests|__toolsnaps__|fixtures|src)\//.test(f) ||
+        /\.(test|spec)\.|\.property\./.test(f) ||
+        !/^(node_modules\/@notify-mcp\/union\/)?(dist\/|README\.md$|LICENSE$|\.env\.example$|package\.json$)/.test(f),
+    );
     expect(strays).toEqual([]);
     // The one bundled package is the union, as its own tarball holds it.
     expect(pack.bundled).toEqual(['@notify-mcp/union']);
     const union = pack.files.filter((f) => f.startsWith('node_modules/')).map((f) => f.slice('node_modules/@notify-mcp/union/'.length));
-    expect(union).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/validate.js']));
+    expect(union).toEqual(
+      expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts', 'dist/validate.js']),
+    );
     expect(manifest.license).toBe('MIT');
     const license = readFileSync(join(ROOT, 'LICENSE'), 'utf8');
     expect(license).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} notify-mcp contributors\n/);
@@ -52,7 +69,11 @@ describe('the npm package', () => {
     mkdirSync(work);
     copyFileSync(pack.tarball, join(work, basename(pack.tarball)));
     const started = Date.now();
-    const { stdout } = await run('npx', ['--yes', `--package=./${basename(pack.tarball)}`, 'notify-mcp', '--version'], { cwd: work, env, timeout: 280_000 });
+    const { stdout } = await run('npx', ['--yes', `--package=./${basename(pack.tarball)}`, 'notify-mcp', '--version'], {
+      cwd: work,
+      env,
+      timeout: 280_000,
+    });
     process.stderr.write(`package: npx install of the tarball and --version took ${Date.now() - started} ms\n`);
     expect(stdout.trim()).toBe(manifest.version);
 
@@ -72,13 +93,16 @@ describe('the npm package', () => {
 
     // `schema` builds every tool from the packed bundle with the package's own dependencies
     // (zod, the MCP SDK), none of this checkout's.
-    const schema = JSON.parse((await run(process.execPath, [cli, 'schema'], { env: cleanEnv, cwd: work })).stdout) as { tools: { name: string }[] };
+    const schema = JSON.parse((await run(process.execPath, [cli, 'schema'], { env: cleanEnv, cwd: work })).stdout) as {
+      tools: { name: string }[];
+    };
     expect(schema.tools.map((t) => t.name)).toContain('send_notification');
     expect(existsSync(join(npx, installDir!, 'node_modules', 'zod'))).toBe(true);
 
     // notify-mcp/union resolves, in the installed copy, to the union it carried.
     const probe = "import('notify-mcp/union').then((u) => process.stdout.write(typeof u.defineUnion + ' ' + u.schemaHash({ a: 1 })))";
-    const union = (await run(process.execPath, ['--input-type=module', '-e', probe], { env: cleanEnv, cwd: join(npx, installDir!) })).stdout;
+    const union = (await run(process.execPath, ['--input-type=module', '-e', probe], { env: cleanEnv, cwd: join(npx, installDir!) }))
+      .stdout;
     expect(union).toMatch(/^function [0-9a-f]+$/);
     expect(existsSync(join(pkg, 'node_modules/@notify-mcp/union/dist/index.js'))).toBe(true);
   });

@@ -41,11 +41,14 @@ describe('server.json for the MCP registry', () => {
   it("says what package.json says: mcpName, the package's name and version", () => {
     expect(manifest.mcpName).toBe(server.name);
     expect(server.version).toBe(manifest.version);
-    expect(server.packages).toEqual([expect.objectContaining({ registryType: 'npm', identifier: manifest.name, version: manifest.version, transport: { type: 'stdio' } })]);
+    expect(server.packages).toEqual([
+      expect.objectContaining({ registryType: 'npm', identifier: manifest.name, version: manifest.version, transport: { type: 'stdio' } }),
+    ]);
   });
 
   it('names only variables the server reads (.env.example lists each)', () => {
     const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
-    for (const v of server.packages[0].environmentVariables as { name: string }[]) expect(example, v.name).toMatch(new RegExp(`^#? ?${v.name}=`, 'm'));
+    for (const v of server.packages[0].environmentVariables as { name: string }[])
+      expect(example, v.name).toMatch(new RegExp(`^#? ?${v.name}=`, 'm'));
   });
 });

@@ -13,10 +13,19 @@ const FIXTURES = join(ROOT, 'test/fixtures/summary');
 
 function runFixture(name: string): { status: number | null; passed: number; failed: number; skipped: number; stdout: string } {
   // The outer run's worker variables would make the inner vitest think it is a worker.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS' && k !== 'TEST'));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([k]) => !k.startsWith('VITEST') && k !== 'NODE_OPTIONS' && k !== 'TEST'),
+  );
   const run = spawnSync(
     process.execPath,
-    [join(ROOT, 'test/node_modules/vitest/vitest.mjs'), 'run', '--root', FIXTURES, `--reporter=${join(ROOT, 'test/helpers/summary-reporter.ts')}`, `${name}.fixture.ts`],
+    [
+      join(ROOT, 'test/node_modules/vitest/vitest.mjs'),
+      'run',
+      '--root',
+      FIXTURES,
+      `--reporter=${join(ROOT, 'test/helpers/summary-reporter.ts')}`,
+      `${name}.fixture.ts`,
+    ],
     { cwd: FIXTURES, env, encoding: 'utf8', timeout: 60_000 },
   );
   const line = /^vitest: (\d+) passed, (\d+) failed, (\d+) skipped$/m.exec(run.stdout);

@@ -67,7 +67,10 @@ describe('packages/union', () => {
   });
 
   it('has its tests run by the root suite', async () => {
-    const { stdout } = await run(process.execPath, [join(ROOT, 'test/node_modules/vitest/vitest.mjs'), 'list', '--filesOnly', '--json'], { cwd: ROOT, maxBuffer: 16 << 20 });
+    const { stdout } = await run(process.execPath, [join(ROOT, 'test/node_modules/vitest/vitest.mjs'), 'list', '--filesOnly', '--json'], {
+      cwd: ROOT,
+      maxBuffer: 16 << 20,
+    });
     const listed = (JSON.parse(stdout) as { file: string }[]).map((t) => t.file);
     const tests = readdirSync(join(UNION, 'src')).filter((f) => f.endsWith('.test.ts'));
     expect(tests.length).toBeGreaterThan(3);

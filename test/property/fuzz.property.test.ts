@@ -33,7 +33,7 @@ const SLACK_NAME = '#ops';
 
 // Written from the GSM 03.38 table, independently of src/channels/sms/segments.ts.
 const GSM_BASIC = new Set(
-  "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà",
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà',
 );
 const GSM_EXT = new Set('\f^{}\\[~]|€');
 
@@ -48,7 +48,8 @@ function fitsOneSegment(body: string): boolean {
   return septets <= 160;
 }
 
-const onAllowedDomain = (address: string) => address.toLowerCase().endsWith('@example.com') && address.indexOf('@') === address.lastIndexOf('@');
+const onAllowedDomain = (address: string) =>
+  address.toLowerCase().endsWith('@example.com') && address.indexOf('@') === address.lastIndexOf('@');
 /** A broadcast mention Slack would act on: `<!…>` other than a date. */
 const LIVE_BROADCAST = /<\s*!(?!date\^)/i;
 
@@ -100,8 +101,17 @@ const phone = fc.oneof(
   fc.constantFrom('+14165550123', '+1 4155550123', '+141555501234567', '+1415', '+4415550123', '+14155550123\n'),
 );
 const address = fc.constantFrom(
-  'ops@example.com', 'OPS@EXAMPLE.COM', 'a.b+tag@example.com', 'x@sub.example.com', 'x@example.com.evil.org',
-  'x@evil.org', 'Ops <ops@example.com>', 'x@example.com, y@evil.org', '"a@example.com"@evil.org', 'x@evil.org@example.com', ' ops@example.com',
+  'ops@example.com',
+  'OPS@EXAMPLE.COM',
+  'a.b+tag@example.com',
+  'x@sub.example.com',
+  'x@example.com.evil.org',
+  'x@evil.org',
+  'Ops <ops@example.com>',
+  'x@example.com, y@evil.org',
+  '"a@example.com"@evil.org',
+  'x@evil.org@example.com',
+  ' ops@example.com',
 );
 const emailCall = fc.record(
   {
@@ -118,7 +128,21 @@ const smsCall = fc.record(
   { via: fc.constant('sms'), to: phone, body: smsBody, idempotency_key: fc.constantFrom('k1', 'k3') },
   { requiredKeys: ['via', 'to', 'body'] },
 );
-const mention = fc.constantFrom('<!here>', '<!channel>', '<!everyone>', '< !here >', '<!HERE|here>', '<!subteam^S0123|@oncall>', '<<!channel>>', '<!date^1712345678^{date}|today>', '&lt;!here&gt;', '@here', '<@U0123>', '<!', '>');
+const mention = fc.constantFrom(
+  '<!here>',
+  '<!channel>',
+  '<!everyone>',
+  '< !here >',
+  '<!HERE|here>',
+  '<!subteam^S0123|@oncall>',
+  '<<!channel>>',
+  '<!date^1712345678^{date}|today>',
+  '&lt;!here&gt;',
+  '@here',
+  '<@U0123>',
+  '<!',
+  '>',
+);
 const slackCall = fc.record(
   {
     via: fc.constant('slack'),
@@ -183,7 +207,15 @@ it(`${RUNS} seeded generated calls through the live pipeline: coded answers, no 
     'fuzz through the pipeline',
     fc.asyncProperty(anyCall, async (args) => {
       const since = { smtp: smtp.received.length, twilio: twilio.requests.length, slack: slack.requests.length };
-      const result = await entry.call(args, { deps: app, store: app.store, config: app.config, log: silentLogger, client: 'fuzz', now: app.now, signal: new AbortController().signal });
+      const result = await entry.call(args, {
+        deps: app,
+        store: app.store,
+        config: app.config,
+        log: silentLogger,
+        client: 'fuzz',
+        now: app.now,
+        signal: new AbortController().signal,
+      });
       const sc = result.structuredContent as { error?: { code?: string }; status?: string; replayed?: boolean } | undefined;
       if (result.isError) {
         const code = sc?.error?.code ?? 'UNCODED';
@@ -203,6 +235,17 @@ it(`${RUNS} seeded generated calls through the live pipeline: coded answers, no 
     }),
     { numRuns: RUNS },
   );
-  if (REPORT) writeFileSync(REPORT, JSON.stringify({ answers_by_outcome: outcomes, provider_requests: { smtp: smtp.received.length, twilio: twilio.requests.length, slack: slack.requests.length } }, null, 2));
+  if (REPORT)
+    writeFileSync(
+      REPORT,
+      JSON.stringify(
+        {
+          answers_by_outcome: outcomes,
+          provider_requests: { smtp: smtp.received.length, twilio: twilio.requests.length, slack: slack.requests.length },
+        },
+        null,
+        2,
+      ),
+    );
   expect(Object.keys(outcomes).length).toBeGreaterThan(3);
 }, 0);

@@ -7,7 +7,7 @@ import { join, relative } from 'node:path';
 import { expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 
-it('no test calls fast-check\'s assert or check directly', () => {
+it("no test calls fast-check's assert or check directly", () => {
   const offenders = ['src', 'test']
     .flatMap((dir) => readdirSync(join(ROOT, dir), { recursive: true, withFileTypes: true }))
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))

@@ -44,7 +44,10 @@ const REGRESSIONS: unknown[] = [
 /** Walks a JSON Pointer through own properties only, as a client would resolve it. */
 function resolvePointer(root: unknown, pointer: string): { parentExists: boolean } {
   if (pointer === '') return { parentExists: true };
-  const tokens = pointer.slice(1).split('/').map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
+  const tokens = pointer
+    .slice(1)
+    .split('/')
+    .map((t) => t.replaceAll('~1', '/').replaceAll('~0', '~'));
   let node: unknown = root;
   for (const [i, token] of tokens.entries()) {
     if (node === null || typeof node !== 'object') return { parentExists: false };

@@ -40,7 +40,13 @@ async function rawPeer(mode: Mode) {
 const providers = {
   twilio: async (apiUrl: string) =>
     ({
-      provider: await createTwilioProvider({ accountSid: `AC${'0'.repeat(32)}`, authToken: 'secret', apiUrl, timeoutMs: 1_000, log: silentLogger }),
+      provider: await createTwilioProvider({
+        accountSid: `AC${'0'.repeat(32)}`,
+        authToken: 'secret',
+        apiUrl,
+        timeoutMs: 1_000,
+        log: silentLogger,
+      }),
       payload: { To: '+14155550100', From: '+14155550199', Body: 'Disk 91% on db-1' },
     }) as { provider: Provider<unknown>; payload: unknown },
   slack: async (apiUrl: string) =>
@@ -75,7 +81,9 @@ describe.each(Object.keys(providers) as (keyof typeof providers)[])('%s: was the
     await peer.close();
     const { provider, payload } = await providers[name](`http://127.0.0.1:${peer.port}`);
     cleanup.push(async () => provider.close?.());
-    const err = (await caught(provider.send(payload, { notificationId: 'ntf_refused', signal: new AbortController().signal }))) as { name: string };
+    const err = (await caught(provider.send(payload, { notificationId: 'ntf_refused', signal: new AbortController().signal }))) as {
+      name: string;
+    };
     expect(err.name).toBe('ProviderTransientError');
   });
 

@@ -63,7 +63,11 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
     const receipt = await provider.send({ channel: '#deploys', text: 'first' }, ctx());
     // The spec's chat.postMessage answers `channel` (a defs_channel ID); Prism answers its example.
     expect(receipt.conversation).toMatch(/^[CGD][A-Z0-9]{2,}$/);
-    const posted = { payload: { channel: '#deploys', text: 'first' }, providerMessageId: receipt.providerMessageId!, conversation: receipt.conversation };
+    const posted = {
+      payload: { channel: '#deploys', text: 'first' },
+      providerMessageId: receipt.providerMessageId!,
+      conversation: receipt.conversation,
+    };
     await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
     await provider.retract!(posted, ctx());
   });
@@ -110,8 +114,15 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     fake.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
     const receipt = await provider.send({ channel: '#deploys', text: 'first' }, ctx());
     expect(receipt).toMatchObject({ providerMessageId: '1712345678.000200', conversation: 'C0DEPLOYS' });
-    const posted = { payload: { channel: '#deploys', text: 'first' }, providerMessageId: receipt.providerMessageId!, conversation: receipt.conversation };
-    fake.replies.push({ status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } }, { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
+    const posted = {
+      payload: { channel: '#deploys', text: 'first' },
+      providerMessageId: receipt.providerMessageId!,
+      conversation: receipt.conversation,
+    };
+    fake.replies.push(
+      { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } },
+      { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } },
+    );
     await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
     await provider.retract!(posted, ctx());
     const [update, del] = fake.requests.slice(-2);
@@ -119,12 +130,17 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     expect(del).toMatchObject({ path: '/chat.delete', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
     // A #name post recorded without its ID (before it was kept) is refused, and nothing is requested.
     const before = fake.requests.length;
-    await expect(provider.retract!({ payload: { channel: '#deploys', text: 'first' }, providerMessageId: '1712345678.000200' }, ctx())).rejects.toThrow(/by name before its channel ID was recorded/);
+    await expect(
+      provider.retract!({ payload: { channel: '#deploys', text: 'first' }, providerMessageId: '1712345678.000200' }, ctx()),
+    ).rejects.toThrow(/by name before its channel ID was recorded/);
     expect(fake.requests.length).toBe(before);
   });
 
   it('opens the DM of a user ID, then posts there with the blocks as JSON', async () => {
-    fake.replies.push({ status: 200, json: { ok: true, channel: { id: 'D0DM00001' } } }, { status: 200, json: { ok: true, channel: 'D0DM00001', ts: '1712345678.000300' } });
+    fake.replies.push(
+      { status: 200, json: { ok: true, channel: { id: 'D0DM00001' } } },
+      { status: 200, json: { ok: true, channel: 'D0DM00001', ts: '1712345678.000300' } },
+    );
     const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*done*' } }];
     const receipt = await provider.send({ channel: 'U0123ABCD', text: 'done', blocks }, ctx());
     expect(receipt.providerMessageId).toBe('1712345678.000300');
@@ -175,14 +191,18 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     fake.replies.push({ status: 429, headers: { 'retry-after': '2' }, json: { ok: false, error: 'ratelimited' } }, ok);
     const before = fake.requests.length;
     const sleeps: number[] = [];
-    const out = await sendWithRetry(provider, { channel: 'C0123ABCD', text: 'x' }, {
-      notificationId: 'ntf_429',
-      budgetMs: 10_000,
-      log: silentLogger,
-      sleep: async (ms) => {
-        sleeps.push(ms);
+    const out = await sendWithRetry(
+      provider,
+      { channel: 'C0123ABCD', text: 'x' },
+      {
+        notificationId: 'ntf_429',
+        budgetMs: 10_000,
+        log: silentLogger,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+        },
       },
-    });
+    );
     expect(out.attempts).toBe(2);
     expect(out.receipt.providerMessageId).toBe('1712345678.000100');
     expect(sleeps).toEqual([2000]);
@@ -265,7 +285,13 @@ describe('Slack provider under a burst against a slow Slack (issue 16: nothing r
 
   it('runs at most maxConcurrent posts at once; the next ones go in order, are aborted in flight at the budget, or are dropped unsent', async () => {
     peer.arrivals.length = 0;
-    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, maxConcurrent: 2, log: silentLogger });
+    const provider = await createSlackProvider({
+      token: TOKEN,
+      apiUrl: peer.origin,
+      timeoutMs: 10_000,
+      maxConcurrent: 2,
+      log: silentLogger,
+    });
     const keys = Array.from({ length: 6 }, (_, i) => `wave-${i}`);
     const answers = await burst(keys, send(provider));
     await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
@@ -315,7 +341,13 @@ describe('Slack provider under a burst against a slow Slack (issue 16: nothing r
 
   it('answers a dropped send RATE_LIMITED with retry_after_s, saying nothing was sent, and logs the attempt as dropped', async () => {
     peer.arrivals.length = 0;
-    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, maxConcurrent: 1, log: silentLogger });
+    const provider = await createSlackProvider({
+      token: TOKEN,
+      apiUrl: peer.origin,
+      timeoutMs: 10_000,
+      maxConcurrent: 1,
+      log: silentLogger,
+    });
     const first = send(provider)('holder').catch((e: unknown) => e);
     const err = await caught(send(provider, 500)('waiter'));
     await first;

@@ -309,7 +309,11 @@ async function startGatedSmtpPeer() {
 describe('SMTP provider under a burst against a slow SMTP server (issue 16: nothing reaches it after its call answered)', () => {
   const keys = Array.from({ length: 6 }, (_, i) => `wave-${i}@example.com`);
   const send = (provider: Provider<EmailPayload>, budgetMs: number) => async (to: string) =>
-    sendWithRetry(provider, await buildPayload(`ntf_${to.split('@')[0]}`, [to]), { notificationId: `ntf_${to}`, budgetMs, log: silentLogger });
+    sendWithRetry(provider, await buildPayload(`ntf_${to.split('@')[0]}`, [to]), {
+      notificationId: `ntf_${to}`,
+      budgetMs,
+      log: silentLogger,
+    });
 
   it('runs at most maxConcurrent messages (and pool connections) at once; the next ones go in order as slots free', async () => {
     const peer = await startGatedSmtpPeer();
@@ -392,7 +396,13 @@ async function stallingPeer(stallAt: Phase) {
         if (nl < 0) return;
         const line = buffer.slice(0, nl).toUpperCase();
         buffer = buffer.slice(nl + 2);
-        const verb = line.startsWith('MAIL') ? 'MAIL' : line.startsWith('RCPT') ? 'RCPT' : line.startsWith('DATA') ? 'DATA' : line.split(' ')[0];
+        const verb = line.startsWith('MAIL')
+          ? 'MAIL'
+          : line.startsWith('RCPT')
+            ? 'RCPT'
+            : line.startsWith('DATA')
+              ? 'DATA'
+              : line.split(' ')[0];
         if (verb === stallAt) return;
         if (verb === 'EHLO') s.write('250-stall.test\r\n250 8BITMIME\r\n');
         else if (verb === 'DATA') {
@@ -420,35 +430,50 @@ describe('SMTP stalls: unknown only once the body went over (a relay that stops 
     for (const p of opened) await p.close?.();
   });
 
-  it.each(['MAIL', 'RCPT', 'DATA'] as const)('a stall at %s sent nothing: PROVIDER_UNAVAILABLE with retry_after_s, through the budget and the socket timeout alike', async (phase) => {
-    const peer = await stallingPeer(phase);
-    try {
-      const p = await createSmtpProvider({ url: peer.url, log: silentLogger, timeoutsMs: { socket: 30_000 } });
-      opened.push(p);
-      const err = await caught(sendWithRetry(p, await buildPayload(`ntf_stall_${phase}`), { notificationId: `ntf_stall_${phase}`, budgetMs: 700, log: silentLogger }));
-      expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
-      expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
-      expect((err as NotifyError).message).toMatch(/nothing was sent/);
+  it.each(['MAIL', 'RCPT', 'DATA'] as const)(
+    'a stall at %s sent nothing: PROVIDER_UNAVAILABLE with retry_after_s, through the budget and the socket timeout alike',
+    async (phase) => {
+      const peer = await stallingPeer(phase);
+      try {
+        const p = await createSmtpProvider({ url: peer.url, log: silentLogger, timeoutsMs: { socket: 30_000 } });
+        opened.push(p);
+        const err = await caught(
+          sendWithRetry(p, await buildPayload(`ntf_stall_${phase}`), {
+            notificationId: `ntf_stall_${phase}`,
+            budgetMs: 700,
+            log: silentLogger,
+          }),
+        );
+        expect((err as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
+        expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
+        expect((err as NotifyError).message).toMatch(/nothing was sent/);
 
-      const timedOut = await createSmtpProvider({ url: peer.url, log: silentLogger, pool: false, timeoutsMs: { socket: 300 } });
-      opened.push(timedOut);
-      expect(await caught(timedOut.send(await buildPayload('ntf_stall_t'), { notificationId: 'ntf_stall_t', signal: signal() }))).toBeInstanceOf(ProviderTransientError);
-      expect(peer.bodies()).toBe(0);
-    } finally {
-      await peer.close();
-    }
-  });
+        const timedOut = await createSmtpProvider({ url: peer.url, log: silentLogger, pool: false, timeoutsMs: { socket: 300 } });
+        opened.push(timedOut);
+        expect(
+          await caught(timedOut.send(await buildPayload('ntf_stall_t'), { notificationId: 'ntf_stall_t', signal: signal() })),
+        ).toBeInstanceOf(ProviderTransientError);
+        expect(peer.bodies()).toBe(0);
+      } finally {
+        await peer.close();
+      }
+    },
+  );
 
   it('a stall after the whole body went over may have left it with the relay: DELIVERY_UNKNOWN', async () => {
     const peer = await stallingPeer('BODY');
     try {
       const p = await createSmtpProvider({ url: peer.url, log: silentLogger, timeoutsMs: { socket: 30_000 } });
       opened.push(p);
-      const err = await caught(sendWithRetry(p, await buildPayload('ntf_stall_body'), { notificationId: 'ntf_stall_body', budgetMs: 700, log: silentLogger }));
+      const err = await caught(
+        sendWithRetry(p, await buildPayload('ntf_stall_body'), { notificationId: 'ntf_stall_body', budgetMs: 700, log: silentLogger }),
+      );
       expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
       const timedOut = await createSmtpProvider({ url: peer.url, log: silentLogger, pool: false, timeoutsMs: { socket: 300 } });
       opened.push(timedOut);
-      expect(await caught(timedOut.send(await buildPayload('ntf_stall_bt'), { notificationId: 'ntf_stall_bt', signal: signal() }))).toBeInstanceOf(DeliveryUnknownError);
+      expect(
+        await caught(timedOut.send(await buildPayload('ntf_stall_bt'), { notificationId: 'ntf_stall_bt', signal: signal() })),
+      ).toBeInstanceOf(DeliveryUnknownError);
       expect(peer.bodies()).toBe(2);
     } finally {
       await peer.close();

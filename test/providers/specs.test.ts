@@ -14,20 +14,30 @@ describe('vendored provider specs', () => {
   it('are in test/fixtures/provider-specs with their licenses and a provenance row each', () => {
     expect(specsDir).toBe(path.join(repoRoot, 'test/fixtures/provider-specs'));
     expect(prismMissing()).toBeUndefined();
-    const twilio = JSON.parse(readFileSync(path.join(specsDir, 'twilio_api_v2010.json'), 'utf8')) as { openapi: string; paths: Record<string, unknown> };
+    const twilio = JSON.parse(readFileSync(path.join(specsDir, 'twilio_api_v2010.json'), 'utf8')) as {
+      openapi: string;
+      paths: Record<string, unknown>;
+    };
     expect(twilio.openapi).toBe('3.0.1');
     expect(Object.keys(twilio.paths)).toContain('/2010-04-01/Accounts/{AccountSid}/Messages.json');
-    const slack = JSON.parse(readFileSync(path.join(specsDir, 'slack_web_openapi_v2.json'), 'utf8')) as { swagger: string; paths: Record<string, unknown> };
+    const slack = JSON.parse(readFileSync(path.join(specsDir, 'slack_web_openapi_v2.json'), 'utf8')) as {
+      swagger: string;
+      paths: Record<string, unknown>;
+    };
     expect(slack.swagger).toBe('2.0');
     expect(Object.keys(slack.paths)).toContain('/chat.postMessage');
-    for (const license of ['twilio-oai.LICENSE', 'slack-api-specs.LICENSE']) expect(readFileSync(path.join(specsDir, license), 'utf8')).toMatch(/MIT License/);
+    for (const license of ['twilio-oai.LICENSE', 'slack-api-specs.LICENSE'])
+      expect(readFileSync(path.join(specsDir, license), 'utf8')).toMatch(/MIT License/);
     const readme = readFileSync(path.join(specsDir, 'README.md'), 'utf8');
     expect(readme).toMatch(/twilio_api_v2010\.json.*d50069b44ea8cd23141385bdb6db48f16ff75bb5/);
     expect(readme).toMatch(/slack_web_openapi_v2\.json.*bc08db49625630e3585bf2f1322128ea04f2a7f3/);
   });
 
   it('nothing in the code, tests, tooling or CI points at a shared/ folder beside the repository', () => {
-    const files = execFileSync('git', ['ls-files', 'src', 'test', 'bench', 'soak', 'examples', '.ci', 'package.json', 'vitest.config.ts'], { cwd: repoRoot, encoding: 'utf8' })
+    const files = execFileSync('git', ['ls-files', 'src', 'test', 'bench', 'soak', 'examples', '.ci', 'package.json', 'vitest.config.ts'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    })
       .split('\n')
       .filter((f) => f && !/\.(png|json)$/.test(f) && f !== 'test/providers/specs.test.ts');
     const pointing = files.filter((f) => /\.\.\/shared|shared\/provider-specs/.test(readFileSync(path.join(repoRoot, f), 'utf8')));

@@ -5,12 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotifyError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
-import {
-  DeliveryUnknownError,
-  ProviderRejectedError,
-  ProviderTransientError,
-  RecipientOptedOutError,
-} from '../../src/providers/errors.js';
+import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../src/providers/errors.js';
 import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import { createTwilioProvider, type SmsPayload } from '../../src/channels/sms/twilio.js';
 import type { Provider } from '../../src/providers/types.js';
@@ -74,7 +69,13 @@ describePrism(`Twilio provider against Prism (Twilio's API spec)${skipReason ? `
 
   it('maps refused credentials (401) to ProviderRejectedError naming the variables', async () => {
     // Prism checks the Basic credentials' shape: a token with a colon does not parse.
-    const bad = await createTwilioProvider({ accountSid: SID, authToken: 'bad:token', apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    const bad = await createTwilioProvider({
+      accountSid: SID,
+      authToken: 'bad:token',
+      apiUrl: prism.origin,
+      timeoutMs: 5_000,
+      log: silentLogger,
+    });
     const err = await caught(bad.send(sms(), ctx()));
     expect(err).toBeInstanceOf(ProviderRejectedError);
     expect((err as ProviderRejectedError).vendorCode).toBe(401);
@@ -193,7 +194,13 @@ describe('Twilio provider against a fake for what Prism cannot answer', () => {
 
   it('maps a refused connection to ProviderTransientError', async () => {
     const port = await freePort();
-    const nowhere = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: `http://127.0.0.1:${port}`, timeoutMs: 1_000, log: silentLogger });
+    const nowhere = await createTwilioProvider({
+      accountSid: SID,
+      authToken: TOKEN,
+      apiUrl: `http://127.0.0.1:${port}`,
+      timeoutMs: 1_000,
+      log: silentLogger,
+    });
     const err = await caught(nowhere.send(sms(), ctx()));
     expect(err).toBeInstanceOf(ProviderTransientError);
     expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
@@ -233,7 +240,10 @@ describe('Twilio provider under a burst against a slow Twilio (issue 16: nothing
       maxConcurrent: 2,
       log: silentLogger,
     });
-    const answers = await burst(Array.from({ length: 6 }, (_, i) => `wave-${i}`), send(provider));
+    const answers = await burst(
+      Array.from({ length: 6 }, (_, i) => `wave-${i}`),
+      send(provider),
+    );
     await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
     expectNothingAfterAnswer(answers, peer, 2);
     // 0-1 sent, 2-3 started when those finished and were cut off at the budget, 4-5 never got a slot.
@@ -242,7 +252,13 @@ describe('Twilio provider under a burst against a slow Twilio (issue 16: nothing
 
   it('aborts a request still in flight at the budget: Twilio sees the hang-up, the call answers DELIVERY_UNKNOWN', async () => {
     peer.arrivals.length = 0;
-    const provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const provider = await createTwilioProvider({
+      accountSid: SID,
+      authToken: TOKEN,
+      apiUrl: peer.origin,
+      timeoutMs: 10_000,
+      log: silentLogger,
+    });
     const err = await caught(send(provider, 400)('cut-off'));
     await sleep(100);
     expect(peer.arrivals).toEqual([expect.objectContaining({ key: 'cut-off', abortedAt: expect.any(Number) })]);
@@ -252,7 +268,13 @@ describe('Twilio provider under a burst against a slow Twilio (issue 16: nothing
 
   it('sends nothing for a call whose budget is already spent', async () => {
     peer.arrivals.length = 0;
-    const provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
+    const provider = await createTwilioProvider({
+      accountSid: SID,
+      authToken: TOKEN,
+      apiUrl: peer.origin,
+      timeoutMs: 10_000,
+      log: silentLogger,
+    });
     const spent = new AbortController();
     spent.abort(new Error('budget spent'));
     const err = await caught(provider.send(sms({ Body: 'late' }), { notificationId: 'ntf_late', signal: spent.signal }));

@@ -44,18 +44,26 @@ async function deps(store: Store): Promise<PipelineDeps & { config: Config }> {
   return { config, store, channels: await connectChannels(config, silentLogger), log: silentLogger, now: Date.now };
 }
 
-
 async function scenario(open: () => Promise<Store>): Promise<void> {
   const [storeA, storeB] = [await open(), await open()];
   try {
     const dying = await deps(diesBeforeRelease(storeA));
     const subject = `approved ${Math.random().toString(16).slice(2)}`;
-    const held = await sendNotification(dying, 'email', { via: 'email', to: 'ops@example.com', subject, body_html: '<p>disk full</p>' }, { client: 'bot' });
+    const held = await sendNotification(
+      dying,
+      'email',
+      { via: 'email', to: 'ops@example.com', subject, body_html: '<p>disk full</p>' },
+      { client: 'bot' },
+    );
     expect(held.status).toBe('pending_approval');
     const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
 
     const decided = await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
-    expect(decided).toMatchObject({ status: 'approved', released: undefined, record: { status: 'approved', approval: { outcome: 'approved', decided_by: 'ops' } } });
+    expect(decided).toMatchObject({
+      status: 'approved',
+      released: undefined,
+      record: { status: 'approved', approval: { outcome: 'approved', decided_by: 'ops' } },
+    });
     // The decision and the outbox entry were one write: the send waits, due now, under its own id.
     expect(await storeB.getOutboxEntry(held.id)).toMatchObject({ state: 'scheduled', via: 'email', client: 'bot' });
     const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
@@ -87,15 +95,31 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
   try {
     const dying = await deps(diesBeforeRelease(storeA));
     const subject = `edited ${Math.random().toString(16).slice(2)}`;
-    const held = await sendNotification(dying, 'email', { via: 'email', to: 'ops@example.com', subject, body_html: '<p>first draft</p>' }, { client: 'bot' });
+    const held = await sendNotification(
+      dying,
+      'email',
+      { via: 'email', to: 'ops@example.com', subject, body_html: '<p>first draft</p>' },
+      { client: 'bot' },
+    );
     const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
     expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
 
     const other = await deps(storeB);
     // The handler reaches channels through ctx.deps; the list given here only names them in the output schema.
     const tool = editNotificationTool([]);
-    const ctx = { store: storeB, config: other.config, log: silentLogger, client: 'bot', now: Date.now, signal: new AbortController().signal, deps: other };
-    expect(await tool.handler({ id: held.id, text: '<p>second draft</p>' }, ctx)).toMatchObject({ id: held.id, status: 'pending_approval' });
+    const ctx = {
+      store: storeB,
+      config: other.config,
+      log: silentLogger,
+      client: 'bot',
+      now: Date.now,
+      signal: new AbortController().signal,
+      deps: other,
+    };
+    expect(await tool.handler({ id: held.id, text: '<p>second draft</p>' }, ctx)).toMatchObject({
+      id: held.id,
+      status: 'pending_approval',
+    });
     const asked = (await storeB.getDelivery(held.id))!;
     expect(asked).toMatchObject({ status: 'pending_approval', approval: { outcome: 'pending' } });
     expect(asked.approval!.payload_sha256).not.toBe(sha);
@@ -104,7 +128,9 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
     const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
     // The approval of the first draft no longer sends anything, and the old hash decides nothing.
     expect(await releaseDue(other)).toEqual([]);
-    await expect(decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED' });
+    await expect(decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({
+      code: 'APPROVAL_REQUIRED',
+    });
     expect(mine()).toHaveLength(0);
     const again = await decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
     expect(again).toMatchObject({ released: { state: 'released' }, record: { status: 'sent' } });

@@ -74,68 +74,71 @@ const T0 = 1_800_000_000_000;
 
 describe('an approved key at its expiry', () => {
   for (const { name, open, skip } of STORES) {
-    it.skipIf(skip !== null)(`${name}: calls that cannot ask replay or are refused, never send unapproved${skip ? ` [skipped: ${skip}]` : ''}`, async () => {
-      const { store, close } = await open();
-      try {
-        const provider = new CountingProvider();
-        const config = loadConfig({
-          NOTIFY_DATA_DIR: '/unused',
-          TWILIO_ACCOUNT_SID: 'AC0',
-          TWILIO_AUTH_TOKEN: 'secret',
-          TWILIO_FROM: '+14155550000',
-          NOTIFY_SMS_ALLOW: '+1415',
-          NOTIFY_APPROVAL: 'sms',
-        });
-        let t = T0;
-        let ticking = false;
-        const deps: PipelineDeps = {
-          config,
-          store,
-          channels: await connectChannels(config, silentLogger, { sms: provider }),
-          log: silentLogger,
-          now: () => (ticking ? t++ : t),
-        };
-        const send = (call: Record<string, unknown>, approval: ApprovalRound) =>
-          sendNotification(deps, 'sms', call, { client: 'bot', approval });
+    it.skipIf(skip !== null)(
+      `${name}: calls that cannot ask replay or are refused, never send unapproved${skip ? ` [skipped: ${skip}]` : ''}`,
+      async () => {
+        const { store, close } = await open();
+        try {
+          const provider = new CountingProvider();
+          const config = loadConfig({
+            NOTIFY_DATA_DIR: '/unused',
+            TWILIO_ACCOUNT_SID: 'AC0',
+            TWILIO_AUTH_TOKEN: 'secret',
+            TWILIO_FROM: '+14155550000',
+            NOTIFY_SMS_ALLOW: '+1415',
+            NOTIFY_APPROVAL: 'sms',
+          });
+          let t = T0;
+          let ticking = false;
+          const deps: PipelineDeps = {
+            config,
+            store,
+            channels: await connectChannels(config, silentLogger, { sms: provider }),
+            log: silentLogger,
+            now: () => (ticking ? t++ : t),
+          };
+          const send = (call: Record<string, unknown>, approval: ApprovalRound) =>
+            sendNotification(deps, 'sms', call, { client: 'bot', approval });
 
-        const outcomes: Record<string, number> = {};
-        for (let edge = 0; edge < EDGES; edge++) {
-          const call = { via: 'sms', to: '+14155550123', body: 'Wire transfer reminder', idempotency_key: `edge-${edge}` };
-          // A person approves the send under its key, at T0 (the clock stands still).
-          ticking = false;
-          t = T0;
-          const asked = await send(call, { canAsk: true }).then(
-            () => undefined,
-            (e: unknown) => e,
-          );
-          expect(asked).toBeInstanceOf(ApprovalNeeded);
-          const grant = (asked as ApprovalNeeded).request.grant;
-          const approved = await send(call, { canAsk: true, previous: { grant, answer: 'accept' } });
-          expect(approved).toMatchObject({ id: grant.id, status: 'sent' });
+          const outcomes: Record<string, number> = {};
+          for (let edge = 0; edge < EDGES; edge++) {
+            const call = { via: 'sms', to: '+14155550123', body: 'Wire transfer reminder', idempotency_key: `edge-${edge}` };
+            // A person approves the send under its key, at T0 (the clock stands still).
+            ticking = false;
+            t = T0;
+            const asked = await send(call, { canAsk: true }).then(
+              () => undefined,
+              (e: unknown) => e,
+            );
+            expect(asked).toBeInstanceOf(ApprovalNeeded);
+            const grant = (asked as ApprovalNeeded).request.grant;
+            const approved = await send(call, { canAsk: true, previous: { grant, answer: 'accept' } });
+            expect(approved).toMatchObject({ id: grant.id, status: 'sent' });
 
-          // A day later, `edge` clock readings before the key expires: a burst from a client
-          // that cannot ask, each reading a millisecond later than the one before.
-          t = T0 + IDEMPOTENCY_TTL_MS - edge;
-          ticking = true;
-          const results = await Promise.all(
-            Array.from({ length: CALLS }, () =>
-              send(call, { canAsk: false }).then(
-                (r: SendResult) => (r.replayed === true && r.id === grant.id ? 'replayed' : `sent ${r.id}`),
-                (e: unknown) => (e instanceof NotifyError ? e.code : String(e)),
+            // A day later, `edge` clock readings before the key expires: a burst from a client
+            // that cannot ask, each reading a millisecond later than the one before.
+            t = T0 + IDEMPOTENCY_TTL_MS - edge;
+            ticking = true;
+            const results = await Promise.all(
+              Array.from({ length: CALLS }, () =>
+                send(call, { canAsk: false }).then(
+                  (r: SendResult) => (r.replayed === true && r.id === grant.id ? 'replayed' : `sent ${r.id}`),
+                  (e: unknown) => (e instanceof NotifyError ? e.code : String(e)),
+                ),
               ),
-            ),
-          );
-          for (const r of results) outcomes[r] = (outcomes[r] ?? 0) + 1;
-          expect(provider.calls, `edge ${edge}: ${JSON.stringify(results)}`).toBe(edge + 1);
+            );
+            for (const r of results) outcomes[r] = (outcomes[r] ?? 0) + 1;
+            expect(provider.calls, `edge ${edge}: ${JSON.stringify(results)}`).toBe(edge + 1);
+          }
+          // Both sides of the edge were reached.
+          expect(Object.keys(outcomes).sort()).toEqual(['APPROVAL_REQUIRED', 'replayed']);
+          const sent = (await store.listDeliveries(10_000)).filter((r) => r.status === 'sent');
+          expect(sent).toHaveLength(EDGES);
+          for (const r of sent) expect(r.approval, r.id).toMatchObject({ outcome: 'approved' });
+        } finally {
+          await close();
         }
-        // Both sides of the edge were reached.
-        expect(Object.keys(outcomes).sort()).toEqual(['APPROVAL_REQUIRED', 'replayed']);
-        const sent = (await store.listDeliveries(10_000)).filter((r) => r.status === 'sent');
-        expect(sent).toHaveLength(EDGES);
-        for (const r of sent) expect(r.approval, r.id).toMatchObject({ outcome: 'approved' });
-      } finally {
-        await close();
-      }
-    });
+      },
+    );
   }
 });

@@ -22,7 +22,10 @@ export const T0 = Date.UTC(2026, 11, 1);
 /** suite.ts's delivery, as a dry run of a mail with a bcc'd recipient and no attempts, from ops-bot. */
 export function record(id: string, at: number, extra: Partial<DeliveryRecord> = {}): DeliveryRecord {
   return delivery(id, at, {
-    payload: { envelope: { from: 'ops@example.com', to: ['alice@example.com', 'hidden-bcc@evil.example'] }, raw: 'Subject: secret plans\r\n\r\nthe body' },
+    payload: {
+      envelope: { from: 'ops@example.com', to: ['alice@example.com', 'hidden-bcc@evil.example'] },
+      raw: 'Subject: secret plans\r\n\r\nthe body',
+    },
     attempts: 0,
     attempt_log: [],
     latency_ms: 1,
@@ -105,4 +108,3 @@ export const ENGINES: [string, () => Promise<Engine>, boolean][] = [
 export async function entries(store: Store): Promise<AuditEntry[]> {
   return store.auditEntries({ afterSeq: Number.MIN_SAFE_INTEGER, limit: 100_000 });
 }
-

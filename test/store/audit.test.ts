@@ -12,9 +12,17 @@ import { ENGINES, entries, postgresEngine, record, T0, unavailable, type Engine,
 /** Ten records (one entry each), a receipt and an approval answer: 12 entries. */
 async function seed(store: Store): Promise<void> {
   for (let i = 1; i <= 10; i++) {
-    await store.writeRecord(record(`ntf_${i}`, T0 + i * 1000), { audit: { tool: 'send_notification', recipients: ['@example.com', '@evil.example', '@example.com'] } });
+    await store.writeRecord(record(`ntf_${i}`, T0 + i * 1000), {
+      audit: { tool: 'send_notification', recipients: ['@example.com', '@evil.example', '@example.com'] },
+    });
   }
-  const moved = await store.updateDeliveryStatus('ntf_1', { from: 'dry_run', status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 20_000 });
+  const moved = await store.updateDeliveryStatus('ntf_1', {
+    from: 'dry_run',
+    status: 'delivered',
+    provider_status: 'delivered',
+    provider_status_code: null,
+    at: T0 + 20_000,
+  });
   expect(moved).toBe(true);
   await store.answerApproval('q1', 'accept', T0 + 21_000, 60_000);
 }
@@ -37,7 +45,14 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     const { store } = await start();
     const all = await entries(store);
     expect(all.map((e) => e.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
-    expect(all[0]).toMatchObject({ client: 'ops-bot', tool: 'send_notification', notification_id: 'ntf_1', kind: 'outcome.dry_run', prev: GENESIS, recipients: ['@evil.example', '@example.com'] });
+    expect(all[0]).toMatchObject({
+      client: 'ops-bot',
+      tool: 'send_notification',
+      notification_id: 'ntf_1',
+      kind: 'outcome.dry_run',
+      prev: GENESIS,
+      recipients: ['@evil.example', '@example.com'],
+    });
     expect(all[10]).toMatchObject({ notification_id: 'ntf_1', kind: 'receipt.delivered' });
     expect(all[11]).toMatchObject({ kind: 'answer.accept' });
     for (let i = 1; i < all.length; i++) expect(all[i]!.prev).toBe(all[i - 1]!.hash);
@@ -48,16 +63,33 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     await store.writeRecord(sent, { audit: { tool: 'send_email' } });
     const request = (await entries(store)).find((e) => e.notification_id === 'ntf_live' && e.kind === 'request')!;
     expect(request.digest).toBe(digestOf(sent.payload));
-    expect(request.digest).not.toBe(digestOf({ ...(sent.payload as object), envelope: { from: 'ops@example.com', to: ['alice@example.com'] } }));
+    expect(request.digest).not.toBe(
+      digestOf({ ...(sent.payload as object), envelope: { from: 'ops@example.com', to: ['alice@example.com'] } }),
+    );
     // A write that does not happen appends nothing: a lost claim, a receipt the table refuses.
-    expect(await store.writeRecord(record('ntf_lost', T0), { claim: { key: 'k', owner: 'nobody', result: null } })).toEqual({ kind: 'claim_lost' });
-    expect(await store.updateDeliveryStatus('ntf_1', { from: 'dry_run', status: 'sent', provider_status: 'x', provider_status_code: null, at: T0 })).toBe(false);
+    expect(await store.writeRecord(record('ntf_lost', T0), { claim: { key: 'k', owner: 'nobody', result: null } })).toEqual({
+      kind: 'claim_lost',
+    });
+    expect(
+      await store.updateDeliveryStatus('ntf_1', {
+        from: 'dry_run',
+        status: 'sent',
+        provider_status: 'x',
+        provider_status_code: null,
+        at: T0,
+      }),
+    ).toBe(false);
     expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 14 });
     // One notification's entries (the console's view), and one client's from a time on.
     const one = await store.auditEntries({ afterSeq: 0, limit: 100, notificationId: 'ntf_1' });
     expect(one.map((e) => e.kind)).toEqual(['outcome.dry_run', 'receipt.delivered']);
     const later = await store.auditEntries({ afterSeq: 0, limit: 100, client: 'ops-bot', since: T0 + 9_000 });
-    expect(later.map((e) => [e.notification_id, e.kind])).toEqual([['ntf_9', 'outcome.dry_run'], ['ntf_10', 'outcome.dry_run'], ['ntf_live', 'request'], ['ntf_live', 'outcome.sent']]);
+    expect(later.map((e) => [e.notification_id, e.kind])).toEqual([
+      ['ntf_9', 'outcome.dry_run'],
+      ['ntf_10', 'outcome.dry_run'],
+      ['ntf_live', 'request'],
+      ['ntf_live', 'outcome.sent'],
+    ]);
   });
 
   it.skipIf(skip)('verifies an untouched chain, with the count and the head', async () => {
@@ -66,9 +98,15 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     expect(v).toMatchObject({ ok: true, count: 12, head: { seq: 12, anchor_seq: 0 } });
     // The engine's lines hash as entryHash does (an address with a quote and non-ASCII text too),
     // so an intact chain never needs the entry-by-entry read.
-    await store.writeRecord(record('ntf_"odd" é ☃', T0 + 50_000, { client: 'bot "q" \\ \u0001 ü' }), { audit: { tool: 'x\ny', recipients: ['@é.example'] } });
+    await store.writeRecord(record('ntf_"odd" é ☃', T0 + 50_000, { client: 'bot "q" \\ \u0001 ü' }), {
+      audit: { tool: 'x\ny', recipients: ['@é.example'] },
+    });
     let byEntry = 0;
-    const counted = { auditHead: () => store.auditHead(), auditLines: (a: number, l: number) => store.auditLines(a, l), auditEntries: (q: Parameters<Store['auditEntries']>[0]) => (byEntry++, store.auditEntries(q)) };
+    const counted = {
+      auditHead: () => store.auditHead(),
+      auditLines: (a: number, l: number) => store.auditLines(a, l),
+      auditEntries: (q: Parameters<Store['auditEntries']>[0]) => (byEntry++, store.auditEntries(q)),
+    };
     expect(await verifyAudit(counted, 5)).toMatchObject({ ok: true, count: 13 });
     expect(byEntry).toBe(0);
   });
@@ -83,7 +121,11 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
       },
       { seq: 5, problem: 'changed' },
     ],
-    ['the last entry changed', (raw) => raw.run(`UPDATE audit_log SET digest = '${'f'.repeat(64)}' WHERE seq = 12`), { seq: 12, problem: 'changed' }],
+    [
+      'the last entry changed',
+      (raw) => raw.run(`UPDATE audit_log SET digest = '${'f'.repeat(64)}' WHERE seq = 12`),
+      { seq: 12, problem: 'changed' },
+    ],
     ['an entry removed', (raw) => raw.run('DELETE FROM audit_log WHERE seq = 5'), { seq: 5, problem: 'removed' }],
     [
       'an entry removed and the rest renumbered',
@@ -157,7 +199,13 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     const head = await store.auditHead();
     expect(head).toMatchObject({ seq: 13, anchor_seq: 5, anchor_hash: all[4]!.hash });
     expect(head.hash).not.toBe(before.hash);
-    expect((await entries(store)).at(-1)).toMatchObject({ seq: 13, kind: 'pruned', digest: anchorDigest(5, all[4]!.hash), client: null, notification_id: null });
+    expect((await entries(store)).at(-1)).toMatchObject({
+      seq: 13,
+      kind: 'pruned',
+      digest: anchorDigest(5, all[4]!.hash),
+      client: null,
+      notification_id: null,
+    });
     expect(await verifyAudit(store)).toMatchObject({ ok: true, count: 8 });
     expect(await verifyAudit(store, 3)).toMatchObject({ ok: true, count: 8 });
     expect(await store.pruneAudit(T0 + 5_500, T0 + 31_000)).toBe(0);
@@ -170,16 +218,19 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     expect(await verifyAudit(store)).toMatchObject({ ok: false, seq: 14, problem: 'removed' });
   });
 
-  it.skipIf(skip)('names the oldest entries deleted and the anchor moved by hand, the head hash unchanged, with or without an earlier prune', async () => {
-    const { store, raw } = await start();
-    const all = await entries(store);
-    const head = await store.auditHead();
-    // What a1 did: delete 1-4, and move the anchor to entry 5's own prev.
-    await raw.run('DELETE FROM audit_log WHERE seq <= 4');
-    await raw.run('UPDATE audit_head SET anchor_seq = $1, anchor_hash = $2', [4, all[4]!.prev]);
-    expect((await store.auditHead()).hash).toBe(head.hash);
-    for (const size of [10_000, 3]) expect(await verifyAudit(store, size)).toMatchObject({ ok: false, seq: 4, problem: 'removed' });
-  });
+  it.skipIf(skip)(
+    'names the oldest entries deleted and the anchor moved by hand, the head hash unchanged, with or without an earlier prune',
+    async () => {
+      const { store, raw } = await start();
+      const all = await entries(store);
+      const head = await store.auditHead();
+      // What a1 did: delete 1-4, and move the anchor to entry 5's own prev.
+      await raw.run('DELETE FROM audit_log WHERE seq <= 4');
+      await raw.run('UPDATE audit_head SET anchor_seq = $1, anchor_hash = $2', [4, all[4]!.prev]);
+      expect((await store.auditHead()).hash).toBe(head.hash);
+      for (const size of [10_000, 3]) expect(await verifyAudit(store, size)).toMatchObject({ ok: false, seq: 4, problem: 'removed' });
+    },
+  );
 
   it.skipIf(skip)('names an anchor moved by hand past a real prune', async () => {
     const { store, raw } = await start();
@@ -193,18 +244,21 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
 });
 
 async function insert(raw: Raw, e: AuditEntry): Promise<void> {
-  await raw.run('INSERT INTO audit_log (seq, at, client, tool, notification_id, kind, digest, recipients, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)', [
-    e.seq,
-    e.at,
-    e.client,
-    e.tool,
-    e.notification_id,
-    e.kind,
-    e.digest,
-    e.recipients === null ? null : JSON.stringify(e.recipients),
-    e.prev,
-    e.hash,
-  ]);
+  await raw.run(
+    'INSERT INTO audit_log (seq, at, client, tool, notification_id, kind, digest, recipients, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)',
+    [
+      e.seq,
+      e.at,
+      e.client,
+      e.tool,
+      e.notification_id,
+      e.kind,
+      e.digest,
+      e.recipients === null ? null : JSON.stringify(e.recipients),
+      e.prev,
+      e.hash,
+    ],
+  );
 }
 
 describe.skipIf(unavailable !== null)('audit chain across PostgreSQL replicas', () => {
@@ -217,7 +271,13 @@ describe.skipIf(unavailable !== null)('audit chain across PostgreSQL replicas', 
         const id = `ntf_c${i}`;
         await store.writeRecord(record(id, T0 + i, { client: `client-${i}` }), { audit: { tool: 'send_notification' } });
         // And a receipt racing the other writers.
-        await store.updateDeliveryStatus(id, { from: 'dry_run', status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 100 + i });
+        await store.updateDeliveryStatus(id, {
+          from: 'dry_run',
+          status: 'delivered',
+          provider_status: 'delivered',
+          provider_status_code: null,
+          at: T0 + 100 + i,
+        });
       });
       await Promise.all(writes);
       const all = await entries(engine.store);

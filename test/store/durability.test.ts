@@ -95,7 +95,16 @@ describe('SQLite durability under SIGKILL', () => {
       expect(store.db.pragma('integrity_check', { simple: true })).toBe('ok');
       for (const id of acked) expect(await store.getBanner(id), id).not.toBeNull();
       // The store is still writable after the crashes.
-      await store.insertBanner({ id: 'bnr_after', text: 't', audience: 'all', severity: 'info', dedupe_key: null, created_at: 1, expires_at: null, dismissed_at: null });
+      await store.insertBanner({
+        id: 'bnr_after',
+        text: 't',
+        audience: 'all',
+        severity: 'info',
+        dedupe_key: null,
+        created_at: 1,
+        expires_at: null,
+        dismissed_at: null,
+      });
       expect(await store.getBanner('bnr_after')).not.toBeNull();
     } finally {
       await store.close();

@@ -58,7 +58,10 @@ const text = (key?: string) => ({ via: 'sms', to: '+14155550123', body: 'Disk fu
 const send = (deps: PipelineDeps, key?: string) => sendNotification(deps, 'sms', text(key), { client: 'bot' });
 
 async function failure(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(NotifyError);
   return err as NotifyError;
 }
@@ -124,7 +127,10 @@ describe('SQLite out of space (max_page_count)', () => {
     const untilFull = async (write: (size: number, i: number) => Promise<unknown>) => {
       for (const size of [1024, 128, 16, 1]) {
         for (let i = 0; ; i++) {
-          const err = await write(size, i).then(() => undefined, (e: unknown) => e);
+          const err = await write(size, i).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
           if (err === undefined) continue;
           expect(err).toBeInstanceOf(StoreUnavailableError);
           break;
@@ -136,9 +142,22 @@ describe('SQLite out of space (max_page_count)', () => {
     await untilFull((size, i) => store.claimIdempotency(`${'k'.repeat(size)}${i}`, 'h', now, { ttlMs: 86_400_000, staleAfterMs: 20_000 }));
     await untilFull((size, i) =>
       store.writeRecord({
-        id: `f${randomBytes(4).toString('hex')}`, via: 'x', status: 'dry_run', provider: 'x', provider_message_id: null, payload: 'p'.repeat(size), error_code: null,
-        attempts: 0, attempt_log: [], latency_ms: 0, client: null, idempotency_key: null, created_at: now,
-        provider_status: null, provider_status_code: null, status_updated_at: now,
+        id: `f${randomBytes(4).toString('hex')}`,
+        via: 'x',
+        status: 'dry_run',
+        provider: 'x',
+        provider_message_id: null,
+        payload: 'p'.repeat(size),
+        error_code: null,
+        attempts: 0,
+        attempt_log: [],
+        latency_ms: 0,
+        client: null,
+        idempotency_key: null,
+        created_at: now,
+        provider_status: null,
+        provider_status_code: null,
+        status_updated_at: now,
       }),
     );
   }
@@ -172,7 +191,10 @@ describe('SQLite out of space (max_page_count)', () => {
     free();
     // The duplicate does not send again, whatever the store kept (short budget: it may wait for the claim).
     const short = { ...deps, config: { ...deps.config, sendBudgetMs: 300 } };
-    const again = await send(short, 'k2').then((r) => r.replayed, (e: NotifyError) => e.code);
+    const again = await send(short, 'k2').then(
+      (r) => r.replayed,
+      (e: NotifyError) => e.code,
+    );
     expect([true, 'IDEMPOTENCY_IN_PROGRESS']).toContain(again);
     expect(sms.sent).toBe(1);
     // A call without a key writes only its record, after the provider: it goes out, and says so.
@@ -183,7 +205,10 @@ describe('SQLite out of space (max_page_count)', () => {
 
   it('a tool whose store call fails answers STORE_UNAVAILABLE, not INTERNAL_ERROR', async () => {
     await fill();
-    const fault = await store.addOptOut('sms', '+14155550199', Date.now()).then(() => undefined, (e: unknown) => e);
+    const fault = await store.addOptOut('sms', '+14155550199', Date.now()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(fault).toBeInstanceOf(StoreUnavailableError);
     const result = failureResult(fault, silentLogger, 'show_banner');
     expect(result.isError).toBe(true);
@@ -225,7 +250,10 @@ describe('SQLite locked by another process', () => {
   });
 
   it('busy past its timeout: StoreUnavailableError', async () => {
-    const err = await store.addOptOut('sms', '+14155550123', Date.now()).then(() => undefined, (e: unknown) => e);
+    const err = await store.addOptOut('sms', '+14155550123', Date.now()).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect((err as StoreUnavailableError).reason).toMatch(/^SQLITE_BUSY/);
   });

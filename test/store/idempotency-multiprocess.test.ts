@@ -194,58 +194,66 @@ describe('a process killed while its provider call is in flight', () => {
   const BUDGET_MS = 1500;
 
   for (const { name, open, skip } of STORES) {
-    it.skipIf(skip !== null)(`${name}: the takeover answers DELIVERY_UNKNOWN under the dead owner's notification id, records it unknown, and never calls the provider${skip ? ` [skipped: ${skip}]` : ''}`, async () => {
-      const shared = await open();
-      const fake = await hangingSlack();
-      const env = cliEnv({
-        ...shared.env,
-        SLACK_BOT_TOKEN: 'xoxb-test-token',
-        SLACK_API_URL: fake.origin,
-        NOTIFY_SLACK_ALLOW: '*',
-        NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS),
-        NOTIFY_LOG_LEVEL: 'warn',
-      });
-      const call = {
-        name: 'send_notification',
-        arguments: { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished', idempotency_key: `crash-${randomBytes(4).toString('hex')}` },
-      };
-      const dying = new ChildStdioTransport([], env);
-      const survivor = new ChildStdioTransport([], env);
-      try {
-        const first = new Client({ name: 'ops-bot', version: '1.0.0' });
-        await first.connect(dying);
-        void first.callTool(call).catch(() => {});
-        await fake.firstPost;
-        const killedAt = Date.now();
-        const exited = new Promise((r) => dying.child.once('exit', r));
-        dying.child.kill('SIGKILL');
-        await exited;
+    it.skipIf(skip !== null)(
+      `${name}: the takeover answers DELIVERY_UNKNOWN under the dead owner's notification id, records it unknown, and never calls the provider${skip ? ` [skipped: ${skip}]` : ''}`,
+      async () => {
+        const shared = await open();
+        const fake = await hangingSlack();
+        const env = cliEnv({
+          ...shared.env,
+          SLACK_BOT_TOKEN: 'xoxb-test-token',
+          SLACK_API_URL: fake.origin,
+          NOTIFY_SLACK_ALLOW: '*',
+          NOTIFY_SEND_BUDGET_MS: String(BUDGET_MS),
+          NOTIFY_LOG_LEVEL: 'warn',
+        });
+        const call = {
+          name: 'send_notification',
+          arguments: {
+            via: 'slack',
+            channel: 'C0123ABCD',
+            text: 'Deploy finished',
+            idempotency_key: `crash-${randomBytes(4).toString('hex')}`,
+          },
+        };
+        const dying = new ChildStdioTransport([], env);
+        const survivor = new ChildStdioTransport([], env);
+        try {
+          const first = new Client({ name: 'ops-bot', version: '1.0.0' });
+          await first.connect(dying);
+          void first.callTool(call).catch(() => {});
+          await fake.firstPost;
+          const killedAt = Date.now();
+          const exited = new Promise((r) => dying.child.once('exit', r));
+          dying.child.kill('SIGKILL');
+          await exited;
 
-        const second = new Client({ name: 'ops-bot', version: '1.0.0' });
-        await second.connect(survivor);
-        // The dead owner's claim counts as abandoned once its budget has passed.
-        await sleep(Math.max(0, killedAt + BUDGET_MS + 100 - Date.now()));
-        const named = new Set<string | undefined>();
-        for (let i = 0; i < 2; i++) {
-          const r = await second.callTool(call);
-          expect(fake.state.posts, 'provider calls').toBe(1);
-          const error = (r.structuredContent as { error?: { code: string; message: string; notification_id?: string } }).error;
-          expect(r.isError, JSON.stringify(r.structuredContent)).toBe(true);
-          expect(error?.code).toBe('DELIVERY_UNKNOWN');
-          expect(error?.message).toMatch(/this call sent nothing/i);
-          // The id the dead owner was sending under, so status and receipts can settle it.
-          expect(error?.notification_id, JSON.stringify(error)).toMatch(/^ntf_/);
-          named.add(error?.notification_id);
+          const second = new Client({ name: 'ops-bot', version: '1.0.0' });
+          await second.connect(survivor);
+          // The dead owner's claim counts as abandoned once its budget has passed.
+          await sleep(Math.max(0, killedAt + BUDGET_MS + 100 - Date.now()));
+          const named = new Set<string | undefined>();
+          for (let i = 0; i < 2; i++) {
+            const r = await second.callTool(call);
+            expect(fake.state.posts, 'provider calls').toBe(1);
+            const error = (r.structuredContent as { error?: { code: string; message: string; notification_id?: string } }).error;
+            expect(r.isError, JSON.stringify(r.structuredContent)).toBe(true);
+            expect(error?.code).toBe('DELIVERY_UNKNOWN');
+            expect(error?.message).toMatch(/this call sent nothing/i);
+            // The id the dead owner was sending under, so status and receipts can settle it.
+            expect(error?.notification_id, JSON.stringify(error)).toMatch(/^ntf_/);
+            named.add(error?.notification_id);
+          }
+          expect(named.size).toBe(1);
+          // The dead owner never learnt the outcome; the taker recorded it as unknown, under that id.
+          expect(await shared.records()).toEqual([{ id: [...named][0], status: 'unknown' }]);
+        } finally {
+          if (dying.child.exitCode === null && dying.child.signalCode === null) dying.child.kill('SIGKILL');
+          await survivor.close();
+          await fake.close();
+          await shared.close();
         }
-        expect(named.size).toBe(1);
-        // The dead owner never learnt the outcome; the taker recorded it as unknown, under that id.
-        expect(await shared.records()).toEqual([{ id: [...named][0], status: 'unknown' }]);
-      } finally {
-        if (dying.child.exitCode === null && dying.child.signalCode === null) dying.child.kill('SIGKILL');
-        await survivor.close();
-        await fake.close();
-        await shared.close();
-      }
-    });
+      },
+    );
   }
 });

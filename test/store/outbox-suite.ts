@@ -74,14 +74,29 @@ export function outboxSuite(handle: () => StoreHandle): void {
       const written = await store().recordReleases(
         'a',
         [
-          { id: mine.id, record: rec(mine.id), outcome: { id: mine.id, status: 'dry_run' }, optOut: { via: 'sms', recipients: ['+14155550100'] }, audit: { tool: null, recipients: ['sms-number'] } },
+          {
+            id: mine.id,
+            record: rec(mine.id),
+            outcome: { id: mine.id, status: 'dry_run' },
+            optOut: { via: 'sms', recipients: ['+14155550100'] },
+            audit: { tool: null, recipients: ['sms-number'] },
+          },
           { id: taken.id, record: rec(taken.id), outcome: { id: taken.id } },
-          { id: opted.id, record: rec(opted.id), outcome: { id: opted.id }, optOut: { via: 'sms', recipients: ['+14155550100', '+14155550111'] } },
+          {
+            id: opted.id,
+            record: rec(opted.id),
+            outcome: { id: opted.id },
+            optOut: { via: 'sms', recipients: ['+14155550100', '+14155550111'] },
+          },
         ],
         T0 + 1600,
       );
       expect(written).toEqual([{ kind: 'written' }, { kind: 'claim_lost' }, { kind: 'opted_out', recipient: '+14155550111' }]);
-      expect(await store().getOutboxEntry(mine.id)).toMatchObject({ state: 'released', outcome: { id: mine.id, status: 'dry_run' }, finished_at: T0 + 1600 });
+      expect(await store().getOutboxEntry(mine.id)).toMatchObject({
+        state: 'released',
+        outcome: { id: mine.id, status: 'dry_run' },
+        finished_at: T0 + 1600,
+      });
       expect(await store().getDelivery(mine.id)).toEqual(rec(mine.id));
       expect(await store().getOutboxEntry(taken.id)).toMatchObject({ state: 'releasing', owner: 'b' });
       expect(await store().getDelivery(taken.id)).toBeNull();
@@ -102,7 +117,13 @@ export function outboxSuite(handle: () => StoreHandle): void {
       await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
       expect(await store().holdRelease(e.id, 'b', T0 + 9000, T0)).toBe(false);
       expect(await store().holdRelease(e.id, 'a', T0 + 9000, T0)).toBe(true);
-      expect(await store().getOutboxEntry(e.id)).toMatchObject({ state: 'held', due_at: T0 + 9000, send_at: T0 + 1000, owner: null, claimed_at: null });
+      expect(await store().getOutboxEntry(e.id)).toMatchObject({
+        state: 'held',
+        due_at: T0 + 9000,
+        send_at: T0 + 1000,
+        owner: null,
+        claimed_at: null,
+      });
       expect((await store().claimDue(T0 + 8999, { ...OPTS, owner: 'c' })).due).toEqual([]);
       expect((await store().claimDue(T0 + 9000, { ...OPTS, owner: 'c' })).due.map((d) => [d.id, d.owner])).toEqual([[e.id, 'c']]);
       expect(await store().holdRelease(e.id, 'a', T0 + 99_000, T0)).toBe(false);
@@ -191,7 +212,9 @@ export function outboxSuite(handle: () => StoreHandle): void {
     it('caps: concurrent charges from two handles never pass the limit together', async () => {
       const other = await handle().reopen();
       const results = await Promise.all(
-        Array.from({ length: 40 }, (_, i) => (i % 2 ? other : store()).chargeCaps([{ key: 'race', limit: 25, amount: 1, resets_at: T0 + 3_600_000 }], T0)),
+        Array.from({ length: 40 }, (_, i) =>
+          (i % 2 ? other : store()).chargeCaps([{ key: 'race', limit: 25, amount: 1, resets_at: T0 + 3_600_000 }], T0),
+        ),
       );
       expect(results.filter((r) => r.admitted).length).toBe(25);
       expect(await store().listCapCounters(T0)).toEqual([{ key: 'race', used: 25, resets_at: T0 + 3_600_000 }]);

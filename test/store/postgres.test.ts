@@ -102,7 +102,11 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
       // The first claim also purges expired keys (then once a minute).
       await store.claimIdempotency('k-warm', 'h', now, { ttlMs: 60_000, staleAfterMs: 20_000 });
       sent = 0;
-      const claim = await store.claimIdempotency('k-rt', 'h', now, { ttlMs: 60_000, staleAfterMs: 20_000, optOut: { via: 'sms', recipients: ['+14155550123'] } });
+      const claim = await store.claimIdempotency('k-rt', 'h', now, {
+        ttlMs: 60_000,
+        staleAfterMs: 20_000,
+        optOut: { via: 'sms', recipients: ['+14155550123'] },
+      });
       if (claim.kind !== 'claimed') throw new Error('expected a claim');
       expect(sent).toBe(1);
       const record: DeliveryRecord = {
@@ -124,7 +128,9 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
         status_updated_at: now,
         approval: null,
       };
-      expect(await store.writeRecord(record, { claim: { key: 'k-rt', owner: claim.owner, result: { id: 'ntf_rt' } } })).toEqual({ kind: 'written' });
+      expect(await store.writeRecord(record, { claim: { key: 'k-rt', owner: claim.owner, result: { id: 'ntf_rt' } } })).toEqual({
+        kind: 'written',
+      });
       // BEGIN, the record completing the claim, the audit head's lock, the entries with the head moved, COMMIT.
       expect(sent).toBe(6);
       expect((await store.auditHead()).seq).toBe(1);
@@ -170,7 +176,10 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
     try {
       const withSchema = new URL(url);
       withSchema.searchParams.set('options', `-c search_path=${schema}`);
-      const store = await openStore(loadConfig({ DATABASE_URL: withSchema.toString(), NOTIFY_DATA_DIR: '/nonexistent/never-created' }), silentLogger);
+      const store = await openStore(
+        loadConfig({ DATABASE_URL: withSchema.toString(), NOTIFY_DATA_DIR: '/nonexistent/never-created' }),
+        silentLogger,
+      );
       try {
         expect(store.kind).toBe('postgres');
         expect(await store.listBanners({ now: 0 })).toEqual([]);
@@ -272,7 +281,9 @@ describe.skipIf(unavailable !== null)('PostgreSQL store', () => {
       expect(await outcome).not.toBe('inserted');
       await holder.query('ROLLBACK');
       // The store keeps serving through a new connection.
-      expect(await store.insertBanner(bannerRecord(Date.now(), { audience: 'ops', dedupe_key: 'db-down' }))).toMatchObject({ audience: 'ops' });
+      expect(await store.insertBanner(bannerRecord(Date.now(), { audience: 'ops', dedupe_key: 'db-down' }))).toMatchObject({
+        audience: 'ops',
+      });
       await new Promise((r) => setTimeout(r, 100));
       expect(crashes).toEqual([]);
     } finally {

@@ -71,7 +71,12 @@ async function scenario(open: () => Promise<Store>, phases: () => Promise<string
     const a = await deps(storeA, stalled as Provider<unknown>, () => clock);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await sendNotification(a, 'sms', { via: 'sms', to: `+1415555010${i}`, body: `queued ${i}`, send_at: new Date(clock + 1_000).toISOString() }, { client: 'bot' });
+      const r = await sendNotification(
+        a,
+        'sms',
+        { via: 'sms', to: `+1415555010${i}`, body: `queued ${i}`, send_at: new Date(clock + 1_000).toISOString() },
+        { client: 'bot' },
+      );
       ids.push(r.id);
     }
     clock += 1_000;
@@ -90,7 +95,12 @@ async function scenario(open: () => Promise<Store>, phases: () => Promise<string
     const released = await releaseDue(b);
     const inFlight = stalled.reached[0]!;
     expect(released.find((r) => r.id === inFlight)).toMatchObject({ state: 'unknown', code: 'DELIVERY_UNKNOWN' });
-    expect(released.filter((r) => r.state === 'released').map((r) => r.id).sort()).toEqual(ids.filter((id) => id !== inFlight).sort());
+    expect(
+      released
+        .filter((r) => r.state === 'released')
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual(ids.filter((id) => id !== inFlight).sort());
     expect(survivor.reached.sort()).toEqual(ids.filter((id) => id !== inFlight).sort());
 
     // A wakes up: its queued sends find their claims taken over and write nothing.
@@ -110,7 +120,9 @@ describe('a send queued for a provider slot has not started', () => {
     const phases = async () => {
       const db = new Database(file, { readonly: true });
       try {
-        return (db.prepare("SELECT phase FROM idempotency_keys WHERE key LIKE '%outbox:%'").all() as { phase: string }[]).map((r) => r.phase);
+        return (db.prepare("SELECT phase FROM idempotency_keys WHERE key LIKE '%outbox:%'").all() as { phase: string }[]).map(
+          (r) => r.phase,
+        );
       } finally {
         db.close();
       }
@@ -118,16 +130,22 @@ describe('a send queued for a provider slot has not started', () => {
     await scenario(() => openSqliteStore({ file, log: silentLogger }), phases);
   });
 
-  it.skipIf(pgSkip !== null)('PostgreSQL: a stalled release leaves its queued sends claimable, and another replica sends them once', async () => {
-    const shared = await sharedPostgresSchema('queued');
-    const client = new pg.Client({ connectionString: PG_URL });
-    await client.connect();
-    try {
-      const phases = async () => (await client.query(`SELECT phase FROM ${shared.schema}.idempotency_keys WHERE key LIKE '%outbox:%'`)).rows.map((r: { phase: string }) => r.phase);
-      await scenario(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }), phases);
-    } finally {
-      await client.end();
-      await shared.close();
-    }
-  });
+  it.skipIf(pgSkip !== null)(
+    'PostgreSQL: a stalled release leaves its queued sends claimable, and another replica sends them once',
+    async () => {
+      const shared = await sharedPostgresSchema('queued');
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      try {
+        const phases = async () =>
+          (await client.query(`SELECT phase FROM ${shared.schema}.idempotency_keys WHERE key LIKE '%outbox:%'`)).rows.map(
+            (r: { phase: string }) => r.phase,
+          );
+        await scenario(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }), phases);
+      } finally {
+        await client.end();
+        await shared.close();
+      }
+    },
+  );
 });

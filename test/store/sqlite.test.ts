@@ -68,9 +68,13 @@ describe('SQLite store specifics', () => {
       const store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
       try {
         // The only index the audit keeps (migration 21 dropped the time index nothing planned with).
-        expect(store.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'audit_log'`).all()).toEqual([{ name: 'audit_log_notification' }]);
+        expect(store.db.prepare(`SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'audit_log'`).all()).toEqual([
+          { name: 'audit_log_notification' },
+        ]);
         const { AUDIT_FOR } = await import('../../src/store/sql/audit.js');
-        const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${AUDIT_FOR.text.replace(/\$\d+/g, '?')}`).all('ntf_1', 10) as { detail: string }[];
+        const plan = store.db.prepare(`EXPLAIN QUERY PLAN ${AUDIT_FOR.text.replace(/\$\d+/g, '?')}`).all('ntf_1', 10) as {
+          detail: string;
+        }[];
         expect(plan.map((p) => p.detail).join(' | ')).toMatch(/USING INDEX audit_log_notification \(notification_id=\?\)$/);
       } finally {
         await store.close();
@@ -110,9 +114,7 @@ describe('SQLite store specifics', () => {
       const store = await openSqliteStore({ file, log: silentLogger });
       try {
         const names = store.db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'banners' AND type = 'index'`).all();
-        expect(names.map((r) => (r as { name: string }).name).sort()).toEqual(
-          expect.arrayContaining(['banners_active', 'banners_newest']),
-        );
+        expect(names.map((r) => (r as { name: string }).name).sort()).toEqual(expect.arrayContaining(['banners_active', 'banners_newest']));
         const ids = (await store.listBanners({ audiences: ['all', 'admins'], status: 'active', now: 2000, limit: 5 })).map((b) => b.id);
         // created_at 1009 holds bnr_27..29; ties newest-inserted first.
         expect(ids).toEqual(['bnr_29', 'bnr_28', 'bnr_27', 'bnr_26', 'bnr_25']);

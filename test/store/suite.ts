@@ -63,14 +63,18 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     describe('deliveries', () => {
       it('lists newest first, ties in insertion order reversed, and round-trips every field', async () => {
         await store.writeRecord(delivery('ntf_a', T0));
-        await store.writeRecord(delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }));
+        await store.writeRecord(
+          delivery('ntf_b', T0 + 1, { status: 'sent', provider_message_id: 'SM1', client: 'bot', idempotency_key: 'k' }),
+        );
         await store.writeRecord(delivery('ntf_c', T0));
         const log = [
           { attempt: 1, outcome: 'rate_limited', vendor_code: 429, latency_ms: 12 },
           { attempt: 2, outcome: 'transient', vendor_code: 'ECONNRESET', latency_ms: 5 },
           { attempt: 3, outcome: 'rejected', vendor_code: 21211, latency_ms: 40 },
         ];
-        await store.writeRecord(delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log }));
+        await store.writeRecord(
+          delivery('ntf_d', T0 - 5, { status: 'failed', error_code: 'PROVIDER_REJECTED', attempts: 3, attempt_log: log }),
+        );
         const all = await store.listDeliveries(10);
         expect(all.map((d) => d.id)).toEqual(['ntf_b', 'ntf_c', 'ntf_a', 'ntf_d']);
         expect(all[0]).toEqual(
@@ -84,7 +88,9 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('round-trips what a person was asked and answered', async () => {
         const approval = { outcome: 'declined' as const, reasons: ['first-contact', 'sms'], payload_sha256: 'ab'.repeat(32) };
         await store.writeRecord(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
-        expect((await store.listDeliveries(1))[0]).toEqual(delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }));
+        expect((await store.listDeliveries(1))[0]).toEqual(
+          delivery('ntf_ap', T0, { status: 'failed', error_code: 'APPROVAL_DECLINED', approval }),
+        );
       });
 
       it('rejects a duplicate delivery id', async () => {
@@ -93,7 +99,15 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
 
       it('finds a delivery by id and by its channel and provider message id; nothing for unknown ones', async () => {
-        await store.writeRecord(delivery('ntf_sms', T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: 'SM9', provider_status: 'queued' }));
+        await store.writeRecord(
+          delivery('ntf_sms', T0, {
+            via: 'sms',
+            status: 'sent',
+            provider: 'twilio',
+            provider_message_id: 'SM9',
+            provider_status: 'queued',
+          }),
+        );
         await store.writeRecord(delivery('ntf_mail', T0, { status: 'sent', provider: 'smtp', provider_message_id: 'SM9' }));
         expect(await store.getDelivery('ntf_sms')).toMatchObject({ id: 'ntf_sms', provider_status: 'queued', provider_status_code: null });
         expect(await store.getDelivery('ntf_nope')).toBeNull();
@@ -109,7 +123,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           const change = { from: 'sent' as const, provider_status: 'delivered', provider_status_code: null, at: T0 + 9 };
           const results = await Promise.all([
             store.updateDeliveryStatus('ntf_s', { ...change, status: 'delivered' }),
-            other.updateDeliveryStatus('ntf_s', { ...change, status: 'undelivered', provider_status: 'undelivered', provider_status_code: '30003' }),
+            other.updateDeliveryStatus('ntf_s', {
+              ...change,
+              status: 'undelivered',
+              provider_status: 'undelivered',
+              provider_status_code: '30003',
+            }),
           ]);
           expect(results.filter(Boolean)).toHaveLength(1);
           const after = (await other.getDelivery('ntf_s'))!;
@@ -133,7 +152,8 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         await store.writeRecord(delivery('ntf_2', T0 + HOUR, { client: 'ops', via: 'sms' }));
         await store.writeRecord(delivery('ntf_3', T0 + 2 * HOUR, { client: 'bot', via: 'sms', status: 'sent' }));
         await store.writeRecord(delivery('ntf_4', T0 + 3 * HOUR, { client: null }));
-        const ids = async (q: Partial<Parameters<Store['findDeliveries']>[0]>) => (await store.findDeliveries({ limit: 10, ...q })).map((d) => d.id);
+        const ids = async (q: Partial<Parameters<Store['findDeliveries']>[0]>) =>
+          (await store.findDeliveries({ limit: 10, ...q })).map((d) => d.id);
         expect(await ids({})).toEqual(['ntf_4', 'ntf_3', 'ntf_2', 'ntf_1']);
         expect(await ids({ status: 'sent' })).toEqual(['ntf_3', 'ntf_1']);
         expect(await ids({ via: 'sms' })).toEqual(['ntf_3', 'ntf_2']);
@@ -152,7 +172,8 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // Recorded: an approved send waiting for its release has its delivery row, and is listed there.
         await store.scheduleSend(entry({ id: 'ntf_ob_recorded', created_at: T0 + 3 * HOUR }));
         await store.writeRecord(delivery('ntf_ob_recorded', T0 + 3 * HOUR, { status: 'approved' }));
-        const ids = async (q: Partial<Parameters<Store['findUnrecordedOutbox']>[0]> = {}) => (await store.findUnrecordedOutbox({ limit: 10, ...q })).map((e) => e.id);
+        const ids = async (q: Partial<Parameters<Store['findUnrecordedOutbox']>[0]> = {}) =>
+          (await store.findUnrecordedOutbox({ limit: 10, ...q })).map((e) => e.id);
         // Newest first; at one time, by id, descending.
         expect(await ids()).toEqual(['ntf_ob_held', 'ntf_ob_gone', 'ntf_ob_sched']);
         expect(await ids({ state: 'cancelled' })).toEqual(['ntf_ob_gone']);
@@ -168,11 +189,31 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('lists a page without the MIME or the held call, the MIME apart and cut, for what a listing shows', async () => {
         const raw = `Subject: big\r\nTo: a@example.com\r\n\r\n${'x'.repeat(100_000)}`;
         const call = { via: 'email', to: 'a@example.com', attachments: [{ filename: 'a.txt', content_base64: 'eA=='.repeat(1000) }] };
-        const approval = { outcome: 'pending' as const, reasons: ['all'], payload_sha256: 'ab'.repeat(32), recipients: ['a@example.com'], call };
-        await store.writeRecord(delivery('ntf_big', T0, { status: 'pending_approval', client: 'bot', payload: { envelope: { from: 'f@x', to: ['a@example.com'] }, messageId: '<m>', raw, bcc: ['b@x'] }, approval }));
-        await store.writeRecord(delivery('ntf_slack', T0 + 1, { via: 'slack', status: 'sent', payload: { channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] } }));
+        const approval = {
+          outcome: 'pending' as const,
+          reasons: ['all'],
+          payload_sha256: 'ab'.repeat(32),
+          recipients: ['a@example.com'],
+          call,
+        };
+        await store.writeRecord(
+          delivery('ntf_big', T0, {
+            status: 'pending_approval',
+            client: 'bot',
+            payload: { envelope: { from: 'f@x', to: ['a@example.com'] }, messageId: '<m>', raw, bcc: ['b@x'] },
+            approval,
+          }),
+        );
+        await store.writeRecord(
+          delivery('ntf_slack', T0 + 1, {
+            via: 'slack',
+            status: 'sent',
+            payload: { channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] },
+          }),
+        );
         await store.writeRecord(delivery('ntf_plain', T0 + 2, { status: 'sent', approval: null }));
-        const whole = async (q: Partial<DeliveryQuery>) => store.findListings({ limit: 10, ...q }, { payloadChars: 2_000_000_000, approval: true });
+        const whole = async (q: Partial<DeliveryQuery>) =>
+          store.findListings({ limit: 10, ...q }, { payloadChars: 2_000_000_000, approval: true });
         const listed = await whole({});
         expect(listed.map((l) => l.record.id)).toEqual(['ntf_plain', 'ntf_slack', 'ntf_big']);
         const big = listed[2]!;
@@ -184,7 +225,11 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(listed[0]!.record.approval).toBeNull();
         // Cut: a payload longer than asked for comes as its first characters only, the approval not at all.
         const cut = await store.findListings({ limit: 10 }, { payloadChars: 100, approval: false });
-        expect(cut[2]!).toMatchObject({ head: JSON.stringify(big.record.payload).slice(0, 100), payloadBytes: big.payloadBytes, record: { payload: null, approval: null } });
+        expect(cut[2]!).toMatchObject({
+          head: JSON.stringify(big.record.payload).slice(0, 100),
+          payloadBytes: big.payloadBytes,
+          record: { payload: null, approval: null },
+        });
         expect(cut[1]!.record.payload).toEqual({ channel: 'C1', text: 'hi', blocks: [{ type: 'divider' }] });
         // The filters and the page are findDeliveries' own.
         expect((await whole({ status: 'pending_approval' })).map((l) => l.record.id)).toEqual(['ntf_big']);
@@ -207,7 +252,9 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         }
         expect(walked).toEqual(all);
         // With a filter, after a row the filter does not admit.
-        expect((await store.findDeliveries({ limit: 10, client: 'bot', after: 'ntf_late1' })).map((d) => d.id)).toEqual(all.filter((id) => id.startsWith('ntf_tie')));
+        expect((await store.findDeliveries({ limit: 10, client: 'bot', after: 'ntf_late1' })).map((d) => d.id)).toEqual(
+          all.filter((id) => id.startsWith('ntf_tie')),
+        );
         expect(await store.findDeliveries({ limit: 10, after: 'ntf_nope' })).toEqual([]);
       });
 
@@ -221,7 +268,12 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           // Two deciders racing on two store handles (another replica's view): one wins.
           const [a, b] = await Promise.all([
             store.decideDelivery('ntf_p', { from: 'pending_approval', status: 'approved', approval: approved, at: T0 + 5 }),
-            other.decideDelivery('ntf_p', { from: 'pending_approval', status: 'declined', approval: { ...approved, outcome: 'declined' }, at: T0 + 5 }),
+            other.decideDelivery('ntf_p', {
+              from: 'pending_approval',
+              status: 'declined',
+              approval: { ...approved, outcome: 'declined' },
+              at: T0 + 5,
+            }),
           ]);
           expect([a, b].filter(Boolean)).toHaveLength(1);
         } finally {
@@ -229,13 +281,31 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         }
         const decided = (await store.getDelivery('ntf_p'))!;
         expect(['approved', 'declined']).toContain(decided.status);
-        expect(decided.approval).toMatchObject({ decided_by: 'ops', decided_at: T0 + 5, reason: 'fine', payload_sha256: pending.payload_sha256 });
+        expect(decided.approval).toMatchObject({
+          decided_by: 'ops',
+          decided_at: T0 + 5,
+          reason: 'fine',
+          payload_sha256: pending.payload_sha256,
+        });
         expect(decided.status_updated_at).toBe(T0 + 5);
 
-        const release = { ...decided, status: 'sent' as const, provider_message_id: 'm1', attempts: 1, latency_ms: 7, status_updated_at: T0 + 9 };
+        const release = {
+          ...decided,
+          status: 'sent' as const,
+          provider_message_id: 'm1',
+          attempts: 1,
+          latency_ms: 7,
+          status_updated_at: T0 + 9,
+        };
         expect(await store.recordRelease(release)).toBe(decided.status === 'approved');
         expect(await store.recordRelease(release)).toBe(false);
-        if (decided.status === 'approved') expect(await store.getDelivery('ntf_p')).toMatchObject({ status: 'sent', provider_message_id: 'm1', latency_ms: 7, approval: approved });
+        if (decided.status === 'approved')
+          expect(await store.getDelivery('ntf_p')).toMatchObject({
+            status: 'sent',
+            provider_message_id: 'm1',
+            latency_ms: 7,
+            approval: approved,
+          });
 
         expect(await store.expirePending(T0 + 5, T0 + 2 * HOUR)).toBe(0);
         expect(await store.expirePending(T0 + 11, T0 + 2 * HOUR)).toBe(1);
@@ -245,8 +315,20 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     });
 
     describe('held receipts', () => {
-      const held = (id: string, event: HeldReceipt['event'], received_at: number, via = 'sms', notification_id: string | null = null): HeldReceipt => ({
-        via, provider_message_id: id, notification_id, event, provider_status: event, provider_status_code: event === 'undelivered' ? '30003' : null, received_at,
+      const held = (
+        id: string,
+        event: HeldReceipt['event'],
+        received_at: number,
+        via = 'sms',
+        notification_id: string | null = null,
+      ): HeldReceipt => ({
+        via,
+        provider_message_id: id,
+        notification_id,
+        event,
+        provider_status: event,
+        provider_status_code: event === 'undelivered' ? '30003' : null,
+        received_at,
       });
       const bounds = (now: number, maxRows = 100, maxPerMessage = 16) => ({ now, maxAgeMs: HOUR, maxRows, maxPerMessage });
       const sms = (id: string, sid: string | null, status: DeliveryRecord['status'] = 'sent') =>
@@ -281,23 +363,47 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         }
       });
 
-      it('writes the fold\'s change with the take, in one step, and gives a record without one the provider id', async () => {
+      it("writes the fold's change with the take, in one step, and gives a record without one the provider id", async () => {
         await store.holdReceipt(held('SM4', 'delivered', T0, 'sms', 'ntf_f'), bounds(T0));
         const record = sms('ntf_f', null, 'unknown');
         await store.writeRecord(record);
         const seen = await store.settleHeldReceipts(record, (d, rows) => ({
-          change: { from: d.status, status: 'delivered', provider_status: 'delivered', provider_status_code: null, at: T0 + 7, provider_message_id: rows[0]!.provider_message_id },
+          change: {
+            from: d.status,
+            status: 'delivered',
+            provider_status: 'delivered',
+            provider_status_code: null,
+            at: T0 + 7,
+            provider_message_id: rows[0]!.provider_message_id,
+          },
           result: rows.length,
         }));
         expect(seen).toBe(1);
-        expect(await store.getDelivery('ntf_f')).toMatchObject({ status: 'delivered', provider_message_id: 'SM4', status_updated_at: T0 + 7 });
+        expect(await store.getDelivery('ntf_f')).toMatchObject({
+          status: 'delivered',
+          provider_message_id: 'SM4',
+          status_updated_at: T0 + 7,
+        });
         expect((await store.findDeliveryByProviderMessage('sms', 'SM4'))?.id).toBe('ntf_f');
         // A fold that throws (a crash between the take and the write) leaves the receipts held.
         await store.holdReceipt(held('SM4', 'failed', T0 + 1, 'sms', 'ntf_f'), bounds(T0 + 1));
-        await expect(store.settleHeldReceipts(record, () => { throw new Error('crash'); })).rejects.toThrow('crash');
+        await expect(
+          store.settleHeldReceipts(record, () => {
+            throw new Error('crash');
+          }),
+        ).rejects.toThrow('crash');
         expect((await take(store, record)).map((r) => r.event)).toEqual(['failed']);
         // A provider id once set is never replaced.
-        expect(await store.updateDeliveryStatus('ntf_f', { from: 'delivered', status: 'delivered', provider_status: 'read', provider_status_code: null, at: T0 + 8, provider_message_id: 'SMother' })).toBe(true);
+        expect(
+          await store.updateDeliveryStatus('ntf_f', {
+            from: 'delivered',
+            status: 'delivered',
+            provider_status: 'read',
+            provider_status_code: null,
+            at: T0 + 8,
+            provider_message_id: 'SMother',
+          }),
+        ).toBe(true);
         expect((await store.getDelivery('ntf_f'))!.provider_message_id).toBe('SM4');
       });
 
@@ -313,11 +419,13 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect((await take(store, sms('ntf_c3', 'SM3'))).length).toBe(1);
       });
 
-      it('one receipt replayed many times is one row, a message holds at most its share, and another message\'s receipt is still held', async () => {
+      it("one receipt replayed many times is one row, a message holds at most its share, and another message's receipt is still held", async () => {
         const other = await h.reopen();
         try {
           const first = await store.holdReceipt(held('SMx', 'sent', T0), bounds(T0, 5, 3));
-          const replays = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? other : store).holdReceipt(held('SMx', 'sent', T0), bounds(T0 + i, 5, 3))));
+          const replays = await Promise.all(
+            Array.from({ length: 200 }, (_, i) => (i % 2 ? other : store).holdReceipt(held('SMx', 'sent', T0), bounds(T0 + i, 5, 3))),
+          );
           expect(new Set(replays)).toEqual(new Set([first]));
           // Distinct statuses of one message: up to its share (3), then refused.
           expect(await store.holdReceipt(held('SMx', 'delivered', T0 + 1), bounds(T0 + 1, 5, 3))).not.toBeNull();
@@ -332,7 +440,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         }
       });
 
-      it('receipts racing their sends\' records on two stores (webhook replica, sending replica): none lost, none applied twice', async () => {
+      it("receipts racing their sends' records on two stores (webhook replica, sending replica): none lost, none applied twice", async () => {
         const other = await h.reopen();
         try {
           let applied = 0;
@@ -350,7 +458,13 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
           const ids = Array.from({ length: 48 }, (_, i) => i);
           await Promise.all(
             ids.map(async (i) => {
-              const record = delivery(`ntf_r${i}`, T0, { via: 'sms', status: 'sent', provider: 'twilio', provider_message_id: `SMr${i}`, provider_status: 'queued' });
+              const record = delivery(`ntf_r${i}`, T0, {
+                via: 'sms',
+                status: 'sent',
+                provider: 'twilio',
+                provider_message_id: `SMr${i}`,
+                provider_status: 'queued',
+              });
               const land = async () => {
                 await other.writeRecord(record);
                 for (const outcome of (await applyHeldReceipts(deps(other), record)).values()) count(outcome);
@@ -383,7 +497,8 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       });
 
       it('gives each held receipt to exactly one of many takers racing on two stores', async () => {
-        for (let i = 0; i < 16; i++) await store.holdReceipt({ ...held('SM5', 'sent', T0 + i), provider_status: `sent-${i}` }, bounds(T0 + i));
+        for (let i = 0; i < 16; i++)
+          await store.holdReceipt({ ...held('SM5', 'sent', T0 + i), provider_status: `sent-${i}` }, bounds(T0 + i));
         const record = sms('ntf_t', 'SM5');
         await store.writeRecord(record);
         const other = await h.reopen();
@@ -445,7 +560,11 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.claimIdempotency('k2s', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
         expect(await store.markIdempotencySending('k2s', owner)).toBe(true);
         expect(await store.markIdempotencySending('k2s', owner)).toBe(true); // idempotent
-        expect(await store.claimIdempotency('k2s', 'h', T0 + 2, OPTS)).toMatchObject({ state: 'pending', phase: 'sending', claimed_at: T0 });
+        expect(await store.claimIdempotency('k2s', 'h', T0 + 2, OPTS)).toMatchObject({
+          state: 'pending',
+          phase: 'sending',
+          claimed_at: T0,
+        });
         expect(await store.markIdempotencySending('never-claimed', owner)).toBe(false);
         // A finished claim does not go back to sending.
         expect(await store.completeIdempotency('k2s', owner, { ok: 1 })).toBe(true);
@@ -468,11 +587,17 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.markIdempotencySending('k3', old)).toBe(false);
         expect(await store.completeIdempotency('k3', old, { id: 'ntf_old' })).toBe(false);
         expect(await store.releaseIdempotency('k3', old)).toBe(false);
-        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 2, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 2, OPTS)).toMatchObject({
+          state: 'pending',
+          phase: 'claimed',
+        });
         expect(await store.markIdempotencySending('k3', owner)).toBe(true);
         expect(await store.completeIdempotency('k3', owner, { id: 'ntf_new' })).toBe(true);
         expect(await store.completeIdempotency('k3', old, { id: 'ntf_old' })).toBe(false);
-        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 3, OPTS)).toMatchObject({ state: 'done', result: { id: 'ntf_new' } });
+        expect(await store.claimIdempotency('k3', 'h', T0 + OPTS.staleAfterMs + 3, OPTS)).toMatchObject({
+          state: 'done',
+          result: { id: 'ntf_new' },
+        });
       });
 
       it('hands a stale claim that reached sending over with phase sending, so the taker knows not to send', async () => {
@@ -507,8 +632,14 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // A mark without an id keeps the one there; an expired claim starts afresh with the new one.
         const other = await store.claimIdempotency('k3m', 'h', T0, { ...OPTS, notificationId: 'ntf_m' });
         expect(await store.markIdempotencySending('k3m', (other as { owner: string }).owner)).toBe(true);
-        expect(await store.claimIdempotency('k3m', 'h', T0 + OPTS.staleAfterMs, OPTS)).toMatchObject({ kind: 'claimed', phase: 'sending', notification_id: 'ntf_m' });
-        expect(await store.claimIdempotency('k3m', 'h', T0 + OPTS.ttlMs + OPTS.staleAfterMs, { ...OPTS, notificationId: 'ntf_new' })).toMatchObject({
+        expect(await store.claimIdempotency('k3m', 'h', T0 + OPTS.staleAfterMs, OPTS)).toMatchObject({
+          kind: 'claimed',
+          phase: 'sending',
+          notification_id: 'ntf_m',
+        });
+        expect(
+          await store.claimIdempotency('k3m', 'h', T0 + OPTS.ttlMs + OPTS.staleAfterMs, { ...OPTS, notificationId: 'ntf_new' }),
+        ).toMatchObject({
           kind: 'claimed',
           phase: 'claimed',
           notification_id: 'ntf_new',
@@ -541,7 +672,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         expect(await store.claimIdempotency('k5s', 'h', T0 + OPTS.ttlMs, OPTS)).toMatchObject({ kind: 'claimed', phase: 'claimed' });
       });
 
-      it('release frees its owner\'s pending claim but never a finished one, nor another owner\'s', async () => {
+      it("release frees its owner's pending claim but never a finished one, nor another owner's", async () => {
         const first = await own('k6');
         expect(await store.releaseIdempotency('k6', 'not-the-owner')).toBe(false);
         expect(await store.claimIdempotency('k6', 'h2', T0 + 1, OPTS)).toMatchObject({ state: 'pending', payload_hash: 'h' });
@@ -559,14 +690,26 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         const owner = await own('k10');
         const result = { id: 'ntf_r', via: 'email', status: 'dry_run' };
         // Not the owner: nothing is written, neither the record nor the result.
-        expect(await store.writeRecord(delivery('ntf_r0', T0), { claim: { key: 'k10', owner: 'forged', result } })).toEqual({ kind: 'claim_lost' });
-        expect(await store.writeRecord(delivery('ntf_r0', T0), { claim: { key: 'never-claimed', owner, result } })).toEqual({ kind: 'claim_lost' });
+        expect(await store.writeRecord(delivery('ntf_r0', T0), { claim: { key: 'k10', owner: 'forged', result } })).toEqual({
+          kind: 'claim_lost',
+        });
+        expect(await store.writeRecord(delivery('ntf_r0', T0), { claim: { key: 'never-claimed', owner, result } })).toEqual({
+          kind: 'claim_lost',
+        });
         expect(await store.listDeliveries(10)).toEqual([]);
         expect(await store.claimIdempotency('k10', 'h', T0 + 1, OPTS)).toMatchObject({ state: 'pending', phase: 'claimed' });
         // The owner: the record and the result, together.
-        expect(await store.writeRecord(delivery('ntf_r1', T0, { idempotency_key: 'k10' }), { claim: { key: 'k10', owner, result } })).toEqual({ kind: 'written' });
+        expect(
+          await store.writeRecord(delivery('ntf_r1', T0, { idempotency_key: 'k10' }), { claim: { key: 'k10', owner, result } }),
+        ).toEqual({ kind: 'written' });
         expect(await store.listDeliveries(10)).toEqual([delivery('ntf_r1', T0, { idempotency_key: 'k10' })]);
-        expect(await store.claimIdempotency('k10', 'h', T0 + 2, OPTS)).toEqual({ kind: 'existing', payload_hash: 'h', state: 'done', result, claimed_at: T0 });
+        expect(await store.claimIdempotency('k10', 'h', T0 + 2, OPTS)).toEqual({
+          kind: 'existing',
+          payload_hash: 'h',
+          state: 'done',
+          result,
+          claimed_at: T0,
+        });
         // Done: a second write under the claim writes nothing.
         expect(await store.writeRecord(delivery('ntf_r2', T0), { claim: { key: 'k10', owner, result } })).toEqual({ kind: 'claim_lost' });
         expect((await store.listDeliveries(10)).map((d) => d.id)).toEqual(['ntf_r1']);
@@ -668,8 +811,13 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // Nothing was claimed: the same key is free for a send that may go out.
         expect(await store.claimIdempotency('oo', 'h', T0, optOut('+15550000000'))).toMatchObject({ kind: 'claimed', phase: 'claimed' });
         // Checked before the key: even a finished send under the key answers opted out.
-        expect(await store.claimIdempotency('oo', 'h', T0 + 1, optOut('+15551234567'))).toEqual({ kind: 'opted_out', recipient: '+15551234567' });
-        expect(await store.claimIdempotency('oo', 'h', T0 + 1, { ...OPTS, optOut: { via: 'email', recipients: ['+15551234567'] } })).toMatchObject({
+        expect(await store.claimIdempotency('oo', 'h', T0 + 1, optOut('+15551234567'))).toEqual({
+          kind: 'opted_out',
+          recipient: '+15551234567',
+        });
+        expect(
+          await store.claimIdempotency('oo', 'h', T0 + 1, { ...OPTS, optOut: { via: 'email', recipients: ['+15551234567'] } }),
+        ).toMatchObject({
           kind: 'existing',
           state: 'pending',
         });
@@ -678,12 +826,17 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
       it('records a delivery unless a recipient opted out, and then records nothing and names that recipient', async () => {
         await store.addOptOut('sms', '+15551234567', T0);
         const check = (...recipients: string[]) => ({ via: 'sms', recipients });
-        expect(await store.writeRecord(delivery('ntf_oo1', T0), { optOut: check('+15550000000', '+15551234567') })).toEqual({ kind: 'opted_out', recipient: '+15551234567' });
+        expect(await store.writeRecord(delivery('ntf_oo1', T0), { optOut: check('+15550000000', '+15551234567') })).toEqual({
+          kind: 'opted_out',
+          recipient: '+15551234567',
+        });
         expect(await store.getDelivery('ntf_oo1')).toBeNull();
         expect(await store.writeRecord(delivery('ntf_oo2', T0), { optOut: check('+15550000000') })).toEqual({ kind: 'written' });
         expect(await store.getDelivery('ntf_oo2')).toMatchObject({ id: 'ntf_oo2' });
         // Per channel, as opt-outs are.
-        expect(await store.writeRecord(delivery('ntf_oo3', T0), { optOut: { via: 'email', recipients: ['+15551234567'] } })).toEqual({ kind: 'written' });
+        expect(await store.writeRecord(delivery('ntf_oo3', T0), { optOut: { via: 'email', recipients: ['+15551234567'] } })).toEqual({
+          kind: 'written',
+        });
         expect(await store.getDelivery('ntf_oo3')).toMatchObject({ id: 'ntf_oo3' });
       });
     });
@@ -695,9 +848,14 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         for (let i = 0; i < 20; i++) {
           const id = `ntf_q${i}`;
           const answers = await Promise.all(
-            Array.from({ length: 8 }, (_, j) => (j % 2 === 0 ? store : other).answerApproval(id, j % 4 < 2 ? 'accept' : 'decline', T0, TTL)),
+            Array.from({ length: 8 }, (_, j) =>
+              (j % 2 === 0 ? store : other).answerApproval(id, j % 4 < 2 ? 'accept' : 'decline', T0, TTL),
+            ),
           );
-          expect(answers.filter((a) => a.first), id).toHaveLength(1);
+          expect(
+            answers.filter((a) => a.first),
+            id,
+          ).toHaveLength(1);
           expect(new Set(answers.map((a) => a.answer)).size, id).toBe(1);
         }
         expect(await store.answerApproval('ntf_a', 'decline', T0, TTL)).toEqual({ answer: 'decline', first: true });
@@ -787,7 +945,8 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         // Each audience dedupes against its own banner only.
         expect(await store.insertBanner(banner({ audience: 'admins', dedupe_key: 'outage', created_at: T0 + 2 }))).toEqual(forAdmins);
         expect(await store.insertBanner(banner({ audience: 'all', dedupe_key: 'outage', created_at: T0 + 2 }))).toEqual(forAll);
-        const ids = async (audience: string) => (await store.listBanners({ audiences: [audience], status: 'active', now: T0 + 3 })).map((b) => b.id);
+        const ids = async (audience: string) =>
+          (await store.listBanners({ audiences: [audience], status: 'active', now: T0 + 3 })).map((b) => b.id);
         expect(await ids('admins')).toEqual([forAdmins.id]);
         expect(await ids('all')).toEqual([forAll.id]);
         expect(await store.findActiveBannerByDedupe('admins', 'outage', T0 + 3)).toEqual(forAdmins);
@@ -959,9 +1118,9 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
         try {
           const cache = new FeedCache(store);
           const feedIds = async (now: number) =>
-            (JSON.parse((await cache.render(['all', 'admins'], now)).body.toString('utf8')) as { banners: { banner_id: string }[] }).banners.map(
-              (b) => b.banner_id,
-            );
+            (
+              JSON.parse((await cache.render(['all', 'admins'], now)).body.toString('utf8')) as { banners: { banner_id: string }[] }
+            ).banners.map((b) => b.banner_id);
           const a = banner({ created_at: T0 - 2, expires_at: T0 + 10 });
           await store.insertBanner(a);
           expect(await feedIds(T0)).toEqual([a.id]);

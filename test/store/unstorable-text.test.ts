@@ -45,11 +45,23 @@ const CASES: [Profile, string, unknown, string, string | null][] = [
   ['flat', 'send_notification', { ...SLACK, text: `Deploy${NUL}done` }, 'bot', '/text'],
   ['flat', 'send_notification', { ...SLACK, text: `Deploy ${LONE_HIGH} done` }, 'bot', '/text'],
   ['flat', 'send_notification', { ...SLACK, text: `${LONE_LOW}Deploy` }, 'bot', '/text'],
-  ['flat', 'send_notification', { ...SLACK, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `a${NUL}` } }] }, 'bot', '/blocks/0/text/text'],
+  [
+    'flat',
+    'send_notification',
+    { ...SLACK, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `a${NUL}` } }] },
+    'bot',
+    '/blocks/0/text/text',
+  ],
   ['flat', 'send_notification', { ...SLACK, [`x${NUL}`]: 1 }, 'bot', `/x${NUL}`],
   ['flat', 'send_notification', SLACK, `bot${NUL}x`, null],
   ['flat', 'send_notification', SLACK, `bot${LONE_HIGH}`, null],
-  ['nested', 'send_notification', { notification: { ...SLACK, thread: null, blocks: null, idempotency_key: `k${NUL}` } }, 'bot', '/notification/idempotency_key'],
+  [
+    'nested',
+    'send_notification',
+    { notification: { ...SLACK, thread: null, blocks: null, idempotency_key: `k${NUL}` } },
+    'bot',
+    '/notification/idempotency_key',
+  ],
   ['per-channel', 'send_slack', { channel: 'C0123ABCD', text: `a/b~${NUL}` }, 'bot', '/text'],
   ['flat', 'get_notification', { id: `ntf_${NUL}` }, 'bot', '/id'],
   ['flat', 'show_banner', { text: `maintenance${NUL}tonight`, audience: 'all' }, 'bot', '/text'],
@@ -62,7 +74,15 @@ async function check(app: App) {
   const before = posts;
   for (const [profile, tool, args, client, path] of CASES) {
     const entry = app.catalog[profile].entries.get(tool)!;
-    const result = await entry.call(args, { deps: app, store: app.store, config: app.config, log: silentLogger, client, now: app.now, signal: new AbortController().signal });
+    const result = await entry.call(args, {
+      deps: app,
+      store: app.store,
+      config: app.config,
+      log: silentLogger,
+      client,
+      now: app.now,
+      signal: new AbortController().signal,
+    });
     const where = `${profile} ${tool} ${JSON.stringify(args)} as ${JSON.stringify(client)}`;
     expect(result.isError, where).toBe(true);
     const error = (result.structuredContent as { error: { code: string; path?: string; message: string } }).error;
@@ -77,12 +97,28 @@ async function check(app: App) {
   expect(await app.store.listBanners({ now: app.now() })).toEqual([]);
   // The same calls without the text are served: the screen refuses only what cannot be stored.
   const entry = app.catalog.flat.entries.get('send_notification')!;
-  const ok = await entry.call({ ...SLACK, idempotency_key: 'deploy-42' }, { deps: app, store: app.store, config: app.config, log: silentLogger, client: 'bot', now: app.now, signal: new AbortController().signal });
+  const ok = await entry.call(
+    { ...SLACK, idempotency_key: 'deploy-42' },
+    {
+      deps: app,
+      store: app.store,
+      config: app.config,
+      log: silentLogger,
+      client: 'bot',
+      now: app.now,
+      signal: new AbortController().signal,
+    },
+  );
   expect(ok.structuredContent).toMatchObject({ status: 'sent' });
   expect(posts - before).toBe(1);
 }
 
-const env = () => ({ NOTIFY_DATA_DIR: tempDataDir('notify-nul-'), SLACK_BOT_TOKEN: 'xoxb-test', SLACK_API_URL: slackUrl, NOTIFY_SLACK_ALLOW: '*' });
+const env = () => ({
+  NOTIFY_DATA_DIR: tempDataDir('notify-nul-'),
+  SLACK_BOT_TOKEN: 'xoxb-test',
+  SLACK_API_URL: slackUrl,
+  NOTIFY_SLACK_ALLOW: '*',
+});
 
 describe('text a store cannot keep', () => {
   it('SQLite: refused before any handler, with the path of the field', async () => {
@@ -94,14 +130,17 @@ describe('text a store cannot keep', () => {
     }
   });
 
-  it.skipIf(pgSkip !== null)(`PostgreSQL: refused before any handler, with the path of the field${pgSkip ? ` [skipped: ${pgSkip}]` : ''}`, async () => {
-    const schema = await sharedPostgresSchema('notify_nul');
-    const app = await createApp(loadConfig({ ...env(), ...schema.env }), silentLogger);
-    try {
-      await check(app);
-    } finally {
-      await app.close();
-      await schema.close();
-    }
-  });
+  it.skipIf(pgSkip !== null)(
+    `PostgreSQL: refused before any handler, with the path of the field${pgSkip ? ` [skipped: ${pgSkip}]` : ''}`,
+    async () => {
+      const schema = await sharedPostgresSchema('notify_nul');
+      const app = await createApp(loadConfig({ ...env(), ...schema.env }), silentLogger);
+      try {
+        await check(app);
+      } finally {
+        await app.close();
+        await schema.close();
+      }
+    },
+  );
 });

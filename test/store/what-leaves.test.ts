@@ -52,7 +52,15 @@ async function deps(store: Store, provider: Recording): Promise<PipelineDeps & {
 /** The agent's edit_notification, as its own process (store) makes it. */
 function editor(d: PipelineDeps & { config: Config }) {
   const tool = editNotificationTool([]);
-  const ctx = { store: d.store, config: d.config, log: silentLogger, client: 'bot', now: Date.now, signal: new AbortController().signal, deps: d };
+  const ctx = {
+    store: d.store,
+    config: d.config,
+    log: silentLogger,
+    client: 'bot',
+    now: Date.now,
+    signal: new AbortController().signal,
+    deps: d,
+  };
   return (id: string, text: string) => tool.handler({ id, text }, ctx);
 }
 
@@ -60,7 +68,8 @@ function editor(d: PipelineDeps & { config: Config }) {
 function editLandsFirst(store: Store, before: () => Promise<unknown>): Store {
   return new Proxy(store, {
     get(target, prop, receiver) {
-      if (prop === 'approveDelivery') return async (...args: Parameters<Store['approveDelivery']>) => (await before(), target.approveDelivery(...args));
+      if (prop === 'approveDelivery')
+        return async (...args: Parameters<Store['approveDelivery']>) => (await before(), target.approveDelivery(...args));
       const value: unknown = Reflect.get(target, prop, receiver);
       return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
@@ -78,9 +87,14 @@ async function editBetweenReadAndWrite(open: () => Promise<Store>): Promise<void
     const held = await sendNotification(agent, 'slack', SEND, { client: 'bot' });
     const seen = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
     const edit = editor(agent);
-    const operator = await deps(editLandsFirst(storeA, () => edit(held.id, EVIL)), provider);
+    const operator = await deps(
+      editLandsFirst(storeA, () => edit(held.id, EVIL)),
+      provider,
+    );
 
-    await expect(decideHeld(operator, held.id, { decision: 'approve', by: 'ops', seenSha256: seen })).rejects.toMatchObject({ code: 'APPROVAL_REQUIRED' });
+    await expect(decideHeld(operator, held.id, { decision: 'approve', by: 'ops', seenSha256: seen })).rejects.toMatchObject({
+      code: 'APPROVAL_REQUIRED',
+    });
     expect(provider.sent).toEqual([]);
     const row = (await storeA.getDelivery(held.id))!;
     expect(row.status).toBe('pending_approval');
@@ -126,21 +140,23 @@ async function raceTrials(open: () => Promise<Store>, trials: number): Promise<v
   }
 }
 
-
 describe('what a person approved, and only that, leaves', () => {
-  it('SQLite: an edit landing between the decider\'s read and its write is not decided, and nothing leaves', async () => {
+  it("SQLite: an edit landing between the decider's read and its write is not decided, and nothing leaves", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'what-leaves-')), 'notify.db');
     await editBetweenReadAndWrite(() => openSqliteStore({ file, log: silentLogger }));
   });
 
-  it.skipIf(pgSkip !== null)('PostgreSQL: an edit landing between the decider\'s read and its write is not decided, and nothing leaves', async () => {
-    const shared = await sharedPostgresSchema('what_leaves');
-    try {
-      await editBetweenReadAndWrite(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }));
-    } finally {
-      await shared.close();
-    }
-  });
+  it.skipIf(pgSkip !== null)(
+    "PostgreSQL: an edit landing between the decider's read and its write is not decided, and nothing leaves",
+    async () => {
+      const shared = await sharedPostgresSchema('what_leaves');
+      try {
+        await editBetweenReadAndWrite(() => openPostgresStore({ connectionString: PG_URL, schema: shared.schema, log: silentLogger }));
+      } finally {
+        await shared.close();
+      }
+    },
+  );
 
   it('SQLite, two connections: 30 approvals racing edits send only approved text', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'what-leaves-race-')), 'notify.db');

@@ -127,7 +127,13 @@ export function defineUnion(union: z.ZodDiscriminatedUnion, options: UnionOption
  * Schema. An override of a field the variant lacks, or an example its own field refuses, is a
  * definition error: either would make descriptions say what the schema does not hold.
  */
-function fieldLimits(value: string, option: z.ZodObject, json: JsonSchema, fields: string[], given: VariantMeta['limits']): Record<string, string> {
+function fieldLimits(
+  value: string,
+  option: z.ZodObject,
+  json: JsonSchema,
+  fields: string[],
+  given: VariantMeta['limits'],
+): Record<string, string> {
   const overrides = typeof given === 'object' ? given : {};
   for (const field of Object.keys(overrides)) {
     if (!fields.includes(field)) throw new UnionDefinitionError(`variant "${value}" has limits for "${field}", which it does not take`);
@@ -139,7 +145,9 @@ function fieldLimits(value: string, option: z.ZodObject, json: JsonSchema, field
     const examples = Array.isArray(node.examples) ? node.examples : [];
     for (const example of examples) {
       if (!(option.shape[field] as z.ZodType).safeParse(example).success) {
-        throw new UnionDefinitionError(`variant "${value}": the example ${JSON.stringify(exampleOf({ examples: [example] }))} of "${field}" does not pass its own schema`);
+        throw new UnionDefinitionError(
+          `variant "${value}": the example ${JSON.stringify(exampleOf({ examples: [example] }))} of "${field}" does not pass its own schema`,
+        );
       }
     }
     const phrase = Object.hasOwn(overrides, field) ? overrides[field] : limitsOf(node);

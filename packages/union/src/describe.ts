@@ -116,7 +116,15 @@ export function variantSentence(def: UnionDef, variant: Variant, words = false):
 export function describeUnion(def: UnionDef, words = false): string {
   const { intro, outro } = def.options;
   // An empty intro leaves the head to the discriminator: the tool's name may say what it does.
-  const head = [intro, `Set ${def.discriminator} to ${listWords(def.variants.map((v) => v.value), 'or')}.`].filter(Boolean).join(' ');
+  const head = [
+    intro,
+    `Set ${def.discriminator} to ${listWords(
+      def.variants.map((v) => v.value),
+      'or',
+    )}.`,
+  ]
+    .filter(Boolean)
+    .join(' ');
   const body = def.variants.map((v) => variantSentence(def, v, words)).join(' ');
   return [head, body, commonSentence(def, words), outro].filter(Boolean).join(' ');
 }
@@ -132,14 +140,15 @@ function commonSentence(def: UnionDef, words: boolean): string {
   const optional = shared.filter((f) => !first.required.includes(f));
   const required = shared.filter((f) => first.required.includes(f));
   const said = { words, ...(words ? { def } : {}) };
-  const parts = [required.length ? fieldList(first, required, 'and', said) : '', optional.length ? `optional ${fieldList(first, optional, 'and', said)}` : ''];
+  const parts = [
+    required.length ? fieldList(first, required, 'and', said) : '',
+    optional.length ? `optional ${fieldList(first, optional, 'and', said)}` : '',
+  ];
   return `Every ${def.options.variantNoun} takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 
 /** Description of one variant's own tool (the `per-<variantNoun>` profile). */
 export function describeVariant(def: UnionDef, variant: Variant): string {
   const takes = fieldsSentence(def, variant);
-  return [variant.meta.description, `${takes[0]!.toUpperCase()}${takes.slice(1)}.`, def.options.outro]
-    .filter(Boolean)
-    .join(' ');
+  return [variant.meta.description, `${takes[0]!.toUpperCase()}${takes.slice(1)}.`, def.options.outro].filter(Boolean).join(' ');
 }

@@ -5,7 +5,9 @@ import { foldExamples } from './examples.js';
 import { profileTools } from './profiles.js';
 
 const hasExamples = (v: unknown): boolean =>
-  typeof v === 'object' && v !== null && (Array.isArray(v) ? v.some(hasExamples) : Object.entries(v).some(([k, x]) => k === 'examples' || hasExamples(x)));
+  typeof v === 'object' &&
+  v !== null &&
+  (Array.isArray(v) ? v.some(hasExamples) : Object.entries(v).some(([k, x]) => k === 'examples' || hasExamples(x)));
 
 describe('foldExamples', () => {
   it('says each example in its description, at any depth, and leaves the input as it was', () => {
@@ -41,10 +43,25 @@ describe('foldExamples', () => {
   it('leaves no examples in the oneOf and per-variant schemas, and every example said once', () => {
     const def = defineUnion(
       z.discriminatedUnion('via', [
-        z.object({ via: z.literal('sms'), to: z.string().regex(/^\+\d+$/).meta({ description: 'E.164 number', examples: ['+14155550123'] }) }).meta({ description: 'A text.' }),
+        z
+          .object({
+            via: z.literal('sms'),
+            to: z
+              .string()
+              .regex(/^\+\d+$/)
+              .meta({ description: 'E.164 number', examples: ['+14155550123'] }),
+          })
+          .meta({ description: 'A text.' }),
         z.object({ via: z.literal('slack'), channel: z.string().meta({ examples: ['C0123ABCD'] }) }).meta({ description: 'A post.' }),
       ]),
-      { toolName: 'send', title: 'Send', intro: 'Sends one message.', variantNoun: 'channel', variantToolName: (v) => `send_${v}`, nestedKey: 'message' },
+      {
+        toolName: 'send',
+        title: 'Send',
+        intro: 'Sends one message.',
+        variantNoun: 'channel',
+        variantToolName: (v) => `send_${v}`,
+        nestedKey: 'message',
+      },
     );
     for (const profile of ['oneOf', 'per-channel'] as const) {
       const tools = profileTools(def, profile);

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openAiStrictViolations, openObjectPaths } from '../../../test/compat/checkers.js';
-import { defineUnion, profileTools, toJsonSchema, toStrict, UnionDefinitionError, validateUnionCall, withJsonText, type JsonSchema, type UnionOptions } from './index.js';
+import {
+  defineUnion,
+  profileTools,
+  toJsonSchema,
+  toStrict,
+  UnionDefinitionError,
+  validateUnionCall,
+  withJsonText,
+  type JsonSchema,
+  type UnionOptions,
+} from './index.js';
 
 const options: UnionOptions = {
   toolName: 'log_event',
@@ -13,15 +23,15 @@ const options: UnionOptions = {
 };
 
 const sinks = z.discriminatedUnion('sink', [
-    z
-      .object({
-        sink: z.literal('file'),
-        line: z.string(),
-        fields: z.record(z.string(), z.unknown()).optional().describe('extra structured data'),
-        steps: z.array(z.object({ name: z.string(), data: z.looseObject({}) })).optional(),
-      })
-      .meta({ description: 'To a file.' }),
-    z.object({ sink: z.literal('null'), anything: z.unknown() }).meta({ description: 'Nowhere.' }),
+  z
+    .object({
+      sink: z.literal('file'),
+      line: z.string(),
+      fields: z.record(z.string(), z.unknown()).optional().describe('extra structured data'),
+      steps: z.array(z.object({ name: z.string(), data: z.looseObject({}) })).optional(),
+    })
+    .meta({ description: 'To a file.' }),
+  z.object({ sink: z.literal('null'), anything: z.unknown() }).meta({ description: 'Nowhere.' }),
 ]);
 const def = defineUnion(sinks, options);
 const [nested] = profileTools(def, 'nested');
@@ -30,7 +40,10 @@ describe('free-form values under the strict (nested) profile', () => {
   it('are carried as JSON text, and the schema meets strict mode with nothing closed to {}', () => {
     expect(openAiStrictViolations(nested!.inputSchema)).toEqual([]);
     const file = ((nested!.inputSchema.properties as any).event.anyOf as any[])[0].properties;
-    expect(file.fields).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }], description: 'extra structured data (an object as JSON text)' });
+    expect(file.fields).toEqual({
+      anyOf: [{ type: 'string' }, { type: 'null' }],
+      description: 'extra structured data (an object as JSON text)',
+    });
     expect(nested!.binding).toEqual({ wrapKey: 'event', jsonText: true });
   });
 
@@ -42,17 +55,32 @@ describe('free-form values under the strict (nested) profile', () => {
       value: { sink: 'file', line: 'x', fields: { user: 'u1', n: 2 }, steps: [{ name: 'a', data: { k: [1] } }] },
     });
     const [flat] = profileTools(def, 'flat');
-    expect(validateUnionCall(def, flat!.binding, { sink: 'file', line: 'x', fields: { user: 'u1', n: 2 } })).toMatchObject({ ok: true, value: { fields: { user: 'u1', n: 2 } } });
-    expect(validateUnionCall(def, nested!.binding, { event: { sink: 'null', anything: '[1,"a"]' } })).toMatchObject({ ok: true, value: { anything: [1, 'a'] } });
+    expect(validateUnionCall(def, flat!.binding, { sink: 'file', line: 'x', fields: { user: 'u1', n: 2 } })).toMatchObject({
+      ok: true,
+      value: { fields: { user: 'u1', n: 2 } },
+    });
+    expect(validateUnionCall(def, nested!.binding, { event: { sink: 'null', anything: '[1,"a"]' } })).toMatchObject({
+      ok: true,
+      value: { anything: [1, 'a'] },
+    });
   });
 
   it('text that is not JSON, or JSON of the wrong type, is an INVALID_FIELD at its path, the text clipped', () => {
     const bad = validateUnionCall(def, nested!.binding, { event: { sink: 'file', line: 'x', fields: `{nope ${'x'.repeat(100)}` } });
     expect(!bad.ok && bad.issues).toEqual([
-      { code: 'INVALID_FIELD', path: '/event/fields', variant: 'file', message: expect.stringMatching(/^fields must be JSON text .*"\{nope x+… \(106 characters\)" is not\.$/) },
+      {
+        code: 'INVALID_FIELD',
+        path: '/event/fields',
+        variant: 'file',
+        message: expect.stringMatching(/^fields must be JSON text .*"\{nope x+… \(106 characters\)" is not\.$/),
+      },
     ]);
     const list = validateUnionCall(def, nested!.binding, { event: { sink: 'file', line: 'x', fields: '[1]' } });
-    expect(!list.ok && list.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/event/fields', message: expect.stringContaining('Send /event/fields as an object, not an array of 1 item') });
+    expect(!list.ok && list.issues[0]).toMatchObject({
+      code: 'INVALID_FIELD',
+      path: '/event/fields',
+      message: expect.stringContaining('Send /event/fields as an object, not an array of 1 item'),
+    });
   });
 
   it('toStrict refuses to close a free-form value unless told how to carry it', () => {
@@ -63,8 +91,15 @@ describe('free-form values under the strict (nested) profile', () => {
   });
 
   it('the strict checker fails on an open object closed to {} (what toStrict did before), and on a typeless value', () => {
-    const closedEmpty = { type: 'object', properties: { meta: { type: 'object', properties: {}, required: [], additionalProperties: false } }, required: ['meta'], additionalProperties: false };
-    expect(openAiStrictViolations(closedEmpty)).toEqual(['/meta: a closed object with no properties (it can only be {}: an open object closed drops its data)']);
+    const closedEmpty = {
+      type: 'object',
+      properties: { meta: { type: 'object', properties: {}, required: [], additionalProperties: false } },
+      required: ['meta'],
+      additionalProperties: false,
+    };
+    expect(openAiStrictViolations(closedEmpty)).toEqual([
+      '/meta: a closed object with no properties (it can only be {}: an open object closed drops its data)',
+    ]);
     expect(openAiStrictViolations({ type: 'object', properties: { x: {} }, required: ['x'], additionalProperties: false })).toEqual([
       '/x: no type (a free-form value strict mode cannot carry)',
     ]);
@@ -90,7 +125,9 @@ describe("free-form values under every profile (freeForm: 'json-text')", () => {
     // A root oneOf has no strict form at all (OpenAI Agents refuses the keyword): its variants are checked.
     const checked = (schema: JsonSchema) => (Array.isArray(schema.oneOf) ? schema.oneOf : schema);
     for (const profile of ['flat', 'oneOf', 'per-sink'] as const) {
-      expect(openObjectPaths(profileTools(def, profile).map((t) => checked(t.inputSchema))), `${profile} without the option`).not.toEqual([]);
+      expect(openObjectPaths(profileTools(def, profile).map((t) => checked(t.inputSchema))), `${profile} without the option`).not.toEqual(
+        [],
+      );
       for (const tool of profileTools(everywhere, profile)) {
         expect(openObjectPaths(checked(tool.inputSchema)), `${profile}/${tool.name}`).toEqual([]);
         expect(tool.binding.jsonText, `${profile}/${tool.name}`).toBe(true);
@@ -98,25 +135,38 @@ describe("free-form values under every profile (freeForm: 'json-text')", () => {
     }
     const [flat] = profileTools(everywhere, 'flat');
     expect((flat!.inputSchema.properties as any).fields).toEqual({ type: 'string', description: '(an object as JSON text)' });
-    expect((flat!.inputSchema.properties as any).steps.items.properties.data).toEqual({ type: 'string', description: '(an object as JSON text)' });
+    expect((flat!.inputSchema.properties as any).steps.items.properties.data).toEqual({
+      type: 'string',
+      description: '(an object as JSON text)',
+    });
   });
 
   it('are parsed back under each, and a value sent as the object itself is still taken', () => {
     const value = { sink: 'file', line: 'x', fields: { user: 'u1' }, steps: [{ name: 'a', data: { k: 1 } }] };
     const [flat] = profileTools(everywhere, 'flat');
-    expect(validateUnionCall(everywhere, flat!.binding, { ...value, fields: '{"user":"u1"}', steps: [{ name: 'a', data: '{"k":1}' }] })).toEqual({ ok: true, variant: 'file', value });
+    expect(
+      validateUnionCall(everywhere, flat!.binding, { ...value, fields: '{"user":"u1"}', steps: [{ name: 'a', data: '{"k":1}' }] }),
+    ).toEqual({ ok: true, variant: 'file', value });
     expect(validateUnionCall(everywhere, flat!.binding, value)).toEqual({ ok: true, variant: 'file', value });
     const perSink = profileTools(everywhere, 'per-sink').find((t) => t.name === 'log_file')!;
     const { sink: _, ...args } = value;
-    expect(validateUnionCall(everywhere, perSink.binding, { ...args, fields: '{"user":"u1"}' })).toMatchObject({ ok: true, value: { fields: { user: 'u1' } } });
+    expect(validateUnionCall(everywhere, perSink.binding, { ...args, fields: '{"user":"u1"}' })).toMatchObject({
+      ok: true,
+      value: { fields: { user: 'u1' } },
+    });
     const bad = validateUnionCall(everywhere, flat!.binding, { ...value, fields: '{nope' });
     expect(!bad.ok && bad.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/fields' });
   });
 
   it('withJsonText changes only the free-form nodes of a schema of your own', () => {
     const own = toJsonSchema(z.strictObject({ id: z.string().max(9), meta: z.record(z.string(), z.string()).describe('tags') }));
-    expect(withJsonText(own)).toEqual({ ...own, properties: { id: (own.properties as Record<string, unknown>).id, meta: { type: 'string', description: 'tags (an object as JSON text)' } } });
+    expect(withJsonText(own)).toEqual({
+      ...own,
+      properties: {
+        id: (own.properties as Record<string, unknown>).id,
+        meta: { type: 'string', description: 'tags (an object as JSON text)' },
+      },
+    });
     expect(openObjectPaths(own)).toEqual(['/properties/meta']);
   });
 });
-

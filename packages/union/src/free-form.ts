@@ -65,7 +65,9 @@ function walk(node: JsonSchema, at: FreeFormPath): FreeFormPath[] {
   const out: FreeFormPath[] = [];
   if (alternatives.some((a) => isFreeForm(a))) {
     if (alternatives.some((a) => a.type === 'string')) {
-      throw new UnionDefinitionError(`${label(at)}: a free-form alternative beside a string one cannot be carried as JSON text in strict mode`);
+      throw new UnionDefinitionError(
+        `${label(at)}: a free-form alternative beside a string one cannot be carried as JSON text in strict mode`,
+      );
     }
     out.push(at);
   }
@@ -88,7 +90,10 @@ export interface JsonTextProblem {
  * The call with the JSON text at `paths` parsed back. A value that is not a string is left
  * for the validator (a client may send the object itself); text that is not JSON is a problem.
  */
-export function decodeJsonText(json: JsonSchema, call: Record<string, unknown>): { value: Record<string, unknown>; problems: JsonTextProblem[] } {
+export function decodeJsonText(
+  json: JsonSchema,
+  call: Record<string, unknown>,
+): { value: Record<string, unknown>; problems: JsonTextProblem[] } {
   const problems: JsonTextProblem[] = [];
   let value = call;
   for (const path of freeFormPaths(json)) value = decodeAt(value, path, [], problems) as Record<string, unknown>;
@@ -103,7 +108,10 @@ function decodeAt(node: unknown, path: FreeFormPath, segments: PropertyKey[], pr
     } catch {
       // Not the parser's message: it quotes the text, which only ./echo.ts may do.
       const where = segments.map((s) => describeKey(s)).join('.');
-      problems.push({ segments, message: `${where} must be JSON text (this tool's shape carries free-form values as text), and ${describeValue(node)} is not.` });
+      problems.push({
+        segments,
+        message: `${where} must be JSON text (this tool's shape carries free-form values as text), and ${describeValue(node)} is not.`,
+      });
       return node;
     }
   }

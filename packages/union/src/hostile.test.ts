@@ -5,11 +5,23 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineUnion, MAX_ISSUES, POINTER_KEY_MAX_CHARS, profileTools, validateObject, validateUnionCall, type ValidationFailure } from './index.js';
+import {
+  defineUnion,
+  MAX_ISSUES,
+  POINTER_KEY_MAX_CHARS,
+  profileTools,
+  validateObject,
+  validateUnionCall,
+  type ValidationFailure,
+} from './index.js';
 
 const shape = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('circle'), r: z.number().positive(), label: z.string().max(5).optional() }).meta({ description: 'A circle.' }),
-  z.strictObject({ kind: z.literal('poly'), points: z.array(z.string().min(1).max(3)).min(3).max(5), label: z.string().optional() }).meta({ description: 'A polygon.' }),
+  z
+    .strictObject({ kind: z.literal('circle'), r: z.number().positive(), label: z.string().max(5).optional() })
+    .meta({ description: 'A circle.' }),
+  z
+    .strictObject({ kind: z.literal('poly'), points: z.array(z.string().min(1).max(3)).min(3).max(5), label: z.string().optional() })
+    .meta({ description: 'A polygon.' }),
 ]);
 const def = defineUnion(shape, {
   toolName: 'draw',
@@ -47,14 +59,25 @@ describe('hostile values', () => {
   });
 
   it('a value whose `length` is hostile never reaches a zod length check (zod compares it with >=)', () => {
-    const cases = [J('{"kind":"circle","r":1,"label":{"length":{"toString":1}}}'), { kind: 'circle', r: 1, label: { length: nest(100_000) } }];
+    const cases = [
+      J('{"kind":"circle","r":1,"label":{"length":{"toString":1}}}'),
+      { kind: 'circle', r: 1, label: { length: nest(100_000) } },
+    ];
     for (const call of cases) {
       expect(issues(validateUnionCall(def, flat!.binding, call))).toEqual([
-        { code: 'INVALID_FIELD', path: '/label', variant: 'circle', message: 'Send label as a string, not an object. Expected at most 5 characters.' },
+        {
+          code: 'INVALID_FIELD',
+          path: '/label',
+          variant: 'circle',
+          message: 'Send label as a string, not an object. Expected at most 5 characters.',
+        },
       ]);
     }
     const points = J('{"kind":"poly","points":["a",{"length":{"valueOf":1}},"c"]}');
-    expect(issues(validateUnionCall(def, flat!.binding, points))[0]).toMatchObject({ path: '/points/1', message: 'Send /points/1 as a string, not an object. Expected 3-5 items, each 1-3 characters.' });
+    expect(issues(validateUnionCall(def, flat!.binding, points))[0]).toMatchObject({
+      path: '/points/1',
+      message: 'Send /points/1 as a string, not an object. Expected 3-5 items, each 1-3 characters.',
+    });
   });
 
   it('nesting deeper than the stack, in any position', () => {
@@ -132,7 +155,12 @@ describe('keys that shadow Object.prototype', () => {
     for (const key of ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty']) {
       const call = J(`{"kind":"circle","r":1,${JSON.stringify(key)}:{"toString":1}}`);
       expect(issues(validateUnionCall(def, flat!.binding, call))).toEqual([
-        { code: 'FIELD_NOT_ON_SHAPE', path: `/${key}`, variant: 'circle', message: `Drop ${key}: circle takes r (greater than 0) only. No shape takes ${key}.` },
+        {
+          code: 'FIELD_NOT_ON_SHAPE',
+          path: `/${key}`,
+          variant: 'circle',
+          message: `Drop ${key}: circle takes r (greater than 0) only. No shape takes ${key}.`,
+        },
       ]);
       const inner = J(`{"shape":{"kind":"circle","r":1,${JSON.stringify(key)}:1}}`);
       expect(issues(validateUnionCall(def, nested!.binding, inner))[0]).toMatchObject({ path: `/shape/${key}` });
@@ -143,7 +171,10 @@ describe('keys that shadow Object.prototype', () => {
   });
 
   it('a discriminator named like a prototype member is never found on the prototype', () => {
-    expect(issues(validateUnionCall(def, flat!.binding, J('{"constructor":"circle","r":1}')))[0]).toMatchObject({ code: 'INVALID_KIND', path: '/kind' });
+    expect(issues(validateUnionCall(def, flat!.binding, J('{"constructor":"circle","r":1}')))[0]).toMatchObject({
+      code: 'INVALID_KIND',
+      path: '/kind',
+    });
   });
 });
 
@@ -154,12 +185,16 @@ describe('lone surrogates', () => {
         code: 'INVALID_FIELD',
         path: '/label',
         variant: 'circle',
-        message: 'Send both halves of the surrogate pair in label, or drop the character: it holds a lone surrogate (U+D800) at character 1, and text must be well-formed Unicode.',
+        message:
+          'Send both halves of the surrogate pair in label, or drop the character: it holds a lone surrogate (U+D800) at character 1, and text must be well-formed Unicode.',
       },
     ]);
     const poly = issues(validateUnionCall(def, nested!.binding, { shape: { kind: 'poly', points: ['a', 'b', '\udc00'] } }));
     expect(poly).toMatchObject([{ code: 'INVALID_FIELD', path: '/shape/points/2' }]);
-    expect(issues(validateObject(z.object({ text: z.string() }), 'tool', { text: '\ud83d' }))[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/text' });
+    expect(issues(validateObject(z.object({ text: z.string() }), 'tool', { text: '\ud83d' }))[0]).toMatchObject({
+      code: 'INVALID_FIELD',
+      path: '/text',
+    });
   });
 
   it('while whole pairs pass', () => {

@@ -56,7 +56,12 @@ function expectedOf(node: JsonSchema): string {
   const alternatives = alternativesOf(node);
   if (alternatives.length) return listWords([...new Set(alternatives.map(expectedOf))], 'or');
   const types = ownTypes(node);
-  return types ? listWords(types.map((t) => ARTICLE[t] ?? t), 'or') : 'any value';
+  return types
+    ? listWords(
+        types.map((t) => ARTICLE[t] ?? t),
+        'or',
+      )
+    : 'any value';
 }
 
 /** Places in a value whose JSON type the schema does not admit: the first `limit`, and how many in all. */

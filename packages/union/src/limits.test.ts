@@ -26,10 +26,19 @@ describe('limits generated from the zod checks', () => {
     expect(phrase(z.number().positive())).toBe('greater than 0');
     expect(phrase(z.number().min(0).lt(1))).toBe('at least 0 and less than 1');
     expect(phrase(z.int())).toBeUndefined();
-    expect(phrase(z.string().regex(/^[A-Z]{2,5}$/).meta({ examples: ['ENG'] }))).toBe('matching ^[A-Z]{2,5}$, e.g. ENG');
+    expect(
+      phrase(
+        z
+          .string()
+          .regex(/^[A-Z]{2,5}$/)
+          .meta({ examples: ['ENG'] }),
+      ),
+    ).toBe('matching ^[A-Z]{2,5}$, e.g. ENG');
     expect(phrase(z.string().regex(/^[A-Z]+$/))).toBe('matching ^[A-Z]+$');
     expect(phrase(z.union([z.string(), z.array(z.string()).min(1).max(50)]))).toBe('a string or a list of 1-50');
-    expect(phrase(z.union([z.email().max(254), z.array(z.email().max(254)).min(1).max(50)]))).toBe('a string or a list of 1-50, each at most 254 characters');
+    expect(phrase(z.union([z.email().max(254), z.array(z.email().max(254)).min(1).max(50)]))).toBe(
+      'a string or a list of 1-50, each at most 254 characters',
+    );
     expect(phrase(z.union([z.string().max(254), z.array(z.string()).max(5), z.number().min(3)]))).toBe(
       'a string of at most 254 characters, or a list of at most 5 items, or a number at least 3',
     );
@@ -43,7 +52,9 @@ describe('limits generated from the zod checks', () => {
     const def = defineUnion(
       z.discriminatedUnion('board', [
         z.object({ board: z.literal('short'), text: z.string().max(160) }).meta({ description: 'A short update.' }),
-        z.object({ board: z.literal('long'), text: z.string(), tags: z.array(z.string()).max(3).optional() }).meta({ description: 'A long one.' }),
+        z
+          .object({ board: z.literal('long'), text: z.string(), tags: z.array(z.string()).max(3).optional() })
+          .meta({ description: 'A long one.' }),
       ]),
       options,
     );
@@ -58,7 +69,14 @@ describe('limits generated from the zod checks', () => {
     const def = defineUnion(
       z.discriminatedUnion('board', [
         z
-          .object({ board: z.literal('sms'), to: z.string().regex(/^\+\d+$/).meta({ examples: ['+15550100'] }), body: z.string().max(160) })
+          .object({
+            board: z.literal('sms'),
+            to: z
+              .string()
+              .regex(/^\+\d+$/)
+              .meta({ examples: ['+15550100'] }),
+            body: z.string().max(160),
+          })
           .meta({ description: 'x', limits: { body: '160 units of the refinement' } }),
         z.object({ board: z.literal('b'), n: z.number() }).meta({ description: 'y' }),
       ]),
@@ -73,13 +91,23 @@ describe('limits generated from the zod checks', () => {
         z.object({ board: z.literal('a'), f: field }).meta(limits ? { description: 'a', limits } : { description: 'a' }),
         z.object({ board: z.literal('b') }).meta({ description: 'b' }),
       ]);
-    expect(() => defineUnion(union(z.string(), { g: 'x' }), options)).toThrow(new UnionDefinitionError('variant "a" has limits for "g", which it does not take'));
-    expect(() => defineUnion(union(z.string().regex(/^\d+$/).meta({ examples: ['abc'] })), options)).toThrow(
-      'variant "a": the example "abc" of "f" does not pass its own schema',
+    expect(() => defineUnion(union(z.string(), { g: 'x' }), options)).toThrow(
+      new UnionDefinitionError('variant "a" has limits for "g", which it does not take'),
     );
+    expect(() =>
+      defineUnion(
+        union(
+          z
+            .string()
+            .regex(/^\d+$/)
+            .meta({ examples: ['abc'] }),
+        ),
+        options,
+      ),
+    ).toThrow('variant "a": the example "abc" of "f" does not pass its own schema');
   });
 
-  it('states a common field\'s limit once when every variant holds the same one', () => {
+  it("states a common field's limit once when every variant holds the same one", () => {
     const key = z.string().min(1).max(64).optional();
     const def = defineUnion(
       z.discriminatedUnion('board', [

@@ -59,7 +59,14 @@ export function exampleOf(node: JsonSchema): string | undefined {
   return typeof first === 'string' ? first : JSON.stringify(first);
 }
 
-const NOUN: Record<string, string> = { string: 'a string', array: 'a list', number: 'a number', integer: 'a whole number', object: 'an object', boolean: 'true or false' };
+const NOUN: Record<string, string> = {
+  string: 'a string',
+  array: 'a list',
+  number: 'a number',
+  integer: 'a whole number',
+  object: 'an object',
+  boolean: 'true or false',
+};
 
 /** The limits of one node, not counting its alternatives. */
 function ownPhrase(node: JsonSchema): string | undefined {
@@ -91,7 +98,9 @@ function ownPhrase(node: JsonSchema): string | undefined {
  * items`. A `null` alternative (an optional made nullable) is not one.
  */
 export function limitsOf(node: JsonSchema): string | undefined {
-  const alternatives = [node.anyOf, node.oneOf].flatMap((list) => (Array.isArray(list) ? list.filter(isSchema) : [])).filter((a) => a.type !== 'null');
+  const alternatives = [node.anyOf, node.oneOf]
+    .flatMap((list) => (Array.isArray(list) ? list.filter(isSchema) : []))
+    .filter((a) => a.type !== 'null');
   if (!alternatives.length) return ownPhrase(node);
   if (alternatives.length === 1) return limitsOf(alternatives[0]!);
   const listed = oneOrList(alternatives);

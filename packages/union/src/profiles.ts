@@ -89,7 +89,11 @@ export function flatSchema(def: UnionDef): JsonSchema {
 function mergeField(field: string, variants: Variant[]): JsonSchema {
   const rules = new Map<string, JsonSchema>();
   for (const v of variants) {
-    const { description: _description, examples: _examples, ...rule } = cloneJson((v.json.properties as Record<string, JsonSchema>)[field]!);
+    const {
+      description: _description,
+      examples: _examples,
+      ...rule
+    } = cloneJson((v.json.properties as Record<string, JsonSchema>)[field]!);
     rules.set(canonicalJson(rule), rule);
   }
   const groups = [...rules.values()];
@@ -108,12 +112,15 @@ function nestedBinding(def: UnionDef): ProfileTool['binding'] {
  * free-form values travel as JSON text, which the validator parses back.
  */
 export function nestedSchema(def: UnionDef): JsonSchema {
-  return toStrict({
-    type: 'object',
-    properties: { [def.options.nestedKey]: { anyOf: def.variants.map(withOverriddenLimits) } },
-    required: [def.options.nestedKey],
-    additionalProperties: false,
-  }, { freeForm: 'json-text' });
+  return toStrict(
+    {
+      type: 'object',
+      properties: { [def.options.nestedKey]: { anyOf: def.variants.map(withOverriddenLimits) } },
+      required: [def.options.nestedKey],
+      additionalProperties: false,
+    },
+    { freeForm: 'json-text' },
+  );
 }
 
 /**

@@ -92,4 +92,3 @@ function nullable(node: JsonSchema): JsonSchema {
   const anyOf = [...branches.filter((b) => b.type !== 'null'), { type: 'null' }];
   return description === undefined ? { anyOf } : { anyOf, description };
 }
-

@@ -1,10 +1,20 @@
 import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { defineUnion, profileTools, unionProfiles, validateUnionCall, describeUnion, UnionDefinitionError, MANY_VARIANTS } from './index.js';
+import {
+  defineUnion,
+  profileTools,
+  unionProfiles,
+  validateUnionCall,
+  describeUnion,
+  UnionDefinitionError,
+  MANY_VARIANTS,
+} from './index.js';
 
 // A union that has nothing to do with notifications: the library must not care.
 const shape = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('circle'), r: z.number().positive(), label: z.string().max(5).optional() }).meta({ description: 'A circle.', limits: 'r > 0' }),
+  z
+    .object({ kind: z.literal('circle'), r: z.number().positive(), label: z.string().max(5).optional() })
+    .meta({ description: 'A circle.', limits: 'r > 0' }),
   z.object({ kind: z.literal('rect'), w: z.number(), h: z.number(), label: z.string().optional() }).meta({ description: 'A rectangle.' }),
 ]);
 const def = defineUnion(shape, {
@@ -38,21 +48,49 @@ describe('union library on a foreign union', () => {
   });
 
   it('lists the variants in the description, one sentence each', () => {
-    expect(describeUnion(def)).toBe('Draws a shape. Set kind to circle or rect. circle: takes r (r > 0). A circle. rect: takes w and h. A rectangle. Every shape takes optional label.');
+    expect(describeUnion(def)).toBe(
+      'Draws a shape. Set kind to circle or rect. circle: takes r (r > 0). A circle. rect: takes w and h. A rectangle. Every shape takes optional label.',
+    );
   });
 
   it("says each field's words once: in the flat description, and in the other shapes' schemas", () => {
     const tagged = defineUnion(
       z.discriminatedUnion('kind', [
-        z.object({ kind: z.literal('tag'), code: z.string().regex(/^[A-Z]{3}$/).meta({ description: 'airport code', examples: ['LHR'] }), note: z.string().min(1).max(9) }).meta({ description: 'A tag.' }),
-        z.object({ kind: z.literal('pin'), at: z.string().regex(/^\d+$/).meta({ examples: ['42'] }) }).meta({ description: 'A pin.' }),
+        z
+          .object({
+            kind: z.literal('tag'),
+            code: z
+              .string()
+              .regex(/^[A-Z]{3}$/)
+              .meta({ description: 'airport code', examples: ['LHR'] }),
+            note: z.string().min(1).max(9),
+          })
+          .meta({ description: 'A tag.' }),
+        z
+          .object({
+            kind: z.literal('pin'),
+            at: z
+              .string()
+              .regex(/^\d+$/)
+              .meta({ examples: ['42'] }),
+          })
+          .meta({ description: 'A pin.' }),
       ]),
-      { toolName: 'mark', title: 'Mark', intro: 'Marks a map.', variantNoun: 'mark', variantToolName: (v) => `mark_${v}`, nestedKey: 'mark' },
+      {
+        toolName: 'mark',
+        title: 'Mark',
+        intro: 'Marks a map.',
+        variantNoun: 'mark',
+        variantToolName: (v) => `mark_${v}`,
+        nestedKey: 'mark',
+      },
     );
     const [flat] = profileTools(tagged, 'flat');
     // A field's words and example are said in the description; its limits are the flat schema's
     // keywords (each field here has one rule), so they are not said twice.
-    expect(flat!.description).toBe('Marks a map. Set kind to tag or pin. tag: takes code (airport code, e.g. LHR) and note. A tag. pin: takes at (e.g. 42). A pin.');
+    expect(flat!.description).toBe(
+      'Marks a map. Set kind to tag or pin. tag: takes code (airport code, e.g. LHR) and note. A tag. pin: takes at (e.g. 42). A pin.',
+    );
     expect(JSON.stringify(flat!.inputSchema)).not.toMatch(/description|examples/);
     const props = flat!.inputSchema.properties as Record<string, { pattern?: string; maxLength?: number }>;
     expect([props.code!.pattern, props.at!.pattern, props.note!.maxLength]).toEqual(['^[A-Z]{3}$', '^\\d+$', 9]);
@@ -67,19 +105,32 @@ describe('union library on a foreign union', () => {
   it('says in the flat description the limits its schema cannot say for a variant: a field merged from different rules, a hand-written one', () => {
     const boards = defineUnion(
       z.discriminatedUnion('kind', [
-        z.object({ kind: z.literal('short'), text: z.string().max(160), key: z.string().max(9).optional() }).meta({ description: 'A short one.' }),
-        z.object({ kind: z.literal('long'), text: z.string().max(4000), key: z.string().max(9).optional() }).meta({ description: 'A long one.', limits: { key: 'nine letters' } }),
+        z
+          .object({ kind: z.literal('short'), text: z.string().max(160), key: z.string().max(9).optional() })
+          .meta({ description: 'A short one.' }),
+        z
+          .object({ kind: z.literal('long'), text: z.string().max(4000), key: z.string().max(9).optional() })
+          .meta({ description: 'A long one.', limits: { key: 'nine letters' } }),
       ]),
       { toolName: 'post', title: 'Post', intro: 'Posts.', variantNoun: 'board', variantToolName: (v) => `post_${v}`, nestedKey: 'post' },
     );
     const [flat] = profileTools(boards, 'flat');
-    expect(flat!.description).toBe('Posts. Set kind to short or long. short: takes text (at most 160 characters); optional key. A short one. long: takes text (at most 4,000 characters); optional key (nine letters). A long one.');
-    expect((flat!.inputSchema.properties as Record<string, unknown>).text).toEqual({ anyOf: [{ type: 'string', maxLength: 160 }, { type: 'string', maxLength: 4000 }] });
+    expect(flat!.description).toBe(
+      'Posts. Set kind to short or long. short: takes text (at most 160 characters); optional key. A short one. long: takes text (at most 4,000 characters); optional key (nine letters). A long one.',
+    );
+    expect((flat!.inputSchema.properties as Record<string, unknown>).text).toEqual({
+      anyOf: [
+        { type: 'string', maxLength: 160 },
+        { type: 'string', maxLength: 4000 },
+      ],
+    });
   });
 
   it('per-shape tools (one per variant, named for the noun) imply the discriminator and refuse a different one', () => {
     expect(unionProfiles(def)).toEqual(['flat', 'nested', 'oneOf', 'per-shape']);
-    expect(() => profileTools(def, 'per-variant')).toThrow('"per-variant" is not a profile of this union; its profiles are flat, nested, oneOf, per-shape');
+    expect(() => profileTools(def, 'per-variant')).toThrow(
+      '"per-variant" is not a profile of this union; its profiles are flat, nested, oneOf, per-shape',
+    );
     const tools = profileTools(def, 'per-shape');
     expect(tools.map((t) => t.name)).toEqual(['draw_circle', 'draw_rect']);
     expect(validateUnionCall(def, tools[1]!.binding, { w: 1, h: 2 })).toMatchObject({ ok: true, variant: 'rect' });
@@ -91,7 +142,10 @@ describe('union library on a foreign union', () => {
     const [nested] = profileTools(def, 'nested');
     const r = validateUnionCall(def, nested!.binding, { shape: { kind: 'circle', r: -1, label: null } });
     expect(!r.ok && r.issues[0]).toMatchObject({ code: 'INVALID_FIELD', path: '/shape/r' });
-    expect(validateUnionCall(def, nested!.binding, { shape: { kind: 'circle', r: 2, label: null } })).toMatchObject({ ok: true, value: { kind: 'circle', r: 2 } });
+    expect(validateUnionCall(def, nested!.binding, { shape: { kind: 'circle', r: 2, label: null } })).toMatchObject({
+      ok: true,
+      value: { kind: 'circle', r: 2 },
+    });
   });
 
   it('escapes JSON Pointer tokens', () => {

@@ -146,7 +146,11 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
     const key = binding.wrapKey;
     const extra = Object.keys(args).filter((k) => k !== key);
     if (extra.length) {
-      return fail({ code: 'INVALID_FIELD', path: issuePath('', [extra[0]!]), message: `Move ${describeKey(extra[0]!)} inside ${key}: every field goes there, nothing at the top level.` });
+      return fail({
+        code: 'INVALID_FIELD',
+        path: issuePath('', [extra[0]!]),
+        message: `Move ${describeKey(extra[0]!)} inside ${key}: every field goes there, nothing at the top level.`,
+      });
     }
     const inner = own(args, key);
     if (!isRecord(inner)) {
@@ -199,7 +203,8 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
   if (binding.jsonText) {
     // The strict shape sends free-form values as JSON text: parsed back, the union sees what other shapes send.
     const decoded = decodeJsonText(variant.json, known);
-    for (const p of decoded.problems) found.add(() => ({ code: 'INVALID_FIELD', path: issuePath(base, p.segments), message: p.message, variant: variant.value }));
+    for (const p of decoded.problems)
+      found.add(() => ({ code: 'INVALID_FIELD', path: issuePath(base, p.segments), message: p.message, variant: variant.value }));
     if (decoded.problems.length) return found.failure()!;
     known = decoded.value;
   }
@@ -217,7 +222,11 @@ function formatsOf(def: UnionDef): Readonly<Record<string, FormatWords>> {
 }
 
 /** Validates the arguments of a plain object tool; same issue shapes as the union's. */
-export function validateObject<S extends z.ZodObject>(schema: S, toolName: string, raw: unknown): { ok: true; value: z.infer<S> } | ValidationFailure {
+export function validateObject<S extends z.ZodObject>(
+  schema: S,
+  toolName: string,
+  raw: unknown,
+): { ok: true; value: z.infer<S> } | ValidationFailure {
   const args = raw ?? {};
   if (!isRecord(args)) return notAnObject(args);
   const call = dropNulls(args);
@@ -233,7 +242,14 @@ export function validateObject<S extends z.ZodObject>(schema: S, toolName: strin
  * problem is reported from here and withheld from zod, which only refines values of the
  * right type (./json-type.ts says why).
  */
-function checkFields(schema: z.ZodObject, json: JsonSchema, call: Record<string, unknown>, base: string, ctx: FieldContext, found: Issues): unknown {
+function checkFields(
+  schema: z.ZodObject,
+  json: JsonSchema,
+  call: Record<string, unknown>,
+  base: string,
+  ctx: FieldContext,
+  found: Issues,
+): unknown {
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
   const withheld = new Set<string>();
   for (const [field, value] of Object.entries(call)) {
@@ -294,7 +310,10 @@ function fail(issue: ValidationIssue): ValidationFailure {
 }
 
 function variantList(def: UnionDef): string {
-  return listWords(def.variants.map((v) => v.value), 'or');
+  return listWords(
+    def.variants.map((v) => v.value),
+    'or',
+  );
 }
 
 /**
@@ -308,7 +327,10 @@ function notOnVariant(def: UnionDef, variant: Variant, field: string, binding: P
   const others = def.variants.filter((v) => v.fields.includes(field)).map((v) => v.value);
   const name = describeKey(field);
   const switchTo = binding.impliedVariant
-    ? `call ${listWords(others.map((v) => def.options.variantToolName(v)), 'or')}`
+    ? `call ${listWords(
+        others.map((v) => def.options.variantToolName(v)),
+        'or',
+      )}`
     : `set ${def.discriminator} to ${listWords(others, 'or')}`;
   const fix = others.length ? `Drop ${name}, or ${switchTo}` : `Drop ${name}`;
   const why = others.length ? '' : ` No ${def.options.variantNoun} takes ${name}.`;
@@ -391,13 +413,7 @@ function expandIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
   return [issue];
 }
 
-function addZodIssues(
-  zodIssues: z.core.$ZodIssue[],
-  input: unknown,
-  base: string,
-  ctx: IssueContext,
-  found: Issues,
-): void {
+function addZodIssues(zodIssues: z.core.$ZodIssue[], input: unknown, base: string, ctx: IssueContext, found: Issues): void {
   for (const issue of zodIssues.flatMap(expandIssue)) found.add(() => zodIssue(issue, input, base, ctx));
 }
 
@@ -445,10 +461,19 @@ const FORMATS: Readonly<Record<string, FormatWords>> = {
  * example), then what was wrong, in words. zod's own text comes last, and only when nothing
  * better is known.
  */
-function invalidValue(issue: z.core.$ZodIssue, field: string, value: unknown, hint: string | undefined, { subject, formats }: FieldContext): string {
+function invalidValue(
+  issue: z.core.$ZodIssue,
+  field: string,
+  value: unknown,
+  hint: string | undefined,
+  { subject, formats }: FieldContext,
+): string {
   const sent = describeValue(value);
   if (issue.code === 'invalid_value' && issue.values.length) {
-    const options = listWords(issue.values.map((v) => (typeof v === 'string' ? v : String(JSON.stringify(v)))), 'or');
+    const options = listWords(
+      issue.values.map((v) => (typeof v === 'string' ? v : String(JSON.stringify(v)))),
+      'or',
+    );
     return `Set ${field} to ${options}: ${sent} is not one of them.`;
   }
   if (issue.code === 'invalid_format') {
@@ -460,7 +485,8 @@ function invalidValue(issue: z.core.$ZodIssue, field: string, value: unknown, hi
   }
   if (issue.code === 'too_small' || issue.code === 'too_big') {
     const numeric = ['number', 'int', 'bigint'].includes(issue.origin);
-    const use = hint && !(numeric && /^(greater|less|at least|at most|from)/.test(hint)) ? hint : `${numeric ? 'a number ' : ''}${hint ?? ''}`.trim();
+    const use =
+      hint && !(numeric && /^(greater|less|at least|at most|from)/.test(hint)) ? hint : `${numeric ? 'a number ' : ''}${hint ?? ''}`.trim();
     if (use) return `Fix ${field}: use ${use}; ${sent} is too ${issue.code === 'too_small' ? 'small' : 'big'}.`;
   }
   const problem = clipText(issue.message, 400);

@@ -75,7 +75,7 @@ export function loadWidgetAssets(): WidgetAssets {
     serveDemo(req, res, url) {
       let audience: string;
       try {
-        audience = (parseAudienceParam(url.searchParams.get('audience') ?? 'all').join(',') || 'all');
+        audience = parseAudienceParam(url.searchParams.get('audience') ?? 'all').join(',') || 'all';
       } catch (err) {
         if (!(err instanceof NotifyError)) throw err;
         const text = `${err.message} For example: /?audience=all,admins`;

@@ -10,7 +10,11 @@ const b64 = (b: Buffer | string) => Buffer.from(b).toString('base64');
 
 function issuesFor(attachments: unknown, env: Record<string, string> = {}) {
   const config = loadConfig({ NOTIFY_DATA_DIR: '/tmp/x', ...env });
-  const r = validateUnionCall(notificationDef(config.channels), {}, { via: 'email', to: 'ops@example.com', subject: 's', body_html: '<p>x</p>', attachments });
+  const r = validateUnionCall(
+    notificationDef(config.channels),
+    {},
+    { via: 'email', to: 'ops@example.com', subject: 's', body_html: '<p>x</p>', attachments },
+  );
   return r.ok ? [] : r.issues;
 }
 
@@ -41,14 +45,22 @@ describe('attachment bytes', () => {
 
   it('reads its caps from the environment and refuses a type that is no media type', () => {
     expect(attachmentSettings({})).toMatchObject({ maxAttachmentBytes: 2 * 1024 * 1024 });
-    expect(attachmentSettings({ NOTIFY_EMAIL_ATTACHMENT_TYPES: 'application/pdf, Text/Plain' }).attachmentTypes).toEqual(['application/pdf', 'text/plain']);
+    expect(attachmentSettings({ NOTIFY_EMAIL_ATTACHMENT_TYPES: 'application/pdf, Text/Plain' }).attachmentTypes).toEqual([
+      'application/pdf',
+      'text/plain',
+    ]);
     expect(() => attachmentSettings({ NOTIFY_EMAIL_ATTACHMENT_TYPES: 'pdf' })).toThrow(/NOTIFY_EMAIL_ATTACHMENT_TYPES/);
   });
 });
 
 describe('attachments in a send', () => {
   it('takes bytes with or without a type', () => {
-    expect(issuesFor([{ filename: 'a.png', content_base64: b64(PNG) }, { filename: 'r.pdf', content_base64: b64(PDF), content_type: 'application/pdf' }])).toEqual([]);
+    expect(
+      issuesFor([
+        { filename: 'a.png', content_base64: b64(PNG) },
+        { filename: 'r.pdf', content_base64: b64(PDF), content_type: 'application/pdf' },
+      ]),
+    ).toEqual([]);
   });
 
   it('refuses a path or a URL in place of the bytes, and says why', () => {
@@ -73,7 +85,16 @@ describe('attachments in a send', () => {
   });
 
   it('refuses file names that carry a path, control or direction characters', () => {
-    for (const filename of ['../etc/passwd', 'a/b.txt', 'a\\b.txt', 'invoice\u202Etxt.exe', 'a\nb.txt', '..', 'report\u2028.txt', 'a\u2029b.txt']) {
+    for (const filename of [
+      '../etc/passwd',
+      'a/b.txt',
+      'a\\b.txt',
+      'invoice\u202Etxt.exe',
+      'a\nb.txt',
+      '..',
+      'report\u2028.txt',
+      'a\u2029b.txt',
+    ]) {
       const [issue] = issuesFor([{ filename, content_base64: b64('hi') }]);
       expect(issue, JSON.stringify(filename)).toMatchObject({ code: 'INVALID_FIELD', path: '/attachments/0/filename' });
     }
@@ -81,28 +102,53 @@ describe('attachments in a send', () => {
 
   it('refuses a name whose extension another type goes by, sniffed or declared, saying which it must end in', () => {
     // e3: each left as text/plain under its name, and the recipient's system opens it by the name.
-    for (const filename of ['invoice.hta', 'update.bat', 'invoice.html', 'logo.svg', 'run.ps1', 'invoice.pdf.hta', 'invoice.hta.', 'invoice.hta .', 'notes']) {
+    for (const filename of [
+      'invoice.hta',
+      'update.bat',
+      'invoice.html',
+      'logo.svg',
+      'run.ps1',
+      'invoice.pdf.hta',
+      'invoice.hta.',
+      'invoice.hta .',
+      'notes',
+    ]) {
       const [issue, ...more] = issuesFor([{ filename, content_base64: b64('hello') }]);
       expect(issue, filename).toMatchObject({ code: 'INVALID_FIELD', path: '/attachments/0/filename' });
       expect(issue!.message, filename).toMatch(/a text\/plain file must end in \.txt, \.text, \.log/);
       expect(more).toEqual([]);
     }
     const [declared] = issuesFor([{ filename: 'chart.svg', content_base64: b64(PNG), content_type: 'image/png' }]);
-    expect(declared).toMatchObject({ path: '/attachments/0/filename', message: expect.stringMatching(/ends in \.svg.*image\/png file must end in \.png/) });
+    expect(declared).toMatchObject({
+      path: '/attachments/0/filename',
+      message: expect.stringMatching(/ends in \.svg.*image\/png file must end in \.png/),
+    });
     // Consistent names pass, in any case; a type the operator added goes by nodemailer's table.
-    for (const [filename, bytes] of [['Notes.TXT', 'x'], ['q3.csv', 'a,b'], ['chart.jpeg', Buffer.from('ffd8ffe0', 'hex')], ['cal.ics', 'BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n'], ['r.pdf', PDF]] as const) {
+    for (const [filename, bytes] of [
+      ['Notes.TXT', 'x'],
+      ['q3.csv', 'a,b'],
+      ['chart.jpeg', Buffer.from('ffd8ffe0', 'hex')],
+      ['cal.ics', 'BEGIN:VCALENDAR\r\nEND:VCALENDAR\r\n'],
+      ['r.pdf', PDF],
+    ] as const) {
       expect(issuesFor([{ filename, content_base64: b64(bytes) }]), filename).toEqual([]);
     }
     const env = { NOTIFY_EMAIL_ATTACHMENT_TYPES: 'application/zip,text/plain' };
     const zip = b64(Buffer.from('PK\x03\x04rest', 'latin1'));
     expect(issuesFor([{ filename: 'a.zip', content_base64: zip }], env)).toEqual([]);
-    expect(issuesFor([{ filename: 'a.exe', content_base64: zip }], env)[0]).toMatchObject({ path: '/attachments/0/filename', message: expect.stringMatching(/an extension of application\/zip/) });
+    expect(issuesFor([{ filename: 'a.exe', content_base64: zip }], env)[0]).toMatchObject({
+      path: '/attachments/0/filename',
+      message: expect.stringMatching(/an extension of application\/zip/),
+    });
   });
 
   it('caps the count and the decoded size in all, naming the variable', () => {
     const many = Array.from({ length: 11 }, (_, i) => ({ filename: `${i}.txt`, content_base64: b64('x') }));
     expect(issuesFor(many)[0]).toMatchObject({ code: 'TOO_LONG', path: '/attachments' });
-    const big = [{ filename: 'a.txt', content_base64: b64('x'.repeat(600)) }, { filename: 'b.txt', content_base64: b64('y'.repeat(600)) }];
+    const big = [
+      { filename: 'a.txt', content_base64: b64('x'.repeat(600)) },
+      { filename: 'b.txt', content_base64: b64('y'.repeat(600)) },
+    ];
     const [issue] = issuesFor(big, { NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES: '1000' });
     expect(issue).toMatchObject({ code: 'TOO_LONG', path: '/attachments' });
     expect(issue!.message).toMatch(/NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES/);

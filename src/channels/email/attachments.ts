@@ -38,7 +38,10 @@ export function attachmentSettings(env: Env<'NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES' 
   const raw = env.NOTIFY_EMAIL_ATTACHMENT_TYPES;
   const types = raw ? list(raw).map((t) => t.toLowerCase()) : [...DEFAULT_ATTACHMENT_TYPES];
   for (const t of types) {
-    if (!MEDIA_TYPE.test(t)) throw new ConfigError(`NOTIFY_EMAIL_ATTACHMENT_TYPES: ${JSON.stringify(t)} is not a media type; list types such as application/pdf,image/png`);
+    if (!MEDIA_TYPE.test(t))
+      throw new ConfigError(
+        `NOTIFY_EMAIL_ATTACHMENT_TYPES: ${JSON.stringify(t)} is not a media type; list types such as application/pdf,image/png`,
+      );
   }
   return { maxAttachmentBytes, attachmentTypes: [...new Set(types)] };
 }
@@ -133,7 +136,8 @@ export function nameMismatch(filename: string, type: string): { ext: string; exp
   const ext = dot > 0 ? name.slice(dot + 1).toLowerCase() : '';
   const known = EXTENSIONS[type];
   if (known) return known.includes(ext) ? undefined : { ext, expected: known.map((e) => `.${e}`).join(', ') };
-  detectMimeType ??= (createRequire(import.meta.url)('nodemailer/lib/mime-funcs') as { detectMimeType: (f: string) => string }).detectMimeType;
+  detectMimeType ??= (createRequire(import.meta.url)('nodemailer/lib/mime-funcs') as { detectMimeType: (f: string) => string })
+    .detectMimeType;
   return ext !== '' && detectMimeType(`x.${ext}`) === type ? undefined : { ext, expected: `an extension of ${type}` };
 }
 
@@ -149,7 +153,8 @@ export const NO_FILES =
 
 /** The decoded bytes of content_base64 (line breaks allowed), or undefined when it is not base64. */
 export function decodeBase64(value: string): Buffer | undefined {
-  const compact = value.includes('\n') || value.includes(' ') || value.includes('\r') || value.includes('\t') ? value.replace(WHITESPACE, '') : value;
+  const compact =
+    value.includes('\n') || value.includes(' ') || value.includes('\r') || value.includes('\t') ? value.replace(WHITESPACE, '') : value;
   if (compact.length % 4 !== 0 || !BASE64.test(compact)) return undefined;
   return Buffer.from(compact, 'base64');
 }
@@ -186,7 +191,11 @@ export function typeWords(types: readonly string[]): string {
 }
 
 export function sizeWords(bytes: number): string {
-  return bytes >= 1024 * 1024 ? `${(bytes / 1024 / 1024).toFixed(bytes % (1024 * 1024) ? 1 : 0)} MiB` : bytes >= 1024 ? `${Math.round(bytes / 1024)} KiB` : `${bytes} bytes`;
+  return bytes >= 1024 * 1024
+    ? `${(bytes / 1024 / 1024).toFixed(bytes % (1024 * 1024) ? 1 : 0)} MiB`
+    : bytes >= 1024
+      ? `${Math.round(bytes / 1024)} KiB`
+      : `${bytes} bytes`;
 }
 
 /** A name whose extension another type goes by is refused: the type list would mean nothing (`invoice.hta` as text/plain runs). */
@@ -194,7 +203,11 @@ function checkName(ctx: z.RefinementCtx, filename: string, type: string, i: numb
   const bad = nameMismatch(filename, type);
   if (!bad) return;
   const has = bad.ext ? `ends in .${bad.ext}` : 'has no extension';
-  issue(ctx, `Rename attachments/${i}/filename: it ${has}, and the recipient's system opens a file by its name; a ${type} file must end in ${bad.expected}.`, [i, 'filename']);
+  issue(
+    ctx,
+    `Rename attachments/${i}/filename: it ${has}, and the recipient's system opens a file by its name; a ${type} file must end in ${bad.expected}.`,
+    [i, 'filename'],
+  );
 }
 
 /** The `attachments` field under these settings: its JSON Schema states the caps, its refinement checks the bytes. */
@@ -213,34 +226,62 @@ export function attachmentsField({ maxAttachmentBytes, attachmentTypes }: Attach
       let total = 0;
       items.forEach((a, i) => {
         if (a.filename.length === 0 || a.filename.length > 255) {
-          issue(ctx, `Fix attachments/${i}/filename: a file name of 1-255 characters.`, [i, 'filename'], a.filename.length ? 'TOO_LONG' : 'INVALID_FIELD');
+          issue(
+            ctx,
+            `Fix attachments/${i}/filename: a file name of 1-255 characters.`,
+            [i, 'filename'],
+            a.filename.length ? 'TOO_LONG' : 'INVALID_FIELD',
+          );
         } else if (BAD_NAME.test(a.filename) || a.filename === '.' || a.filename === '..') {
-          issue(ctx, `Rename attachments/${i}/filename: a file name alone, without path separators, control or direction characters.`, [i, 'filename']);
+          issue(ctx, `Rename attachments/${i}/filename: a file name alone, without path separators, control or direction characters.`, [
+            i,
+            'filename',
+          ]);
         }
         const bytes = decodeBase64(a.content_base64);
         if (bytes === undefined) {
-          const advice = NOT_BYTES.test(a.content_base64) ? NO_FILES : 'Fix attachments/' + i + '/content_base64: it is not base64 (A-Z, a-z, 0-9, +, /, = padding).';
+          const advice = NOT_BYTES.test(a.content_base64)
+            ? NO_FILES
+            : 'Fix attachments/' + i + '/content_base64: it is not base64 (A-Z, a-z, 0-9, +, /, = padding).';
           return issue(ctx, advice, [i, 'content_base64']);
         }
         total += bytes.length;
         const declared = a.content_type?.toLowerCase();
         if (declared !== undefined) {
           if (!attachmentTypes.includes(declared)) {
-            return issue(ctx, `Set attachments/${i}/content_type to one of ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES), or drop it to have it sniffed: ${JSON.stringify(a.content_type!.slice(0, 100))} is not allowed.`, [i, 'content_type']);
+            return issue(
+              ctx,
+              `Set attachments/${i}/content_type to one of ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES), or drop it to have it sniffed: ${JSON.stringify(a.content_type!.slice(0, 100))} is not allowed.`,
+              [i, 'content_type'],
+            );
           }
           const why = contradiction(bytes, declared);
-          if (why) return issue(ctx, `Fix attachments/${i}: content_type says ${declared} but ${why}; send the right type, or drop content_type to have it sniffed.`, [i, 'content_type']);
+          if (why)
+            return issue(
+              ctx,
+              `Fix attachments/${i}: content_type says ${declared} but ${why}; send the right type, or drop content_type to have it sniffed.`,
+              [i, 'content_type'],
+            );
           return checkName(ctx, a.filename, declared, i);
         }
         const sniffed = sniffType(bytes, a.filename);
         if (sniffed === undefined || !attachmentTypes.includes(sniffed)) {
           const what = sniffed ? `the bytes are ${sniffed}` : 'the bytes are of no type this server recognises';
-          return issue(ctx, `Fix attachments/${i}: ${what}, and attachments may be ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES).`, [i, 'content_base64']);
+          return issue(
+            ctx,
+            `Fix attachments/${i}: ${what}, and attachments may be ${attachmentTypes.join(', ')} (NOTIFY_EMAIL_ATTACHMENT_TYPES).`,
+            [i, 'content_base64'],
+          );
         }
         checkName(ctx, a.filename, sniffed, i);
       });
       if (total > maxAttachmentBytes) {
-        issue(ctx, `Shorten attachments: they decode to ${sizeWords(total)} in all, and this server takes at most ${sizeWords(maxAttachmentBytes)} (NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES). Send a link the recipient can follow instead, or fewer files.`, [], 'TOO_LONG');
+        issue(
+          ctx,
+          `Shorten attachments: they decode to ${sizeWords(total)} in all, and this server takes at most ${sizeWords(maxAttachmentBytes)} (NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES). Send a link the recipient can follow instead, or fewer files.`,
+          [],
+          'TOO_LONG',
+        );
       }
     });
 }

@@ -22,12 +22,16 @@ const FIXES: Record<string, string> = {
   EDNS: 'check the host name in SMTP_URL',
 };
 
-const SET_CREDENTIALS = 'set SMTP credentials: put the user and password in SMTP_URL (smtp://user:pass@host:587); until then every send is refused';
+const SET_CREDENTIALS =
+  'set SMTP credentials: put the user and password in SMTP_URL (smtp://user:pass@host:587); until then every send is refused';
 const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i;
 
 /** A refusal that means "authenticate first": 530 (RFC 4954), or a 5.7.0 / words that say so. */
 function wantsAuth(err: { responseCode?: number; response?: string; message?: string }): boolean {
-  return err.responseCode === 530 || /\b5\.7\.0\b|auth(entication)? (is )?required|authenticate first|must authenticate/i.test(`${err.response ?? ''} ${err.message ?? ''}`);
+  return (
+    err.responseCode === 530 ||
+    /\b5\.7\.0\b|auth(entication)? (is )?required|authenticate first|must authenticate/i.test(`${err.response ?? ''} ${err.message ?? ''}`)
+  );
 }
 
 export async function checkSmtp(smtpUrl: string, ctx: CheckContext, probeAddress = 'notify-mcp-doctor@localhost'): Promise<Check[]> {
@@ -35,8 +39,11 @@ export async function checkSmtp(smtpUrl: string, ctx: CheckContext, probeAddress
   const secure = url.protocol === 'smtps:';
   const port = Number(url.port) || (secure ? 465 : 587);
   const where = `${url.hostname}:${port}`;
-  const hide = (text: string) => (url.password ? text.replaceAll(decodeURIComponent(url.password), '***').replaceAll(url.password, '***') : text);
-  const { default: Connection } = (await import('nodemailer/lib/smtp-connection/index.js')) as unknown as { default: typeof SMTPConnection };
+  const hide = (text: string) =>
+    url.password ? text.replaceAll(decodeURIComponent(url.password), '***').replaceAll(url.password, '***') : text;
+  const { default: Connection } = (await import('nodemailer/lib/smtp-connection/index.js')) as unknown as {
+    default: typeof SMTPConnection;
+  };
   const connection = new Connection({
     host: url.hostname.replace(/^\[|\]$/g, ''),
     port,
@@ -76,7 +83,9 @@ export async function checkSmtp(smtpUrl: string, ctx: CheckContext, probeAddress
       }
       try {
         await new Promise<void>((resolve, reject) =>
-          connection.login({ user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }, (err) => (err ? reject(err) : resolve())),
+          connection.login({ user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }, (err) =>
+            err ? reject(err) : resolve(),
+          ),
         );
       } catch (err) {
         return refused(err);
@@ -86,9 +95,18 @@ export async function checkSmtp(smtpUrl: string, ctx: CheckContext, probeAddress
     }
     const probe = await envelopeProbe(connection, probeAddress);
     if (probe !== 'accepted' && wantsAuth(probe)) {
-      return [fail('email smtp', `${where} requires AUTH and SMTP_URL has no credentials: it answered ${probe.responseCode ?? ''} (${hide(probe.message ?? '')}); nothing was sent`, SET_CREDENTIALS)];
+      return [
+        fail(
+          'email smtp',
+          `${where} requires AUTH and SMTP_URL has no credentials: it answered ${probe.responseCode ?? ''} (${hide(probe.message ?? '')}); nothing was sent`,
+          SET_CREDENTIALS,
+        ),
+      ];
     }
-    const took = probe === 'accepted' ? 'took a sender without AUTH' : `refused the test sender ${probeAddress} (${hide(probe.message ?? '')}), not for want of AUTH`;
+    const took =
+      probe === 'accepted'
+        ? 'took a sender without AUTH'
+        : `refused the test sender ${probeAddress} (${hide(probe.message ?? '')}), not for want of AUTH`;
     return [pass('email smtp', `${where} accepted the connection${tls}; no credentials in SMTP_URL, and it ${took}; nothing was sent`)];
   } finally {
     connection.close();
@@ -99,13 +117,18 @@ export async function checkSmtp(smtpUrl: string, ctx: CheckContext, probeAddress
  * MAIL FROM and RCPT TO, as a send begins; the connection is dropped at the first sign that
  * DATA was accepted (nodemailer starts reading the message), before a byte of it is written.
  */
-function envelopeProbe(connection: SMTPConnection, address: string): Promise<'accepted' | { responseCode?: number; message?: string; response?: string }> {
+function envelopeProbe(
+  connection: SMTPConnection,
+  address: string,
+): Promise<'accepted' | { responseCode?: number; message?: string; response?: string }> {
   return new Promise((resolve) => {
     const message = new PassThrough();
     message.once('resume', () => {
       resolve('accepted');
       connection.close();
     });
-    connection.send({ from: address, to: [address] }, message, (err) => resolve(err ? (err as { responseCode?: number; message?: string }) : 'accepted'));
+    connection.send({ from: address, to: [address] }, message, (err) =>
+      resolve(err ? (err as { responseCode?: number; message?: string }) : 'accepted'),
+    );
   });
 }

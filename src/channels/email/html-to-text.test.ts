@@ -29,7 +29,9 @@ describe('htmlToText (html-to-text with our options)', () => {
   });
 
   it('lists one item a line, in order, with a marker; decodes entities; drops scripts and styles', () => {
-    const out = lines('<style>p{color:red}</style><ul><li>A &amp; B</li><li>&lt;ok&gt; &#8364;5 &#x263A; &eacute;</li></ul><ol><li>one</li><li>two</li></ol><script>alert(1)</script>');
+    const out = lines(
+      '<style>p{color:red}</style><ul><li>A &amp; B</li><li>&lt;ok&gt; &#8364;5 &#x263A; &eacute;</li></ul><ol><li>one</li><li>two</li></ol><script>alert(1)</script>',
+    );
     expect(out).toHaveLength(4);
     expect(out[0]).toMatch(/^\W+ A & B$/);
     expect(out[1]).toMatch(/^\W+ <ok> €5 ☺ é$/);
@@ -50,11 +52,17 @@ describe('htmlToText (html-to-text with our options)', () => {
       'after',
     ]);
     // thead and tbody, an empty cell, a third column: still one row per line.
-    expect(lines('<table><thead><tr><th>a</th><th>b</th><th>c</th></tr></thead><tbody><tr><td>1</td><td></td><td>3</td></tr></tbody></table>')).toEqual(['a | b | c', '1 |  | 3']);
+    expect(
+      lines('<table><thead><tr><th>a</th><th>b</th><th>c</th></tr></thead><tbody><tr><td>1</td><td></td><td>3</td></tr></tbody></table>'),
+    ).toEqual(['a | b | c', '1 |  | 3']);
   });
 
   it('a layout table keeps its words, in order', () => {
-    expect(lines('<table><tr><td><table><tr><td>Logo</td></tr></table></td><td><p>Hello <b>there</b></p><p>second</p></td></tr></table>').join(' ')).toMatch(/^Logo .*Hello there second$/);
+    expect(
+      lines('<table><tr><td><table><tr><td>Logo</td></tr></table></td><td><p>Hello <b>there</b></p><p>second</p></td></tr></table>').join(
+        ' ',
+      ),
+    ).toMatch(/^Logo .*Hello there second$/);
   });
 
   it('leaves images and the head out', () => {
@@ -81,12 +89,48 @@ describe('htmlToText (html-to-text with our options)', () => {
 describe('simpleHtmlToText', () => {
   it('derives what html-to-text derives from simple HTML, and leaves anything else to it (generated HTML)', async () => {
     // Words, spaces, punctuation and inline tags (the simple shape), and tokens outside it mixed in.
-    const simpleTokens = ['a', 'Zz9', ' ', '  ', '.', "'", '"', '(', ')', '%', '#', '=', '@', '$', '*', '/', '+', '-', '_', ':', '!', '?',
-      '<b>', '</b>', '<strong>', '</strong>', '<i>', '</i>', '<em>', '</em>', '<u>', '</u>', '<span>', '</span>'];
+    const simpleTokens = [
+      'a',
+      'Zz9',
+      ' ',
+      '  ',
+      '.',
+      "'",
+      '"',
+      '(',
+      ')',
+      '%',
+      '#',
+      '=',
+      '@',
+      '$',
+      '*',
+      '/',
+      '+',
+      '-',
+      '_',
+      ':',
+      '!',
+      '?',
+      '<b>',
+      '</b>',
+      '<strong>',
+      '</strong>',
+      '<i>',
+      '</i>',
+      '<em>',
+      '</em>',
+      '<u>',
+      '</u>',
+      '<span>',
+      '</span>',
+    ];
     const oddTokens = ['&amp;', '\n', '\t', '<br>', '<B>', '<a href="x">', '</a>', 'é', '<', '>', '<code>', '<p>', '</p>'];
     const token = fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...simpleTokens) }, fc.constantFrom(...oddTokens));
     const paragraph = fc.array(token, { maxLength: 12 }).map((t) => `<p>${t.join('')}</p>`);
-    const html = fc.tuple(fc.array(paragraph, { minLength: 1, maxLength: 4 }), fc.constantFrom('', '', '', ' ', '\n')).map(([ps, sep]) => ps.join(sep));
+    const html = fc
+      .tuple(fc.array(paragraph, { minLength: 1, maxLength: 4 }), fc.constantFrom('', '', '', ' ', '\n'))
+      .map(([ps, sep]) => ps.join(sep));
     let simple = 0;
     await assertProperty(
       'simpleHtmlToText matches html-to-text',

@@ -9,7 +9,15 @@ import { emailMatcher } from './allowlist.js';
 import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
 import { mailBoundary } from './boundary.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
-import { distinctRecipientCount, emailRecipients, envelopeRecipients, mailbox, recipientCount, toFields, type AddressFields } from './recipients.js';
+import {
+  distinctRecipientCount,
+  emailRecipients,
+  envelopeRecipients,
+  mailbox,
+  recipientCount,
+  toFields,
+  type AddressFields,
+} from './recipients.js';
 import type { EmailPayload } from './smtp.js';
 
 const DEFAULT_MAX_RECIPIENTS = 50;
@@ -28,12 +36,19 @@ function sender(from: string): { address: string; domain: string } {
   return { address: envelopeFrom, domain: envelopeFrom.split('@')[1] ?? 'notify-mcp.local' };
 }
 
-const htmlText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+const htmlText = (s: string): string =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
 export const email = defineChannel({
   name: 'email',
   label: 'email',
-  variables: ['SMTP_URL', 'EMAIL_FROM', 'NOTIFY_EMAIL_MAX_RECIPIENTS', 'NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES', 'NOTIFY_EMAIL_ATTACHMENT_TYPES'],
+  variables: [
+    'SMTP_URL',
+    'EMAIL_FROM',
+    'NOTIFY_EMAIL_MAX_RECIPIENTS',
+    'NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES',
+    'NOTIFY_EMAIL_ATTACHMENT_TYPES',
+  ],
 
   settings(env) {
     const from = env.EMAIL_FROM || DEFAULT_FROM;
@@ -141,7 +156,13 @@ export const email = defineChannel({
     // bcc never reaches MailParts, so no header can carry it: it is on the envelope alone.
     if (call.cc) mail.cc = call.cc;
     const files = call.attachments?.map(attachmentFacts);
-    if (files) mail.attachments = files.map((f) => ({ filename: f.filename, contentType: f.content_type, content: f.bytes.toString('base64'), encoding: 'base64' }));
+    if (files)
+      mail.attachments = files.map((f) => ({
+        filename: f.filename,
+        contentType: f.content_type,
+        content: f.bytes.toString('base64'),
+        encoding: 'base64',
+      }));
     // Once the content is final: from the id alone, a caller who edits the body could close it (./boundary.ts).
     mail.baseBoundary = mailBoundary(mail);
     // The common notification at once; anything else off the main thread when large (./mime.ts), within the time it is given.

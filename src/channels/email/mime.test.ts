@@ -29,7 +29,7 @@ async function caught(p: Promise<unknown>): Promise<NotifyError> {
 }
 
 /** A good notification of 36 KB: a table of hosts with links and emphasis. */
-const GOOD_36K = `<h1>Disk report</h1><table>${'<tr><td><a href="https://ops.example/db-1">db-1</a></td><td>Disk <b>91%</b> &amp; rising</td></tr>'.repeat(36 * 1024 / 104)}</table>`;
+const GOOD_36K = `<h1>Disk report</h1><table>${'<tr><td><a href="https://ops.example/db-1">db-1</a></td><td>Disk <b>91%</b> &amp; rising</td></tr>'.repeat((36 * 1024) / 104)}</table>`;
 
 async function expectGood(raw: string): Promise<void> {
   const text = parseMime(raw).parts[0]!.body.replace(/\r\n/g, '\n').trim();
@@ -45,9 +45,7 @@ function holdEventLoop(ms: number): void {
 
 /** Processes that each keep a core busy, two per core: a machine loaded well past its capacity. */
 function saturateCpu(): ChildProcess[] {
-  return Array.from({ length: 2 * availableParallelism() }, () =>
-    spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }),
-  );
+  return Array.from({ length: 2 * availableParallelism() }, () => spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }));
 }
 
 describe('buildEmailMime', () => {
@@ -165,7 +163,12 @@ describe('buildEmailMime', () => {
 
 describe('plainEmailMime', () => {
   // Fixed Date and boundary, as the channel gives them, so the two builds compare byte for byte.
-  const common = mail({ subject: 'Deploy done', html: '<p>Deployed <b>v1.2</b></p>', date: new Date(0), baseBoundary: '0123456789abcdef0123456789abcdef' });
+  const common = mail({
+    subject: 'Deploy done',
+    html: '<p>Deployed <b>v1.2</b></p>',
+    date: new Date(0),
+    baseBoundary: '0123456789abcdef0123456789abcdef',
+  });
 
   it('writes the common notification as buildEmailMime does, without a promise', async () => {
     for (const m of [common, { ...common, text: 'Deployed v1.2, by hand.' }]) {

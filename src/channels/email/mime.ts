@@ -92,10 +92,10 @@ function busy(timeoutMs: number): NotifyError {
 
 function slow(timeoutMs: number): NotifyError {
   const retry = seconds(timeoutMs);
-  return errors.providerUnavailable(
-    `The server is too busy to build this email in time; nothing was sent. Retry in ${retry} s.`,
-    { via: 'email', retryAfterS: retry },
-  );
+  return errors.providerUnavailable(`The server is too busy to build this email in time; nothing was sent. Retry in ${retry} s.`, {
+    via: 'email',
+    retryAfterS: retry,
+  });
 }
 
 function mimePool(workers: number): WorkerPool<MailParts, MailReply> {
@@ -175,7 +175,9 @@ export class EmailMimeBuilder {
       if (err instanceof WorkerTimeoutError) {
         if (err.limit === 'wait') throw busy(limits.waitMs);
         if (err.limit === 'wall') throw slow(limits.wallMs);
-        throw deriving ? noText(`it needs more than ${limits.cpuMs} ms of CPU: very large or very deeply nested HTML`) : busy(limits.waitMs);
+        throw deriving
+          ? noText(`it needs more than ${limits.cpuMs} ms of CPU: very large or very deeply nested HTML`)
+          : busy(limits.waitMs);
       }
       if (err instanceof WorkerLostError && err.outOfMemory && deriving) throw noText('it needs more memory than the server allows');
       throw err;

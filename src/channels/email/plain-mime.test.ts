@@ -31,7 +31,11 @@ describe('plainMime', () => {
   it.each([
     ['the usual notification', base, 'Deployed v1.2'],
     ['the default sender', { ...base, from: 'notify-mcp <notify-mcp@localhost>', messageId: '<ntf_1@localhost>' }, 'Deployed v1.2'],
-    ['several recipients and a reply-to', { ...base, to: ['a@example.com', 'b.c+d@mail.example.org'], replyTo: 'ops-team@example.com' }, 'x'],
+    [
+      'several recipients and a reply-to',
+      { ...base, to: ['a@example.com', 'b.c+d@mail.example.org'], replyTo: 'ops-team@example.com' },
+      'x',
+    ],
     // 'To: ' and 71 characters: the longest header line nodemailer does not fold.
     ['a header line of 75 characters', { ...base, to: [`${'a'.repeat(59)}@example.com`] }, 'x'],
     ['a bare sender and multi-line parts', { ...base, from: 'notify@example.com', html: '<p>a</p>\n<p>b</p>\n' }, 'a\n\nb\n'],
@@ -50,7 +54,11 @@ describe('plainMime', () => {
 
   it('writes the Date header as nodemailer does, for any date', async () => {
     // Mostly years of four digits, which are written from the UTC fields; any other goes to toUTCString.
-    const fourDigitYears = fc.date({ min: new Date('1000-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59.999Z'), noInvalidDate: true });
+    const fourDigitYears = fc.date({
+      min: new Date('1000-01-01T00:00:00Z'),
+      max: new Date('9999-12-31T23:59:59.999Z'),
+      noInvalidDate: true,
+    });
     const anyDate = fc.date({ min: new Date(-8.64e15), max: new Date(8.64e15), noInvalidDate: true });
     await assertProperty(
       'plainMime Date header',
@@ -83,20 +91,42 @@ describe('plainMime', () => {
   it('agrees with MailComposer on every generated mail it takes', async () => {
     // Mostly what the fast path takes, with every kind of character it must refuse mixed in.
     const pieces = (common: string, odd: string[]) =>
-      fc.array(fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...common.split('')) }, fc.constantFrom(...odd)), { minLength: 1, maxLength: 14 });
+      fc.array(fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...common.split('')) }, fc.constantFrom(...odd)), {
+        minLength: 1,
+        maxLength: 14,
+      });
     const subject = pieces('aZ09.-', [' ', '\n', '"', '=?', 'é', 'x'.repeat(70)]).map((a) => a.join(''));
     // A line starting `--` is left to MailComposer (base64): an odd piece, so the fast path is still taken often.
-    const text = pieces('aZ09 ._\n', ['-', '\t', '\r', '"', '=?', '<', '@', ',', 'é', '\u0007', '\x7f', 'x'.repeat(40)]).map((a) => a.join(''));
+    const text = pieces('aZ09 ._\n', ['-', '\t', '\r', '"', '=?', '<', '@', ',', 'é', '\u0007', '\x7f', 'x'.repeat(40)]).map((a) =>
+      a.join(''),
+    );
     const local = fc.stringMatching(/^[A-Za-z0-9_%+-]{1,8}(\.[A-Za-z0-9]{1,4})?$/);
-    const domain = fc.oneof({ weight: 4, arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}(\.[a-z]{2,4})?$/) }, fc.stringMatching(/^[a-zA-Z0-9-]{1,8}(\.[a-z0-9-]{1,4})?$/));
+    const domain = fc.oneof(
+      { weight: 4, arbitrary: fc.stringMatching(/^[a-z][a-z0-9-]{0,6}(\.[a-z]{2,4})?$/) },
+      fc.stringMatching(/^[a-zA-Z0-9-]{1,8}(\.[a-z0-9-]{1,4})?$/),
+    );
     const addr = fc.tuple(local, domain).map(([l, d]) => `${l}@${d}`);
-    const named = fc.tuple(fc.oneof({ weight: 3, arbitrary: fc.stringMatching(/^[A-Za-z0-9_.-]{1,6}( [A-Za-z0-9_.-]{1,6})?$/) }, fc.stringMatching(/^[A-Za-z0-9_ ,."-]{1,12}$/)), addr).map(([n, a]) => `${n} <${a}>`);
+    const named = fc
+      .tuple(
+        fc.oneof(
+          { weight: 3, arbitrary: fc.stringMatching(/^[A-Za-z0-9_.-]{1,6}( [A-Za-z0-9_.-]{1,6})?$/) },
+          fc.stringMatching(/^[A-Za-z0-9_ ,."-]{1,12}$/),
+        ),
+        addr,
+      )
+      .map(([n, a]) => `${n} <${a}>`);
     const mailbox = fc.oneof(addr, named);
     let taken = 0;
     await assertProperty(
       'plainMime matches MailComposer',
       fc.asyncProperty(
-        fc.record({ from: mailbox, to: fc.array(mailbox, { minLength: 1, maxLength: 3 }), replyTo: fc.option(mailbox), subject, html: text }),
+        fc.record({
+          from: mailbox,
+          to: fc.array(mailbox, { minLength: 1, maxLength: 3 }),
+          replyTo: fc.option(mailbox),
+          subject,
+          html: text,
+        }),
         text,
         async ({ replyTo, ...m }, t) => {
           const mail: MailParts = { ...base, ...m, ...(replyTo === null ? {} : { replyTo }) };

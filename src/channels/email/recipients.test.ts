@@ -64,7 +64,11 @@ describe('the email_recipients cap measure', () => {
   });
 
   it('counts one person once, judged as the allowlist judges the address (not the name, not the case)', () => {
-    const call = { ...mail(['Ops <ops@example.com>', 'OPS@Example.COM']), cc: ['ops@example.com'], bcc: ['Other Name <Ops@example.com>', 'x@bücher.de', 'x@xn--bcher-kva.de', 'y@example.com'] };
+    const call = {
+      ...mail(['Ops <ops@example.com>', 'OPS@Example.COM']),
+      cc: ['ops@example.com'],
+      bcc: ['Other Name <Ops@example.com>', 'x@bücher.de', 'x@xn--bcher-kva.de', 'y@example.com'],
+    };
     expect(measure(call)).toBe(3);
   });
 

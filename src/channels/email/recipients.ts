@@ -74,21 +74,29 @@ const bareAddress = z.email().max(254);
  * or one the parser could misread, is refused here rather than sent.
  */
 export const mailbox = z.string().superRefine((value, ctx) => {
-    // Bounded before parsing; in the refinement, not the schema, so each address field costs a model no tokens for it.
-    if (value.length > 320) {
-      ctx.addIssue({ code: 'custom', message: 'Shorten {field}: an address with its name takes at most 320 characters.', params: { code: 'TOO_LONG' } });
-      return;
-    }
-    const inside = addressesIn(value);
-    if (inside.length === 1 && inside[0]!.length > 254) {
-      ctx.addIssue({ code: 'custom', message: 'Shorten {field}: an address takes at most 254 characters (RFC 5321).', params: { code: 'TOO_LONG' } });
-      return;
-    }
-    if (inside.length === 1 && bareAddress.safeParse(inside[0]).success) return;
-    const why = inside.length > 1 ? 'holds more than one address: give each its own entry' : 'is not one';
+  // Bounded before parsing; in the refinement, not the schema, so each address field costs a model no tokens for it.
+  if (value.length > 320) {
     ctx.addIssue({
       code: 'custom',
-      message: `Fix {field}: use an email address, e.g. ops@example.com or Jane Doe <jane@example.com>; ${describeValue(value)} ${why}.`,
-      params: { code: 'INVALID_FIELD' },
+      message: 'Shorten {field}: an address with its name takes at most 320 characters.',
+      params: { code: 'TOO_LONG' },
     });
+    return;
+  }
+  const inside = addressesIn(value);
+  if (inside.length === 1 && inside[0]!.length > 254) {
+    ctx.addIssue({
+      code: 'custom',
+      message: 'Shorten {field}: an address takes at most 254 characters (RFC 5321).',
+      params: { code: 'TOO_LONG' },
+    });
+    return;
+  }
+  if (inside.length === 1 && bareAddress.safeParse(inside[0]).success) return;
+  const why = inside.length > 1 ? 'holds more than one address: give each its own entry' : 'is not one';
+  ctx.addIssue({
+    code: 'custom',
+    message: `Fix {field}: use an email address, e.g. ops@example.com or Jane Doe <jane@example.com>; ${describeValue(value)} ${why}.`,
+    params: { code: 'INVALID_FIELD' },
   });
+});

@@ -57,7 +57,18 @@ interface SmtpErrorShape {
   name?: string;
 }
 
-const PERMANENT_CODES = new Set(['EAUTH', 'ENOAUTH', 'EOAUTH2', 'ECONFIG', 'EENVELOPE', 'EMESSAGE', 'EMAXRECIPIENTS', 'EFILEACCESS', 'EURLACCESS', 'EREQUIRETLS']);
+const PERMANENT_CODES = new Set([
+  'EAUTH',
+  'ENOAUTH',
+  'EOAUTH2',
+  'ECONFIG',
+  'EENVELOPE',
+  'EMESSAGE',
+  'EMAXRECIPIENTS',
+  'EFILEACCESS',
+  'EURLACCESS',
+  'EREQUIRETLS',
+]);
 
 /** A reply line for a message, without the code: the model reads it. */
 function replyText(e: SmtpErrorShape): string {

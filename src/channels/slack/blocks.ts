@@ -10,7 +10,27 @@ import { neutraliseBroadcasts } from './mentions.js';
 export const BLOCK_TYPES = ['header', 'section', 'divider', 'context', 'rich_text'] as const;
 export const MAX_BLOCKS = 50;
 /** Elements that make a block interactive, wherever they sit in it. */
-const INTERACTIVE = new Set(['button', 'static_select', 'external_select', 'users_select', 'conversations_select', 'channels_select', 'overflow', 'datepicker', 'timepicker', 'datetimepicker', 'checkboxes', 'radio_buttons', 'plain_text_input', 'multi_static_select', 'multi_users_select', 'multi_conversations_select', 'multi_channels_select', 'multi_external_select', 'workflow_button']);
+const INTERACTIVE = new Set([
+  'button',
+  'static_select',
+  'external_select',
+  'users_select',
+  'conversations_select',
+  'channels_select',
+  'overflow',
+  'datepicker',
+  'timepicker',
+  'datetimepicker',
+  'checkboxes',
+  'radio_buttons',
+  'plain_text_input',
+  'multi_static_select',
+  'multi_users_select',
+  'multi_conversations_select',
+  'multi_channels_select',
+  'multi_external_select',
+  'workflow_button',
+]);
 
 const WORD_JOINER = '\u2060';
 
@@ -101,14 +121,14 @@ export function blocksText(blocks: readonly unknown[]): string[] {
     if (Array.isArray(node)) return node.forEach((v) => walk(v, depth + 1));
     const o = node as Record<string, unknown>;
     if (o.type === 'broadcast') out.push(`@${String(o.range ?? 'here')} (broadcast)`);
-    if (o.type === 'user' || o.type === 'usergroup' || o.type === 'channel') out.push(`@${String(o.user_id ?? o.usergroup_id ?? o.channel_id ?? '')} (${o.type})`);
+    if (o.type === 'user' || o.type === 'usergroup' || o.type === 'channel')
+      out.push(`@${String(o.user_id ?? o.usergroup_id ?? o.channel_id ?? '')} (${o.type})`);
     for (const [k, v] of Object.entries(o)) {
       if (typeof v === 'string' && (k === 'text' || k === 'alt_text')) {
         out.push(v);
         // mrkdwn shows a link's label, not where it goes.
         for (const m of v.matchAll(/<((?:https?|mailto):[^|>]*)\|([^>]*)>/g)) out.push(`link: ${m[1]!} (shown as "${m[2]!}")`);
-      }
-      else if (typeof v === 'string' && (k === 'url' || k === 'image_url')) out.push(`link: ${v}`);
+      } else if (typeof v === 'string' && (k === 'url' || k === 'image_url')) out.push(`link: ${v}`);
       else walk(v, depth + 1);
     }
   };

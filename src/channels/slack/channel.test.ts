@@ -26,7 +26,8 @@ describe('slack channel: broadcast mentions', () => {
       ];
     };
     for (const text of describe({})) expect(text).toContain('Broadcasts (<!channel>, <!here>, @channel, user groups) are posted inert');
-    for (const text of describe({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' })) expect(text).toContain('are allowed by the operator and notify everyone they name');
+    for (const text of describe({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' }))
+      expect(text).toContain('are allowed by the operator and notify everyone they name');
   });
 });
 
@@ -37,8 +38,22 @@ describe('slack channel: what a person approving a post reads', () => {
       channel: 'C0123ABCD',
       text: 'Deploy 142 is done.',
       blocks: [
-        { type: 'section', text: { type: 'mrkdwn', text: '*All staff:* reset your password at <https://sso-reset.evil.example|sso.example.com/reset>' } },
-        { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'broadcast', range: 'channel' }, { type: 'link', url: 'https://x.example/a', text: 'here' }] }] },
+        {
+          type: 'section',
+          text: { type: 'mrkdwn', text: '*All staff:* reset your password at <https://sso-reset.evil.example|sso.example.com/reset>' },
+        },
+        {
+          type: 'rich_text',
+          elements: [
+            {
+              type: 'rich_text_section',
+              elements: [
+                { type: 'broadcast', range: 'channel' },
+                { type: 'link', url: 'https://x.example/a', text: 'here' },
+              ],
+            },
+          ],
+        },
       ],
     };
     const { details = [] } = slack.summary!(call);

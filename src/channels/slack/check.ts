@@ -11,14 +11,18 @@ export interface SlackCheckSettings {
   apiUrl?: string | undefined;
 }
 
-const TOKEN_FIX = 'set SLACK_BOT_TOKEN to the app\'s Bot User OAuth Token (xoxb-…, api.slack.com/apps › OAuth & Permissions)';
+const TOKEN_FIX = "set SLACK_BOT_TOKEN to the app's Bot User OAuth Token (xoxb-…, api.slack.com/apps › OAuth & Permissions)";
 
 /** A Web API failure in words with the fix. */
 function failure(name: string, err: unknown, fixFor: (code: string) => string): Check {
   const e = err as { code?: string; data?: { error?: string }; message?: string };
   const code = e.data?.error;
   if (code) return fail(name, `Slack answered ${code}`, fixFor(code));
-  return fail(name, `Slack could not be reached: ${e.message ?? String(err)}`, 'check this machine reaches slack.com over HTTPS (proxy, firewall, DNS)');
+  return fail(
+    name,
+    `Slack could not be reached: ${e.message ?? String(err)}`,
+    'check this machine reaches slack.com over HTTPS (proxy, firewall, DNS)',
+  );
 }
 
 export async function checkSlack(settings: SlackCheckSettings, allow: Allowlist | undefined, ctx: CheckContext): Promise<Check[]> {
@@ -38,14 +42,23 @@ export async function checkSlack(settings: SlackCheckSettings, allow: Allowlist 
     const checks = [pass('slack auth', `token of ${bot} in ${auth.team ?? auth.team_id ?? 'its workspace'} accepted`)];
     return [...checks, ...(await membership(client, allow, bot))];
   } catch (err) {
-    return [failure('slack auth', err, (code) => (code === 'invalid_auth' || code === 'not_authed' || code === 'account_inactive' || code === 'token_revoked' ? TOKEN_FIX : `see https://api.slack.com/methods/auth.test for ${code}`))];
+    return [
+      failure('slack auth', err, (code) =>
+        code === 'invalid_auth' || code === 'not_authed' || code === 'account_inactive' || code === 'token_revoked'
+          ? TOKEN_FIX
+          : `see https://api.slack.com/methods/auth.test for ${code}`,
+      ),
+    ];
   }
 }
 
-type Client = InstanceType<(typeof import('@slack/web-api'))['WebClient']>;
+type Client = InstanceType<typeof import('@slack/web-api')['WebClient']>;
 
 async function membership(client: Client, allow: Allowlist | undefined, bot: string): Promise<Check[]> {
-  if (!allow || allow.any) return [pass('slack channels', 'NOTIFY_SLACK_ALLOW allows any channel (*): membership is checked per channel only when they are listed')];
+  if (!allow || allow.any)
+    return [
+      pass('slack channels', 'NOTIFY_SLACK_ALLOW allows any channel (*): membership is checked per channel only when they are listed'),
+    ];
   const checks: Check[] = [];
   for (const entry of allow.entries) {
     const name = `slack channel ${entry}`;
@@ -58,7 +71,10 @@ async function membership(client: Client, allow: Allowlist | undefined, bot: str
       const ch = info.channel as { name?: string; is_member?: boolean; is_im?: boolean } | undefined;
       const label = ch?.name ? ` (#${ch.name})` : '';
       if (ch?.is_im || ch?.is_member) checks.push(pass(name, `${bot} is a member${label}`));
-      else checks.push(fail(name, `${bot} is not a member${label}: posts there fail with not_in_channel`, `invite it: /invite @${bot} in that channel`));
+      else
+        checks.push(
+          fail(name, `${bot} is not a member${label}: posts there fail with not_in_channel`, `invite it: /invite @${bot} in that channel`),
+        );
     } catch (err) {
       checks.push(
         failure(name, err, (code) =>

@@ -42,9 +42,16 @@ export const slack = defineChannel({
 
   branch: ({ allowBroadcast }) => ({
     fields: {
-      channel: z.string().regex(SLACK_CHANNEL).meta({ description: 'conversation or user (DM) ID or #name', examples: ['C0123ABCD'] }),
+      channel: z
+        .string()
+        .regex(SLACK_CHANNEL)
+        .meta({ description: 'conversation or user (DM) ID or #name', examples: ['C0123ABCD'] }),
       text: z.string().min(1).max(40_000),
-      thread: z.string().regex(SLACK_TS).optional().meta({ description: 'parent ts', examples: ['1712345678.123456'] }),
+      thread: z
+        .string()
+        .regex(SLACK_TS)
+        .optional()
+        .meta({ description: 'parent ts', examples: ['1712345678.123456'] }),
       blocks: blocksField.optional().meta({ description: `Block Kit: ${BLOCK_TYPES.join(', ')}` }),
     },
     description: broadcastRule(allowBroadcast),
@@ -58,20 +65,27 @@ export const slack = defineChannel({
 
   // Slack reads `<…>` as links and mentions: a client's self-chosen name must not become one.
   notice: (to, n) => ({ via: 'slack', channel: to, text: `${slackText(n.text)} Approve or decline: <${n.link}>` }),
-  editWaiting: (call, change) => ({ ...call, text: change.text, ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}) }),
+  editWaiting: (call, change) => ({
+    ...call,
+    text: change.text,
+    ...(change.blocks ? { blocks: change.blocks as { type: string }[] } : {}),
+  }),
   // The blocks are what Slack shows (text is the fallback): each text, link and mention in them, on its own line.
   summary: (call) => ({
     headlineLabel: 'First line',
     headline: call.text.split('\n')[0]!,
     body: call.text,
-    details: (call.blocks ?? []).flatMap((block, i) => blocksText([block]).map((value) => ({ label: `Block ${i + 1} (${block.type})`, value }))),
+    details: (call.blocks ?? []).flatMap((block, i) =>
+      blocksText([block]).map((value) => ({ label: `Block ${i + 1} (${block.type})`, value })),
+    ),
   }),
 
   // A broadcast pages a whole channel: NOTIFY_APPROVAL=broadcast asks a person first. Only when
   // the operator allows broadcasts at all; otherwise they are posted inert and page no one.
   approvalRules: {
     broadcast: (call, settings) =>
-      settings.allowBroadcast && (neutraliseBroadcasts(call.text).count > 0 || (call.blocks !== undefined && neutraliseBlocks(call.blocks).count > 0)),
+      settings.allowBroadcast &&
+      (neutraliseBroadcasts(call.text).count > 0 || (call.blocks !== undefined && neutraliseBlocks(call.blocks).count > 0)),
   },
 
   async buildPayload(call, { settings }) {

@@ -14,7 +14,10 @@ const n = (text: string) => neutraliseBroadcasts(text).text;
 const PAGING_WORDS = new Set(['here', 'channel', 'everyone', 'group']);
 function pagesMany(text: string): boolean {
   for (const m of text.matchAll(/<\s*!([^<>]*)>/g)) {
-    const segments = m[1]!.split('|')[0]!.split('^').map((s) => s.trim().toLowerCase());
+    const segments = m[1]!
+      .split('|')[0]!
+      .split('^')
+      .map((s) => s.trim().toLowerCase());
     if (segments[0] !== 'date' || segments.some((s) => PAGING_WORDS.has(s) || s.startsWith('subteam'))) return true;
   }
   return /(?<![\w.%+-])@(here|channel|everyone|group)(?![\w-])/i.test(text);
@@ -43,7 +46,9 @@ describe('neutraliseBroadcasts', () => {
 
   it('neutralises plain @here, @channel, @everyone, @group, but not addresses or longer words', () => {
     expect(n('@here ping, @Channel! (@everyone) @group')).toBe(`@${WJ}here ping, @${WJ}Channel! (@${WJ}everyone) @${WJ}group`);
-    expect(n('mail ops@here.example or @channels or @here-team or @oncall')).toBe('mail ops@here.example or @channels or @here-team or @oncall');
+    expect(n('mail ops@here.example or @channels or @here-team or @oncall')).toBe(
+      'mail ops@here.example or @channels or @here-team or @oncall',
+    );
   });
 
   it('leaves what pages no one or one person alone', () => {
@@ -58,7 +63,24 @@ describe('neutraliseBroadcasts', () => {
   });
 
   it('leaves nothing that pages many, is idempotent, and changes text without mentions not at all (fixed seed)', async () => {
-    const piece = fc.constantFrom('<', '>', '!', '|', '^', ' ', '@', 'here', 'channel', 'Everyone', 'group', 'subteam', 'date^1', 'x', '.', '\u200b');
+    const piece = fc.constantFrom(
+      '<',
+      '>',
+      '!',
+      '|',
+      '^',
+      ' ',
+      '@',
+      'here',
+      'channel',
+      'Everyone',
+      'group',
+      'subteam',
+      'date^1',
+      'x',
+      '.',
+      '\u200b',
+    );
     await assertProperty(
       'broadcast mentions are neutralised',
       fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
@@ -76,8 +98,21 @@ describe('neutraliseBroadcasts', () => {
     expect(n('<!here|date^1>')).toBe(`@${WJ}here`);
     expect(n('<!channel^date^1^{date}|x>')).toBe(`@${WJ}channel`);
     expect(n('<!subteam^S1|date^1^{date}>')).toBe(`@${WJ}date^1^{date}`);
-    const command = fc.constantFrom('here', 'channel', 'everyone', 'group', 'subteam^S0123', 'Here', ' channel ', 'date^1^{date}', 'date^1', 'date^1712345678^{date_short}^https://x.example');
-    const label = fc.array(fc.constantFrom('date^1', 'date^1^{date}', '^', '|', ' ', '@', 'here', 'x'), { maxLength: 6 }).map((p) => p.join(''));
+    const command = fc.constantFrom(
+      'here',
+      'channel',
+      'everyone',
+      'group',
+      'subteam^S0123',
+      'Here',
+      ' channel ',
+      'date^1^{date}',
+      'date^1',
+      'date^1712345678^{date_short}^https://x.example',
+    );
+    const label = fc
+      .array(fc.constantFrom('date^1', 'date^1^{date}', '^', '|', ' ', '@', 'here', 'x'), { maxLength: 6 })
+      .map((p) => p.join(''));
     await assertProperty(
       'a special command with any label pages no one once neutralised',
       fc.property(command, fc.option(label), fc.array(command, { maxLength: 2 }), (cmd, lab, extra) => {

@@ -25,7 +25,13 @@ export interface Neutralised {
 function inertName(inner: string): string {
   const bar = inner.indexOf('|');
   const command = (bar < 0 ? inner : inner.slice(0, bar)).trim();
-  const label = bar < 0 ? '' : inner.slice(bar + 1).trim().replace(/^@+/, '');
+  const label =
+    bar < 0
+      ? ''
+      : inner
+          .slice(bar + 1)
+          .trim()
+          .replace(/^@+/, '');
   const keyword = command.split('^')[0]!.trim().toLowerCase();
   return PAGING.has(keyword) ? keyword : label || keyword;
 }

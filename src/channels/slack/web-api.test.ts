@@ -8,7 +8,10 @@ import { classifySlackError } from './web-api.js';
 
 describe('classifySlackError', () => {
   const platform = (error: string, extra: Record<string, unknown> = {}) =>
-    Object.assign(new Error(`An API error occurred: ${error}`), { code: 'slack_webapi_platform_error', data: { ok: false, error, ...extra } });
+    Object.assign(new Error(`An API error occurred: ${error}`), {
+      code: 'slack_webapi_platform_error',
+      data: { ok: false, error, ...extra },
+    });
 
   it.each(['channel_not_found', 'not_in_channel', 'is_archived', 'msg_too_long', 'invalid_auth', 'not_authed', 'something_new'])(
     '%s is a rejection',

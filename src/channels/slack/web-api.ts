@@ -265,7 +265,11 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
     if (conversation) return conversation;
     if (isUserId(payload.channel)) return openDirectMessage(client, payload.channel);
     if (payload.channel.startsWith('#')) {
-      throw new ProviderRejectedError('slack', `this message was posted to ${payload.channel} by name before its channel ID was recorded, and Slack changes or deletes a message only by channel ID; send a new one`, undefined);
+      throw new ProviderRejectedError(
+        'slack',
+        `this message was posted to ${payload.channel} by name before its channel ID was recorded, and Slack changes or deletes a message only by channel ID; send a new one`,
+        undefined,
+      );
     }
     return payload.channel;
   };
@@ -284,7 +288,12 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
     callsStarting: true,
     edit: (posted, next, ctx) =>
       amend(posted, ctx, (channel) =>
-        client.chat.update({ channel, ts: posted.providerMessageId, text: next.text, ...(next.blocks ? { blocks: next.blocks as never } : { blocks: [] }) }),
+        client.chat.update({
+          channel,
+          ts: posted.providerMessageId,
+          text: next.text,
+          ...(next.blocks ? { blocks: next.blocks as never } : { blocks: [] }),
+        }),
       ),
     retract: (posted, ctx) => amend(posted, ctx, (channel) => client.chat.delete({ channel, ts: posted.providerMessageId })),
     async send(payload: SlackPayload, ctx): Promise<ProviderReceipt> {
@@ -329,7 +338,10 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
 export const isUserId = (channel: string): boolean => /^[UW][A-Z0-9]{2,}$/.test(channel);
 
 /** conversations.open for one user: the DM's channel ID. Its failure posted nothing. */
-async function openDirectMessage(client: { conversations: { open(a: { users: string }): Promise<{ channel?: { id?: string } }> } }, user: string): Promise<string> {
+async function openDirectMessage(
+  client: { conversations: { open(a: { users: string }): Promise<{ channel?: { id?: string } }> } },
+  user: string,
+): Promise<string> {
   const res = await client.conversations.open({ users: user });
   const id = res.channel?.id;
   if (!id) throw new ProviderRejectedError('slack', `Slack opened no direct message with ${user}; check the user ID`, undefined);

@@ -21,8 +21,17 @@ function failure(name: string, what: string, err: unknown, notFoundFix: string):
   const e = err as { status?: number; code?: number; message?: string };
   if (e.status === 401 || e.code === 20003) return fail(name, `Twilio refused the credentials (${e.code ?? 401})`, CREDENTIALS);
   if (e.status === 404 || e.code === 20404) return fail(name, `${what} was not found (404)`, notFoundFix);
-  if (e.status !== undefined) return fail(name, `Twilio answered ${e.status}${e.code ? ` (error ${e.code})` : ''}: ${e.message ?? ''}`, 'see https://www.twilio.com/docs/errors for the code');
-  return fail(name, `Twilio could not be reached: ${e.message ?? String(err)}`, 'check this machine reaches api.twilio.com over HTTPS (proxy, firewall, DNS)');
+  if (e.status !== undefined)
+    return fail(
+      name,
+      `Twilio answered ${e.status}${e.code ? ` (error ${e.code})` : ''}: ${e.message ?? ''}`,
+      'see https://www.twilio.com/docs/errors for the code',
+    );
+  return fail(
+    name,
+    `Twilio could not be reached: ${e.message ?? String(err)}`,
+    'check this machine reaches api.twilio.com over HTTPS (proxy, firewall, DNS)',
+  );
 }
 
 export async function checkTwilio(settings: TwilioCheckSettings, ctx: CheckContext): Promise<Check[]> {
@@ -44,7 +53,13 @@ export async function checkTwilio(settings: TwilioCheckSettings, ctx: CheckConte
   try {
     const account = await client.api.v2010.accounts(settings.accountSid).fetch();
     if (account.status !== 'active') {
-      return [fail('sms account', `account ${settings.accountSid} is ${account.status}`, 'reactivate it in the Twilio Console, or use an active account')];
+      return [
+        fail(
+          'sms account',
+          `account ${settings.accountSid} is ${account.status}`,
+          'reactivate it in the Twilio Console, or use an active account',
+        ),
+      ];
     }
     checks.push(pass('sms account', `account ${settings.accountSid} (${account.friendlyName}) is active; credentials accepted`));
   } catch (err) {
@@ -57,20 +72,35 @@ export async function checkTwilio(settings: TwilioCheckSettings, ctx: CheckConte
       const service = await client.messaging.v1.services(sid).fetch();
       checks.push(pass('sms sender', `messaging service ${sid} (${service.friendlyName}) exists`));
     } catch (err) {
-      checks.push(failure('sms sender', `messaging service ${sid}`, err, 'set TWILIO_MESSAGING_SERVICE_SID to a service of this account (Console › Messaging › Services, MG…)'));
+      checks.push(
+        failure(
+          'sms sender',
+          `messaging service ${sid}`,
+          err,
+          'set TWILIO_MESSAGING_SERVICE_SID to a service of this account (Console › Messaging › Services, MG…)',
+        ),
+      );
     }
   } else if (settings.from && !settings.from.startsWith('+')) {
-    checks.push(pass('sms sender', `TWILIO_FROM ${settings.from} is an alphanumeric sender ID: Twilio does not list those, so it is not checked`));
+    checks.push(
+      pass('sms sender', `TWILIO_FROM ${settings.from} is an alphanumeric sender ID: Twilio does not list those, so it is not checked`),
+    );
   } else if (settings.from) {
     try {
-      const numbers = await client.api.v2010.accounts(settings.accountSid).incomingPhoneNumbers.list({ phoneNumber: settings.from, limit: 20 });
+      const numbers = await client.api.v2010
+        .accounts(settings.accountSid)
+        .incomingPhoneNumbers.list({ phoneNumber: settings.from, limit: 20 });
       checks.push(
         numbers.some((n) => n.phoneNumber === settings.from)
           ? pass('sms sender', `TWILIO_FROM ${settings.from} is a number of this account`)
-          : fail('sms sender', `TWILIO_FROM ${settings.from} is not a number of this account`, 'set TWILIO_FROM to one of its numbers (Console › Phone Numbers), or set TWILIO_MESSAGING_SERVICE_SID'),
+          : fail(
+              'sms sender',
+              `TWILIO_FROM ${settings.from} is not a number of this account`,
+              'set TWILIO_FROM to one of its numbers (Console › Phone Numbers), or set TWILIO_MESSAGING_SERVICE_SID',
+            ),
       );
     } catch (err) {
-      checks.push(failure('sms sender', `TWILIO_FROM ${settings.from}`, err, 'set TWILIO_FROM to one of the account\'s numbers'));
+      checks.push(failure('sms sender', `TWILIO_FROM ${settings.from}`, err, "set TWILIO_FROM to one of the account's numbers"));
     }
   }
   return checks;

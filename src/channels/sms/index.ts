@@ -16,7 +16,10 @@ const HOST = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:
 function mediaHosts(raw: string | undefined): string[] {
   const hosts = list(raw ?? '').map((h) => h.toLowerCase());
   for (const h of hosts) {
-    if (!HOST.test(h)) throw new ConfigError(`NOTIFY_SMS_MEDIA_HOSTS: ${JSON.stringify(h)} is not a host name; list hosts such as cdn.example.com (no scheme, no path)`);
+    if (!HOST.test(h))
+      throw new ConfigError(
+        `NOTIFY_SMS_MEDIA_HOSTS: ${JSON.stringify(h)} is not a host name; list hosts such as cdn.example.com (no scheme, no path)`,
+      );
   }
   return hosts;
 }
@@ -37,7 +40,8 @@ export function mediaUrlProblem(value: string, hosts: readonly string[]): string
   }
   if (url.protocol !== 'https:') return 'is not https: Twilio fetches media over https only here';
   if (url.username || url.password) return 'carries credentials; send a URL without them';
-  if (hosts.length === 0) return 'names a host, and NOTIFY_SMS_MEDIA_HOSTS lists none: the operator must name the hosts MMS media may come from';
+  if (hosts.length === 0)
+    return 'names a host, and NOTIFY_SMS_MEDIA_HOSTS lists none: the operator must name the hosts MMS media may come from';
   if (!hosts.includes(url.hostname)) return `is on ${url.hostname}, which NOTIFY_SMS_MEDIA_HOSTS does not list (${hosts.join(', ')})`;
   if (url.href !== value) return `is not written as it is read; if ${JSON.stringify(url.href.slice(0, 200))} is what you meant, send that`;
   return undefined;
@@ -89,7 +93,10 @@ export const sms = defineChannel({
     const segments = maxSegments === 1 ? `${gsm} GSM-7` : `${maxSegments} segments: ${gsm} GSM-7`;
     return {
       fields: {
-        to: z.string().regex(E164).meta({ description: 'E.164 number', examples: ['+14155550123'] }),
+        to: z
+          .string()
+          .regex(E164)
+          .meta({ description: 'E.164 number', examples: ['+14155550123'] }),
         body: z
           .string()
           .min(1)
@@ -104,7 +111,12 @@ export const sms = defineChannel({
           .array(
             z.string().superRefine((url, ctx) => {
               const problem = url.length > 2048 ? 'is longer than 2048 characters' : mediaUrlProblem(url, mediaHosts);
-              if (problem) ctx.addIssue({ code: 'custom', message: `Fix {field}: ${JSON.stringify(url.slice(0, 200))} ${problem}.`, params: { code: 'INVALID_FIELD' } });
+              if (problem)
+                ctx.addIssue({
+                  code: 'custom',
+                  message: `Fix {field}: ${JSON.stringify(url.slice(0, 200))} ${problem}.`,
+                  params: { code: 'INVALID_FIELD' },
+                });
             }),
           )
           .min(1)

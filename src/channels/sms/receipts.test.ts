@@ -21,14 +21,21 @@ describe('readTwilioReceipt', () => {
 
   it('reads a known status case-insensitively', async () => {
     const reading = await readTwilioReceipt(TOKEN, URL_, signed({ MessageSid: 'SM1', MessageStatus: 'Delivered' }));
-    expect(reading).toEqual({ verified: true, report: { providerMessageId: 'SM1', event: 'delivered', providerStatus: 'delivered', code: null } });
+    expect(reading).toEqual({
+      verified: true,
+      report: { providerMessageId: 'SM1', event: 'delivered', providerStatus: 'delivered', code: null },
+    });
   });
 
   it('reads our notification id from the StatusCallback query, which the signature covers', async () => {
     const id = 'ntf_' + 'a'.repeat(32);
     const url = statusCallbackFor(URL_, id);
     const params = { MessageSid: 'SM1', MessageStatus: 'sent' };
-    const cb = { search: new URL(url).search, headers: { 'x-twilio-signature': twilio.getExpectedTwilioSignature(TOKEN, url, params) }, body: new URLSearchParams(params).toString() };
+    const cb = {
+      search: new URL(url).search,
+      headers: { 'x-twilio-signature': twilio.getExpectedTwilioSignature(TOKEN, url, params) },
+      body: new URLSearchParams(params).toString(),
+    };
     expect(await readTwilioReceipt(TOKEN, URL_, cb)).toEqual({
       verified: true,
       report: { providerMessageId: 'SM1', event: 'sent', providerStatus: 'sent', code: null, notificationId: id },

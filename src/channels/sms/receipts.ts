@@ -39,7 +39,11 @@ const TWILIO_STATUSES: Readonly<Record<string, ReceiptEvent>> = {
 };
 
 /** `authToken` undefined (no live credentials): nothing can be verified. */
-export async function readTwilioReceipt(authToken: string | undefined, callbackUrl: string | undefined, cb: InboundCallback): Promise<ReceiptReading> {
+export async function readTwilioReceipt(
+  authToken: string | undefined,
+  callbackUrl: string | undefined,
+  cb: InboundCallback,
+): Promise<ReceiptReading> {
   const signature = cb.headers['x-twilio-signature'];
   if (!authToken || !callbackUrl || typeof signature !== 'string' || signature === '') return { verified: false };
   const params = Object.fromEntries(new URLSearchParams(cb.body));

@@ -35,7 +35,7 @@ describe('classifyTwilioError', () => {
     expect(classifyTwilioError(timeout, sent)).toBeInstanceOf(DeliveryUnknownError);
     const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
     expect(classifyTwilioError(reset, sent)).toBeInstanceOf(DeliveryUnknownError);
-    expect(classifyTwilioError(new Error("Required parameter \"params['to']\" missing."), { requested: false })).toBeInstanceOf(
+    expect(classifyTwilioError(new Error('Required parameter "params[\'to\']" missing.'), { requested: false })).toBeInstanceOf(
       ProviderRejectedError,
     );
   });

@@ -14,7 +14,13 @@ import http, { type ClientRequest, type RequestOptions } from 'node:http';
 import https from 'node:https';
 import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
 import type { Logger } from '../../core/log.js';
-import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError, RecipientOptedOutError } from '../../providers/errors.js';
+import {
+  DeliveryUnknownError,
+  ProviderError,
+  ProviderRejectedError,
+  ProviderTransientError,
+  RecipientOptedOutError,
+} from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
@@ -73,8 +79,8 @@ const TWILIO_HINTS: Record<number, string> = {
   21614: "'to' is not a mobile number that can receive SMS; use a mobile number or another channel",
   21612: "Twilio cannot route a message from this sender to 'to'; use another number or channel",
   21408: "this account may not send SMS to the region of 'to'; use another number or channel",
-  21610: "the recipient replied STOP to this sender and has opted out of its messages",
-  21602: "the message body is empty; send some text",
+  21610: 'the recipient replied STOP to this sender and has opted out of its messages',
+  21602: 'the message body is empty; send some text',
   21617: 'the body is too long for Twilio (1600 characters at most); shorten it',
 };
 

@@ -24,7 +24,9 @@ export async function capsChecks(config: Config, now = Date.now()): Promise<Chec
     pass(
       'caps',
       `${client === '*' ? 'each client' : client}: ${left} of ${rule.limit} ${rule.measure} per ${rule.period} left` +
-        (client === '*' ? ' (until it sends)' : `${used ? `, ${used} used` : ''}${resets_at ? `, resets ${new Date(resets_at).toISOString()}` : ''}`),
+        (client === '*'
+          ? ' (until it sends)'
+          : `${used ? `, ${used} used` : ''}${resets_at ? `, resets ${new Date(resets_at).toISOString()}` : ''}`),
     ),
   );
 }

@@ -37,7 +37,11 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     // Nothing else can be checked against settings that do not read.
-    const check = fail('configuration', err.message, 'set the variable as the message says (.env.example lists every one), then run doctor again');
+    const check = fail(
+      'configuration',
+      err.message,
+      'set the variable as the message says (.env.example lists every one), then run doctor again',
+    );
     return { ok: false, checks: [check] };
   }
   const checks: Check[] = [pass('configuration', 'every variable reads and every allowlist parses')];

@@ -18,10 +18,18 @@ export async function storeCheck(config: Config, timeoutMs: number): Promise<Che
     return pass('store', `no SQLite store yet at ${state.where}; the server creates it at start (doctor creates nothing)`);
   }
   if (state.version > state.latest) {
-    return fail('store', `${state.kind} ${state.where} is at schema version ${state.version}, newer than this build (${state.latest})`, 'upgrade notify-mcp to the version that wrote it');
+    return fail(
+      'store',
+      `${state.kind} ${state.where} is at schema version ${state.version}, newer than this build (${state.latest})`,
+      'upgrade notify-mcp to the version that wrote it',
+    );
   }
   if (state.version < state.latest) {
-    return fail('store', `${state.kind} ${state.where} is at schema version ${state.version} of ${state.latest}`, 'start notify-mcp once: it applies the missing migrations at start');
+    return fail(
+      'store',
+      `${state.kind} ${state.where} is at schema version ${state.version} of ${state.latest}`,
+      'start notify-mcp once: it applies the missing migrations at start',
+    );
   }
   return pass('store', `${state.kind} ${state.where} opens; migrations current (version ${state.version})`);
 }

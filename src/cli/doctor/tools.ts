@@ -8,10 +8,20 @@ export function toolsCheck(config: Config): Check {
   const catalog = buildCatalog(config);
   const offer = (groups: readonly string[], names: string[]) =>
     `${groups.length === TOOL_GROUPS.length ? 'every group' : groups.join('+')} (${names.length ? names.join(', ') : 'no tool'})`;
-  const parts = [`the server offers ${offer(config.tools.groups, offeredCatalog(catalog[config.defaultProfile], config.tools.groups).tools.map((t) => t.name))}`];
+  const parts = [
+    `the server offers ${offer(
+      config.tools.groups,
+      offeredCatalog(catalog[config.defaultProfile], config.tools.groups).tools.map((t) => t.name),
+    )}`,
+  ];
   for (const [client, profile] of new Map(config.http.tokens.map((t) => [t.client, t.profile]))) {
     const groups = offeredGroups(config, client);
-    parts.push(`token ${client}: ${offer(groups, offeredCatalog(catalog[profile ?? config.defaultProfile], groups).tools.map((t) => t.name))}`);
+    parts.push(
+      `token ${client}: ${offer(
+        groups,
+        offeredCatalog(catalog[profile ?? config.defaultProfile], groups).tools.map((t) => t.name),
+      )}`,
+    );
   }
   return pass('tools', parts.join('; '));
 }

@@ -120,7 +120,12 @@ describe('banner tools', () => {
       expect(await store.listBanners({ now: clock })).toHaveLength(1);
 
       await call(dismissBanner, { banner_id: a.banner_id });
-      const c = await call(showBanner, { text: 'Deploy running', audience: 'all', dedupe_key: 'deploy-42', expires_at: new Date(clock + 60_000).toISOString() });
+      const c = await call(showBanner, {
+        text: 'Deploy running',
+        audience: 'all',
+        dedupe_key: 'deploy-42',
+        expires_at: new Date(clock + 60_000).toISOString(),
+      });
       expect(c.banner_id).not.toBe(a.banner_id);
       expect(c.deduplicated).toBe(false);
 
@@ -135,8 +140,13 @@ describe('banner tools', () => {
       const admins = await call(showBanner, { text: 'Deploy running: check the logs', audience: 'admins', dedupe_key: 'deploy-42' });
       expect(admins.deduplicated).toBe(false);
       expect(admins.banner_id).not.toBe(all.banner_id);
-      expect(await activeBanners(store, ['admins'], clock)).toEqual([expect.objectContaining({ banner_id: admins.banner_id, audience: 'admins' })]);
-      expect(await call(showBanner, { text: 'again', audience: 'admins', dedupe_key: 'deploy-42' })).toEqual({ ...admins, deduplicated: true });
+      expect(await activeBanners(store, ['admins'], clock)).toEqual([
+        expect.objectContaining({ banner_id: admins.banner_id, audience: 'admins' }),
+      ]);
+      expect(await call(showBanner, { text: 'again', audience: 'admins', dedupe_key: 'deploy-42' })).toEqual({
+        ...admins,
+        deduplicated: true,
+      });
     });
 
     it('purges banners 30 days after they were dismissed or expired, on write', async () => {
@@ -208,7 +218,11 @@ describe('banner tools', () => {
       clock += 1;
 
       const everything = await call(listBanners, {});
-      expect((everything.banners as { banner_id: string }[]).map((b) => b.banner_id)).toEqual([gone.banner_id, admins.banner_id, all.banner_id]);
+      expect((everything.banners as { banner_id: string }[]).map((b) => b.banner_id)).toEqual([
+        gone.banner_id,
+        admins.banner_id,
+        all.banner_id,
+      ]);
       expect(everything).toMatchObject({ count: 3, truncated: false });
       expect((everything.banners as unknown[])[1]).toEqual({
         banner_id: admins.banner_id,

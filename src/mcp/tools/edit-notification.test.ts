@@ -48,12 +48,32 @@ async function setup(mode: string) {
     NOTIFY_APPROVAL: 'broadcast',
     NOTIFY_APPROVAL_MODE: mode,
   });
-  const deps: PipelineDeps = { config, store, channels: await connectChannels(config, silentLogger, { slack }), log: silentLogger, now: Date.now };
-  const posted = await sendNotification(deps, 'slack', { via: 'slack', channel: 'C0123ABCD', text: 'Deploy 142 is done.' }, { client: 'bot' });
+  const deps: PipelineDeps = {
+    config,
+    store,
+    channels: await connectChannels(config, silentLogger, { slack }),
+    log: silentLogger,
+    now: Date.now,
+  };
+  const posted = await sendNotification(
+    deps,
+    'slack',
+    { via: 'slack', channel: 'C0123ABCD', text: 'Deploy 142 is done.' },
+    { client: 'bot' },
+  );
   expect(posted.status).toBe('sent');
   const tool = editNotificationTool([]);
   const edit = (args: { text: string; blocks?: unknown[] }, round?: ApprovalRound) => {
-    const ctx = { store, config, log: silentLogger, client: 'bot', now: Date.now, signal: new AbortController().signal, deps, ...(round ? { approval: { round, ask: async () => ({ content: [] }) } } : {}) };
+    const ctx = {
+      store,
+      config,
+      log: silentLogger,
+      client: 'bot',
+      now: Date.now,
+      signal: new AbortController().signal,
+      deps,
+      ...(round ? { approval: { round, ask: async () => ({ content: [] }) } } : {}),
+    };
     return tool.handler({ id: posted.id, ...args } as never, ctx as unknown as ToolContext);
   };
   return { id: posted.id, edit };
@@ -61,7 +81,23 @@ async function setup(mode: string) {
 
 const BROADCASTS = [
   { text: '<!channel> deploy 142 rolled back' },
-  { text: 'deploy 142 rolled back', blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'broadcast', range: 'channel' }, { type: 'text', text: ' rolled back' }] }] }] },
+  {
+    text: 'deploy 142 rolled back',
+    blocks: [
+      {
+        type: 'rich_text',
+        elements: [
+          {
+            type: 'rich_text_section',
+            elements: [
+              { type: 'broadcast', range: 'channel' },
+              { type: 'text', text: ' rolled back' },
+            ],
+          },
+        ],
+      },
+    ],
+  },
 ];
 
 describe('an edit meets the approval rules of a send', () => {
@@ -86,7 +122,9 @@ describe('an edit meets the approval rules of a send', () => {
         const declined = await edit(change, { canAsk: true, previous: { grant, answer: 'decline' } }).catch((e: unknown) => e);
         expect((declined as NotifyError).code).toBe('APPROVAL_DECLINED');
         // An answer about another payload approves nothing.
-        const other = await edit({ text: '<!here> something else' }, { canAsk: true, previous: { grant, answer: 'accept' } }).catch((e: unknown) => e);
+        const other = await edit({ text: '<!here> something else' }, { canAsk: true, previous: { grant, answer: 'accept' } }).catch(
+          (e: unknown) => e,
+        );
         expect(other).toBeInstanceOf(ApprovalNeeded);
         expect(slack.edits).toEqual([]);
         expect(await edit(change, { canAsk: true, previous: { grant, answer: 'accept' } })).toMatchObject({ status: 'sent' });

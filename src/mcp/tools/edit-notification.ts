@@ -13,7 +13,12 @@ const input = z
     id: z.string().min(1).max(64).meta({ description: 'ntf_… id' }),
     text: z.string().min(1).max(40_000),
     // Checked by the channel's own branch, as in a send (a Slack post: Block Kit, at most 50).
-    blocks: z.array(z.looseObject({ type: z.string() })).min(1).max(50).optional().meta({ description: 'Block Kit' }),
+    blocks: z
+      .array(z.looseObject({ type: z.string() }))
+      .min(1)
+      .max(50)
+      .optional()
+      .meta({ description: 'Block Kit' }),
   })
   .strict();
 
@@ -23,7 +28,7 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
     title: 'Edit notification',
     description:
       'Changes the text (and blocks) of your Slack post, or of your notification not yet sent (scheduled, held, pending_approval; ' +
-      'for email, text is body_html), under a send\'s rules; approval is asked again. ' +
+      "for email, text is body_html), under a send's rules; approval is asked again. " +
       'Sent email and SMS cannot change: ALREADY_SENT.',
     input,
     outputSchema: withErrorShape({
@@ -36,6 +41,8 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
       required: ['id', 'via', 'status', 'edited_at'],
     }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
-    handler: async (args, ctx) => ({ ...(await editNotification(ctx.deps!, callerOf(ctx), args.id, { text: args.text, blocks: args.blocks })) }),
+    handler: async (args, ctx) => ({
+      ...(await editNotification(ctx.deps!, callerOf(ctx), args.id, { text: args.text, blocks: args.blocks })),
+    }),
   };
 }

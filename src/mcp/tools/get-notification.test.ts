@@ -21,7 +21,14 @@ let ctx: ToolContext;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'notify-get-'));
   store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
-  ctx = { store, config: loadConfig({ NOTIFY_DATA_DIR: dir }), log: silentLogger, client: 'bot', now: () => T0, signal: new AbortController().signal };
+  ctx = {
+    store,
+    config: loadConfig({ NOTIFY_DATA_DIR: dir }),
+    log: silentLogger,
+    client: 'bot',
+    now: () => T0,
+    signal: new AbortController().signal,
+  };
 });
 afterEach(async () => {
   await store.close();
@@ -36,7 +43,13 @@ describe('get_notification: the decision on a held send', () => {
 
   it('shows who declined, when and why; an expiry its time alone; an answer in the client (ask mode) neither', async () => {
     const base = { reasons: ['all'], payload_sha256: 'a'.repeat(64) };
-    await held('ntf_declined', 'declined', { ...base, outcome: 'declined', decided_by: 'ops', decided_at: T0 + 5_000, reason: 'wrong list' });
+    await held('ntf_declined', 'declined', {
+      ...base,
+      outcome: 'declined',
+      decided_by: 'ops',
+      decided_at: T0 + 5_000,
+      reason: 'wrong list',
+    });
     await held('ntf_expired', 'expired', { ...base, outcome: 'expired', decided_at: T0 + 86_400_000 });
     await held('ntf_asked', 'sent', { ...base, outcome: 'approved' });
     const validate = addFormats(new Ajv({ allErrors: true })).compile(tool().outputSchema!);
@@ -45,7 +58,12 @@ describe('get_notification: the decision on a held send', () => {
       expect(validate(out), JSON.stringify(validate.errors)).toBe(true);
       return out;
     };
-    expect(await read('ntf_declined')).toMatchObject({ status: 'declined', decided_by: 'ops', decided_at: new Date(T0 + 5_000).toISOString(), reason: 'wrong list' });
+    expect(await read('ntf_declined')).toMatchObject({
+      status: 'declined',
+      decided_by: 'ops',
+      decided_at: new Date(T0 + 5_000).toISOString(),
+      reason: 'wrong list',
+    });
     const expired = await read('ntf_expired');
     expect(expired).toMatchObject({ status: 'expired', decided_at: new Date(T0 + 86_400_000).toISOString() });
     expect(expired).not.toHaveProperty('decided_by');
@@ -54,10 +72,25 @@ describe('get_notification: the decision on a held send', () => {
   });
 
   it('a release that left but whose record was lost reads as its release answered, not as scheduled', async () => {
-    const entry = waitingEntry({ id: 'ntf_lost', via: 'sms', client: 'bot', call: { via: 'sms', to: '+14155550123', body: 'x' }, state: 'scheduled', send_at: T0, due_at: T0, created_at: T0 - 1_000 });
+    const entry = waitingEntry({
+      id: 'ntf_lost',
+      via: 'sms',
+      client: 'bot',
+      call: { via: 'sms', to: '+14155550123', body: 'x' },
+      state: 'scheduled',
+      send_at: T0,
+      due_at: T0,
+      created_at: T0 - 1_000,
+    });
     await store.scheduleSend(entry);
     await store.claimDue(T0, { limit: 1, owner: 'o', leaseMs: 60_000, graceMs: 3_600_000 });
-    await store.finishRelease('ntf_lost', 'o', 'released', { id: 'ntf_lost', via: 'sms', status: 'sent', provider: 'twilio', accepted_at: new Date(T0).toISOString() }, T0 + 1);
+    await store.finishRelease(
+      'ntf_lost',
+      'o',
+      'released',
+      { id: 'ntf_lost', via: 'sms', status: 'sent', provider: 'twilio', accepted_at: new Date(T0).toISOString() },
+      T0 + 1,
+    );
     const out = (await tool().handler({ id: 'ntf_lost' }, ctx)) as Record<string, unknown>;
     expect(out).toMatchObject({ id: 'ntf_lost', status: 'sent' });
   });

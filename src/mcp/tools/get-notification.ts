@@ -70,7 +70,9 @@ function waitingStatus(entry: OutboxEntry): DeliveryStatus {
     case 'released': {
       // Released with no record (its write was lost after the provider answered): the release's own answer says where it went.
       const status = (entry.outcome as { status?: unknown } | null)?.status;
-      return typeof status === 'string' && (NOTIFICATION_STATES as readonly string[]).includes(status) ? (status as DeliveryStatus) : 'unknown';
+      return typeof status === 'string' && (NOTIFICATION_STATES as readonly string[]).includes(status)
+        ? (status as DeliveryStatus)
+        : 'unknown';
     }
     case 'scheduled':
     case 'held':
@@ -131,7 +133,7 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
       'Shows a notification you sent: status and its meaning on the channel, send_at or release_at, ' +
       'provider attempts, message id and last provider status. ' +
       receiptsSentence(channels) +
-      'Another client\'s id is NOT_FOUND. Read-only.',
+      "Another client's id is NOT_FOUND. Read-only.",
     input,
     outputSchema: withErrorShape({
       properties: {

@@ -15,8 +15,7 @@ export const listBanners: ObjectToolSpec<typeof input> = {
   name: 'list_banners',
   title: 'List banners',
   description:
-    `Lists banners, newest first, at most ${LIST_LIMIT} (truncated: true if more). ` +
-    'Ended banners stay listed 30 days. Read-only.',
+    `Lists banners, newest first, at most ${LIST_LIMIT} (truncated: true if more). ` + 'Ended banners stay listed 30 days. Read-only.',
   input,
   outputSchema: withErrorShape({
     properties: {

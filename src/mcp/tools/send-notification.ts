@@ -42,7 +42,11 @@ export function sendOutputSchema(channels: readonly ConfiguredChannel[]): Record
     properties: {
       id: { type: 'string', description: 'notification id, ntf_…' },
       via: { type: 'string', enum: channels.map((c) => c.name) },
-      status: { type: 'string', enum: ['sent', 'dry_run', 'scheduled', 'held', 'pending_approval'], description: 'pending_approval: held for a person in the operator console; nothing sent yet (get_notification shows the decision)' },
+      status: {
+        type: 'string',
+        enum: ['sent', 'dry_run', 'scheduled', 'held', 'pending_approval'],
+        description: 'pending_approval: held for a person in the operator console; nothing sent yet (get_notification shows the decision)',
+      },
       send_at: { type: 'string', format: 'date-time', description: 'with status scheduled or held: the time the call asked for' },
       release_at: { type: 'string', format: 'date-time', description: 'with status held: when quiet hours end and it is sent' },
       sent_means: { type: 'string', description: 'with status sent: how far the message got on its channel' },
@@ -115,7 +119,12 @@ export async function callSendTool(
     // Only thrown when the client can ask (ctx.approval.round.canAsk).
     if (err instanceof ApprovalNeeded && ctx.approval) return ctx.approval.ask(err.request);
     if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
-      ctx.log.warn('send refused', { code: err.code, via: err.details.via ?? null, client: ctx.client, recipients: err.details.recipientClasses ?? [] });
+      ctx.log.warn('send refused', {
+        code: err.code,
+        via: err.details.via ?? null,
+        client: ctx.client,
+        recipients: err.details.recipientClasses ?? [],
+      });
     }
     return failureResult(err, deps.log, tool.name);
   }

@@ -12,15 +12,8 @@ const input = z
     text: z.string().min(1).max(500),
     audience: audienceSchema,
     severity: z.enum(SEVERITIES).optional().describe('default info'),
-    expires_at: z.iso
-      .datetime({ offset: true })
-      .optional()
-      .describe('in the future, ≤90 days ahead; default 7 days'),
-    dedupe_key: z
-      .string()
-      .min(1)
-      .max(128)
-      .optional(),
+    expires_at: z.iso.datetime({ offset: true }).optional().describe('in the future, ≤90 days ahead; default 7 days'),
+    dedupe_key: z.string().min(1).max(128).optional(),
   })
   .strict();
 

@@ -27,7 +27,8 @@ const QUERY_TIMEOUT_MS = 15_000;
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 
 export function postgresDialect(pool: pg.Pool): Dialect {
-  const query = (s: { name: string; text: string }, values: readonly unknown[]) => pool.query({ name: s.name, text: s.text, values: values as unknown[] });
+  const query = (s: { name: string; text: string }, values: readonly unknown[]) =>
+    pool.query({ name: s.name, text: s.text, values: values as unknown[] });
   return {
     run: async (s, p) => (await query(s, p)).rowCount ?? 0,
     get: async (s, p) => (await query(s, p)).rows[0] as Row | undefined,

@@ -14,7 +14,18 @@ import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
 import { auditEntriesFor, chain, released, type AuditedChange } from '../audit.js';
-import { appendAuditText, AUDIT_COLUMNS, AUDIT_HASH_AT, AUDIT_LINES_POSTGRES, auditLinesFromRow, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR } from '../sql/audit.js';
+import {
+  appendAuditText,
+  AUDIT_COLUMNS,
+  AUDIT_HASH_AT,
+  AUDIT_LINES_POSTGRES,
+  auditLinesFromRow,
+  AUDIT_PRUNE,
+  AUDIT_PRUNE_UPTO,
+  auditHeadFromRow,
+  auditValues,
+  MOVE_AUDIT_ANCHOR,
+} from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
@@ -45,7 +56,16 @@ import type {
   TakenReceipt,
 } from '../types.js';
 import { statement, type Dialect, type Statement } from '../sql/dialect.js';
-import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, num, type Row } from '../sql/rows.js';
+import {
+  bannerFromRow,
+  DELIVERY_COLUMNS,
+  deliveryValues,
+  HELD_RECEIPT_COLUMNS,
+  heldReceiptFingerprint,
+  heldReceiptFromRow,
+  num,
+  type Row,
+} from '../sql/rows.js';
 import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
@@ -66,11 +86,14 @@ const prepared = statement;
 const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
 const N = DELIVERY_COLUMNS.length;
 /** Completes the claim ($N+1 key, $N+2 owner, $N+3 result) and, only if it did, inserts the delivery ($1..$N). */
-const RECORD_COMPLETING = prepared('record-completing', `WITH done AS (
+const RECORD_COMPLETING = prepared(
+  'record-completing',
+  `WITH done AS (
   UPDATE idempotency_keys SET state = 'done', phase = 'sending', result = $${N + 3}
   WHERE key = $${N + 1} AND owner = $${N + 2} AND state = 'pending' RETURNING 1
 )
-INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')} FROM done RETURNING 1`);
+INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) SELECT ${DELIVERY_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')} FROM done RETURNING 1`,
+);
 
 /**
  * A select-list item that makes its statement's own (implicit) transaction commit without
@@ -136,7 +159,10 @@ function appendAuditStatement(n: number): { name: string; text: string } {
   let s = appendAudit.get(n);
   if (!s) {
     const w = AUDIT_COLUMNS.length;
-    s = prepared(`audit-append-${n}`, `WITH added AS (${appendAuditText(n)}) UPDATE audit_head SET seq = $${n * w + 1}, hash = $${n * w + 2} WHERE id = 1`);
+    s = prepared(
+      `audit-append-${n}`,
+      `WITH added AS (${appendAuditText(n)}) UPDATE audit_head SET seq = $${n * w + 1}, hash = $${n * w + 2} WHERE id = 1`,
+    );
     appendAudit.set(n, s);
   }
   return s;
@@ -149,7 +175,8 @@ function appendAuditStatement(n: number): { name: string; text: string } {
  * `prior` is the state before the claim, read under the same lock. Without an id, one index
  * walk per state: one scan with an OR read and sorted every due row for each batch.
  */
-const walk = (state: string, cond: string) => `(SELECT id, state AS prior, due_at FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
+const walk = (state: string, cond: string) =>
+  `(SELECT id, state AS prior, due_at FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 const claimDue = (name: string, pick: string) =>
   prepared(
     name,
@@ -193,7 +220,10 @@ export class PostgresStore extends SqlStore implements Store {
     readonly pool: pg.Pool,
     private readonly log: Logger,
   ) {
-    super(postgresDialect(pool), outboxStatements('postgres', (p) => `SELECT json_array_elements_text(${p}::json)`));
+    super(
+      postgresDialect(pool),
+      outboxStatements('postgres', (p) => `SELECT json_array_elements_text(${p}::json)`),
+    );
   }
 
   static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
@@ -238,7 +268,10 @@ export class PostgresStore extends SqlStore implements Store {
     });
   }
 
-  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
+  async writeRecord(
+    r: DeliveryRecord,
+    opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {},
+  ): Promise<RecordWrite> {
     const { optOut, claim } = opts;
     if (optOut) {
       const optedOut = await this.findOptedOut(optOut);
@@ -270,7 +303,10 @@ export class PostgresStore extends SqlStore implements Store {
       if (rowCount !== 1) throw LOST;
       const enqueued = await client.query({ ...ENQUEUE_APPROVED, values: outboxValues(release) });
       if (enqueued.rowCount !== 1) throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
-      await this.appendAudit(client, [{ write: 'decision', id, decision: d }, { write: 'schedule', entry: release }]);
+      await this.appendAudit(client, [
+        { write: 'decision', id, decision: d },
+        { write: 'schedule', entry: release },
+      ]);
       return true;
     }).catch((err: unknown) => {
       if (err === LOST) return false;
@@ -362,8 +398,12 @@ export class PostgresStore extends SqlStore implements Store {
       try {
         await client.query('BEGIN');
         // Locked until COMMIT: a racing taker waits, then finds them gone.
-        const { rows } = await client.query(`SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE ${match} ORDER BY seq FOR UPDATE`, args);
-        const { rows: found } = rows.length === 0 ? { rows: [] } : await client.query('SELECT * FROM deliveries WHERE id = $1 FOR UPDATE', [target.id]);
+        const { rows } = await client.query(
+          `SELECT ${HELD_RECEIPT_COLUMNS} FROM held_receipts WHERE ${match} ORDER BY seq FOR UPDATE`,
+          args,
+        );
+        const { rows: found } =
+          rows.length === 0 ? { rows: [] } : await client.query('SELECT * FROM deliveries WHERE id = $1 FOR UPDATE', [target.id]);
         if (rows.length === 0 || !found[0]) {
           await client.query('COMMIT');
           return undefined;
@@ -399,12 +439,17 @@ export class PostgresStore extends SqlStore implements Store {
       // The opt-out lookup rides along: an opted-out recipient claims nothing. One statement,
       // one round trip, committed without waiting for its WAL flush (see ASYNC_COMMIT).
       const { via = null, recipients = [] } = opts.optOut ?? {};
-      const claimed = await this.pool.query({ ...CLAIM, values: [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, via, recipients, opts.notificationId ?? null] });
+      const claimed = await this.pool.query({
+        ...CLAIM,
+        values: [key, payloadHash, now, opts.ttlMs, opts.staleAfterMs, owner, via, recipients, opts.notificationId ?? null],
+      });
       const won = claimed.rows[0] as Row;
       if (typeof won.opted_out === 'string') return { kind: 'opted_out', recipient: won.opted_out };
       if (won.phase !== null) {
         const phase = won.phase as IdempotencyPhase;
-        return typeof won.notification_id === 'string' ? { kind: 'claimed', owner, phase, notification_id: won.notification_id } : { kind: 'claimed', owner, phase };
+        return typeof won.notification_id === 'string'
+          ? { kind: 'claimed', owner, phase, notification_id: won.notification_id }
+          : { kind: 'claimed', owner, phase };
       }
       const { rows } = await this.pool.query({ ...q.CLAIM_READ, values: [key] });
       const row = rows[0] as Row | undefined;
@@ -424,12 +469,21 @@ export class PostgresStore extends SqlStore implements Store {
       [now, now - leaseMs, id ?? limit, owner, graceMs],
       // RETURNING keeps no order: the chain names them oldest due first, as the claim took them.
       (claimed) =>
-        [...claimed].sort((x, y) => num(x.due_at) - num(y.due_at) || String(x.id).localeCompare(String(y.id))).map((row): AuditedChange => {
-          const e = outboxFromRow(row);
-          return e.state === 'expired'
-            ? { write: 'outbox', id: e.id, client: e.client, state: 'expired', at: now, detail: { due_at: e.due_at, grace_ms: graceMs } }
-            : { write: 'outbox', id: e.id, client: e.client, state: 'releasing', at: now, detail: { owner, from: row.prior, due_at: e.due_at } };
-        }),
+        [...claimed]
+          .sort((x, y) => num(x.due_at) - num(y.due_at) || String(x.id).localeCompare(String(y.id)))
+          .map((row): AuditedChange => {
+            const e = outboxFromRow(row);
+            return e.state === 'expired'
+              ? { write: 'outbox', id: e.id, client: e.client, state: 'expired', at: now, detail: { due_at: e.due_at, grace_ms: graceMs } }
+              : {
+                  write: 'outbox',
+                  id: e.id,
+                  client: e.client,
+                  state: 'releasing',
+                  at: now,
+                  detail: { owner, from: row.prior, due_at: e.due_at },
+                };
+          }),
     );
     const out: DueClaim = { due: [], expired: [] };
     for (const row of rows) {
@@ -448,10 +502,10 @@ export class PostgresStore extends SqlStore implements Store {
       const checks = items.flatMap((it) => (it.optOut ? [it.optOut] : []));
       const opted = new Set<string>();
       if (checks.length > 0) {
-        const { rows } = await client.query('SELECT via, recipient FROM opt_outs WHERE via = ANY($1::text[]) AND recipient = ANY($2::text[])', [
-          [...new Set(checks.map((c) => c.via))],
-          [...new Set(checks.flatMap((c) => c.recipients))],
-        ]);
+        const { rows } = await client.query(
+          'SELECT via, recipient FROM opt_outs WHERE via = ANY($1::text[]) AND recipient = ANY($2::text[])',
+          [[...new Set(checks.map((c) => c.via))], [...new Set(checks.flatMap((c) => c.recipients))]],
+        );
         for (const r of rows as Row[]) opted.add(`${r.via as string}\n${r.recipient as string}`);
       }
       const out: RecordWrite[] = items.map((it) => {
@@ -472,8 +526,14 @@ export class PostgresStore extends SqlStore implements Store {
       const written = items.filter((_, i) => out[i] === WRITTEN);
       if (written.length > 0) {
         const rowsText = written.map((_, r) => `(${DELIVERY_COLUMNS.map((_, c) => `$${r * N + c + 1}`).join(', ')})`).join(', ');
-        await client.query(`INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES ${rowsText}`, written.flatMap((it) => deliveryValues(it.record)));
-        await this.appendAudit(client, written.flatMap((it): AuditedChange[] => [{ write: 'record', record: it.record, ctx: it.audit }, released(it, owner, now)]));
+        await client.query(
+          `INSERT INTO deliveries (${DELIVERY_COLUMNS.join(', ')}) VALUES ${rowsText}`,
+          written.flatMap((it) => deliveryValues(it.record)),
+        );
+        await this.appendAudit(
+          client,
+          written.flatMap((it): AuditedChange[] => [{ write: 'record', record: it.record, ctx: it.audit }, released(it, owner, now)]),
+        );
       }
       return out;
     });
@@ -487,9 +547,15 @@ export class PostgresStore extends SqlStore implements Store {
         // Row locks in one key order, so two sends sharing counters cannot deadlock.
         const sorted = [...charges].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
         for (const c of sorted) {
-          await client.query('INSERT INTO cap_counters (key, used, resets_at) VALUES ($1, 0, $2) ON CONFLICT (key) DO NOTHING', [c.key, c.resets_at]);
+          await client.query('INSERT INTO cap_counters (key, used, resets_at) VALUES ($1, 0, $2) ON CONFLICT (key) DO NOTHING', [
+            c.key,
+            c.resets_at,
+          ]);
         }
-        const { rows } = await client.query('SELECT key, used, resets_at FROM cap_counters WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE', [sorted.map((c) => c.key)]);
+        const { rows } = await client.query(
+          'SELECT key, used, resets_at FROM cap_counters WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE',
+          [sorted.map((c) => c.key)],
+        );
         const used = new Map((rows as Row[]).map((r) => [r.key as string, num(r.resets_at) <= now ? 0 : num(r.used)]));
         const over = charges.find((c) => (used.get(c.key) ?? 0) + c.amount > c.limit);
         if (over) {
@@ -497,7 +563,11 @@ export class PostgresStore extends SqlStore implements Store {
           return { admitted: false, key: over.key, used: used.get(over.key) ?? 0, resets_at: over.resets_at };
         }
         for (const c of sorted) {
-          await client.query('UPDATE cap_counters SET used = $2, resets_at = $3 WHERE key = $1', [c.key, (used.get(c.key) ?? 0) + c.amount, c.resets_at]);
+          await client.query('UPDATE cap_counters SET used = $2, resets_at = $3 WHERE key = $1', [
+            c.key,
+            (used.get(c.key) ?? 0) + c.amount,
+            c.resets_at,
+          ]);
         }
         await client.query('COMMIT');
         return { admitted: true };
@@ -559,7 +629,12 @@ export class PostgresStore extends SqlStore implements Store {
     return typeof recipient === 'string' ? recipient : undefined;
   }
 
-  async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
+  async answerApproval(
+    id: string,
+    answer: ApprovalAnswer,
+    now: number,
+    ttlMs: number,
+  ): Promise<{ answer: ApprovalAnswer; first: boolean }> {
     const key = `approval-answer:${id}`;
     // A row that vanishes between the upsert and the read was purged: answer again.
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -577,10 +652,10 @@ export class PostgresStore extends SqlStore implements Store {
   }
 
   async knownContacts(via: string, recipients: readonly string[]): Promise<Set<string>> {
-    const { rows } = await this.pool.query<{ recipient: string }>('SELECT recipient FROM contacts WHERE via = $1 AND recipient = ANY($2::text[])', [
-      via,
-      [...recipients],
-    ]);
+    const { rows } = await this.pool.query<{ recipient: string }>(
+      'SELECT recipient FROM contacts WHERE via = $1 AND recipient = ANY($2::text[])',
+      [via, [...recipients]],
+    );
     return new Set(rows.map((r) => r.recipient));
   }
 
@@ -602,10 +677,10 @@ export class PostgresStore extends SqlStore implements Store {
       try {
         await client.query('BEGIN');
         // Serialises writers of this audience's dedupe key only; released at COMMIT/ROLLBACK.
-        await client.query(`SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`, [
-          b.audience,
-          dedupeKey,
-        ]);
+        await client.query(
+          `SELECT pg_advisory_xact_lock(hashtext(json_build_array('notify-mcp:banner-dedupe', $1::text, $2::text)::text))`,
+          [b.audience, dedupeKey],
+        );
         const { rows } = await client.query({ ...q.ACTIVE_BY_DEDUPE, values: [b.audience, dedupeKey, b.created_at] });
         const existing = rows[0] ? bannerFromRow(rows[0] as Row) : null;
         if (existing) {
@@ -631,7 +706,9 @@ export class PostgresStore extends SqlStore implements Store {
       // a sort of at most audiences × limit rows: `audience = ANY(…) ORDER BY` would read and
       // sort every matching row. Each banner has one audience, so the walks are disjoint.
       params.push([...new Set(query.audiences)]);
-      sql = `SELECT ${BANNER_COLUMNS.split(', ').map((c) => `b.${c}`).join(', ')} FROM unnest($3::text[]) AS a(name)
+      sql = `SELECT ${BANNER_COLUMNS.split(', ')
+        .map((c) => `b.${c}`)
+        .join(', ')} FROM unnest($3::text[]) AS a(name)
              CROSS JOIN LATERAL (
                SELECT seq, ${BANNER_COLUMNS} FROM banners
                WHERE audience = a.name AND $1::bigint IS NOT NULL ${status}

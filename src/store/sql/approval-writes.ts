@@ -19,7 +19,10 @@ export const ENQUEUE_APPROVED = statement(
 );
 
 /** An edit of a waiting send: its call replaced while it still waits (a release that claimed it first wins). */
-export const EDIT_WAITING = statement('edit-waiting', `UPDATE outbox SET call = $1 WHERE id = $2 AND state IN ('scheduled', 'held') RETURNING id, client`);
+export const EDIT_WAITING = statement(
+  'edit-waiting',
+  `UPDATE outbox SET call = $1 WHERE id = $2 AND state IN ('scheduled', 'held') RETURNING id, client`,
+);
 
 /** An edit of a held send: its payload and approval replaced, and the row back to (or still) `pending_approval`, while in `$5`. */
 export const REVISE_HELD = statement(

@@ -97,7 +97,10 @@ export const AUDIT_HEAD = statement('audit-head', 'SELECT seq, hash, anchor_seq,
 export const MOVE_AUDIT_HEAD = statement('audit-move-head', 'UPDATE audit_head SET seq = $1, hash = $2 WHERE id = 1');
 export const AUDIT_PAGE = statement('audit-page', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE seq > $1 ORDER BY seq LIMIT $2`);
 /** One notification's entries, by its index (the console's page of it): the filtered walk below would read the whole log. */
-export const AUDIT_FOR = statement('audit-for', `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE notification_id = $1 ORDER BY seq LIMIT $2`);
+export const AUDIT_FOR = statement(
+  'audit-for',
+  `SELECT ${AUDIT_COLUMNS.join(', ')} FROM audit_log WHERE notification_id = $1 ORDER BY seq LIMIT $2`,
+);
 /** $3 (since), $4 (client) and $5 (notification id) may be null: no filter (cast, so PostgreSQL knows their types). */
 export const AUDIT_FILTERED = statement(
   'audit-filtered',
@@ -111,4 +114,3 @@ export const AUDIT_PRUNE_UPTO = statement(
 export const AUDIT_HASH_AT = statement('audit-hash-at', 'SELECT hash FROM audit_log WHERE seq = $1');
 export const AUDIT_PRUNE = statement('audit-prune', 'DELETE FROM audit_log WHERE seq <= $1');
 export const MOVE_AUDIT_ANCHOR = statement('audit-move-anchor', 'UPDATE audit_head SET anchor_seq = $1, anchor_hash = $2 WHERE id = 1');
-

@@ -7,12 +7,27 @@ import { statement, type Statement } from './dialect.js';
 import { num, numOrNull, type Row } from './rows.js';
 
 export const OUTBOX_COLUMNS = [
-  'id', 'via', 'client', 'call', 'state', 'send_at', 'due_at', 'created_at',
-  'owner', 'claimed_at', 'finished_at', 'outcome', 'idem_key', 'payload_hash', 'congested_since',
+  'id',
+  'via',
+  'client',
+  'call',
+  'state',
+  'send_at',
+  'due_at',
+  'created_at',
+  'owner',
+  'claimed_at',
+  'finished_at',
+  'outcome',
+  'idem_key',
+  'payload_hash',
+  'congested_since',
 ] as const;
 
 export function outboxValues(e: OutboxEntry): unknown[] {
-  return OUTBOX_COLUMNS.map((c) => (c === 'call' || c === 'outcome' ? (e[c] === null || e[c] === undefined ? null : JSON.stringify(e[c])) : e[c]));
+  return OUTBOX_COLUMNS.map((c) =>
+    c === 'call' || c === 'outcome' ? (e[c] === null || e[c] === undefined ? null : JSON.stringify(e[c])) : e[c],
+  );
 }
 
 export function outboxFromRow(r: Row): OutboxEntry {
@@ -61,7 +76,10 @@ export function outboxStatements(engine: string, states: (p: string) => string):
     byId: s('outbox-by-id', 'SELECT * FROM outbox WHERE id = $1'),
     byKey: s('outbox-by-key', 'SELECT * FROM outbox WHERE idem_key = $1'),
     // Fenced: a release taken over by another process (its lease ran out) changes nothing.
-    finish: s('outbox-finish', `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing' RETURNING id, client`),
+    finish: s(
+      'outbox-finish',
+      `UPDATE outbox SET state = $1, outcome = $2, finished_at = $3 WHERE id = $4 AND owner = $5 AND state = 'releasing' RETURNING id, client`,
+    ),
     // Fenced like the finish: back to waiting, due at $1, for any process to claim then;
     // $4, when not NULL, is when congestion held it, kept from its first time.
     hold: s(
@@ -69,7 +87,10 @@ export function outboxStatements(engine: string, states: (p: string) => string):
       `UPDATE outbox SET state = 'held', due_at = $1, owner = NULL, claimed_at = NULL, congested_since = COALESCE(congested_since, $4) WHERE id = $2 AND owner = $3 AND state = 'releasing' RETURNING id, client`,
     ),
     // One statement: a release claiming the same row in between finds it moved, or this finds it claimed.
-    move: s('outbox-move', `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')}) RETURNING id, client`),
+    move: s(
+      'outbox-move',
+      `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')}) RETURNING id, client`,
+    ),
     list: s('outbox-list', `SELECT * FROM outbox WHERE state IN (${states('$1')}) ORDER BY due_at, id LIMIT $2`),
     nextDue: s('outbox-next-due', `SELECT MIN(due_at) AS due FROM outbox WHERE state IN (${states('$1')})`),
     oldestRelease: s('outbox-oldest-release', `SELECT MIN(claimed_at) AS claimed FROM outbox WHERE state = 'releasing'`),

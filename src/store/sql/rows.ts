@@ -2,9 +2,24 @@
 import type { BannerRecord, ContactRecord, DeliveryRecord, HeldReceipt, TakenReceipt } from '../types.js';
 
 export const DELIVERY_COLUMNS = [
-  'id', 'via', 'status', 'provider', 'provider_message_id', 'payload', 'error_code',
-  'attempts', 'attempt_log', 'latency_ms', 'client', 'idempotency_key', 'created_at',
-  'provider_status', 'provider_status_code', 'status_updated_at', 'approval', 'provider_conversation',
+  'id',
+  'via',
+  'status',
+  'provider',
+  'provider_message_id',
+  'payload',
+  'error_code',
+  'attempts',
+  'attempt_log',
+  'latency_ms',
+  'client',
+  'idempotency_key',
+  'created_at',
+  'provider_status',
+  'provider_status_code',
+  'status_updated_at',
+  'approval',
+  'provider_conversation',
 ] as const;
 
 const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log', 'approval']);
@@ -54,7 +69,8 @@ export function deliveryFromRow(r: Row, json: (v: unknown) => unknown): Delivery
 }
 
 /** Held receipts' columns, as both stores return them. */
-export const HELD_RECEIPT_COLUMNS = 'seq, via, provider_message_id, notification_id, event, provider_status, provider_status_code, received_at';
+export const HELD_RECEIPT_COLUMNS =
+  'seq, via, provider_message_id, notification_id, event, provider_status, provider_status_code, received_at';
 
 /** One held receipt per distinct content: a replayed or resent callback is the row it repeats. */
 export function heldReceiptFingerprint(r: HeldReceipt): string {
@@ -88,5 +104,10 @@ export function bannerFromRow(r: Row): BannerRecord {
 }
 
 export function contactFromRow(r: Row): ContactRecord {
-  return { via: r.via as string, recipient: r.recipient as string, approved_at: num(r.approved_at), client: (r.client as string | null) ?? null };
+  return {
+    via: r.via as string,
+    recipient: r.recipient as string,
+    approved_at: num(r.approved_at),
+    client: (r.client as string | null) ?? null,
+  };
 }

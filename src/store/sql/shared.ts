@@ -5,7 +5,26 @@
 import { StoreError } from '../errors.js';
 import type { AuditedChange } from '../audit.js';
 import type { Store } from '../types.js';
-import type { ApprovalRecord, AuditActor, AuditContext, AuditEntry, AuditHead, AuditQuery, BannerRecord, CapCounter, ContactRecord, DeliveryAmendment, DeliveryDecision, DeliveryListing, DeliveryQuery, DeliveryRecord, DeliveryStatusChange, HeldRevision, OutboxEntry, OutboxState } from '../types.js';
+import type {
+  ApprovalRecord,
+  AuditActor,
+  AuditContext,
+  AuditEntry,
+  AuditHead,
+  AuditQuery,
+  BannerRecord,
+  CapCounter,
+  ContactRecord,
+  DeliveryAmendment,
+  DeliveryDecision,
+  DeliveryListing,
+  DeliveryQuery,
+  DeliveryRecord,
+  DeliveryStatusChange,
+  HeldRevision,
+  OutboxEntry,
+  OutboxState,
+} from '../types.js';
 import { EDIT_WAITING, REVISE_HELD } from './approval-writes.js';
 import { AUDIT_FILTERED, AUDIT_FOR, AUDIT_HEAD, AUDIT_PAGE, auditFromRow, auditHeadFromRow } from './audit.js';
 import type { Dialect, Statement } from './dialect.js';
@@ -27,9 +46,25 @@ export const statusChangeValues = (id: string, c: DeliveryStatusChange): unknown
 ];
 
 /** The values of DECIDE_DELIVERY for `d` on delivery `id`. */
-export const decisionValues = (id: string, d: DeliveryDecision): unknown[] => [d.status, JSON.stringify(d.approval), d.at, id, d.from, d.approval.payload_sha256];
+export const decisionValues = (id: string, d: DeliveryDecision): unknown[] => [
+  d.status,
+  JSON.stringify(d.approval),
+  d.at,
+  id,
+  d.from,
+  d.approval.payload_sha256,
+];
 
-export const bannerValues = (b: BannerRecord): unknown[] => [b.id, b.text, b.audience, b.severity, b.dedupe_key, b.created_at, b.expires_at, b.dismissed_at];
+export const bannerValues = (b: BannerRecord): unknown[] => [
+  b.id,
+  b.text,
+  b.audience,
+  b.severity,
+  b.dedupe_key,
+  b.created_at,
+  b.expires_at,
+  b.dismissed_at,
+];
 
 export abstract class SqlStore {
   constructor(
@@ -55,7 +90,15 @@ export abstract class SqlStore {
   }
 
   async findDeliveries(query: DeliveryQuery): Promise<DeliveryRecord[]> {
-    const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.after ?? null];
+    const params = [
+      query.status ?? null,
+      query.via ?? null,
+      query.client ?? null,
+      query.since ?? null,
+      query.until ?? null,
+      Math.max(0, Math.trunc(query.limit)),
+      query.after ?? null,
+    ];
     return (await this.sql.all(q.FIND_DELIVERIES, params)).map(this.toDelivery);
   }
 
@@ -63,7 +106,15 @@ export abstract class SqlStore {
   protected abstract readonly listings: Statement;
 
   async findListings(query: DeliveryQuery, opts: { payloadChars: number; approval: boolean }): Promise<DeliveryListing[]> {
-    const params = [query.status ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.after ?? null];
+    const params = [
+      query.status ?? null,
+      query.via ?? null,
+      query.client ?? null,
+      query.since ?? null,
+      query.until ?? null,
+      Math.max(0, Math.trunc(query.limit)),
+      query.after ?? null,
+    ];
     const rows = await this.sql.all(this.listings, [...params, Math.max(0, Math.trunc(opts.payloadChars)), opts.approval ? 1 : 0]);
     return rows.map((r) => ({
       record: this.toDelivery(r),
@@ -73,31 +124,61 @@ export abstract class SqlStore {
   }
 
   async decideDelivery(id: string, d: DeliveryDecision): Promise<boolean> {
-    const decided = await this.audited(q.DECIDE_DELIVERY, decisionValues(id, d), (rows) => rows.map(() => ({ write: 'decision', id, decision: d })));
+    const decided = await this.audited(q.DECIDE_DELIVERY, decisionValues(id, d), (rows) =>
+      rows.map(() => ({ write: 'decision', id, decision: d })),
+    );
     return decided.length === 1;
   }
 
   async recordRelease(r: DeliveryRecord): Promise<boolean> {
-    const values = [r.status, r.provider_message_id, r.error_code, r.attempts, JSON.stringify(r.attempt_log), r.latency_ms, r.provider_status, r.status_updated_at, r.id, r.provider_conversation ?? null];
+    const values = [
+      r.status,
+      r.provider_message_id,
+      r.error_code,
+      r.attempts,
+      JSON.stringify(r.attempt_log),
+      r.latency_ms,
+      r.provider_status,
+      r.status_updated_at,
+      r.id,
+      r.provider_conversation ?? null,
+    ];
     return (await this.audited(q.RECORD_RELEASE, values, (rows) => rows.map(() => ({ write: 'release-record', record: r })))).length === 1;
   }
 
   async editWaiting(id: string, call: Record<string, unknown>, at: number): Promise<boolean> {
-    const rows = await this.audited(EDIT_WAITING, [JSON.stringify(call), id], (edited) => edited.map((row) => ({ write: 'edit-waiting', id, client: (row.client as string | null) ?? null, call, at })));
+    const rows = await this.audited(EDIT_WAITING, [JSON.stringify(call), id], (edited) =>
+      edited.map((row) => ({ write: 'edit-waiting', id, client: (row.client as string | null) ?? null, call, at })),
+    );
     return rows.length === 1;
   }
 
   async reviseHeld(id: string, r: HeldRevision): Promise<boolean> {
-    const rows = await this.audited(REVISE_HELD, [JSON.stringify(r.payload ?? null), JSON.stringify(r.approval), r.at, id, r.from], (revised) => revised.map((row) => ({ write: 'revise-held', id, client: (row.client as string | null) ?? null, revision: r })));
+    const rows = await this.audited(
+      REVISE_HELD,
+      [JSON.stringify(r.payload ?? null), JSON.stringify(r.approval), r.at, id, r.from],
+      (revised) => revised.map((row) => ({ write: 'revise-held', id, client: (row.client as string | null) ?? null, revision: r })),
+    );
     return rows.length === 1;
   }
 
   async expirePending(createdBefore: number, now: number): Promise<number> {
     const rows = await this.audited(q.EXPIRE_PENDING, [now, createdBefore], (expired) =>
       expired.map((row) => {
-        const approval = (row.approval === null || row.approval === undefined ? null : this.sql.json(row.approval)) as ApprovalRecord | null;
-        const decided: ApprovalRecord = { outcome: 'expired', reasons: approval?.reasons ?? [], payload_sha256: approval?.payload_sha256 ?? '', decided_at: now };
-        return { write: 'decision', id: row.id as string, decision: { from: 'pending_approval', status: 'expired', approval: decided, at: now } };
+        const approval = (
+          row.approval === null || row.approval === undefined ? null : this.sql.json(row.approval)
+        ) as ApprovalRecord | null;
+        const decided: ApprovalRecord = {
+          outcome: 'expired',
+          reasons: approval?.reasons ?? [],
+          payload_sha256: approval?.payload_sha256 ?? '',
+          decided_at: now,
+        };
+        return {
+          write: 'decision',
+          id: row.id as string,
+          decision: { from: 'pending_approval', status: 'expired', approval: decided, at: now },
+        };
       }),
     );
     return rows.length;
@@ -119,7 +200,9 @@ export abstract class SqlStore {
 
   async amendDelivery(id: string, change: DeliveryAmendment): Promise<boolean> {
     const values = [change.status, JSON.stringify(change.payload ?? null), change.provider_status, change.at, id, change.from];
-    const rows = await this.audited(q.AMEND_DELIVERY, values, (amended) => amended.map((row) => ({ write: 'amend', id, client: (row.client as string | null) ?? null, change })));
+    const rows = await this.audited(q.AMEND_DELIVERY, values, (amended) =>
+      amended.map((row) => ({ write: 'amend', id, client: (row.client as string | null) ?? null, change })),
+    );
     return rows.length === 1;
   }
 
@@ -174,7 +257,9 @@ export abstract class SqlStore {
   }
 
   async scheduleSend(entry: OutboxEntry, audit?: AuditContext): Promise<{ kind: 'scheduled' } | { kind: 'existing'; entry: OutboxEntry }> {
-    const added = await this.audited(this.ob.insert, outboxValues(entry), (rows) => rows.map(() => ({ write: 'schedule', entry, ctx: audit })));
+    const added = await this.audited(this.ob.insert, outboxValues(entry), (rows) =>
+      rows.map(() => ({ write: 'schedule', entry, ctx: audit })),
+    );
     if (added.length === 1) return { kind: 'scheduled' };
     // Only the key's unique index refuses quietly; the id is new.
     const row = await this.sql.get(this.ob.byKey, [entry.idem_key]);
@@ -184,21 +269,49 @@ export abstract class SqlStore {
 
   async finishRelease(id: string, owner: string, state: OutboxState, outcome: unknown, now: number): Promise<boolean> {
     const rows = await this.audited(this.ob.finish, [state, JSON.stringify(outcome ?? null), now, id, owner], (finished) =>
-      finished.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state, at: now, detail: { owner, outcome } })),
+      finished.map((row) => ({
+        write: 'outbox',
+        id,
+        client: (row.client as string | null) ?? null,
+        state,
+        at: now,
+        detail: { owner, outcome },
+      })),
     );
     return rows.length === 1;
   }
 
   async holdRelease(id: string, owner: string, dueAt: number, now: number, congested = false): Promise<boolean> {
     const rows = await this.audited(this.ob.hold, [dueAt, id, owner, congested ? now : null], (held) =>
-      held.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: 'held', at: now, detail: { owner, due_at: dueAt, ...(congested ? { congested: true } : {}) } })),
+      held.map((row) => ({
+        write: 'outbox',
+        id,
+        client: (row.client as string | null) ?? null,
+        state: 'held',
+        at: now,
+        detail: { owner, due_at: dueAt, ...(congested ? { congested: true } : {}) },
+      })),
     );
     return rows.length === 1;
   }
 
-  async moveWaiting(id: string, from: readonly OutboxState[], to: OutboxState, now: number, by?: AuditActor): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
+  async moveWaiting(
+    id: string,
+    from: readonly OutboxState[],
+    to: OutboxState,
+    now: number,
+    by?: AuditActor,
+  ): Promise<{ entry: OutboxEntry; moved: boolean } | null> {
     const rows = await this.audited(this.ob.move, [to, now, id, JSON.stringify(from)], (moved) =>
-      moved.map((row) => ({ write: 'outbox', id, client: (row.client as string | null) ?? null, state: to, at: now, detail: { from }, by })),
+      moved.map((row) => ({
+        write: 'outbox',
+        id,
+        client: (row.client as string | null) ?? null,
+        state: to,
+        at: now,
+        detail: { from },
+        by,
+      })),
     );
     const moved = rows.length === 1;
     // Read after the write: what moved it on (a release, a cancel) is what this call reports.
@@ -243,12 +356,27 @@ export abstract class SqlStore {
     const rows =
       query.since === undefined && query.client === undefined && query.notificationId === undefined
         ? await this.sql.all(AUDIT_PAGE, [query.afterSeq, query.limit])
-        : await this.sql.all(AUDIT_FILTERED, [query.afterSeq, query.limit, query.since ?? null, query.client ?? null, query.notificationId ?? null]);
+        : await this.sql.all(AUDIT_FILTERED, [
+            query.afterSeq,
+            query.limit,
+            query.since ?? null,
+            query.client ?? null,
+            query.notificationId ?? null,
+          ]);
     return rows.map(auditFromRow);
   }
 
   async findUnrecordedOutbox(query: Parameters<Store['findUnrecordedOutbox']>[0]): Promise<OutboxEntry[]> {
-    const params = [query.state ?? null, query.via ?? null, query.client ?? null, query.since ?? null, query.until ?? null, Math.max(0, Math.trunc(query.limit)), query.before?.at ?? null, query.before?.id ?? null];
+    const params = [
+      query.state ?? null,
+      query.via ?? null,
+      query.client ?? null,
+      query.since ?? null,
+      query.until ?? null,
+      Math.max(0, Math.trunc(query.limit)),
+      query.before?.at ?? null,
+      query.before?.id ?? null,
+    ];
     return (await this.sql.all(FIND_UNRECORDED_OUTBOX, params)).map(outboxFromRow);
   }
 

@@ -81,12 +81,21 @@ export const MARK_SENDING = statement(
   'mark-sending',
   `UPDATE idempotency_keys SET phase = 'sending', notification_id = COALESCE($1, notification_id) WHERE key = $2 AND owner = $3 AND state = 'pending'`,
 );
-export const COMPLETE = statement('complete', `UPDATE idempotency_keys SET state = 'done', result = $1 WHERE key = $2 AND owner = $3 AND state = 'pending'`);
+export const COMPLETE = statement(
+  'complete',
+  `UPDATE idempotency_keys SET state = 'done', result = $1 WHERE key = $2 AND owner = $3 AND state = 'pending'`,
+);
 /** Only a pending claim: a finished send's result must stay replayable. */
 export const RELEASE = statement('release', `DELETE FROM idempotency_keys WHERE key = $1 AND owner = $2 AND state = 'pending'`);
-export const CLAIM_READ = statement('claim-read', 'SELECT payload_hash, state, phase, result, claimed_at, notification_id FROM idempotency_keys WHERE key = $1');
+export const CLAIM_READ = statement(
+  'claim-read',
+  'SELECT payload_hash, state, phase, result, claimed_at, notification_id FROM idempotency_keys WHERE key = $1',
+);
 
-export const ADD_OPT_OUT = statement('add-opt-out', 'INSERT INTO opt_outs (via, recipient, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING');
+export const ADD_OPT_OUT = statement(
+  'add-opt-out',
+  'INSERT INTO opt_outs (via, recipient, created_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+);
 
 export const LIST_CONTACTS = statement('list-contacts', 'SELECT via, recipient, approved_at, client FROM contacts ORDER BY via, recipient');
 export const FORGET_CONTACT = statement('forget-contact', 'DELETE FROM contacts WHERE via = $1 AND recipient = $2');
@@ -100,5 +109,8 @@ export const ACTIVE_BY_DEDUPE = statement(
 );
 export const DISMISS_BANNER = statement('dismiss-banner', 'UPDATE banners SET dismissed_at = $1 WHERE id = $2 AND dismissed_at IS NULL');
 /** Dismisses the banner only while it is active, so racing callers learn from the row count alone which of them did. */
-export const END_BANNER = statement('end-banner', `UPDATE banners SET dismissed_at = $1 WHERE id = $2 AND ${bannerStatusSql('active', '$1')}`);
+export const END_BANNER = statement(
+  'end-banner',
+  `UPDATE banners SET dismissed_at = $1 WHERE id = $2 AND ${bannerStatusSql('active', '$1')}`,
+);
 export const BANNERS_VERSION = statement('banners-version', 'SELECT epoch, n FROM banners_version WHERE id = 1');

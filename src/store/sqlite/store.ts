@@ -14,7 +14,22 @@ import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
 import { classifyStoreFaults } from '../faults.js';
 import { auditEntriesFor, chain, released, type AuditedChange } from '../audit.js';
-import { AUDIT_FILTERED, AUDIT_HASH_AT, AUDIT_LINES_SQLITE, auditLinesFromRow, AUDIT_PAGE, auditFromArray, INSERT_AUDIT, AUDIT_HEAD, AUDIT_PRUNE, AUDIT_PRUNE_UPTO, auditHeadFromRow, auditValues, MOVE_AUDIT_ANCHOR, MOVE_AUDIT_HEAD } from '../sql/audit.js';
+import {
+  AUDIT_FILTERED,
+  AUDIT_HASH_AT,
+  AUDIT_LINES_SQLITE,
+  auditLinesFromRow,
+  AUDIT_PAGE,
+  auditFromArray,
+  INSERT_AUDIT,
+  AUDIT_HEAD,
+  AUDIT_PRUNE,
+  AUDIT_PRUNE_UPTO,
+  auditHeadFromRow,
+  auditValues,
+  MOVE_AUDIT_ANCHOR,
+  MOVE_AUDIT_HEAD,
+} from '../sql/audit.js';
 import type {
   ApprovalAnswer,
   AuditContext,
@@ -47,12 +62,29 @@ import type {
   TakenReceipt,
 } from '../types.js';
 import type { Dialect, Statement } from '../sql/dialect.js';
-import { bannerFromRow, DELIVERY_COLUMNS, deliveryValues, HELD_RECEIPT_COLUMNS, heldReceiptFingerprint, heldReceiptFromRow, type Row } from '../sql/rows.js';
+import {
+  bannerFromRow,
+  DELIVERY_COLUMNS,
+  deliveryValues,
+  HELD_RECEIPT_COLUMNS,
+  heldReceiptFingerprint,
+  heldReceiptFromRow,
+  type Row,
+} from '../sql/rows.js';
 import { bannerValues, decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxFromRow, outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import * as q from '../sql/statements.js';
-import { openDatabase, DEFAULT_BUSY_TIMEOUT_MS, parseJson, retryWhileBusy, sharedStatements, SYNC_BUSY_MS, type Bound, type SqliteStoreOptions } from './connection.js';
+import {
+  openDatabase,
+  DEFAULT_BUSY_TIMEOUT_MS,
+  parseJson,
+  retryWhileBusy,
+  sharedStatements,
+  SYNC_BUSY_MS,
+  type Bound,
+  type SqliteStoreOptions,
+} from './connection.js';
 
 const approvalAnswerKey = (id: string) => `approval-answer:${id}`;
 
@@ -83,7 +115,10 @@ export class SqliteStore extends SqlStore implements Store {
   /** Statements by SQL text, prepared once: preparing costs more than running on the send path. */
   private readonly statements = new Map<string, Database.Statement>();
   /** writeRecord's opt-out transactions by recipient count, so a send neither rebuilds the SQL nor the transaction. */
-  private readonly insertUnlessOptedOut = new Map<number, Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite>>();
+  private readonly insertUnlessOptedOut = new Map<
+    number,
+    Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite>
+  >();
   /** A record and its audit entries, the commonest write: built once (better-sqlite3 compiles a transaction function per call otherwise). */
   private recordAuditedTx?: Database.Transaction<(r: DeliveryRecord, audit: AuditContext | undefined) => void>;
   private get recordAudited() {
@@ -103,12 +138,15 @@ export class SqliteStore extends SqlStore implements Store {
     /** The shared statements, each prepared once. */
     private readonly shared: (s: Statement) => Bound,
   ) {
-    super({
-      run: async (s, p) => shared(s).run(p).changes,
-      get: async (s, p) => shared(s).get(p),
-      all: async (s, p) => shared(s).all(p),
-      json: parseJson,
-    } satisfies Dialect, outboxStatements('sqlite', (p) => `SELECT value FROM json_each(${p})`));
+    super(
+      {
+        run: async (s, p) => shared(s).run(p).changes,
+        get: async (s, p) => shared(s).get(p),
+        all: async (s, p) => shared(s).all(p),
+        json: parseJson,
+      } satisfies Dialect,
+      outboxStatements('sqlite', (p) => `SELECT value FROM json_each(${p})`),
+    );
   }
 
   protected readonly listings = q.findListings('sqlite', { payload: 'payload', withoutCall: "json_remove(approval, '$.call')" });
@@ -142,7 +180,10 @@ export class SqliteStore extends SqlStore implements Store {
     return tx.immediate();
   }
 
-  async writeRecord(r: DeliveryRecord, opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {}): Promise<RecordWrite> {
+  async writeRecord(
+    r: DeliveryRecord,
+    opts: { optOut?: OptOutCheck; claim?: ClaimCompletion; audit?: AuditContext } = {},
+  ): Promise<RecordWrite> {
     const { optOut, claim } = opts;
     if (claim) {
       const tx = this.db.transaction((): RecordWrite => {
@@ -170,12 +211,16 @@ export class SqliteStore extends SqlStore implements Store {
    * recipient count: `db.transaction()` wraps four functions and defines their properties on
    * every call, which a send paid each time.
    */
-  private recordUnlessOptedOut(n: number): Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite> {
+  private recordUnlessOptedOut(
+    n: number,
+  ): Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite> {
     let tx = this.insertUnlessOptedOut.get(n);
     if (tx) return tx;
     // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
     // lookup and an insert (or both in one transaction) cost more.
-    const insert = this.statement(`${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${Array.from({ length: n }, () => '?').join(', ')}))`);
+    const insert = this.statement(
+      `${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${Array.from({ length: n }, () => '?').join(', ')}))`,
+    );
     tx = this.db.transaction((r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined): RecordWrite => {
       // Opt-outs are never removed, so a refused insert has one to name; the loop only guards a hand-edited database.
       for (let attempt = 0; attempt < 3; attempt++) {
@@ -195,8 +240,12 @@ export class SqliteStore extends SqlStore implements Store {
   async approveDelivery(id: string, d: DeliveryDecision, release: OutboxEntry): Promise<boolean> {
     const tx = this.db.transaction((): boolean => {
       if (this.shared(q.DECIDE_DELIVERY).run(decisionValues(id, d)).changes !== 1) return false;
-      if (this.shared(ENQUEUE_APPROVED).run(outboxValues(release)).changes !== 1) throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
-      this.appendAudit([{ write: 'decision', id, decision: d }, { write: 'schedule', entry: release }]);
+      if (this.shared(ENQUEUE_APPROVED).run(outboxValues(release)).changes !== 1)
+        throw new StoreError(`outbox entry ${id} is waiting or under way already; the approval was not written`);
+      this.appendAudit([
+        { write: 'decision', id, decision: d },
+        { write: 'schedule', entry: release },
+      ]);
       return true;
     });
     return tx.immediate();
@@ -217,7 +266,9 @@ export class SqliteStore extends SqlStore implements Store {
     const key = filtered ? AUDIT_FILTERED.text : AUDIT_PAGE.text;
     let stmt = this.auditReads.get(key);
     if (!stmt) this.auditReads.set(key, (stmt = this.db.prepare(key.replace(/\$(\d+)/g, '@p$1')).raw()));
-    const params = filtered ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null, p5: query.notificationId ?? null } : { p1: query.afterSeq, p2: query.limit };
+    const params = filtered
+      ? { p1: query.afterSeq, p2: query.limit, p3: query.since ?? null, p4: query.client ?? null, p5: query.notificationId ?? null }
+      : { p1: query.afterSeq, p2: query.limit };
     return (stmt.all(params) as unknown[][]).map(auditFromArray);
   }
 
@@ -248,13 +299,25 @@ export class SqliteStore extends SqlStore implements Store {
       if (same) return Number(same.seq);
       const { n } = this.statement('SELECT count(*) AS n FROM held_receipts').get() as { n: number };
       if (n >= maxRows) return null;
-      const { m } = this.statement('SELECT count(*) AS m FROM held_receipts WHERE via = ? AND provider_message_id = ?').get(r.via, r.provider_message_id) as {
+      const { m } = this.statement('SELECT count(*) AS m FROM held_receipts WHERE via = ? AND provider_message_id = ?').get(
+        r.via,
+        r.provider_message_id,
+      ) as {
         m: number;
       };
       if (m >= maxPerMessage) return null;
       const { lastInsertRowid } = this.statement(
         'INSERT INTO held_receipts (via, provider_message_id, notification_id, event, provider_status, provider_status_code, received_at, fingerprint) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ).run(r.via, r.provider_message_id, r.notification_id, r.event, r.provider_status, r.provider_status_code, r.received_at, fingerprint);
+      ).run(
+        r.via,
+        r.provider_message_id,
+        r.notification_id,
+        r.event,
+        r.provider_status,
+        r.provider_status_code,
+        r.received_at,
+        fingerprint,
+      );
       return Number(lastInsertRowid);
     });
     return tx.immediate();
@@ -314,12 +377,13 @@ export class SqliteStore extends SqlStore implements Store {
         const notificationId = phase === 'sending' ? row!.notification_id : (opts.notificationId ?? null);
         const owner = randomUUID();
         this.statement(
-            `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase, notification_id) VALUES (?, ?, 'pending', NULL, ?, ?, ?, ?)
+          `INSERT INTO idempotency_keys (key, payload_hash, state, result, claimed_at, owner, phase, notification_id) VALUES (?, ?, 'pending', NULL, ?, ?, ?, ?)
              ON CONFLICT (key) DO UPDATE SET payload_hash = excluded.payload_hash, state = 'pending', result = NULL,
                claimed_at = excluded.claimed_at, owner = excluded.owner, phase = excluded.phase, notification_id = excluded.notification_id`,
-          )
-          .run(key, payloadHash, now, owner, phase, notificationId);
-        return notificationId === null ? { kind: 'claimed', owner, phase } : { kind: 'claimed', owner, phase, notification_id: notificationId };
+        ).run(key, payloadHash, now, owner, phase, notificationId);
+        return notificationId === null
+          ? { kind: 'claimed', owner, phase }
+          : { kind: 'claimed', owner, phase, notification_id: notificationId };
       }
       if (row.state === 'pending') {
         return { kind: 'existing', payload_hash: row.payload_hash, state: 'pending', phase: row.phase, claimed_at: row.claimed_at };
@@ -382,11 +446,25 @@ export class SqliteStore extends SqlStore implements Store {
         if (late) {
           claim.run('expired', null, entry.claimed_at, now, entry.id);
           out.expired.push({ ...entry, state: 'expired', finished_at: now });
-          moves.push({ write: 'outbox', id: entry.id, client: entry.client, state: 'expired', at: now, detail: { due_at: entry.due_at, grace_ms: graceMs } });
+          moves.push({
+            write: 'outbox',
+            id: entry.id,
+            client: entry.client,
+            state: 'expired',
+            at: now,
+            detail: { due_at: entry.due_at, grace_ms: graceMs },
+          });
         } else {
           claim.run('releasing', owner, now, null, entry.id);
           out.due.push({ ...entry, state: 'releasing', owner, claimed_at: now });
-          moves.push({ write: 'outbox', id: entry.id, client: entry.client, state: 'releasing', at: now, detail: { owner, from: entry.state, due_at: entry.due_at } });
+          moves.push({
+            write: 'outbox',
+            id: entry.id,
+            client: entry.client,
+            state: 'releasing',
+            at: now,
+            detail: { owner, from: entry.state, due_at: entry.due_at },
+          });
         }
       }
       this.appendAudit(moves);
@@ -402,7 +480,11 @@ export class SqliteStore extends SqlStore implements Store {
   private soonestDue(now: number, leaseEnded: number, limit: number): Row[] {
     const walk = this.statement(`SELECT * FROM outbox WHERE state = ? AND due_at <= ? ORDER BY due_at LIMIT ?`);
     const stale = this.statement(`SELECT * FROM outbox WHERE state = 'releasing' AND claimed_at <= ? ORDER BY due_at LIMIT ?`);
-    const rows = [...(walk.all('scheduled', now, limit) as Row[]), ...(walk.all('held', now, limit) as Row[]), ...(stale.all(leaseEnded, limit) as Row[])];
+    const rows = [
+      ...(walk.all('scheduled', now, limit) as Row[]),
+      ...(walk.all('held', now, limit) as Row[]),
+      ...(stale.all(leaseEnded, limit) as Row[]),
+    ];
     return rows.sort((a, b) => Number(a.due_at) - Number(b.due_at)).slice(0, limit);
   }
 
@@ -456,7 +538,12 @@ export class SqliteStore extends SqlStore implements Store {
 
   // Kept with the idempotency keys (and purged with them): a row whose payload_hash is the
   // answer, under a key no scoped send key can take (those are JSON arrays).
-  async answerApproval(id: string, answer: ApprovalAnswer, now: number, ttlMs: number): Promise<{ answer: ApprovalAnswer; first: boolean }> {
+  async answerApproval(
+    id: string,
+    answer: ApprovalAnswer,
+    now: number,
+    ttlMs: number,
+  ): Promise<{ answer: ApprovalAnswer; first: boolean }> {
     const tx = this.db.transaction((): { answer: ApprovalAnswer; first: boolean } => {
       const key = approvalAnswerKey(id);
       const inserted = this.statement(

@@ -6,9 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { HttpToken } from '../../config/config.js';
 
-export type AuthResult =
-  | { ok: true; token: HttpToken }
-  | { ok: false; reason: 'missing' | 'invalid' };
+export type AuthResult = { ok: true; token: HttpToken } | { ok: false; reason: 'missing' | 'invalid' };
 
 export interface Authenticator {
   /** True when tokens are configured, so /mcp needs one. */

@@ -109,7 +109,12 @@ export async function serveBannerStream(
   if (!audiences) return;
   const { limits } = deps;
   const refuse = (refusal: FeedRefusal) =>
-    sendJson(res, refusal.status, { error: refusal.body() }, { ...deps.headers, ...(refusal.retryAfterS === undefined ? {} : { 'Retry-After': String(refusal.retryAfterS) }) });
+    sendJson(
+      res,
+      refusal.status,
+      { error: refusal.body() },
+      { ...deps.headers, ...(refusal.retryAfterS === undefined ? {} : { 'Retry-After': String(refusal.retryAfterS) }) },
+    );
   const okHeaders = {
     ...deps.headers,
     'Content-Type': 'text/event-stream; charset=utf-8',
@@ -155,7 +160,8 @@ export async function serveBannerStream(
       audiences,
       {
         snapshot: (banners, cursor) => write(`event: snapshot\nid: ${cursor}\ndata: ${JSON.stringify({ banners })}\n\n`),
-        event: (e: BannerEvent) => write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
+        event: (e: BannerEvent) =>
+          write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
       },
       lastEventId,
       deps.client,

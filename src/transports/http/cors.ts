@@ -35,7 +35,14 @@ export function createFeedCors(origins: readonly string[]): FeedCors {
       const origin = grant(req.headers.origin);
       if (!origin) {
         res.writeHead(403, { 'Content-Type': 'application/json; charset=utf-8', Vary: 'Origin' });
-        res.end(JSON.stringify({ error: { code: 'FORBIDDEN_ORIGIN', message: 'This origin may not read the feed: add it to NOTIFY_FEED_ORIGINS, e.g. https://app.example.com' } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              code: 'FORBIDDEN_ORIGIN',
+              message: 'This origin may not read the feed: add it to NOTIFY_FEED_ORIGINS, e.g. https://app.example.com',
+            },
+          }),
+        );
         return;
       }
       res.writeHead(204, {

@@ -6,7 +6,16 @@ describe('createHostPolicy', () => {
   it('on loopback: accepts the loopback forms with the bound port, nothing else', () => {
     const p = createHostPolicy({ host: '127.0.0.1', port: 8787 });
     for (const h of ['127.0.0.1:8787', 'localhost:8787', 'LOCALHOST:8787', '[::1]:8787']) expect(p.hostAllowed(h), h).toBe(true);
-    for (const h of ['evil.example.com:8787', 'localhost:8788', 'localhost', '127.0.0.1:8787.evil', '', undefined, '10.0.0.5:8787', 'localhost.evil.com:8787']) {
+    for (const h of [
+      'evil.example.com:8787',
+      'localhost:8788',
+      'localhost',
+      '127.0.0.1:8787.evil',
+      '',
+      undefined,
+      '10.0.0.5:8787',
+      'localhost.evil.com:8787',
+    ]) {
       expect(p.hostAllowed(h), String(h)).toBe(false);
     }
   });
@@ -53,7 +62,10 @@ describe('createAuthenticator', () => {
 
   it('finds the client and profile of a configured token', () => {
     expect(auth.required).toBe(true);
-    expect(auth.check('Bearer bbbbbbbbbbbbbbbb2')).toEqual({ ok: true, token: { client: 'b', token: 'bbbbbbbbbbbbbbbb2', profile: 'nested' } });
+    expect(auth.check('Bearer bbbbbbbbbbbbbbbb2')).toEqual({
+      ok: true,
+      token: { client: 'b', token: 'bbbbbbbbbbbbbbbb2', profile: 'nested' },
+    });
     expect(auth.check('bearer aaaaaaaaaaaaaaaa1')).toMatchObject({ ok: true, token: { client: 'a' } });
   });
 

@@ -130,7 +130,11 @@ interface Traffic {
 
 /** Wiring: the shared parts, and the route table built on them. */
 function wire(app: App, options: HttpOptions, log: Logger, host: string): Wired {
-  const auth = createRequestAuth({ tokens: app.config.http.tokens, feedTokens: app.config.feed.tokens, readAuth: app.config.http.readAuth });
+  const auth = createRequestAuth({
+    tokens: app.config.http.tokens,
+    feedTokens: app.config.feed.tokens,
+    readAuth: app.config.http.readAuth,
+  });
   const cors = createFeedCors(app.config.feed.origins);
   const { pollMs, ...streamLimits } = options.stream ?? {};
   const { maxStreams, streamsPerClient } = app.config.feed;
@@ -166,7 +170,10 @@ function wire(app: App, options: HttpOptions, log: Logger, host: string): Wired 
     opsRoute({ auth, metrics }),
     consoleRoute({
       actions: consoleActions(app),
-      sessions: createSessions(app.config.http.tokens.filter((t) => app.config.http.operators.includes(t.client)), app.store),
+      sessions: createSessions(
+        app.config.http.tokens.filter((t) => app.config.http.operators.includes(t.client)),
+        app.store,
+      ),
       tokens: app.config.http.tokens,
       operators: app.config.http.operators,
       now: app.now,
@@ -207,23 +214,35 @@ function createListener(options: HttpOptions, wired: Wired, traffic: Traffic, lo
   http.on('clientError', (err, socket) => {
     // Header timeouts and malformed requests: answer if the socket still can, then drop it.
     const status = (err as NodeJS.ErrnoException).code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
-    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\n\r\n`);
+    if (socket.writable)
+      socket.end(`HTTP/1.1 ${status} ${status === 408 ? 'Request Timeout' : 'Bad Request'}\r\nConnection: close\r\n\r\n`);
     else socket.destroy();
   });
   return http;
 }
 
 /** Dispatch: what applies to every path (the Host check, shutdown), then the first route that takes the request; none is a 404. */
-async function dispatch(req: IncomingMessage, res: ServerResponse, route: { name: RouteName }, wired: Wired, traffic: Traffic): Promise<void> {
+async function dispatch(
+  req: IncomingMessage,
+  res: ServerResponse,
+  route: { name: RouteName },
+  wired: Wired,
+  traffic: Traffic,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://placeholder');
   if (!wired.hosts.policy.hostAllowed(req.headers.host)) {
     return sendJson(res, 403, { error: { code: 'FORBIDDEN_HOST', message: hostRefusal(req.headers.host) } });
   }
   if (traffic.closing) {
-    return sendJson(res, 503, { error: { code: 'SHUTTING_DOWN', message: 'The server is shutting down' } }, {
-      Connection: 'close',
-      'Retry-After': '1',
-    });
+    return sendJson(
+      res,
+      503,
+      { error: { code: 'SHUTTING_DOWN', message: 'The server is shutting down' } },
+      {
+        Connection: 'close',
+        'Retry-After': '1',
+      },
+    );
   }
   for (const match of wired.routes) {
     const routed = match(req, res, url);
@@ -244,7 +263,13 @@ function onError(err: unknown, res: ServerResponse, route: RouteName, log: Logge
   if (err instanceof StoreUnavailableError) {
     // The database is down or cut off (the banner feed reads it): transient, not a bug.
     log.warn('http request failed: store unavailable', { route, reason: err.reason });
-    if (!res.headersSent) sendJson(res, 503, { error: errors.storeUnavailable(err.retryAfterS, undefined, err).toBody() }, { 'Retry-After': String(err.retryAfterS) });
+    if (!res.headersSent)
+      sendJson(
+        res,
+        503,
+        { error: errors.storeUnavailable(err.retryAfterS, undefined, err).toBody() },
+        { 'Retry-After': String(err.retryAfterS) },
+      );
     else res.destroy();
     return;
   }

@@ -19,12 +19,22 @@ export interface RequestAuth {
    * that can call tools ends up in URLs and access logs. `headers`: the feed's CORS grant,
    * so that a browser app can read why it was refused.
    */
-  authenticate(req: IncomingMessage, res: ServerResponse, mcp: boolean, queryToken?: string | null, headers?: Record<string, string>): HttpToken | null | undefined;
+  authenticate(
+    req: IncomingMessage,
+    res: ServerResponse,
+    mcp: boolean,
+    queryToken?: string | null,
+    headers?: Record<string, string>,
+  ): HttpToken | null | undefined;
   /** A valid token sent where none is needed still names its client (its own share of the feed). */
   presentedClient(req: IncomingMessage): string | undefined;
 }
 
-export function createRequestAuth(settings: { tokens: readonly HttpToken[]; feedTokens: readonly HttpToken[]; readAuth: boolean }): RequestAuth {
+export function createRequestAuth(settings: {
+  tokens: readonly HttpToken[];
+  feedTokens: readonly HttpToken[];
+  readAuth: boolean;
+}): RequestAuth {
   const auth = createAuthenticator(settings.tokens);
   // Read-only tokens: accepted where NOTIFY_READ_AUTH asks for one, refused on /mcp.
   const feedAuth = createAuthenticator(settings.feedTokens);
@@ -53,7 +63,11 @@ export function createRequestAuth(settings: { tokens: readonly HttpToken[]; feed
       const feed = result.reason === 'invalid' ? feedAuth.check(req.headers.authorization) : result;
       if (feed.ok && !mcp) return feed.token;
       if (feed.ok) {
-        sendJson(res, 403, jsonRpcError(-32001, 'This is a read-only feed token (NOTIFY_FEED_TOKENS): call tools with a NOTIFY_HTTP_TOKENS token'));
+        sendJson(
+          res,
+          403,
+          jsonRpcError(-32001, 'This is a read-only feed token (NOTIFY_FEED_TOKENS): call tools with a NOTIFY_HTTP_TOKENS token'),
+        );
         return null;
       }
       unauthorized(res, result.reason, mcp, headers);

@@ -24,9 +24,7 @@ export class SessionRegistry {
   private readonly sessions = new Map<string, Session>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(
-    private readonly options: { idleMs: number; log: Logger; onCountChange: (count: number) => void },
-  ) {
+  constructor(private readonly options: { idleMs: number; log: Logger; onCountChange: (count: number) => void }) {
     this.sweeper = setInterval(() => this.sweep(), Math.max(1_000, Math.min(options.idleMs / 4, 60_000)));
     this.sweeper.unref();
   }

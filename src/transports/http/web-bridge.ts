@@ -23,7 +23,11 @@ export function toWebRequest(req: IncomingMessage, res: ServerResponse, override
   res.once('close', () => {
     if (!res.writableFinished) aborted.abort();
   });
-  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), { method: req.method, headers, signal: aborted.signal });
+  return new Request(new URL(req.url ?? '/', `http://${req.headers.host ?? 'localhost'}`), {
+    method: req.method,
+    headers,
+    signal: aborted.signal,
+  });
 }
 
 export async function sendWebResponse(res: ServerResponse, response: Response): Promise<void> {

@@ -35,7 +35,12 @@ export async function serveWebhook(
   if (req.method !== 'POST') return fail(res, 405, 'METHOD_NOT_ALLOWED', `${url.pathname} takes POST only`, { Allow: 'POST' });
   const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/x-www-form-urlencoded') {
-    return fail(res, 415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the callback form-encoded (application/x-www-form-urlencoded), as the provider does.');
+    return fail(
+      res,
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      'Send the callback form-encoded (application/x-www-form-urlencoded), as the provider does.',
+    );
   }
   let body: string;
   try {
@@ -60,7 +65,7 @@ export async function serveWebhook(
       res,
       403,
       'FORBIDDEN',
-      'The callback signature is missing or does not verify against this server\'s credentials and NOTIFY_PUBLIC_URL; nothing was changed.',
+      "The callback signature is missing or does not verify against this server's credentials and NOTIFY_PUBLIC_URL; nothing was changed.",
     );
   }
   const outcome = reading.report ? await applyReceipt({ ...deps, log }, channel.name, reading.report) : 'ignored';

@@ -140,14 +140,34 @@ describe('the early reader', () => {
     expect(earlyResult(answers, msg(discover(1)), state())?.method).toBe('server/discover');
     // An unknown version: the SDK negotiates its own.
     expect(earlyResult(answers, msg(initialize(1, '2023-01-01')), state())).toBeUndefined();
-    expect(earlyResult(answers, msg({ id: 1, method: 'server/discover', params: { _meta: { ...envelope(), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } } }), state())).toBeUndefined();
+    expect(
+      earlyResult(
+        answers,
+        msg({
+          id: 1,
+          method: 'server/discover',
+          params: { _meta: { ...envelope(), 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } },
+        }),
+        state(),
+      ),
+    ).toBeUndefined();
     // A discover without the envelope, an initialize without clientInfo, a client name the screen refuses.
     expect(earlyResult(answers, msg({ id: 1, method: 'server/discover', params: {} }), state())).toBeUndefined();
-    expect(earlyResult(answers, msg({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } }), state())).toBeUndefined();
+    expect(
+      earlyResult(answers, msg({ id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {} } }), state()),
+    ).toBeUndefined();
     expect(earlyResult(answers, msg(initialize(1, '2025-11-25', 'x'.repeat(300))), state())).toBeUndefined();
     expect(earlyResult(answers, msg(initialize(1, '2025-11-25', 'bad \ud800 name')), state())).toBeUndefined();
     expect(earlyResult(answers, msg(initialize(1, '2025-11-25', '')), state())).toBeUndefined();
-    expect(earlyResult(answers, JSON.parse('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"__proto__":{}},"clientInfo":{"name":"a","version":"1"}}}'), state())).toBeUndefined();
+    expect(
+      earlyResult(
+        answers,
+        JSON.parse(
+          '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"__proto__":{}},"clientInfo":{"name":"a","version":"1"}}}',
+        ),
+        state(),
+      ),
+    ).toBeUndefined();
     // Not a request: no id, a fractional id, an extra member, another method.
     expect(earlyResult(answers, msg({ method: 'initialize', params: initialize(1).params }), state())).toBeUndefined();
     expect(earlyResult(answers, msg({ ...initialize(1), id: 1.5 }), state())).toBeUndefined();
@@ -162,7 +182,10 @@ describe('the early reader', () => {
 
   it('says so in the log when the server would have answered otherwise', async () => {
     warnings.length = 0;
-    const stale: EarlyAnswers = { ...answers, discover: { ...answers.discover, result: { ...(answers.discover.result as object), instructions: 'stale' } } };
+    const stale: EarlyAnswers = {
+      ...answers,
+      discover: { ...answers.discover, result: { ...(answers.discover.result as object), instructions: 'stale' } },
+    };
     const { out } = await connection({ answers: stale, before: [discover(1)] });
     expect(ids(out)).toEqual([1]);
     expect(warnings.join('\n')).toContain('early answer differed from the server');

@@ -41,7 +41,10 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio, a %s client', (version)
     await closed;
     await app.close();
 
-    const messages = output.trim().split('\n').map((l) => JSON.parse(l));
+    const messages = output
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(messages.map((m) => m.id)).toEqual([1, 2, 3]);
     expect(messages[1].result.tools[0].name).toBe('send_notification');
     expect(messages[2].result.structuredContent).toMatchObject({ via: 'email', status: 'dry_run' });
@@ -88,9 +91,15 @@ async function connection(version: string) {
 }
 
 describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK would drop or dump, a %s client', (version) => {
-  it('answers a tools/call whose arguments are not an object with the tool\'s coded INVALID_FIELD result', async () => {
+  it("answers a tools/call whose arguments are not an object with the tool's coded INVALID_FIELD result", async () => {
     const c = await connection(version);
-    const cases: [unknown, string][] = [['to me', 'INVALID_FIELD'], [[1, 2], 'INVALID_FIELD'], [5, 'INVALID_FIELD'], [true, 'INVALID_FIELD'], [null, 'INVALID_VIA']];
+    const cases: [unknown, string][] = [
+      ['to me', 'INVALID_FIELD'],
+      [[1, 2], 'INVALID_FIELD'],
+      [5, 'INVALID_FIELD'],
+      [true, 'INVALID_FIELD'],
+      [null, 'INVALID_VIA'],
+    ];
     let id = 10;
     for (const [args, code] of cases) {
       c.stdin.write(rpc(++id, 'tools/call', c.withMeta({ name: 'send_notification', arguments: args })));
@@ -100,7 +109,17 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
       expect(r.result.structuredContent.error).toMatchObject({ code, ...(code === 'INVALID_FIELD' ? { path: '' } : {}) });
     }
     // The private key a set-aside travels under cannot be sent by a client.
-    c.stdin.write(rpc(++id, 'tools/call', c.withMeta({ name: 'list_banners', arguments: {}, _meta: { ...(version === '2026-07-28' ? envelope : {}), 'dev.notify-mcp/arguments': 'x' } })));
+    c.stdin.write(
+      rpc(
+        ++id,
+        'tools/call',
+        c.withMeta({
+          name: 'list_banners',
+          arguments: {},
+          _meta: { ...(version === '2026-07-28' ? envelope : {}), 'dev.notify-mcp/arguments': 'x' },
+        }),
+      ),
+    );
     expect((await c.answer(id)).result.structuredContent).toHaveProperty('banners');
     await c.end();
   });
@@ -138,10 +157,16 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
 
   it('reads a line led by a byte order mark or ended by CRLF, refuses invalid UTF-8 instead of replacing it, and keeps serving', async () => {
     const c = await connection(version);
-    c.stdin.write(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(rpc(51, 'tools/list', c.withMeta({})).replace('\n', '\r\n'))]));
+    c.stdin.write(
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(rpc(51, 'tools/list', c.withMeta({})).replace('\n', '\r\n'))]),
+    );
     expect((await c.answer(51)).result.tools.length).toBeGreaterThan(0);
     // An SMS body with a stray byte: a lenient decode would send U+FFFD in its place.
-    const line = rpc(52, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } }));
+    const line = rpc(
+      52,
+      'tools/call',
+      c.withMeta({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Disk STRAY' } }),
+    );
     const [head, tail] = line.split('STRAY') as [string, string];
     c.stdin.write(Buffer.concat([Buffer.from(head), Buffer.from([0xff]), Buffer.from(tail)]));
     expect((await c.answer(null)).error).toMatchObject({ code: -32700, message: expect.stringContaining('UTF-8') });
@@ -152,7 +177,16 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
 
   it('answers arguments holding a list of 400,000 items with the coded result, not a refusal', async () => {
     const c = await connection(version);
-    c.stdin.write(rpc(61, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'email', to: Array.from({ length: 400_000 }, () => 0), subject: 's', body_html: 'x' } })));
+    c.stdin.write(
+      rpc(
+        61,
+        'tools/call',
+        c.withMeta({
+          name: 'send_notification',
+          arguments: { via: 'email', to: Array.from({ length: 400_000 }, () => 0), subject: 's', body_html: 'x' },
+        }),
+      ),
+    );
     const r = await c.answer(61);
     expect(r.result?.isError, JSON.stringify(r).slice(0, 300)).toBe(true);
     expect(r.result.structuredContent.error.path).toMatch(/^\/to/);
@@ -167,7 +201,10 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
         ? rpc(81, 'tools/list', { _meta: { ...envelope, 'io.modelcontextprotocol/clientInfo': info } })
         : rpc(81, 'initialize', { protocolVersion: version, capabilities: {}, clientInfo: info }),
     );
-    expect((await c.answer(81)).error).toMatchObject({ code: -32602, message: expect.stringContaining('holds a lone surrogate at character 3') });
+    expect((await c.answer(81)).error).toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('holds a lone surrogate at character 3'),
+    });
     c.stdin.write(rpc(82, 'tools/list', c.withMeta({})));
     expect((await c.answer(82)).result.tools.length).toBeGreaterThan(0);
     await c.end();
@@ -178,7 +215,10 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     const id = 'x'.repeat(500_000);
     c.stdin.write(rpc(id as unknown as number, 'tools/list', c.withMeta({})));
     const refused = await c.answer(null);
-    expect(refused.error).toMatchObject({ code: -32600, message: expect.stringContaining('id is 500000 characters, over the limit of 256') });
+    expect(refused.error).toMatchObject({
+      code: -32600,
+      message: expect.stringContaining('id is 500000 characters, over the limit of 256'),
+    });
     expect(JSON.stringify(refused).length).toBeLessThan(400);
     c.stdin.write(rpc('y'.repeat(256) as unknown as number, 'tools/list', c.withMeta({})));
     expect((await c.answer('y'.repeat(256) as unknown as number)).result.tools.length).toBeGreaterThan(0);
@@ -195,12 +235,20 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
     await c.end();
   });
 
-  it('answers arguments nested 400,000 deep with the tool\'s coded error, as over HTTP, instead of ending the process, and keeps serving', async () => {
+  it("answers arguments nested 400,000 deep with the tool's coded error, as over HTTP, instead of ending the process, and keeps serving", async () => {
     const c = await connection(version);
     // Under the 1 MiB limit; JSON.parse takes it (it does not recurse), a recursive walk would not.
     const depth = 400_000;
-    c.stdin.write(rpc(41, 'tools/call', c.withMeta({ name: 'send_notification', arguments: 'DEEP' })).replace('"DEEP"', '['.repeat(depth) + ']'.repeat(depth)));
-    expect((await c.answer(41)).result.structuredContent.error).toMatchObject({ code: 'INVALID_FIELD', message: expect.stringContaining('JSON object') });
+    c.stdin.write(
+      rpc(41, 'tools/call', c.withMeta({ name: 'send_notification', arguments: 'DEEP' })).replace(
+        '"DEEP"',
+        '['.repeat(depth) + ']'.repeat(depth),
+      ),
+    );
+    expect((await c.answer(41)).result.structuredContent.error).toMatchObject({
+      code: 'INVALID_FIELD',
+      message: expect.stringContaining('JSON object'),
+    });
     c.stdin.write(rpc(42, 'tools/list', c.withMeta({})));
     expect((await c.answer(42)).result.tools.length).toBeGreaterThan(0);
     await c.end();
@@ -209,7 +257,11 @@ describe.each(['2025-11-25', '2026-07-28'])('serveStdio screens what the SDK wou
   it('refuses a message over the limit with an error naming its id, instead of closing, and keeps serving', async () => {
     const c = await connection(version);
     // Over the SDK transport's own 10 MB buffer, which would close the connection.
-    const huge = rpc(21, 'tools/call', c.withMeta({ name: 'send_notification', arguments: { via: 'email', subject: 'x'.repeat(11 * 1024 * 1024) } }));
+    const huge = rpc(
+      21,
+      'tools/call',
+      c.withMeta({ name: 'send_notification', arguments: { via: 'email', subject: 'x'.repeat(11 * 1024 * 1024) } }),
+    );
     c.stdin.write(huge);
     const refused = await c.answer(21);
     expect(refused.error).toMatchObject({ code: -32600, message: expect.stringContaining('over the limit') });

@@ -34,7 +34,10 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
   // the pinned server's notifications/resources/updated onto the listens that named the URI;
   // the lines show us which URIs to watch, and until when (notifications/cancelled).
   let modernServer: Server | undefined;
-  const watch = new ResourceWatch(bannerHubFor(app.store, { log: app.log }), (uri) => void modernServer?.sendResourceUpdated({ uri }).catch(() => {}));
+  const watch = new ResourceWatch(
+    bannerHubFor(app.store, { log: app.log }),
+    (uri) => void modernServer?.sendResourceUpdated({ uri }).catch(() => {}),
+  );
   const listens = new Map<unknown, Promise<() => void>>();
   const onMessage = (message: unknown) => {
     const m = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
@@ -57,7 +60,10 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
     const held = listens.get(id);
     if (held === undefined) return;
     listens.delete(id);
-    void held.then((release) => release(), () => {});
+    void held.then(
+      (release) => release(),
+      () => {},
+    );
   };
   // A listen the SDK answers (an error, or its end) is over: its watch ends with it.
   const onSend = (message: object) => {
@@ -71,14 +77,17 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
     onSend,
     early: earlyReaderOn(stdin),
   });
-  const handle = serveStdioEntry(({ era }) => {
-    const server = createServer(app, {}, era);
-    if (era === 'modern') modernServer = server;
-    return server;
-  }, {
-    transport,
-    onerror: (error) => app.log.warn('stdio transport error', { error: error.message }),
-  });
+  const handle = serveStdioEntry(
+    ({ era }) => {
+      const server = createServer(app, {}, era);
+      if (era === 'modern') modernServer = server;
+      return server;
+    },
+    {
+      transport,
+      onerror: (error) => app.log.warn('stdio transport error', { error: error.message }),
+    },
+  );
   const closed = new Promise<void>((resolve) => {
     // The SDK's own transport closes at end of input and drops the calls still running; a
     // client may close its side right after writing its last request, so they are answered
@@ -86,11 +95,12 @@ export async function serveStdio(app: App, options: StdioOptions = {}): Promise<
     // where the calls are tracked.
     transport.whenInputEnds(() => {
       transport.endOfInput();
-      setImmediate(() =>
-        void app.drain().finally(() => {
-          watch.releaseAll();
-          void handle.close().finally(resolve);
-        }),
+      setImmediate(
+        () =>
+          void app.drain().finally(() => {
+            watch.releaseAll();
+            void handle.close().finally(resolve);
+          }),
       );
     });
   });

@@ -61,7 +61,13 @@ export async function runAiSdk({ profile, url }) {
       rulesKept: rulesKept(schemas),
       valid: `${valid}/3`,
       errorIntact,
-      note: errorIntact ? '' : b.error ? `the SDK answered itself: ${String(b.error.message ?? b.error).split('\n')[0].slice(0, 120)}` : '',
+      note: errorIntact
+        ? ''
+        : b.error
+          ? `the SDK answered itself: ${String(b.error.message ?? b.error)
+              .split('\n')[0]
+              .slice(0, 120)}`
+          : '',
     };
   } finally {
     await client.close();

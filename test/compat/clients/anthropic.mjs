@@ -10,7 +10,16 @@ import { mcpTools } from '@anthropic-ai/sdk/helpers/beta/mcp';
 import { BAD_CALL, VALID_CALLS, rulesKept, shaped } from './lib.mjs';
 import { connectSdkClient } from './sdk-client.mjs';
 
-const message = (content, stop_reason) => ({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-canned', content, stop_reason, stop_sequence: null, usage: { input_tokens: 1, output_tokens: 1 } });
+const message = (content, stop_reason) => ({
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-canned',
+  content,
+  stop_reason,
+  stop_sequence: null,
+  usage: { input_tokens: 1, output_tokens: 1 },
+});
 
 /** One loop in which the model calls `name` with `args`; resolves to the tools it was handed and the tool_result it got back. */
 async function turn(tools, name, args) {
@@ -21,11 +30,20 @@ async function turn(tools, name, args) {
     fetch: async (_url, init) => {
       const body = JSON.parse(init.body);
       requests.push(body);
-      const answer = requests.length === 1 ? message([{ type: 'tool_use', id: 'toolu_1', name, input: args }], 'tool_use') : message([{ type: 'text', text: 'done' }], 'end_turn');
+      const answer =
+        requests.length === 1
+          ? message([{ type: 'tool_use', id: 'toolu_1', name, input: args }], 'tool_use')
+          : message([{ type: 'text', text: 'done' }], 'end_turn');
       return new Response(JSON.stringify(answer), { status: 200, headers: { 'content-type': 'application/json' } });
     },
   });
-  await anthropic.beta.messages.toolRunner({ model: 'claude-canned', max_tokens: 64, max_iterations: 2, messages: [{ role: 'user', content: 'notify' }], tools });
+  await anthropic.beta.messages.toolRunner({
+    model: 'claude-canned',
+    max_tokens: 64,
+    max_iterations: 2,
+    messages: [{ role: 'user', content: 'notify' }],
+    tools,
+  });
   const result = requests[1]?.messages.at(-1)?.content?.find((b) => b.type === 'tool_result');
   return { handed: requests[0]?.tools ?? [], result };
 }
@@ -52,7 +70,13 @@ export async function runAnthropic(cell) {
     const b = names.includes(bad.name) ? await turn(tools, bad.name, bad.args) : {};
     const errorIntact = textOf(b.result).includes('FIELD_NOT_ON_CHANNEL');
     const schemas = handed.filter((t) => /^send_/.test(t.name)).map((t) => t.input_schema);
-    return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: errorIntact || !b.result ? '' : `the model got: ${textOf(b.result).slice(0, 100)}` };
+    return {
+      accepted,
+      rulesKept: rulesKept(schemas),
+      valid: `${valid}/3`,
+      errorIntact,
+      note: errorIntact || !b.result ? '' : `the model got: ${textOf(b.result).slice(0, 100)}`,
+    };
   } finally {
     await client.close();
   }

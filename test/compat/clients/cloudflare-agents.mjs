@@ -14,12 +14,17 @@ import { BAD_CALL, VALID_CALLS, rulesKept, shaped } from './lib.mjs';
 
 const textOf = (v) => (v instanceof Error ? v.message : typeof v === 'string' ? v : JSON.stringify(v ?? ''));
 /** The validation error's own words, without the value it echoes. */
-const reason = (e) => textOf(e).replace(/\s+/g, ' ').replace(/Value: \{.*?\}\.? Error message: /, '');
+const reason = (e) =>
+  textOf(e)
+    .replace(/\s+/g, ' ')
+    .replace(/Value: \{.*?\}\.? Error message: /, '');
 
 export async function runCloudflareAgents({ profile, url }) {
   if (!url) throw new Error('no stdio transport in agents');
   const manager = new MCPClientManager('notify-compat', '1');
-  Object.defineProperty(manager, 'lifecycle', { value: { storage: { sql: { exec: () => [] }, get: async () => undefined, put: async () => {} } } });
+  Object.defineProperty(manager, 'lifecycle', {
+    value: { storage: { sql: { exec: () => [] }, get: async () => undefined, put: async () => {} } },
+  });
   try {
     const { id } = await manager.connect(url);
     const all = manager.getAITools();
@@ -43,11 +48,15 @@ export async function runCloudflareAgents({ profile, url }) {
     }
     const bad = shaped(profile, BAD_CALL);
     const b = tools[bad.name] ? await turn(tools, bad.name, bad.args) : {};
-    const errorIntact = textOf(b.output).includes('FIELD_NOT_ON_CHANNEL') || (b.error !== undefined && textOf(b.error).includes('FIELD_NOT_ON_CHANNEL'));
+    const errorIntact =
+      textOf(b.output).includes('FIELD_NOT_ON_CHANNEL') || (b.error !== undefined && textOf(b.error).includes('FIELD_NOT_ON_CHANNEL'));
     if (!errorIntact && b.error) notes.push(`the SDK answered itself: ${reason(b.error).slice(0, 160)}`);
     const schemas = (handed ?? []).filter((t) => /^send_/.test(t.name)).map((t) => t.inputSchema);
     const root = schemas.find((s) => s?.type !== 'object');
-    if (root) notes.push(`client at fault: the schema the model gets has no root type "object" (type: ${JSON.stringify(root.type)}, keys ${Object.keys(root).join(',')})`);
+    if (root)
+      notes.push(
+        `client at fault: the schema the model gets has no root type "object" (type: ${JSON.stringify(root.type)}, keys ${Object.keys(root).join(',')})`,
+      );
     return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: notes.join('; ') };
   } finally {
     await manager.closeAllConnections();

@@ -41,7 +41,11 @@ export async function runGenkit({ profile, url }) {
       try {
         await ai.generate({ model: 'compat/canned', prompt: 'notify', tools });
       } catch (err) {
-        return { thrown: String(err?.message ?? err).replace(/\s+/g, ' ').trim() };
+        return {
+          thrown: String(err?.message ?? err)
+            .replace(/\s+/g, ' ')
+            .trim(),
+        };
       } finally {
         if (state.requests[0]) declared = state.requests[0].tools ?? [];
       }
@@ -61,7 +65,10 @@ export async function runGenkit({ profile, url }) {
     const bad = shaped(profile, BAD_CALL);
     const b = names.has(bad.name) ? await turn(bad.name, bad.args) : {};
     const errorIntact = !b.thrown && textOf(b.response).includes('FIELD_NOT_ON_CHANNEL');
-    if (b.thrown) notes.push(`client at fault: its own check of the call against the tool's schema throws out of generate(), so the model never sees the server's error: ${b.thrown.slice(0, 140)}`);
+    if (b.thrown)
+      notes.push(
+        `client at fault: its own check of the call against the tool's schema throws out of generate(), so the model never sees the server's error: ${b.thrown.slice(0, 140)}`,
+      );
     else if (!errorIntact && b.response !== undefined) notes.push(`the model got: ${textOf(b.response).slice(0, 100)}`);
     const schemas = declared.filter((d) => /send_/.test(d.name)).map((d) => d.inputSchema);
     return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: notes.join('; ') };

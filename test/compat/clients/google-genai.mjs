@@ -15,14 +15,22 @@ async function cannedGemini() {
   const state = { call: undefined, requests: [] };
   const server = createServer((req, res) => {
     let body = '';
-    req.setEncoding('utf8').on('data', (c) => (body += c)).on('end', () => {
-      const request = JSON.parse(body || '{}');
-      state.requests.push(request);
-      const answered = request.contents?.some((c) => c.parts?.some((p) => p.functionResponse));
-      const parts = answered ? [{ text: 'done' }] : [{ functionCall: { name: state.call.name, args: state.call.args } }];
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 } }));
-    });
+    req
+      .setEncoding('utf8')
+      .on('data', (c) => (body += c))
+      .on('end', () => {
+        const request = JSON.parse(body || '{}');
+        state.requests.push(request);
+        const answered = request.contents?.some((c) => c.parts?.some((p) => p.functionResponse));
+        const parts = answered ? [{ text: 'done' }] : [{ functionCall: { name: state.call.name, args: state.call.args } }];
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+            usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 },
+          }),
+        );
+      });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { state, baseUrl: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((resolve) => server.close(resolve)) };
@@ -61,7 +69,13 @@ export async function runGoogleGenAi(cell) {
     const b = names.includes(bad.name) ? await turn(bad.name, bad.args) : {};
     const errorIntact = textOf(b.response).includes('FIELD_NOT_ON_CHANNEL');
     const schemas = declared.filter((d) => /^send_/.test(d.name)).map((d) => d.parametersJsonSchema ?? d.parameters);
-    return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: errorIntact || !b.response ? '' : `the model got: ${textOf(b.response).slice(0, 100)}` };
+    return {
+      accepted,
+      rulesKept: rulesKept(schemas),
+      valid: `${valid}/3`,
+      errorIntact,
+      note: errorIntact || !b.response ? '' : `the model got: ${textOf(b.response).slice(0, 100)}`,
+    };
   } finally {
     await gemini.close();
     await client.close();

@@ -13,21 +13,28 @@ const run = promisify(execFile);
 const LAUNCHER = createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 
 async function inspector(cell, method, extra = []) {
-  const target = cell.url ? [cell.url] : (() => {
-    const s = stdioServer(cell.profile);
-    return [...Object.entries(s.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), '--', s.command, ...s.args];
-  })();
+  const target = cell.url
+    ? [cell.url]
+    : (() => {
+        const s = stdioServer(cell.profile);
+        return [...Object.entries(s.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]), '--', s.command, ...s.args];
+      })();
   // The target comes last: after `--` for stdio, so that the server's own flags stay its own.
   const args = [LAUNCHER, '--cli', '--method', method, ...extra, ...(cell.url ? ['--transport', 'http'] : []), ...target];
   try {
-    const { stdout } = await run(process.execPath, args, { timeout: 60_000, maxBuffer: 16 << 20, env: { ...process.env, HOME: process.env.HOME ?? '/tmp' } });
+    const { stdout } = await run(process.execPath, args, {
+      timeout: 60_000,
+      maxBuffer: 16 << 20,
+      env: { ...process.env, HOME: process.env.HOME ?? '/tmp' },
+    });
     return stdout;
   } catch (err) {
     return `${err.stdout ?? ''}${err.stderr ?? ''}${err.message}`;
   }
 }
 
-const toolArgs = (args) => Object.entries(args).flatMap(([k, v]) => ['--tool-arg', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
+const toolArgs = (args) =>
+  Object.entries(args).flatMap(([k, v]) => ['--tool-arg', `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`]);
 
 export async function runInspector(cell) {
   const listedText = await inspector(cell, 'tools/list');
@@ -35,7 +42,13 @@ export async function runInspector(cell) {
   try {
     tools = JSON.parse(listedText).tools ?? [];
   } catch {
-    return { accepted: false, rulesKept: false, valid: '0/3', errorIntact: false, note: `tools/list printed: ${listedText.split('\n')[0].slice(0, 120)}` };
+    return {
+      accepted: false,
+      rulesKept: false,
+      valid: '0/3',
+      errorIntact: false,
+      note: `tools/list printed: ${listedText.split('\n')[0].slice(0, 120)}`,
+    };
   }
   const names = tools.map((t) => t.name);
   const accepted = names.includes(cell.profile === 'per-channel' ? 'send_sms' : 'send_notification');
@@ -48,5 +61,11 @@ export async function runInspector(cell) {
   const valid = outs.filter((out) => out.includes('dry_run') && !/"isError":\s*true/.test(out)).length;
   const errorIntact = badOut.includes('FIELD_NOT_ON_CHANNEL');
   const schemas = tools.filter((t) => /^send_/.test(t.name)).map((t) => t.inputSchema);
-  return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: errorIntact ? '' : `the caller got: ${badOut.split('\n')[0].slice(0, 120)}` };
+  return {
+    accepted,
+    rulesKept: rulesKept(schemas),
+    valid: `${valid}/3`,
+    errorIntact,
+    note: errorIntact ? '' : `the caller got: ${badOut.split('\n')[0].slice(0, 120)}`,
+  };
 }

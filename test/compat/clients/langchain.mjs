@@ -32,7 +32,12 @@ export async function runLangChain({ profile, url }) {
         if (out.includes('dry_run') && !out.includes('"isError":true')) valid += 1;
       } catch (err) {
         refused.push(call.via);
-        if (!/did not match expected schema/.test(String(err?.message ?? err))) notes.push(`${call.via}: ${String(err?.message ?? err).split('\n')[0].slice(0, 80)}`);
+        if (!/did not match expected schema/.test(String(err?.message ?? err)))
+          notes.push(
+            `${call.via}: ${String(err?.message ?? err)
+              .split('\n')[0]
+              .slice(0, 80)}`,
+          );
       }
     }
     const bad = shaped(profile, BAD_CALL);
@@ -41,11 +46,20 @@ export async function runLangChain({ profile, url }) {
       errorIntact = text(await byName.get(bad.name)?.invoke(bad.args)).includes('FIELD_NOT_ON_CHANNEL');
     } catch (err) {
       errorIntact = String(err?.message ?? err).includes('FIELD_NOT_ON_CHANNEL');
-      if (!errorIntact) notes.push(`client at fault: its own check answers the bad call ("Received tool input did not match expected schema") against the schema it simplified, before the server (langchain-ai/langchainjs#10905)`);
+      if (!errorIntact)
+        notes.push(
+          `client at fault: its own check answers the bad call ("Received tool input did not match expected schema") against the schema it simplified, before the server (langchain-ai/langchainjs#10905)`,
+        );
     }
     const kept = rulesKept(schemas);
-    if (!kept) notes.push('client at fault: its simplification turns a field that is an anyOf (flat `to`: email or E.164) into `{}`, so the model sees no rule for it (langchain-ai/langchainjs#11302)');
-    if (refused.length) notes.unshift(`client at fault: it merges the union's branches and refuses valid ${refused.join(' and ')} calls itself (langchain-ai/langchainjs#11302)`);
+    if (!kept)
+      notes.push(
+        'client at fault: its simplification turns a field that is an anyOf (flat `to`: email or E.164) into `{}`, so the model sees no rule for it (langchain-ai/langchainjs#11302)',
+      );
+    if (refused.length)
+      notes.unshift(
+        `client at fault: it merges the union's branches and refuses valid ${refused.join(' and ')} calls itself (langchain-ai/langchainjs#11302)`,
+      );
     return { accepted, rulesKept: kept, valid: `${valid}/3`, errorIntact, note: notes.join('; ') };
   } finally {
     await client.close();

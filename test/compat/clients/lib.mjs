@@ -32,7 +32,11 @@ const VALID = {
 /** subject is not an SMS field: the server answers FIELD_NOT_ON_CHANNEL. */
 const BAD = { via: 'sms', to: '+14155550123', body: 'Deploy 142 is live.', subject: 'Deploy' };
 
-const FIELDS = { email: ['to', 'cc', 'bcc', 'subject', 'body_html', 'body_text', 'reply_to', 'attachments', 'idempotency_key', 'send_at', 'urgent'], sms: ['to', 'body', 'media_urls', 'idempotency_key', 'send_at', 'urgent'], slack: ['channel', 'text', 'thread', 'blocks', 'idempotency_key', 'send_at', 'urgent'] };
+const FIELDS = {
+  email: ['to', 'cc', 'bcc', 'subject', 'body_html', 'body_text', 'reply_to', 'attachments', 'idempotency_key', 'send_at', 'urgent'],
+  sms: ['to', 'body', 'media_urls', 'idempotency_key', 'send_at', 'urgent'],
+  slack: ['channel', 'text', 'thread', 'blocks', 'idempotency_key', 'send_at', 'urgent'],
+};
 
 /** The tool and arguments a model sends for `call` under `profile`. */
 export function shaped(profile, call) {
@@ -82,7 +86,10 @@ export function rulesKept(schemas) {
 /** `notify-mcp --http` on a free port, one process for every profile (`/mcp/<profile>`). */
 export async function startHttp() {
   const { spawn } = await import('node:child_process');
-  const child = spawn(SERVER_NODE, [CLI, '--http', '--port', '0'], { env: { ...serverEnv('flat'), NOTIFY_LOG_LEVEL: 'info', NOTIFY_CLIENT_PROFILES: PROFILES.map((p) => `compat-${p}=${p}`).join(',') }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(SERVER_NODE, [CLI, '--http', '--port', '0'], {
+    env: { ...serverEnv('flat'), NOTIFY_LOG_LEVEL: 'info', NOTIFY_CLIENT_PROFILES: PROFILES.map((p) => `compat-${p}=${p}`).join(',') },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   const origin = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no "serving http" line: ${stderr}`)), 20_000);
@@ -138,13 +145,16 @@ function tapHttp(version, body) {
  * the client's `initialize` asked for; undefined when nothing was called.
  */
 export function tapEra() {
-  const sent = readFileSync(tapFile, 'utf8').split('\n').filter(Boolean).flatMap((l) => {
-    try {
-      return [JSON.parse(l)];
-    } catch {
-      return [];
-    }
-  });
+  const sent = readFileSync(tapFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
   const calls = sent.filter((m) => m.method === 'tools/call');
   const call = calls.at(-1);
   if (call === undefined) return undefined;
@@ -162,15 +172,21 @@ async function startTapProxy(origin) {
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       if (req.method === 'POST') tapHttp(req.headers['mcp-protocol-version'], body.toString('utf8'));
-      const up = request({ host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } }, (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-        upRes.pipe(res);
-      });
+      const up = request(
+        { host: target.hostname, port: target.port, path: req.url, method: req.method, headers: { ...req.headers, host: target.host } },
+        (upRes) => {
+          res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+          upRes.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       res.on('close', () => up.destroy());
       up.end(body);
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { origin: `http://127.0.0.1:${server.address().port}`, stop: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))) };
+  return {
+    origin: `http://127.0.0.1:${server.address().port}`,
+    stop: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
+  };
 }

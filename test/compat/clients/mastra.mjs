@@ -16,7 +16,10 @@ function jsonSchemaOf(tool) {
 }
 
 export async function runMastra({ profile, url }) {
-  const mcp = new MCPClient({ id: `compat-${profile}-${url ? 'http' : 'stdio'}`, servers: { notify: url ? { url: new URL(url) } : stdioServer(profile) } });
+  const mcp = new MCPClient({
+    id: `compat-${profile}-${url ? 'http' : 'stdio'}`,
+    servers: { notify: url ? { url: new URL(url) } : stdioServer(profile) },
+  });
   try {
     const listed = await mcp.listTools();
     const tools = new Map(Object.entries(listed).map(([k, t]) => [k.replace(/^notify_/, ''), t]));
@@ -33,7 +36,13 @@ export async function runMastra({ profile, url }) {
     const badOut = tools.has(bad.name) ? await run(bad.name, bad.args) : '';
     const errorIntact = badOut.includes('FIELD_NOT_ON_CHANNEL');
     const schemas = [...tools].filter(([n]) => /^send_/.test(n)).map(([, t]) => jsonSchemaOf(t));
-    return { accepted, rulesKept: rulesKept(schemas), valid: `${valid}/3`, errorIntact, note: errorIntact ? '' : `the caller got: ${badOut.split('\n')[0].slice(0, 120)}` };
+    return {
+      accepted,
+      rulesKept: rulesKept(schemas),
+      valid: `${valid}/3`,
+      errorIntact,
+      note: errorIntact ? '' : `the caller got: ${badOut.split('\n')[0].slice(0, 120)}`,
+    };
   } finally {
     await mcp.disconnect();
   }

@@ -25,7 +25,9 @@ export async function runMcpRemote({ profile, url }) {
   if (!url) throw new Error('mcp-remote bridges to HTTP only');
   const endpoint = url.replace(/\/mcp\/[^/]+$/, '/mcp');
   const client = new Client({ name: `compat-${profile}`, version: '1' });
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [PROXY, endpoint, '--transport', 'http-only'], stderr: 'ignore' }));
+  await client.connect(
+    new StdioClientTransport({ command: process.execPath, args: [PROXY, endpoint, '--transport', 'http-only'], stderr: 'ignore' }),
+  );
   try {
     const { tools } = await client.listTools();
     const byName = shapeOf(profile, tools);
@@ -42,7 +44,9 @@ export async function runMcpRemote({ profile, url }) {
       rulesKept: rulesKept(tools.filter((t) => t.name.startsWith('send_')).map((t) => t.inputSchema)),
       valid: `${valid}/3`,
       errorIntact: b.isError === true && b.structuredContent?.error?.code === 'FIELD_NOT_ON_CHANNEL',
-      note: byName ? `profile chosen by the client's name through the rename (\`compat-${profile} (via mcp-remote …)\`)` : 'the profile by name was lost in the rename',
+      note: byName
+        ? `profile chosen by the client's name through the rename (\`compat-${profile} (via mcp-remote …)\`)`
+        : 'the profile by name was lost in the rename',
     };
   } finally {
     await client.close();

@@ -31,7 +31,11 @@ export async function runMcpUse({ profile, url }) {
         if (out.includes('dry_run') && !out.includes('"isError":true')) valid += 1;
         else refused.push(`${call.via}: ${out.slice(0, 80)}`);
       } catch (err) {
-        refused.push(`${call.via}: ${String(err?.message ?? err).replace(/\s+/g, ' ').slice(0, 80)}`);
+        refused.push(
+          `${call.via}: ${String(err?.message ?? err)
+            .replace(/\s+/g, ' ')
+            .slice(0, 80)}`,
+        );
       }
     }
     const bad = shaped(profile, BAD_CALL);
@@ -58,7 +62,8 @@ export async function runMcpUse({ profile, url }) {
       for (const [k, x] of Object.entries(v)) walk(x, key === 'send_at' && k !== 'properties' ? 'send_at' : k);
     };
     walk(schemas);
-    if (sendAtPatterns.some((p) => !new RegExp(p).test('2026-07-01T09:00:00+02:00'))) lost.push('turns send_at\'s format date-time into a pattern that takes only Z times');
+    if (sendAtPatterns.some((p) => !new RegExp(p).test('2026-07-01T09:00:00+02:00')))
+      lost.push("turns send_at's format date-time into a pattern that takes only Z times");
     if (lost.length) notes.push(`client at fault: its JSON Schema → zod conversion ${lost.join(', ')}`);
     return { accepted, rulesKept: kept, valid: `${valid}/3`, errorIntact, note: notes.join('; ') };
   } finally {

@@ -25,7 +25,13 @@ export async function runOpenAiAgents({ profile, url }) {
     const valid = await validSent(profile, (name) => tools.has(name), run);
     const bad = shaped(profile, BAD_CALL);
     const errorIntact = (await run(bad.name, bad.args)).includes('FIELD_NOT_ON_CHANNEL');
-    return { accepted, rulesKept: rulesKept(send.map((t) => t.parameters)), valid: `${valid}/3`, errorIntact, note: strict ? 'strict' : 'not strict (the SDK fell back)' };
+    return {
+      accepted,
+      rulesKept: rulesKept(send.map((t) => t.parameters)),
+      valid: `${valid}/3`,
+      errorIntact,
+      note: strict ? 'strict' : 'not strict (the SDK fell back)',
+    };
   } finally {
     await server.close();
   }

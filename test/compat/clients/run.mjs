@@ -25,15 +25,52 @@ import { PROFILES, ROOT, beginTap, startHttp, tapEra } from './lib.mjs';
 const CLIENTS = [
   { id: 'ai-sdk', label: 'Vercel AI SDK 7 (`ai` + `@ai-sdk/mcp`)', pkg: '@ai-sdk/mcp', run: runAiSdk },
   { id: 'langchain', label: 'LangChain `@langchain/mcp-adapters`', pkg: '@langchain/mcp-adapters', run: runLangChain },
-  { id: 'openai-agents', label: 'OpenAI Agents SDK (JS, `@openai/agents`, strict schemas asked)', pkg: '@openai/agents', run: runOpenAiAgents },
-  { id: 'mcp-remote', label: 'mcp-remote (stdio bridge to HTTP; an SDK client behind it)', pkg: 'mcp-remote', run: runMcpRemote, transports: ['http'] },
+  {
+    id: 'openai-agents',
+    label: 'OpenAI Agents SDK (JS, `@openai/agents`, strict schemas asked)',
+    pkg: '@openai/agents',
+    run: runOpenAiAgents,
+  },
+  {
+    id: 'mcp-remote',
+    label: 'mcp-remote (stdio bridge to HTTP; an SDK client behind it)',
+    pkg: 'mcp-remote',
+    run: runMcpRemote,
+    transports: ['http'],
+  },
   { id: 'mastra', label: 'Mastra `@mastra/mcp` (MCPClient tools, their own input check)', pkg: '@mastra/mcp', run: runMastra },
   { id: 'inspector', label: 'MCP Inspector CLI (`inspector --cli`)', pkg: '@modelcontextprotocol/inspector', run: runInspector },
-  { id: 'google-genai', label: '`@google/genai` `mcpToTool` (automatic function calling; v1 SDK client)', pkg: '@google/genai', run: runGoogleGenAi },
-  { id: 'anthropic', label: 'Anthropic SDK MCP helpers (`mcpTools` + `toolRunner`; v1 SDK client)', pkg: '@anthropic-ai/sdk', run: runAnthropic },
-  { id: 'cloudflare-agents', label: 'Cloudflare `agents` (`MCPClientManager` + `getAITools()`; its own 2.x SDK client, HTTP only)', pkg: 'agents', run: runCloudflareAgents, transports: ['http'] },
-  { id: 'genkit', label: 'Genkit (`genkit` + `@genkit-ai/mcp` `createMcpClient`, tools through `generate()`)', pkg: '@genkit-ai/mcp', run: runGenkit },
-  { id: 'mcp-use', label: 'mcp-use (`MCPClient` + `LangChainAdapter`, the tools its MCPAgent hands a model)', pkg: 'mcp-use', run: runMcpUse },
+  {
+    id: 'google-genai',
+    label: '`@google/genai` `mcpToTool` (automatic function calling; v1 SDK client)',
+    pkg: '@google/genai',
+    run: runGoogleGenAi,
+  },
+  {
+    id: 'anthropic',
+    label: 'Anthropic SDK MCP helpers (`mcpTools` + `toolRunner`; v1 SDK client)',
+    pkg: '@anthropic-ai/sdk',
+    run: runAnthropic,
+  },
+  {
+    id: 'cloudflare-agents',
+    label: 'Cloudflare `agents` (`MCPClientManager` + `getAITools()`; its own 2.x SDK client, HTTP only)',
+    pkg: 'agents',
+    run: runCloudflareAgents,
+    transports: ['http'],
+  },
+  {
+    id: 'genkit',
+    label: 'Genkit (`genkit` + `@genkit-ai/mcp` `createMcpClient`, tools through `generate()`)',
+    pkg: '@genkit-ai/mcp',
+    run: runGenkit,
+  },
+  {
+    id: 'mcp-use',
+    label: 'mcp-use (`MCPClient` + `LangChainAdapter`, the tools its MCPAgent hands a model)',
+    pkg: 'mcp-use',
+    run: runMcpUse,
+  },
 ];
 
 const EXPECTED = join(import.meta.dirname, 'expected.json');
@@ -55,7 +92,15 @@ try {
         try {
           results[key] = await client.run({ profile, ...(transport === 'http' ? { url: http.url(profile) } : {}) });
         } catch (err) {
-          results[key] = { accepted: false, rulesKept: false, valid: '0/3', errorIntact: false, note: `failed: ${String(err?.message ?? err).split('\n')[0].slice(0, 120)}` };
+          results[key] = {
+            accepted: false,
+            rulesKept: false,
+            valid: '0/3',
+            errorIntact: false,
+            note: `failed: ${String(err?.message ?? err)
+              .split('\n')[0]
+              .slice(0, 120)}`,
+          };
         }
         results[key] = { era: tapEra() ?? 'none', ...results[key] };
         process.stderr.write(`clients: ${key}: ${JSON.stringify(results[key])} (${Date.now() - started} ms)\n`);
@@ -74,7 +119,7 @@ const rows = Object.entries(results).map(([key, r]) => {
 });
 const table = [
   BEGIN,
-  '| client | transport | era spoken | profile | tools accepted | per-channel rules in the schema the model gets | valid calls sent | bad call\'s error reaches the caller intact | note |',
+  "| client | transport | era spoken | profile | tools accepted | per-channel rules in the schema the model gets | valid calls sent | bad call's error reaches the caller intact | note |",
   '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ...rows,
   END,
@@ -94,7 +139,8 @@ if (process.argv.includes('--update')) {
   for (const [key, was] of Object.entries(expected)) {
     const now = results[key];
     if (!now) broken.push(`${key}: not run`);
-    else for (const k of ['accepted', 'rulesKept', 'errorIntact']) if (was[k] && !now[k]) broken.push(`${key}: ${k} passed before, fails now`);
+    else
+      for (const k of ['accepted', 'rulesKept', 'errorIntact']) if (was[k] && !now[k]) broken.push(`${key}: ${k} passed before, fails now`);
     if (now && parseInt(now.valid, 10) < parseInt(was.valid, 10)) broken.push(`${key}: valid calls ${now.valid}, was ${was.valid}`);
     // A client that spoke 2026-07-28 and now falls back (AI SDK 7 does when discovery is slow) is a break too.
     if (now && was.era === '2026-07-28' && now.era !== was.era) broken.push(`${key}: spoke ${now.era}, was ${was.era}`);
@@ -105,5 +151,7 @@ if (process.argv.includes('--update')) {
     process.stderr.write(`clients: FAILED, a cell that passed broke:\n  ${broken.join('\n  ')}\n`);
     process.exit(1);
   }
-  process.stderr.write(`clients: ${Object.keys(results).length} cells, none worse than expected.json (${((Date.now() - runStarted) / 1000).toFixed(0)} s)\n`);
+  process.stderr.write(
+    `clients: ${Object.keys(results).length} cells, none worse than expected.json (${((Date.now() - runStarted) / 1000).toFixed(0)} s)\n`,
+  );
 }

@@ -9,6 +9,8 @@ import { stdioServer } from './lib.mjs';
 
 export async function connectSdkClient({ profile, url }, name) {
   const client = new Client({ name, version: '1' });
-  await client.connect(url ? new StreamableHTTPClientTransport(new URL(url)) : new StdioClientTransport({ ...stdioServer(profile), stderr: 'ignore' }));
+  await client.connect(
+    url ? new StreamableHTTPClientTransport(new URL(url)) : new StdioClientTransport({ ...stdioServer(profile), stderr: 'ignore' }),
+  );
   return client;
 }

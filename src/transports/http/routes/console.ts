@@ -12,7 +12,19 @@
 import { CONSOLE_CSS } from '../../../console/style.js';
 import { NotifyError } from '../../../core/errors.js';
 import { BodyTooLargeError } from '../../body.js';
-import { consoleRequest, crossOrigin, errorPage, MAX_FORM_BYTES, readForm, redirect, safeNext, SECURITY_HEADERS, type ConsoleDeps, type ConsoleHandler, type ConsoleRequest } from './console/kit.js';
+import {
+  consoleRequest,
+  crossOrigin,
+  errorPage,
+  MAX_FORM_BYTES,
+  readForm,
+  redirect,
+  safeNext,
+  SECURITY_HEADERS,
+  type ConsoleDeps,
+  type ConsoleHandler,
+  type ConsoleRequest,
+} from './console/kit.js';
 import * as pages from './console/pages.js';
 import { signIn } from './console/sign-in.js';
 import type { Route } from './route.js';
@@ -73,7 +85,8 @@ export function consoleRoute(deps: ConsoleDeps): Route {
           return void res.end(CONSOLE_CSS);
         }
         try {
-          if (path === '/console/login') return get ? signin.form(res, req, safeNext(url.searchParams.get('next'))) : await signin.login(req, res);
+          if (path === '/console/login')
+            return get ? signin.form(res, req, safeNext(url.searchParams.get('next'))) : await signin.login(req, res);
           const caller = await signin.who(req);
           if (caller.kind === 'refused') return errorPage(res, caller.status, caller.message);
           if (caller.kind === 'anonymous') {

@@ -17,7 +17,8 @@ import type { Route } from './route.js';
 export const FEED_PATHS = new Set(['/banners', '/banners/stream', '/widget.js']);
 
 export function preflightRoute(cors: FeedCors): Route {
-  return (req, res, url) => (FEED_PATHS.has(url.pathname) && req.method === 'OPTIONS' ? { name: 'other', serve: () => cors.preflight(req, res) } : undefined);
+  return (req, res, url) =>
+    FEED_PATHS.has(url.pathname) && req.method === 'OPTIONS' ? { name: 'other', serve: () => cors.preflight(req, res) } : undefined;
 }
 
 export interface FeedRouteDeps {

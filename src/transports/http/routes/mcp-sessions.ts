@@ -35,15 +35,21 @@ const JSON_RPC_REFUSALS: SessionRefusals = {
   // 2026-07-28 has no GET stream and no sessions to delete.
   noSession: (res, modern) =>
     modern
-      ? sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed: 2026-07-28 has no GET stream or sessions; POST each request'), { Allow: 'POST' })
+      ? sendJson(res, 405, jsonRpcError(-32000, 'Method not allowed: 2026-07-28 has no GET stream or sessions; POST each request'), {
+          Allow: 'POST',
+        })
       : sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request')),
-  notInitialize: (res) => sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request')),
+  notInitialize: (res) =>
+    sendJson(res, 400, jsonRpcError(-32000, 'Bad Request: no valid Mcp-Session-Id; start with an initialize request')),
   full: (res) => sendJson(res, 503, jsonRpcError(-32000, 'Too many open sessions; retry later'), { 'Retry-After': '5' }),
   clientFull: (res, client, max) =>
     sendJson(
       res,
       429,
-      jsonRpcError(-32000, `Client ${client} already holds ${max} open sessions: close one (DELETE) or let idle ones expire, or send 2026-07-28 requests, which hold none`),
+      jsonRpcError(
+        -32000,
+        `Client ${client} already holds ${max} open sessions: close one (DELETE) or let idle ones expire, or send 2026-07-28 requests, which hold none`,
+      ),
     ),
 };
 
@@ -94,7 +100,13 @@ export function legacySessions(deps: LegacySessionsDeps): LegacySessions {
   const opening: (string | undefined)[] = [];
 
   /** 2025-11-25: `initialize` opens a session with a server of its own. */
-  const openSession = async (res: ServerResponse, request: Request, initialize: unknown, path: string, { server, client, log }: Opening) => {
+  const openSession = async (
+    res: ServerResponse,
+    request: Request,
+    initialize: unknown,
+    path: string,
+    { server, client, log }: Opening,
+  ) => {
     let session: Session | undefined;
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

@@ -106,7 +106,12 @@ export function mcpRoute(deps: McpRouteDeps): McpRoute {
         parsed = read.value;
       } catch (err) {
         if (err instanceof BodyTooLargeError) {
-          return sendJson(res, 413, jsonRpcError(-32000, `Request body over ${maxBody} bytes${deps.maxBodyWhy ? ` (${deps.maxBodyWhy})` : ''}`), { Connection: 'close' });
+          return sendJson(
+            res,
+            413,
+            jsonRpcError(-32000, `Request body over ${maxBody} bytes${deps.maxBodyWhy ? ` (${deps.maxBodyWhy})` : ''}`),
+            { Connection: 'close' },
+          );
         }
         throw err;
       }

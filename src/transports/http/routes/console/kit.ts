@@ -22,7 +22,8 @@ export const MAX_FORM_BYTES = 64 * 1024;
 const PAGE_CSP =
   "default-src 'none'; style-src 'self'; img-src 'self'; frame-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 /** A message's own HTML: a sandbox (no script, an opaque origin), its inline styles, no remote load of any kind. */
-export const MAIL_CSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
+export const MAIL_CSP =
+  "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'; base-uri 'none'; form-action 'none'";
 
 export const SECURITY_HEADERS = {
   'X-Content-Type-Options': 'nosniff',
@@ -67,9 +68,13 @@ export interface ConsoleRequest {
 
 export type ConsoleHandler = (deps: ConsoleDeps, r: ConsoleRequest) => Promise<void> | void;
 
-export const notice = (text: string | null, kind: 'info' | 'error' = 'info'): Notice => (text ? { notice: { kind, text: text.slice(0, 300) } } : {});
+export const notice = (text: string | null, kind: 'info' | 'error' = 'info'): Notice =>
+  text ? { notice: { kind, text: text.slice(0, 300) } } : {};
 
-export function consoleRequest(deps: ConsoleDeps, base: Pick<ConsoleRequest, 'req' | 'res' | 'url' | 'client' | 'session' | 'form'>): ConsoleRequest {
+export function consoleRequest(
+  deps: ConsoleDeps,
+  base: Pick<ConsoleRequest, 'req' | 'res' | 'url' | 'client' | 'session' | 'form'>,
+): ConsoleRequest {
   const { url, client, session } = base;
   const csrf = session ? deps.sessions.csrf(session) : '';
   const bannerAccess = deps.actions.bannerAccess(client);
@@ -80,7 +85,10 @@ export function consoleRequest(deps: ConsoleDeps, base: Pick<ConsoleRequest, 're
     bannerAccess,
     shell: { session: { client, csrf, withheld: bannerAccess.see ? [] : (['banners'] as const) } },
     carried() {
-      for (const [param, kind] of [['error', 'error'], ['done', 'info']] as const) {
+      for (const [param, kind] of [
+        ['error', 'error'],
+        ['done', 'info'],
+      ] as const) {
         const text = url.searchParams.get(param);
         if (text !== null && deps.sessions.noticeValid(client, kind, text, url.searchParams.get('sig'))) return notice(text, kind);
       }
@@ -109,14 +117,30 @@ export function cookie(name: string, value: string, maxAgeS: number, req: Incomi
 }
 
 export function send(res: ServerResponse, status: number, body: string, headers: Record<string, string | string[]> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': PAGE_CSP, 'X-Frame-Options': 'DENY', ...SECURITY_HEADERS, ...headers });
+  res.writeHead(status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Security-Policy': PAGE_CSP,
+    'X-Frame-Options': 'DENY',
+    ...SECURITY_HEADERS,
+    ...headers,
+  });
   res.end(body);
 }
 
-export const redirect = (res: ServerResponse, to: string, headers: Record<string, string | string[]> = {}) => send(res, 303, '', { Location: to, ...headers });
+export const redirect = (res: ServerResponse, to: string, headers: Record<string, string | string[]> = {}) =>
+  send(res, 303, '', { Location: to, ...headers });
 
 export const errorPage = (res: ServerResponse, status: number, message: string, section: Section = 'login') =>
-  send(res, status, page({ title: status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : 'Cannot do that', section, notice: { kind: 'error', text: message }, body: html`<p><a href="/console">Back to the console</a></p>` }));
+  send(
+    res,
+    status,
+    page({
+      title: status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : 'Cannot do that',
+      section,
+      notice: { kind: 'error', text: message },
+      body: html`<p><a href="/console">Back to the console</a></p>`,
+    }),
+  );
 
 /** A path inside the console to return to after signing in; anything else is the console's start. */
 export function safeNext(next: string | null | undefined): string {

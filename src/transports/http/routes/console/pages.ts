@@ -27,7 +27,17 @@ export const notifications: ConsoleHandler = async (deps, { res, url, shell }) =
   const { query, ignored } = toQuery(f, deps.actions.channels);
   const rows = await deps.actions.list(query);
   const warn = ignored.length > 0 ? `Not filtered by ${ignored.join(', ')}: not a value it takes.` : null;
-  return send(res, 200, page({ ...shell, title: 'Notifications', section: 'notifications', ...notice(warn, 'error'), body: listBody(rows, f, deps.actions.channels) }));
+  return send(
+    res,
+    200,
+    page({
+      ...shell,
+      title: 'Notifications',
+      section: 'notifications',
+      ...notice(warn, 'error'),
+      body: listBody(rows, f, deps.actions.channels),
+    }),
+  );
 };
 
 /** One notification: its page, or its message as HTML, raw MIME or JSON (`part`). */
@@ -47,15 +57,27 @@ export const notification: ConsoleHandler = async (deps, r) => {
   switch (part) {
     case '/html': {
       const body = raw === undefined ? undefined : htmlBody(parseMime(raw));
-      res.writeHead(body === undefined ? 404 : 200, { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': MAIL_CSP, ...SECURITY_HEADERS });
+      res.writeHead(body === undefined ? 404 : 200, {
+        'Content-Type': 'text/html; charset=utf-8',
+        'Content-Security-Policy': MAIL_CSP,
+        ...SECURITY_HEADERS,
+      });
       return void res.end(body ?? '');
     }
     case '/raw':
       if (raw === undefined) return errorPage(res, 404, `Notification ${record.id} carries no MIME message.`, 'notifications');
-      res.writeHead(200, { 'Content-Type': 'message/rfc822', 'Content-Disposition': `attachment; filename="${record.id}.eml"`, ...SECURITY_HEADERS });
+      res.writeHead(200, {
+        'Content-Type': 'message/rfc822',
+        'Content-Disposition': `attachment; filename="${record.id}.eml"`,
+        ...SECURITY_HEADERS,
+      });
       return void res.end(raw);
     case '/payload.json':
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Disposition': `attachment; filename="${record.id}.json"`, ...SECURITY_HEADERS });
+      res.writeHead(200, {
+        'Content-Type': 'application/json; charset=utf-8',
+        'Content-Disposition': `attachment; filename="${record.id}.json"`,
+        ...SECURITY_HEADERS,
+      });
       return void res.end(JSON.stringify(record.payload, null, 2));
     default: {
       const body = detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole');
@@ -68,7 +90,11 @@ export const approvals: ConsoleHandler = async (deps, r) => {
   const after = r.url.searchParams.get('after') ?? '';
   const from = /^[A-Za-z0-9_-]{1,64}$/.test(after) ? after : undefined;
   const rows = await deps.actions.pending(from);
-  return send(r.res, 200, page({ ...r.shell, title: 'Pending approvals', section: 'approvals', ...r.carried(), body: approvalsBody(rows, r.csrf, from) }));
+  return send(
+    r.res,
+    200,
+    page({ ...r.shell, title: 'Pending approvals', section: 'approvals', ...r.carried(), body: approvalsBody(rows, r.csrf, from) }),
+  );
 };
 
 export const decide: ConsoleHandler = async (deps, { res, form, client, params, withNotice }) => {
@@ -76,7 +102,12 @@ export const decide: ConsoleHandler = async (deps, { res, form, client, params, 
   const decision = form!.get('decision');
   if (decision !== 'approve' && decision !== 'decline') return errorPage(res, 400, 'Choose Approve or Decline.', 'approvals');
   const reason = (form!.get('reason') ?? '').trim().slice(0, 500);
-  const outcome = await deps.actions.decide(id, { decision, by: client, seenSha256: form!.get('payload_sha256') ?? '', ...(reason ? { reason } : {}) });
+  const outcome = await deps.actions.decide(id, {
+    decision,
+    by: client,
+    seenSha256: form!.get('payload_sha256') ?? '',
+    ...(reason ? { reason } : {}),
+  });
   const said =
     outcome.status === 'declined'
       ? `Declined ${id}: nothing was sent.`
@@ -92,21 +123,30 @@ export const decide: ConsoleHandler = async (deps, { res, form, client, params, 
 
 export const waiting: ConsoleHandler = async (deps, r) => {
   const entries = await deps.actions.waiting();
-  return send(r.res, 200, page({ ...r.shell, title: 'Scheduled and held', section: 'waiting', ...r.carried(), body: waitingBody(entries, r.csrf) }));
+  return send(
+    r.res,
+    200,
+    page({ ...r.shell, title: 'Scheduled and held', section: 'waiting', ...r.carried(), body: waitingBody(entries, r.csrf) }),
+  );
 };
 
 export const retract: ConsoleHandler = async (deps, { res, client, params, withNotice }) => {
   const id = params[0]!;
   const r = await deps.actions.retract(id, client);
   if (r.kind === 'not_found') return errorPage(res, 404, `Nothing waits under ${id}.`, 'waiting');
-  if (r.kind === 'not_waiting') return errorPage(res, 409, `${id} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
+  if (r.kind === 'not_waiting')
+    return errorPage(res, 409, `${id} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
   deps.log.info('retracted in the console', { notificationId: id, by: client });
   return redirect(res, withNotice('/console/waiting', 'info', `Retracted ${id}: it will not be sent.`));
 };
 
 export const banners: ConsoleHandler = async (deps, r) => {
   const active = await deps.actions.activeBanners();
-  return send(r.res, 200, page({ ...r.shell, title: 'Banners', section: 'banners', ...r.carried(), body: bannersBody(active, r.csrf, r.bannerAccess.change) }));
+  return send(
+    r.res,
+    200,
+    page({ ...r.shell, title: 'Banners', section: 'banners', ...r.carried(), body: bannersBody(active, r.csrf, r.bannerAccess.change) }),
+  );
 };
 
 export const showBanner: ConsoleHandler = async (deps, { res, form, client, withNotice }) => {
@@ -116,13 +156,23 @@ export const showBanner: ConsoleHandler = async (deps, { res, form, client, with
   const expires = form!.get('expires_at');
   if (expires) args.expires_at = /[zZ]|[+-]\d\d:\d\d$/.test(expires) ? expires : `${expires.length === 16 ? `${expires}:00` : expires}Z`;
   const r = await deps.actions.showBanner(args, client);
-  return redirect(res, r.ok ? withNotice('/console/banners', 'info', `Showing banner ${String(r.result.banner_id)}.`) : withNotice('/console/banners', 'error', `${r.code}: ${r.message}`));
+  return redirect(
+    res,
+    r.ok
+      ? withNotice('/console/banners', 'info', `Showing banner ${String(r.result.banner_id)}.`)
+      : withNotice('/console/banners', 'error', `${r.code}: ${r.message}`),
+  );
 };
 
 export const dismissBanner: ConsoleHandler = async (deps, { res, client, params, withNotice }) => {
   const id = params[0]!;
   const r = await deps.actions.dismissBanner(id, client);
-  return redirect(res, r.ok ? withNotice('/console/banners', 'info', `Dismissed banner ${id}.`) : withNotice('/console/banners', 'error', `${r.code}: ${r.message}`));
+  return redirect(
+    res,
+    r.ok
+      ? withNotice('/console/banners', 'info', `Dismissed banner ${id}.`)
+      : withNotice('/console/banners', 'error', `${r.code}: ${r.message}`),
+  );
 };
 
 /** No page at this path (or not this method, or banners withheld from this operator). */

@@ -8,10 +8,25 @@ import { page } from '../../../../console/layout.js';
 import { loginBody } from '../../../../console/login-page.js';
 import type { Session } from '../../../../console/session.js';
 import { createAuthenticator } from '../../auth.js';
-import { cookie, cookies, crossOrigin, LOGIN_COOKIE, readForm, redirect, safeNext, sameText, send, SESSION_COOKIE, type ConsoleDeps } from './kit.js';
+import {
+  cookie,
+  cookies,
+  crossOrigin,
+  LOGIN_COOKIE,
+  readForm,
+  redirect,
+  safeNext,
+  sameText,
+  send,
+  SESSION_COOKIE,
+  type ConsoleDeps,
+} from './kit.js';
 
 /** Who is asking: the signed-in operator, or why not (401: no valid credential; 403: a valid one that is not an operator's). */
-export type Who = { kind: 'operator'; client: string; session?: Session } | { kind: 'anonymous' } | { kind: 'refused'; status: 401 | 403; message: string };
+export type Who =
+  | { kind: 'operator'; client: string; session?: Session }
+  | { kind: 'anonymous' }
+  | { kind: 'refused'; status: 401 | 403; message: string };
 
 export interface SignIn {
   who(req: IncomingMessage): Promise<Who>;
@@ -43,7 +58,12 @@ export function signIn(deps: ConsoleDeps): SignIn {
     send(
       res,
       status,
-      page({ title: 'Sign in', section: 'login', ...(notice ? { notice: { kind: 'error' as const, text: notice } } : {}), body: loginBody(token, next) }),
+      page({
+        title: 'Sign in',
+        section: 'login',
+        ...(notice ? { notice: { kind: 'error' as const, text: notice } } : {}),
+        body: loginBody(token, next),
+      }),
       { 'Set-Cookie': cookie(LOGIN_COOKIE, token, 600, req) },
     );
   };
@@ -53,13 +73,19 @@ export function signIn(deps: ConsoleDeps): SignIn {
     const next = safeNext(posted.get('next'));
     // Login CSRF: the form's token must be the one this browser was given with the form.
     const given = cookies(req).get(LOGIN_COOKIE);
-    if (crossOrigin(req) || !given || !sameText(given, posted.get('csrf') ?? '')) return form(res, req, next, 403, 'The sign-in form expired or came from another site; sign in again.');
+    if (crossOrigin(req) || !given || !sameText(given, posted.get('csrf') ?? ''))
+      return form(res, req, next, 403, 'The sign-in form expired or came from another site; sign in again.');
     const r = auth.check(`Bearer ${posted.get('token') ?? ''}`);
     if (!r.ok) return form(res, req, next, 401, 'That token is not one of this server’s tokens.');
     if (!isOperator(r.token.client)) return form(res, req, next, 403, notOperator(r.token.client));
     const session = deps.sessions.open(r.token.client, deps.now());
     deps.log.info('console sign-in', { client: r.token.client });
-    redirect(res, next, { 'Set-Cookie': [cookie(SESSION_COOKIE, session.value, Math.floor((session.expiresAt - deps.now()) / 1000), req), cookie(LOGIN_COOKIE, '', 0, req)] });
+    redirect(res, next, {
+      'Set-Cookie': [
+        cookie(SESSION_COOKIE, session.value, Math.floor((session.expiresAt - deps.now()) / 1000), req),
+        cookie(LOGIN_COOKIE, '', 0, req),
+      ],
+    });
   };
 
   return { who, form, login };
