@@ -113,7 +113,8 @@ export interface ErrorDetails {
   ALREADY_SENT: { path?: string; via?: string };
   APPROVAL_REQUIRED: { path?: string; via?: string };
   APPROVAL_DECLINED: { via: string };
-  STORE_UNAVAILABLE: { retryAfterS: number; via?: string; cause?: unknown };
+  /** notificationId: a scheduling whose write the database did not confirm (it may stand). */
+  STORE_UNAVAILABLE: { retryAfterS: number; via?: string; notificationId?: string; cause?: unknown };
   CANCELLED: Located;
   CAP_REACHED: { via: string; resetsAt: string };
   INTERNAL_ERROR: { cause?: unknown };
@@ -184,6 +185,17 @@ export const errors = {
           `Try the same call again in ${retryAfterS} s (with the same idempotency_key, if it has one). Nothing was sent: this server's database is unavailable right now, and a send is only made once it is recorded safely.`,
           { via, retryAfterS, cause },
         ),
+  /**
+   * A scheduling whose write the database did not confirm: its connection may have been cut
+   * after the commit, so the send may stand and leave at its time. The caller reads the id to
+   * learn which; a blind retry could schedule it twice.
+   */
+  storeUnconfirmed: (retryAfterS: number, via: string, notificationId: string, cause?: unknown): NotifyError =>
+    new NotifyError(
+      'STORE_UNAVAILABLE',
+      `This server's database did not confirm the scheduling, so ${notificationId} may or may not be scheduled. In ${retryAfterS} s, read it with get_notification (id ${notificationId}): if it is found it stands (retract it if unwanted); if NOT_FOUND, send the call again.`,
+      { via, retryAfterS, notificationId, cause },
+    ),
   cancelled: make('CANCELLED'),
   /** The call was cancelled before its provider was called. */
   cancelledBeforeSend: (via: string, cause: unknown): NotifyError =>

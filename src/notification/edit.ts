@@ -157,10 +157,7 @@ async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Chan
     const taken = await deps.store.moveWaiting(record.id, ['scheduled', 'held'], 'cancelled', at);
     // Cancelled already with the row still `approved`: an earlier edit took it back and failed before its revision.
     if (!taken?.moved && taken?.entry.state !== 'cancelled') {
-      throw errors.alreadySent(`Notification ${record.id} was approved and has left; send a correction instead.`, {
-        path: '/id',
-        via: record.via,
-      });
+      throw errors.alreadySent(approvedGone(record.id, taken?.entry.state), { path: '/id', via: record.via });
     }
   }
   const { decided_by: _by, decided_at: _at, reason: _reason, ...rest } = approval;
@@ -182,4 +179,12 @@ async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Chan
 function firstIssue(issues: readonly { path: readonly PropertyKey[]; message: string }[], via: string): NotifyError {
   const path = `/${issues[0]!.path.map(String).join('/')}`;
   return errors.invalidField(`Fix ${path}: ${issues[0]!.message}`, { path, via });
+}
+
+/** Why an approved send can no longer be edited: its release took it first (`state`: its outbox entry's). */
+function approvedGone(id: string, state: string | undefined): string {
+  if (state === 'releasing')
+    return `Notification ${id} was approved and is being released now (its provider call may be under way, or it waits between attempts); it can no longer be edited. Read it with get_notification; if it left, send a correction.`;
+  if (state === undefined || state === 'released') return `Notification ${id} was approved and has left; send a correction instead.`;
+  return `Notification ${id} was approved and its release ended ${state}; it can no longer be edited. Read it with get_notification.`;
 }

@@ -2,9 +2,10 @@ import { getEventListeners } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { NotifyError } from '../core/errors.js';
 import { createLogger, silentLogger } from '../core/log.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { runIdempotent } from '../../test/helpers/idempotent.js';
 
@@ -52,6 +53,19 @@ function gatedSend() {
     return { id: 'ntf_1' };
   };
   return { send, release, count: () => calls };
+}
+
+/** The store, with its claim release failing as a store that is down while `failing()` says so. */
+function releaseFails(failing: () => boolean): SqliteStore {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (prop !== 'releaseIdempotency') return Reflect.get(target, prop, receiver);
+      return async (...args: Parameters<SqliteStore['releaseIdempotency']>) => {
+        if (failing()) throw new StoreUnavailableError('sqlite', 'disk I/O error');
+        return target.releaseIdempotency(...args);
+      };
+    },
+  });
 }
 
 describe('runIdempotent', () => {
@@ -212,6 +226,37 @@ describe('runIdempotent', () => {
     // Released means gone: even another payload may use the key now that nothing was sent under it.
     await expect(runIdempotent({ store, key: 'k2', payloadHash: 'a', budgetMs: 1000 }, failing)).rejects.toBe(boom);
     expect((await runIdempotent({ store, key: 'k2', payloadHash: 'b', budgetMs: 1000 }, ok)).replayed).toBe(false);
+  });
+
+  it('a refused send whose claim release meets a store that is down releases it once the store answers, so it is sent later, not "may have started"', async () => {
+    let down = 2;
+    const flaky = releaseFails(() => down-- > 0);
+    const refused = new NotifyError('PROVIDER_UNAVAILABLE', 'smtp 451', { retryAfterS: 1 });
+    await expect(
+      runIdempotent({ store: flaky, key: 'k', payloadHash: 'h', budgetMs: 5000 }, counter({ id: 'x' }, 0, refused)),
+    ).rejects.toBe(refused);
+    await vi.waitFor(() => expect(down).toBe(-1), { timeout: 4000, interval: 50 });
+    // Whoever takes the key over after the budget sends: the refused attempt left no "sending" claim.
+    const ok = counter({ id: 'ntf_ok' });
+    expect(await runIdempotent({ store, key: 'k', payloadHash: 'h', budgetMs: 5000, now: () => Date.now() + 10_000 }, ok)).toEqual({
+      result: { id: 'ntf_ok' },
+      replayed: false,
+    });
+  });
+
+  it('stops trying the release again once the claim budget has passed', async () => {
+    let tries = 0;
+    const down = releaseFails(() => ++tries > 0);
+    const refused = new NotifyError('PROVIDER_UNAVAILABLE', 'smtp 451', { retryAfterS: 1 });
+    await expect(runIdempotent({ store: down, key: 'k', payloadHash: 'h', budgetMs: 1200 }, counter({ id: 'x' }, 0, refused))).rejects.toBe(
+      refused,
+    );
+    await sleep(2500);
+    const seen = tries;
+    expect(seen).toBeGreaterThanOrEqual(2);
+    expect(seen).toBeLessThanOrEqual(3);
+    await sleep(1000);
+    expect(tries).toBe(seen);
   });
 
   it('keeps DELIVERY_UNKNOWN under the key and replays it to duplicates instead of sending again', async () => {

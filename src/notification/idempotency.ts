@@ -5,6 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { errors, NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import type { ClaimCompletion, OptOutCheck, Store } from '../store/types.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -80,6 +81,9 @@ function replayFailure(body: ToolErrorBody, key: string): NotifyError {
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts (Node's timer removes its listener either way). */
+/** How often a fenced write after a refused send is tried again while the store is down. */
+const SETTLE_RETRY_MS = 500;
+
 const sleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => {});
 
 interface Run {
@@ -258,13 +262,32 @@ export class ClaimHandle<R> {
     );
   }
 
-  /** A fenced write after a failed or refused send: its own failure is logged, never thrown over the send's. */
+  /**
+   * A fenced write after a failed or refused send: its own failure is logged, never thrown over
+   * the send's. A store that is down gets it again in the background until the claim's budget
+   * has passed: left unwritten, a claim marked sending reads "may have started" to whoever
+   * takes it over, though this call knows its provider refused.
+   */
   private async settle(write: () => Promise<boolean>, what: string): Promise<void> {
+    const until = Date.now() + this.run.opts.budgetMs;
+    if (!(await this.tryWrite(write, what, until))) void this.retry(write, what, until);
+  }
+
+  /** False when the store was unavailable and there is time to try again. */
+  private async tryWrite(write: () => Promise<boolean>, what: string, until: number): Promise<boolean> {
     const { key, log } = this.run.opts;
     try {
       if (!(await write())) log?.warn(`idempotency ${what} skipped: this call no longer owns the claim`, { key });
+      return true;
     } catch (err) {
-      log?.warn(`idempotency ${what} failed`, { key, error: (err as Error).message });
+      const again = err instanceof StoreUnavailableError && Date.now() + SETTLE_RETRY_MS < until;
+      log?.warn(`idempotency ${what} failed${again ? '; trying again' : ''}`, { key, error: (err as Error).message });
+      return !again;
     }
+  }
+
+  private async retry(write: () => Promise<boolean>, what: string, until: number): Promise<void> {
+    do await sleep(SETTLE_RETRY_MS);
+    while (!(await this.tryWrite(write, what, until)));
   }
 }

@@ -11,6 +11,7 @@ import { quietUntil } from '../policy/quiet-hours.js';
 import type { Logger } from '../core/log.js';
 import { waitingEntry, type AuditContext, type OutboxEntry, type Store } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
+import { StoreUnavailableError } from '../store/errors.js';
 import { DEFAULT_TIME, MAX_AHEAD_MS, type SendSettings } from './settings.js';
 
 /** What a waiting send answers: a send result (./pipeline.ts) with status `scheduled` or `held`. */
@@ -122,7 +123,11 @@ export async function scheduleIfWaiting(
       idem_key: key === undefined ? null : JSON.stringify([opts.client ?? '', `schedule:${key}`]),
       payload_hash: key === undefined ? null : schemaHash(content),
     });
-    const written = await deps.store.scheduleSend(entry, opts.audit);
+    const written = await deps.store.scheduleSend(entry, opts.audit).catch((err: unknown) => {
+      if (!(err instanceof StoreUnavailableError)) throw err;
+      deps.log.warn('scheduling not confirmed: store unavailable', { notificationId: entry.id, via, reason: err.reason });
+      throw errors.storeUnconfirmed(err.retryAfterS, via, entry.id, err);
+    });
     if (written.kind === 'existing') {
       if (written.entry.payload_hash !== entry.payload_hash) {
         throw errors.idempotencyConflict(

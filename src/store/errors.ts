@@ -12,8 +12,10 @@ export const STORE_RETRY_AFTER_S = 2;
 /**
  * The database is down or cut off for now (connection reset or refused, PostgreSQL
  * shutting down or out of connections, SQLite busy past its timeout, out of space, or an
- * I/O error): the operation did not happen, and the same one may succeed later. Thrown by
- * every store method in place of the driver's error (src/store/faults.ts).
+ * I/O error): the same operation may succeed later. A read did not happen; a write most
+ * likely did not, but one whose connection was cut after its commit was sent may have
+ * committed (PostgreSQL), so a caller whose answer depends on it says "may or may not".
+ * Thrown by every store method in place of the driver's error (src/store/faults.ts).
  */
 export class StoreUnavailableError extends StoreError {
   override readonly name = 'StoreUnavailableError';

@@ -12,10 +12,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectChannels } from '../../src/channels/connect.js';
 import { loadConfig } from '../../src/config/config.js';
+import type { NotifyError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { Config } from '../../src/config/config.js';
 import { editNotificationTool } from '../../src/mcp/tools/edit-notification.js';
 import { decideHeld } from '../../src/notification/held.js';
+import { editNotification } from '../../src/notification/edit.js';
 import { releaseDue } from '../../src/notification/outbox.js';
 import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
@@ -143,6 +145,35 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
   }
 }
 
+/** Approved, and its release has claimed it (a provider call under way, or a wait between attempts): an edit is told so, not that it left. */
+async function editedWhileReleasing(open: () => Promise<Store>): Promise<void> {
+  const store = await open();
+  try {
+    const dying = await deps(diesBeforeRelease(store));
+    const held = await sendNotification(
+      dying,
+      'email',
+      { via: 'email', to: 'ops@example.com', subject: 'releasing', body_html: '<p>draft</p>' },
+      { client: 'bot' },
+    );
+    const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
+    await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    const claim = await store.claimDue(Date.now(), { limit: 1, owner: 'other-replica', leaseMs: 60_000, graceMs: 60_000, id: held.id });
+    expect(claim.due.map((e) => e.id)).toEqual([held.id]);
+    const err = await editNotification(
+      await deps(store),
+      { client: 'bot', operator: false, signal: new AbortController().signal },
+      held.id,
+      { text: '<p>second</p>' },
+    ).catch((e: NotifyError) => e);
+    expect(err).toMatchObject({ code: 'ALREADY_SENT' });
+    expect((err as NotifyError).message).toMatch(/is being released now .* it can no longer be edited/);
+    expect((await store.getDelivery(held.id))!.status).toBe('approved');
+  } finally {
+    await store.close();
+  }
+}
+
 describe('an approval survives its process', () => {
   it('SQLite: an edit of an approved send not yet released asks again, and only the edit leaves', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'approval-edit-')), 'notify.db');
@@ -156,6 +187,12 @@ describe('an approval survives its process', () => {
     } finally {
       await shared.close();
     }
+  });
+
+  it('SQLite: an edit of an approved send its release has claimed is told it is being released', async () => {
+    await editedWhileReleasing(() =>
+      openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'approval-releasing-')), 'notify.db'), log: silentLogger }),
+    );
   });
 
   it('SQLite: approved, the process dies before its release, another connection sends it once', async () => {

@@ -216,6 +216,48 @@ describe('SQLite out of space (max_page_count)', () => {
   });
 });
 
+describe('a scheduling the store did not confirm', () => {
+  let dir: string;
+  let store: SqliteStore;
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'store-unconfirmed-'));
+    store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
+  });
+  afterEach(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The store, its scheduleSend failing as a cut connection does: before the write, or after its commit (the acknowledgement lost). */
+  function cut(when: 'before' | 'after'): SqliteStore {
+    return new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'scheduleSend') return Reflect.get(target, prop, receiver);
+        return async (...args: Parameters<Store['scheduleSend']>) => {
+          if (when === 'after') await target.scheduleSend(...args);
+          throw new StoreUnavailableError('postgres', 'Connection terminated unexpectedly');
+        };
+      },
+    });
+  }
+
+  for (const when of ['before', 'after'] as const) {
+    it(`cut ${when} the commit: STORE_UNAVAILABLE names the id, and reading it tells whether it stands`, async () => {
+      const sms = new CountingSms();
+      const deps = await pipeline(cut(when), sms);
+      const sendAt = new Date(Date.now() + 60_000).toISOString();
+      const err = await failure(sendNotification(deps, 'sms', { ...text(), send_at: sendAt }, { client: 'bot' }));
+      expect(err.code).toBe('STORE_UNAVAILABLE');
+      const id = err.details.notificationId as string;
+      expect(id).toMatch(/^ntf_/);
+      expect(err.message).toContain(`${id} may or may not be scheduled`);
+      expect(err.message).not.toMatch(/nothing was (sent|scheduled)/i);
+      expect((await store.getOutboxEntry(id))?.state).toBe(when === 'after' ? 'scheduled' : undefined);
+      expect(sms.sent).toBe(0);
+    });
+  }
+});
+
 describe('SQLite locked by another process', () => {
   let dir: string;
   let store: SqliteStore;
