@@ -10,7 +10,7 @@ import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } f
 import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import { createSlackProvider, type SlackPayload } from '../../src/channels/slack/web-api.js';
 import type { Provider } from '../../src/providers/types.js';
-import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
+import { startFakePeer, startRecordingProxy, type FakePeer, type RecordingProxy } from '../helpers/fakes.js';
 import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
 import { caught } from '../helpers/caught.js';
 
@@ -23,12 +23,16 @@ const describePrism = skipReason ? describe.skip : describe;
 describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ? ` [skipped: ${skipReason}]` : ''}`, () => {
   let prism: PrismPeer;
   let provider: Provider<SlackPayload>;
+  /** In front of Prism, for what reached it (Prism keeps no log). */
+  let proxy: RecordingProxy;
 
   beforeAll(async () => {
     prism = await startPrism('slack');
-    provider = await createSlackProvider({ token: TOKEN, apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    proxy = await startRecordingProxy(prism.origin);
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: proxy.origin, timeoutMs: 5_000, log: silentLogger });
   });
   afterAll(async () => {
+    await proxy?.close();
     await prism?.stop();
   });
 
@@ -53,10 +57,30 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
     expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
   });
 
-  it('edits and deletes a post (chat.update, chat.delete), as the spec declares them', async () => {
+  it('edits and deletes a post (chat.update, chat.delete), as the spec declares them: channel, ts, text and blocks as Slack received them', async () => {
     const posted = { payload: { channel: 'C0123ABCD', text: 'first' }, providerMessageId: '1712345678.123456' };
-    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'second' }, ctx());
+    const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*second*' } }];
+    const before = proxy.requests.length;
+    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'second', blocks }, ctx());
+    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'third' }, ctx());
     await provider.retract!(posted, ctx());
+    const [withBlocks, textOnly, del] = proxy.requests.slice(before);
+    expect(proxy.requests.slice(before)).toHaveLength(3);
+    expect(withBlocks).toMatchObject({
+      path: '/chat.update',
+      status: 200,
+      form: { channel: 'C0123ABCD', ts: '1712345678.123456', text: 'second' },
+    });
+    expect(withBlocks!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(JSON.parse(withBlocks!.form.blocks!)).toEqual(blocks);
+    // An edit without blocks clears the post's old ones: Slack would keep showing them.
+    expect(textOnly).toMatchObject({
+      path: '/chat.update',
+      status: 200,
+      form: { channel: 'C0123ABCD', ts: '1712345678.123456', text: 'third', blocks: '[]' },
+    });
+    expect(del).toMatchObject({ path: '/chat.delete', status: 200, form: { channel: 'C0123ABCD', ts: '1712345678.123456' } });
+    expect(del!.form).not.toHaveProperty('text');
   });
 
   it('a post to #name returns the channel ID the spec answers, and edit and delete go to that ID', async () => {
@@ -68,8 +92,20 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
       providerMessageId: receipt.providerMessageId!,
       conversation: receipt.conversation,
     };
+    const before = proxy.requests.length;
     await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
     await provider.retract!(posted, ctx());
+    const [update, del] = proxy.requests.slice(before);
+    expect(update).toMatchObject({
+      path: '/chat.update',
+      status: 200,
+      form: { channel: receipt.conversation, ts: receipt.providerMessageId, text: 'second' },
+    });
+    expect(del).toMatchObject({
+      path: '/chat.delete',
+      status: 200,
+      form: { channel: receipt.conversation, ts: receipt.providerMessageId },
+    });
   });
 
   it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
@@ -123,10 +159,12 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
       { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } },
       { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } },
     );
-    await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
+    const blocks = [{ type: 'header', text: { type: 'plain_text', text: 'second' } }];
+    await provider.edit!(posted, { channel: '#deploys', text: 'second', blocks }, ctx());
     await provider.retract!(posted, ctx());
     const [update, del] = fake.requests.slice(-2);
     expect(update).toMatchObject({ path: '/chat.update', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200', text: 'second' } });
+    expect(JSON.parse(update!.form.blocks!)).toEqual(blocks);
     expect(del).toMatchObject({ path: '/chat.delete', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
     // A #name post recorded without its ID (before it was kept) is refused, and nothing is requested.
     const before = fake.requests.length;
