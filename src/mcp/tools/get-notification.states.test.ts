@@ -107,7 +107,8 @@ const ROWS: Row[] = [
       status_means: sentMeans(d, 'sms'),
       provider: 'fake',
       provider_message_id: 'fake-1',
-      attempts: [{ attempt: 1, outcome: 'sent', at: iso(T0), latency_ms: expect.any(Number) }],
+      // The attempt's time is the clock's less the call's own (wall-clock) latency.
+      attempts: [{ attempt: 1, outcome: 'sent', at: expect.any(String), latency_ms: expect.any(Number) }],
       accepted_at: iso(T0),
       updated_at: iso(T0),
     }),
