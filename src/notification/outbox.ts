@@ -16,9 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { AuditActor } from '../store/ports/audit.js';
-import type { RecordWrite } from '../store/ports/deliveries.js';
-import type { OutboxEntry, OutboxState, ReleaseRecord } from '../store/ports/outbox.js';
+import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/ports/index.js';
 import { isCongestion } from './deliver.js';
 import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
 import { APPROVED_CALL_KEY, releaseApproved } from './release-approved.js';

@@ -15,14 +15,7 @@ import type { DeliveriesPort } from './ports/deliveries.js';
 import type { OutboxPort } from './ports/outbox.js';
 import type { SessionsPort } from './ports/sessions.js';
 
-export * from './ports/audit.js';
-export * from './ports/banners.js';
-export * from './ports/claims.js';
-export * from './ports/contacts.js';
-export * from './ports/counters.js';
-export * from './ports/deliveries.js';
-export * from './ports/outbox.js';
-export * from './ports/sessions.js';
+export * from './ports/index.js';
 
 /** Every port of the store, and its lifetime. */
 export interface Store extends DeliveriesPort, ClaimsPort, OutboxPort, AuditPort, BannersPort, ContactsPort, CountersPort, SessionsPort {

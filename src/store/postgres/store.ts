@@ -12,7 +12,8 @@ import pg from 'pg';
 import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
-import { classifyStoreFaults } from '../faults.js';
+import { classifyingFaults } from '../faults.js';
+import { storeThrough } from '../wrap.js';
 import { auditEntriesFor, chain, released, type AuditedChange } from '../audit.js';
 import {
   appendAuditText,
@@ -205,7 +206,10 @@ const CLAIM_DUE_ID = claimDue(
 
 const OPTED_OUT = prepared('opted-out', 'SELECT recipient FROM opt_outs WHERE via = $1 AND recipient = ANY($2::text[]) LIMIT 1');
 
-export class PostgresStore extends SqlStore implements Store {
+/** The store as opened: the contract, and the pool for tests and tools. */
+export type PostgresStore = Store & { readonly pool: pg.Pool };
+
+class PostgresEngine extends SqlStore implements Store {
   // `-` takes a key out of an object only: a JSON null (a record without approval) stays as it is.
   protected readonly listings = q.findListings('postgres', {
     payload: 'payload::text',
@@ -226,10 +230,10 @@ export class PostgresStore extends SqlStore implements Store {
     );
   }
 
-  static async open(opts: PostgresStoreOptions): Promise<PostgresStore> {
+  static async open(opts: PostgresStoreOptions): Promise<PostgresEngine> {
     const pool = await connectPool(opts);
     opts.log.debug('store opened', { store: 'postgres', schema: opts.schema ?? null });
-    return new PostgresStore(pool, opts.log);
+    return new PostgresEngine(pool, opts.log);
   }
 
   /** Runs `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */
@@ -731,7 +735,8 @@ export class PostgresStore extends SqlStore implements Store {
 
 /** The store, its transient faults (connection lost or refused, server shutting down) thrown as StoreUnavailableError. */
 export async function openPostgresStore(opts: PostgresStoreOptions): Promise<PostgresStore> {
-  return classifyStoreFaults(await PostgresStore.open(opts));
+  const engine = await PostgresEngine.open(opts);
+  return storeThrough(engine, (_method, call) => classifyingFaults(engine.kind, call), { pool: engine.pool });
 }
 
 export type { PostgresStoreOptions } from './connection.js';

@@ -12,7 +12,8 @@ import type Database from 'better-sqlite3';
 import type { Logger } from '../../core/log.js';
 import { bannerStatusSql } from '../banner-status.js';
 import { StoreError } from '../errors.js';
-import { classifyStoreFaults } from '../faults.js';
+import { classifyingFaults } from '../faults.js';
+import { storeThrough } from '../wrap.js';
 import { auditEntriesFor, chain, released, type AuditedChange } from '../audit.js';
 import {
   AUDIT_FILTERED,
@@ -108,7 +109,10 @@ const RATE_PURGE_INTERVAL_MS = 60_000;
 /** Audience lists up to this long get one index walk each (SQLite caps a compound SELECT at 500 terms). */
 const AUDIENCE_WALKS = 16;
 
-export class SqliteStore extends SqlStore implements Store {
+/** The store as opened: the contract, and the database handle for tests and tools. */
+export type SqliteStore = Store & { readonly db: Database.Database };
+
+class SqliteEngine extends SqlStore implements Store {
   readonly kind = 'sqlite';
   private lastKeyPurge = 0;
   private lastRatePurge = 0;
@@ -151,10 +155,10 @@ export class SqliteStore extends SqlStore implements Store {
 
   protected readonly listings = q.findListings('sqlite', { payload: 'payload', withoutCall: "json_remove(approval, '$.call')" });
 
-  static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteStore {
+  static open(opts: SqliteStoreOptions, Driver: typeof Database): SqliteEngine {
     const db = openDatabase(opts, Driver);
     opts.log.debug('store opened', { store: 'sqlite', file: opts.file });
-    return new SqliteStore(db, opts.log, sharedStatements(db));
+    return new SqliteEngine(db, opts.log, sharedStatements(db));
   }
   /**
    * Appends audit entries to the chain. Call it inside the IMMEDIATE transaction of the
@@ -657,11 +661,17 @@ export class SqliteStore extends SqlStore implements Store {
  * transient faults (busy past the timeout, full, I/O) thrown as StoreUnavailableError.
  */
 export async function openSqliteStore(opts: SqliteStoreOptions): Promise<SqliteStore> {
-  const store = SqliteStore.open(opts, (await import('better-sqlite3')).default);
+  const engine = SqliteEngine.open(opts, (await import('better-sqlite3')).default);
   // From here on SQLite itself waits at most SYNC_BUSY_MS for a lock: its busy handler
   // sleeps inside the call, and so holds this process's event loop (every client, /healthz)
   // for as long as it waits. Longer waits are made between attempts, on timers.
-  store.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
-  return classifyStoreFaults(retryWhileBusy(store, opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS));
+  engine.db.pragma(`busy_timeout = ${SYNC_BUSY_MS}`);
+  const timeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  // Every call but close waits out another process's lock; every call's faults are classified.
+  return storeThrough(
+    engine,
+    (method, call) => classifyingFaults(engine.kind, method === 'close' ? call : () => retryWhileBusy(call, timeoutMs)),
+    { db: engine.db },
+  );
 }
 export { SQLITE_FILE_NAME, sqliteFile, type SqliteStoreOptions } from './connection.js';
