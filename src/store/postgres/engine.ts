@@ -8,7 +8,7 @@ import type { Row } from '../sql/rows.js';
 
 /**
  * Statements are prepared once per connection (named): PostgreSQL then parses and plans
- * each once, not on every call; the claim's CTE costs about as much to plan as to run.
+ * each once, not on every call (the claim's CTE is as dear to plan as to run).
  */
 export const prepared = statement;
 

@@ -13,7 +13,7 @@ const N = DELIVERY_COLUMNS.length;
  * $4, at most $3 (CLAIM_DUE_ID: only entry $3); due longer than $5 ago (never claimed) expires
  * instead. SKIP LOCKED lets replicas claim disjoint batches at once, each row to one of them;
  * `prior` is the state before the claim, read under the same lock. Without an id, one index
- * walk per state: one scan with an OR read and sorted every due row for each batch.
+ * walk per state, so a batch reads only the rows it may claim, not every due row sorted.
  */
 const walk = (state: string, cond: string) =>
   `(SELECT id, state AS prior, due_at FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
@@ -93,8 +93,8 @@ async function claimDue(e: PgEngine, now: number, { limit, owner, leaseMs, grace
 
 async function recordReleases(e: PgEngine, owner: string, items: readonly ReleaseRecord[], now: number): Promise<RecordWrite[]> {
   if (items.length === 0) return [];
-  // A batch in four statements, set-based: one transaction (and one hold of the audit head)
-  // per release queued every replica's releases behind the head's lock.
+  // A batch set-based, in one transaction and one hold of the audit head: a transaction per
+  // release would queue every replica's releases behind the head's lock.
   return e.transaction(async (client) => {
     const checks = items.flatMap((it) => (it.optOut ? [it.optOut] : []));
     const opted = new Set<string>();

@@ -27,7 +27,7 @@ export function sqliteAudit(e: SqliteEngine): Pick<AuditPort, 'auditEntries' | '
   };
 }
 
-/** Rows as arrays, mapped once: verify reads a million of them, and named rows cost twice. */
+/** Rows as arrays, mapped once: verify reads every entry of the chain, and named rows are the dearer read. */
 async function auditEntries(e: SqliteEngine, auditReads: Map<string, Database.Statement>, query: AuditQuery): Promise<AuditEntry[]> {
   const filtered = query.since !== undefined || query.client !== undefined || query.notificationId !== undefined;
   const key = filtered ? AUDIT_FILTERED.text : AUDIT_PAGE.text;

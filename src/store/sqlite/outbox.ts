@@ -64,7 +64,7 @@ async function claimDue(e: SqliteEngine, now: number, { limit, owner, leaseMs, g
 
 /**
  * The `limit` soonest due entries (waiting, or releasing past their lease), one index walk
- * per state: one query with an OR sorted every due row for each batch it claimed.
+ * per state, so a batch reads only the rows it may claim, not every due row sorted.
  */
 function soonestDue(e: SqliteEngine, now: number, leaseEnded: number, limit: number): Row[] {
   const walk = e.statement(`SELECT * FROM outbox WHERE state = ? AND due_at <= ? ORDER BY due_at LIMIT ?`);
@@ -78,7 +78,7 @@ function soonestDue(e: SqliteEngine, now: number, leaseEnded: number, limit: num
 }
 
 async function recordReleases(e: SqliteEngine, owner: string, items: readonly ReleaseRecord[], now: number): Promise<RecordWrite[]> {
-  // One transaction for a batch: a commit per release cost more than the release itself.
+  // One transaction for a batch: the commit, not the release, is the dear part.
   const tx = e.db.transaction((): RecordWrite[] => {
     const finish = e.shared(e.ob.finish);
     const insert = e.shared(q.INSERT_DELIVERY);

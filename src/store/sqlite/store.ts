@@ -78,7 +78,7 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   readonly auditLines = this.audit.auditLines;
   readonly pruneAudit = this.audit.pruneAudit;
 
-  /** Statements by SQL text, prepared once: preparing costs more than running on the send path. */
+  /** Statements by SQL text, prepared once: on the send path, preparing is the dear part. */
   private readonly statements = new Map<string, Database.Statement>();
   /** writeRecord's opt-out transactions by recipient count, so a send neither rebuilds the SQL nor the transaction. */
   private readonly insertUnlessOptedOut = new Map<
@@ -171,16 +171,14 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
 
   /**
    * writeRecord with an opt-out lookup (SMS, email) as one transaction, built once per
-   * recipient count: `db.transaction()` wraps four functions and defines their properties on
-   * every call, which a send paid each time.
+   * recipient count: `db.transaction()` builds its wrapper functions on every call.
    */
   private recordUnlessOptedOut(
     n: number,
   ): Database.Transaction<(r: DeliveryRecord, optOut: OptOutCheck, audit: AuditContext | undefined) => RecordWrite> {
     let tx = this.insertUnlessOptedOut.get(n);
     if (tx) return tx;
-    // One statement, the lookup in the insert's WHERE: as cheap as the insert alone, where a
-    // lookup and an insert (or both in one transaction) cost more.
+    // One statement, the lookup in the insert's WHERE: one write, not a lookup and a write.
     const insert = this.statement(
       `${INSERT_DELIVERY_SELECT} WHERE NOT EXISTS (SELECT 1 FROM opt_outs WHERE via = ? AND recipient IN (${Array.from({ length: n }, () => '?').join(', ')}))`,
     );
