@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../core/log.js';
-import type { BannerRecord, Store } from '../store/types.js';
+import type { BannerRecord, BannersPort } from '../store/ports/banners.js';
 import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
 import { FeedFullError, FeedRefusal, FeedShareError } from './feed-errors.js';
 
@@ -105,7 +105,7 @@ export class BannerHub {
   private readonly now: () => number;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: BannersPort,
     private readonly options: HubOptions = {},
   ) {
     this.pollMs = options.pollMs ?? 250;
@@ -430,15 +430,15 @@ function expandIpv6(address: string): string[] {
   return groups.map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? String(parseInt(g, 16).toString(16)) : g));
 }
 
-const hubs = new WeakMap<Store, BannerHub>();
+const hubs = new WeakMap<BannersPort, BannerHub>();
 
 /** Tells the process's hub for `store`, if it has one, that a banner was just written. */
-export function bannersWritten(store: Store): void {
+export function bannersWritten(store: BannersPort): void {
   hubs.get(store)?.nudge();
 }
 
 /** The process's hub for `store`, made on first use with `options`; it polls only while followed. */
-export function bannerHubFor(store: Store, options?: HubOptions): BannerHub {
+export function bannerHubFor(store: BannersPort, options?: HubOptions): BannerHub {
   let hub = hubs.get(store);
   if (!hub) {
     hub = new BannerHub(store, options);

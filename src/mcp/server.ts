@@ -20,6 +20,7 @@ import type { Config, Profile, ToolGroup } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
+import type { Store } from '../store/types.js';
 import { APPROVAL_MAX_ROUNDS, APPROVAL_TTL_S, approvalRound, askApproval, OpenQuestions, type ApprovalState } from './approval-round.js';
 import { errorResult } from './tool-result.js';
 import { offeredCatalog, type Catalog } from './catalog.js';
@@ -34,6 +35,8 @@ import { VERSION } from '../core/version.js';
  */
 export interface App extends PipelineDeps {
   config: Config;
+  /** The whole store (the send use cases take only their ports of it). */
+  store: Store;
   catalog: Catalog;
   /** Signs and verifies the approval state clients carry between rounds; one per process. */
   approvalCodec: RequestStateCodec<ApprovalState>;

@@ -6,13 +6,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { errors, NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { writeAfterAnswer } from './after-answer.js';
-import type { ClaimCompletion, OptOutCheck, Store } from '../store/types.js';
+import type { ClaimCompletion, ClaimsPort } from '../store/ports/claims.js';
+import type { OptOutCheck } from '../store/ports/contacts.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_POLL_MS = 50;
 
 export interface ClaimOptions {
-  store: Store;
+  store: ClaimsPort;
   key: string;
   /** The key as the client sent it, for messages (`key` may be scoped, e.g. by client); default `key`. */
   sentKey?: string;

@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { AuditActor, OutboxEntry, OutboxState } from '../store/types.js';
+import type { AuditActor, OutboxEntry, OutboxState } from '../store/ports/index.js';
 import { writeAfterAnswer } from './after-answer.js';
 import { isCongestion } from './deliver.js';
 import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';

@@ -2,7 +2,7 @@
  * The records of a claimed batch's dry runs, written together (./outbox.ts): a dry run's
  * record is its send, so a batch of them costs one store write per turn of the event loop.
  */
-import type { RecordWrite, ReleaseRecord } from '../store/types.js';
+import type { RecordWrite, ReleaseRecord } from '../store/ports/index.js';
 import type { PipelineDeps } from './send-deps.js';
 
 /**
