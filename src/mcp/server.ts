@@ -15,7 +15,8 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { registerBannerResources } from './resources.js';
-import { bannerHubFor, STDIO_FEED_CLIENT } from '../banners/hub.js';
+import { STDIO_FEED_CLIENT } from '../banners/feed-client.js';
+import { bannerHubFor } from '../banners/hub.js';
 import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
 import type { Config, Profile, ToolGroup } from '../config/config.js';
 import type { Logger } from '../core/log.js';

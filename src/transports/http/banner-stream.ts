@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FeedRefusal, StreamShareError, TooManyStreamsError } from '../../banners/feed-errors.js';
-import type { BannerHub, FeedSink } from '../../banners/hub.js';
+import type { FeedSink } from '../../banners/feed-events.js';
+import type { BannerHub } from '../../banners/hub.js';
 import { audiencesOf, sendJson } from './banner-feed.js';
 
 export interface StreamLimits {

@@ -7,7 +7,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import { FeedRefusal } from '../../../banners/feed-errors.js';
-import { feedClientKey, type BannerHub } from '../../../banners/hub.js';
+import { feedClientKey } from '../../../banners/feed-client.js';
+import type { BannerHub } from '../../../banners/hub.js';
 import { PROFILES, type HttpToken, type Profile } from '../../../config/config.js';
 import type { Logger } from '../../../core/log.js';
 import type { Metrics } from '../../../mcp/metrics.js';
