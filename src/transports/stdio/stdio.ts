@@ -24,7 +24,7 @@ import { StdioWire } from './stdio-wire.js';
 export interface StdioOptions {
   stdin?: Readable;
   stdout?: Writable;
-  /** A longer message is refused (default: the configured cap, 1 MiB grown by the attachment cap, as over HTTP). */
+  /** A longer message is refused (default: the configured cap, Config.messageCap, as over HTTP). */
   maxMessageBytes?: number;
 }
 
