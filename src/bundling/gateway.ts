@@ -44,6 +44,10 @@ function notServing(upstreams: Upstreams): { serverId: string; why: string }[] {
   });
 }
 
+/**
+ * The manager over `upstreams`, which it reads at each call: the map is filled after, since
+ * each upstream reports its tools to this manager.
+ */
 function createManager(specs: ReadonlyMap<string, UpstreamSpec>, upstreams: Upstreams, log: Logger): BundleManager {
   return new BundleManager({
     log,
@@ -60,7 +64,7 @@ function createManager(specs: ReadonlyMap<string, UpstreamSpec>, upstreams: Upst
   });
 }
 
-/** One Upstream per spec, registering its tools with the manager while it is up. */
+/** One Upstream per spec, into `into`, registering its tools with the manager while it is up. */
 function createUpstreams(
   specs: ReadonlyMap<string, UpstreamSpec>,
   manager: BundleManager,
