@@ -61,15 +61,15 @@ export class ApprovalNeeded extends Error {
   }
 }
 
-/** A send that waits for a person in the operator console; its row is recorded `pending_approval`. */
-export interface HeldForConsole {
+/** A send that waits for a person's approval in the operator console; its row is recorded `pending_approval`. */
+export interface AwaitingApproval {
   id: string;
   via: string;
   at: number;
 }
 
 /** What the approval step decided: the send goes on (with the payload a person approved, if one did), or it waits in the console. */
-export type ApprovalStep<P> = { kind: 'go'; approved?: Approved<P> } | { kind: 'held'; held: HeldForConsole };
+export type ApprovalStep<P> = { kind: 'go'; approved?: Approved<P> } | { kind: 'awaiting'; awaiting: AwaitingApproval };
 
 const GO = { kind: 'go' } as const;
 
@@ -247,7 +247,7 @@ export async function approveSend<C, P>(
       call: heldCall(call),
     });
     log.info('approval held for the console', { reasons: names });
-    return { kind: 'held', held: { id: grant.id, via: channel.name, at: grant.at } };
+    return { kind: 'awaiting', awaiting: { id: grant.id, via: channel.name, at: grant.at } };
   }
   if (!round?.canAsk) {
     await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);

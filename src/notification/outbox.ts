@@ -17,6 +17,7 @@ import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/types.js';
+import { outboxReleaseClaim } from './claim-keys.js';
 import { isCongestion } from './deliver.js';
 import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
 import { APPROVED_CALL_KEY, releaseApproved } from './release-approved.js';
@@ -70,7 +71,7 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   // Congestion holds it again while a backoff still ends within the grace from when it began.
   const deferrable = deps.now() + MIN_BACKOFF_MS < congestedSince + time.graceMs;
   try {
-    const release = { id: entry.id, key: `outbox:${entry.id}`, deferrable, ...(write ? { write } : {}) };
+    const release = { id: entry.id, key: outboxReleaseClaim(entry.id), deferrable, ...(write ? { write } : {}) };
     const approvedSha256 = entry.call[APPROVED_CALL_KEY];
     const result =
       typeof approvedSha256 === 'string'
@@ -325,10 +326,12 @@ export interface OutboxRunner {
 }
 
 /**
- * The release loop over `deps.store`. A pass runs at start (what fell due while no process
- * ran), at the next due time, and at least every `pollMs`; passes never overlap.
+ * The release loop over `base.store`. A pass runs at start (what fell due while no process
+ * ran), at the next due time, and at least every `pollMs`; passes never overlap. Its releases
+ * run over `base` with this runner as their outbox (a send held again wakes it).
  */
-export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): OutboxRunner {
+export function startOutboxRunner(base: Omit<PipelineDeps, 'outbox'>, log: Logger = base.log): OutboxRunner {
+  const deps: PipelineDeps = { ...base, outbox: { wake } };
   const time = deps.config.time ?? DEFAULT_TIME;
   let timer: NodeJS.Timeout | undefined;
   let armedFor = Infinity;
@@ -387,12 +390,14 @@ export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): O
     return running;
   };
 
+  function wake(dueAt: number): void {
+    if (dueAt <= deps.now()) void pass();
+    else arm(dueAt);
+  }
+
   void pass();
   return {
-    wake(dueAt) {
-      if (dueAt <= deps.now()) void pass();
-      else arm(dueAt);
-    },
+    wake,
     tick: () => pass(),
     async stop() {
       stopped = true;

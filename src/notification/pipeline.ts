@@ -11,7 +11,7 @@ import { errors, NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import { approveSend, type ApprovalStep, type Approved, type HeldForConsole } from './approval.js';
+import { approveSend, type ApprovalStep, type Approved, type AwaitingApproval } from './approval.js';
 import {
   auditOf,
   deliver,
@@ -23,6 +23,7 @@ import {
   type Prepared,
   type Send,
 } from './deliver.js';
+import { approvalClaim, scopedKey } from './claim-keys.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
@@ -121,9 +122,9 @@ async function sendTyped<C, P>(
   // so it is asked first, and an approved one is claimed under its approval (a replayed
   // approval sends once).
   const unkeyedStep = key === undefined ? await approve() : undefined;
-  if (unkeyedStep?.kind === 'held') return heldResult(deps, channel, recipients, opts.client, unkeyedStep.held);
+  if (unkeyedStep?.kind === 'awaiting') return pendingApprovalResult(deps, channel, recipients, opts.client, unkeyedStep.awaiting);
   const approvedUnkeyed = unkeyedStep?.approved;
-  const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
+  const claimKeyName = key ?? (approvedUnkeyed && approvalClaim(approvedUnkeyed.id));
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
   const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
@@ -179,8 +180,7 @@ async function claimSend<C, P>(
   const { idempotency_key: _key, ...content } = value;
   const claimed = await claimKey<SendResult>({
     store: deps.store,
-    // Keys are scoped by client: two bots that pick the same key do not share results.
-    key: JSON.stringify([opts.client ?? '', name]),
+    key: scopedKey(opts.client, name),
     sentKey: name,
     payloadHash: schemaHash(content),
     budgetMs: deps.config.sendBudgetMs,
@@ -217,9 +217,9 @@ interface ClaimedSend<P> {
 }
 
 /**
- * A send that holds its key (or needs none): the approval of a keyed send, preparation (rate
- * limit, payload, caps), then the dry run's record, or the provider call and its record, and
- * last the claim's completion. Anything that stops it before the provider call frees the key.
+ * A send that holds its key (or needs none): the approval of a keyed send, the charges and the
+ * payload (chargeAndBuild: rate limit, payload, caps), then the dry run's record, or the
+ * provider call and its record, and last the claim's completion. Anything that stops it before the provider call frees the key.
  */
 async function sendClaimed<C, P>(
   send: Send<C, P>,
@@ -231,13 +231,13 @@ async function sendClaimed<C, P>(
   let budgetLeftMs: number;
   try {
     const step = await approval();
-    // Held for the console: the key answers that from now on (the same call replays it).
-    if (step?.kind === 'held') {
-      const held = heldResult(deps, channel, recipients, opts.client, step.held);
-      await claim?.complete(held);
-      return held;
+    // Awaiting approval in the console: the key answers that from now on (the same call replays it).
+    if (step?.kind === 'awaiting') {
+      const pending = pendingApprovalResult(deps, channel, recipients, opts.client, step.awaiting);
+      await claim?.complete(pending);
+      return pending;
     }
-    prepared = await prepare(send, call, step?.approved, id);
+    prepared = await chargeAndBuild(send, call, step?.approved, id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), deps.config.sendBudgetMs, channel.name);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: recordOptOut });
@@ -258,31 +258,31 @@ async function sendClaimed<C, P>(
   return result;
 }
 
-/** The answer to a send held for the console: its id, and that it waits (nothing was sent). Its row is written: onHeld hears of it. */
-function heldResult<C, P>(
+/** The answer to a send that awaits a person's approval in the console: its id, and that it waits (nothing was sent). Its row is written: onAwaitingApproval hears of it. */
+function pendingApprovalResult<C, P>(
   deps: PipelineDeps,
   channel: TypedChannel<C, P>,
   recipients: readonly string[],
   client: string | null,
-  held: HeldForConsole,
+  awaiting: AwaitingApproval,
 ): SendResult {
-  deps.onHeld?.({
-    id: held.id,
+  deps.onAwaitingApproval?.({
+    id: awaiting.id,
     via: channel.name,
     client,
     recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))],
   });
   return {
-    id: held.id,
+    id: awaiting.id,
     via: channel.name,
     status: 'pending_approval',
     provider: channel.provider.name,
-    accepted_at: new Date(held.at).toISOString(),
+    accepted_at: new Date(awaiting.at).toISOString(),
   };
 }
 
-/** Everything before the provider call, counted against the budget: rate limit, id and payload. */
-async function prepare<C, P>(
+/** Charges the rate limit, builds the payload (under its id) and charges the caps: everything before the provider call, counted against the budget. */
+async function chargeAndBuild<C, P>(
   { deps, channel, opts }: Send<C, P>,
   call: C,
   approved: Approved<P> | undefined,

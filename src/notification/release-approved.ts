@@ -7,6 +7,7 @@ import type { ConnectedChannel, TypedChannel } from '../channels/channel.js';
 import { errors, NotifyError } from '../core/errors.js';
 import { payloadSha256 } from './approval.js';
 import { deliver, heldUntil, newRecord, sendResult, storeUnavailable, type Prepared, type Send } from './deliver.js';
+import { approvedReleaseClaim, scopedKey } from './claim-keys.js';
 import { claimKey, IDEMPOTENCY_TTL_MS } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease } from './schedule.js';
@@ -82,10 +83,10 @@ async function releaseOpened(
     };
     const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
     // Not the release's own key: a send held at its release completed that key with the held answer.
-    const approvedKey = `approved:${release.id}`;
+    const approvedKey = approvedReleaseClaim(release.id);
     const claimed = await claimKey<SendResult>({
       store: deps.store,
-      key: JSON.stringify([held.client ?? '', approvedKey]),
+      key: scopedKey(held.client, approvedKey),
       sentKey: approvedKey,
       payloadHash: approvedSha256,
       budgetMs: deps.config.sendBudgetMs,
