@@ -12,7 +12,6 @@ import { waitingEntry, type DeliveryRecord, type OutboxEntry } from '../store/ty
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
 import { releaseNow, type Released } from './outbox.js';
 import type { PipelineDeps } from './pipeline.js';
-import { approvedCall } from './release-approved.js';
 import { decide } from './status.js';
 
 /** Who decides, and what they saw: the payload hash the page showed them, and their reason. */
@@ -121,7 +120,9 @@ function approvedEntry(held: DeliveryRecord, now: number): OutboxEntry {
     id: held.id,
     via: held.via,
     client: held.client,
-    call: approvedCall(held.approval!.payload_sha256),
+    // Nothing to build from: its payload is the one the person approved, on its delivery row.
+    call: {},
+    approved_sha256: held.approval!.payload_sha256,
     state: 'scheduled',
     send_at: null,
     due_at: now,

@@ -18,7 +18,6 @@ import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
 import { cancelWaiting, releaseDue, releaseNow } from './outbox.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
-import { approvedCall } from './release-approved.js';
 import { schemaHash } from '@notify-mcp/union';
 
 class FakeProvider implements Provider<unknown> {
@@ -276,7 +275,8 @@ describe('send_at', () => {
         id,
         via: 'sms',
         client: 'bot',
-        call: approvedCall(approval.payload_sha256),
+        call: {},
+        approved_sha256: approval.payload_sha256,
         state: 'scheduled',
         send_at: null,
         due_at: T0,

@@ -20,7 +20,7 @@ import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord }
 import { outboxReleaseClaim } from './claim-keys.js';
 import { isCongestion } from './deliver.js';
 import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
-import { APPROVED_CALL_KEY, releaseApproved } from './release-approved.js';
+import { releaseApproved } from './release-approved.js';
 import { DEFAULT_TIME } from './settings.js';
 import { advance, statesTaking } from './status.js';
 
@@ -72,10 +72,9 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   const deferrable = deps.now() + MIN_BACKOFF_MS < congestedSince + time.graceMs;
   try {
     const release = { id: entry.id, key: outboxReleaseClaim(entry.id), deferrable, ...(write ? { write } : {}) };
-    const approvedSha256 = entry.call[APPROVED_CALL_KEY];
     const result =
-      typeof approvedSha256 === 'string'
-        ? await releaseApproved(deps, entry, approvedSha256, release)
+      entry.approved_sha256 !== undefined
+        ? await releaseApproved(deps, entry, entry.approved_sha256, release)
         : await sendNotification(deps, entry.via, entry.call, { client: entry.client, release });
     // Quiet hours, asked again as it left, hold it until they end.
     if (result.status === 'held' && typeof result.release_at === 'string')
@@ -238,7 +237,7 @@ export async function releaseDue(
           client: e.client,
           dueAt: new Date(e.due_at).toISOString(),
         });
-        if (e.call[APPROVED_CALL_KEY] !== undefined) await expireApproved(deps, e.id);
+        if (e.approved_sha256 !== undefined) await expireApproved(deps, e.id);
         out.push({ id: e.id, state: 'expired' });
       }
       const batch = recordBatch(deps, owner);
@@ -296,7 +295,7 @@ export async function cancelWaiting(
   const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now(), by);
   if (!moved) return { kind: 'not_found' };
   if (!moved.moved) return { kind: 'not_waiting', entry: moved.entry };
-  if (moved.entry.call[APPROVED_CALL_KEY] !== undefined) await withdrawApproved(deps, id, by);
+  if (moved.entry.approved_sha256 !== undefined) await withdrawApproved(deps, id, by);
   return { kind: 'cancelled', entry: moved.entry };
 }
 

@@ -14,16 +14,6 @@ import { quietRelease } from './schedule.js';
 import { budgetLeft } from './send-budget.js';
 import type { PipelineDeps, SendOptions, SendResult } from './send-deps.js';
 
-/**
- * What an approved send's outbox entry carries as its call: nothing to build from. Its
- * payload is the one the person approved, on its delivery row; the key cannot be a field
- * of any channel's call.
- */
-export const APPROVED_CALL_KEY = '$approved';
-
-/** The outbox call of an approved send bound to `payloadSha256` (./held.ts enqueues it). */
-export const approvedCall = (payloadSha256: string): Record<string, unknown> => ({ [APPROVED_CALL_KEY]: payloadSha256 });
-
 /** Refusals at an approved send's release that end it: its row, still `approved`, records the refusal. */
 const REFUSED_AT_RELEASE: ReadonlySet<string> = new Set(['RECIPIENT_NOT_ALLOWED', 'RECIPIENT_OPTED_OUT', 'APPROVAL_REQUIRED']);
 

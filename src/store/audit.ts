@@ -23,6 +23,7 @@ import type {
   OutboxState,
   Store,
 } from './types.js';
+import { storedCall } from './sql/outbox.js';
 
 export type { AuditActor, AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
 
@@ -177,7 +178,7 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
       const digest = digestOf({
         id: e.id,
         via: e.via,
-        call: e.call,
+        call: storedCall(e),
         state: e.state,
         send_at: e.send_at,
         due_at: e.due_at,
