@@ -38,6 +38,14 @@ export function callerOf(ctx: ToolContext): Caller {
   return { client: ctx.client, operator: ctx.operator === true, signal: ctx.signal, approval: ctx.approval?.round };
 }
 
+/**
+ * A handler's answer when a person must approve first (an edit the approval rules cover): the
+ * tool puts the question to them, as a send does, instead of a result.
+ */
+export class AskFirst {
+  constructor(readonly request: ApprovalRequest) {}
+}
+
 export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
   name: string;
   title: string;
@@ -46,7 +54,7 @@ export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
   /** JSON Schema with root `type: "object"`; it must admit the error shape too: SDK clients validate errors against it. */
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
-  handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown>>;
+  handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown> | AskFirst>;
 }
 
 /** The pipeline's dependencies, and the channels as configured (what a sent notification means). */

@@ -11,7 +11,7 @@ import { errors, NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/types.js';
 import { schemaHash } from '@notify-mcp/union';
-import { approveSend, type ApprovalStep, type Approved, type AwaitingApproval } from './approval.js';
+import { approveSend, isApprovalAsk, type ApprovalAsk, type ApprovalStep, type Approved, type AwaitingApproval } from './approval.js';
 import {
   auditOf,
   deliver,
@@ -33,16 +33,34 @@ import type { PipelineDeps, ReleaseWriter, SendOptions, SendResult } from './sen
 export type { PipelineDeps, RateGate, ReleaseWriter, SendOptions, SendResult, SendSettings } from './send-deps.js';
 
 /**
- * Sends one call the union validated as channel `via`'s. The channel is opened here with its
- * types, so the call reaches recipients and payload building, and the payload its provider,
- * as the channel module declared them.
+ * Sends one call the union validated as channel `via`'s, for a caller no person can be asked
+ * through (a release, a notice, a test): the approval step holds it in the console or refuses
+ * it, never asks.
  */
 export async function sendNotification(
   deps: PipelineDeps,
   via: string,
   value: Readonly<Record<string, unknown>>,
-  opts: SendOptions,
+  opts: Omit<SendOptions, 'approval'>,
 ): Promise<SendResult> {
+  const answer = await sendOrAsk(deps, via, value, opts);
+  // Without an approval round no one can be asked (approveSend): a question here is a bug.
+  if (isApprovalAsk(answer)) throw new Error(`a ${via} send without an approval round asked a person`);
+  return answer;
+}
+
+/**
+ * Sends one call the union validated as channel `via`'s, or answers with the question a person
+ * must answer first (`opts.approval` says whether the client can ask). The channel is opened
+ * here with its types, so the call reaches recipients and payload building, and the payload
+ * its provider, as the channel module declared them.
+ */
+export async function sendOrAsk(
+  deps: PipelineDeps,
+  via: string,
+  value: Readonly<Record<string, unknown>>,
+  opts: SendOptions,
+): Promise<SendResult | ApprovalAsk> {
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
@@ -54,11 +72,11 @@ export async function sendNotification(
 }
 
 /** A refusal carries its recipients' classes for the log line the tool writes (never the addresses). */
-async function withRecipientClasses<C, P>(
+async function withRecipientClasses<C, P, R>(
   channel: TypedChannel<C, P>,
   value: Readonly<Record<string, unknown>>,
-  sending: Promise<SendResult>,
-): Promise<SendResult> {
+  sending: Promise<R>,
+): Promise<R> {
   try {
     return await sending;
   } catch (err) {
@@ -93,7 +111,7 @@ async function sendTyped<C, P>(
   channel: TypedChannel<C, P>,
   value: Readonly<Record<string, unknown>>,
   opts: SendOptions,
-): Promise<SendResult> {
+): Promise<SendResult | ApprovalAsk> {
   // The budget covers the whole call: what is spent before the provider call is not given to it.
   const startedAt = deps.now();
   const via = channel.name;
@@ -123,7 +141,8 @@ async function sendTyped<C, P>(
   // approval sends once).
   const unkeyedStep = key === undefined ? await approve() : undefined;
   if (unkeyedStep?.kind === 'awaiting') return pendingApprovalResult(deps, channel, recipients, opts.client, unkeyedStep.awaiting);
-  const approvedUnkeyed = unkeyedStep?.approved;
+  if (unkeyedStep?.kind === 'ask') return unkeyedStep;
+  const approvedUnkeyed = unkeyedStep?.kind === 'go' ? unkeyedStep.approved : undefined;
   const claimKeyName = key ?? (approvedUnkeyed && approvalClaim(approvedUnkeyed.id));
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
@@ -225,7 +244,7 @@ async function sendClaimed<C, P>(
   send: Send<C, P>,
   call: C,
   { id, claim, approval, deadline, releaseWrite, recordOptOut }: ClaimedSend<P>,
-): Promise<SendResult> {
+): Promise<SendResult | ApprovalAsk> {
   const { deps, channel, recipients, opts } = send;
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
@@ -237,12 +256,17 @@ async function sendClaimed<C, P>(
       await claim?.complete(pending);
       return pending;
     }
+    // A question ends the call with nothing sent: the key is free for the answered call.
+    if (step?.kind === 'ask') {
+      await claim?.release();
+      return step;
+    }
     prepared = await chargeAndBuild(send, call, step?.approved, id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), deps.config.sendBudgetMs, channel.name);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: recordOptOut });
   } catch (err) {
-    // Nothing was sent: a question, a refusal or a failure before the provider call frees the key.
+    // Nothing was sent: a refusal or a failure before the provider call frees the key.
     await claim?.release();
     throw err;
   }
