@@ -11,7 +11,7 @@ import { createApprovalCodec } from './mcp/approval-round.js';
 import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { approvalNotifier } from './notification/approval-notice.js';
-import { startOutboxRunner } from './notification/outbox.js';
+import { startOutboxRunner } from './notification/outbox-runner.js';
 import { createRateGate } from './policy/rate-limit.js';
 import { createCapGate } from './policy/caps.js';
 import type { Provider } from './providers/types.js';

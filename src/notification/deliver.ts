@@ -42,7 +42,7 @@ export function storeUnavailable(err: unknown, via: string, log: Logger): Notify
 }
 
 /** The answer of a release that quiet hours hold: its entry waits again until `releaseAt` (./outbox.ts). */
-export function heldUntil<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
+export function heldByQuietHours<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
   return {
     id,
     via: channel.name,

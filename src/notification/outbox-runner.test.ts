@@ -13,7 +13,8 @@ import { loadConfig } from '../config/config.js';
 import { silentLogger } from '../core/log.js';
 import { openSqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
-import { leaseMs, startOutboxRunner } from './outbox.js';
+import { startOutboxRunner } from './outbox-runner.js';
+import { leaseMs } from './outbox.js';
 import type { PipelineDeps } from './pipeline.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -15,7 +15,7 @@ import { approveSend, isApprovalAsk, type ApprovalAsk, type ApprovalStep, type A
 import {
   auditOf,
   deliver,
-  heldUntil,
+  heldByQuietHours,
   recordAbandoned,
   recordDryRun,
   storeUnavailable,
@@ -180,7 +180,7 @@ async function waitingAnswer<C, P>(
   }
   // Quiet hours are asked again as a waiting send leaves: it may leave late, or the window may have changed.
   const quietEnd = quietRelease(deps, channel.name, now, value.urgent === true, opts.client);
-  return quietEnd === undefined ? undefined : heldUntil(channel, opts.release.id, now, quietEnd);
+  return quietEnd === undefined ? undefined : heldByQuietHours(channel, opts.release.id, now, quietEnd);
 }
 
 /**

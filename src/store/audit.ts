@@ -234,8 +234,7 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
     }
     case 'amend': {
       const { change } = c;
-      // An edit binds the new exact request; a retraction (a post deleted, a dry run or a held
-      // send withdrawn) what it took back.
+      // An edit binds the new exact request; a retraction (a post deleted, a dry run or a held send withdrawn) what it took back.
       const edit = change.provider_status === 'edited';
       const digest = edit
         ? digestOf(change.payload)

@@ -309,10 +309,7 @@ export interface OutboxEntry {
   payload_hash: string | null;
   /** When a release of it first met a congested provider and was held for a backoff; null while none has. */
   congested_since: number | null;
-  /**
-   * Set for a send a person approved in the console: the payload hash the approval was bound
-   * to. Its release sends the payload on its delivery row; `call` is empty.
-   */
+  /** A send a person approved in the console: the payload hash they approved. Its release sends its row's payload; `call` is empty. */
   approved_sha256?: string;
 }
 
@@ -334,10 +331,7 @@ export function waitingEntry(
 }
 
 /** What claiming due sends gives: those to send now (state `releasing`, owned by the caller), and those too late (`expired`). */
-export interface DueClaim {
-  due: OutboxEntry[];
-  expired: OutboxEntry[];
-}
+export type DueClaim = { due: OutboxEntry[]; expired: OutboxEntry[] };
 
 export interface DueClaimOptions {
   /** At most this many, oldest due first. */
