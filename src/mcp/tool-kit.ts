@@ -27,8 +27,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends an MCP progress notification when the caller asked for progress. */
   progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
-  /** The pipeline's dependencies (the connected channels): what edit and retract reach a provider through. */
-  deps?: SendDeps;
+  /** The pipeline's dependencies (the connected channels): what the use cases run over. */
+  deps: SendDeps;
   /** The approval step's view of this round, and how to put a question to the person (src/mcp/approval-round.ts). */
   approval?: { round: ApprovalRound; ask(request: ApprovalRequest): Promise<CallToolResult> };
 }
@@ -67,5 +67,5 @@ export interface ToolEntry {
    * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
    * nothing): always a result, a coded `isError` one for bad input, never a rejection.
    */
-  call(args: unknown, ctx: ToolContext & { deps: SendDeps }): Promise<CallToolResult>;
+  call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }

@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { Config } from '../../src/config/config.js';
 import { editNotificationTool } from '../../src/mcp/tools/edit-notification.js';
-import { decideHeld } from '../../src/notification/held.js';
+import { decideApproval } from '../../src/notification/decide-approval.js';
 import { releaseDue } from '../../src/notification/outbox.js';
 import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
@@ -58,7 +58,7 @@ async function scenario(open: () => Promise<Store>): Promise<void> {
     expect(held.status).toBe('pending_approval');
     const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
 
-    const decided = await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    const decided = await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
     expect(decided).toMatchObject({
       status: 'approved',
       released: undefined,
@@ -102,7 +102,7 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
       { client: 'bot' },
     );
     const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
-    expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
+    expect((await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
 
     const other = await deps(storeB);
     // The handler reaches channels through ctx.deps; the list given here only names them in the output schema.
@@ -128,11 +128,11 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
     const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
     // The approval of the first draft no longer sends anything, and the old hash decides nothing.
     expect(await releaseDue(other)).toEqual([]);
-    await expect(decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({
+    await expect(decideApproval(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({
       code: 'APPROVAL_REQUIRED',
     });
     expect(mine()).toHaveLength(0);
-    const again = await decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
+    const again = await decideApproval(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
     expect(again).toMatchObject({ released: { state: 'released' }, record: { status: 'sent' } });
     expect(mine()).toHaveLength(1);
     expect(mine()[0]!.raw).toContain('second draft');

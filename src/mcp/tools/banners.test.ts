@@ -29,13 +29,16 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'notify-banners-'));
   store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
   clock = T0;
+  const config = loadConfig({ NOTIFY_DATA_DIR: dir });
+  const now = () => clock;
   ctx = {
     store,
-    config: loadConfig({ NOTIFY_DATA_DIR: dir }),
+    config,
     log: silentLogger,
     client: 'test',
-    now: () => clock,
+    now,
     signal: new AbortController().signal,
+    deps: { config, store, channels: [], log: silentLogger, now },
   };
 });
 afterEach(async () => {

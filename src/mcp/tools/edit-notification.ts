@@ -43,7 +43,7 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
     }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
     async handler(args, ctx) {
-      const answer = await editNotification(ctx.deps!, callerOf(ctx), args.id, { text: args.text, blocks: args.blocks });
+      const answer = await editNotification(ctx.deps, callerOf(ctx), args.id, { text: args.text, blocks: args.blocks });
       return isApprovalAsk(answer) ? new AskFirst(answer.request) : { ...answer };
     },
   };
