@@ -7,7 +7,7 @@ import type { BannerRecord, DeliveryQuery, DeliveryRecord, HeldReceipt, Store } 
 import { FeedCache } from '../../src/banners/feed.js';
 import { bannerRecord } from '../helpers/banner-record.js';
 import { silentLogger } from '../../src/core/log.js';
-import { applyHeldReceipts, applyReceipt } from '../../src/notification/status-receipt.js';
+import { applyEarlyReceipts, applyReceipt } from '../../src/notification/status-receipt.js';
 import { entry, outboxSuite } from './outbox-suite.js';
 
 export interface StoreHandle {
@@ -467,7 +467,7 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
               });
               const land = async () => {
                 await other.writeRecord(record);
-                for (const outcome of (await applyHeldReceipts(deps(other), record)).values()) count(outcome);
+                for (const outcome of (await applyEarlyReceipts(deps(other), record)).values()) count(outcome);
               };
               const report = { providerMessageId: `SMr${i}`, event: 'sent' as const, providerStatus: 'sent', code: null };
               if (i % 4 === 0) {
