@@ -167,21 +167,19 @@ async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Chan
     );
   const { call, payload, recipients } = await editedCall(record, approval.call, change, deps, true);
   const at = deps.now();
-  if (record.status === 'approved') {
-    const taken = await deps.store.moveWaiting(record.id, ['scheduled', 'held'], 'cancelled', at);
-    // Cancelled already with the row still `approved`: an earlier edit took it back and failed before its revision.
-    if (!taken?.moved && taken?.entry.state !== 'cancelled') {
-      throw errors.alreadySent(approvedGone(record.id, taken?.entry.state), { path: '/id', via: record.via });
-    }
-  }
   const { decided_by: _by, decided_at: _at, reason: _reason, ...rest } = approval;
-  const revised = { ...rest, outcome: 'pending' as const, payload_sha256: payloadSha256(payload), recipients, call };
+  const revision = {
+    payload,
+    approval: { ...rest, outcome: 'pending' as const, payload_sha256: payloadSha256(payload), recipients, call },
+    at,
+  };
   const from = record.status as 'pending_approval' | 'approved';
-  if (!(await deps.store.reviseHeld(record.id, { from, payload, approval: revised, at }))) {
-    throw errors.invalidField(`Notification ${record.id} was decided while it was being edited; read it with get_notification.`, {
-      path: '/id',
-    });
-  }
+  // An approved one: its entry cancelled and its row asked again in one write, or neither.
+  const revised =
+    from === 'approved'
+      ? await deps.store.takeBackApproved(record.id, { revise: revision }, at)
+      : await deps.store.reviseHeld(record.id, { ...revision, from });
+  if (!revised) throw await notRevised(deps, record);
   deps.log.info(from === 'approved' ? 'approved send edited: asked again' : 'held send edited', {
     notificationId: record.id,
     via: record.via,
@@ -193,6 +191,16 @@ async function editHeld(deps: PipelineDeps, record: DeliveryRecord, change: Chan
 function firstIssue(issues: readonly { path: readonly PropertyKey[]; message: string }[], via: string): NotifyError {
   const path = `/${issues[0]!.path.map(String).join('/')}`;
   return errors.invalidField(`Fix ${path}: ${issues[0]!.message}`, { path, via });
+}
+
+/** Why an edit of a held send wrote nothing: an approved one's release took it first, or a decision came first. */
+async function notRevised(deps: PipelineDeps, record: DeliveryRecord): Promise<NotifyError> {
+  const entry = record.status === 'approved' ? await deps.store.getOutboxEntry(record.id) : null;
+  if (entry && entry.state !== 'scheduled' && entry.state !== 'held')
+    return errors.alreadySent(approvedGone(record.id, entry.state), { path: '/id', via: record.via });
+  return errors.invalidField(`Notification ${record.id} was decided while it was being edited; read it with get_notification.`, {
+    path: '/id',
+  });
 }
 
 /** Why an approved send can no longer be edited: its release took it first (`state`: its outbox entry's). */

@@ -294,25 +294,30 @@ export async function cancelWaiting(
   id: string,
   by?: AuditActor,
 ): Promise<{ kind: 'cancelled'; entry: OutboxEntry } | { kind: 'not_waiting'; entry: OutboxEntry } | { kind: 'not_found' }> {
+  const withdrawn = await withdrawApproved(deps, id, by);
+  if (withdrawn) return { kind: 'cancelled', entry: withdrawn };
   const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now(), by);
   if (!moved) return { kind: 'not_found' };
   if (!moved.moved) return { kind: 'not_waiting', entry: moved.entry };
-  if (moved.entry.approved_sha256 !== undefined) await withdrawApproved(deps, id, by);
   return { kind: 'cancelled', entry: moved.entry };
 }
 
-/** An approved send's entry was cancelled before its release: its record, still `approved`, says so too. */
-async function withdrawApproved(deps: Pick<PipelineDeps, 'store' | 'now'>, id: string, by: AuditActor | undefined): Promise<void> {
+/**
+ * An approved send not yet released, withdrawn: its entry cancelled and its row `retracted`
+ * in one write (./edit.ts takes one back the same way). Undefined when it is no such send, or
+ * its release claimed it first (the caller's move then says where it stands).
+ */
+async function withdrawApproved(
+  deps: Pick<PipelineDeps, 'store' | 'now'>,
+  id: string,
+  by: AuditActor | undefined,
+): Promise<OutboxEntry | undefined> {
+  const entry = await deps.store.getOutboxEntry(id);
+  if (entry?.approved_sha256 === undefined) return undefined;
   const record = await deps.store.getDelivery(id);
-  if (record?.status !== 'approved') return;
-  const step = advance(record.status, 'retracted');
-  if (!step.ok) return;
-  await deps.store.amendDelivery(id, {
-    from: record.status,
-    status: step.next,
-    payload: record.payload,
-    provider_status: 'deleted',
-    at: deps.now(),
-    ...(by ? { by } : {}),
-  });
+  const step = record && advance(record.status, 'retracted');
+  if (!record || !step?.ok) return undefined;
+  const at = deps.now();
+  const amend = { status: step.next, payload: record.payload, provider_status: 'deleted', at, ...(by ? { by } : {}) };
+  return (await deps.store.takeBackApproved(id, { amend }, at, by)) ? { ...entry, state: 'cancelled', finished_at: at } : undefined;
 }

@@ -41,6 +41,7 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     answerApproval: (...a) => around('answerApproval', () => store.answerApproval(...a)),
     // outbox
     approveDelivery: (...a) => around('approveDelivery', () => store.approveDelivery(...a)),
+    takeBackApproved: (...a) => around('takeBackApproved', () => store.takeBackApproved(...a)),
     editWaiting: (...a) => around('editWaiting', () => store.editWaiting(...a)),
     scheduleSend: (...a) => around('scheduleSend', () => store.scheduleSend(...a)),
     claimDue: (...a) => around('claimDue', () => store.claimDue(...a)),

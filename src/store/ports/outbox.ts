@@ -3,7 +3,7 @@
  * claimed by one process when due, and ended with their outcome.
  */
 import type { AuditActor, AuditContext } from './audit.js';
-import type { DeliveryDecision, DeliveryQuery, DeliveryRecord, RecordWrite } from './deliveries.js';
+import type { DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, HeldRevision, RecordWrite } from './deliveries.js';
 import type { OptOutCheck } from './contacts.js';
 
 /** A released dry run's record, written with the end of its release (Store.recordReleases). */
@@ -97,6 +97,12 @@ export interface OutboxPort {
    * once. False when nothing was written (someone else decided first).
    */
   approveDelivery(id: string, decision: DeliveryDecision, release: OutboxEntry): Promise<boolean>;
+  /**
+   * Takes an approved send back before its release, in one transaction: its entry from waiting
+   * to `cancelled`, and its row from `approved` to what `back` says. False, nothing written,
+   * when either has moved on (its release claimed it first, or another change came first).
+   */
+  takeBackApproved(id: string, back: TakeBack, at: number, by?: AuditActor): Promise<boolean>;
   /** An edit of a send waiting in the outbox (`scheduled`, `held`): its call replaced, only while it waits. False otherwise. */
   editWaiting(id: string, call: Record<string, unknown>, at: number): Promise<boolean>;
   /**
@@ -154,3 +160,6 @@ export interface OutboxPort {
     query: Omit<DeliveryQuery, 'status' | 'after'> & { state?: OutboxState; before?: { at: number; id: string | null } },
   ): Promise<OutboxEntry[]>;
 }
+
+/** What becomes of an approved send's row when it is taken back: asked again with a new payload (an edit), or withdrawn (a retract). */
+export type TakeBack = { revise: Omit<HeldRevision, 'from'> } | { amend: Omit<DeliveryAmendment, 'from'> };

@@ -13,17 +13,18 @@ import { StoreError } from '../errors.js';
 import { classifyingFaults } from '../faults.js';
 import { storeThrough } from '../wrap.js';
 import type { AuditedChange } from '../audit.js';
-import type { AuditContext } from '../ports/audit.js';
+import type { AuditActor, AuditContext } from '../ports/audit.js';
 import type { ClaimCompletion } from '../ports/claims.js';
 import type { OptOutCheck } from '../ports/contacts.js';
 import type { DeliveryDecision, DeliveryRecord, DeliveryStatusChange, RecordWrite } from '../ports/deliveries.js';
-import type { OutboxEntry } from '../ports/outbox.js';
+import type { OutboxEntry, TakeBack } from '../ports/outbox.js';
 import type { Store } from '../types.js';
 import type { Statement } from '../sql/dialect.js';
 import { DELIVERY_COLUMNS, deliveryValues, WRITTEN, type Row } from '../sql/rows.js';
 import { decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
+import { takeBackSteps } from '../sql/take-back.js';
 import * as q from '../sql/statements.js';
 import { appendAudit, postgresAudit } from './audit.js';
 import { postgresBanners } from './banners.js';
@@ -170,6 +171,25 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
       return true;
     }).catch((err: unknown) => {
       if (err === LOST) return false;
+      throw err;
+    });
+  }
+
+  async takeBackApproved(id: string, back: TakeBack, at: number, by?: AuditActor): Promise<boolean> {
+    const NOT_TAKEN = Symbol('not taken');
+    const steps = takeBackSteps(this.ob, id, back, at, by);
+    return this.transaction(async (client) => {
+      const changes: AuditedChange[] = [];
+      for (const step of steps) {
+        const { rows } = await client.query({ ...step.s, values: step.params as unknown[] });
+        // All or nothing: a step that moved no row rolls back the one before it.
+        if (rows.length === 0) throw NOT_TAKEN;
+        changes.push(...step.changes(rows as Row[]));
+      }
+      await this.appendAudit(client, changes);
+      return true;
+    }).catch((err: unknown) => {
+      if (err === NOT_TAKEN) return false;
       throw err;
     });
   }

@@ -13,11 +13,11 @@ import { StoreError } from '../errors.js';
 import { classifyingFaults } from '../faults.js';
 import { storeThrough } from '../wrap.js';
 import { auditEntriesFor, chain, type AuditedChange } from '../audit.js';
-import type { AuditContext, AuditEntry, AuditQuery } from '../ports/audit.js';
+import type { AuditActor, AuditContext, AuditEntry, AuditQuery } from '../ports/audit.js';
 import type { ClaimCompletion } from '../ports/claims.js';
 import type { OptOutCheck } from '../ports/contacts.js';
 import type { DeliveryDecision, DeliveryRecord, DeliveryStatusChange, RecordWrite } from '../ports/deliveries.js';
-import type { OutboxEntry } from '../ports/outbox.js';
+import type { OutboxEntry, TakeBack } from '../ports/outbox.js';
 import type { Store } from '../types.js';
 import { AUDIT_HEAD, auditHeadFromRow, auditValues, INSERT_AUDIT, MOVE_AUDIT_HEAD } from '../sql/audit.js';
 import type { Dialect, Statement } from '../sql/dialect.js';
@@ -25,6 +25,7 @@ import { DELIVERY_COLUMNS, deliveryValues, WRITTEN, type Row } from '../sql/rows
 import { decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
+import { takeBackSteps } from '../sql/take-back.js';
 import * as q from '../sql/statements.js';
 import { sqliteAudit } from './audit.js';
 import { sqliteBanners } from './banners.js';
@@ -210,6 +211,28 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
       return true;
     });
     return tx.immediate();
+  }
+
+  async takeBackApproved(id: string, back: TakeBack, at: number, by?: AuditActor): Promise<boolean> {
+    const steps = takeBackSteps(this.ob, id, back, at, by);
+    const NOT_TAKEN = new Error('not taken');
+    const tx = this.db.transaction((): boolean => {
+      const changes: AuditedChange[] = [];
+      for (const step of steps) {
+        const rows = this.shared(step.s).all(step.params);
+        // All or nothing: a step that moved no row rolls back the one before it.
+        if (rows.length === 0) throw NOT_TAKEN;
+        changes.push(...step.changes(rows));
+      }
+      this.appendAudit(changes);
+      return true;
+    });
+    try {
+      return tx.immediate();
+    } catch (err) {
+      if (err === NOT_TAKEN) return false;
+      throw err;
+    }
   }
 
   override async updateDeliveryStatus(id: string, change: DeliveryStatusChange): Promise<boolean> {

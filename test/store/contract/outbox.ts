@@ -167,6 +167,75 @@ export function outboxContract(handle: () => StoreHandle): void {
       expect(await store().moveWaiting('ntf_none', ['scheduled'], 'cancelled', T0)).toBeNull();
     });
 
+    /** An approved send waiting for its release: its row `approved`, its entry bound to the approved hash. */
+    async function approvedWaiting(): Promise<OutboxEntry> {
+      const sha = 'a'.repeat(64);
+      const e = entry({ approved_sha256: sha, call: {} });
+      await store().writeRecord(
+        delivery(e.id, T0, {
+          status: 'approved',
+          payload: 'p1',
+          approval: { outcome: 'approved', reasons: ['email'], payload_sha256: sha },
+        }),
+      );
+      await store().scheduleSend(e);
+      return e;
+    }
+    const revise = {
+      revise: { payload: 'p2', approval: { outcome: 'pending' as const, reasons: ['email'], payload_sha256: 'b'.repeat(64) }, at: T0 + 5 },
+    };
+
+    it('an approved send taken back: its entry cancelled and its row moved on in one write, audited', async () => {
+      const edited = await approvedWaiting();
+      expect(await store().takeBackApproved(edited.id, revise, T0 + 5)).toBe(true);
+      expect((await store().getOutboxEntry(edited.id))!.state).toBe('cancelled');
+      expect(await store().getDelivery(edited.id)).toMatchObject({
+        status: 'pending_approval',
+        payload: 'p2',
+        approval: { outcome: 'pending' },
+      });
+      expect((await store().auditFor(edited.id)).map((a) => a.kind)).toEqual(expect.arrayContaining(['outbox.cancelled']));
+      const retracted = await approvedWaiting();
+      const amend = { amend: { status: 'retracted' as const, payload: 'p1', provider_status: 'deleted', at: T0 + 6 } };
+      expect(await store().takeBackApproved(retracted.id, amend, T0 + 6, { client: 'ops', tool: 'console' })).toBe(true);
+      expect((await store().getOutboxEntry(retracted.id))!.state).toBe('cancelled');
+      expect((await store().getDelivery(retracted.id))!.status).toBe('retracted');
+    });
+
+    it('all or nothing: a release that claimed it first, or a row that moved on, leaves both as they were', async () => {
+      const claimed = await approvedWaiting();
+      await store().claimDue(T0 + 1000, { ...OPTS, owner: 'r', id: claimed.id });
+      expect(await store().takeBackApproved(claimed.id, revise, T0 + 5)).toBe(false);
+      expect((await store().getOutboxEntry(claimed.id))!.state).toBe('releasing');
+      expect((await store().getDelivery(claimed.id))!.status).toBe('approved');
+      // The entry still waits but the row is no longer `approved`: the cancel is rolled back with the rest.
+      const moved = await approvedWaiting();
+      await store().amendDelivery(moved.id, {
+        from: 'approved',
+        status: 'retracted',
+        payload: 'p1',
+        provider_status: 'deleted',
+        at: T0 + 3,
+      });
+      expect(await store().takeBackApproved(moved.id, revise, T0 + 5)).toBe(false);
+      expect((await store().getOutboxEntry(moved.id))!.state).toBe('scheduled');
+      expect((await store().getDelivery(moved.id))!.status).toBe('retracted');
+    });
+
+    it('a take-back and a release racing: exactly one wins, 30 trials', async () => {
+      const other = await handle().reopen();
+      for (let i = 0; i < 30; i++) {
+        const e = await approvedWaiting();
+        const [taken, claim] = await Promise.all([
+          store().takeBackApproved(e.id, revise, T0 + 5),
+          other.claimDue(T0 + 1000, { ...OPTS, owner: 'r', id: e.id }),
+        ]);
+        expect(taken).toBe(claim.due.length === 0);
+        expect((await store().getOutboxEntry(e.id))!.state).toBe(taken ? 'cancelled' : 'releasing');
+        expect((await store().getDelivery(e.id))!.status).toBe(taken ? 'pending_approval' : 'approved');
+      }
+    });
+
     it('two handles claiming the same due batch split it: every entry to exactly one', async () => {
       const other = await handle().reopen();
       const ids = new Set<string>();
