@@ -45,6 +45,7 @@ export interface ChannelSettings {
    * (email attachments), and the variable that sets it: the caps grow with it, and say so.
    */
   readonly largerCalls?: { readonly bytes: number; readonly variable: string };
+  /** False: nothing to offer (no webhook target): loadConfig leaves it out. */ readonly offered?: boolean;
 }
 
 /** Settings of a live channel: what createProvider receives. */
@@ -118,7 +119,7 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   name: V;
   /** How a sentence names it: `email`, `SMS`, `Slack`. */
   label: string;
-  /** Every environment variable settings() reads besides the allowlist's (.env.example lists them). */
+  /** Every environment variable settings() reads besides the allowlist's (.env.example lists them); `PREFIX_*`: a family. */
   variables: readonly K[];
   /** Reads the settings; a value it cannot use is a ConfigError that says what to set. */
   settings(env: Env<K>): S;
@@ -295,11 +296,10 @@ function isLive<S extends ChannelSettings>(settings: S): settings is LiveSetting
   return settings.live;
 }
 
-/** The variables `declared`, and no other, out of `env`. */
+/** The variables `declared`, and no other, out of `env`; a declared `PREFIX_*` brings every variable with that prefix. */
 function only<K extends string>(env: Env, declared: readonly K[]): Env<K> {
-  const seen: { [P in K]?: string } = {};
-  for (const name of declared) seen[name] = env[name];
-  return seen;
+  const wanted = (key: string) => declared.some((d) => (d.endsWith('*') ? key.startsWith(d.slice(0, -1)) : key === d));
+  return Object.fromEntries(Object.entries(env).filter(([key]) => wanted(key))) as Env<K>;
 }
 
 /**
