@@ -54,7 +54,7 @@ const messageOf = (call: Call): WebhookMessage => ({
   text: call.text,
   title: call.title,
   urgent: call.urgent,
-  ...(call.fields ? { fields: call.fields.map(([name, value]) => ({ name: name!, value: value! })) } : {}),
+  ...(call.fields ? { fields: call.fields.map(([name = '', value = '']) => ({ name, value })) } : {}),
 });
 
 const TITLE_MAX = 256;
