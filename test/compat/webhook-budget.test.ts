@@ -39,4 +39,10 @@ describe('webhook context cost', () => {
     expect(figures.five).toBeLessThanOrEqual(limitOf(TOOL_BUDGETS.send_notification));
     expect(listTokens(five, 'flat')).toBeLessThanOrEqual(limitOf(LIST_BUDGETS.flat));
   });
+
+  it("keeps the per-channel list, send_webhook included, within the issue's 2,000", () => {
+    const figures = { none: listTokens(none, 'per-channel'), one: listTokens(one, 'per-channel'), five: listTokens(five, 'per-channel') };
+    console.info('per-channel list tokens', figures);
+    expect(figures.five).toBeLessThanOrEqual(limitOf(LIST_BUDGETS['per-channel']));
+  });
 });
