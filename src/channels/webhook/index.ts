@@ -153,6 +153,11 @@ export const webhook = defineChannel({
     return { payload: requestFor(chainOf(call.target, settings.targets), messageOf(call), id, at ?? Date.now()) };
   },
 
+  async check(settings, _allow, ctx) {
+    const { checkWebhooks } = await import('./check.js');
+    return checkWebhooks(settings, ctx);
+  },
+
   async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
     const { createWebhookProvider } = await import('./http.js');
     return createWebhookProvider({
