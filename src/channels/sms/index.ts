@@ -66,7 +66,9 @@ export const sms = defineChannel({
 
   settings(env) {
     const common = {
-      from: env.TWILIO_FROM || undefined,
+      /** The sender each message names; `senders` holds it and those tried after it (./senders.ts). */
+      from: list(env.TWILIO_FROM ?? '')[0],
+      senders: list(env.TWILIO_FROM ?? ''),
       messagingServiceSid: env.TWILIO_MESSAGING_SERVICE_SID || undefined,
       apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
       /** How many segments a body may take. */
@@ -179,7 +181,7 @@ export const sms = defineChannel({
 
   async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
     const { createTwilioProvider } = await import('./twilio.js');
-    return createTwilioProvider({
+    const provider = await createTwilioProvider({
       accountSid: settings.accountSid,
       authToken: settings.authToken,
       apiUrl: settings.apiUrl,
@@ -187,6 +189,9 @@ export const sms = defineChannel({
       maxConcurrent,
       log,
     });
+    if (settings.senders.length < 2) return provider;
+    const { senderFailover } = await import('./senders.js');
+    return senderFailover(provider, settings.senders, log);
   },
 
   examples: [
