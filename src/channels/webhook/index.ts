@@ -57,6 +57,9 @@ const messageOf = (call: Call): WebhookMessage => ({
   ...(call.fields ? { fields: call.fields.map(([name = '', value = '']) => ({ name, value })) } : {}),
 });
 
+/** An id as long as a notification's (`ntf_` and 32 hex digits): a card names it, so its size counts. */
+const ID_SHAPE = `ntf_${'0'.repeat(32)}`;
+
 const TITLE_MAX = 256;
 const MAX_FIELDS = 20;
 
@@ -121,7 +124,7 @@ export const webhook = defineChannel({
         const long = sizeProblem(m);
         if (long) return ctx.addIssue({ code: 'custom', ...long, params: { code: 'TOO_LONG' } });
         for (const t of chainOf(call.target, targets)) {
-          const problem = formatProblem(t.format, m, formatRequest(t.format, m, 'ntf_').body);
+          const problem = formatProblem(t.format, m, formatRequest(t.format, m, ID_SHAPE).body);
           if (!problem) continue;
           const via = t.name === call.target ? '' : ` (the fallback of ${call.target})`;
           ctx.addIssue({
