@@ -156,7 +156,14 @@ export const sms = defineChannel({
 
   async check(settings, _allow, ctx) {
     const { checkTwilio } = await import('./check.js');
-    return checkTwilio(settings, ctx);
+    const checks = await checkTwilio(settings, ctx);
+    if (settings.messagingServiceSid || settings.senders.length < 2) return checks;
+    // The senders tried after the first (./senders.ts): each its own line, the account checked once.
+    const more = await Promise.all(settings.senders.slice(1).map((from) => checkTwilio({ ...settings, from }, ctx)));
+    return [
+      ...checks,
+      ...more.flatMap((lines, i) => lines.filter((c) => c.name === 'sms sender').map((c) => ({ ...c, name: `sms sender ${i + 2}` }))),
+    ];
   },
 
   editWaiting: (call, change) => ({ ...call, body: change.text }),
