@@ -64,6 +64,15 @@ module.exports = {
       to: { path: '(^|/)node_modules/@modelcontextprotocol/' },
     },
     {
+      name: 'domain-takes-store-ports',
+      comment:
+        'a use case (notification/, banners/) takes the store by its ports (store/ports/*), never an engine or the whole contract; ' +
+        'the store errors and the banner status rule aside',
+      severity: 'error',
+      from: { path: '^src/(notification|banners)/' },
+      to: { path: '^src/store/', pathNot: '^src/store/(ports/|index\\.ts$|errors\\.ts$|banner-status\\.ts$)' },
+    },
+    {
       name: 'core-is-a-leaf',
       comment: 'core/ imports nothing of ours outside core/ (packages aside)',
       severity: 'error',

@@ -7,7 +7,8 @@
  */
 import { join } from 'node:path';
 import { silentLogger } from '../dist/core/log.js';
-import { chain, GENESIS, verifyAudit } from '../dist/store/audit.js';
+import { chain, GENESIS } from '../dist/store/audit.js';
+import { verifyAudit } from '../dist/store/audit-verify.js';
 import { auditValues } from '../dist/store/sql/audit.js';
 import { openSqliteStore } from '../dist/store/sqlite/store.js';
 import { tempDir } from './lib/servers.mjs';

@@ -33,7 +33,7 @@ export interface AppOverrides {
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
   const store = overrides.store ?? (await openStore(config, log));
   const channels = await connectChannels(config, log, overrides.providers);
-  const deps: PipelineDeps & { config: Config } = {
+  const deps: PipelineDeps & { config: Config; store: Store } = {
     config,
     store,
     channels,

@@ -18,13 +18,12 @@ export type {
   CallOfChannel,
   Channel,
   ChannelModule,
-  ChannelSettings,
   ConfiguredChannel,
   ConnectedChannel,
-  LiveSettings,
   ProviderContext,
   ResultMeta,
 } from './channels/channel.js';
+export type { ChannelSettings, LiveSettings } from './channels/settings.js';
 export { notificationUnion, notificationDef, SEND_TOOL, channelToolName } from './channels/send-union.js';
 export { countSegments, type SegmentCount, type SmsEncoding } from './channels/sms/segments.js';
 export type { RecipientMatcher } from './policy/matcher.js';

@@ -4,7 +4,7 @@
  * GET /banners?audience=all,admins.
  */
 import { createHash } from 'node:crypto';
-import type { BannerRecord, BannerSeverity, Store } from '../store/types.js';
+import type { BannerRecord, BannerSeverity, BannersPort } from '../store/ports/banners.js';
 import { invalidAudience, tooManyAudiences } from './feed-errors.js';
 import { AUDIENCE_RE, iso } from './model.js';
 
@@ -25,7 +25,7 @@ const SEVERITY_RANK: Record<BannerSeverity, number> = { critical: 0, warning: 1,
  * Active banners for any of `audiences` (exact names; `all` is not a wildcard), most
  * severe first, then newest first. No audiences: no banners.
  */
-export async function activeBanners(store: Store, audiences: string[], now: number): Promise<FeedBanner[]> {
+export async function activeBanners(store: BannersPort, audiences: string[], now: number): Promise<FeedBanner[]> {
   const segments = [...new Set(audiences)];
   if (segments.length === 0) return [];
   return toFeed(await store.listBanners({ audiences: segments, status: 'active', now, limit: FEED_LIMIT }));
@@ -87,7 +87,7 @@ export class FeedCache {
   private versionQueued: Promise<string> | undefined;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: BannersPort,
     private readonly maxEntries = FEED_CACHE_ENTRIES,
   ) {}
 
@@ -146,10 +146,10 @@ export class FeedCache {
   }
 }
 
-const caches = new WeakMap<Store, FeedCache>();
+const caches = new WeakMap<BannersPort, FeedCache>();
 
 /** The process's feed cache for `store`, made on first use; it lives as long as the store. */
-export function feedCacheFor(store: Store): FeedCache {
+export function feedCacheFor(store: BannersPort): FeedCache {
   let cache = caches.get(store);
   if (!cache) {
     cache = new FeedCache(store);

@@ -14,7 +14,9 @@ import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/types.js';
 import type { FeedBanner } from './feed.js';
 import { FeedFullError, FeedShareError } from './feed-errors.js';
-import { BannerHub, feedClientKey, type BannerEvent, type FeedSink } from './hub.js';
+import { feedClientKey } from './feed-client.js';
+import type { BannerEvent, FeedSink } from './feed-events.js';
+import { BannerHub } from './hub.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
 let clock = T0;

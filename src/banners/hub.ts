@@ -8,52 +8,39 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from '../core/log.js';
-import type { BannerRecord, Store } from '../store/types.js';
+import type { BannerRecord, BannersPort } from '../store/ports/banners.js';
 import { FEED_LIMIT, feedBanner, toFeed, type FeedBanner } from './feed.js';
-import { FeedFullError, FeedRefusal, FeedShareError } from './feed-errors.js';
+import { FeedClaims } from './feed-claims.js';
+import type { BannerChange, BannerEvent, FeedSink } from './feed-events.js';
+import { FeedFullError, FeedRefusal } from './feed-errors.js';
 
-export type BannerChange = 'shown' | 'dismissed' | 'expired';
-
-export interface BannerEvent {
-  /**
-   * `<hub epoch>-<seq>-<audience tag>`: the SSE id; Last-Event-ID resumes after it. The tag
-   * names the segments of the subscription it was sent to, so that a resume naming others
-   * gets a snapshot rather than only the changes after a point it never saw them at.
-   */
-  readonly cursor: string;
-  readonly change: BannerChange;
-  readonly banner: FeedBanner;
-}
-
-/** What a subscriber receives, always synchronously and in order. */
-export interface FeedSink {
-  /** The whole state of the subscriber's segments as of `cursor`; replaces what it had. */
-  snapshot(banners: FeedBanner[], cursor: string): void;
-  event(event: BannerEvent): void;
-}
-
+/** The hub's options, each defaulting to HUB_DEFAULTS. */
 export interface HubOptions {
-  /** How often the store's banners version is read (default 250 ms; changes arrive within this). */
+  /** How often the store's banners version is read; changes arrive within this. */
   pollMs?: number;
-  /** Events kept for Last-Event-ID resumes (default 1,024); an older cursor gets a snapshot. */
+  /** Events kept for Last-Event-ID resumes; an older cursor gets a snapshot. */
   replayEvents?: number;
-  /** A segment nobody follows is still tracked this long, so a reader that reconnects can resume (default 60 s). */
+  /** A segment nobody follows is still tracked this long, so a reader that reconnects can resume. */
   lingerMs?: number;
   /**
-   * Segments tracked at most, followed or lingering (default 1,000). Each is one store read
-   * per change: without a bound, streams naming many distinct segments made every change
-   * that many reads, holding the event loop and the feed's 1 s promise with it.
+   * Segments tracked at most, followed or lingering. Each is one store read per change:
+   * without a bound, streams naming many distinct segments made every change that many
+   * reads, holding the event loop and the feed's delivery promise with it.
    */
   maxSegments?: number;
   /**
    * Distinct segments one client (see feedClientKey) may follow at once, across all its
-   * streams and subscriptions (default a quarter of maxSegments), so that no one client can
-   * take the whole feed from everyone else.
+   * streams and subscriptions (default maxSegments shared among CLIENT_SHARES clients), so
+   * that no one client can take the whole feed from everyone else.
    */
   segmentsPerClient?: number;
   now?: () => number;
   log?: Logger;
 }
+
+const HUB_DEFAULTS = { pollMs: 250, replayEvents: 1_024, lingerMs: 60_000, maxSegments: 1_000 } as const;
+/** The default share of one client is maxSegments over this. */
+const CLIENT_SHARES = 4;
 
 /** Store reads between two yields to the event loop (SQLite reads are synchronous). */
 const READS_PER_TURN = 64;
@@ -87,9 +74,7 @@ export class BannerHub {
   private readonly segments = new Map<string, Segment>();
   private readonly subscriptions = new Set<Subscription>();
   private readonly events: LoggedEvent[] = [];
-  /** Claims (see claim) per segment, and per client per segment. */
-  private readonly claimed = new Map<string, number>();
-  private readonly shares = new Map<string, Map<string, number>>();
+  private readonly claims: FeedClaims;
   private version: string | undefined;
   private nextExpiry = Infinity;
   /** Every read of the store and every (un)subscribe runs in this order, one at a time. */
@@ -105,14 +90,15 @@ export class BannerHub {
   private readonly now: () => number;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: BannersPort,
     private readonly options: HubOptions = {},
   ) {
-    this.pollMs = options.pollMs ?? 250;
-    this.replayEvents = options.replayEvents ?? 1_024;
-    this.lingerMs = options.lingerMs ?? 60_000;
-    this.maxSegments = options.maxSegments ?? 1_000;
-    this.segmentsPerClient = options.segmentsPerClient ?? Math.max(1, Math.floor(this.maxSegments / 4));
+    this.pollMs = options.pollMs ?? HUB_DEFAULTS.pollMs;
+    this.replayEvents = options.replayEvents ?? HUB_DEFAULTS.replayEvents;
+    this.lingerMs = options.lingerMs ?? HUB_DEFAULTS.lingerMs;
+    this.maxSegments = options.maxSegments ?? HUB_DEFAULTS.maxSegments;
+    this.segmentsPerClient = options.segmentsPerClient ?? Math.max(1, Math.floor(this.maxSegments / CLIENT_SHARES));
+    this.claims = new FeedClaims({ maxSegments: this.maxSegments, segmentsPerClient: this.segmentsPerClient });
     this.now = options.now ?? Date.now;
   }
 
@@ -125,41 +111,12 @@ export class BannerHub {
   }
 
   /**
-   * Reserves `audiences` for `client` (feedClientKey), synchronously: throws FeedShareError
-   * when the client would follow more than its share of distinct segments, FeedFullError
-   * when all clients together would follow more than the hub tracks. Returns the release.
-   * Every path into the feed claims before it follows, so a claim's subscribe finds room.
+   * Reserves `audiences` for `client` (feedClientKey), synchronously; throws the refusal
+   * when there is no room (see FeedClaims.claim). Returns the release. Every path into the
+   * feed claims before it follows, so a claim's subscribe finds room.
    */
   claim(client: string, audiences: readonly string[]): () => void {
-    const names = new Set(audiences);
-    const share = this.shares.get(client) ?? new Map<string, number>();
-    let mine = share.size;
-    let all = this.claimed.size;
-    for (const name of names) {
-      if (!share.has(name)) mine++;
-      if (!this.claimed.has(name)) all++;
-    }
-    if (mine > this.segmentsPerClient) throw new FeedShareError(this.segmentsPerClient);
-    if (all > this.maxSegments) throw new FeedFullError(this.maxSegments);
-    this.shares.set(client, share);
-    for (const name of names) {
-      share.set(name, (share.get(name) ?? 0) + 1);
-      this.claimed.set(name, (this.claimed.get(name) ?? 0) + 1);
-    }
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      for (const name of names) {
-        const n = share.get(name)! - 1;
-        if (n > 0) share.set(name, n);
-        else share.delete(name);
-        const m = this.claimed.get(name)! - 1;
-        if (m > 0) this.claimed.set(name, m);
-        else this.claimed.delete(name);
-      }
-      if (share.size === 0 && this.shares.get(client) === share) this.shares.delete(client);
-    };
+    return this.claims.claim(client, audiences);
   }
 
   /**
@@ -240,7 +197,7 @@ export class BannerHub {
 
   /** Followed by no one and claimed by no one: a lingering segment that may be forgotten. */
   private evictable(name: string, segment: Segment): boolean {
-    return segment.followers === 0 && !this.claimed.has(name);
+    return segment.followers === 0 && !this.claims.has(name);
   }
 
   /** Room for the segments of `names` not tracked yet, forgetting lingering ones (oldest first) if need be. */
@@ -292,8 +249,7 @@ export class BannerHub {
     this.timer = undefined;
     this.subscriptions.clear();
     this.segments.clear();
-    this.claimed.clear();
-    this.shares.clear();
+    this.claims.clear();
   }
 
   private serial(fn: () => Promise<void>): Promise<void> {
@@ -406,39 +362,15 @@ function audienceTag(segments: ReadonlySet<string>): string {
     .slice(0, 12);
 }
 
-/** The one client of a stdio connection. */
-export const STDIO_FEED_CLIENT = 'stdio';
-
-/**
- * Whose share of the feed a follower takes: the token's client name, or when anonymous the
- * remote address (an IPv6 address by its /64, which one host usually holds whole).
- */
-export function feedClientKey(tokenClient: string | undefined, remoteAddress: string | undefined): string {
-  if (tokenClient !== undefined) return `token:${tokenClient}`;
-  const address = (remoteAddress ?? '').replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
-  if (!address.includes(':')) return `address:${address}`;
-  return `address:${expandIpv6(address).slice(0, 4).join(':')}::/64`;
-}
-
-/** The eight 16-bit groups of an IPv6 address (zone dropped), lower-case, without leading zeros. */
-function expandIpv6(address: string): string[] {
-  const bare = address.split('%')[0]!.toLowerCase();
-  const [head, tail] = bare.includes('::') ? bare.split('::') : [bare, undefined];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const groups = tail === undefined ? left : [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return groups.map((g) => (/^[0-9a-f]{1,4}$/.test(g) ? String(parseInt(g, 16).toString(16)) : g));
-}
-
-const hubs = new WeakMap<Store, BannerHub>();
+const hubs = new WeakMap<BannersPort, BannerHub>();
 
 /** Tells the process's hub for `store`, if it has one, that a banner was just written. */
-export function bannersWritten(store: Store): void {
+export function bannersWritten(store: BannersPort): void {
   hubs.get(store)?.nudge();
 }
 
 /** The process's hub for `store`, made on first use with `options`; it polls only while followed. */
-export function bannerHubFor(store: Store, options?: HubOptions): BannerHub {
+export function bannerHubFor(store: BannersPort, options?: HubOptions): BannerHub {
   let hub = hubs.get(store);
   if (!hub) {
     hub = new BannerHub(store, options);

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { bannerStatus } from '../store/banner-status.js';
-import type { BannerRecord, BannerSeverity, BannerStatus } from '../store/types.js';
+import type { BannerRecord, BannerSeverity, BannerStatus } from '../store/ports/banners.js';
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_LIFETIME_MS = 7 * DAY_MS;

@@ -1,14 +1,11 @@
 import type { Readable, Writable } from 'node:stream';
-import type { Server } from '@modelcontextprotocol/server';
-import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Logger } from '../core/log.js';
-import { MAX_BODY_BYTES } from '../transports/body.js';
-import { StdioWire } from '../transports/stdio/stdio-wire.js';
 import { GatewayStartError, UpstreamUnavailableError } from './errors.js';
 import { createGatewayServer } from './gateway-server.js';
 import { loopbackHost, serveHttp, type GatewayHttpOptions, type HttpGateway } from './gateway-http.js';
 import { BundleManager } from './manager.js';
-import { loadServersConfig } from './servers-config.js';
+import { loadServersConfig, type UpstreamSpec } from './servers-config.js';
+import { serveGatewayStdio, stdioToolsChanged, type StdioGateway } from './gateway-stdio.js';
 import { DEFAULT_BACKOFF, failureText, Upstream, type BackoffOptions } from './upstream.js';
 
 export interface GatewayOptions {
@@ -20,9 +17,9 @@ export interface GatewayOptions {
   /** stdio mode: defaults to process.stdin / process.stdout. */
   stdin?: Readable;
   stdout?: Writable;
-  /** Reconnect delays; default 500 ms doubling to 10 s. */
+  /** Reconnect delays; default DEFAULT_BACKOFF. */
   backoff?: BackoffOptions;
-  /** Ping interval of HTTP upstreams; default 15 s. */
+  /** Ping interval of HTTP upstreams; default the Upstream's own. */
   healthIntervalMs?: number;
   /** Where stdio upstreams' stderr lines go (JSON lines, `upstream` added); default our stderr. */
   writeUpstreamStderr?: (line: string) => void;
@@ -37,38 +34,46 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/**
- * `notify-mcp bundle`: connect to every upstream in the servers file, then serve their
- * reconciled tools. Resolves once serving (upstreams that failed their first attempt keep
- * retrying in the background). Throws GatewayConfigError for a bad file or address.
- */
-export async function runGateway(options: GatewayOptions): Promise<Gateway> {
-  const log = options.log.child({ component: 'bundle' });
-  if (options.http) loopbackHost(options.http.host); // refuse before starting any upstream
-  const specs = await loadServersConfig(options.configPath);
-  const upstreams = new Map<string, Upstream>();
-  const notServing = () =>
-    [...upstreams.values()].flatMap((u) => {
-      const failure = u.failure;
-      return failure ? [{ serverId: u.serverId, why: failureText(failure) }] : [];
-    });
+type Upstreams = ReadonlyMap<string, Upstream>;
 
-  const manager = new BundleManager({
+/** The upstreams not serving now, each with why. */
+function notServing(upstreams: Upstreams): { serverId: string; why: string }[] {
+  return [...upstreams.values()].flatMap((u) => {
+    const failure = u.failure;
+    return failure ? [{ serverId: u.serverId, why: failureText(failure) }] : [];
+  });
+}
+
+/**
+ * The manager over `upstreams`, which it reads at each call: the map is filled after, since
+ * each upstream reports its tools to this manager.
+ */
+function createManager(specs: ReadonlyMap<string, UpstreamSpec>, upstreams: Upstreams, log: Logger): BundleManager {
+  return new BundleManager({
     log,
     serverIds: specs.keys(),
     // Every served tool says which server it is from: an upstream's own text cannot.
     tagAll: true,
     serverTimeoutMs: (serverId) => specs.get(serverId)?.timeoutMs,
-    unavailable: notServing,
+    unavailable: () => notServing(upstreams),
     callUpstream: (target, args, callOptions) => {
       const upstream = upstreams.get(target.serverId);
       if (!upstream?.connected) throw new UpstreamUnavailableError(target.serverId);
       return upstream.callTool(target.originalName, args, callOptions);
     },
   });
+}
 
+/** One Upstream per spec, into `into`, registering its tools with the manager while it is up. */
+function createUpstreams(
+  specs: ReadonlyMap<string, UpstreamSpec>,
+  manager: BundleManager,
+  options: GatewayOptions,
+  log: Logger,
+  into: Map<string, Upstream>,
+): void {
   for (const [serverId, spec] of specs) {
-    upstreams.set(
+    into.set(
       serverId,
       new Upstream(serverId, spec, {
         log,
@@ -82,16 +87,35 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
       }),
     );
   }
+}
+
+/** Starts every upstream; throws GatewayStartError (having closed them) when none came up. */
+async function startUpstreams(upstreams: Upstreams, configPath: string): Promise<void> {
   await Promise.all([...upstreams.values()].map((u) => u.start()));
   // A failed attempt says why a turn later (its process's last stderr lines and exit).
   await new Promise((resolve) => setImmediate(resolve));
   if (upstreams.size > 0 && [...upstreams.values()].every((u) => !u.connected)) {
-    const why = notServing().map((d) => `"${d.serverId}" ${d.why}`);
+    const why = notServing(upstreams).map((d) => `"${d.serverId}" ${d.why}`);
     await Promise.all([...upstreams.values()].map((u) => u.close()));
     throw new GatewayStartError(
-      `bundle: no server of ${options.configPath} could start, so there is nothing to serve: ${why.join('; ').replace(/\.$/, '')}.`,
+      `bundle: no server of ${configPath} could start, so there is nothing to serve: ${why.join('; ').replace(/\.$/, '')}.`,
     );
   }
+}
+
+/**
+ * `notify-mcp bundle`: connect to every upstream in the servers file, then serve their
+ * reconciled tools. Resolves once serving (upstreams that failed their first attempt keep
+ * retrying in the background). Throws GatewayConfigError for a bad file or address.
+ */
+export async function runGateway(options: GatewayOptions): Promise<Gateway> {
+  const log = options.log.child({ component: 'bundle' });
+  if (options.http) loopbackHost(options.http.host); // refuse before starting any upstream
+  const specs = await loadServersConfig(options.configPath);
+  const upstreams = new Map<string, Upstream>();
+  const manager = createManager(specs, upstreams, log);
+  createUpstreams(specs, manager, options, log, upstreams);
+  await startUpstreams(upstreams, options.configPath);
   log.info('bundle ready', {
     upstreams: [...upstreams.values()].map((u) => `${u.serverId}:${u.connected ? 'up' : 'retrying'}`),
     tools: manager.current.reconciled.tools.length,
@@ -99,36 +123,26 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
   });
 
   const instructionsNote = () => {
-    const down = notServing();
+    const down = notServing(upstreams);
     return down.length > 0 ? ` Not serving now: ${down.map((d) => `${d.serverId} ${d.why}`).join('; ')}.` : '';
   };
 
-  // stdio: the instances serveStdio built (the connection's, and a discarded probe's).
-  const stdioServers = new Set<Server>();
-  let stdio: StdioServerHandle | undefined;
+  let stdio: StdioGateway | undefined;
   let http: HttpGateway | undefined;
   manager.onChange((state) => {
     log.info('bundle tool list changed', { fingerprint: state.fingerprint, tools: state.reconciled.tools.length });
     http?.toolsChanged();
-    // A 2025-era connection gets the notification; on a 2026-07-28 one serveStdio delivers it
-    // on the client's subscriptions/listen stream.
-    for (const server of stdioServers) {
-      if (!server.transport) continue;
-      server.sendToolListChanged().catch((err: unknown) => {
-        log.warn('bundle list_changed not delivered', { error: err instanceof Error ? err.message : String(err) });
-      });
-    }
+    if (stdio) stdioToolsChanged(stdio.servers, log);
   });
 
   let resolveClosed!: () => void;
   const closed = new Promise<void>((resolve) => (resolveClosed = resolve));
   let closing: Promise<void> | undefined;
-  let releaseInput: (() => void) | undefined;
   const close = (): Promise<void> =>
     (closing ??= (async () => {
       await Promise.all([...upstreams.values()].map((u) => u.close()));
-      await stdio?.close().catch(() => {});
-      releaseInput?.();
+      await stdio?.handle.close().catch(() => {});
+      stdio?.releaseInput();
       await http?.close();
       log.info('bundle stopped');
       resolveClosed();
@@ -139,31 +153,13 @@ export async function runGateway(options: GatewayOptions): Promise<Gateway> {
       http = await serveHttp(options.http, () => createGatewayServer(manager, instructionsNote), log);
       log.info('bundle serving http', { url: http.url });
     } else {
-      const stdin = options.stdin ?? process.stdin;
-      const stdout = options.stdout ?? process.stdout;
-      // Screened: the SDK's transport would close on an oversized line (stopping every
-      // upstream) and drop a batch or a non-JSON-RPC line without an answer.
-      const wire = new StdioWire(stdin, stdout, { maxLineBytes: MAX_BODY_BYTES, log });
-      // Stopped by a signal, the input is still open and read: let go of it, or it keeps the
-      // process alive after every upstream is gone.
-      releaseInput = () => void wire.close();
-      stdio = serveStdio(
-        () => {
-          const server = createGatewayServer(manager, instructionsNote);
-          stdioServers.add(server);
-          return server;
-        },
-        {
-          transport: wire,
-          onerror: (error) => log.warn('bundle stdio error', { error: error.message }),
-        },
-      );
-      // The client going away is our signal to stop the upstreams.
-      stdin.once('end', () => {
-        wire.endOfInput();
-        void close();
+      stdio = serveGatewayStdio({
+        stdin: options.stdin ?? process.stdin,
+        stdout: options.stdout ?? process.stdout,
+        log,
+        createServer: () => createGatewayServer(manager, instructionsNote),
+        onEnd: () => void close(),
       });
-      stdin.once('close', () => void close());
     }
   } catch (err) {
     await close();

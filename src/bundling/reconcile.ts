@@ -85,7 +85,7 @@ function claimantOf(serverIds: Iterable<string>): Claimant {
   }
   return (name) => {
     const folded = foldName(name);
-    // Names are at most 64 characters: at most 63 heads to look up.
+    // Names are short (MAX_TOOL_NAME): few heads to look up.
     for (let i = folded.lastIndexOf(PREFIX_SEPARATOR); i > 0; i = folded.lastIndexOf(PREFIX_SEPARATOR, i - 1)) {
       const ids = heads.get(folded.slice(0, i));
       if (ids) return ids;
@@ -97,7 +97,7 @@ function claimantOf(serverIds: Iterable<string>): Claimant {
 /**
  * Merge several servers' tools into one list with unique, legal names. Only names offered
  * more than once are prefixed `<serverId>__<name>` (and get a provenance tag); names that
- * break `^[a-zA-Z0-9_-]{1,64}$` are shortened deterministically. Every served name belongs
+ * break TOOL_NAME_PATTERN are shortened deterministically. Every served name belongs
  * to the server it routes to: a name that reads as another server's (`<otherId>__…`, in any
  * case) moves into its own server's namespace, and a tool whose name another server's tool
  * already has moves into its own server's namespace, never onto another server's name.
@@ -112,26 +112,8 @@ export function reconcile(bundles: readonly ServerBundle[], options: ReconcileOp
     if (seen.has(b.serverId)) throw new DuplicateServerIdError(b.serverId);
     seen.add(b.serverId);
   }
-
-  const entries: Entry[] = bundles.flatMap((b) =>
-    b.tools.map((tool) => ({ serverId: b.serverId, label: b.label ?? b.serverId, tool, hash: '' })),
-  );
-  // Total order on the input, so ties (a server listing one name twice) break the same way.
-  // Only those ties need the hash: the others are not hashed on every rebuild.
-  const perServerName = new Map<string, number>();
-  for (const e of entries) {
-    const key = reverseKey(e.serverId, e.tool.name);
-    perServerName.set(key, (perServerName.get(key) ?? 0) + 1);
-  }
-  for (const e of entries) if (perServerName.get(reverseKey(e.serverId, e.tool.name))! > 1) e.hash = schemaHash(e.tool);
-  entries.sort((a, b) => cmp(a.serverId, b.serverId) || cmp(a.tool.name, b.tool.name) || cmp(a.hash, b.hash));
-
-  const owners = new Map<string, string[]>();
-  for (const e of entries) {
-    const ids = owners.get(e.tool.name);
-    if (ids) ids.push(e.serverId);
-    else owners.set(e.tool.name, [e.serverId]);
-  }
+  const entries = orderedEntries(bundles);
+  const owners = ownersByName(entries);
   const collisions: Collision[] = [...owners]
     .filter(([, ids]) => ids.length > 1)
     .map(([name, serverIds]) => ({ name, serverIds }))
@@ -139,13 +121,44 @@ export function reconcile(bundles: readonly ServerBundle[], options: ReconcileOp
 
   const claimant = claimantOf([...(options.reserve ?? []), ...bundles.map((b) => b.serverId)]);
   const mayServe = (name: string, serverId: string): boolean => claimant(name)?.has(serverId) ?? true;
-
   const planned: Planned[] = entries.map((e) => {
     const prefixed = (owners.get(e.tool.name)?.length ?? 0) > 1;
     const candidate = candidateName(e.serverId, e.tool.name, prefixed ? 'collision' : undefined);
     if (prefixed || mayServe(candidate.name, e.serverId)) return { e, prefixed, ...candidate };
     return { e, prefixed: true, ...candidateName(e.serverId, e.tool.name, 'foreign-prefix') };
   });
+  const finalName = claimNames(planned, mayServe);
+  return { ...served(planned, finalName, options.tagAll === true), report: { collisions, renames: renamesOf(planned, finalName) } };
+}
+
+/** Every input tool, in a total order, so ties (a server listing one name twice) break the same way. */
+function orderedEntries(bundles: readonly ServerBundle[]): Entry[] {
+  const entries: Entry[] = bundles.flatMap((b) =>
+    b.tools.map((tool) => ({ serverId: b.serverId, label: b.label ?? b.serverId, tool, hash: '' })),
+  );
+  // Only those ties need the hash: the others are not hashed on every rebuild.
+  const perServerName = new Map<string, number>();
+  for (const e of entries) {
+    const key = reverseKey(e.serverId, e.tool.name);
+    perServerName.set(key, (perServerName.get(key) ?? 0) + 1);
+  }
+  for (const e of entries) if (perServerName.get(reverseKey(e.serverId, e.tool.name))! > 1) e.hash = schemaHash(e.tool);
+  return entries.sort((a, b) => cmp(a.serverId, b.serverId) || cmp(a.tool.name, b.tool.name) || cmp(a.hash, b.hash));
+}
+
+/** Each original name, with the servers offering it (a server once per tool). */
+function ownersByName(entries: readonly Entry[]): Map<string, string[]> {
+  const owners = new Map<string, string[]>();
+  for (const e of entries) {
+    const ids = owners.get(e.tool.name);
+    if (ids) ids.push(e.serverId);
+    else owners.set(e.tool.name, [e.serverId]);
+  }
+  return owners;
+}
+
+/** The name each planned tool is served under: its candidate, or the first free alternative in its own space. */
+function claimNames(planned: readonly Planned[], mayServe: (name: string, serverId: string) => boolean): Map<Entry, string> {
   // Untouched names claim first, so a literal `github__x` of server github keeps its name and
   // its own prefixed `github__x` from a collision is the one that moves.
   const claimOrder = [...planned].sort((a, b) => Number(a.reasons.length > 0) - Number(b.reasons.length > 0));
@@ -176,21 +189,32 @@ export function reconcile(bundles: readonly ServerBundle[], options: ReconcileOp
     takenBy.set(name, serverId);
     finalName.set(p.e, name);
   }
+  return finalName;
+}
 
+/** The served list and both routing maps, in the planned (total) order. */
+function served(planned: readonly Planned[], finalName: ReadonlyMap<Entry, string>, tagAll: boolean): Omit<Reconciled, 'report'> {
   const tools: Tool[] = [];
   const forward = new Map<string, ToolTarget>();
   const reverse = new Map<string, string>();
-  const renames: Rename[] = [];
   for (const p of planned) {
     const name = finalName.get(p.e)!;
     const { serverId } = p.e;
     const originalName = p.e.tool.name;
-    tools.push(servedTool(p.e.tool, name, p.e.label, p.prefixed || options.tagAll === true));
+    tools.push(servedTool(p.e.tool, name, p.e.label, p.prefixed || tagAll));
     forward.set(name, { serverId, originalName });
     // A server listing a name twice: the first (in the total order) is the reverse target.
     const key = reverseKey(serverId, originalName);
     if (!reverse.has(key)) reverse.set(key, name);
-    if (name !== originalName) renames.push({ serverId, originalName, newName: name, reasons: p.reasons });
   }
-  return { tools, forward, reverse, report: { collisions, renames } };
+  return { tools, forward, reverse };
+}
+
+function renamesOf(planned: readonly Planned[], finalName: ReadonlyMap<Entry, string>): Rename[] {
+  return planned.flatMap((p) => {
+    const name = finalName.get(p.e)!;
+    const { serverId } = p.e;
+    const originalName = p.e.tool.name;
+    return name !== originalName ? [{ serverId, originalName, newName: name, reasons: p.reasons }] : [];
+  });
 }

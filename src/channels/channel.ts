@@ -4,12 +4,14 @@
  * carry a call to its provider without a cast.
  */
 import { z } from 'zod';
-import { fail, pass, type Check, type CheckContext } from '../core/check.js';
+import type { Check, CheckContext } from '../core/check.js';
 import { deepFreeze, type Env } from '../core/env.js';
 import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
+import { checkChannel } from './doctor-lines.js';
+import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
 import type { ReceiptEvent } from '../store/types.js';
 import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union';
@@ -18,8 +20,8 @@ import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union
 export const idempotencyKey = z.string().min(1).max(128).optional();
 
 /**
- * Every branch takes them too: when to send (RFC 3339, Z or an offset; the 30-day bound is the
- * pipeline's), and whether it may pass quiet hours. The example is a Z time: some clients
+ * Every branch takes them too: when to send (RFC 3339, Z or an offset; how far ahead is the
+ * pipeline's to bound), and whether it may pass quiet hours. The example is a Z time: some clients
  * (mcp-use) turn date-time into a pattern that takes only Z. */
 export const sendAt = z.iso
   .datetime({ offset: true })
@@ -35,21 +37,6 @@ export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<
 
 /** A call of channel V as the union validated it. */
 export type CallOf<V extends string, Shape extends z.ZodRawShape> = z.output<Branch<V, Shape>>;
-
-/** What every channel's settings say; a module adds its own (credentials, sender…). */
-export interface ChannelSettings {
-  /** Credentials are set: sends go to the provider. Otherwise the channel runs in dry-run. */
-  readonly live: boolean;
-  /**
-   * A call of this channel may be this much larger than the transports' ordinary message cap
-   * (email attachments), and the variable that sets it: the caps grow with it, and say so.
-   */
-  readonly largerCalls?: { readonly bytes: number; readonly variable: string };
-  /** False: nothing to offer (no webhook target): loadConfig leaves it out. */ readonly offered?: boolean;
-}
-
-/** Settings of a live channel: what createProvider receives. */
-export type LiveSettings<S extends ChannelSettings> = S & { readonly live: true };
 
 /** What a person approving a send reads of it: `Subject: …` or `First line: …`, and the body (its size is shown). */
 export interface Summary {
@@ -292,16 +279,6 @@ function firstLineOf(call: unknown): Summary {
   return { headlineLabel: 'Call', headline: body.slice(0, 120), body };
 }
 
-function isLive<S extends ChannelSettings>(settings: S): settings is LiveSettings<S> {
-  return settings.live;
-}
-
-/** The variables `declared`, and no other, out of `env`; a declared `PREFIX_*` brings every variable with that prefix. */
-function only<K extends string>(env: Env, declared: readonly K[]): Env<K> {
-  const wanted = (key: string) => declared.some((d) => (d.endsWith('*') ? key.startsWith(d.slice(0, -1)) : key === d));
-  return Object.fromEntries(Object.entries(env).filter(([key]) => wanted(key))) as Env<K>;
-}
-
 /**
  * Checks a channel module's parts against each other, and seals it for the registry: the call
  * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
@@ -383,40 +360,6 @@ export function defineChannel<const V extends string, const K extends string, S 
     },
   };
   return channel;
-}
-
-/** A channel's doctor lines; a check that throws is a failed line, never a crash. */
-async function checkChannel<S extends ChannelSettings>(
-  module: {
-    name: string;
-    allowlist: { variable: string };
-    check?: (s: LiveSettings<S>, a: Allowlist | undefined, c: CheckContext) => Promise<Check[]>;
-  },
-  settings: S,
-  allow: Allowlist | undefined,
-  ctx: CheckContext,
-): Promise<Check[]> {
-  const { name } = module;
-  const variable = module.allowlist.variable;
-  if (!isLive(settings)) {
-    const list = allow === undefined ? 'no allowlist (every recipient is recorded, none reached)' : `${variable} applied`;
-    return [pass(name, `dry-run: sends are recorded in the store and nothing leaves; ${list}. Set its credentials to go live.`)];
-  }
-  const reach = allow!.any
-    ? 'any recipient (*)'
-    : allow!.entries.length
-      ? `${allow!.entries.length} allowed (${allow!.entries.join(', ')})`
-      : 'none: every send is refused';
-  const lines = [pass(name, `live; ${variable}: ${reach}`)];
-  if (!module.check) return [...lines, pass(name, 'live; this channel brings no doctor check of its provider')];
-  try {
-    return [...lines, ...(await module.check(settings, allow, ctx))];
-  } catch (err) {
-    return [
-      ...lines,
-      fail(name, `the check failed unexpectedly: ${(err as Error).message}`, 'run it again; if it persists, report it with this line'),
-    ];
-  }
 }
 
 /** The call type of a defined channel: `CallOfChannel<typeof email>`. */

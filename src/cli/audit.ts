@@ -6,7 +6,7 @@
  */
 import { ConfigError, type Config } from '../config/config.js';
 import type { Logger } from '../core/log.js';
-import { verifyAudit } from '../store/audit.js';
+import { verifyAudit } from '../store/audit-verify.js';
 import { openStore } from '../store/index.js';
 
 const PAGE = 10_000;

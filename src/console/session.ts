@@ -9,7 +9,7 @@
  * (`?done=`) is signed the same way, so only the server's own words read as its notice.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Store } from '../store/types.js';
+import type { SessionsPort } from '../store/ports/sessions.js';
 
 export interface OperatorToken {
   client: string;
@@ -20,7 +20,7 @@ export interface OperatorToken {
 export const SESSION_MS = 8 * 3_600_000;
 
 /** What sessions need of the store: the revoked session ids, shared by every replica. */
-export type SessionRevocations = Pick<Store, 'revokeSession' | 'sessionRevoked'>;
+export type SessionRevocations = SessionsPort;
 
 export interface Session {
   client: string;

@@ -4,7 +4,7 @@
  * through the process's banner hub in both eras (registerBannerResources).
  */
 import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type Server } from '@modelcontextprotocol/server';
-import type { Store } from '../store/types.js';
+import type { BannersPort } from '../store/ports/banners.js';
 import { feedCacheFor, MAX_AUDIENCES } from '../banners/feed.js';
 import { AUDIENCE_RE, LIST_LIMIT } from '../banners/model.js';
 import type { BannerHub } from '../banners/hub.js';
@@ -186,7 +186,7 @@ export function listenedUris(message: unknown): string[] {
 export function registerBannerResources(
   server: Server,
   deps: {
-    store: Store;
+    store: BannersPort;
     now: () => number;
     hub: BannerHub;
     era: 'legacy' | 'modern' /** feedClientKey of the connection. */;

@@ -8,21 +8,24 @@ import {
   ProtocolError,
   ProtocolErrorCode,
   Server,
+  type CallToolRequest,
   type CallToolResult,
   type ListToolsResult,
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { registerBannerResources } from './resources.js';
-import { bannerHubFor, STDIO_FEED_CLIENT } from '../banners/hub.js';
+import { STDIO_FEED_CLIENT } from '../banners/feed-client.js';
+import { bannerHubFor } from '../banners/hub.js';
 import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
 import type { Config, Profile, ToolGroup } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
+import type { Store } from '../store/types.js';
 import { APPROVAL_MAX_ROUNDS, APPROVAL_TTL_S, approvalRound, askApproval, OpenQuestions, type ApprovalState } from './approval-round.js';
 import { errorResult } from './tool-result.js';
-import { offeredCatalog, type Catalog } from './catalog.js';
+import { offeredCatalog, type Catalog, type ProfileCatalog } from './catalog.js';
 import { callerDependentList, selectProfile } from './profile-choice.js';
 import { callArguments } from './call-arguments.js';
 import { bannerResourcesOffered, offeredGroups } from './tool-groups.js';
@@ -34,6 +37,8 @@ import { VERSION } from '../core/version.js';
  */
 export interface App extends PipelineDeps {
   config: Config;
+  /** The whole store (the send use cases take only their ports of it). */
+  store: Store;
   catalog: Catalog;
   /** Signs and verifies the approval state clients carry between rounds; one per process. */
   approvalCodec: RequestStateCodec<ApprovalState>;
@@ -90,7 +95,7 @@ export const TOOLS_LIST_TTL_MS = 300_000;
 const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 
 /**
- * The client's self-reported name for this request. 2.4.0's published types reduce the
+ * The client's self-reported name for this request. The SDK's published types reduce the
  * envelope to `{}`, hence the cast; on 2025-era instances the envelope is absent and the
  * handshake's clientInfo answers.
  */
@@ -100,11 +105,6 @@ function clientNameOf(server: Server, ctx: ServerContext): string | undefined {
   return typeof name === 'string' ? name : server.getClientVersion()?.name;
 }
 
-/**
- * The profile is chosen per request: credential > endpoint > clientInfo.name (through the
- * opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
- * envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
- */
 /** One count of open approval questions per app (a process may hold several apps: tests, embedders). */
 const openQuestions = new WeakMap<App, OpenQuestions>();
 function openQuestionsOf(app: App): OpenQuestions {
@@ -113,11 +113,53 @@ function openQuestionsOf(app: App): OpenQuestions {
   return q;
 }
 
+type OpenSession = ReturnType<OpenQuestions['session']>;
+
 export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy'): Server {
   // The token's groups, else the server's: a tool outside them is neither listed nor callable.
   const groups = offeredGroups(app.config, conn.client);
   const resources = bannerResourcesOffered(groups);
-  const server = new Server(
+  const server = newServer(app, resources);
+  // The profile is chosen per request: credential > endpoint > clientInfo.name (through the
+  // opt-in NOTIFY_CLIENT_PROFILES) > default. clientInfo comes from the request's `_meta`
+  // envelope under 2026-07-28 and from the `initialize` handshake under 2025-11-25.
+  // Spelled out: a spread followed by a property takes V8's slow path, on every call.
+  const profileFor = (clientName: string | undefined) =>
+    selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
+  // A list is public only when no caller could have been given another one on this endpoint.
+  const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
+  const offered = (profile: Profile) => offeredCatalog(app.catalog[profile], groups);
+
+  server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
+    const tools = offered(profileFor(clientNameOf(server, ctx))).tools;
+    return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
+  });
+
+  // A 2025-11-25 question holds its call open until answered: bounded per session and token client.
+  const questions = era === 'legacy' ? openQuestionsOf(app).session() : undefined;
+  server.setRequestHandler('tools/call', toolsCall({ app, conn, server, questions, profileFor, offered }));
+  if (questions) {
+    const previous = server.onclose;
+    server.onclose = () => {
+      questions.closeAll();
+      previous?.();
+    };
+  }
+  // Withheld with list_banners: no resources capability and no handler (method not found).
+  if (resources)
+    registerBannerResources(server, {
+      store: app.store,
+      now: app.now,
+      hub: bannerHubFor(app.store, { log: app.log }),
+      era,
+      client: conn.feedClient ?? STDIO_FEED_CLIENT,
+    });
+  return server;
+}
+
+/** The SDK server with our capabilities, instructions and approval settings. */
+function newServer(app: App, resources: boolean): Server {
+  return new Server(
     { name: 'notify-mcp', title: 'notify-mcp', version: VERSION },
     {
       capabilities: resources
@@ -132,38 +174,41 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       inputRequired: { roundTimeoutMs: APPROVAL_TTL_S * 1000, maxRounds: APPROVAL_MAX_ROUNDS },
     },
   );
-  // Spelled out: a spread followed by a property takes V8's slow path, on every call.
-  const profileFor = (clientName: string | undefined) =>
-    selectProfile(app.config, { credentialProfile: conn.credentialProfile, endpointProfile: conn.endpointProfile, clientName });
-  // A list is public only when no caller could have been given another one on this endpoint.
-  const cacheScope = callerDependentList(app.config, conn) ? 'private' : 'public';
-  const offered = (profile: Profile) => offeredCatalog(app.catalog[profile], groups);
+}
 
-  server.setRequestHandler('tools/list', async (_request, ctx): Promise<ListToolsResult> => {
-    const tools = offered(profileFor(clientNameOf(server, ctx))).tools;
-    return era === 'modern' ? { tools, ttlMs: TOOLS_LIST_TTL_MS, cacheScope } : { tools };
-  });
-
+/** The loggers a connection's calls write with, kept per tool, profile and client. */
+function callLogs(base: Logger): (tool: string, profile: string, client: string | null) => Logger {
   // Built once per connection and caller, not per call; bounded, as clientInfo
   // names are the client's to choose.
-  const callLogs = new Map<string, Logger>();
-  const callLog = (tool: string, profile: string, client: string | null): Logger => {
+  const logs = new Map<string, Logger>();
+  return (tool, profile, client) => {
     const id = JSON.stringify([tool, profile, client]);
-    let log = callLogs.get(id);
+    let log = logs.get(id);
     if (!log) {
-      log = (conn.log ?? app.log).child({ tool, profile, ...(client ? { client } : {}) });
-      if (callLogs.size < 64) callLogs.set(id, log);
+      log = base.child({ tool, profile, ...(client ? { client } : {}) });
+      if (logs.size < MAX_CALL_LOGS) logs.set(id, log);
     }
     return log;
   };
+}
 
+const MAX_CALL_LOGS = 64;
+
+interface CallScope {
+  app: App;
+  conn: Connection;
+  server: Server;
+  questions: OpenSession | undefined;
+  profileFor: (clientName: string | undefined) => Profile;
+  offered: (profile: Profile) => ProfileCatalog;
+}
+
+/** The tools/call handler of one connection: find the tool in the caller's profile, run it, count it. */
+function toolsCall({ app, conn, server, questions, profileFor, offered }: CallScope) {
+  const callLog = callLogs(conn.log ?? app.log);
   // Only a token makes an operator: clientInfo names are self-reported.
   const operator = conn.client !== undefined && app.config.http.operators.includes(conn.client);
-
-  // A 2025-11-25 question holds its call open until answered: bounded per session and token client.
-  const questions = era === 'legacy' ? openQuestionsOf(app).session() : undefined;
-
-  server.setRequestHandler('tools/call', async (request, ctx): Promise<CallToolResult> => {
+  return async (request: CallToolRequest, ctx: ServerContext): Promise<CallToolResult> => {
     // Re-entered with the person's answer: the question it put is closed.
     questions?.answered(ctx.mcpReq.id);
     const { name } = request.params;
@@ -216,22 +261,5 @@ export function createServer(app: App, conn: Connection = {}, era: Era = 'legacy
       done?.('protocol_error');
       throw err;
     }
-  });
-  if (questions) {
-    const previous = server.onclose;
-    server.onclose = () => {
-      questions.closeAll();
-      previous?.();
-    };
-  }
-  // Withheld with list_banners: no resources capability and no handler (method not found).
-  if (resources)
-    registerBannerResources(server, {
-      store: app.store,
-      now: app.now,
-      hub: bannerHubFor(app.store, { log: app.log }),
-      era,
-      client: conn.feedClient ?? STDIO_FEED_CLIENT,
-    });
-  return server;
+  };
 }

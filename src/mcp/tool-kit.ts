@@ -13,10 +13,13 @@ import type { Logger } from '../core/log.js';
 import type { ApprovalRequest, ApprovalRound } from '../notification/approval.js';
 import type { Caller } from '../notification/own.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
-import type { Store } from '../store/types.js';
+import type { BannersPort } from '../store/ports/banners.js';
+import type { DeliveriesPort } from '../store/ports/deliveries.js';
+import type { OutboxPort } from '../store/ports/outbox.js';
 
 export interface ToolContext {
-  store: Store;
+  /** The ports the tools read and write directly (a send goes through `deps`). */
+  store: DeliveriesPort & OutboxPort & BannersPort;
   config: Config;
   log: Logger;
   /** Authenticated client name (HTTP) or clientInfo.name (stdio), when known. */

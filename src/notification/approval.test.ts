@@ -3,51 +3,22 @@
  * real SQLite store: which sends are asked about, that an answer is bound to the exact
  * payload, and what each outcome leaves in the delivery record.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectChannels } from '../channels/connect.js';
-import { loadConfig } from '../config/config.js';
+import { FakeProvider, failure as refusal, openTempStore, pipelineDeps, SLACK_ENV, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import { NotifyError } from '../core/errors.js';
-import { silentLogger } from '../core/log.js';
-import type { Provider } from '../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
+import type { SqliteStore } from '../store/sqlite/store.js';
 import { ApprovalNeeded, payloadSha256, type ApprovalRequest, type ApprovalRound } from './approval.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
-
-class FakeProvider implements Provider<unknown> {
-  readonly name = 'fake';
-  payloads: unknown[] = [];
-  async send(payload: unknown) {
-    this.payloads.push(payload);
-    return { providerMessageId: `fake-${this.payloads.length}` };
-  }
-}
 
 let store: SqliteStore;
 let provider: FakeProvider;
 
-async function deps(rules: string, env: Record<string, string> = {}): Promise<PipelineDeps> {
-  const config = loadConfig({
-    NOTIFY_DATA_DIR: '/unused',
-    TWILIO_ACCOUNT_SID: 'AC0',
-    TWILIO_AUTH_TOKEN: 'secret',
-    TWILIO_FROM: '+14155550000',
-    NOTIFY_SMS_ALLOW: '+1415',
-    SLACK_BOT_TOKEN: 'xoxb-1',
-    NOTIFY_SLACK_ALLOW: '*',
-    NOTIFY_APPROVAL: rules,
-    ...env,
-  });
-  return {
-    config,
+const deps = (rules: string, env: Record<string, string> = {}): Promise<PipelineDeps> =>
+  pipelineDeps({
     store,
-    channels: await connectChannels(config, silentLogger, { sms: provider, slack: provider }),
-    log: silentLogger,
-    now: Date.now,
-  };
-}
+    providers: { sms: provider, slack: provider },
+    env: { ...SMS_ENV, ...SLACK_ENV, NOTIFY_APPROVAL: rules, ...env },
+  });
 
 const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
 const send = (d: PipelineDeps, call: Record<string, unknown>, approval?: ApprovalRound) =>
@@ -62,19 +33,10 @@ async function question(p: Promise<unknown>): Promise<ApprovalRequest> {
   return (err as ApprovalNeeded).request;
 }
 
-async function refusal(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NotifyError);
-  return err as NotifyError;
-}
-
 const accept = (request: ApprovalRequest): ApprovalRound => ({ canAsk: true, previous: { grant: request.grant, answer: 'accept' } });
 
 beforeEach(async () => {
-  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'approval-')), 'notify.db'), log: silentLogger });
+  store = await openTempStore('approval');
   provider = new FakeProvider();
 });
 afterEach(async () => store.close());

@@ -9,7 +9,9 @@ import type { BuiltPayload, TypedChannel } from '../channels/channel.js';
 import { errors } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { Logger } from '../core/log.js';
-import type { ApprovalRecord, Store } from '../store/types.js';
+import type { ClaimsPort } from '../store/ports/claims.js';
+import type { ContactsPort } from '../store/ports/contacts.js';
+import type { ApprovalRecord, DeliveriesPort } from '../store/ports/deliveries.js';
 import { canonicalJson } from '@notify-mcp/union';
 import { ruleName, type ApprovalRule } from './approval-rules.js';
 import { IDEMPOTENCY_TTL_MS } from './idempotency.js';
@@ -19,7 +21,7 @@ import type { SendSettings } from './settings.js';
 /** What the approval step needs of the send pipeline's dependencies. */
 export interface ApprovalDeps {
   config: SendSettings;
-  store: Store;
+  store: DeliveriesPort & ClaimsPort & ContactsPort;
   log: Logger;
   now: () => number;
 }

@@ -9,9 +9,12 @@ import { errors, NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import { sendFailureInfo, sendWithRetry, type AttemptRecord, type RetryResult } from '../providers/retry.js';
 import { StoreUnavailableError } from '../store/errors.js';
-import type { AuditContext, DeliveryAttempt, DeliveryRecord, OptOutCheck, RecordWrite } from '../store/types.js';
+import type { AuditContext } from '../store/ports/audit.js';
+import type { OptOutCheck } from '../store/ports/contacts.js';
+import type { DeliveryAttempt, DeliveryRecord, RecordWrite } from '../store/ports/deliveries.js';
 import type { Approved } from './approval.js';
 import type { ClaimHandle } from './idempotency.js';
+import { writeAfterAnswer } from './after-answer.js';
 import { newDeliveryRecord } from './new-record.js';
 import type { PipelineDeps, ReleaseWriter, SendOptions, SendResult } from './send-deps.js';
 import { applyHeldReceipts } from './status-receipt.js';
@@ -212,6 +215,7 @@ export async function deliver<C, P>(
     write,
     log: deps.log.child({ notificationId: id, via, client: opts.client }),
     attemptStarts: [],
+    retryForMs: deps.config.sendBudgetMs,
   };
   throwIfCancelled(opts.signal, via);
   // Set when the claim could not be moved to `sending` (another call took it over): nothing was written, and nothing is recorded.
@@ -265,19 +269,17 @@ interface Outcome {
   log: Logger;
   /** When each attempt started, in order. */
   attemptStarts: number[];
+  /** How long a record write is tried again while the store is down: the send budget. */
+  retryForMs: number;
 }
 
 /**
  * Once the provider has answered, a store failure must not change the answer: reporting a
  * sent message as failed invites a retry that sends it again. True when written.
  */
-const keepRecord = async (out: Outcome, what: string, write: () => Promise<unknown>): Promise<boolean> =>
-  write().then(
-    () => true,
-    (err: unknown) => {
-      out.log.error(`${what} not stored after the provider answered`, { error: (err as Error).message });
-      return false;
-    },
+const keepRecord = (out: Outcome, what: string, write: () => Promise<unknown>): Promise<boolean> =>
+  writeAfterAnswer(write, out.retryForMs, (err, again) =>
+    out.log.error(`${what} not stored after the provider answered${again ? '; trying again' : ''}`, { error: err.message }),
   );
 
 /** Receipts that outran this record were held for it: applied now that it is there; a failure here changes no answer either. */

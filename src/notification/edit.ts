@@ -10,13 +10,13 @@
  * decision on the old one is refused. The record keeps the payload as it now stands.
  */
 import { errors, type NotifyError } from '../core/errors.js';
-import type { DeliveryRecord } from '../store/types.js';
+import type { DeliveryRecord } from '../store/ports/deliveries.js';
 import { approveEdit, payloadSha256 } from './approval.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
 import { checkAllowed } from './recipient-policy.js';
 import type { PipelineDeps } from './send-deps.js';
 import { advance } from './status.js';
-import type { DeliveryStatus } from '../store/types.js';
+import type { DeliveryStatus } from '../store/ports/deliveries.js';
 
 /** What an edit answers: the notification, where it now stands, and when it was edited. */
 export interface Edited {

@@ -4,66 +4,39 @@
  * that an approval sends the stored payload exactly once under the held id, that a decline,
  * the TTL, a stale hash or a second decision send nothing.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectChannels } from '../channels/connect.js';
-import { loadConfig, type Config } from '../config/config.js';
-import { NotifyError } from '../core/errors.js';
-import { silentLogger } from '../core/log.js';
-import { createCapGate } from '../policy/caps.js';
-import { createRateGate } from '../policy/rate-limit.js';
-import type { Provider } from '../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
+import { FakeProvider, failure as refusal, openTempStore, pipelineDeps, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
+import type { Config } from '../config/config.js';
+import type { NotifyError } from '../core/errors.js';
+import type { SqliteStore } from '../store/sqlite/store.js';
 import { ApprovalNeeded, payloadSha256 } from './approval.js';
 import { decideHeld, expireHeld } from './held.js';
 import { releaseDue } from './outbox.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 
-class FakeProvider implements Provider<unknown> {
-  readonly name = 'fake';
-  payloads: unknown[] = [];
-  async send(payload: unknown) {
-    this.payloads.push(payload);
-    return { providerMessageId: `fake-${this.payloads.length}` };
-  }
-}
-
 let store: SqliteStore;
 let provider: FakeProvider;
 let clock: number;
 
-async function deps(mode: string, env: Record<string, string> = {}): Promise<PipelineDeps & { config: Config }> {
-  const config = loadConfig({
-    NOTIFY_DATA_DIR: '/unused',
-    TWILIO_ACCOUNT_SID: 'AC0',
-    TWILIO_AUTH_TOKEN: 'secret',
-    TWILIO_FROM: '+14155550000',
-    NOTIFY_SMS_ALLOW: '+1415',
-    NOTIFY_APPROVAL: 'sms',
-    NOTIFY_APPROVAL_MODE: mode,
-    NOTIFY_APPROVAL_TTL_S: '60',
-    ...env,
+const deps = (
+  mode: string,
+  env: Record<string, string> = {},
+  gates: { rateGate?: boolean; capGate?: boolean } = {},
+): Promise<PipelineDeps & { config: Config }> =>
+  pipelineDeps({
+    store,
+    providers: { sms: provider },
+    env: { ...SMS_ENV, NOTIFY_APPROVAL: 'sms', NOTIFY_APPROVAL_MODE: mode, NOTIFY_APPROVAL_TTL_S: '60', ...env },
+    now: () => clock,
+    ...gates,
   });
-  return { config, store, channels: await connectChannels(config, silentLogger, { sms: provider }), log: silentLogger, now: () => clock };
-}
 
 const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
 const send = (d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean) =>
   sendNotification(d, 'sms', call, { client: 'bot', approval: { canAsk } });
 
-async function refusal(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NotifyError);
-  return err as NotifyError;
-}
-
 beforeEach(async () => {
-  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'held-')), 'notify.db'), log: silentLogger });
+  store = await openTempStore('held');
   provider = new FakeProvider();
   clock = Date.UTC(2026, 5, 1);
 });
@@ -143,8 +116,7 @@ describe('sends held for the console', () => {
   });
 
   it("checks opt-outs and the client's rate limit again at the approval, and sends nothing when either refuses", async () => {
-    const d = await deps('console', { NOTIFY_RATE_LIMITS: 'sms=1/h', NOTIFY_APPROVAL_TTL_S: '86400' });
-    d.rateGate = createRateGate(d.config.rateLimits, store);
+    const d = await deps('console', { NOTIFY_RATE_LIMITS: 'sms=1/h', NOTIFY_APPROVAL_TTL_S: '86400' }, { rateGate: true });
     const first = await send(d, SMS, false);
     const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
     const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
@@ -207,12 +179,11 @@ describe('sends held for the console', () => {
     });
 
     // Quiet hours hold the approved send until they end, then it leaves.
-    const quiet = await deps('console', {
-      NOTIFY_QUIET_HOURS: 'sms=00:00-06:00@UTC',
-      NOTIFY_CAPS: '*:sms=1/day',
-      NOTIFY_APPROVAL_TTL_S: '86400',
-    });
-    quiet.capGate = createCapGate(quiet.config.caps, store);
+    const quiet = await deps(
+      'console',
+      { NOTIFY_QUIET_HOURS: 'sms=00:00-06:00@UTC', NOTIFY_CAPS: '*:sms=1/day', NOTIFY_APPROVAL_TTL_S: '86400' },
+      { capGate: true },
+    );
     expect(await approve(quiet, held[1]!.id)).toMatchObject({ released: { id: held[1]!.id, state: 'held' } });
     expect(provider.payloads).toEqual([]);
     clock += 6 * 3_600_000;

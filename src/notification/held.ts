@@ -8,7 +8,8 @@
  * call, any process's release loop (or `notify-mcp worker`) sends it, once.
  */
 import { errors, NotifyError } from '../core/errors.js';
-import { waitingEntry, type DeliveryRecord, type OutboxEntry } from '../store/types.js';
+import type { DeliveryRecord } from '../store/ports/deliveries.js';
+import { waitingEntry, type OutboxEntry } from '../store/ports/outbox.js';
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
 import { releaseNow, type Released } from './outbox.js';
 import type { PipelineDeps } from './pipeline.js';

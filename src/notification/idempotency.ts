@@ -5,14 +5,15 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { errors, NotifyError, type ErrorCode, type ToolErrorBody } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import { StoreUnavailableError } from '../store/errors.js';
-import type { ClaimCompletion, OptOutCheck, Store } from '../store/types.js';
+import { writeAfterAnswer } from './after-answer.js';
+import type { ClaimCompletion, ClaimsPort } from '../store/ports/claims.js';
+import type { OptOutCheck } from '../store/ports/contacts.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const DEFAULT_POLL_MS = 50;
 
 export interface ClaimOptions {
-  store: Store;
+  store: ClaimsPort;
   key: string;
   /** The key as the client sent it, for messages (`key` may be scoped, e.g. by client); default `key`. */
   sentKey?: string;
@@ -81,9 +82,6 @@ function replayFailure(body: ToolErrorBody, key: string): NotifyError {
 }
 
 /** Resolves after `ms`, or at once when `signal` aborts (Node's timer removes its listener either way). */
-/** How often a fenced write after a refused send is tried again while the store is down. */
-const SETTLE_RETRY_MS = 500;
-
 const sleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, { signal }).catch(() => {});
 
 interface Run {
@@ -208,18 +206,22 @@ export class ClaimHandle<R> {
     return { key: this.run.opts.key, owner: this.owner, result };
   }
 
-  /** Stores the send's result; never throws: the message went out, and an error would invite a resend. */
+  /**
+   * Stores the send's result; never throws: the message went out, and an error would invite a
+   * resend. A store that is down gets it again; if it never does, duplicates take the claim over
+   * once its budget passes and answer DELIVERY_UNKNOWN (the phase says the provider may have been called).
+   */
   async complete(result: R): Promise<void> {
-    const { store, key, log } = this.run.opts;
-    try {
-      if (!(await store.completeIdempotency(key, this.owner, result))) {
-        log?.warn('idempotency claim was taken over during the send; its result is not stored under the key', { key });
-      }
-    } catch (err) {
-      // Duplicates will wait, then take the claim over once its budget passes, and answer
-      // DELIVERY_UNKNOWN (the phase says the provider may have been called).
-      log?.error('idempotency result not stored after a send', { key, error: (err as Error).message });
-    }
+    const { store, key, log, budgetMs } = this.run.opts;
+    await writeAfterAnswer(
+      async () => {
+        if (!(await store.completeIdempotency(key, this.owner, result))) {
+          log?.warn('idempotency claim was taken over during the send; its result is not stored under the key', { key });
+        }
+      },
+      budgetMs,
+      (err, again) => log?.error(`idempotency result not stored after a send${again ? '; trying again' : ''}`, { key, error: err.message }),
+    );
   }
 
   /** After a failed send: a final failure (the provider may have sent it) is kept under the key; any other is released. */
@@ -262,32 +264,15 @@ export class ClaimHandle<R> {
     );
   }
 
-  /**
-   * A fenced write after a failed or refused send: its own failure is logged, never thrown over
-   * the send's. A store that is down gets it again in the background until the claim's budget
-   * has passed: left unwritten, a claim marked sending reads "may have started" to whoever
-   * takes it over, though this call knows its provider refused.
-   */
+  /** A fenced write after a send's outcome: its failure is logged, never thrown over the send's, and a store that is down gets it again (./after-answer.ts). */
   private async settle(write: () => Promise<boolean>, what: string): Promise<void> {
-    const until = Date.now() + this.run.opts.budgetMs;
-    if (!(await this.tryWrite(write, what, until))) void this.retry(write, what, until);
-  }
-
-  /** False when the store was unavailable and there is time to try again. */
-  private async tryWrite(write: () => Promise<boolean>, what: string, until: number): Promise<boolean> {
-    const { key, log } = this.run.opts;
-    try {
-      if (!(await write())) log?.warn(`idempotency ${what} skipped: this call no longer owns the claim`, { key });
-      return true;
-    } catch (err) {
-      const again = err instanceof StoreUnavailableError && Date.now() + SETTLE_RETRY_MS < until;
-      log?.warn(`idempotency ${what} failed${again ? '; trying again' : ''}`, { key, error: (err as Error).message });
-      return !again;
-    }
-  }
-
-  private async retry(write: () => Promise<boolean>, what: string, until: number): Promise<void> {
-    do await sleep(SETTLE_RETRY_MS);
-    while (!(await this.tryWrite(write, what, until)));
+    const { key, log, budgetMs } = this.run.opts;
+    await writeAfterAnswer(
+      async () => {
+        if (!(await write())) log?.warn(`idempotency ${what} skipped: this call no longer owns the claim`, { key });
+      },
+      budgetMs,
+      (err, again) => log?.warn(`idempotency ${what} failed${again ? '; trying again' : ''}`, { key, error: err.message }),
+    );
   }
 }

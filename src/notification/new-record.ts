@@ -1,5 +1,5 @@
 /** A send's delivery record before any attempt: held, refused or starting, every write of a send begins here. */
-import type { DeliveryRecord } from '../store/types.js';
+import type { DeliveryRecord } from '../store/ports/deliveries.js';
 
 export function newDeliveryRecord(
   channel: { name: string; provider: { name: string } },

@@ -4,14 +4,9 @@
  * to arm a timer again (found by the soak, issue 24: every send scheduled after such a pass
  * stayed `scheduled` for good).
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { connectChannels } from '../channels/connect.js';
-import { loadConfig } from '../config/config.js';
+import { FakeProvider, openTempStore, pipelineDeps, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import { silentLogger } from '../core/log.js';
-import { openSqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
 import { leaseMs, startOutboxRunner } from './outbox.js';
 import type { PipelineDeps } from './pipeline.js';
@@ -63,25 +58,13 @@ describe('outbox runner wake-up', () => {
   });
 
   it('takes over a release another process left under way when its lease ends, not at the next poll', async () => {
-    const store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'runner-')), 'notify.db'), log: silentLogger });
-    const sent: unknown[] = [];
-    const provider = { name: 'fake', send: async (p: unknown) => (sent.push(p), { providerMessageId: 'fake-1' }) };
-    const config = loadConfig({
-      NOTIFY_DATA_DIR: '/unused',
-      TWILIO_ACCOUNT_SID: 'AC0',
-      TWILIO_AUTH_TOKEN: 'secret',
-      TWILIO_FROM: '+14155550000',
-      NOTIFY_SMS_ALLOW: '+1415',
-      NOTIFY_SEND_BUDGET_MS: '500',
-      NOTIFY_SCHEDULE_POLL_S: '600',
-    });
-    const deps: PipelineDeps = {
-      config,
+    const store = await openTempStore('runner');
+    const sms = new FakeProvider();
+    const deps = await pipelineDeps({
       store,
-      channels: await connectChannels(config, silentLogger, { sms: provider }),
-      log: silentLogger,
-      now: Date.now,
-    };
+      providers: { sms },
+      env: { ...SMS_ENV, NOTIFY_SEND_BUDGET_MS: '500', NOTIFY_SCHEDULE_POLL_S: '600' },
+    });
     const now = Date.now();
     await store.scheduleSend(
       waitingEntry({
@@ -100,8 +83,8 @@ describe('outbox runner wake-up', () => {
     const runner = startOutboxRunner(deps);
     try {
       // The lease is 2 s here; the poll is 10 minutes.
-      for (let waited = 0; sent.length === 0 && waited < 6_000; waited += 50) await sleep(50);
-      expect(sent).toHaveLength(1);
+      for (let waited = 0; sms.payloads.length === 0 && waited < 6_000; waited += 50) await sleep(50);
+      expect(sms.payloads).toHaveLength(1);
       expect(Date.now() - now).toBeGreaterThanOrEqual(leaseMs(deps));
       expect((await store.getOutboxEntry('ntf_left'))!.state).toBe('released');
     } finally {

@@ -3,35 +3,17 @@
  * counting fake provider and a real SQLite store: what is answered at once, what the release
  * sends (once), what expires, what a dead release leaves, and what a cancel racing a release gets.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectChannels } from '../channels/connect.js';
+import { FakeProvider, failure, openTempStore, pipelineDeps, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import { loadConfig } from '../config/config.js';
-import { NotifyError } from '../core/errors.js';
 import { silentLogger } from '../core/log.js';
-import { createCapGate } from '../policy/caps.js';
 import { ProviderTransientError } from '../providers/errors.js';
-import type { Provider } from '../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
+import type { SqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
 import { cancelWaiting, releaseDue, releaseNow } from './outbox.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 import { approvedCall } from './release-approved.js';
 import { schemaHash } from '@notify-mcp/union';
-
-class FakeProvider implements Provider<unknown> {
-  readonly name = 'fake';
-  payloads: unknown[] = [];
-  /** Resolves when a send starts; the send then waits for `release` when set. */
-  hold?: Promise<void>;
-  async send(payload: unknown) {
-    this.payloads.push(payload);
-    if (this.hold) await this.hold;
-    return { providerMessageId: `fake-${this.payloads.length}` };
-  }
-}
 
 // Thursday 15 January 2026, 12:00 UTC (13:00 in Berlin).
 const T0 = Date.UTC(2026, 0, 15, 12);
@@ -39,40 +21,15 @@ let clock = T0;
 let store: SqliteStore;
 let sms: FakeProvider;
 
-async function deps(env: Record<string, string> = {}): Promise<PipelineDeps> {
-  const config = loadConfig({
-    NOTIFY_DATA_DIR: '/unused',
-    TWILIO_ACCOUNT_SID: 'AC0',
-    TWILIO_AUTH_TOKEN: 'secret',
-    TWILIO_FROM: '+14155550000',
-    NOTIFY_SMS_ALLOW: '+1415',
-    ...env,
-  });
-  return {
-    config,
-    store,
-    channels: await connectChannels(config, silentLogger, { sms }),
-    log: silentLogger,
-    now: () => clock,
-    capGate: createCapGate(config.caps, store),
-  };
-}
+const deps = (env: Record<string, string> = {}): Promise<PipelineDeps> =>
+  pipelineDeps({ store, providers: { sms }, env: { ...SMS_ENV, ...env }, now: () => clock, capGate: true });
 
 const text = (extra: Record<string, unknown> = {}) => ({ via: 'sms', to: '+14155550123', body: 'Disk full', ...extra });
 const at = (ms: number) => new Date(ms).toISOString();
 
-async function failure(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NotifyError);
-  return err as NotifyError;
-}
-
 beforeEach(async () => {
   clock = T0;
-  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'outbox-')), 'notify.db'), log: silentLogger });
+  store = await openTempStore('outbox');
   sms = new FakeProvider();
 });
 afterEach(async () => store.close());
@@ -386,15 +343,13 @@ describe('caps', () => {
   });
 
   it('a cap reached at release holds a scheduled dry run too, then the reset releases it', async () => {
-    const config = loadConfig({ NOTIFY_DATA_DIR: '/unused', NOTIFY_SMS_ALLOW: '+1415', NOTIFY_CAPS: 'bot:sms=1/day' });
-    const d: PipelineDeps = {
-      config,
+    const d = await pipelineDeps({
       store,
-      channels: await connectChannels(config, silentLogger, {}),
-      log: silentLogger,
+      providers: {},
+      env: { NOTIFY_SMS_ALLOW: '+1415', NOTIFY_CAPS: 'bot:sms=1/day' },
       now: () => clock,
-      capGate: createCapGate(config.caps, store),
-    };
+      capGate: true,
+    });
     const first = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
     const second = await sendNotification(d, 'sms', text({ send_at: at(T0 + 1_000) }), { client: 'bot' });
     clock = T0 + 1_000;

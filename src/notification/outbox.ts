@@ -16,10 +16,12 @@
 import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
-import type { AuditActor, OutboxEntry, OutboxState, RecordWrite, ReleaseRecord } from '../store/types.js';
+import type { AuditActor, OutboxEntry, OutboxState } from '../store/ports/index.js';
+import { writeAfterAnswer } from './after-answer.js';
 import { isCongestion } from './deliver.js';
 import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
 import { APPROVED_CALL_KEY, releaseApproved } from './release-approved.js';
+import { recordBatch, type RecordBatch } from './record-batch.js';
 import { DEFAULT_TIME } from './settings.js';
 import { advance, statesTaking } from './status.js';
 
@@ -130,15 +132,30 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
       }
     }
   }
-  const finished = await deps.store.finishRelease(entry.id, owner, state, outcome, deps.now()).catch((err: unknown) => {
-    log.error('release outcome not stored', { error: (err as Error).message });
-    return false;
-  });
-  if (!finished) log.warn('release outcome not stored: another process took the release over');
+  await finishRelease(deps, entry.id, owner, state, outcome, log);
   log.info('released', { state, ...(state === 'released' ? {} : { code: (outcome as { error: { code: string } }).error.code }) });
   return state === 'released'
     ? { id: entry.id, state }
     : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
+}
+
+/** Ends `owner`'s release in `state`; a store that is down gets the write again (./after-answer.ts). */
+async function finishRelease(
+  deps: PipelineDeps,
+  id: string,
+  owner: string,
+  state: OutboxState,
+  outcome: unknown,
+  log: Logger,
+): Promise<void> {
+  await writeAfterAnswer(
+    async () => {
+      if (!(await deps.store.finishRelease(id, owner, state, outcome, deps.now())))
+        log.warn('release outcome not stored: another process took the release over');
+    },
+    deps.config.sendBudgetMs,
+    (err, again) => log.error(`release outcome not stored${again ? '; trying again' : ''}`, { error: err.message }),
+  );
 }
 
 /**
@@ -161,39 +178,6 @@ async function holdAgain(
   log.info(held ? 'release held again' : 'release deferred', { ...(code ? { code } : {}), releaseAt: new Date(dueAt).toISOString() });
   if (held) deps.outbox?.wake(dueAt);
   return { id: entry.id, state: held ? 'held' : 'releasing', ...(code ? { code } : {}) };
-}
-
-/**
- * The records of one claimed batch's dry runs, written in one store call per turn of the
- * event loop: each release waits only for the others that reached their record by then.
- */
-interface RecordBatch {
-  write(item: ReleaseRecord): Promise<RecordWrite>;
-}
-
-function recordBatch(deps: PipelineDeps, owner: string): RecordBatch {
-  let queue: { item: ReleaseRecord; done: (w: RecordWrite) => void; failed: (err: unknown) => void }[] = [];
-  const flush = () => {
-    const items = queue;
-    queue = [];
-    deps.store
-      .recordReleases(
-        owner,
-        items.map((q) => q.item),
-        deps.now(),
-      )
-      .then(
-        (written) => items.forEach((q, i) => q.done(written[i]!)),
-        (err: unknown) => items.forEach((q) => q.failed(err)),
-      );
-  };
-  return {
-    write: (item) =>
-      new Promise<RecordWrite>((done, failed) => {
-        if (queue.length === 0) setImmediate(flush);
-        queue.push({ item, done, failed });
-      }),
-  };
 }
 
 /**

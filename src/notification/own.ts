@@ -5,7 +5,7 @@
 import type { ConnectedChannel, TypedChannel } from '../channels/channel.js';
 import { errors } from '../core/errors.js';
 import { DeliveryUnknownError, ProviderRejectedError, ProviderError } from '../providers/errors.js';
-import type { DeliveryRecord, Store } from '../store/types.js';
+import type { DeliveriesPort, DeliveryRecord } from '../store/ports/deliveries.js';
 import type { ApprovalRound } from './approval.js';
 
 /** Who acts: the client (the token's over HTTP, else clientInfo.name), whether an operator, the call's cancel, and its approval round. */
@@ -21,7 +21,7 @@ export interface Caller {
  * operator, as get_notification decides. Someone else's id and an unknown one get the same
  * answer, so an id's existence does not leak.
  */
-export async function ownNotification(store: Pick<Store, 'getDelivery'>, id: string, caller: Caller): Promise<DeliveryRecord> {
+export async function ownNotification(store: DeliveriesPort, id: string, caller: Caller): Promise<DeliveryRecord> {
   const record = await store.getDelivery(id);
   if (!record || !(caller.operator || record.client === caller.client)) {
     throw errors.notYourNotification(id);

@@ -2,33 +2,14 @@
  * The send pipeline's own logic, with a counting fake provider injected through the deps
  * and a real SQLite store: what is checked before a provider call, what is recorded after.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { connectChannels } from '../channels/connect.js';
+import { FakeProvider, failure, openTempStore, pipelineDeps, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import { sms as smsChannel } from '../channels/sms/index.js';
-import { loadConfig } from '../config/config.js';
-import { NotifyError } from '../core/errors.js';
-import { silentLogger } from '../core/log.js';
-import { createRateGate } from '../policy/rate-limit.js';
 import { DeliveryUnknownError, ProviderRejectedError, RecipientOptedOutError } from '../providers/errors.js';
-import type { Provider } from '../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
+import type { SqliteStore } from '../store/sqlite/store.js';
 import type { Store } from '../store/types.js';
 import { sendNotification as sendVia, type PipelineDeps, type SendOptions } from './pipeline.js';
 import { applyReceipt } from './status-receipt.js';
-
-class FakeProvider implements Provider<unknown> {
-  readonly name = 'fake';
-  payloads: unknown[] = [];
-  failWith?: Error;
-  async send(payload: unknown) {
-    this.payloads.push(payload);
-    if (this.failWith) throw this.failWith;
-    return { providerMessageId: `fake-${this.payloads.length}` };
-  }
-}
 
 let store: SqliteStore;
 let sms: FakeProvider;
@@ -38,38 +19,13 @@ type Call = { via: string } & Record<string, unknown>;
 
 const sendNotification = (d: PipelineDeps, call: Call, opts: SendOptions) => sendVia(d, call.via, call, opts);
 
-async function deps(env: Record<string, string> = {}): Promise<PipelineDeps> {
-  const config = loadConfig({
-    NOTIFY_DATA_DIR: '/unused',
-    TWILIO_ACCOUNT_SID: 'AC0',
-    TWILIO_AUTH_TOKEN: 'secret',
-    TWILIO_FROM: '+14155550000',
-    NOTIFY_SMS_ALLOW: '+1415',
-    ...env,
-  });
-  return {
-    config,
-    store,
-    channels: await connectChannels(config, silentLogger, { sms }),
-    log: silentLogger,
-    now: Date.now,
-    rateGate: createRateGate(config.rateLimits, store),
-  };
-}
+const deps = (env: Record<string, string> = {}): Promise<PipelineDeps> =>
+  pipelineDeps({ store, providers: { sms }, env: { ...SMS_ENV, ...env }, rateGate: true });
 
 const text = (to = '+14155550123', extra: Record<string, unknown> = {}): Call => ({ via: 'sms', to, body: 'Disk full', ...extra });
 
-async function failure(p: Promise<unknown>): Promise<NotifyError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(NotifyError);
-  return err as NotifyError;
-}
-
 beforeEach(async () => {
-  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'pipeline-')), 'notify.db'), log: silentLogger });
+  store = await openTempStore('pipeline');
   sms = new FakeProvider();
 });
 afterEach(async () => store.close());

@@ -9,7 +9,7 @@
 import type { TypedChannel } from '../channels/channel.js';
 import { errors, NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
-import type { OptOutCheck } from '../store/types.js';
+import type { OptOutCheck } from '../store/ports/contacts.js';
 import { schemaHash } from '@notify-mcp/union';
 import { approveSend, type ApprovalStep, type Approved, type HeldForConsole } from './approval.js';
 import {

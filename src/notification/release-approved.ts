@@ -39,6 +39,25 @@ async function refusedAtRelease<C, P>(send: Send<C, P>, prepared: Prepared<P>, e
 }
 
 /**
+ * The result kept under the release's key. A release taken over after the provider answered,
+ * whose record write was lost (the store cut past its retries), left the row `approved`: the
+ * result says how it went, and the row records it now.
+ */
+async function replayed<C, P>(send: Send<C, P>, prepared: Prepared<P>, status: string, result: SendResult): Promise<SendResult> {
+  const { deps } = send;
+  if (status === 'approved') {
+    deps.log.warn('approved send recorded from its replayed result', { notificationId: prepared.id, via: result.via });
+    const record = { ...newRecord(send, prepared), provider_message_id: result.provider_message_id ?? null, status_updated_at: deps.now() };
+    await deps.store
+      .recordRelease(record)
+      .catch((e: unknown) =>
+        deps.log.error('replayed approved send not recorded', { notificationId: prepared.id, error: (e as Error).message }),
+      );
+  }
+  return { ...result, replayed: true };
+}
+
+/**
  * Sends a held send a person approved (row `approved`), released from the outbox like any
  * waiting send: claimed under a key of its own (`approved:<id>`), so a release that died
  * before its provider call is taken over and sends, and one that died during it leaves
@@ -97,7 +116,7 @@ async function releaseOpened(
       notificationId: held.id,
       optOut: { via, recipients },
     });
-    if (claimed.kind === 'replay') return { ...claimed.result, replayed: true };
+    if (claimed.kind === 'replay') return replayed(send, prepared, held.status, claimed.result);
     if (claimed.kind === 'opted_out') throw await refusedAtRelease(send, prepared, errors.recipientOptedOut(claimed.recipient, via));
     if (claimed.kind === 'abandoned') {
       // A release died during its provider call: the row says `unknown` until a receipt settles it.

@@ -7,7 +7,7 @@
  * (ALREADY_SENT). The change goes through the one transition table.
  */
 import { errors } from '../core/errors.js';
-import type { DeliveryRecord, DeliveryStatus } from '../store/types.js';
+import type { DeliveryRecord, DeliveryStatus } from '../store/ports/deliveries.js';
 import { cancelWaiting } from './outbox.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
 import type { PipelineDeps } from './send-deps.js';

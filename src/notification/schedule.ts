@@ -9,7 +9,9 @@ import { errors } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import { quietUntil } from '../policy/quiet-hours.js';
 import type { Logger } from '../core/log.js';
-import { waitingEntry, type AuditContext, type OutboxEntry, type Store } from '../store/types.js';
+import type { AuditContext } from '../store/ports/audit.js';
+import type { ContactsPort } from '../store/ports/contacts.js';
+import { waitingEntry, type OutboxEntry, type OutboxPort } from '../store/ports/outbox.js';
 import { schemaHash } from '@notify-mcp/union';
 import { StoreUnavailableError } from '../store/errors.js';
 import { DEFAULT_TIME, MAX_AHEAD_MS, type SendSettings } from './settings.js';
@@ -30,7 +32,7 @@ export interface WaitingResult {
 /** What scheduling needs of the pipeline's deps. */
 export interface ScheduleDeps {
   config: SendSettings;
-  store: Store;
+  store: ContactsPort & OutboxPort;
   log: Logger;
   now: () => number;
   outbox?: { wake(dueAt: number): void };

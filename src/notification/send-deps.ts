@@ -7,7 +7,11 @@ import type { ConnectedChannel } from '../channels/channel.js';
 import type { Logger } from '../core/log.js';
 import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
-import type { AuditContext, DeliveryRecord, OptOutCheck, RecordWrite, Store } from '../store/types.js';
+import type { AuditContext } from '../store/ports/audit.js';
+import type { ClaimsPort } from '../store/ports/claims.js';
+import type { ContactsPort, OptOutCheck } from '../store/ports/contacts.js';
+import type { DeliveriesPort, DeliveryRecord, RecordWrite } from '../store/ports/deliveries.js';
+import type { OutboxPort } from '../store/ports/outbox.js';
 import type { ApprovalRound } from './approval.js';
 import type { SendSettings } from './settings.js';
 
@@ -26,9 +30,12 @@ export interface SendResult {
   [meta: string]: string | number | boolean | undefined;
 }
 
+/** The store ports the send use cases take: the delivery log, idempotency claims, the outbox, contacts and opt-outs. */
+export type SendPorts = DeliveriesPort & ClaimsPort & OutboxPort & ContactsPort;
+
 export interface PipelineDeps {
   config: SendSettings;
-  store: Store;
+  store: SendPorts;
   /** Every channel, with its provider (src/channels/connect.ts). */
   channels: readonly ConnectedChannel[];
   log: Logger;

@@ -6,14 +6,21 @@
  */
 import type { ReceiptReport } from '../channels/channel.js';
 import type { Logger } from '../core/log.js';
-import type { DeliveryRecord, DeliveryStatus, DeliveryStatusChange, HeldReceiptSettlement, Store, TakenReceipt } from '../store/types.js';
+import type {
+  DeliveriesPort,
+  DeliveryRecord,
+  DeliveryStatus,
+  DeliveryStatusChange,
+  HeldReceiptSettlement,
+  TakenReceipt,
+} from '../store/ports/deliveries.js';
 import { advance } from './status.js';
 
 /** `held`: stored until its send's record lands. `unknown_message`: no record, and no room to hold it. */
 export type ReceiptOutcome = 'applied' | 'ignored' | 'held' | 'unknown_message';
 
 export interface ReceiptDeps {
-  store: Store;
+  store: DeliveriesPort;
   log: Logger;
   now: () => number;
 }

@@ -4,7 +4,7 @@
  * retract_notification) moves it where this table says. Pure; docs/tools.md's transition
  * table is this table in words.
  */
-import { RECEIPT_EVENTS, type DeliveryStatus, type ReceiptEvent } from '../store/types.js';
+import { RECEIPT_EVENTS, type DeliveryStatus, type ReceiptEvent } from '../store/ports/deliveries.js';
 
 /** What a caller does to a notification it sent: the events besides receipts. */
 export type CallerAction = 'edited' | 'retracted';

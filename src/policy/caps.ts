@@ -8,7 +8,7 @@
  */
 import { ConfigError, list } from '../core/env.js';
 import { errors, NotifyError } from '../core/errors.js';
-import type { CapCounter, Store } from '../store/types.js';
+import type { CapCounter, CountersPort } from '../store/ports/counters.js';
 
 export type CapPeriod = 'hour' | 'day';
 
@@ -53,7 +53,7 @@ export interface CapGate {
   charge(client: string | null, via: string, amount: (measure: string) => number | undefined, now: number): Promise<void>;
 }
 
-export function createCapGate(rules: readonly CapRule[], store: Store): CapGate | undefined {
+export function createCapGate(rules: readonly CapRule[], store: CountersPort): CapGate | undefined {
   if (rules.length === 0) return undefined;
   return {
     async charge(client, via, amount, now) {

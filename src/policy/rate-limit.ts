@@ -4,7 +4,7 @@
  * process sharing the store shares one count.
  */
 import { errors, NotifyError } from '../core/errors.js';
-import type { RateBucket, Store } from '../store/types.js';
+import type { CountersPort, RateBucket } from '../store/ports/counters.js';
 
 /** One limit of NOTIFY_RATE_LIMITS. */
 export interface RateLimit {
@@ -26,7 +26,7 @@ const ANONYMOUS = '(anonymous)';
  * limit. A send is admitted into all of its windows or none, and a refused send is not
  * counted, so a client that keeps retrying early does not push its own window further out.
  */
-export function createRateGate(limits: readonly RateLimit[], store: Store): RateGate | undefined {
+export function createRateGate(limits: readonly RateLimit[], store: CountersPort): RateGate | undefined {
   if (limits.length === 0) return undefined;
   // Two entries for one channel and window would be one bucket counted twice: keep the stricter.
   const byWindow = new Map<string, RateLimit>();

@@ -5,7 +5,6 @@
  * else (a constraint we broke, bad SQL) passes through unchanged: that is a bug.
  */
 import { StoreError, StoreUnavailableError } from './errors.js';
-import type { Store } from './types.js';
 
 /** Node socket errors: the connection to PostgreSQL broke or could not be made. */
 const SOCKET_CODES = new Set([
@@ -52,33 +51,13 @@ export function classifyStoreFault(err: unknown, store: string): StoreUnavailabl
 }
 
 /**
- * `store` with every method's transient faults rethrown as StoreUnavailableError. A Proxy,
- * so a store's own extras (the SQLite handle, the pg pool) stay reachable for tests and tools.
+ * Runs `call` of store `kind`, its transient faults rethrown as StoreUnavailableError (the
+ * `around` of ./wrap.ts's storeThrough, for every method).
  */
-export function classifyStoreFaults<S extends Store>(store: S): S {
-  const wrapped = new Map<PropertyKey, unknown>();
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || prop === 'constructor') return value;
-      let fn = wrapped.get(prop);
-      if (!fn) {
-        const method = value as (...args: unknown[]) => unknown;
-        fn = (...args: unknown[]) => {
-          const rethrow = (err: unknown) => {
-            throw classifyStoreFault(err, target.kind) ?? err;
-          };
-          let out: unknown;
-          try {
-            out = method.apply(target, args);
-          } catch (err) {
-            rethrow(err);
-          }
-          return out instanceof Promise ? out.catch(rethrow) : out;
-        };
-        wrapped.set(prop, fn);
-      }
-      return fn;
-    },
-  });
+export async function classifyingFaults<T>(kind: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw classifyStoreFault(err, kind) ?? err;
+  }
 }

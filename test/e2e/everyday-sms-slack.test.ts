@@ -228,11 +228,12 @@ describe.each(ERAS)('edit_notification and retract_notification, %s client', (er
     const sent = await send(s.client, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy started' });
     const id = String(sent.structuredContent!.id);
     fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000900' } });
-    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done' });
+    const edited = await call(s.client, 'edit_notification', { id, text: 'Deploy done', blocks: BLOCKS.slice(0, 1) });
     expect(edited.structuredContent).toMatchObject({ status: 'sent' });
     const update = fakeSlack.requests.at(-1)!;
     expect(update.path).toBe('/chat.update');
     expect(update.form).toMatchObject({ channel: 'C0123ABCD', ts: '1712345678.000900', text: 'Deploy done' });
+    expect(JSON.parse(update.form.blocks!)).toEqual(BLOCKS.slice(0, 1));
     fakeSlack.replies.push({ status: 200, json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000900' } });
     expect((await call(s.client, 'retract_notification', { id })).structuredContent).toMatchObject({ status: 'retracted' });
     const del = fakeSlack.requests.at(-1)!;

@@ -48,6 +48,49 @@ export async function startFakePeer(fallback: FakeReply = { status: 404, json: {
   return { ...(await listenOnLoopback(server)), requests, replies };
 }
 
+export interface RecordingProxy {
+  origin: string;
+  /** Every request as it passed on to the peer, with the status the peer answered it. */
+  requests: Array<FakeRequest & { status: number }>;
+  close(): Promise<void>;
+}
+
+/**
+ * A loopback proxy in front of `target` (Prism): forwards each request as it came and the
+ * answer as it went, and records both, so a test can assert what reached a peer that keeps
+ * no log of its own.
+ */
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const requests: RecordingProxy['requests'] = [];
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const form = (req.headers['content-type'] ?? '').includes('x-www-form-urlencoded')
+        ? Object.fromEntries(new URLSearchParams(body))
+        : {};
+      const headers = Object.fromEntries(
+        Object.entries(req.headers).filter(
+          (e): e is [string, string] => typeof e[1] === 'string' && !['host', 'connection', 'content-length'].includes(e[0]),
+        ),
+      );
+      try {
+        const answer = await fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'GET', headers, ...(body ? { body } : {}) });
+        const text = await answer.text();
+        requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, form, status: answer.status });
+        res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+        res.end(text);
+      } catch (err) {
+        requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, form, status: 502 });
+        res.writeHead(502, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ ok: false, error: `proxy: ${String(err)}` }));
+      }
+    });
+  });
+  return { ...(await listenOnLoopback(server)), requests };
+}
+
 /** Listens on a free loopback port; close() also ends open keep-alive sockets. */
 export async function listenOnLoopback(server: Server): Promise<{ origin: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();

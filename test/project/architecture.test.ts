@@ -1,6 +1,7 @@
 /**
  * The layering, checked on the source: the import rules of .dependency-cruiser.cjs (no
- * cycle, no upward import, the MCP SDK only in the binding, core a leaf, the union package
+ * cycle, no upward import, the MCP SDK only in the binding, a use case taking store ports
+ * and never an engine, core a leaf, the union package
  * only zod and node and taken by its name), shown to catch each kind on a small tree; then
  * what an import graph cannot say: the union package knows nothing of notifications, a
  * channel is named only in its own folder and the registry, only config reads the
@@ -71,15 +72,18 @@ describe('import rules (dependency-cruiser)', () => {
       'src/elsewhere/x.ts': "export { E } from '../core/errors.js';\n",
       'src/elsewhere/y.ts': 'export const y = 1;\n',
       'src/policy/z.ts': "export { y } from '../elsewhere/y.js';\n",
+      'src/store/sqlite/store.ts': 'export type S = number;\n',
+      'src/notification/engine.ts': "import type { S } from '../store/sqlite/store.js';\nexport type N = S;\n",
     };
     for (const [file, text] of Object.entries(files)) {
       mkdirSync(dirname(join(root, file)), { recursive: true });
       writeFileSync(join(root, file), text);
     }
 
-    it('an upward import (type only), a cycle, the SDK in the domain, core and the union importing ours, the union by path, a file in no layer', async () => {
+    it('an upward import (type only), a cycle, the SDK in the domain, an engine in a use case, core and the union importing ours, the union by path, a file in no layer', async () => {
       expect(await violations(root)).toEqual([
         'core-is-a-leaf: src/core/up.ts -> src/mcp/b.ts',
+        'domain-takes-store-ports: src/notification/engine.ts -> src/store/sqlite/store.ts',
         'layer-core: src/core/up.ts -> src/mcp/b.ts',
         'layer-every-file: src/elsewhere/x.ts -> src/core/errors.ts',
         'layer-every-file: src/policy/z.ts -> src/elsewhere/y.ts',

@@ -1,6 +1,7 @@
 /**
  * Slack adapter contract: the official @slack/web-api client against Prism serving Slack's
- * published Web API description, plus a small fake for what Prism cannot answer.
+ * published Web API description, plus a small fake for what Prism cannot answer. Its burst
+ * contract (nothing reaches Slack after its call answered) is ./burst-contract.test.ts, shared with Twilio.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotifyError } from '../../src/core/errors.js';
@@ -9,10 +10,9 @@ import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } f
 import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import { createSlackProvider, type SlackPayload } from '../../src/channels/slack/web-api.js';
 import type { Provider } from '../../src/providers/types.js';
-import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
+import { startFakePeer, startRecordingProxy, type FakePeer, type RecordingProxy } from '../helpers/fakes.js';
 import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
 import { caught } from '../helpers/caught.js';
-import { burst, expectNothingAfterAnswer, sleep, startSlowHttpPeer, type SlowPeer } from '../helpers/burst.js';
 
 const TOKEN = 'xoxb-test-token';
 const ctx = (id = 'ntf_slack') => ({ notificationId: id, signal: new AbortController().signal });
@@ -23,12 +23,16 @@ const describePrism = skipReason ? describe.skip : describe;
 describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ? ` [skipped: ${skipReason}]` : ''}`, () => {
   let prism: PrismPeer;
   let provider: Provider<SlackPayload>;
+  /** In front of Prism, for what reached it (Prism keeps no log). */
+  let proxy: RecordingProxy;
 
   beforeAll(async () => {
     prism = await startPrism('slack');
-    provider = await createSlackProvider({ token: TOKEN, apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    proxy = await startRecordingProxy(prism.origin);
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: proxy.origin, timeoutMs: 5_000, log: silentLogger });
   });
   afterAll(async () => {
+    await proxy?.close();
     await prism?.stop();
   });
 
@@ -53,10 +57,30 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
     expect(receipt.providerMessageId).toMatch(/^\d+\.\d+$/);
   });
 
-  it('edits and deletes a post (chat.update, chat.delete), as the spec declares them', async () => {
+  it('edits and deletes a post (chat.update, chat.delete), as the spec declares them: channel, ts, text and blocks as Slack received them', async () => {
     const posted = { payload: { channel: 'C0123ABCD', text: 'first' }, providerMessageId: '1712345678.123456' };
-    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'second' }, ctx());
+    const blocks = [{ type: 'section', text: { type: 'mrkdwn', text: '*second*' } }];
+    const before = proxy.requests.length;
+    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'second', blocks }, ctx());
+    await provider.edit!(posted, { channel: 'C0123ABCD', text: 'third' }, ctx());
     await provider.retract!(posted, ctx());
+    const [withBlocks, textOnly, del] = proxy.requests.slice(before);
+    expect(proxy.requests.slice(before)).toHaveLength(3);
+    expect(withBlocks).toMatchObject({
+      path: '/chat.update',
+      status: 200,
+      form: { channel: 'C0123ABCD', ts: '1712345678.123456', text: 'second' },
+    });
+    expect(withBlocks!.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(JSON.parse(withBlocks!.form.blocks!)).toEqual(blocks);
+    // An edit without blocks clears the post's old ones: Slack would keep showing them.
+    expect(textOnly).toMatchObject({
+      path: '/chat.update',
+      status: 200,
+      form: { channel: 'C0123ABCD', ts: '1712345678.123456', text: 'third', blocks: '[]' },
+    });
+    expect(del).toMatchObject({ path: '/chat.delete', status: 200, form: { channel: 'C0123ABCD', ts: '1712345678.123456' } });
+    expect(del!.form).not.toHaveProperty('text');
   });
 
   it('a post to #name returns the channel ID the spec answers, and edit and delete go to that ID', async () => {
@@ -68,8 +92,20 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
       providerMessageId: receipt.providerMessageId!,
       conversation: receipt.conversation,
     };
+    const before = proxy.requests.length;
     await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
     await provider.retract!(posted, ctx());
+    const [update, del] = proxy.requests.slice(before);
+    expect(update).toMatchObject({
+      path: '/chat.update',
+      status: 200,
+      form: { channel: receipt.conversation, ts: receipt.providerMessageId, text: 'second' },
+    });
+    expect(del).toMatchObject({
+      path: '/chat.delete',
+      status: 200,
+      form: { channel: receipt.conversation, ts: receipt.providerMessageId },
+    });
   });
 
   it('maps a missing required field (channel, 422) to ProviderRejectedError', async () => {
@@ -123,10 +159,12 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
       { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } },
       { status: 200, json: { ok: true, channel: 'C0DEPLOYS', ts: '1712345678.000200' } },
     );
-    await provider.edit!(posted, { channel: '#deploys', text: 'second' }, ctx());
+    const blocks = [{ type: 'header', text: { type: 'plain_text', text: 'second' } }];
+    await provider.edit!(posted, { channel: '#deploys', text: 'second', blocks }, ctx());
     await provider.retract!(posted, ctx());
     const [update, del] = fake.requests.slice(-2);
     expect(update).toMatchObject({ path: '/chat.update', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200', text: 'second' } });
+    expect(JSON.parse(update!.form.blocks!)).toEqual(blocks);
     expect(del).toMatchObject({ path: '/chat.delete', form: { channel: 'C0DEPLOYS', ts: '1712345678.000200' } });
     // A #name post recorded without its ID (before it was kept) is refused, and nothing is requested.
     const before = fake.requests.length;
@@ -257,104 +295,5 @@ describe('Slack provider against a fake for what Prism cannot answer', () => {
     );
     expect((gaveUp as NotifyError).code).toBe('PROVIDER_UNAVAILABLE');
     expect(sendFailureInfo(gaveUp)!.attempts).toBeGreaterThan(1);
-  });
-});
-
-describe('Slack provider under a burst against a slow Slack (issue 16: nothing reaches Slack after its call answered)', () => {
-  // A post takes DELAY_MS; a second wave starts with BUDGET_MS - DELAY_MS left, too little to finish.
-  const DELAY_MS = 1_000;
-  const BUDGET_MS = 1_600;
-  let peer: SlowPeer;
-
-  beforeAll(async () => {
-    peer = await startSlowHttpPeer({
-      delayMs: DELAY_MS,
-      status: 200,
-      json: { ok: true, channel: 'C0123ABCD', ts: '1712345678.000100' },
-      keyOf: (form) => form.text ?? '',
-    });
-  });
-  afterAll(async () => {
-    await peer?.close();
-  });
-
-  const send =
-    (provider: Provider<SlackPayload>, budgetMs = BUDGET_MS) =>
-    (text: string) =>
-      sendWithRetry(provider, { channel: 'C0123ABCD', text }, { notificationId: `ntf_${text}`, budgetMs, log: silentLogger });
-
-  it('runs at most maxConcurrent posts at once; the next ones go in order, are aborted in flight at the budget, or are dropped unsent', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createSlackProvider({
-      token: TOKEN,
-      apiUrl: peer.origin,
-      timeoutMs: 10_000,
-      maxConcurrent: 2,
-      log: silentLogger,
-    });
-    const keys = Array.from({ length: 6 }, (_, i) => `wave-${i}`);
-    const answers = await burst(keys, send(provider));
-    await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
-    expectNothingAfterAnswer(answers, peer, 2);
-    // 0-1 posted, 2-3 started when those finished and were cut off at the budget, 4-5 never got a slot.
-    expect(answers.map((a) => a.code)).toEqual(['sent', 'sent', 'DELIVERY_UNKNOWN', 'DELIVERY_UNKNOWN', 'RATE_LIMITED', 'RATE_LIMITED']);
-  });
-
-  it("sends nothing late when the burst is larger than the Slack client's own queue (100 at once)", async () => {
-    peer.arrivals.length = 0;
-    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
-    const keys = Array.from({ length: 110 }, (_, i) => `big-${i}`);
-    // Every post outlasts this budget: the first 5 are cut off in flight, the rest never start.
-    const answers = await burst(keys, send(provider, 600));
-    await sleep(DELAY_MS + 500);
-    expectNothingAfterAnswer(answers, peer, 5);
-    // At least the first 5 are cut off in flight. On a loaded machine the burst spreads out,
-    // and a later call may still get a freed slot with budget left: it is cut off too, never late.
-    const cut = answers.filter((a) => a.code === 'DELIVERY_UNKNOWN').length;
-    expect(cut).toBeGreaterThanOrEqual(5);
-    expect(cut).toBeLessThan(20);
-    expect(answers.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(110 - cut);
-    expect(peer.arrivals).toHaveLength(cut);
-  });
-
-  it('aborts a post still in flight at the budget: Slack sees the hang-up, the call answers DELIVERY_UNKNOWN', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
-    const err = await caught(send(provider, 400)('cut-off'));
-    await sleep(100);
-    expect(peer.arrivals).toEqual([expect.objectContaining({ key: 'cut-off', abortedAt: expect.any(Number) })]);
-    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
-    expect((err as Error).message).toContain('budget ran out while the request was in flight');
-  });
-
-  it('sends nothing for a call whose budget is already spent', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createSlackProvider({ token: TOKEN, apiUrl: peer.origin, timeoutMs: 10_000, log: silentLogger });
-    const spent = new AbortController();
-    spent.abort(new Error('budget spent'));
-    const err = await caught(provider.send({ channel: 'C0123ABCD', text: 'late' }, { notificationId: 'ntf_late', signal: spent.signal }));
-    expect(err).toBeInstanceOf(ProviderTransientError);
-    expect((err as Error).message).toContain('nothing was sent');
-    await sleep(100);
-    expect(peer.arrivals).toEqual([]);
-  });
-
-  it('answers a dropped send RATE_LIMITED with retry_after_s, saying nothing was sent, and logs the attempt as dropped', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createSlackProvider({
-      token: TOKEN,
-      apiUrl: peer.origin,
-      timeoutMs: 10_000,
-      maxConcurrent: 1,
-      log: silentLogger,
-    });
-    const first = send(provider)('holder').catch((e: unknown) => e);
-    const err = await caught(send(provider, 500)('waiter'));
-    await first;
-    expect((err as NotifyError).code).toBe('RATE_LIMITED');
-    expect((err as NotifyError).details.retryAfterS).toBeGreaterThanOrEqual(1);
-    expect((err as Error).message).toMatch(/^Try again in \d+ s; nothing was sent: this server runs at most 1 slack request at a time/);
-    expect(sendFailureInfo(err)?.history).toEqual([{ attempt: 1, outcome: 'dropped', latencyMs: expect.any(Number) }]);
-    expect(peer.arrivals.map((a) => a.key)).toEqual(['holder']);
   });
 });

@@ -1,6 +1,7 @@
 /**
  * Twilio adapter contract: the official twilio client against Prism serving Twilio's
- * published API description, plus a small fake for error codes, Retry-After and hangs.
+ * published API description, plus a small fake for error codes, Retry-After and hangs. Its burst
+ * contract (nothing reaches Twilio after its call answered) is ./burst-contract.test.ts, shared with Slack.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NotifyError } from '../../src/core/errors.js';
@@ -12,7 +13,6 @@ import type { Provider } from '../../src/providers/types.js';
 import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
 import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
 import { caught } from '../helpers/caught.js';
-import { burst, expectNothingAfterAnswer, sleep, startSlowHttpPeer, type SlowPeer } from '../helpers/burst.js';
 
 const SID = 'AC' + 'a'.repeat(32);
 const TOKEN = 'test-auth-token';
@@ -204,83 +204,5 @@ describe('Twilio provider against a fake for what Prism cannot answer', () => {
     const err = await caught(nowhere.send(sms(), ctx()));
     expect(err).toBeInstanceOf(ProviderTransientError);
     expect((err as ProviderTransientError).vendorCode).toBe('ECONNREFUSED');
-  });
-});
-
-describe('Twilio provider under a burst against a slow Twilio (issue 16: nothing reaches Twilio after its call answered)', () => {
-  // A message takes DELAY_MS; a second wave starts with BUDGET_MS - DELAY_MS left, too little to finish.
-  const DELAY_MS = 1_000;
-  const BUDGET_MS = 1_600;
-  let peer: SlowPeer;
-
-  beforeAll(async () => {
-    peer = await startSlowHttpPeer({
-      delayMs: DELAY_MS,
-      status: 201,
-      json: { sid: 'SM' + 'c'.repeat(32), status: 'queued' },
-      keyOf: (form) => form.Body ?? '',
-    });
-  });
-  afterAll(async () => {
-    await peer?.close();
-  });
-
-  const send =
-    (provider: Provider<SmsPayload>, budgetMs = BUDGET_MS) =>
-    (body: string) =>
-      sendWithRetry(provider, sms({ Body: body }), { notificationId: `ntf_${body}`, budgetMs, log: silentLogger });
-
-  it('runs at most maxConcurrent requests at once; the next ones go in order, are aborted in flight at the budget, or are dropped unsent', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createTwilioProvider({
-      accountSid: SID,
-      authToken: TOKEN,
-      apiUrl: peer.origin,
-      timeoutMs: 10_000,
-      maxConcurrent: 2,
-      log: silentLogger,
-    });
-    const answers = await burst(
-      Array.from({ length: 6 }, (_, i) => `wave-${i}`),
-      send(provider),
-    );
-    await sleep(DELAY_MS + 500); // whatever a queue still held would arrive now
-    expectNothingAfterAnswer(answers, peer, 2);
-    // 0-1 sent, 2-3 started when those finished and were cut off at the budget, 4-5 never got a slot.
-    expect(answers.map((a) => a.code)).toEqual(['sent', 'sent', 'DELIVERY_UNKNOWN', 'DELIVERY_UNKNOWN', 'RATE_LIMITED', 'RATE_LIMITED']);
-  });
-
-  it('aborts a request still in flight at the budget: Twilio sees the hang-up, the call answers DELIVERY_UNKNOWN', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createTwilioProvider({
-      accountSid: SID,
-      authToken: TOKEN,
-      apiUrl: peer.origin,
-      timeoutMs: 10_000,
-      log: silentLogger,
-    });
-    const err = await caught(send(provider, 400)('cut-off'));
-    await sleep(100);
-    expect(peer.arrivals).toEqual([expect.objectContaining({ key: 'cut-off', abortedAt: expect.any(Number) })]);
-    expect((err as NotifyError).code).toBe('DELIVERY_UNKNOWN');
-    expect((err as Error).message).toContain('budget ran out while the request was in flight');
-  });
-
-  it('sends nothing for a call whose budget is already spent', async () => {
-    peer.arrivals.length = 0;
-    const provider = await createTwilioProvider({
-      accountSid: SID,
-      authToken: TOKEN,
-      apiUrl: peer.origin,
-      timeoutMs: 10_000,
-      log: silentLogger,
-    });
-    const spent = new AbortController();
-    spent.abort(new Error('budget spent'));
-    const err = await caught(provider.send(sms({ Body: 'late' }), { notificationId: 'ntf_late', signal: spent.signal }));
-    expect(err).toBeInstanceOf(ProviderTransientError);
-    expect((err as Error).message).toContain('nothing was sent');
-    await sleep(100);
-    expect(peer.arrivals).toEqual([]);
   });
 });

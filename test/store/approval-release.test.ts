@@ -9,7 +9,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectChannels } from '../../src/channels/connect.js';
 import { loadConfig } from '../../src/config/config.js';
 import type { NotifyError } from '../../src/core/errors.js';
@@ -20,6 +20,7 @@ import { decideHeld } from '../../src/notification/held.js';
 import { editNotification } from '../../src/notification/edit.js';
 import { releaseDue } from '../../src/notification/outbox.js';
 import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
+import { StoreUnavailableError } from '../../src/store/errors.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
@@ -34,8 +35,9 @@ beforeAll(async () => {
 });
 afterAll(async () => smtp?.close());
 
-async function deps(store: Store): Promise<PipelineDeps & { config: Config }> {
+async function deps(store: Store, env: Record<string, string> = {}): Promise<PipelineDeps & { config: Config }> {
   const config = loadConfig({
+    ...env,
     NOTIFY_DATA_DIR: '/unused',
     SMTP_URL: smtp.url,
     EMAIL_FROM: 'notify-mcp <alerts@notify.test>',
@@ -174,6 +176,74 @@ async function editedWhileReleasing(open: () => Promise<Store>): Promise<void> {
   }
 }
 
+/** `store` as a process sees it while its database is cut for these writes: each throws as a dropped connection does while `down()` says so. */
+function cutFor(store: Store, methods: readonly string[], down: () => boolean): Store {
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      const value: unknown = Reflect.get(target, prop, receiver);
+      if (typeof value !== 'function') return value;
+      const fn = (value as (...a: unknown[]) => unknown).bind(target);
+      if (!methods.includes(prop as string)) return fn;
+      return async (...args: unknown[]) => {
+        if (down()) throw new StoreUnavailableError('postgres', 'Connection terminated unexpectedly');
+        return fn(...args);
+      };
+    },
+  });
+}
+
+async function approvedHeld(d: PipelineDeps, store: Store, subject: string): Promise<{ id: string; sha: string }> {
+  const held = await sendNotification(
+    d,
+    'email',
+    { via: 'email', to: 'ops@example.com', subject, body_html: '<p>disk full</p>' },
+    { client: 'bot' },
+  );
+  return { id: held.id, sha: (await store.getDelivery(held.id))!.approval!.payload_sha256 };
+}
+
+/** The provider took the approved mail, then the store was cut: the record is written once the store answers, not left `approved`. */
+async function recordAfterCut(open: () => Promise<Store>): Promise<void> {
+  const store = await open();
+  try {
+    let cuts = 2;
+    const d = await deps(cutFor(store, ['recordRelease'], () => cuts-- > 0));
+    const subject = `cut ${Math.random().toString(16).slice(2)}`;
+    const { id, sha } = await approvedHeld(d, store, subject);
+    await decideHeld(d, id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    expect(smtp.received.filter((m) => m.raw.includes(subject))).toHaveLength(1);
+    await vi.waitFor(async () => expect((await store.getDelivery(id))!.status).toBe('sent'), { timeout: 5000, interval: 100 });
+    expect(cuts).toBe(-1);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Its record and release outcome lost for good (the store cut past the retries): the release that takes it over records the result kept under its key. */
+async function recordAfterTakeover(open: () => Promise<Store>): Promise<void> {
+  const store = await open();
+  try {
+    const env = { NOTIFY_SEND_BUDGET_MS: '1000' };
+    const d = await deps(
+      cutFor(store, ['recordRelease', 'finishRelease'], () => true),
+      env,
+    );
+    const subject = `lost ${Math.random().toString(16).slice(2)}`;
+    const { id, sha } = await approvedHeld(d, store, subject);
+    await decideHeld(d, id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
+    expect(mine()).toHaveLength(1);
+    expect((await store.getDelivery(id))!.status).toBe('approved');
+    expect((await store.getOutboxEntry(id))!.state).toBe('releasing');
+    await new Promise((r) => setTimeout(r, 3_100)); // the lease: two budgets and 1 s
+    expect(await releaseDue(await deps(store, env))).toEqual([{ id, state: 'released' }]);
+    expect(mine()).toHaveLength(1);
+    expect(await store.getDelivery(id)).toMatchObject({ status: 'sent', approval: { outcome: 'approved' } });
+  } finally {
+    await store.close();
+  }
+}
+
 describe('an approval survives its process', () => {
   it('SQLite: an edit of an approved send not yet released asks again, and only the edit leaves', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'approval-edit-')), 'notify.db');
@@ -192,6 +262,18 @@ describe('an approval survives its process', () => {
   it('SQLite: an edit of an approved send its release has claimed is told it is being released', async () => {
     await editedWhileReleasing(() =>
       openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'approval-releasing-')), 'notify.db'), log: silentLogger }),
+    );
+  });
+
+  it('SQLite: the approved mail left, then the store was cut: its record is written once the store answers', async () => {
+    await recordAfterCut(() =>
+      openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'approval-cut-')), 'notify.db'), log: silentLogger }),
+    );
+  });
+
+  it('SQLite: its record lost for good, the release that takes it over records the result kept under its key', async () => {
+    await recordAfterTakeover(() =>
+      openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'approval-lost-')), 'notify.db'), log: silentLogger }),
     );
   });
 

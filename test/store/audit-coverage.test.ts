@@ -7,10 +7,11 @@
  * neither the write nor an entry; the chain verifies after each.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { digestOf, verifyAudit } from '../../src/store/audit.js';
+import { digestOf } from '../../src/store/audit.js';
+import { verifyAudit } from '../../src/store/audit-verify.js';
 import type { ApprovalRecord, AuditEntry, OutboxEntry, Store } from '../../src/store/types.js';
 import { ENGINES, entries, record, T0, type Engine, type Raw } from './audit-engines.js';
-import { entry } from './outbox-suite.js';
+import { entry } from './contract/outbox.js';
 
 const ADDRESS = 'alice@example.com';
 const BODY = 'the quarterly numbers';

@@ -5,7 +5,8 @@
  * PostgreSQL, 50 concurrent writers on two replicas make one chain, without a fork.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { anchorDigest, digestOf, entryHash, GENESIS, verifyAudit } from '../../src/store/audit.js';
+import { anchorDigest, digestOf, entryHash, GENESIS } from '../../src/store/audit.js';
+import { verifyAudit } from '../../src/store/audit-verify.js';
 import type { AuditEntry, Store } from '../../src/store/types.js';
 import { ENGINES, entries, postgresEngine, record, T0, unavailable, type Engine, type Raw } from './audit-engines.js';
 

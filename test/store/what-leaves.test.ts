@@ -38,7 +38,7 @@ class Recording implements Provider<unknown> {
   }
 }
 
-async function deps(store: Store, provider: Recording): Promise<PipelineDeps & { config: Config }> {
+async function deps(store: Store, provider: Recording): Promise<PipelineDeps & { config: Config; store: Store }> {
   const config = loadConfig({
     NOTIFY_DATA_DIR: '/unused',
     SLACK_BOT_TOKEN: 'xoxb-test',
@@ -50,7 +50,7 @@ async function deps(store: Store, provider: Recording): Promise<PipelineDeps & {
 }
 
 /** The agent's edit_notification, as its own process (store) makes it. */
-function editor(d: PipelineDeps & { config: Config }) {
+function editor(d: PipelineDeps & { config: Config; store: Store }) {
   const tool = editNotificationTool([]);
   const ctx = {
     store: d.store,

@@ -12,7 +12,8 @@ export { profileTools, flatSchema, nestedSchema, oneOfSchema, unionProfiles, var
 export type { ProfileTool, UnionProfile, VariantProfile } from './profiles.js';
 export { toStrict, type StrictOptions } from './strict.js';
 export { decodeJsonText, freeFormPaths, withJsonText } from './free-form.js';
-export { validateUnionCall, validateObject, dropNulls, parsedWith, pointer, MAX_ISSUES } from './validate.js';
-export type { ValidationFailure, ValidationIssue, ValidationResult } from './validate.js';
+export { validateUnionCall, validateObject, dropNulls, parsedWith } from './validate.js';
+export { pointer, MAX_ISSUES } from './issues.js';
+export type { ValidationFailure, ValidationIssue, ValidationResult } from './issues.js';
 export { clipText, describeKey, describeValue, loneSurrogateAt, ECHO_MAX_CHARS, POINTER_KEY_MAX_CHARS } from './echo.js';
 export { schemaHash, canonicalJson } from './schema-hash.js';

@@ -8,98 +8,27 @@
 import { z } from 'zod';
 import type { FormatWords, UnionDef, Variant } from './define.js';
 import { fieldList, listWords, wholeLimits } from './describe.js';
-import { clipText, describeKey, describeValue, ECHO_MAX_CHARS, loneSurrogateAt, POINTER_KEY_MAX_CHARS } from './echo.js';
+import { describeKey, describeValue } from './echo.js';
 import { toJsonSchema, type JsonSchema } from './json-schema.js';
 import { decodeJsonText } from './free-form.js';
-import { limitsOfObject, withLimits } from './limits.js';
+import {
+  fail,
+  fieldLabel,
+  issuePath,
+  Issues,
+  MAX_ISSUES,
+  notAnObject,
+  pointer,
+  type ValidationFailure,
+  type ValidationIssue,
+  type ValidationResult,
+} from './issues.js';
+import { limitsOfObject } from './limits.js';
 import { typeMismatches, type TypeMismatch } from './json-type.js';
+import { addLoneSurrogates } from './lone-surrogates.js';
 import type { ProfileTool } from './profiles.js';
-
-export interface ValidationIssue {
-  code: string;
-  /** JSON Pointer into the arguments as the client sent them. */
-  path: string;
-  message: string;
-  /** The variant the call was validated against, when known. */
-  variant?: string;
-}
-
-/** At most this many issues are returned; `omitted` counts the rest. */
-export const MAX_ISSUES = 20;
-
-export interface ValidationFailure {
-  ok: false;
-  issues: [ValidationIssue, ...ValidationIssue[]];
-  /** Issues found beyond MAX_ISSUES and left out, so that no call can make an answer of any size. */
-  omitted: number;
-}
-
-export type ValidationResult<T = Record<string, unknown>> = { ok: true; variant: string; value: T } | ValidationFailure;
-
-/**
- * Issues as they are found: the first MAX_ISSUES kept, the rest only counted, and a
- * message built only for an issue that is kept: a call may hold any number of unknown keys.
- */
-class Issues {
-  private readonly kept: ValidationIssue[] = [];
-  private omitted = 0;
-
-  add(make: () => ValidationIssue): void {
-    if (this.kept.length < MAX_ISSUES) this.kept.push(make());
-    else this.omitted += 1;
-  }
-
-  /** Issues found elsewhere and not described here. */
-  count(n: number): void {
-    this.omitted += n;
-  }
-
-  get size(): number {
-    return this.kept.length + this.omitted;
-  }
-
-  failure(): ValidationFailure | undefined {
-    const [first, ...rest] = this.kept;
-    return first ? { ok: false, issues: [first, ...rest], omitted: this.omitted } : undefined;
-  }
-}
-
-/** An exact JSON Pointer. */
-export function pointer(base: string, segments: readonly PropertyKey[]): string {
-  return base + segments.map((s) => '/' + pointerToken(s)).join('');
-}
-
-function pointerToken(s: PropertyKey): string {
-  const raw = typeof s === 'symbol' ? (s.description ?? '') : `${s}`;
-  return raw.replaceAll('~', '~0').replaceAll('/', '~1');
-}
-
-/**
- * The pointer an issue carries. A key longer than POINTER_KEY_MAX_CHARS is not repeated in
- * it: the pointer stops at the object that holds the key, and the message names the key
- * clipped (an answer never echoes a client's megabyte-long key).
- */
-function issuePath(base: string, segments: readonly PropertyKey[]): string {
-  const long = segments.findIndex((s) => typeof s === 'string' && s.length > POINTER_KEY_MAX_CHARS);
-  return pointer(base, long < 0 ? segments : segments.slice(0, long));
-}
-
-/**
- * How a message names a place in the arguments: a top-level field by its name (`to`), a
- * deeper place by the JSON Pointer its issue carries (`/points/1`, `/shape/points/1`);
- * clipped, since a place may be deep and a key long.
- */
-function fieldLabel(base: string, segments: readonly PropertyKey[]): string {
-  if (segments.length === 1 && !base) return describeKey(segments[0]!);
-  const tokens = segments.slice(0, 8).map((s) => (typeof s === 'string' && s.length > ECHO_MAX_CHARS ? clipText(s) : s));
-  const label = pointer(base, tokens);
-  return segments.length > 8 ? `${label}/…` : label;
-}
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Own properties only: a client key such as `constructor` must never find an inherited one. */
-const own = (o: object, key: PropertyKey): unknown => (Object.hasOwn(o, key) ? (o as Record<PropertyKey, unknown>)[key] : undefined);
+import { isRecord, own } from './record.js';
+import { addZodIssues, FORMATS, hintFor, type FieldContext, type IssueContext } from './zod-issues.js';
 
 /** `null` means absent for optional fields (the strict profile sends nulls). */
 export function dropNulls(args: Record<string, unknown>): Record<string, unknown> {
@@ -213,7 +142,7 @@ export function validateUnionCall(def: UnionDef, binding: ProfileTool['binding']
   return found.failure() ?? { ok: true, variant: variant.value, value: value as Record<string, unknown> };
 }
 
-/** FORMATS with the union's own words over them, merged once per union: merging two spreads per call cost about 1 µs. */
+/** FORMATS with the union's own words over them, merged once per union rather than on every call. */
 const unionFormats = new WeakMap<UnionDef, Readonly<Record<string, FormatWords>>>();
 function formatsOf(def: UnionDef): Readonly<Record<string, FormatWords>> {
   let formats = unionFormats.get(def);
@@ -280,33 +209,12 @@ function typeIssue(m: TypeMismatch, { schema, limits, variant }: IssueContext, b
   return variant ? { ...issue, variant } : issue;
 }
 
-/** Who a field belongs to, and what its messages may quote. */
-interface FieldContext {
-  subject: string;
-  variant?: string;
-  /** Each field's limits in words (./limits.ts). */
-  limits: Readonly<Record<string, string>>;
-  /** String formats in words, for advice (UnionOptions.formats over FORMATS). */
-  formats: Readonly<Record<string, FormatWords>>;
-}
-
-type IssueContext = FieldContext & { schema: z.ZodObject };
-
 /** JSON Schemas of plain object tools, made once per zod schema. */
 const objectJson = new WeakMap<z.ZodObject, JsonSchema>();
 function jsonOf(schema: z.ZodObject): JsonSchema {
   let json = objectJson.get(schema);
   if (!json) objectJson.set(schema, (json = toJsonSchema(schema)));
   return json;
-}
-
-function notAnObject(args: unknown): ValidationFailure {
-  return fail({ code: 'INVALID_FIELD', path: '', message: `Send the arguments as a JSON object, not ${describeValue(args)}.` });
-}
-
-/** A failure found before any field is looked at: one issue. */
-function fail(issue: ValidationIssue): ValidationFailure {
-  return { ok: false, issues: [issue], omitted: 0 };
 }
 
 function variantList(def: UnionDef): string {
@@ -335,160 +243,4 @@ function notOnVariant(def: UnionDef, variant: Variant, field: string, binding: P
   const fix = others.length ? `Drop ${name}, or ${switchTo}` : `Drop ${name}`;
   const why = others.length ? '' : ` No ${def.options.variantNoun} takes ${name}.`;
   return `${fix}: ${variant.value} takes ${fieldList(variant, own)} only${wholeLimits(variant)}.${why}`;
-}
-
-/** A path segment chain, shared between siblings so a deep walk stays linear. */
-interface Trail {
-  key: PropertyKey;
-  up: Trail | null;
-}
-
-const segmentsOf = (trail: Trail): PropertyKey[] => {
-  const out: PropertyKey[] = [];
-  for (let t: Trail | null = trail; t; t = t.up) out.push(t.key);
-  return out.reverse();
-};
-
-/**
- * Every string in a field's value that holds half of a UTF-16 surrogate pair: it cannot be
- * encoded as UTF-8, so it would reach a provider mangled. Iterative, so nesting of any
- * depth is walked without the stack.
- */
-function addLoneSurrogates(field: string, value: unknown, base: string, variant: string | undefined, found: Issues): void {
-  const todo: [unknown, Trail][] = [[value, { key: field, up: null }]];
-  while (todo.length) {
-    const [node, trail] = todo.pop()!;
-    if (typeof node === 'string') {
-      const at = loneSurrogateAt(node);
-      if (at >= 0) found.add(() => loneSurrogateIssue(node, at, segmentsOf(trail), base, variant));
-    } else if (Array.isArray(node)) {
-      for (let i = node.length - 1; i >= 0; i -= 1) todo.push([node[i], { key: i, up: trail }]);
-    } else if (isRecord(node)) {
-      for (const [k, v] of Object.entries(node).reverse()) todo.push([v, { key: k, up: trail }]);
-    }
-  }
-}
-
-function loneSurrogateIssue(text: string, at: number, segments: PropertyKey[], base: string, variant?: string): ValidationIssue {
-  const unit = text.charCodeAt(at).toString(16).toUpperCase();
-  const message = `Send both halves of the surrogate pair in ${fieldLabel(base, segments)}, or drop the character: it holds a lone surrogate (U+${unit}) at character ${at}, and text must be well-formed Unicode.`;
-  const issue = { code: 'INVALID_FIELD', path: issuePath(base, segments), message };
-  return variant ? { ...issue, variant } : issue;
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let node = input;
-  for (const seg of path) {
-    if (node === null || typeof node !== 'object') return undefined;
-    node = own(node, seg);
-  }
-  return node;
-}
-
-/** What a field expects: its description, and its limits where the description does not say them. */
-function hintFor(schema: z.ZodObject, path: readonly PropertyKey[], limits: Readonly<Record<string, string>>): string | undefined {
-  const key = path[0];
-  if (typeof key !== 'string' || !Object.hasOwn(schema.shape, key)) return undefined;
-  const described = (schema.shape[key] as z.ZodType).description;
-  const limit = Object.hasOwn(limits, key) ? limits[key] : undefined;
-  if (described && limit) return withLimits(described, limit);
-  return described ?? (limit?.startsWith('matching') ? `text ${limit}` : limit);
-}
-
-/**
- * One issue per unknown key, each pointing at the key itself; and a union whose value
- * matched one alternative's type reports that alternative's problem (`to` with 51
- * addresses is "at most 50 items", not "invalid input").
- */
-function expandIssue(issue: z.core.$ZodIssue): z.core.$ZodIssue[] {
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((key) => ({ ...issue, keys: [key], path: [...issue.path, key] }));
-  }
-  if (issue.code === 'invalid_union' && issue.errors.length) {
-    // An alternative whose root type did not match is not the one the value was meant for,
-    // whatever else it reports (zod runs a string's length checks on an array too).
-    const typed = issue.errors.filter((alt) => !alt.some((e) => e.code === 'invalid_type' && e.path.length === 0));
-    if (typed.length === 1) return typed[0]!.map((e) => ({ ...e, path: [...issue.path, ...e.path] })).flatMap(expandIssue);
-  }
-  return [issue];
-}
-
-function addZodIssues(zodIssues: z.core.$ZodIssue[], input: unknown, base: string, ctx: IssueContext, found: Issues): void {
-  for (const issue of zodIssues.flatMap(expandIssue)) found.add(() => zodIssue(issue, input, base, ctx));
-}
-
-function zodIssue(issue: z.core.$ZodIssue, input: unknown, base: string, ctx: IssueContext): ValidationIssue {
-  const path = issuePath(base, issue.path);
-  const field = issue.path.length ? fieldLabel(base, issue.path) : 'the arguments';
-  const hint = issue.path.length ? hintFor(ctx.schema, issue.path, ctx.limits) : undefined;
-  const expected = hint ? ` Expected ${hint}.` : '';
-  const value = valueAt(input, issue.path);
-  let code: string;
-  let message: string;
-  const custom = issue.code === 'custom' ? (issue.params as { code?: string } | undefined)?.code : undefined;
-  if (issue.code === 'unrecognized_keys') {
-    code = 'INVALID_FIELD';
-    const owner = issue.path.length > 1 ? fieldLabel(base, issue.path.slice(0, -1)) : ctx.subject;
-    message = `Drop ${describeKey(issue.keys[0]!)}: ${owner} does not take it.`;
-  } else if (custom) {
-    code = custom;
-    // A refinement cannot know where its value sits: `{field}` in its message is filled in here.
-    message = clipText(issue.message.replaceAll('{field}', field), 400);
-  } else if (issue.code === 'invalid_type' && value === undefined) {
-    code = 'MISSING_FIELD';
-    message = `Add ${field}: ${ctx.subject} needs it.${expected}`;
-  } else if (issue.code === 'too_big' && (issue.origin === 'string' || issue.origin === 'array')) {
-    code = 'TOO_LONG';
-    const unit = issue.origin === 'string' ? 'characters' : 'items';
-    message = `Shorten ${field}: ${ctx.subject} takes at most ${issue.maximum} ${unit}.`;
-  } else {
-    code = 'INVALID_FIELD';
-    message = invalidValue(issue, field, value, hint, ctx);
-  }
-  return ctx.variant ? { code, path, message, variant: ctx.variant } : { code, path, message };
-}
-
-/** The string formats zod checks, in words with an example, where the schema gives none. */
-const FORMATS: Readonly<Record<string, FormatWords>> = {
-  url: { noun: 'a URL', example: 'https://example.com/' },
-  datetime: { noun: 'an ISO 8601 date-time', example: '2026-07-28T09:00:00Z' },
-  date: { noun: 'a date', example: '2026-07-28' },
-  uuid: { noun: 'a UUID', example: '123e4567-e89b-42d3-a456-426614174000' },
-};
-
-/**
- * An invalid value's message: what to use (the field's description and limits, with their
- * example), then what was wrong, in words. zod's own text comes last, and only when nothing
- * better is known.
- */
-function invalidValue(
-  issue: z.core.$ZodIssue,
-  field: string,
-  value: unknown,
-  hint: string | undefined,
-  { subject, formats }: FieldContext,
-): string {
-  const sent = describeValue(value);
-  if (issue.code === 'invalid_value' && issue.values.length) {
-    const options = listWords(
-      issue.values.map((v) => (typeof v === 'string' ? v : String(JSON.stringify(v)))),
-      'or',
-    );
-    return `Set ${field} to ${options}: ${sent} is not one of them.`;
-  }
-  if (issue.code === 'invalid_format') {
-    const format = issue.format === 'regex' || !Object.hasOwn(formats, issue.format) ? undefined : formats[issue.format];
-    if (format) return `Fix ${field}: use ${format.noun}, e.g. ${format.example}; ${sent} is not one.`;
-    const pattern = 'pattern' in issue && typeof issue.pattern === 'string' ? issue.pattern : undefined;
-    const use = hint ?? (pattern ? `text matching ${pattern}` : `a valid ${issue.format}`);
-    return `Fix ${field}: use ${use}; ${sent} ${pattern ? 'does not match' : 'is not one'}.`;
-  }
-  if (issue.code === 'too_small' || issue.code === 'too_big') {
-    const numeric = ['number', 'int', 'bigint'].includes(issue.origin);
-    const use =
-      hint && !(numeric && /^(greater|less|at least|at most|from)/.test(hint)) ? hint : `${numeric ? 'a number ' : ''}${hint ?? ''}`.trim();
-    if (use) return `Fix ${field}: use ${use}; ${sent} is too ${issue.code === 'too_small' ? 'small' : 'big'}.`;
-  }
-  const problem = clipText(issue.message, 400);
-  return hint ? `Fix ${field}: use ${hint}; ${sent} is not valid for ${subject} (${problem}).` : `Fix ${field} for ${subject}: ${problem}.`;
 }

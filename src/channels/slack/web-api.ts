@@ -5,6 +5,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
+import type { WebClient } from '@slack/web-api';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
@@ -215,74 +216,17 @@ export function classifySlackError(err: unknown, channel: string, reached = true
 }
 
 /**
- * The client's retries are off (by default they last about half an hour) and rate-limited
- * calls are rejected; its console logger is replaced, since stdout is JSON-RPC's. Its p-queue
- * runs unbounded, so that this adapter's Slots are the only queue, and its `fetch` carries the
- * send's budget signal: an in-flight post is aborted at the budget, and one the client would
- * start after it is never sent.
+ * The client's retries are off and rate-limited calls are rejected, so that sendWithRetry and
+ * this adapter's Slots own every wait; its `fetch` carries the send's budget signal: an
+ * in-flight post is aborted at the budget, and one the client would start after it is never sent.
  */
 export async function createSlackProvider(opts: SlackProviderOptions): Promise<Provider<SlackPayload>> {
-  const { WebClient, LogLevel } = await import('@slack/web-api');
   const log = opts.log.child({ provider: 'slack' });
   const slots = new Slots('slack', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
   watchRequests();
-  // Debug lines carry request bodies (message text): dropped. Warnings keep no arguments.
-  const slackLogger = {
-    debug: () => {},
-    info: () => {},
-    warn: (...msg: unknown[]) => log.warn('slack client warning', { detail: typeof msg[0] === 'string' ? msg[0] : undefined }),
-    error: (...msg: unknown[]) => log.error('slack client error', { detail: typeof msg[0] === 'string' ? msg[0] : undefined }),
-    setLevel: () => {},
-    getLevel: () => LogLevel.WARN,
-    setName: () => {},
-  };
-  /** The client's timeout signal, joined with the send's budget; refuses once the budget is spent. */
-  const fetchInBudget = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const call = calls.getStore();
-    if (!call) return fetch(input, init);
-    if (call.signal.aborted) return Promise.reject(call.signal.reason);
-    call.requested = true;
-    return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, call.signal]) : call.signal });
-  };
-  const client = new WebClient(opts.token, {
-    ...(opts.apiUrl ? { slackApiUrl: `${new URL(opts.apiUrl).origin}/` } : {}),
-    retryConfig: { retries: 0 },
-    rejectRateLimitedCalls: true,
-    // Unbounded, so that no request waits in the client's queue past its call's answer:
-    // Slots bound the concurrency.
-    maxRequestConcurrency: Infinity,
-    fetch: fetchInBudget,
-    timeout: opts.timeoutMs,
-    logger: slackLogger,
-  });
-
-  /**
-   * The conversation a post went to, as chat.update and chat.delete need it: an ID. The one
-   * chat.postMessage answered, as recorded; for a post recorded before that was kept, the ID
-   * it named (a user's DM is opened again: it is the same one).
-   */
-  const conversationOf = async ({ payload, conversation }: Posted<SlackPayload>): Promise<string> => {
-    if (conversation) return conversation;
-    if (isUserId(payload.channel)) return openDirectMessage(client, payload.channel);
-    if (payload.channel.startsWith('#')) {
-      throw new ProviderRejectedError(
-        'slack',
-        `this message was posted to ${payload.channel} by name before its channel ID was recorded, and Slack changes or deletes a message only by channel ID; send a new one`,
-        undefined,
-      );
-    }
-    return payload.channel;
-  };
-  /** One chat.update or chat.delete within the call's budget; a failure is mapped as a post's is. */
-  const amend = async (posted: Posted<SlackPayload>, ctx: SendContext, request: (channel: string) => Promise<unknown>): Promise<void> => {
-    const state: CallState = { signal: ctx.signal, requested: false };
-    try {
-      await slots.run(ctx, async () => calls.run(state, async () => request(await conversationOf(posted))));
-    } catch (err) {
-      throw state.requested ? classifySlackError(err, posted.payload.channel) : notRequested(err, ctx.signal.aborted);
-    }
-  };
-
+  const client = await slackClient(opts, log);
+  const amend = (posted: Posted<SlackPayload>, ctx: SendContext, request: (channel: string) => Promise<unknown>) =>
+    amendPost(client, slots, posted, ctx, request);
   return {
     name: 'slack',
     callsStarting: true,
@@ -296,42 +240,118 @@ export async function createSlackProvider(opts: SlackProviderOptions): Promise<P
         }),
       ),
     retract: (posted, ctx) => amend(posted, ctx, (channel) => client.chat.delete({ channel, ts: posted.providerMessageId })),
-    async send(payload: SlackPayload, ctx): Promise<ProviderReceipt> {
-      let state: CallState = { signal: ctx.signal, requested: false };
-      // While the DM is being opened, nothing can have been posted, whatever the failure.
-      let opening = false;
-      try {
-        const res = await slots.run(ctx, async () => {
-          // A user ID names a person: their direct message is opened first (it exists once
-          // opened, so opening again finds the same one). Until the post, nothing is posted.
-          let channel = payload.channel;
-          if (isUserId(channel)) {
-            opening = true;
-            channel = await calls.run(state, () => openDirectMessage(client, channel));
-            opening = false;
-            state = { signal: ctx.signal, requested: false };
-          }
-          return calls.run(state, () =>
-            client.chat.postMessage({
-              channel,
-              text: payload.text,
-              ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
-              ...(payload.blocks ? { blocks: payload.blocks as never } : {}),
-            }),
-          );
-        });
-        // The channel ID Slack answers is what chat.update and chat.delete take, whatever channel named (#name, a user).
-        const conversation = typeof res.channel === 'string' && res.channel ? { conversation: res.channel } : {};
-        return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok', ...conversation } : { providerStatus: 'ok', ...conversation };
-      } catch (err) {
-        const mapped = state.requested
-          ? classifySlackError(err, payload.channel, !opening && (!state.tracked || state.written === true))
-          : notRequested(err, ctx.signal.aborted);
-        log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
-        throw mapped;
-      }
-    },
+    send: (payload, ctx) => post(client, slots, log, payload, ctx),
   };
+}
+
+/**
+ * The client's own retries would wait far longer than any send's budget, and its console
+ * logger would write to stdout, which is JSON-RPC's: both are replaced. Its p-queue runs
+ * unbounded, so that this adapter's Slots are the only queue.
+ */
+async function slackClient(opts: SlackProviderOptions, log: Logger): Promise<WebClient> {
+  const { WebClient, LogLevel } = await import('@slack/web-api');
+  // Debug lines carry request bodies (message text): dropped. Warnings keep no arguments.
+  const slackLogger = {
+    debug: () => {},
+    info: () => {},
+    warn: (...msg: unknown[]) => log.warn('slack client warning', { detail: typeof msg[0] === 'string' ? msg[0] : undefined }),
+    error: (...msg: unknown[]) => log.error('slack client error', { detail: typeof msg[0] === 'string' ? msg[0] : undefined }),
+    setLevel: () => {},
+    getLevel: () => LogLevel.WARN,
+    setName: () => {},
+  };
+  return new WebClient(opts.token, {
+    ...(opts.apiUrl ? { slackApiUrl: `${new URL(opts.apiUrl).origin}/` } : {}),
+    retryConfig: { retries: 0 },
+    rejectRateLimitedCalls: true,
+    // Unbounded, so that no request waits in the client's queue past its call's answer:
+    // Slots bound the concurrency.
+    maxRequestConcurrency: Infinity,
+    fetch: fetchInBudget,
+    timeout: opts.timeoutMs,
+    logger: slackLogger,
+  });
+}
+
+/** The client's timeout signal, joined with the send's budget; refuses once the budget is spent. */
+function fetchInBudget(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+  const call = calls.getStore();
+  if (!call) return fetch(input, init);
+  if (call.signal.aborted) return Promise.reject(call.signal.reason);
+  call.requested = true;
+  return fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, call.signal]) : call.signal });
+}
+
+/** chat.postMessage, after opening a user's DM; a failure is mapped by how far the request got. */
+async function post(client: WebClient, slots: Slots, log: Logger, payload: SlackPayload, ctx: SendContext): Promise<ProviderReceipt> {
+  let state: CallState = { signal: ctx.signal, requested: false };
+  // While the DM is being opened, nothing can have been posted, whatever the failure.
+  let opening = false;
+  try {
+    const res = await slots.run(ctx, async () => {
+      // A user ID names a person: their direct message is opened first (it exists once
+      // opened, so opening again finds the same one). Until the post, nothing is posted.
+      let channel = payload.channel;
+      if (isUserId(channel)) {
+        opening = true;
+        channel = await calls.run(state, () => openDirectMessage(client, channel));
+        opening = false;
+        state = { signal: ctx.signal, requested: false };
+      }
+      return calls.run(state, () =>
+        client.chat.postMessage({
+          channel,
+          text: payload.text,
+          ...(payload.thread_ts ? { thread_ts: payload.thread_ts } : {}),
+          ...(payload.blocks ? { blocks: payload.blocks as never } : {}),
+        }),
+      );
+    });
+    // The channel ID Slack answers is what chat.update and chat.delete take, whatever channel named (#name, a user).
+    const conversation = typeof res.channel === 'string' && res.channel ? { conversation: res.channel } : {};
+    return res.ts ? { providerMessageId: res.ts, providerStatus: 'ok', ...conversation } : { providerStatus: 'ok', ...conversation };
+  } catch (err) {
+    const mapped = state.requested
+      ? classifySlackError(err, payload.channel, !opening && (!state.tracked || state.written === true))
+      : notRequested(err, ctx.signal.aborted);
+    log.debug('slack send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
+    throw mapped;
+  }
+}
+
+/** One chat.update or chat.delete within the call's budget; a failure is mapped as a post's is. */
+async function amendPost(
+  client: WebClient,
+  slots: Slots,
+  posted: Posted<SlackPayload>,
+  ctx: SendContext,
+  request: (channel: string) => Promise<unknown>,
+): Promise<void> {
+  const state: CallState = { signal: ctx.signal, requested: false };
+  try {
+    await slots.run(ctx, async () => calls.run(state, async () => request(await conversationOf(client, posted))));
+  } catch (err) {
+    throw state.requested ? classifySlackError(err, posted.payload.channel) : notRequested(err, ctx.signal.aborted);
+  }
+}
+
+/**
+ * The conversation a post went to, as chat.update and chat.delete need it: an ID. The one
+ * chat.postMessage answered, as recorded; for a post recorded before that was kept, the ID
+ * it named (a user's DM is opened again: it is the same one).
+ */
+async function conversationOf(client: WebClient, { payload, conversation }: Posted<SlackPayload>): Promise<string> {
+  if (conversation) return conversation;
+  if (isUserId(payload.channel)) return openDirectMessage(client, payload.channel);
+  if (payload.channel.startsWith('#')) {
+    throw new ProviderRejectedError(
+      'slack',
+      `this message was posted to ${payload.channel} by name before its channel ID was recorded, and Slack changes or deletes a message only by channel ID; send a new one`,
+      undefined,
+    );
+  }
+  return payload.channel;
 }
 
 /** A Slack user (U…, or W… in Enterprise Grid), whose DM a post opens first. */

@@ -43,7 +43,7 @@ export interface TwilioProviderOptions {
   authToken: string;
   /** Test override: a loopback origin that replaces `https://api.twilio.com`. */
   apiUrl?: string;
-  /** Per-request timeout (the client's default is 30 s). */
+  /** Per-request timeout (replaces the client's default). */
   timeoutMs: number;
   /** Requests in flight at once; more wait in order (default DEFAULT_PROVIDER_CONCURRENCY). */
   maxConcurrent?: number;
@@ -180,8 +180,48 @@ function watchedTransport(state: CallState) {
 export async function createTwilioProvider(opts: TwilioProviderOptions): Promise<Provider<SmsPayload>> {
   const twilio = (await import('twilio')).default;
   const calls = new AsyncLocalStorage<CallState>();
-  const origin = opts.apiUrl ? new URL(opts.apiUrl).origin : undefined;
   const slots = new Slots('twilio', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
+  const client = twilioClient(twilio, opts, calls);
+  const log = opts.log.child({ provider: 'twilio' });
+  return {
+    name: 'twilio',
+    callsStarting: true,
+    async send(payload: SmsPayload, ctx): Promise<ProviderReceipt> {
+      const state: CallState = { signal: ctx.signal, requested: false, tracked: false, written: false };
+      try {
+        const message = await slots.run(ctx, () =>
+          calls.run(state, () =>
+            client.messages.create({
+              to: payload.To,
+              body: payload.Body,
+              ...(payload.MessagingServiceSid ? { messagingServiceSid: payload.MessagingServiceSid } : {}),
+              ...(payload.From ? { from: payload.From } : {}),
+              ...(payload.StatusCallback ? { statusCallback: payload.StatusCallback } : {}),
+              ...(payload.MediaUrl ? { mediaUrl: payload.MediaUrl } : {}),
+            }),
+          ),
+        );
+        return { providerMessageId: message.sid, providerStatus: message.status };
+      } catch (err) {
+        const mapped = classifyTwilioError(err, {
+          requested: state.requested,
+          // Without our transport's word, a request that was issued may have been written.
+          mayHaveReached: state.requested && (!state.tracked || state.written),
+          aborted: ctx.signal.aborted,
+          headers: state.headers,
+        });
+        log.debug('twilio send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
+        throw mapped;
+      }
+    },
+  };
+}
+
+type Twilio = typeof import('twilio');
+
+/** The Twilio client on our RequestClient (see the top of this file), with its own retries off. */
+function twilioClient(twilio: Twilio, opts: TwilioProviderOptions, calls: AsyncLocalStorage<CallState>): ReturnType<Twilio> {
+  const origin = opts.apiUrl ? new URL(opts.apiUrl).origin : undefined;
 
   class NotifyRequestClient extends twilio.RequestClient {
     constructor(options: TwilioRequestClient.RequestClientOptions) {
@@ -217,50 +257,16 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
     }
   }
 
-  const client = twilio(opts.accountSid, opts.authToken, {
+  return twilio(opts.accountSid, opts.authToken, {
     httpClient: new NotifyRequestClient({
       timeout: opts.timeoutMs,
       keepAlive: true,
       autoRetry: false,
-      // The agent would queue requests past its socket limit (20 by default), a second queue
-      // the budget's floor (MIN_SEND_WINDOW_MS) cannot see; Slots bound them instead.
+      // The agent would queue requests past its socket limit, a second queue the budget's
+      // floor (MIN_SEND_WINDOW_MS) cannot see; Slots bound them instead.
       maxSockets: Infinity,
       maxTotalSockets: Infinity,
     }),
     logLevel: 'none',
   });
-  const log = opts.log.child({ provider: 'twilio' });
-
-  return {
-    name: 'twilio',
-    callsStarting: true,
-    async send(payload: SmsPayload, ctx): Promise<ProviderReceipt> {
-      const state: CallState = { signal: ctx.signal, requested: false, tracked: false, written: false };
-      try {
-        const message = await slots.run(ctx, () =>
-          calls.run(state, () =>
-            client.messages.create({
-              to: payload.To,
-              body: payload.Body,
-              ...(payload.MessagingServiceSid ? { messagingServiceSid: payload.MessagingServiceSid } : {}),
-              ...(payload.From ? { from: payload.From } : {}),
-              ...(payload.StatusCallback ? { statusCallback: payload.StatusCallback } : {}),
-              ...(payload.MediaUrl ? { mediaUrl: payload.MediaUrl } : {}),
-            }),
-          ),
-        );
-        return { providerMessageId: message.sid, providerStatus: message.status };
-      } catch (err) {
-        const mapped = classifyTwilioError(err, {
-          requested: state.requested,
-          // Without our transport's word, a request that was issued may have been written.
-          mayHaveReached: state.requested && (!state.tracked || state.written),
-          aborted: ctx.signal.aborted,
-          headers: state.headers,
-        });
-        log.debug('twilio send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
-        throw mapped;
-      }
-    },
-  };
 }

@@ -5,56 +5,37 @@
  * APPROVAL_REQUIRED where no one can be asked now (console mode, or a client that cannot
  * ask), and reaches chat.update only with a person's answer bound to that exact payload.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connectChannels } from '../../channels/connect.js';
-import { loadConfig } from '../../config/config.js';
+import { FakeSlack, openTempStore, pipelineDeps } from '../../../test/helpers/pipeline-kit.js';
 import { NotifyError } from '../../core/errors.js';
 import { silentLogger } from '../../core/log.js';
 import { ApprovalNeeded, type ApprovalRound } from '../../notification/approval.js';
-import { sendNotification, type PipelineDeps } from '../../notification/pipeline.js';
-import type { Posted, Provider } from '../../providers/types.js';
-import { openSqliteStore, type SqliteStore } from '../../store/sqlite/store.js';
+import { sendNotification } from '../../notification/pipeline.js';
+import type { SqliteStore } from '../../store/sqlite/store.js';
 import type { ToolContext } from '../tool-kit.js';
 import { editNotificationTool } from './edit-notification.js';
-
-class FakeSlack implements Provider<unknown> {
-  readonly name = 'slack';
-  readonly edits: unknown[] = [];
-  async send() {
-    return { providerMessageId: '1712345678.000100', conversation: 'C0123ABCD' };
-  }
-  async edit(_posted: Posted<unknown>, next: unknown) {
-    this.edits.push(next);
-  }
-}
 
 let store: SqliteStore;
 let slack: FakeSlack;
 beforeEach(async () => {
-  store = await openSqliteStore({ file: join(mkdtempSync(join(tmpdir(), 'edit-')), 'notify.db'), log: silentLogger });
-  slack = new FakeSlack();
+  store = await openTempStore('edit');
+  slack = new FakeSlack(() => ({ providerMessageId: '1712345678.000100', conversation: 'C0123ABCD' }));
 });
 afterEach(async () => store.close());
 
 async function setup(mode: string) {
-  const config = loadConfig({
-    NOTIFY_DATA_DIR: '/unused',
-    SLACK_BOT_TOKEN: 'xoxb-test',
-    NOTIFY_SLACK_ALLOW: 'C0123ABCD',
-    NOTIFY_SLACK_ALLOW_BROADCAST: '1',
-    NOTIFY_APPROVAL: 'broadcast',
-    NOTIFY_APPROVAL_MODE: mode,
-  });
-  const deps: PipelineDeps = {
-    config,
+  const deps = await pipelineDeps({
     store,
-    channels: await connectChannels(config, silentLogger, { slack }),
-    log: silentLogger,
-    now: Date.now,
-  };
+    providers: { slack },
+    env: {
+      SLACK_BOT_TOKEN: 'xoxb-test',
+      NOTIFY_SLACK_ALLOW: 'C0123ABCD',
+      NOTIFY_SLACK_ALLOW_BROADCAST: '1',
+      NOTIFY_APPROVAL: 'broadcast',
+      NOTIFY_APPROVAL_MODE: mode,
+    },
+  });
+  const config = deps.config;
   const posted = await sendNotification(
     deps,
     'slack',
@@ -136,6 +117,8 @@ describe('an edit meets the approval rules of a send', () => {
   it('an edit no rule would hold goes through as before', async () => {
     const { edit } = await setup('console');
     expect(await edit({ text: 'Deploy 142 is done, all green.' }, { canAsk: false })).toMatchObject({ status: 'sent' });
-    expect(slack.edits).toMatchObject([{ channel: 'C0123ABCD', text: 'Deploy 142 is done, all green.' }]);
+    expect(slack.edits).toMatchObject([
+      { posted: { providerMessageId: '1712345678.000100' }, next: { channel: 'C0123ABCD', text: 'Deploy 142 is done, all green.' } },
+    ]);
   });
 });

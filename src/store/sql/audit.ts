@@ -68,12 +68,12 @@ export const INSERT_AUDIT = statement('audit-insert', appendAuditText(1));
 /**
  * A page of the chain as verify reads it: one text of lines `<hashed JSON> <hash>` in seq
  * order, the JSON being what entryHash hashes, built by the engine (one string a page, not
- * ten values a row: making JS values is most of what reading a million rows costs). What
+ * a value per column and row: making JS values is most of what reading the chain costs). What
  * does not hash or link as it should is read again entry by entry (../audit.ts).
  */
 export const AUDIT_LINES_SQLITE = statement(
   'audit-lines',
-  // No ORDER BY in the aggregate (it sorts each page again: twice the cost): the rows come in the
+  // No ORDER BY in the aggregate (it would sort each page again): the rows come in the
   // subquery's seq order, and a line out of order is only a line verify reads again entry by entry.
   `SELECT group_concat(line, char(10)) AS text, max(seq) AS last, count(*) AS n FROM (
      SELECT seq, json_array(seq, at, client, tool, notification_id, kind, digest, json(recipients), prev) || ' ' || hash AS line

@@ -1,5 +1,5 @@
 /** Rows in and out of both stores (column order, row to record), so the two cannot drift apart. */
-import type { BannerRecord, ContactRecord, DeliveryRecord, HeldReceipt, TakenReceipt } from '../types.js';
+import type { BannerRecord, ContactRecord, DeliveryRecord, HeldReceipt, RecordWrite, TakenReceipt } from '../types.js';
 
 export const DELIVERY_COLUMNS = [
   'id',
@@ -28,6 +28,9 @@ const JSON_COLUMNS = new Set<string>(['payload', 'attempt_log', 'approval']);
 export function deliveryValues(r: DeliveryRecord): unknown[] {
   return DELIVERY_COLUMNS.map((c) => (JSON_COLUMNS.has(c) ? JSON.stringify(r[c] ?? null) : (r[c] ?? null)));
 }
+
+/** A record write's answer when it was written: one frozen object, so a batch can tell its own answers apart by identity. */
+export const WRITTEN: RecordWrite = Object.freeze({ kind: 'written' });
 
 /** A row as a driver returns it. */
 export type Row = Record<string, unknown>;

@@ -69,10 +69,10 @@ export const bannerValues = (b: BannerRecord): unknown[] => [
 export abstract class SqlStore {
   constructor(
     protected readonly sql: Dialect,
-    protected readonly ob: OutboxStatements,
+    readonly ob: OutboxStatements,
   ) {}
 
-  protected toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, this.sql.json);
+  readonly toDelivery = (r: Row): DeliveryRecord => deliveryFromRow(r, this.sql.json);
 
   /**
    * Runs write `s` and, in the same transaction, appends the audit entries of the changes it

@@ -146,29 +146,20 @@ export function sharedStatements(db: Database.Database): (s: Statement) => Bound
 const isBusy = (err: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(String((err as { code?: unknown } | null)?.code ?? ''));
 
 /**
- * Every method of `store` retried while another process holds the lock it needs, up to
- * `timeoutMs` in all, with jittered waits on timers between attempts. A retry is safe:
- * each method is one statement or one transaction, and a busy one changed nothing (a
- * method's later, idempotent read may repeat its write: dismissBanner).
+ * `call` retried while another process holds the lock it needs, up to `timeoutMs` in all,
+ * with jittered waits on timers between attempts. A retry is safe: each store method is one
+ * statement or one transaction, and a busy one changed nothing (a method's later,
+ * idempotent read may repeat its write: dismissBanner).
  */
-export function retryWhileBusy<S extends object>(store: S, timeoutMs: number): S {
-  return new Proxy(store, {
-    get(target, prop, receiver) {
-      const value: unknown = Reflect.get(target, prop, receiver);
-      if (typeof value !== 'function' || prop === 'constructor' || prop === 'close') return value;
-      const method = value as (...args: unknown[]) => Promise<unknown>;
-      return async (...args: unknown[]) => {
-        const deadline = Date.now() + timeoutMs;
-        for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
-          try {
-            return await method.apply(target, args);
-          } catch (err) {
-            const left = deadline - Date.now();
-            if (!isBusy(err) || left <= 0) throw err;
-            await new Promise((r) => setTimeout(r, Math.min(left, wait / 2 + Math.random() * wait)));
-          }
-        }
-      };
-    },
-  });
+export async function retryWhileBusy<T>(call: () => Promise<T>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      return await call();
+    } catch (err) {
+      const left = deadline - Date.now();
+      if (!isBusy(err) || left <= 0) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(left, wait / 2 + Math.random() * wait)));
+    }
+  }
 }

@@ -5,7 +5,8 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { FeedRefusal, StreamShareError, TooManyStreamsError } from '../../banners/feed-errors.js';
-import type { BannerEvent, BannerHub } from '../../banners/hub.js';
+import type { FeedSink } from '../../banners/feed-events.js';
+import type { BannerHub } from '../../banners/hub.js';
 import { audiencesOf, sendJson } from './banner-feed.js';
 
 export interface StreamLimits {
@@ -13,11 +14,11 @@ export interface StreamLimits {
   maxStreams: number;
   /** Open streams one client (feedClientKey) may hold; more get 429 (NOTIFY_FEED_CLIENT_STREAMS). */
   streamsPerClient: number;
-  /** A `: ping` comment this often, so proxies keep the stream open (default 15 s). */
+  /** A `: ping` comment this often, so proxies keep the stream open. */
   heartbeatMs: number;
-  /** The reconnect delay the `retry:` line asks of EventSource (default 2 s). */
+  /** The reconnect delay the `retry:` line asks of EventSource. */
   retryMs: number;
-  /** A reader whose unsent bytes exceed this is dropped; it reconnects and resumes (default 256 KiB). */
+  /** A reader whose unsent bytes exceed this is dropped; it reconnects and resumes. */
   maxBufferedBytes: number;
 }
 
@@ -87,7 +88,7 @@ export class OpenStreams {
  * Last-Event-ID (header, or `last_event_id` in the query for readers that reconnect with a
  * new EventSource) resumes: the missed events, or a snapshot when they are not kept or the
  * cursor was issued for other segments. Refused as `{"error":{code,message,retry_after_s?}}`:
- * 400 for a malformed audience or more than 32 segments, 429 FEED_CLIENT_LIMIT when this
+ * 400 for a malformed audience or more than MAX_AUDIENCES segments, 429 FEED_CLIENT_LIMIT when this
  * client already holds its share of open streams (NOTIFY_FEED_CLIENT_STREAMS) or follows
  * its share of segments, 503 TOO_MANY_STREAMS when the process holds NOTIFY_FEED_MAX_STREAMS
  * (before any share is looked at), 503 FEED_FULL when the hub follows its maximum.
@@ -108,21 +109,8 @@ export async function serveBannerStream(
   const audiences = audiencesOf(url, res, deps.headers);
   if (!audiences) return;
   const { limits } = deps;
-  const refuse = (refusal: FeedRefusal) =>
-    sendJson(
-      res,
-      refusal.status,
-      { error: refusal.body() },
-      { ...deps.headers, ...(refusal.retryAfterS === undefined ? {} : { 'Retry-After': String(refusal.retryAfterS) }) },
-    );
-  const okHeaders = {
-    ...deps.headers,
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    // nginx buffers responses unless told not to.
-    'X-Accel-Buffering': 'no',
-  };
+  const refuse = (refusal: FeedRefusal) => sendRefusal(res, refusal, deps.headers);
+  const okHeaders = streamHeaders(deps.headers);
   if (req.method === 'HEAD') {
     const refusal = deps.streams.refusalFor(deps.client) ?? deps.hub.refusalFor(audiences, deps.client);
     if (refusal) return refuse(refusal);
@@ -136,15 +124,7 @@ export async function serveBannerStream(
     throw err;
   }
 
-  // Until the hub admits the stream nothing is sent: a refusal is still a coded answer.
-  let pending: string[] | undefined = [];
-  const write = (text: string) => {
-    if (pending) return void pending.push(text);
-    if (res.writableEnded || res.destroyed) return;
-    res.write(text);
-    // A reader that does not read would make us hold every event for it: drop it instead.
-    if (res.writableLength > limits.maxBufferedBytes) res.destroy();
-  };
+  const out = heldWriter(res, limits.maxBufferedBytes);
   let heartbeat: NodeJS.Timeout | undefined;
   const lastEventId = firstOf(req.headers['last-event-id']) ?? url.searchParams.get('last_event_id') ?? undefined;
   let unsubscribe: (() => void) | undefined;
@@ -156,16 +136,7 @@ export async function serveBannerStream(
   });
   let sub: () => void;
   try {
-    sub = await deps.hub.subscribe(
-      audiences,
-      {
-        snapshot: (banners, cursor) => write(`event: snapshot\nid: ${cursor}\ndata: ${JSON.stringify({ banners })}\n\n`),
-        event: (e: BannerEvent) =>
-          write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
-      },
-      lastEventId,
-      deps.client,
-    );
+    sub = await deps.hub.subscribe(audiences, sseEvents(out.write), lastEventId, deps.client);
   } catch (err) {
     if (err instanceof FeedRefusal) return closed ? undefined : refuse(err);
     throw err;
@@ -174,12 +145,61 @@ export async function serveBannerStream(
   unsubscribe = sub;
   res.writeHead(200, okHeaders);
   res.socket?.setNoDelay(true);
-  const admitted = pending;
-  pending = undefined;
-  write(`retry: ${limits.retryMs}\n\n`);
-  for (const text of admitted) write(text);
-  heartbeat = setInterval(() => write(': ping\n\n'), limits.heartbeatMs);
+  out.admit(`retry: ${limits.retryMs}\n\n`);
+  heartbeat = setInterval(() => out.write(': ping\n\n'), limits.heartbeatMs);
   heartbeat.unref();
+}
+
+/** A coded refusal, before any byte of the stream. */
+function sendRefusal(res: ServerResponse, refusal: FeedRefusal, headers: Record<string, string>): void {
+  sendJson(
+    res,
+    refusal.status,
+    { error: refusal.body() },
+    { ...headers, ...(refusal.retryAfterS === undefined ? {} : { 'Retry-After': String(refusal.retryAfterS) }) },
+  );
+}
+
+function streamHeaders(headers: Record<string, string>): Record<string, string> {
+  return {
+    ...headers,
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    // nginx buffers responses unless told not to.
+    'X-Accel-Buffering': 'no',
+  };
+}
+
+/**
+ * Writes to one reader, holding every text until `admit`: until the hub admits the stream
+ * nothing is sent, so a refusal is still a coded answer. `admit` writes its text first, then
+ * what was held.
+ */
+function heldWriter(res: ServerResponse, maxBufferedBytes: number): { write(text: string): void; admit(first: string): void } {
+  let pending: string[] | undefined = [];
+  const write = (text: string) => {
+    if (pending) return void pending.push(text);
+    if (res.writableEnded || res.destroyed) return;
+    res.write(text);
+    // A reader that does not read would make us hold every event for it: drop it instead.
+    if (res.writableLength > maxBufferedBytes) res.destroy();
+  };
+  const admit = (first: string) => {
+    const admitted = pending ?? [];
+    pending = undefined;
+    write(first);
+    for (const text of admitted) write(text);
+  };
+  return { write, admit };
+}
+
+/** The hub's snapshot and changes as SSE events. */
+function sseEvents(write: (text: string) => void): FeedSink {
+  return {
+    snapshot: (banners, cursor) => write(`event: snapshot\nid: ${cursor}\ndata: ${JSON.stringify({ banners })}\n\n`),
+    event: (e) => write(`event: banner\nid: ${e.cursor}\ndata: ${JSON.stringify({ change: e.change, banner: e.banner })}\n\n`),
+  };
 }
 
 function firstOf(value: string | string[] | undefined): string | undefined {

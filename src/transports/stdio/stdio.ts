@@ -15,7 +15,8 @@ import type { App } from '../../mcp/server.js';
 import { feedRefusalMessage, listenedUris, ResourceWatch, withheldListenMessage } from '../../mcp/resources.js';
 import { bannerResourcesOffered } from '../../mcp/tool-groups.js';
 import { FeedRefusal } from '../../banners/feed-errors.js';
-import { bannerHubFor, STDIO_FEED_CLIENT } from '../../banners/hub.js';
+import { STDIO_FEED_CLIENT } from '../../banners/feed-client.js';
+import { bannerHubFor } from '../../banners/hub.js';
 import { createServer } from '../../mcp/server.js';
 import { earlyReaderOn } from './early-reader.js';
 import { StdioWire } from './stdio-wire.js';
@@ -23,7 +24,7 @@ import { StdioWire } from './stdio-wire.js';
 export interface StdioOptions {
   stdin?: Readable;
   stdout?: Writable;
-  /** A longer message is refused (default: the configured cap, 1 MiB grown by the attachment cap, as over HTTP). */
+  /** A longer message is refused (default: the configured cap, Config.messageCap, as over HTTP). */
   maxMessageBytes?: number;
 }
 

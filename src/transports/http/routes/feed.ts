@@ -4,7 +4,7 @@
  * preflight of every path a browser app on another origin may read.
  */
 import type { BannerHub } from '../../../banners/hub.js';
-import { feedClientKey } from '../../../banners/hub.js';
+import { feedClientKey } from '../../../banners/feed-client.js';
 import type { Store } from '../../../store/types.js';
 import { serveBannerFeed } from '../banner-feed.js';
 import { serveBannerStream, type OpenStreams, type StreamLimits } from '../banner-stream.js';

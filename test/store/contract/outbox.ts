@@ -1,11 +1,11 @@
 /**
- * The outbox and the caps of the Store contract, run inside storeSuite on both engines: a
+ * The outbox and the caps of the Store contract, run inside storeSuite (../suite.ts) on both engines: a
  * due entry goes to exactly one claimer, expiry past the grace, the fenced finish, a cancel
  * racing a release (exactly one wins), and caps charged all or none across two handles.
  */
 import { describe, expect, it } from 'vitest';
-import { waitingEntry, type OutboxEntry, type Store } from '../../src/store/types.js';
-import { delivery, type StoreHandle } from './suite.js';
+import { waitingEntry, type OutboxEntry, type Store } from '../../../src/store/types.js';
+import { delivery, type StoreHandle } from './fixtures.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const OPTS = { limit: 100, leaseMs: 60_000, graceMs: 3_600_000 };
@@ -26,7 +26,7 @@ export function entry(extra: Partial<Parameters<typeof waitingEntry>[0]> = {}): 
   });
 }
 
-export function outboxSuite(handle: () => StoreHandle): void {
+export function outboxContract(handle: () => StoreHandle): void {
   describe('outbox', () => {
     const store = (): Store => handle().store;
 
