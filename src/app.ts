@@ -11,7 +11,7 @@ import { createApprovalCodec } from './mcp/approval-round.js';
 import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
 import { approvalNotifier } from './notification/approval-notice.js';
-import { startOutboxRunner } from './notification/outbox.js';
+import { startOutboxRunner } from './notification/outbox-runner.js';
 import { createRateGate } from './policy/rate-limit.js';
 import { createCapGate } from './policy/caps.js';
 import type { Provider } from './providers/types.js';
@@ -30,10 +30,25 @@ export interface AppOverrides {
   noOutboxRunner?: boolean;
 }
 
+/** NOTIFY_APPROVAL_NOTIFY: each send held for a person posts a notice, tracked so a closing server finishes it; never awaited by the send. */
+function awaitingApprovalHook(
+  config: Config,
+  deps: PipelineDeps,
+  track: <T>(call: Promise<T>) => Promise<T>,
+): PipelineDeps['onAwaitingApproval'] {
+  const target = config.approval.notify;
+  if (!target) return undefined;
+  const notify = approvalNotifier(deps, target, config.channels.find((c) => c.name === target.via)!.channel);
+  return (awaiting) => void track(notify(awaiting));
+}
+
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
   const store = overrides.store ?? (await openStore(config, log));
   const channels = await connectChannels(config, log, overrides.providers);
-  const deps: PipelineDeps & { config: Config; store: Store } = {
+  // Built in order, each part whole when made: the send path's own parts, the hook that
+  // notifies approvers (its notices are never held or scheduled, so it needs neither), the
+  // release loop over both, and last the deps every call sees, the loop as their outbox.
+  const base = {
     config,
     store,
     channels,
@@ -49,15 +64,10 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     void call.finally(() => inflight.delete(call)).catch(() => {});
     return call;
   };
-  if (config.approval.notify) {
-    const target = config.approval.notify;
-    const notify = approvalNotifier(deps, target, config.channels.find((c) => c.name === target.via)!.channel);
-    // Tracked, so a closing server finishes its notices; never awaited by the held send.
-    deps.onHeld = (held) => void track(notify(held));
-  }
+  const onAwaitingApproval = awaitingApprovalHook(config, base, track);
   // Every server releases what is due, so a scheduled send leaves while any replica runs.
-  const runner = overrides.noOutboxRunner ? undefined : startOutboxRunner(deps);
-  if (runner) deps.outbox = runner;
+  const runner = overrides.noOutboxRunner ? undefined : startOutboxRunner({ ...base, onAwaitingApproval });
+  const deps: PipelineDeps & { config: Config; store: Store } = { ...base, onAwaitingApproval, ...(runner ? { outbox: runner } : {}) };
   // Built per profile when a client first asks for it; its hashes are logged then.
   const catalog = buildCatalog(config, undefined, (profile, c) =>
     log.info('tool list', { profile, fingerprint: c.fingerprint, tools: c.hashes }),

@@ -156,26 +156,19 @@ export function decisionForm(r: DeliveryRecord, csrf: string): Html {
   </form>`;
 }
 
-export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly AuditEntry[] = [], wholePayload = false): Html {
-  const raw = rawMessage(r.payload);
-  const message = raw === undefined ? undefined : parseMime(raw);
-  // Every part a mail client gets, hashed: one message, so its whole size is the bound.
-  const parts = message ? partsOf(message, { sha256: true }) : [];
-  const hasHtml = message !== undefined && htmlBody(message) !== undefined;
-  const recipients = recipientsOf(r);
-  const byKind = message ? messageView(r, 0).recipients : [];
-  const shown = payloadText(r.payload, wholePayload);
-  const id = encodeURIComponent(r.id);
+/** The decision card of a send awaiting approval: what approving sends, and the form; nothing for any other. */
+function decisionCard(r: DeliveryRecord, csrf: string): Html | '' {
   const a = r.approval;
-  return html`
-  ${
-    r.status === 'pending_approval'
-      ? html`<section class="card" aria-labelledby="decide"><h2 id="decide">Waiting for approval</h2>
+  return r.status === 'pending_approval'
+    ? html`<section class="card" aria-labelledby="decide"><h2 id="decide">Waiting for approval</h2>
     <p>Approving sends exactly the payload below (sha256 <code>${a?.payload_sha256 ?? ''}</code>)${a?.expires_at ? html`; it expires ${time(a.expires_at)}` : ''}.</p>
     ${decisionForm(r, csrf)}</section>`
-      : ''
-  }
-  <section class="card" aria-labelledby="facts"><h2 id="facts">Facts</h2>
+    : '';
+}
+
+/** The record's facts: status, channel, client, times, provider, error, key, latency. */
+function factsSection(r: DeliveryRecord): Html {
+  return html`<section class="card" aria-labelledby="facts"><h2 id="facts">Facts</h2>
   <dl class="facts">
     <dt>Status</dt><dd>${statusChip(r.status)}</dd>
     <dt>Channel</dt><dd>${r.via}</dd>
@@ -188,7 +181,36 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
     <dt>Error</dt><dd>${r.error_code ?? '—'}</dd>
     <dt>Idempotency key</dt><dd>${r.idempotency_key ?? '—'}</dd>
     <dt>Latency</dt><dd>${r.latency_ms} ms</dd>
-  </dl></section>
+  </dl></section>`;
+}
+
+/** How a person decided the send, when one was asked. */
+function approvalSection(a: DeliveryRecord['approval']): Html | '' {
+  return a
+    ? html`<section class="card" aria-labelledby="approval"><h2 id="approval">Approval</h2><dl class="facts">
+    <dt>Outcome</dt><dd>${a.outcome}</dd>
+    <dt>Why</dt><dd>${a.reasons.join(', ') || '—'}</dd>
+    <dt>Payload sha256</dt><dd><code>${a.payload_sha256}</code></dd>
+    <dt>Decided by</dt><dd>${a.decided_by ?? '—'}</dd>
+    <dt>Decided</dt><dd>${time(a.decided_at)}</dd>
+    <dt>Reason</dt><dd>${a.reason ?? '—'}</dd>
+  </dl></section>`
+    : '';
+}
+
+export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly AuditEntry[] = [], wholePayload = false): Html {
+  const raw = rawMessage(r.payload);
+  const message = raw === undefined ? undefined : parseMime(raw);
+  // Every part a mail client gets, hashed: one message, so its whole size is the bound.
+  const parts = message ? partsOf(message, { sha256: true }) : [];
+  const hasHtml = message !== undefined && htmlBody(message) !== undefined;
+  const recipients = recipientsOf(r);
+  const byKind = message ? messageView(r, 0).recipients : [];
+  const shown = payloadText(r.payload, wholePayload);
+  const id = encodeURIComponent(r.id);
+  return html`
+  ${decisionCard(r, csrf)}
+  ${factsSection(r)}
   <section class="card" aria-labelledby="recipients"><h2 id="recipients">Recipients</h2>
   ${
     byKind.length > 0
@@ -198,18 +220,7 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
         : html`<ul>${recipients.map((x) => html`<li>${x}</li>`)}</ul>`
   }
   </section>
-  ${
-    a
-      ? html`<section class="card" aria-labelledby="approval"><h2 id="approval">Approval</h2><dl class="facts">
-    <dt>Outcome</dt><dd>${a.outcome}</dd>
-    <dt>Why</dt><dd>${a.reasons.join(', ') || '—'}</dd>
-    <dt>Payload sha256</dt><dd><code>${a.payload_sha256}</code></dd>
-    <dt>Decided by</dt><dd>${a.decided_by ?? '—'}</dd>
-    <dt>Decided</dt><dd>${time(a.decided_at)}</dd>
-    <dt>Reason</dt><dd>${a.reason ?? '—'}</dd>
-  </dl></section>`
-      : ''
-  }
+  ${approvalSection(r.approval)}
   ${
     message
       ? html`<section class="card" aria-labelledby="message"><h2 id="message">Message</h2>

@@ -8,10 +8,9 @@ import { PROFILES, TOOL_GROUPS, type Config, type Profile, type ToolGroup } from
 import { notificationDef } from '../channels/send-union.js';
 import { unstorableRefusal } from '../core/storable-text.js';
 import { describeApproval } from '../notification/approval-rules.js';
-import { ApprovalNeeded } from '../notification/approval.js';
 import { objectTools as defaultObjectTools } from './tools/index.js';
 import { sendOutputSchema, sendTools } from './tools/send-notification.js';
-import type { ObjectToolSpec, ToolEntry } from './tool-kit.js';
+import { AskFirst, type ObjectToolSpec, type ToolEntry } from './tool-kit.js';
 import { objectToolGroups, SEND_GROUPS } from './tool-groups.js';
 import { errorResult, failureResult, invalidResult, okResult } from './tool-result.js';
 import {
@@ -89,13 +88,12 @@ function objectEntry(spec: ObjectToolSpec, profile: Profile): ToolEntry {
       }
       const checked = validateObject(spec.input, spec.name, args);
       if (!checked.ok) return invalidResult(checked);
-      try {
-        return okResult(await spec.handler(checked.value, ctx));
-      } catch (err) {
-        // A tool whose change a person must approve (edit_notification) puts the question as a send does.
-        if (err instanceof ApprovalNeeded && ctx.approval) return ctx.approval.ask(err.request);
-        throw err;
-      }
+      const answer = await spec.handler(checked.value, ctx);
+      if (!(answer instanceof AskFirst)) return okResult(answer);
+      // A tool whose change a person must approve (edit_notification) puts the question as a send does.
+      // Only a round whose client can ask yields a question.
+      if (!ctx.approval) throw new Error(`${spec.name} asked a person without an approval round`);
+      return ctx.approval.ask(answer.request);
     },
   };
 }

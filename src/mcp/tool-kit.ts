@@ -30,8 +30,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Sends an MCP progress notification when the caller asked for progress. */
   progress?: (progress: number, total: number | undefined, message: string) => Promise<void>;
-  /** The pipeline's dependencies (the connected channels): what edit and retract reach a provider through. */
-  deps?: SendDeps;
+  /** The pipeline's dependencies (the connected channels): what the use cases run over. */
+  deps: SendDeps;
   /** The approval step's view of this round, and how to put a question to the person (src/mcp/approval-round.ts). */
   approval?: { round: ApprovalRound; ask(request: ApprovalRequest): Promise<CallToolResult> };
 }
@@ -39,6 +39,14 @@ export interface ToolContext {
 /** Who calls, as the use cases see it. */
 export function callerOf(ctx: ToolContext): Caller {
   return { client: ctx.client, operator: ctx.operator === true, signal: ctx.signal, approval: ctx.approval?.round };
+}
+
+/**
+ * A handler's answer when a person must approve first (an edit the approval rules cover): the
+ * tool puts the question to them, as a send does, instead of a result.
+ */
+export class AskFirst {
+  constructor(readonly request: ApprovalRequest) {}
 }
 
 export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
@@ -49,7 +57,7 @@ export interface ObjectToolSpec<Input extends z.ZodObject = z.ZodObject> {
   /** JSON Schema with root `type: "object"`; it must admit the error shape too: SDK clients validate errors against it. */
   outputSchema: Record<string, unknown>;
   annotations: ToolAnnotations;
-  handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown>>;
+  handler(args: z.infer<Input>, ctx: ToolContext): Promise<Record<string, unknown> | AskFirst>;
 }
 
 /** The pipeline's dependencies, and the channels as configured (what a sent notification means). */
@@ -62,5 +70,5 @@ export interface ToolEntry {
    * Answers a tools/call with whatever `arguments` the client sent (any JSON value, or
    * nothing): always a result, a coded `isError` one for bad input, never a rejection.
    */
-  call(args: unknown, ctx: ToolContext & { deps: SendDeps }): Promise<CallToolResult>;
+  call(args: unknown, ctx: ToolContext): Promise<CallToolResult>;
 }

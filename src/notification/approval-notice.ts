@@ -19,8 +19,8 @@ export interface NoticeTarget {
   baseUrl: string;
 }
 
-/** What the notice tells of the held send. */
-export interface HeldNotice {
+/** What the notice tells of the send that awaits approval. */
+export interface AwaitingNotice {
   id: string;
   via: string;
   client: string | null;
@@ -57,7 +57,7 @@ export function inertText(text: string, max = NAME_CHARS): string {
 }
 const EMPHASIS: Record<string, string> = { '*': '\u2217', _: '\uff3f', '~': '\u223c', '`': '\u02cb' };
 
-export function noticeOf(baseUrl: string, held: HeldNotice): Notice {
+export function noticeOf(baseUrl: string, held: AwaitingNotice): Notice {
   const to = held.recipientClasses.map((c) => inertText(c)).join(', ') || held.via;
   const from = held.client === null ? '(no client name)' : `"${inertText(held.client)}"`;
   return {
@@ -71,14 +71,14 @@ export function noticeOf(baseUrl: string, held: HeldNotice): Notice {
 export function noticeCall(
   channel: Pick<Channel, 'notice'>,
   target: NoticeTarget,
-  held: HeldNotice,
+  held: AwaitingNotice,
 ): Readonly<Record<string, unknown>> | undefined {
   return channel.notice?.(target.to, noticeOf(target.baseUrl, held));
 }
 
 /**
- * The hook the pipeline calls when it holds a send (PipelineDeps.onHeld). The notice is sent
- * with no approval rules and no quiet hours, so it is never held or scheduled itself (no
+ * The hook the pipeline calls when a send awaits approval (PipelineDeps.onAwaitingApproval).
+ * The notice is sent with no approval rules and no quiet hours, so it is never held or scheduled itself (no
  * loop, no notice of a notice); its channel's dry-run, allowlist and rate limits still apply.
  * It never reaches the held send's caller: a failure is one log line.
  */
@@ -86,9 +86,9 @@ export function approvalNotifier(
   deps: PipelineDeps,
   target: NoticeTarget,
   channel: Pick<Channel, 'notice'>,
-): (held: HeldNotice) => Promise<void> {
+): (held: AwaitingNotice) => Promise<void> {
   const config = { ...deps.config, approval: { rules: [] }, time: deps.config.time && { ...deps.config.time, quietHours: [] } };
-  const noticeDeps: PipelineDeps = { ...deps, config, onHeld: undefined };
+  const noticeDeps: PipelineDeps = { ...deps, config, onAwaitingApproval: undefined };
   return async (held) => {
     try {
       const call = noticeCall(channel, target, held);

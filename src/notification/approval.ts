@@ -55,23 +55,29 @@ export interface ApprovalRequest {
   reasons: string[];
 }
 
-/** Thrown when a person must be asked; the tool layer answers the call with the question. */
-export class ApprovalNeeded extends Error {
-  override readonly name = 'ApprovalNeeded';
-  constructor(readonly request: ApprovalRequest) {
-    super(`approval needed for ${request.via} send ${request.grant.id}`);
-  }
+/** A person must be asked first: the call's answer is this question, which the tool layer puts to them. */
+export interface ApprovalAsk {
+  kind: 'ask';
+  request: ApprovalRequest;
 }
 
-/** A send that waits for a person in the operator console; its row is recorded `pending_approval`. */
-export interface HeldForConsole {
+/** Whether a use case's answer is a question for a person rather than its result. */
+export function isApprovalAsk<R extends object>(answer: R | ApprovalAsk): answer is ApprovalAsk {
+  return (answer as { kind?: unknown }).kind === 'ask' && typeof (answer as { request?: unknown }).request === 'object';
+}
+
+/** A send that waits for a person's approval in the operator console; its row is recorded `pending_approval`. */
+export interface AwaitingApproval {
   id: string;
   via: string;
   at: number;
 }
 
-/** What the approval step decided: the send goes on (with the payload a person approved, if one did), or it waits in the console. */
-export type ApprovalStep<P> = { kind: 'go'; approved?: Approved<P> } | { kind: 'held'; held: HeldForConsole };
+/**
+ * What the approval step decided: the send goes on (with the payload a person approved, if one
+ * did), it waits in the console, or a person is asked first.
+ */
+export type ApprovalStep<P> = { kind: 'go'; approved?: Approved<P> } | { kind: 'awaiting'; awaiting: AwaitingApproval } | ApprovalAsk;
 
 const GO = { kind: 'go' } as const;
 
@@ -154,10 +160,17 @@ export function callerText(text: string, max = Number.POSITIVE_INFINITY): string
  * The server's own lines (what is asked, why, sizes, the hash) come first; caller text
  * follows, each field on one line after its label, through callerText.
  */
-function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[], grant: ApprovalGrant): string {
+function questionText<C, P>(
+  channel: TypedChannel<C, P>,
+  call: C,
+  why: string[],
+  grant: ApprovalGrant,
+  /** What is approved, as the first line names it. */
+  subject = `this ${channel.name} notification`,
+): string {
   const { headline, headlineLabel, body, details = [] } = channel.summary(call);
   return [
-    `Approve this ${channel.name} notification? Nothing is sent unless you approve.`,
+    `Approve ${subject}? Nothing is sent unless you approve.`,
     `Why approval is needed: ${why.join('; ')}`,
     `Channel: ${channel.name}`,
     `Body: ${[...body].length} characters`,
@@ -173,14 +186,14 @@ function questionText<C, P>(channel: TypedChannel<C, P>, call: C, why: string[],
 
 /**
  * Decides whether this send may go on: `go` when no rule applies (nothing changes), `go`
- * with the approved payload when a person accepted exactly this payload, `held` when it
- * waits in the console (its row written); otherwise it throws: ApprovalNeeded (ask, or ask
- * again: the payload changed), APPROVAL_DECLINED, or APPROVAL_REQUIRED (the client cannot
- * ask). Each refusal leaves a delivery record.
+ * with the approved payload when a person accepted exactly this payload, `awaiting` when it
+ * waits in the console (its row written), `ask` when a person is to be asked (or asked again:
+ * the payload changed); otherwise it refuses: APPROVAL_DECLINED, or APPROVAL_REQUIRED (the
+ * client cannot ask). Each refusal leaves a delivery record.
  *
  * A round arrives as `ApprovalRound` (can the client ask, and what the person answered last
- * round, with the grant it answered); the question leaves as a thrown `ApprovalNeeded`, which
- * the tool layer turns into an elicitation. No idempotency claim, provider slot or lock is held
+ * round, with the grant it answered); the question leaves as the `ask` answer, which the tool
+ * layer turns into an elicitation. No idempotency claim, provider slot or lock is held
  * meanwhile; the send's budget starts when the approved call comes back.
  */
 export async function approveSend<C, P>(
@@ -249,7 +262,7 @@ export async function approveSend<C, P>(
       call: heldCall(call),
     });
     log.info('approval held for the console', { reasons: names });
-    return { kind: 'held', held: { id: grant.id, via: channel.name, at: grant.at } };
+    return { kind: 'awaiting', awaiting: { id: grant.id, via: channel.name, at: grant.at } };
   }
   if (!round?.canAsk) {
     await recordRefusal(deps, channel, built.payload, grant, client, 'APPROVAL_REQUIRED', record('required'), call);
@@ -260,16 +273,16 @@ export async function approveSend<C, P>(
       { via: channel.name },
     );
   }
-  throw new ApprovalNeeded({ grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant) });
+  return { kind: 'ask', request: { grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant) } };
 }
 
 /**
  * An edit of a posted message meets the approval rules of a send: the edited message, as a
  * send, would it need a person? Then a person is asked about exactly that payload (ask mode,
- * a client that can ask: ApprovalNeeded, bound to its hash); an answer to that question lets
- * the edit go on, a decline refuses it. A posted message's edit cannot wait in the console,
- * so where no one can be asked now it is APPROVAL_REQUIRED, with the way that is asked:
- * a new send. Returns when the edit may go on.
+ * a client that can ask: the `ask` answer, bound to its hash); an answer to that question lets
+ * the edit go on (`go`), a decline refuses it. A posted message's edit cannot wait in the
+ * console, so where no one can be asked now it is APPROVAL_REQUIRED, with the way that is
+ * asked: a new send.
  */
 export async function approveEdit<C, P>(
   deps: ApprovalDeps,
@@ -278,16 +291,16 @@ export async function approveEdit<C, P>(
   payload: P,
   id: string,
   round: ApprovalRound | undefined,
-): Promise<void> {
+): Promise<typeof GO | ApprovalAsk> {
   const rules = deps.config.approval.rules;
-  if (rules.length === 0) return;
+  if (rules.length === 0) return GO;
   const { names, why } = await matchingRules(deps, channel, call, rules);
-  if (names.length === 0) return;
+  if (names.length === 0) return GO;
   // Its own question id: an answer about the post itself never answers an edit of it.
   const grant: ApprovalGrant = { id: `${id}:edit`, at: deps.now(), payload_sha256: payloadSha256(payload), key: null };
   const previous = round?.previous;
   if (previous && previous.grant.id === grant.id && previous.grant.payload_sha256 === grant.payload_sha256) {
-    if (previous.answer === 'accept') return;
+    if (previous.answer === 'accept') return GO;
     throw errors.approvalDeclined(
       `The person asked to approve this edit of ${id} declined it; nothing was changed. Ask them what to change.`,
       { via: channel.name },
@@ -295,12 +308,11 @@ export async function approveEdit<C, P>(
   }
   const mode = deps.config.approval.mode ?? 'ask';
   if (mode !== 'console' && round?.canAsk) {
-    throw new ApprovalNeeded({
-      grant,
-      via: channel.name,
-      reasons: names,
-      message: questionText(channel, call, why, grant).replace(/^Approve this /, `Approve this edit of ${id}, a `),
-    });
+    const subject = `this edit of ${id}, a ${channel.name} notification`;
+    return {
+      kind: 'ask',
+      request: { grant, via: channel.name, reasons: names, message: questionText(channel, call, why, grant, subject) },
+    };
   }
   throw errors.approvalRequired(
     `This edit of ${id} needs a person's approval (${why.join('; ')}), and an edit of a posted message cannot wait for one${mode === 'ask' ? ' from a client that cannot ask (MCP elicitation)' : ' in the console'}; nothing was changed. ` +

@@ -17,7 +17,7 @@ import type { ClaimHandle } from './idempotency.js';
 import { writeAfterAnswer } from './after-answer.js';
 import { newDeliveryRecord } from './new-record.js';
 import type { PipelineDeps, ReleaseWriter, SendOptions, SendResult } from './send-deps.js';
-import { applyHeldReceipts } from './status-receipt.js';
+import { applyEarlyReceipts } from './status-receipt.js';
 
 export function throwIfCancelled(signal: AbortSignal | undefined, via: string): void {
   if (signal?.aborted) {
@@ -45,7 +45,7 @@ export function storeUnavailable(err: unknown, via: string, log: Logger): Notify
 }
 
 /** The answer of a release that quiet hours hold: its entry waits again until `releaseAt` (./outbox.ts). */
-export function heldUntil<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
+export function heldByQuietHours<C, P>(channel: TypedChannel<C, P>, id: string, at: number, releaseAt: number): SendResult {
   return {
     id,
     via: channel.name,
@@ -183,7 +183,7 @@ export async function recordAbandoned<C, P>(send: Send<C, P>, id: string): Promi
   try {
     if (await deps.store.getDelivery(id)) return;
     await deps.store.writeRecord(record, { audit: auditOf(send) });
-    if (channel.takesReceipts) await applyHeldReceipts(deps, record);
+    if (channel.takesReceipts) await applyEarlyReceipts(deps, record);
   } catch (err) {
     // Its owner's late record may have won the id: either way a record is there to settle.
     log.error('abandoned send not recorded as unknown', { error: (err as Error).message });
@@ -256,7 +256,7 @@ export async function deliver<C, P>(
   record.status_updated_at = deps.now();
   const result = sendResult(send, prepared, sent.receipt.providerMessageId);
   const recorded = await keepRecord(out, 'delivery record', () => write(record));
-  if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyHeld(deps, out);
+  if (recorded && channel.takesReceipts && record.provider_message_id !== null) await applyEarly(deps, out);
   deps.log.info('sent', { notificationId: id, via, client: opts.client, attempts: record.attempts, latencyMs: record.latency_ms });
   return result;
 }
@@ -282,9 +282,9 @@ const keepRecord = (out: Outcome, what: string, write: () => Promise<unknown>): 
     out.log.error(`${what} not stored after the provider answered${again ? '; trying again' : ''}`, { error: err.message }),
   );
 
-/** Receipts that outran this record were held for it: applied now that it is there; a failure here changes no answer either. */
-const applyHeld = (deps: PipelineDeps, out: Outcome) =>
-  applyHeldReceipts(deps, out.record).catch((err: unknown) =>
+/** Early receipts (those that outran this record) were kept for it: applied now that it is there; a failure here changes no answer either. */
+const applyEarly = (deps: PipelineDeps, out: Outcome) =>
+  applyEarlyReceipts(deps, out.record).catch((err: unknown) =>
     out.log.error('held receipts not applied after the record was written', { error: (err as Error).message }),
   );
 
@@ -305,7 +305,7 @@ async function recordFailure<C, P>(send: Send<C, P>, prepared: Prepared<P>, out:
   record.status_updated_at = deps.now();
   const recorded = await keepRecord(out, 'delivery record', () => out.write(record));
   // An outcome lost is settled by the provider's receipts: those that outran this record, now.
-  if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyHeld(deps, out);
+  if (recorded && record.status === 'unknown' && channel.takesReceipts) await applyEarly(deps, out);
   if (err instanceof NotifyError && err.code === 'RECIPIENT_OPTED_OUT') {
     await keepRecord(out, 'opt-out', async () => {
       for (const r of send.recipients) await deps.store.addOptOut(channel.name, r, deps.now());

@@ -8,12 +8,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeProvider, FakeSlack, failure, openTempStore, pipelineDeps, SLACK_ENV, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../providers/errors.js';
 import type { SqliteStore } from '../store/sqlite/store.js';
-import { ApprovalNeeded, payloadSha256 } from './approval.js';
+import { isApprovalAsk, payloadSha256, type ApprovalAsk } from './approval.js';
+import { decideApproval } from './decide-approval.js';
 import { editNotification } from './edit.js';
-import { decideHeld } from './held.js';
 import { releaseDue } from './outbox.js';
 import type { Caller } from './own.js';
-import { sendNotification, type PipelineDeps, type SendOptions } from './pipeline.js';
+import { sendNotification, sendOrAsk, type PipelineDeps, type SendOptions } from './pipeline.js';
 import { applyReceipt } from './status-receipt.js';
 
 const T0 = Date.UTC(2026, 5, 1, 12);
@@ -27,6 +27,12 @@ const deps = (env: Record<string, string> = {}): Promise<PipelineDeps> =>
 const caller = (client: string | null = 'bot', operator = false): Caller => ({ client, operator, signal: new AbortController().signal });
 const send = (d: PipelineDeps, call: Record<string, unknown>, opts: Partial<SendOptions> = {}) =>
   sendNotification(d, call.via as string, call, { client: 'bot', ...opts });
+/** An edit that must not ask a person (no approval round here). */
+const edit = async (...args: Parameters<typeof editNotification>) => {
+  const edited = await editNotification(...args);
+  if (isApprovalAsk(edited)) throw new Error('the edit asked a person');
+  return edited;
+};
 const iso = (ms: number) => new Date(ms).toISOString();
 
 const POST = { via: 'slack', channel: 'C0123ABCD', text: 'Deploy 142 started' };
@@ -46,7 +52,7 @@ describe('editing a posted message', () => {
     const d = await deps();
     const posted = await send(d, POST);
     clock += 5_000;
-    const edited = await editNotification(d, caller(), posted.id, { text: 'Deploy 142 done', blocks: BLOCKS });
+    const edited = await edit(d, caller(), posted.id, { text: 'Deploy 142 done', blocks: BLOCKS });
     expect(edited).toEqual({ id: posted.id, via: 'slack', status: 'sent', edited_at: iso(T0 + 5_000) });
     expect(slack.edits).toHaveLength(1);
     const [{ posted: before, next }] = slack.edits as [(typeof slack.edits)[0]];
@@ -63,10 +69,10 @@ describe('editing a posted message', () => {
   it("an operator edits another client's post; anyone else gets NOT_FOUND, as for an id that names nothing", async () => {
     const d = await deps();
     const posted = await send(d, POST);
-    expect((await failure(editNotification(d, caller('someone-else'), posted.id, { text: 'x' }))).code).toBe('NOT_FOUND');
-    expect((await failure(editNotification(d, caller(), 'ntf_nothing', { text: 'x' }))).code).toBe('NOT_FOUND');
+    expect((await failure(edit(d, caller('someone-else'), posted.id, { text: 'x' }))).code).toBe('NOT_FOUND');
+    expect((await failure(edit(d, caller(), 'ntf_nothing', { text: 'x' }))).code).toBe('NOT_FOUND');
     expect(slack.edits).toEqual([]);
-    expect(await editNotification(d, caller('ops', true), posted.id, { text: 'fixed by ops' })).toMatchObject({ status: 'sent' });
+    expect(await edit(d, caller('ops', true), posted.id, { text: 'fixed by ops' })).toMatchObject({ status: 'sent' });
     expect(slack.edits.map((e) => e.next)).toMatchObject([{ text: 'fixed by ops' }]);
   });
 
@@ -74,7 +80,7 @@ describe('editing a posted message', () => {
     const d = await pipelineDeps({ store, providers: {}, env: { NOTIFY_SLACK_ALLOW: '*' }, now: () => clock });
     const posted = await send(d, POST);
     expect(posted.status).toBe('dry_run');
-    const edited = await editNotification(d, caller(), posted.id, { text: 'Deploy 142 done' });
+    const edited = await edit(d, caller(), posted.id, { text: 'Deploy 142 done' });
     expect(edited.status).toBe('dry_run');
     expect(await store.getDelivery(posted.id)).toMatchObject({
       status: 'dry_run',
@@ -136,7 +142,7 @@ describe('editing a posted message', () => {
       const d = await deps();
       const id = await r.make(d);
       const before = await store.getDelivery(id);
-      const err = await failure(editNotification(d, caller(), id, { text: 'changed' }));
+      const err = await failure(edit(d, caller(), id, { text: 'changed' }));
       expect(err.code).toBe(r.code);
       expect(err.message).toMatch(r.message);
       expect(await store.getDelivery(id)).toEqual(before);
@@ -146,24 +152,23 @@ describe('editing a posted message', () => {
 
   it('asks the rules again: an empty text is INVALID_FIELD at /text, a channel off the allowlist now RECIPIENT_NOT_ALLOWED', async () => {
     const posted = await send(await deps(), POST);
-    const invalid = await failure(editNotification(await deps(), caller(), posted.id, { text: '' }));
+    const invalid = await failure(edit(await deps(), caller(), posted.id, { text: '' }));
     expect(invalid).toMatchObject({ code: 'INVALID_FIELD', details: { path: '/text' } });
     const narrowed = await deps({ NOTIFY_SLACK_ALLOW: 'C0OTHER00' });
-    expect((await failure(editNotification(narrowed, caller(), posted.id, { text: 'Deploy 142 done' }))).code).toBe(
-      'RECIPIENT_NOT_ALLOWED',
-    );
+    expect((await failure(edit(narrowed, caller(), posted.id, { text: 'Deploy 142 done' }))).code).toBe('RECIPIENT_NOT_ALLOWED');
     expect(slack.edits).toEqual([]);
     expect(await store.getDelivery(posted.id)).toMatchObject({ payload: slack.payloads[0], provider_status: null });
   });
 
   it('refuses an edit of a post a person approved as it was (ask mode): it would change what they approved', async () => {
     const d = await deps({ NOTIFY_APPROVAL: 'slack' });
-    const asked = await send(d, POST, { approval: { canAsk: true } }).catch((e: unknown) => e);
-    expect(asked).toBeInstanceOf(ApprovalNeeded);
-    const { grant } = (asked as ApprovalNeeded).request;
-    const posted = await send(d, POST, { approval: { canAsk: true, previous: { grant, answer: 'accept' } } });
-    expect(posted.status).toBe('sent');
-    const err = await failure(editNotification(d, caller(), posted.id, { text: 'Deploy 142 done' }));
+    const asked = await sendOrAsk(d, 'slack', POST, { client: 'bot', approval: { canAsk: true } });
+    expect(isApprovalAsk(asked)).toBe(true);
+    const { grant } = (asked as ApprovalAsk).request;
+    const posted = await sendOrAsk(d, 'slack', POST, { client: 'bot', approval: { canAsk: true, previous: { grant, answer: 'accept' } } });
+    expect(posted).toMatchObject({ status: 'sent' });
+    if (isApprovalAsk(posted)) throw new Error('asked again');
+    const err = await failure(edit(d, caller(), posted.id, { text: 'Deploy 142 done' }));
     expect(err.code).toBe('APPROVAL_REQUIRED');
     expect(err.message).toMatch(/approved notification .* as it was/);
     expect(slack.edits).toEqual([]);
@@ -180,7 +185,7 @@ describe('editing a posted message', () => {
       const posted = await send(d, POST);
       const before = await store.getDelivery(posted.id);
       slack.amendFailWith = error;
-      expect((await failure(editNotification(d, caller(), posted.id, { text: 'Deploy 142 done' }))).code).toBe(code);
+      expect((await failure(edit(d, caller(), posted.id, { text: 'Deploy 142 done' }))).code).toBe(code);
       expect(await store.getDelivery(posted.id)).toEqual(before);
     });
   }
@@ -191,7 +196,7 @@ describe('editing a send still waiting', () => {
     const d = await deps();
     const scheduled = await send(d, { ...TEXT, send_at: iso(T0 + 60_000) });
     clock += 1_000;
-    expect(await editNotification(d, caller(), scheduled.id, { text: 'Disk fuller' })).toEqual({
+    expect(await edit(d, caller(), scheduled.id, { text: 'Disk fuller' })).toEqual({
       id: scheduled.id,
       via: 'sms',
       status: 'scheduled',
@@ -207,11 +212,11 @@ describe('editing a send still waiting', () => {
   it("refuses a waiting send that has left (ALREADY_SENT) and another client's (NOT_FOUND); the release sent the old body", async () => {
     const d = await deps();
     const scheduled = await send(d, { ...TEXT, send_at: iso(T0 + 60_000) });
-    expect((await failure(editNotification(d, caller('someone-else'), scheduled.id, { text: 'x' }))).code).toBe('NOT_FOUND');
+    expect((await failure(edit(d, caller('someone-else'), scheduled.id, { text: 'x' }))).code).toBe('NOT_FOUND');
     clock = T0 + 60_000;
     await releaseDue(d);
     // The release wrote its record: the edit now meets a handed-over SMS.
-    expect((await failure(editNotification(d, caller(), scheduled.id, { text: 'too late' }))).code).toBe('ALREADY_SENT');
+    expect((await failure(edit(d, caller(), scheduled.id, { text: 'too late' }))).code).toBe('ALREADY_SENT');
     expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk full', From: '+14155550000' }]);
   });
 
@@ -221,14 +226,14 @@ describe('editing a send still waiting', () => {
     expect(held.status).toBe('pending_approval');
     const oldSha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
     clock += 1_000;
-    expect(await editNotification(d, caller(), held.id, { text: 'Disk fuller' })).toMatchObject({ status: 'pending_approval' });
+    expect(await edit(d, caller(), held.id, { text: 'Disk fuller' })).toMatchObject({ status: 'pending_approval' });
     const row = (await store.getDelivery(held.id))!;
     expect(row).toMatchObject({ status: 'pending_approval', payload: { Body: 'Disk fuller' }, approval: { outcome: 'pending' } });
     expect(row.approval!.payload_sha256).toBe(payloadSha256(row.payload));
     expect(row.approval!.payload_sha256).not.toBe(oldSha);
-    await failure(decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: oldSha }));
+    await failure(decideApproval(d, held.id, { decision: 'approve', by: 'ops', seenSha256: oldSha }));
     expect(sms.payloads).toEqual([]);
-    await decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: row.approval!.payload_sha256 });
+    await decideApproval(d, held.id, { decision: 'approve', by: 'ops', seenSha256: row.approval!.payload_sha256 });
     expect(sms.payloads).toEqual([{ To: '+14155550123', Body: 'Disk fuller', From: '+14155550000' }]);
   });
 
@@ -238,9 +243,9 @@ describe('editing a send still waiting', () => {
     const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
     // Quiet hours began while it waited for the person: the approved send waits for them to end.
     const d = await deps({ ...consoleMode, NOTIFY_QUIET_HOURS: 'sms=00:00-23:59@UTC' });
-    const approved = await decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    const approved = await decideApproval(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
     expect(approved).toMatchObject({ status: 'approved', released: { state: 'held' } });
-    expect(await editNotification(d, caller(), held.id, { text: 'Disk fuller' })).toMatchObject({ status: 'pending_approval' });
+    expect(await edit(d, caller(), held.id, { text: 'Disk fuller' })).toMatchObject({ status: 'pending_approval' });
     expect(await store.getOutboxEntry(held.id)).toMatchObject({ state: 'cancelled' });
     expect(await store.getDelivery(held.id)).toMatchObject({ status: 'pending_approval', approval: { outcome: 'pending' } });
     // Past the quiet hours, with none configured: nothing is left to release.

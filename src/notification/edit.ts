@@ -11,7 +11,7 @@
  */
 import { errors, type NotifyError } from '../core/errors.js';
 import type { DeliveryRecord } from '../store/ports/deliveries.js';
-import { approveEdit, payloadSha256 } from './approval.js';
+import { approveEdit, isApprovalAsk, payloadSha256, type ApprovalAsk } from './approval.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
 import { checkAllowed } from './recipient-policy.js';
 import type { PipelineDeps } from './send-deps.js';
@@ -28,15 +28,20 @@ export interface Edited {
 
 export type Change = { text: string; blocks?: unknown[] | undefined };
 
-/** Edits notification `id` as `caller` asks; throws a NotifyError saying why when it cannot be. */
-export async function editNotification(deps: PipelineDeps, caller: Caller, id: string, change: Change): Promise<Edited> {
+/**
+ * Edits notification `id` as `caller` asks, or answers with the question a person must answer
+ * first (an edited post the approval rules cover); throws a NotifyError saying why when it cannot be.
+ */
+export async function editNotification(deps: PipelineDeps, caller: Caller, id: string, change: Change): Promise<Edited | ApprovalAsk> {
   const waiting = await editWaiting(deps, caller, id, change);
   if (waiting) return waiting;
   const record = await ownNotification(deps.store, id, caller);
   if (record.status === 'pending_approval' || record.status === 'approved') return editHeld(deps, record, change);
   const step = advance(record.status, 'edited');
   if (!step.ok) throw errors.invalidField(`Notification ${record.id} cannot be edited: ${step.reason}.`, { path: '/id', via: record.via });
-  const payload = await editPosted(deps, caller, record, change);
+  const posted = await editPosted(deps, caller, record, change);
+  if (isApprovalAsk(posted)) return posted;
+  const { payload } = posted;
   const at = deps.now();
   const written = await deps.store.amendDelivery(record.id, {
     from: record.status,
@@ -53,8 +58,16 @@ export async function editNotification(deps: PipelineDeps, caller: Caller, id: s
   return { id: record.id, via: record.via, status: step.next, edited_at: new Date(at).toISOString() };
 }
 
-/** A posted message: the edited call validated, asked of the allowlist and the approval rules, built, and handed to the provider's edit; the new payload. */
-async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRecord, change: Change): Promise<unknown> {
+/**
+ * A posted message: the edited call validated, asked of the allowlist and the approval rules,
+ * built, and handed to the provider's edit; the new payload, or the question a person must answer first.
+ */
+async function editPosted(
+  deps: PipelineDeps,
+  caller: Caller,
+  record: DeliveryRecord,
+  change: Change,
+): Promise<{ kind: 'edited'; payload: unknown } | ApprovalAsk> {
   return channelOf(record, deps.channels, async (channel) => {
     const raw = channel.editCall(record.payload, change);
     if (raw === undefined) {
@@ -76,7 +89,8 @@ async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRe
     checkAllowed(channel, channel.recipients(call), call, 'nothing was changed');
     const built = await channel.buildPayload(call, record.id, deps.config.sendBudgetMs / 2, record.created_at);
     // The edited message meets the approval rules a send of it would meet.
-    await approveEdit(deps, channel, call, built.payload, record.id, caller.approval);
+    const approval = await approveEdit(deps, channel, call, built.payload, record.id, caller.approval);
+    if (approval.kind === 'ask') return approval;
     if (channel.live && record.provider !== 'dry-run') {
       if (!channel.provider.edit || record.provider_message_id === null)
         throw errors.alreadySent(`Notification ${record.id} cannot be edited at its provider.`, { via: record.via });
@@ -91,7 +105,7 @@ async function editPosted(deps: PipelineDeps, caller: Caller, record: DeliveryRe
         throw amendFailure(err, record.id, record.via, 'edit');
       }
     }
-    return built.payload;
+    return { kind: 'edited' as const, payload: built.payload };
   });
 }
 

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { FakeProvider, openTempStore, pipelineDeps, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import { silentLogger } from '../core/log.js';
 import { waitingEntry } from '../store/types.js';
-import { leaseMs, startOutboxRunner } from './outbox.js';
+import { startOutboxRunner } from './outbox-runner.js';
+import { leaseMs } from './outbox.js';
 import type { PipelineDeps } from './pipeline.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -12,7 +12,6 @@ import type { SqliteStore } from '../store/sqlite/store.js';
 import { waitingEntry } from '../store/types.js';
 import { cancelWaiting, releaseDue, releaseNow } from './outbox.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
-import { approvedCall } from './release-approved.js';
 import { schemaHash } from '@notify-mcp/union';
 
 // Thursday 15 January 2026, 12:00 UTC (13:00 in Berlin).
@@ -233,7 +232,8 @@ describe('send_at', () => {
         id,
         via: 'sms',
         client: 'bot',
-        call: approvedCall(approval.payload_sha256),
+        call: {},
+        approved_sha256: approval.payload_sha256,
         state: 'scheduled',
         send_at: null,
         due_at: T0,

@@ -9,19 +9,18 @@
  * `releaseEntry` takes any waiting entry now due, whatever held it (send_at, quiet hours, an
  * approval): a later caller that makes a held send due releases it with `releaseNow`.
  *
- * The wake-up: one timer to the next due time, re-armed whenever this process schedules a
- * send (`wake`), and a slow poll (NOTIFY_SCHEDULE_POLL_S, default 30 s) that finds what other
- * processes scheduled; the database is never polled hot.
+ * The loop that runs the passes is ./outbox-runner.ts.
  */
 import { randomUUID } from 'node:crypto';
 import { NotifyError } from '../core/errors.js';
 import type { Logger } from '../core/log.js';
 import type { AuditActor, OutboxEntry, OutboxState } from '../store/ports/index.js';
 import { writeAfterAnswer } from './after-answer.js';
+import { outboxReleaseClaim } from './claim-keys.js';
 import { isCongestion } from './deliver.js';
 import { sendNotification, type PipelineDeps, type ReleaseWriter } from './pipeline.js';
-import { APPROVED_CALL_KEY, releaseApproved } from './release-approved.js';
 import { recordBatch, type RecordBatch } from './record-batch.js';
+import { recordReleaseOrLog, releaseApproved } from './release-approved.js';
 import { DEFAULT_TIME } from './settings.js';
 import { advance, statesTaking } from './status.js';
 
@@ -38,8 +37,6 @@ const RECLAIM_MS = 1_000;
 /** The backoff of a release that met a congested provider: at least this, growing with the congestion, at most MAX_BACKOFF_MS. */
 const MIN_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
-/** The longest a timer is set for (setTimeout's own bound is 2^31 ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export const WAITING_STATES: readonly OutboxState[] = statesTaking('release');
 
@@ -56,8 +53,6 @@ export const leaseMs = (deps: PipelineDeps) => 2 * deps.config.sendBudgetMs + 1_
  */
 export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner: string, batch?: RecordBatch): Promise<Released> {
   const log = deps.log.child({ notificationId: entry.id, via: entry.via, client: entry.client });
-  let state: OutboxState;
-  let outcome: unknown;
   // Set when the record's write ended the release too (a dry run in a batch).
   let finishedWithRecord = false;
   const write: ReleaseWriter | undefined =
@@ -68,75 +63,100 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
       return written;
     });
   const time = deps.config.time ?? DEFAULT_TIME;
-  const congestedSince = entry.congested_since ?? deps.now();
+  const congestion = { since: entry.congested_since ?? deps.now(), graceMs: time.graceMs };
   // Congestion holds it again while a backoff still ends within the grace from when it began.
-  const deferrable = deps.now() + MIN_BACKOFF_MS < congestedSince + time.graceMs;
+  const deferrable = deps.now() + MIN_BACKOFF_MS < congestion.since + congestion.graceMs;
+  let ending: Ending;
   try {
-    const release = { id: entry.id, key: `outbox:${entry.id}`, deferrable, ...(write ? { write } : {}) };
-    const approvedSha256 = entry.call[APPROVED_CALL_KEY];
+    const release = { id: entry.id, key: outboxReleaseClaim(entry.id), deferrable, ...(write ? { write } : {}) };
     const result =
-      typeof approvedSha256 === 'string'
-        ? await releaseApproved(deps, entry, approvedSha256, release)
+      entry.approved_sha256 !== undefined
+        ? await releaseApproved(deps, entry, entry.approved_sha256, release)
         : await sendNotification(deps, entry.via, entry.call, { client: entry.client, release });
     // Quiet hours, asked again as it left, hold it until they end.
     if (result.status === 'held' && typeof result.release_at === 'string')
       return await holdAgain(deps, entry, owner, Date.parse(result.release_at), false, log);
-    outcome = result;
-    state = 'released';
     if (finishedWithRecord) {
-      log.info('released', { state });
-      return { id: entry.id, state };
+      log.info('released', { state: 'released' });
+      return { id: entry.id, state: 'released' };
     }
+    ending = { state: 'released', outcome: result };
   } catch (err) {
-    if (err instanceof NotifyError && (err.code === 'STORE_UNAVAILABLE' || err.code === 'IDEMPOTENCY_IN_PROGRESS')) {
-      log.warn('release deferred', { code: err.code });
-      return { id: entry.id, state: 'releasing', code: err.code };
-    }
-    // A cap reached at release holds the send until the cap resets: a scheduled send that
-    // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
-    const resetsAt =
-      err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined
-        ? Date.parse(err.details.resetsAt)
-        : NaN;
-    if (!Number.isNaN(resetsAt)) return await holdAgain(deps, entry, owner, resetsAt, false, log, 'CAP_REACHED');
-    // Congestion holds work, never drops it: nothing was sent, so it waits again with a backoff
-    // that grows with how long the provider has been congested.
-    if (deferrable && isCongestion(err)) {
-      const now = deps.now();
-      const backoff = Math.max(
-        (err.details.retryAfterS ?? 0) * 1_000,
-        Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, now - congestedSince)),
-      );
-      const dueAt = Math.min(now + backoff + Math.floor(Math.random() * MIN_BACKOFF_MS), congestedSince + time.graceMs);
-      return await holdAgain(deps, entry, owner, dueAt, true, log, err.code);
-    }
-    const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
-    if (!(err instanceof NotifyError))
-      log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
-    // DELIVERY_UNKNOWN: the pipeline recorded the delivery `unknown`, unless the dead release
-    // recorded it before dying (then its record says how it went); anything else was refused
-    // before the provider call.
-    state = body.code === 'DELIVERY_UNKNOWN' ? 'unknown' : 'failed';
-    outcome = { error: body };
-    if (state === 'unknown') {
-      const record = await deps.store.getDelivery(entry.id).catch(() => null);
-      if (record && record.status !== 'unknown' && record.status !== 'failed') {
-        state = 'released';
-        outcome = {
-          id: record.id,
-          via: record.via,
-          status: record.status,
-          provider: record.provider,
-          accepted_at: new Date(record.created_at).toISOString(),
-        };
-      }
-    }
+    const failed = await releaseFailed(deps, entry, owner, err, { deferrable, congestion, log });
+    if ('id' in failed) return failed;
+    ending = failed;
   }
+  return await finishEntry(deps, entry, owner, ending, log);
+}
+
+/** How a release ended, to be written on its entry: `released` with its result, or `failed` / `unknown` with its error body. */
+type Ending = { state: OutboxState; outcome: unknown };
+
+/**
+ * A release that threw: deferred (the store down, another release in flight), held again (a
+ * cap reached, a congested provider), or ended (`failed`, `unknown`, or `released` when a
+ * dead release's record says it left).
+ */
+async function releaseFailed(
+  deps: PipelineDeps,
+  entry: OutboxEntry,
+  owner: string,
+  err: unknown,
+  { deferrable, congestion, log }: { deferrable: boolean; congestion: { since: number; graceMs: number }; log: Logger },
+): Promise<Released | Ending> {
+  if (err instanceof NotifyError && (err.code === 'STORE_UNAVAILABLE' || err.code === 'IDEMPOTENCY_IN_PROGRESS')) {
+    log.warn('release deferred', { code: err.code });
+    return { id: entry.id, state: 'releasing', code: err.code };
+  }
+  // A cap reached at release holds the send until the cap resets: a scheduled send that
+  // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
+  const resetsAt =
+    err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined ? Date.parse(err.details.resetsAt) : NaN;
+  if (!Number.isNaN(resetsAt)) return await holdAgain(deps, entry, owner, resetsAt, false, log, 'CAP_REACHED');
+  // Congestion holds work, never drops it: nothing was sent, so it waits again with a backoff
+  // that grows with how long the provider has been congested.
+  if (deferrable && isCongestion(err)) {
+    const now = deps.now();
+    const backoff = Math.max(
+      (err.details.retryAfterS ?? 0) * 1_000,
+      Math.min(MAX_BACKOFF_MS, Math.max(MIN_BACKOFF_MS, now - congestion.since)),
+    );
+    const dueAt = Math.min(now + backoff + Math.floor(Math.random() * MIN_BACKOFF_MS), congestion.since + congestion.graceMs);
+    return await holdAgain(deps, entry, owner, dueAt, true, log, err.code);
+  }
+  const body = err instanceof NotifyError ? err.toBody() : { code: 'INTERNAL_ERROR', message: (err as Error).message };
+  if (!(err instanceof NotifyError))
+    log.error('release failed unexpectedly', { error: (err as Error).message, stack: (err as Error).stack });
+  // Refused before the provider call: nothing was sent.
+  if (body.code !== 'DELIVERY_UNKNOWN') return { state: 'failed', outcome: { error: body } };
+  // DELIVERY_UNKNOWN: the pipeline recorded the delivery `unknown`, unless the dead release
+  // recorded it before dying (then its record says how it went).
+  const record = await deps.store.getDelivery(entry.id).catch(() => null);
+  if (!record || record.status === 'unknown' || record.status === 'failed') return { state: 'unknown', outcome: { error: body } };
+  return {
+    state: 'released',
+    outcome: {
+      id: record.id,
+      via: record.via,
+      status: record.status,
+      provider: record.provider,
+      accepted_at: new Date(record.created_at).toISOString(),
+    },
+  };
+}
+
+/** Writes how the release ended on its entry (fenced by its owner) and logs it. */
+async function finishEntry(
+  deps: PipelineDeps,
+  entry: OutboxEntry,
+  owner: string,
+  { state, outcome }: Ending,
+  log: Logger,
+): Promise<Released> {
   await finishRelease(deps, entry.id, owner, state, outcome, log);
-  log.info('released', { state, ...(state === 'released' ? {} : { code: (outcome as { error: { code: string } }).error.code }) });
-  return state === 'released'
-    ? { id: entry.id, state }
-    : { id: entry.id, state, code: (outcome as { error: { code: string } }).error.code };
+  const code = state === 'released' ? undefined : (outcome as { error: { code: string } }).error.code;
+  log.info('released', { state, ...(code === undefined ? {} : { code }) });
+  return code === undefined ? { id: entry.id, state } : { id: entry.id, state, code };
 }
 
 /** Ends `owner`'s release in `state`; a store that is down gets the write again (./after-answer.ts). */
@@ -221,7 +241,7 @@ export async function releaseDue(
           client: e.client,
           dueAt: new Date(e.due_at).toISOString(),
         });
-        if (e.call[APPROVED_CALL_KEY] !== undefined) await expireApproved(deps, e.id);
+        if (e.approved_sha256 !== undefined) await expireApproved(deps, e.id);
         out.push({ id: e.id, state: 'expired' });
       }
       const batch = recordBatch(deps, owner);
@@ -256,9 +276,7 @@ export async function releaseDue(
 async function expireApproved(deps: PipelineDeps, id: string): Promise<void> {
   const row = await deps.store.getDelivery(id).catch(() => null);
   if (row?.status !== 'approved') return;
-  await deps.store
-    .recordRelease({ ...row, status: 'expired', status_updated_at: deps.now() })
-    .catch((err: unknown) => deps.log.error('expired approved send not recorded', { notificationId: id, error: (err as Error).message }));
+  await recordReleaseOrLog(deps, { ...row, status: 'expired', status_updated_at: deps.now() }, 'expired approved send not recorded');
 }
 
 /** Releases one waiting entry now if it is due (a held send someone made due); undefined when it was not claimable. */
@@ -279,7 +297,7 @@ export async function cancelWaiting(
   const moved = await deps.store.moveWaiting(id, statesTaking('cancel'), 'cancelled', deps.now(), by);
   if (!moved) return { kind: 'not_found' };
   if (!moved.moved) return { kind: 'not_waiting', entry: moved.entry };
-  if (moved.entry.call[APPROVED_CALL_KEY] !== undefined) await withdrawApproved(deps, id, by);
+  if (moved.entry.approved_sha256 !== undefined) await withdrawApproved(deps, id, by);
   return { kind: 'cancelled', entry: moved.entry };
 }
 
@@ -297,91 +315,4 @@ async function withdrawApproved(deps: Pick<PipelineDeps, 'store' | 'now'>, id: s
     at: deps.now(),
     ...(by ? { by } : {}),
   });
-}
-
-export interface OutboxRunner {
-  /** This process scheduled a send due at `dueAt`: the timer is brought forward if it is sooner. */
-  wake(dueAt: number): void;
-  /** Runs a pass now (tests with an injected clock; `notify-mcp worker` at start). */
-  tick(): Promise<Released[]>;
-  /** Stops the timers and waits for the pass under way. */
-  stop(): Promise<void>;
-}
-
-/**
- * The release loop over `deps.store`. A pass runs at start (what fell due while no process
- * ran), at the next due time, and at least every `pollMs`; passes never overlap.
- */
-export function startOutboxRunner(deps: PipelineDeps, log: Logger = deps.log): OutboxRunner {
-  const time = deps.config.time ?? DEFAULT_TIME;
-  let timer: NodeJS.Timeout | undefined;
-  let armedFor = Infinity;
-  let running: Promise<Released[]> | undefined;
-  let again = false;
-  let stopped = false;
-
-  const arm = (at: number) => {
-    if (stopped) return;
-    // At least once a lease: a pass that sees another process's claim arms for its lease's end.
-    const pollAt = deps.now() + Math.min(time.pollMs, leaseMs(deps));
-    const target = Math.min(at, pollAt);
-    if (timer && target >= armedFor) return;
-    clearTimeout(timer);
-    armedFor = target;
-    // A fired timer forgets itself first: one that fires into a running pass would otherwise
-    // stay `timer`, armed for a time now past, and every later arm() would return early.
-    timer = setTimeout(
-      () => {
-        timer = undefined;
-        armedFor = Infinity;
-        void pass();
-      },
-      Math.min(MAX_TIMER_MS, Math.max(0, target - deps.now())),
-    );
-    timer.unref?.();
-  };
-
-  const pass = (): Promise<Released[]> => {
-    if (running) {
-      again = true;
-      return running;
-    }
-    clearTimeout(timer);
-    timer = undefined;
-    armedFor = Infinity;
-    running = (async () => {
-      let released: Released[] = [];
-      try {
-        do {
-          again = false;
-          released = released.concat(await releaseDue(deps, { claiming: () => !stopped }));
-        } while (again && !stopped);
-      } catch (err) {
-        log.warn('release pass failed; trying again at the next poll', { error: (err as Error).message });
-      }
-      // A release under way in a process that died is taken over when its lease ends, not at the next poll.
-      const [next, claimed] = await Promise.all([
-        deps.store.nextDue(WAITING_STATES).catch(() => null),
-        deps.store.oldestRelease().catch(() => null),
-      ]);
-      running = undefined;
-      arm(Math.min(next ?? Infinity, claimed === null ? Infinity : claimed + leaseMs(deps)));
-      return released;
-    })();
-    return running;
-  };
-
-  void pass();
-  return {
-    wake(dueAt) {
-      if (dueAt <= deps.now()) void pass();
-      else arm(dueAt);
-    },
-    tick: () => pass(),
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
 }

@@ -11,11 +11,11 @@ import { errors, NotifyError } from '../core/errors.js';
 import { newNotificationId } from '../core/ids.js';
 import type { OptOutCheck } from '../store/ports/contacts.js';
 import { schemaHash } from '@notify-mcp/union';
-import { approveSend, type ApprovalStep, type Approved, type HeldForConsole } from './approval.js';
+import { approveSend, isApprovalAsk, type ApprovalAsk, type ApprovalStep, type Approved, type AwaitingApproval } from './approval.js';
 import {
   auditOf,
   deliver,
-  heldUntil,
+  heldByQuietHours,
   recordAbandoned,
   recordDryRun,
   storeUnavailable,
@@ -23,6 +23,7 @@ import {
   type Prepared,
   type Send,
 } from './deliver.js';
+import { approvalClaim, scopedKey } from './claim-keys.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
@@ -32,16 +33,34 @@ import type { PipelineDeps, ReleaseWriter, SendOptions, SendResult } from './sen
 export type { PipelineDeps, RateGate, ReleaseWriter, SendOptions, SendResult, SendSettings } from './send-deps.js';
 
 /**
- * Sends one call the union validated as channel `via`'s. The channel is opened here with its
- * types, so the call reaches recipients and payload building, and the payload its provider,
- * as the channel module declared them.
+ * Sends one call the union validated as channel `via`'s, for a caller no person can be asked
+ * through (a release, a notice, a test): the approval step holds it in the console or refuses
+ * it, never asks.
  */
 export async function sendNotification(
   deps: PipelineDeps,
   via: string,
   value: Readonly<Record<string, unknown>>,
-  opts: SendOptions,
+  opts: Omit<SendOptions, 'approval'>,
 ): Promise<SendResult> {
+  const answer = await sendOrAsk(deps, via, value, opts);
+  // Without an approval round no one can be asked (approveSend): a question here is a bug.
+  if (isApprovalAsk(answer)) throw new Error(`a ${via} send without an approval round asked a person`);
+  return answer;
+}
+
+/**
+ * Sends one call the union validated as channel `via`'s, or answers with the question a person
+ * must answer first (`opts.approval` says whether the client can ask). The channel is opened
+ * here with its types, so the call reaches recipients and payload building, and the payload
+ * its provider, as the channel module declared them.
+ */
+export async function sendOrAsk(
+  deps: PipelineDeps,
+  via: string,
+  value: Readonly<Record<string, unknown>>,
+  opts: SendOptions,
+): Promise<SendResult | ApprovalAsk> {
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
@@ -53,11 +72,11 @@ export async function sendNotification(
 }
 
 /** A refusal carries its recipients' classes for the log line the tool writes (never the addresses). */
-async function withRecipientClasses<C, P>(
+async function withRecipientClasses<C, P, R>(
   channel: TypedChannel<C, P>,
   value: Readonly<Record<string, unknown>>,
-  sending: Promise<SendResult>,
-): Promise<SendResult> {
+  sending: Promise<R>,
+): Promise<R> {
   try {
     return await sending;
   } catch (err) {
@@ -92,7 +111,7 @@ async function sendTyped<C, P>(
   channel: TypedChannel<C, P>,
   value: Readonly<Record<string, unknown>>,
   opts: SendOptions,
-): Promise<SendResult> {
+): Promise<SendResult | ApprovalAsk> {
   // The budget covers the whole call: what is spent before the provider call is not given to it.
   const startedAt = deps.now();
   const via = channel.name;
@@ -121,9 +140,10 @@ async function sendTyped<C, P>(
   // so it is asked first, and an approved one is claimed under its approval (a replayed
   // approval sends once).
   const unkeyedStep = key === undefined ? await approve() : undefined;
-  if (unkeyedStep?.kind === 'held') return heldResult(deps, channel, recipients, opts.client, unkeyedStep.held);
-  const approvedUnkeyed = unkeyedStep?.approved;
-  const claimKeyName = key ?? (approvedUnkeyed && `approval:${approvedUnkeyed.id}`);
+  if (unkeyedStep?.kind === 'awaiting') return pendingApprovalResult(deps, channel, recipients, opts.client, unkeyedStep.awaiting);
+  if (unkeyedStep?.kind === 'ask') return unkeyedStep;
+  const approvedUnkeyed = unkeyedStep?.kind === 'go' ? unkeyedStep.approved : undefined;
+  const claimKeyName = key ?? (approvedUnkeyed && approvalClaim(approvedUnkeyed.id));
   // Chosen before the claim, which carries it: a taker of this key can then name what this
   // call may have sent. A keyed send's approval may choose another (the approved id).
   const id = opts.release?.id ?? approvedUnkeyed?.id ?? newNotificationId();
@@ -160,7 +180,7 @@ async function waitingAnswer<C, P>(
   }
   // Quiet hours are asked again as a waiting send leaves: it may leave late, or the window may have changed.
   const quietEnd = quietRelease(deps, channel.name, now, value.urgent === true, opts.client);
-  return quietEnd === undefined ? undefined : heldUntil(channel, opts.release.id, now, quietEnd);
+  return quietEnd === undefined ? undefined : heldByQuietHours(channel, opts.release.id, now, quietEnd);
 }
 
 /**
@@ -179,8 +199,7 @@ async function claimSend<C, P>(
   const { idempotency_key: _key, ...content } = value;
   const claimed = await claimKey<SendResult>({
     store: deps.store,
-    // Keys are scoped by client: two bots that pick the same key do not share results.
-    key: JSON.stringify([opts.client ?? '', name]),
+    key: scopedKey(opts.client, name),
     sentKey: name,
     payloadHash: schemaHash(content),
     budgetMs: deps.config.sendBudgetMs,
@@ -217,32 +236,37 @@ interface ClaimedSend<P> {
 }
 
 /**
- * A send that holds its key (or needs none): the approval of a keyed send, preparation (rate
- * limit, payload, caps), then the dry run's record, or the provider call and its record, and
- * last the claim's completion. Anything that stops it before the provider call frees the key.
+ * A send that holds its key (or needs none): the approval of a keyed send, the charges and the
+ * payload (chargeAndBuild: rate limit, payload, caps), then the dry run's record, or the
+ * provider call and its record, and last the claim's completion. Anything that stops it before the provider call frees the key.
  */
 async function sendClaimed<C, P>(
   send: Send<C, P>,
   call: C,
   { id, claim, approval, deadline, releaseWrite, recordOptOut }: ClaimedSend<P>,
-): Promise<SendResult> {
+): Promise<SendResult | ApprovalAsk> {
   const { deps, channel, recipients, opts } = send;
   let prepared: Prepared<P>;
   let budgetLeftMs: number;
   try {
     const step = await approval();
-    // Held for the console: the key answers that from now on (the same call replays it).
-    if (step?.kind === 'held') {
-      const held = heldResult(deps, channel, recipients, opts.client, step.held);
-      await claim?.complete(held);
-      return held;
+    // Awaiting approval in the console: the key answers that from now on (the same call replays it).
+    if (step?.kind === 'awaiting') {
+      const pending = pendingApprovalResult(deps, channel, recipients, opts.client, step.awaiting);
+      await claim?.complete(pending);
+      return pending;
     }
-    prepared = await prepare(send, call, step?.approved, id);
+    // A question ends the call with nothing sent: the key is free for the answered call.
+    if (step?.kind === 'ask') {
+      await claim?.release();
+      return step;
+    }
+    prepared = await chargeAndBuild(send, call, step?.approved, id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), deps.config.sendBudgetMs, channel.name);
     // A dry run is its record: written with the claim's completion, in one store write.
     if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: recordOptOut });
   } catch (err) {
-    // Nothing was sent: a question, a refusal or a failure before the provider call frees the key.
+    // Nothing was sent: a refusal or a failure before the provider call frees the key.
     await claim?.release();
     throw err;
   }
@@ -258,31 +282,31 @@ async function sendClaimed<C, P>(
   return result;
 }
 
-/** The answer to a send held for the console: its id, and that it waits (nothing was sent). Its row is written: onHeld hears of it. */
-function heldResult<C, P>(
+/** The answer to a send that awaits a person's approval in the console: its id, and that it waits (nothing was sent). Its row is written: onAwaitingApproval hears of it. */
+function pendingApprovalResult<C, P>(
   deps: PipelineDeps,
   channel: TypedChannel<C, P>,
   recipients: readonly string[],
   client: string | null,
-  held: HeldForConsole,
+  awaiting: AwaitingApproval,
 ): SendResult {
-  deps.onHeld?.({
-    id: held.id,
+  deps.onAwaitingApproval?.({
+    id: awaiting.id,
     via: channel.name,
     client,
     recipientClasses: [...new Set(recipients.map((r) => channel.recipientClass(r)))],
   });
   return {
-    id: held.id,
+    id: awaiting.id,
     via: channel.name,
     status: 'pending_approval',
     provider: channel.provider.name,
-    accepted_at: new Date(held.at).toISOString(),
+    accepted_at: new Date(awaiting.at).toISOString(),
   };
 }
 
-/** Everything before the provider call, counted against the budget: rate limit, id and payload. */
-async function prepare<C, P>(
+/** Charges the rate limit, builds the payload (under its id) and charges the caps: everything before the provider call, counted against the budget. */
+async function chargeAndBuild<C, P>(
   { deps, channel, opts }: Send<C, P>,
   call: C,
   approved: Approved<P> | undefined,

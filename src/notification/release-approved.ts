@@ -3,38 +3,37 @@
  * an approved entry (./outbox.ts), sending the stored payload the person saw, after the
  * checks every send meets as it leaves.
  */
-import type { ConnectedChannel, TypedChannel } from '../channels/channel.js';
+import type { TypedChannel } from '../channels/channel.js';
 import { errors, NotifyError } from '../core/errors.js';
 import { payloadSha256 } from './approval.js';
-import { deliver, heldUntil, newRecord, sendResult, storeUnavailable, type Prepared, type Send } from './deliver.js';
-import { claimKey, IDEMPOTENCY_TTL_MS } from './idempotency.js';
+import { deliver, heldByQuietHours, newRecord, sendResult, storeUnavailable, type Prepared, type Send } from './deliver.js';
+import { approvedReleaseClaim, scopedKey } from './claim-keys.js';
+import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease } from './schedule.js';
 import { budgetLeft } from './send-budget.js';
+import type { DeliveryRecord } from '../store/ports/deliveries.js';
 import type { PipelineDeps, SendOptions, SendResult } from './send-deps.js';
-
-/**
- * What an approved send's outbox entry carries as its call: nothing to build from. Its
- * payload is the one the person approved, on its delivery row; the key cannot be a field
- * of any channel's call.
- */
-export const APPROVED_CALL_KEY = '$approved';
-
-/** The outbox call of an approved send bound to `payloadSha256` (./held.ts enqueues it). */
-export const approvedCall = (payloadSha256: string): Record<string, unknown> => ({ [APPROVED_CALL_KEY]: payloadSha256 });
 
 /** Refusals at an approved send's release that end it: its row, still `approved`, records the refusal. */
 const REFUSED_AT_RELEASE: ReadonlySet<string> = new Set(['RECIPIENT_NOT_ALLOWED', 'RECIPIENT_OPTED_OUT', 'APPROVAL_REQUIRED']);
+
+/**
+ * Writes how an approved send's release ended onto its row when no answer waits on the write
+ * (a refusal, an abandoned release, an expiry): the answer stands whatever the store says, and
+ * a failure is one log line, `failed`.
+ */
+export async function recordReleaseOrLog(deps: Pick<PipelineDeps, 'store' | 'log'>, record: DeliveryRecord, failed: string): Promise<void> {
+  await deps.store
+    .recordRelease(record)
+    .catch((err: unknown) => deps.log.error(failed, { notificationId: record.id, error: (err as Error).message }));
+}
 
 async function refusedAtRelease<C, P>(send: Send<C, P>, prepared: Prepared<P>, err: unknown): Promise<unknown> {
   if (!(err instanceof NotifyError) || !REFUSED_AT_RELEASE.has(err.code)) return err;
   const { deps } = send;
   const failed = { ...newRecord(send, prepared), status: 'failed' as const, error_code: err.code, status_updated_at: deps.now() };
-  await deps.store
-    .recordRelease(failed)
-    .catch((e: unknown) =>
-      deps.log.error('refused approved send not recorded', { notificationId: prepared.id, error: (e as Error).message }),
-    );
+  await recordReleaseOrLog(deps, failed, 'refused approved send not recorded');
   return err;
 }
 
@@ -75,112 +74,152 @@ export async function releaseApproved(
 ): Promise<SendResult> {
   const connected = deps.channels.find((c) => c.name === entry.via);
   if (!connected) throw new Error(`no connected channel "${entry.via}"`);
-  return releaseOpened(deps, connected, release, approvedSha256).catch((err: unknown) => {
-    throw storeUnavailable(err, entry.via, deps.log) ?? err;
-  });
+  return connected
+    .open((typed) => releaseTyped(deps, typed, release, approvedSha256))
+    .catch((err: unknown) => {
+      throw storeUnavailable(err, entry.via, deps.log) ?? err;
+    });
 }
 
-async function releaseOpened(
+/** The approved send as its steps see it: the send, its row as read, and what it sends (the stored payload). */
+interface ApprovedSend<C, P> {
+  send: Send<C, P>;
+  row: DeliveryRecord;
+  prepared: Prepared<P>;
+  approvedSha256: string;
+}
+
+/** The release in order: the row, the claim, the checks as it leaves, then the dry run's record or the provider call. */
+async function releaseTyped<C, P>(
   deps: PipelineDeps,
-  connected: ConnectedChannel,
+  channel: TypedChannel<C, P>,
   release: NonNullable<SendOptions['release']>,
   approvedSha256: string,
 ): Promise<SendResult> {
-  return connected.open(async <C, P>(typed: TypedChannel<C, P>) => {
-    const via = typed.name;
-    const startedAt = deps.now();
-    const held = await deps.store.getDelivery(release.id);
-    if (!held) throw errors.notFound(`Approved notification ${release.id} has no record; nothing was sent.`, { via });
-    const recipients = held.approval?.recipients ?? [];
-    const send: Send<C, P> = {
-      deps,
-      channel: typed,
-      recipients,
-      key: held.idempotency_key ?? undefined,
-      opts: { client: held.client, release },
-    };
-    const prepared: Prepared<P> = { id: held.id, approved: undefined, startedAt, payload: held.payload as P };
-    // Not the release's own key: a send held at its release completed that key with the held answer.
-    const approvedKey = `approved:${release.id}`;
-    const claimed = await claimKey<SendResult>({
-      store: deps.store,
-      key: JSON.stringify([held.client ?? '', approvedKey]),
-      sentKey: approvedKey,
-      payloadHash: approvedSha256,
-      budgetMs: deps.config.sendBudgetMs,
-      startedAt,
-      ttlMs: IDEMPOTENCY_TTL_MS,
-      now: deps.now,
-      log: deps.log,
-      via,
-      notificationId: held.id,
-      optOut: { via, recipients },
-    });
-    if (claimed.kind === 'replay') return replayed(send, prepared, held.status, claimed.result);
-    if (claimed.kind === 'opted_out') throw await refusedAtRelease(send, prepared, errors.recipientOptedOut(claimed.recipient, via));
-    if (claimed.kind === 'abandoned') {
-      // A release died during its provider call: the row says `unknown` until a receipt settles it.
-      const err = claimed.handle.abandoned(held.id);
-      const unknown = {
-        ...newRecord(send, prepared),
-        status: 'unknown' as const,
-        error_code: 'DELIVERY_UNKNOWN',
-        status_updated_at: deps.now(),
-      };
-      await deps.store
-        .recordRelease(unknown)
-        .catch((e: unknown) =>
-          deps.log.error('abandoned approved send not recorded as unknown', { notificationId: held.id, error: (e as Error).message }),
-        );
-      await claimed.handle.keepFailure(err);
-      throw err;
-    }
-    const claim = claimed.handle;
-    let budgetLeftMs: number;
-    try {
-      if (held.status !== 'approved')
-        throw errors.invalidField(`Notification ${held.id} is ${held.status}, not approved; nothing was sent.`, { via, path: '/id' });
-      // What leaves is what was approved: the payload read here, hashed here, is the one sent.
-      if (held.approval?.payload_sha256 !== approvedSha256 || payloadSha256(held.payload) !== approvedSha256) {
-        deps.log.error('approved send not sent: its stored payload is not the one approved', { notificationId: held.id, via });
-        throw errors.approvalRequired(`Notification ${held.id}'s stored message is not the one a person approved; nothing was sent.`, {
-          via,
-        });
-      }
-      checkAllowed(typed, recipients);
-      const call = held.approval.call === undefined ? undefined : typed.parse(held.approval.call);
-      const quietEnd = quietRelease(deps, via, startedAt, held.approval.call?.urgent === true, held.client);
-      if (quietEnd !== undefined) {
-        await claim.release();
-        return heldUntil(typed, held.id, startedAt, quietEnd);
-      }
-      await deps.capGate?.charge(
-        held.client,
-        via,
-        (m) => (call === undefined ? (m === via ? 1 : undefined) : typed.capAmount(m, call, undefined)),
-        deps.now(),
-      );
-      const firstContacts = held.approval.first_contacts ?? [];
-      if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), held.client);
-      if (!typed.live) {
-        const result = sendResult(send, prepared, undefined);
-        await deps.store.recordRelease({ ...newRecord(send, prepared), status_updated_at: deps.now() });
-        await claim.complete(result);
-        return result;
-      }
-      budgetLeftMs = budgetLeft(startedAt + deps.config.sendBudgetMs, deps.now(), deps.config.sendBudgetMs, via);
-    } catch (err) {
-      await claim.release();
-      throw held.status === 'approved' ? await refusedAtRelease(send, prepared, err) : err;
-    }
-    let result: SendResult;
-    try {
-      result = await deliver(send, prepared, { budgetLeftMs, claim, write: (record) => deps.store.recordRelease(record) });
-    } catch (err) {
-      await claim.fail(err);
-      throw err;
-    }
-    await claim.complete(result);
-    return result;
+  const startedAt = deps.now();
+  const row = await deps.store.getDelivery(release.id);
+  if (!row) throw errors.notFound(`Approved notification ${release.id} has no record; nothing was sent.`, { via: channel.name });
+  const send: Send<C, P> = {
+    deps,
+    channel,
+    recipients: row.approval?.recipients ?? [],
+    key: row.idempotency_key ?? undefined,
+    opts: { client: row.client, release },
+  };
+  const approved: ApprovedSend<C, P> = {
+    send,
+    row,
+    prepared: { id: row.id, approved: undefined, startedAt, payload: row.payload as P },
+    approvedSha256,
+  };
+  const claimed = await claimApproved(approved);
+  if (claimed.kind === 'replay') return claimed.result;
+  const claim = claimed.handle;
+  let budgetLeftMs: number;
+  try {
+    const left = await leave(approved, claim);
+    if (left.kind === 'answered') return left.result;
+    budgetLeftMs = left.budgetLeftMs;
+  } catch (err) {
+    await claim.release();
+    throw row.status === 'approved' ? await refusedAtRelease(send, approved.prepared, err) : err;
+  }
+  let result: SendResult;
+  try {
+    result = await deliver(send, approved.prepared, { budgetLeftMs, claim, write: (record) => deps.store.recordRelease(record) });
+  } catch (err) {
+    await claim.fail(err);
+    throw err;
+  }
+  await claim.complete(result);
+  return result;
+}
+
+/**
+ * The release's claim, under the approved send's own key (not the release's: a send held at
+ * its release completed that key with the held answer), with the opt-out lookup riding in it.
+ * Throws for an opted-out recipient (recorded) and for a release that died during its
+ * provider call (recorded `unknown` until a receipt settles it).
+ */
+async function claimApproved<C, P>({
+  send,
+  row,
+  prepared,
+  approvedSha256,
+}: ApprovedSend<C, P>): Promise<{ kind: 'claimed'; handle: ClaimHandle<SendResult> } | { kind: 'replay'; result: SendResult }> {
+  const { deps, channel, recipients } = send;
+  const via = channel.name;
+  const name = approvedReleaseClaim(row.id);
+  const claimed = await claimKey<SendResult>({
+    store: deps.store,
+    key: scopedKey(row.client, name),
+    sentKey: name,
+    payloadHash: approvedSha256,
+    budgetMs: deps.config.sendBudgetMs,
+    startedAt: prepared.startedAt,
+    ttlMs: IDEMPOTENCY_TTL_MS,
+    now: deps.now,
+    log: deps.log,
+    via,
+    notificationId: row.id,
+    optOut: { via, recipients },
   });
+  if (claimed.kind === 'replay') return { kind: 'replay', result: await replayed(send, prepared, row.status, claimed.result) };
+  if (claimed.kind === 'opted_out') throw await refusedAtRelease(send, prepared, errors.recipientOptedOut(claimed.recipient, via));
+  if (claimed.kind === 'abandoned') {
+    const err = claimed.handle.abandoned(row.id);
+    const unknown = {
+      ...newRecord(send, prepared),
+      status: 'unknown' as const,
+      error_code: 'DELIVERY_UNKNOWN',
+      status_updated_at: deps.now(),
+    };
+    await recordReleaseOrLog(deps, unknown, 'abandoned approved send not recorded as unknown');
+    await claimed.handle.keepFailure(err);
+    throw err;
+  }
+  return { kind: 'claimed', handle: claimed.handle };
+}
+
+/**
+ * The checks as it leaves, under its claim: the row still `approved` with the very payload
+ * approved, the allowlist, quiet hours (which hold it again: the claim is freed), the caps,
+ * its first contacts recorded; then a dry run's record. `go`: the provider call is next.
+ */
+async function leave<C, P>(
+  { send, row, prepared, approvedSha256 }: ApprovedSend<C, P>,
+  claim: ClaimHandle<SendResult>,
+): Promise<{ kind: 'answered'; result: SendResult } | { kind: 'go'; budgetLeftMs: number }> {
+  const { deps, channel, recipients } = send;
+  const via = channel.name;
+  const { startedAt } = prepared;
+  if (row.status !== 'approved')
+    throw errors.invalidField(`Notification ${row.id} is ${row.status}, not approved; nothing was sent.`, { via, path: '/id' });
+  // What leaves is what was approved: the payload read here, hashed here, is the one sent.
+  if (row.approval?.payload_sha256 !== approvedSha256 || payloadSha256(row.payload) !== approvedSha256) {
+    deps.log.error('approved send not sent: its stored payload is not the one approved', { notificationId: row.id, via });
+    throw errors.approvalRequired(`Notification ${row.id}'s stored message is not the one a person approved; nothing was sent.`, { via });
+  }
+  checkAllowed(channel, recipients);
+  const call = row.approval.call === undefined ? undefined : channel.parse(row.approval.call);
+  const quietEnd = quietRelease(deps, via, startedAt, row.approval.call?.urgent === true, row.client);
+  if (quietEnd !== undefined) {
+    await claim.release();
+    return { kind: 'answered', result: heldByQuietHours(channel, row.id, startedAt, quietEnd) };
+  }
+  await deps.capGate?.charge(
+    row.client,
+    via,
+    (m) => (call === undefined ? (m === via ? 1 : undefined) : channel.capAmount(m, call, undefined)),
+    deps.now(),
+  );
+  const firstContacts = row.approval.first_contacts ?? [];
+  if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), row.client);
+  if (!channel.live) {
+    const result = sendResult(send, prepared, undefined);
+    await deps.store.recordRelease({ ...newRecord(send, prepared), status_updated_at: deps.now() });
+    await claim.complete(result);
+    return { kind: 'answered', result };
+  }
+  return { kind: 'go', budgetLeftMs: budgetLeft(startedAt + deps.config.sendBudgetMs, deps.now(), deps.config.sendBudgetMs, via) };
 }

@@ -9,7 +9,7 @@ import { FakeProvider, FakeSlack, failure, openTempStore, pipelineDeps, SLACK_EN
 import { DeliveryUnknownError, ProviderRejectedError, ProviderTransientError } from '../providers/errors.js';
 import type { SqliteStore } from '../store/sqlite/store.js';
 import type { DeliveryStatus } from '../store/types.js';
-import { decideHeld } from './held.js';
+import { decideApproval } from './decide-approval.js';
 import { releaseDue } from './outbox.js';
 import type { Caller } from './own.js';
 import { sendNotification, type PipelineDeps, type SendOptions } from './pipeline.js';
@@ -118,7 +118,7 @@ const ROWS: Row[] = [
     make: async () => {
       const d = await deps(CONSOLE);
       const { id } = await send(d, TEXT, { approval: { canAsk: false } });
-      await decideHeld(d, id, { decision: 'decline', by: 'ops', seenSha256: await shaOf(id) });
+      await decideApproval(d, id, { decision: 'decline', by: 'ops', seenSha256: await shaOf(id) });
       return id;
     },
     refused: { code: 'INVALID_FIELD', why: /it was declined/ },
@@ -129,7 +129,7 @@ const ROWS: Row[] = [
     make: async () => {
       const { id } = await send(await deps(CONSOLE), TEXT, { approval: { canAsk: false } });
       const quiet = await deps({ ...CONSOLE, NOTIFY_QUIET_HOURS: 'sms=00:00-23:59@UTC' });
-      expect(await decideHeld(quiet, id, { decision: 'approve', by: 'ops', seenSha256: await shaOf(id) })).toMatchObject({
+      expect(await decideApproval(quiet, id, { decision: 'approve', by: 'ops', seenSha256: await shaOf(id) })).toMatchObject({
         status: 'approved',
         released: { state: 'held' },
       });
@@ -188,7 +188,7 @@ describe('retracting a notification, by the state it is in', () => {
     const { id } = await send(d, TEXT, { approval: { canAsk: false } });
     const sha = await shaOf(id);
     await retractNotification(d, caller(), id);
-    expect((await failure(decideHeld(d, id, { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('INVALID_FIELD');
+    expect((await failure(decideApproval(d, id, { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('INVALID_FIELD');
     expect(sms.payloads).toEqual([]);
   });
 

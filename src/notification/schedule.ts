@@ -14,6 +14,7 @@ import type { ContactsPort } from '../store/ports/contacts.js';
 import { waitingEntry, type OutboxEntry, type OutboxPort } from '../store/ports/outbox.js';
 import { schemaHash } from '@notify-mcp/union';
 import { StoreUnavailableError } from '../store/errors.js';
+import { scheduleClaim, scopedKey } from './claim-keys.js';
 import { DEFAULT_TIME, MAX_AHEAD_MS, type SendSettings } from './settings.js';
 
 /** What a waiting send answers: a send result (./pipeline.ts) with status `scheduled` or `held`. */
@@ -122,7 +123,7 @@ export async function scheduleIfWaiting(
       due_at: releaseAt ?? sendAtMs!,
       created_at: now,
       // Scoped by client like a send's key; a scheduling's key is its own (`schedule:`), so it never replays a send's result.
-      idem_key: key === undefined ? null : JSON.stringify([opts.client ?? '', `schedule:${key}`]),
+      idem_key: key === undefined ? null : scopedKey(opts.client, scheduleClaim(key)),
       payload_hash: key === undefined ? null : schemaHash(content),
     });
     const written = await deps.store.scheduleSend(entry, opts.audit).catch((err: unknown) => {

@@ -45,8 +45,8 @@ export interface PipelineDeps {
   capGate?: CapGate;
   /** The release loop, told when this process schedules a send (./outbox.ts). */
   outbox?: { wake(dueAt: number): void };
-  /** Told of each send held for the console, once, as it is held (NOTIFY_APPROVAL_NOTIFY); must not throw. */
-  onHeld?: (held: { id: string; via: string; client: string | null; recipientClasses: string[] }) => void;
+  /** Told of each send that awaits approval in the console, once, as its row is written (NOTIFY_APPROVAL_NOTIFY); must not throw. */
+  onAwaitingApproval?: (awaiting: { id: string; via: string; client: string | null; recipientClasses: string[] }) => void;
 }
 
 export interface SendOptions {

@@ -7,7 +7,7 @@ import type { ReceiptReport } from '../channels/channel.js';
 import { silentLogger } from '../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../store/sqlite/store.js';
 import type { DeliveryRecord, DeliveryStatus, Store } from '../store/types.js';
-import { applyHeldReceipts, applyReceipt, HELD_RECEIPT_MAX_AGE_MS } from './status-receipt.js';
+import { applyEarlyReceipts, applyReceipt, EARLY_RECEIPT_MAX_AGE_MS } from './status-receipt.js';
 
 const T0 = Date.UTC(2026, 5, 1);
 let store: SqliteStore;
@@ -75,14 +75,14 @@ describe('applyReceipt', () => {
     expect(await applyReceipt(deps(), 'sms', report('SM3', 'delivered'))).toBe('held');
     const record = sms('ntf_3', 'SM3', 'sent');
     await store.writeRecord(record);
-    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
+    expect([...(await applyEarlyReceipts(deps(), record)).values()]).toEqual(['applied']);
     expect(await store.getDelivery('ntf_3')).toMatchObject({
       status: 'delivered',
       provider_status: 'delivered',
       status_updated_at: T0 + 1000,
     });
     // Taken: a second look finds nothing left to apply.
-    expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
+    expect((await applyEarlyReceipts(deps(), record)).size).toBe(0);
     expect(await leftHeld(record)).toEqual([]);
   });
 
@@ -91,7 +91,7 @@ describe('applyReceipt', () => {
     await applyReceipt(deps(), 'sms', report('SM5', 'delivered'));
     const record = sms('ntf_5', 'SM5', 'sent');
     await store.writeRecord(record);
-    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied', 'ignored']);
+    expect([...(await applyEarlyReceipts(deps(), record)).values()]).toEqual(['applied', 'ignored']);
     expect(await store.getDelivery('ntf_5')).toMatchObject({ status: 'undelivered', provider_status_code: '30003' });
   });
 
@@ -101,7 +101,7 @@ describe('applyReceipt', () => {
       holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
         // The send records and takes held receipts (none yet) just before this one is stored.
         await store.writeRecord(record);
-        expect((await applyHeldReceipts(deps(), record)).size).toBe(0);
+        expect((await applyEarlyReceipts(deps(), record)).size).toBe(0);
         return store.holdReceipt(...args);
       },
     });
@@ -129,7 +129,7 @@ describe('applyReceipt', () => {
       holdReceipt: async (...args: Parameters<Store['holdReceipt']>) => {
         const seq = await store.holdReceipt(...args);
         await store.writeRecord(record);
-        expect([...(await applyHeldReceipts(deps(counting), record)).values()]).toEqual(['applied']);
+        expect([...(await applyEarlyReceipts(deps(counting), record)).values()]).toEqual(['applied']);
         return seq;
       },
     });
@@ -142,8 +142,8 @@ describe('applyReceipt', () => {
     await applyReceipt(deps(), 'sms', report('SM8', 'delivered'));
     const record = sms('ntf_8', 'SM8', 'sent');
     await store.writeRecord(record);
-    const later = { ...deps(), now: () => T0 + 1000 + HELD_RECEIPT_MAX_AGE_MS };
-    expect((await applyHeldReceipts(later, record)).size).toBe(0);
+    const later = { ...deps(), now: () => T0 + 1000 + EARLY_RECEIPT_MAX_AGE_MS };
+    expect((await applyEarlyReceipts(later, record)).size).toBe(0);
     expect((await store.getDelivery('ntf_8'))!.status).toBe('sent');
 
     const full: Store = Object.assign(Object.create(store) as Store, { holdReceipt: async () => null });
@@ -196,7 +196,7 @@ describe('a send whose answer was lost (unknown, no provider id)', () => {
     expect(await applyReceipt(deps(), 'sms', withId('SMu2', 'sent', 'ntf_u2'))).toBe('held');
     const record = lost('ntf_u2');
     await store.writeRecord(record);
-    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
+    expect([...(await applyEarlyReceipts(deps(), record)).values()]).toEqual(['applied']);
     expect(await store.getDelivery('ntf_u2')).toMatchObject({ status: 'sent', provider_message_id: 'SMu2' });
   });
 
@@ -214,7 +214,7 @@ describe('a send whose answer was lost (unknown, no provider id)', () => {
     expect(await applyReceipt(deps(), 'sms', report('SMgenuine', 'delivered'))).toBe('held');
     const record = sms('ntf_g', 'SMgenuine', 'sent');
     await store.writeRecord(record);
-    expect([...(await applyHeldReceipts(deps(), record)).values()]).toEqual(['applied']);
+    expect([...(await applyEarlyReceipts(deps(), record)).values()]).toEqual(['applied']);
     expect((await store.getDelivery('ntf_g'))!.status).toBe('delivered');
     const replayed = sms('ntf_r', 'SMreplayed', 'sent');
     await store.writeRecord(replayed);

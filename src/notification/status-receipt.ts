@@ -2,7 +2,9 @@
  * A verified provider receipt applied to its notification: found by the provider's message
  * id (or our own, when the send's answer was lost), moved only where advance() allows, and
  * written compare-and-set, so that receipts racing across replicas never move a notification
- * backwards. A receipt that outruns its send's record is held until the record lands.
+ * backwards. A receipt that outruns its send's record (an early receipt) is kept until the
+ * record lands. (The store and the wire still call these `held`: its table, its methods, and
+ * the `held` outcome a webhook answers.)
  */
 import type { ReceiptReport } from '../channels/channel.js';
 import type { Logger } from '../core/log.js';
@@ -16,7 +18,7 @@ import type {
 } from '../store/ports/deliveries.js';
 import { advance } from './status.js';
 
-/** `held`: stored until its send's record lands. `unknown_message`: no record, and no room to hold it. */
+/** `held`: an early receipt, kept until its send's record lands. `unknown_message`: no record, and no room to keep it. */
 export type ReceiptOutcome = 'applied' | 'ignored' | 'held' | 'unknown_message';
 
 export interface ReceiptDeps {
@@ -27,20 +29,20 @@ export interface ReceiptDeps {
 
 /**
  * A record lands within a send's budget of its receipt; a day covers any clock or queue
- * delay. An older held receipt will never find its record (the send crashed before writing
+ * delay. An older early receipt will never find its record (the send crashed before writing
  * it) and is purged.
  */
-export const HELD_RECEIPT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
+export const EARLY_RECEIPT_MAX_AGE_MS = 24 * 60 * 60 * 1000;
 /**
  * Only the provider can add rows (receipts are signature-verified), and each leaves as its
  * record lands; the cap bounds the table should records stop landing.
  */
-export const HELD_RECEIPT_MAX_ROWS = 10_000;
+export const EARLY_RECEIPT_MAX_ROWS = 10_000;
 /**
- * Distinct receipts held for one message: a message has a handful of statuses (Twilio: about
+ * Distinct early receipts kept for one message: a message has a handful of statuses (Twilio: about
  * ten), and a replayed callback is the row it repeats, so one message cannot take the table.
  */
-export const HELD_RECEIPTS_PER_MESSAGE = 16;
+export const EARLY_RECEIPTS_PER_MESSAGE = 16;
 /** Compare-and-set rounds before giving up (each lost round means another receipt moved it). */
 const ROUNDS = 5;
 
@@ -66,11 +68,11 @@ async function findTarget(deps: ReceiptDeps, via: string, report: ReceiptReport)
 
 /**
  * A receipt can outrun its send's record: the provider's callback may arrive before its own
- * API answer does, and the record is written only after that answer. Such a receipt is held
+ * API answer does, and the record is written only after that answer. Such an early receipt is kept
  * in the store (answered 200 all the same: the provider does not resend a 200) and applied
- * when the record lands (applyHeldReceipts, called by the send). Both sides write first and
+ * when the record lands (applyEarlyReceipts, called by the send). Both sides write first and
  * look second, so whichever comes last sees the other: none is lost, and the store hands
- * each held receipt to one taker only, so none is applied twice.
+ * each early receipt to one taker only, so none is applied twice.
  */
 export async function applyReceipt(deps: ReceiptDeps, via: string, report: ReceiptReport): Promise<ReceiptOutcome> {
   const fields = fieldsOf(via, report);
@@ -87,32 +89,32 @@ export async function applyReceipt(deps: ReceiptDeps, via: string, report: Recei
       provider_status_code: report.code,
       received_at: now,
     },
-    { now, maxAgeMs: HELD_RECEIPT_MAX_AGE_MS, maxRows: HELD_RECEIPT_MAX_ROWS, maxPerMessage: HELD_RECEIPTS_PER_MESSAGE },
+    { now, maxAgeMs: EARLY_RECEIPT_MAX_AGE_MS, maxRows: EARLY_RECEIPT_MAX_ROWS, maxPerMessage: EARLY_RECEIPTS_PER_MESSAGE },
   );
   if (seq === null) {
     deps.log.warn('receipt for no recorded message dropped: too many receipts held', {
       ...fields,
-      maxRows: HELD_RECEIPT_MAX_ROWS,
-      maxPerMessage: HELD_RECEIPTS_PER_MESSAGE,
+      maxRows: EARLY_RECEIPT_MAX_ROWS,
+      maxPerMessage: EARLY_RECEIPTS_PER_MESSAGE,
     });
     return 'unknown_message';
   }
   deps.log.info('receipt held until its send is recorded', fields);
-  // The record may have landed since the lookup, its send having taken the held receipts
+  // The record may have landed since the lookup, its send having taken the early receipts
   // before this one was stored: look once more, now that this one is stored.
   const recorded = await findTarget(deps, via, report);
   if (!recorded) return 'held';
-  return (await applyHeldReceipts(deps, recorded)).get(seq) ?? 'held';
+  return (await applyEarlyReceipts(deps, recorded)).get(seq) ?? 'held';
 }
 
 /**
- * Applies, oldest first, the receipts held for `delivery` (just recorded, or just found) and
- * deletes them, in one store transaction. Its outcome per held receipt (by sequence number).
- * Call it only once the delivery is recorded: a held receipt taken is never held again.
+ * Applies, oldest first, the early receipts kept for `delivery` (just recorded, or just found)
+ * and deletes them, in one store transaction. Its outcome per early receipt (by sequence
+ * number). Call it only once the delivery is recorded: an early receipt taken is never kept again.
  */
-export async function applyHeldReceipts(deps: ReceiptDeps, delivery: DeliveryRecord): Promise<Map<number, ReceiptOutcome>> {
+export async function applyEarlyReceipts(deps: ReceiptDeps, delivery: DeliveryRecord): Promise<Map<number, ReceiptOutcome>> {
   const now = deps.now();
-  const settled = await deps.store.settleHeldReceipts(delivery, (current, held) => foldHeld(current, held, now));
+  const settled = await deps.store.settleHeldReceipts(delivery, (current, early) => foldEarly(current, early, now));
   const outcomes = new Map<number, ReceiptOutcome>();
   if (!settled) return outcomes;
   const log = deps.log.child({ notificationId: delivery.id });
@@ -131,7 +133,7 @@ export async function applyHeldReceipts(deps: ReceiptDeps, delivery: DeliveryRec
   return outcomes;
 }
 
-interface HeldOutcome {
+interface EarlyOutcome {
   receipt: TakenReceipt;
   outcome: 'applied' | 'ignored';
   from: DeliveryStatus;
@@ -139,14 +141,14 @@ interface HeldOutcome {
   reason?: string;
 }
 
-/** Held receipts folded into `delivery`, oldest first, each judged from where the one before left it. Pure. */
-function foldHeld(delivery: DeliveryRecord, held: readonly TakenReceipt[], now: number): HeldReceiptSettlement<HeldOutcome[]> {
-  const oldest = now - HELD_RECEIPT_MAX_AGE_MS;
-  const outcomes: HeldOutcome[] = [];
+/** Early receipts folded into `delivery`, oldest first, each judged from where the one before left it. Pure. */
+function foldEarly(delivery: DeliveryRecord, early: readonly TakenReceipt[], now: number): HeldReceiptSettlement<EarlyOutcome[]> {
+  const oldest = now - EARLY_RECEIPT_MAX_AGE_MS;
+  const outcomes: EarlyOutcome[] = [];
   let status = delivery.status;
   let providerId = delivery.provider_message_id;
   let last: TakenReceipt | undefined;
-  for (const h of held) {
+  for (const h of early) {
     // Past its age it counts as purged (it may belong to an earlier message with a reused id).
     if (h.received_at <= oldest) continue;
     if (providerId !== null && h.provider_message_id !== providerId) {

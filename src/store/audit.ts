@@ -23,6 +23,7 @@ import type {
 } from './types.js';
 
 export type { AuditActor, AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
+import { storedCall } from './sql/outbox.js';
 
 export const GENESIS = '0'.repeat(64);
 /** The kind of the entry a prune appends. */
@@ -205,7 +206,7 @@ function scheduleEntry(e: OutboxEntry, ctx: AuditContext | undefined): AuditInpu
   const digest = digestOf({
     id: e.id,
     via: e.via,
-    call: e.call,
+    call: storedCall(e),
     state: e.state,
     send_at: e.send_at,
     due_at: e.due_at,

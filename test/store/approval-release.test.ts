@@ -16,7 +16,7 @@ import type { NotifyError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { Config } from '../../src/config/config.js';
 import { editNotificationTool } from '../../src/mcp/tools/edit-notification.js';
-import { decideHeld } from '../../src/notification/held.js';
+import { decideApproval } from '../../src/notification/decide-approval.js';
 import { editNotification } from '../../src/notification/edit.js';
 import { releaseDue } from '../../src/notification/outbox.js';
 import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
@@ -62,7 +62,7 @@ async function scenario(open: () => Promise<Store>): Promise<void> {
     expect(held.status).toBe('pending_approval');
     const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
 
-    const decided = await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    const decided = await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
     expect(decided).toMatchObject({
       status: 'approved',
       released: undefined,
@@ -106,7 +106,7 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
       { client: 'bot' },
     );
     const sha = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
-    expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
+    expect((await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
 
     const other = await deps(storeB);
     // The handler reaches channels through ctx.deps; the list given here only names them in the output schema.
@@ -132,11 +132,11 @@ async function editedAfterApproval(open: () => Promise<Store>): Promise<void> {
     const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
     // The approval of the first draft no longer sends anything, and the old hash decides nothing.
     expect(await releaseDue(other)).toEqual([]);
-    await expect(decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({
+    await expect(decideApproval(other, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).rejects.toMatchObject({
       code: 'APPROVAL_REQUIRED',
     });
     expect(mine()).toHaveLength(0);
-    const again = await decideHeld(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
+    const again = await decideApproval(other, held.id, { decision: 'approve', by: 'ops', seenSha256: asked.approval!.payload_sha256 });
     expect(again).toMatchObject({ released: { state: 'released' }, record: { status: 'sent' } });
     expect(mine()).toHaveLength(1);
     expect(mine()[0]!.raw).toContain('second draft');
@@ -159,7 +159,7 @@ async function editedWhileReleasing(open: () => Promise<Store>): Promise<void> {
       { client: 'bot' },
     );
     const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
-    await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha });
     const claim = await store.claimDue(Date.now(), { limit: 1, owner: 'other-replica', leaseMs: 60_000, graceMs: 60_000, id: held.id });
     expect(claim.due.map((e) => e.id)).toEqual([held.id]);
     const err = await editNotification(
@@ -210,7 +210,7 @@ async function recordAfterCut(open: () => Promise<Store>): Promise<void> {
     const d = await deps(cutFor(store, ['recordRelease'], () => cuts-- > 0));
     const subject = `cut ${Math.random().toString(16).slice(2)}`;
     const { id, sha } = await approvedHeld(d, store, subject);
-    await decideHeld(d, id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    await decideApproval(d, id, { decision: 'approve', by: 'ops', seenSha256: sha });
     expect(smtp.received.filter((m) => m.raw.includes(subject))).toHaveLength(1);
     await vi.waitFor(async () => expect((await store.getDelivery(id))!.status).toBe('sent'), { timeout: 5000, interval: 100 });
     expect(cuts).toBe(-1);
@@ -230,7 +230,7 @@ async function recordAfterTakeover(open: () => Promise<Store>): Promise<void> {
     );
     const subject = `lost ${Math.random().toString(16).slice(2)}`;
     const { id, sha } = await approvedHeld(d, store, subject);
-    await decideHeld(d, id, { decision: 'approve', by: 'ops', seenSha256: sha });
+    await decideApproval(d, id, { decision: 'approve', by: 'ops', seenSha256: sha });
     const mine = () => smtp.received.filter((m) => m.raw.includes(subject));
     expect(mine()).toHaveLength(1);
     expect((await store.getDelivery(id))!.status).toBe('approved');

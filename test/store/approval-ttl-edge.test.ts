@@ -16,9 +16,9 @@ import { connectChannels } from '../../src/channels/connect.js';
 import { loadConfig } from '../../src/config/config.js';
 import { NotifyError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
-import { ApprovalNeeded, type ApprovalRound } from '../../src/notification/approval.js';
+import { isApprovalAsk, type ApprovalRound } from '../../src/notification/approval.js';
 import { IDEMPOTENCY_TTL_MS } from '../../src/notification/idempotency.js';
-import { sendNotification, type PipelineDeps, type SendResult } from '../../src/notification/pipeline.js';
+import { sendNotification, sendOrAsk, type PipelineDeps, type SendResult } from '../../src/notification/pipeline.js';
 import type { Provider } from '../../src/providers/types.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
@@ -98,7 +98,7 @@ describe('an approved key at its expiry', () => {
             now: () => (ticking ? t++ : t),
           };
           const send = (call: Record<string, unknown>, approval: ApprovalRound) =>
-            sendNotification(deps, 'sms', call, { client: 'bot', approval });
+            sendOrAsk(deps, 'sms', call, { client: 'bot', approval });
 
           const outcomes: Record<string, number> = {};
           for (let edge = 0; edge < EDGES; edge++) {
@@ -106,12 +106,9 @@ describe('an approved key at its expiry', () => {
             // A person approves the send under its key, at T0 (the clock stands still).
             ticking = false;
             t = T0;
-            const asked = await send(call, { canAsk: true }).then(
-              () => undefined,
-              (e: unknown) => e,
-            );
-            expect(asked).toBeInstanceOf(ApprovalNeeded);
-            const grant = (asked as ApprovalNeeded).request.grant;
+            const asked = await send(call, { canAsk: true });
+            if (!isApprovalAsk(asked)) throw new Error(`edge ${edge}: not asked`);
+            const grant = asked.request.grant;
             const approved = await send(call, { canAsk: true, previous: { grant, answer: 'accept' } });
             expect(approved).toMatchObject({ id: grant.id, status: 'sent' });
 
@@ -121,7 +118,7 @@ describe('an approved key at its expiry', () => {
             ticking = true;
             const results = await Promise.all(
               Array.from({ length: CALLS }, () =>
-                send(call, { canAsk: false }).then(
+                sendNotification(deps, 'sms', call, { client: 'bot' }).then(
                   (r: SendResult) => (r.replayed === true && r.id === grant.id ? 'replayed' : `sent ${r.id}`),
                   (e: unknown) => (e instanceof NotifyError ? e.code : String(e)),
                 ),

@@ -16,7 +16,7 @@ import { loadConfig, type Config } from '../../src/config/config.js';
 import { silentLogger } from '../../src/core/log.js';
 import { editNotificationTool } from '../../src/mcp/tools/edit-notification.js';
 import { payloadSha256 } from '../../src/notification/approval.js';
-import { decideHeld } from '../../src/notification/held.js';
+import { decideApproval } from '../../src/notification/decide-approval.js';
 import { releaseDue } from '../../src/notification/outbox.js';
 import { sendNotification, type PipelineDeps } from '../../src/notification/pipeline.js';
 import type { Provider } from '../../src/providers/types.js';
@@ -92,7 +92,7 @@ async function editBetweenReadAndWrite(open: () => Promise<Store>): Promise<void
       provider,
     );
 
-    await expect(decideHeld(operator, held.id, { decision: 'approve', by: 'ops', seenSha256: seen })).rejects.toMatchObject({
+    await expect(decideApproval(operator, held.id, { decision: 'approve', by: 'ops', seenSha256: seen })).rejects.toMatchObject({
       code: 'APPROVAL_REQUIRED',
     });
     expect(provider.sent).toEqual([]);
@@ -120,7 +120,7 @@ async function raceTrials(open: () => Promise<Store>, trials: number): Promise<v
       const held = await sendNotification(agent, 'slack', { ...SEND, text: `Deploy ${t} is done.` }, { client: 'bot' });
       const seen = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
       const [decided] = await Promise.allSettled([
-        decideHeld(operator, held.id, { decision: 'approve', by: 'ops', seenSha256: seen }),
+        decideApproval(operator, held.id, { decision: 'approve', by: 'ops', seenSha256: seen }),
         edit(held.id, `${EVIL} (${t})`),
       ]);
       await releaseDue(operator);
@@ -180,7 +180,7 @@ describe('what a person approved, and only that, leaves', () => {
       const dying = await deps(diesBeforeRelease(storeA), provider);
       const held = await sendNotification(dying, 'slack', SEND, { client: 'bot' });
       const seen = (await storeA.getDelivery(held.id))!.approval!.payload_sha256;
-      expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: seen })).record.status).toBe('approved');
+      expect((await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: seen })).record.status).toBe('approved');
       // The row's payload changes behind every rule's back (a bug, or a hand on the database).
       const db = new Database(file);
       db.prepare('UPDATE deliveries SET payload = ? WHERE id = ?').run(JSON.stringify({ channel: 'C0123ABCD', text: EVIL }), held.id);

@@ -9,7 +9,7 @@ import { loadConfig } from '../../config/config.js';
 import { NotifyError } from '../../core/errors.js';
 import { silentLogger } from '../../core/log.js';
 import { openSqliteStore, type SqliteStore } from '../../store/sqlite/store.js';
-import type { ObjectToolSpec, ToolContext } from '../tool-kit.js';
+import { AskFirst, type ObjectToolSpec, type ToolContext } from '../tool-kit.js';
 import { errorResult } from '../tool-result.js';
 import { activeBanners, parseAudienceParam } from '../../banners/feed.js';
 import { dismissBanner } from './dismiss-banner.js';
@@ -29,13 +29,16 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'notify-banners-'));
   store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
   clock = T0;
+  const config = loadConfig({ NOTIFY_DATA_DIR: dir });
+  const now = () => clock;
   ctx = {
     store,
-    config: loadConfig({ NOTIFY_DATA_DIR: dir }),
+    config,
     log: silentLogger,
     client: 'test',
-    now: () => clock,
+    now,
     signal: new AbortController().signal,
+    deps: { config, store, channels: [], log: silentLogger, now },
   };
 });
 afterEach(async () => {
@@ -45,7 +48,9 @@ afterEach(async () => {
 
 /** Parses like the server does (strict zod), then runs the handler. */
 async function call<S extends ObjectToolSpec>(spec: S, args: unknown): Promise<Record<string, unknown>> {
-  return spec.handler(spec.input.parse(args), ctx);
+  const answer = await spec.handler(spec.input.parse(args), ctx);
+  if (answer instanceof AskFirst) throw new Error(`${spec.name} asked a person`);
+  return answer;
 }
 
 async function failure(p: Promise<unknown>): Promise<NotifyError> {

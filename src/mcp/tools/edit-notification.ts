@@ -4,8 +4,9 @@
  */
 import { z } from 'zod';
 import type { ConfiguredChannel } from '../../channels/channel.js';
+import { isApprovalAsk } from '../../notification/approval.js';
 import { editNotification } from '../../notification/edit.js';
-import { callerOf, type ObjectToolSpec } from '../tool-kit.js';
+import { AskFirst, callerOf, type ObjectToolSpec } from '../tool-kit.js';
 import { withErrorShape } from '../tool-result.js';
 
 const input = z
@@ -41,8 +42,9 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
       required: ['id', 'via', 'status', 'edited_at'],
     }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: true },
-    handler: async (args, ctx) => ({
-      ...(await editNotification(ctx.deps!, callerOf(ctx), args.id, { text: args.text, blocks: args.blocks })),
-    }),
+    async handler(args, ctx) {
+      const answer = await editNotification(ctx.deps, callerOf(ctx), args.id, { text: args.text, blocks: args.blocks });
+      return isApprovalAsk(answer) ? new AskFirst(answer.request) : { ...answer };
+    },
   };
 }

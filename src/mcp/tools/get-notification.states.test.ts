@@ -42,8 +42,17 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 /** get_notification as `client` (an operator's token when `operator`) calls it; the answer checked against the tool's output schema. */
 async function read(d: Deps, id: string, client: string | null = 'bot', operator = false): Promise<Record<string, unknown>> {
   const tool = getNotificationTool(d.config.channels);
-  const ctx = { store, config: d.config, log: silentLogger, client, operator, now: () => clock, signal: new AbortController().signal };
-  const out = await tool.handler({ id }, ctx);
+  const ctx = {
+    store,
+    config: d.config,
+    log: silentLogger,
+    client,
+    operator,
+    now: () => clock,
+    signal: new AbortController().signal,
+    deps: d,
+  };
+  const out = (await tool.handler({ id }, ctx)) as Record<string, unknown>;
   const validate = addFormats(new Ajv({ allErrors: true })).compile(tool.outputSchema);
   expect(validate(out), JSON.stringify(validate.errors)).toBe(true);
   return out;

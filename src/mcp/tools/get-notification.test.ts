@@ -21,13 +21,15 @@ let ctx: ToolContext;
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'notify-get-'));
   store = await openSqliteStore({ file: join(dir, 'notify.db'), log: silentLogger });
+  const config = loadConfig({ NOTIFY_DATA_DIR: dir });
   ctx = {
     store,
-    config: loadConfig({ NOTIFY_DATA_DIR: dir }),
+    config,
     log: silentLogger,
     client: 'bot',
     now: () => T0,
     signal: new AbortController().signal,
+    deps: { config, store, channels: [], log: silentLogger, now: () => T0 },
   };
 });
 afterEach(async () => {

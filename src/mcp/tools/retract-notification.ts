@@ -28,6 +28,6 @@ export function retractNotificationTool(channels: readonly ConfiguredChannel[]):
       required: ['id', 'via', 'status', 'retracted_at'],
     }),
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    handler: async (args, ctx) => ({ ...(await retractNotification(ctx.deps!, callerOf(ctx), args.id)) }),
+    handler: async (args, ctx) => ({ ...(await retractNotification(ctx.deps, callerOf(ctx), args.id)) }),
   };
 }

@@ -9,8 +9,8 @@ import type { SendDeps, ToolContext, ToolEntry } from '../tool-kit.js';
 import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-result.js';
 import type { ProfileTool, UnionDef, UnionProfile } from '@notify-mcp/union';
 import { canonicalJson, profileTools, validateUnionCall } from '@notify-mcp/union';
-import { ApprovalNeeded } from '../../notification/approval.js';
-import { sendNotification } from '../../notification/pipeline.js';
+import { isApprovalAsk } from '../../notification/approval.js';
+import { sendOrAsk } from '../../notification/pipeline.js';
 
 export type { SendDeps } from '../tool-kit.js';
 
@@ -103,7 +103,7 @@ export async function callSendTool(
   const checked = validateUnionCall(def, tool.binding, args);
   if (!checked.ok) return invalidResult(checked, def.discriminator);
   try {
-    const result = await sendNotification(deps, checked.variant, checked.value, {
+    const answer = await sendOrAsk(deps, checked.variant, checked.value, {
       client: ctx.client,
       tool: tool.name,
       ...(ctx.signal ? { signal: ctx.signal } : {}),
@@ -113,11 +113,15 @@ export async function callSendTool(
             void ctx.progress!(attempt, undefined, `attempt ${attempt} failed (${reason}); retrying in ${delayMs} ms`).catch(() => {})
         : undefined,
     });
+    // A question only comes to a client that can ask (ctx.approval.round.canAsk).
+    if (isApprovalAsk(answer)) {
+      if (!ctx.approval) throw new Error(`${tool.name} asked a person without an approval round`);
+      return await ctx.approval.ask(answer.request);
+    }
+    const result = answer;
     const sentMeans = result.status === 'sent' ? deps.config.channels.find((c) => c.name === result.via)?.channel.sentMeans : undefined;
     return okResult(sentMeans === undefined ? { ...result } : { ...result, sent_means: sentMeans });
   } catch (err) {
-    // Only thrown when the client can ask (ctx.approval.round.canAsk).
-    if (err instanceof ApprovalNeeded && ctx.approval) return ctx.approval.ask(err.request);
     if (err instanceof NotifyError && POLICY_REFUSALS.has(err.code)) {
       ctx.log.warn('send refused', {
         code: err.code,

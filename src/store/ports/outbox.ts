@@ -49,12 +49,14 @@ export interface OutboxEntry {
   payload_hash: string | null;
   /** When a release of it first met a congested provider and was held for a backoff; null while none has. */
   congested_since: number | null;
+  /** A send a person approved in the console: the payload hash they approved. Its release sends its row's payload; `call` is empty. */
+  approved_sha256?: string;
 }
 
 /** A new waiting entry: what it is and when it is due, not yet claimed, without a key unless given. */
 export function waitingEntry(
   e: Pick<OutboxEntry, 'id' | 'via' | 'client' | 'call' | 'state' | 'send_at' | 'due_at' | 'created_at'> &
-    Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash'>>,
+    Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash' | 'approved_sha256'>>,
 ): OutboxEntry {
   return {
     idem_key: null,

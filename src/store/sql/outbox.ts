@@ -24,18 +24,37 @@ export const OUTBOX_COLUMNS = [
   'congested_since',
 ] as const;
 
+/**
+ * How an approved send's entry keeps its hash: in the call column, under a key no channel's
+ * call can have, so the table needs no column of its own. Read back as `approved_sha256`.
+ */
+const APPROVED_KEY = '$approved';
+
+/** The call column's value of entry `e`: its call, or an approved send's hash. */
+export function storedCall(e: Pick<OutboxEntry, 'call' | 'approved_sha256'>): Record<string, unknown> {
+  return e.approved_sha256 === undefined ? e.call : { [APPROVED_KEY]: e.approved_sha256 };
+}
+
 export function outboxValues(e: OutboxEntry): unknown[] {
   return OUTBOX_COLUMNS.map((c) =>
-    c === 'call' || c === 'outcome' ? (e[c] === null || e[c] === undefined ? null : JSON.stringify(e[c])) : e[c],
+    c === 'call'
+      ? JSON.stringify(storedCall(e))
+      : c === 'outcome'
+        ? e[c] === null || e[c] === undefined
+          ? null
+          : JSON.stringify(e[c])
+        : e[c],
   );
 }
 
 export function outboxFromRow(r: Row): OutboxEntry {
+  const call = JSON.parse(r.call as string) as Record<string, unknown>;
+  const approved = call[APPROVED_KEY];
   return {
     id: r.id as string,
     via: r.via as string,
     client: (r.client as string | null) ?? null,
-    call: JSON.parse(r.call as string) as Record<string, unknown>,
+    ...(typeof approved === 'string' ? { call: {}, approved_sha256: approved } : { call }),
     state: r.state as OutboxState,
     send_at: numOrNull(r.send_at),
     due_at: num(r.due_at),

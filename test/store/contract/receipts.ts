@@ -2,7 +2,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveryRecord, HeldReceipt, Store } from '../../../src/store/types.js';
 import { silentLogger } from '../../../src/core/log.js';
-import { applyHeldReceipts, applyReceipt } from '../../../src/notification/status-receipt.js';
+import { applyEarlyReceipts, applyReceipt } from '../../../src/notification/status-receipt.js';
 import { delivery, HOUR, T0, type StoreHandle } from './fixtures.js';
 
 export function receiptsContract(open: () => StoreHandle): void {
@@ -166,7 +166,7 @@ export function receiptsContract(open: () => StoreHandle): void {
             });
             const land = async () => {
               await other.writeRecord(record);
-              for (const outcome of (await applyHeldReceipts(deps(other), record)).values()) count(outcome);
+              for (const outcome of (await applyEarlyReceipts(deps(other), record)).values()) count(outcome);
             };
             const report = { providerMessageId: `SMr${i}`, event: 'sent' as const, providerStatus: 'sent', code: null };
             if (i % 4 === 0) {

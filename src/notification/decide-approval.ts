@@ -1,5 +1,5 @@
 /**
- * A person's decision on a send held for the operator console (NOTIFY_APPROVAL_MODE=console):
+ * A person's decision on a send awaiting approval in the operator console (NOTIFY_APPROVAL_MODE=console):
  * approve, decline, or the clock's expiry. The decision is bound to the payload hash the
  * person was shown, goes through the one transition table (./status.ts), and is a
  * compare-and-set in the store, so of two people or replicas deciding one send exactly one
@@ -13,11 +13,10 @@ import { waitingEntry, type OutboxEntry } from '../store/ports/outbox.js';
 import { DEFAULT_APPROVAL_TTL_MS } from './approval.js';
 import { releaseNow, type Released } from './outbox.js';
 import type { PipelineDeps } from './pipeline.js';
-import { approvedCall } from './release-approved.js';
 import { decide } from './status.js';
 
 /** Who decides, and what they saw: the payload hash the page showed them, and their reason. */
-export interface HeldDecision {
+export interface ApprovalDecision {
   decision: 'approve' | 'decline';
   /** The operator token's client. */
   by: string;
@@ -26,28 +25,28 @@ export interface HeldDecision {
   reason?: string;
 }
 
-export type HeldOutcome =
+export type ApprovalDecided =
   | { status: 'declined'; record: DeliveryRecord }
   /** `released`: how this process's release of it ended; undefined when another process (or a later pass) sends it. */
   | { status: 'approved'; record: DeliveryRecord; released: Released | undefined };
 
-/** How long a held send waits: its own expires_at, else the configured TTL from its creation. */
+/** How long a send awaits approval: its own expires_at, else the configured TTL from its creation. */
 function expiresAt(deps: PipelineDeps, held: DeliveryRecord): number {
   return held.approval?.expires_at ?? held.created_at + (deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS);
 }
 
-/** Ends every held send whose time has come (`expired`, from created_at + TTL on, as decideHeld counts); how many. */
-export function expireHeld(deps: PipelineDeps): Promise<number> {
+/** Ends every send awaiting approval whose time has come (`expired`, from created_at + TTL on, as decideApproval counts); how many. */
+export function expireAwaitingApproval(deps: PipelineDeps): Promise<number> {
   const now = deps.now();
   return deps.store.expirePending(now - (deps.config.approval.ttlMs ?? DEFAULT_APPROVAL_TTL_MS) + 1, now);
 }
 
 /**
- * Decides held send `id`. NOT_FOUND when there is none; a send no longer waiting (decided,
+ * Decides send `id`, awaiting approval. NOT_FOUND when there is none; a send no longer waiting (decided,
  * expired, never held) is INVALID_FIELD naming its state; a hash other than the payload's is
  * APPROVAL_REQUIRED (the person must look again). Nothing is sent on any refusal.
  */
-export async function decideHeld(deps: PipelineDeps, id: string, d: HeldDecision): Promise<HeldOutcome> {
+export async function decideApproval(deps: PipelineDeps, id: string, d: ApprovalDecision): Promise<ApprovalDecided> {
   const held = await deps.store.getDelivery(id);
   if (!held) throw errors.notFound(`No notification has id ${id}.`, { path: '/id' });
   const now = deps.now();
@@ -122,7 +121,9 @@ function approvedEntry(held: DeliveryRecord, now: number): OutboxEntry {
     id: held.id,
     via: held.via,
     client: held.client,
-    call: approvedCall(held.approval!.payload_sha256),
+    // Nothing to build from: its payload is the one the person approved, on its delivery row.
+    call: {},
+    approved_sha256: held.approval!.payload_sha256,
     state: 'scheduled',
     send_at: null,
     due_at: now,

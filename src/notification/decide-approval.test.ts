@@ -9,10 +9,10 @@ import { FakeProvider, failure as refusal, openTempStore, pipelineDeps, SMS_ENV 
 import type { Config } from '../config/config.js';
 import type { NotifyError } from '../core/errors.js';
 import type { SqliteStore } from '../store/sqlite/store.js';
-import { ApprovalNeeded, payloadSha256 } from './approval.js';
-import { decideHeld, expireHeld } from './held.js';
+import { isApprovalAsk, payloadSha256 } from './approval.js';
+import { decideApproval, expireAwaitingApproval } from './decide-approval.js';
 import { releaseDue } from './outbox.js';
-import { sendNotification, type PipelineDeps } from './pipeline.js';
+import { sendNotification, sendOrAsk, type PipelineDeps, type SendResult } from './pipeline.js';
 
 let store: SqliteStore;
 let provider: FakeProvider;
@@ -32,8 +32,14 @@ const deps = (
   });
 
 const SMS = { via: 'sms', to: '+14155550123', body: 'Disk full' };
-const send = (d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean) =>
-  sendNotification(d, 'sms', call, { client: 'bot', approval: { canAsk } });
+const ask = (d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean) =>
+  sendOrAsk(d, 'sms', call, { client: 'bot', approval: { canAsk } });
+/** A send whose answer is not a question. */
+async function send(d: PipelineDeps, call: Record<string, unknown>, canAsk: boolean): Promise<SendResult> {
+  const answer = await ask(d, call, canAsk);
+  if (isApprovalAsk(answer)) throw new Error('a person was asked');
+  return answer;
+}
 
 beforeEach(async () => {
   store = await openTempStore('held');
@@ -57,9 +63,9 @@ describe('sends held for the console', () => {
     }
     const hybrid = await deps('ask-then-console');
     expect((await send(hybrid, SMS, false)).status).toBe('pending_approval');
-    await expect(send(hybrid, SMS, true)).rejects.toBeInstanceOf(ApprovalNeeded);
-    const ask = await deps('ask');
-    expect((await refusal(send(ask, SMS, false))).code).toBe('APPROVAL_REQUIRED');
+    expect(await ask(hybrid, SMS, true)).toMatchObject({ kind: 'ask' });
+    const askMode = await deps('ask');
+    expect((await refusal(send(askMode, SMS, false))).code).toBe('APPROVAL_REQUIRED');
     expect(provider.payloads).toEqual([]);
   });
 
@@ -70,7 +76,7 @@ describe('sends held for the console', () => {
     const sha = row.approval!.payload_sha256;
     expect(sha).toBe(payloadSha256(row.payload));
     clock += 1_000;
-    const decided = await decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha, reason: 'on call knows' });
+    const decided = await decideApproval(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha, reason: 'on call knows' });
     expect(decided.status).toBe('approved');
     expect(provider.payloads).toEqual([row.payload]);
     expect((await store.getDelivery(held.id))!).toMatchObject({
@@ -80,7 +86,7 @@ describe('sends held for the console', () => {
       approval: { outcome: 'approved', decided_by: 'ops', decided_at: clock, reason: 'on call knows', payload_sha256: sha },
     });
     for (const decision of ['approve', 'decline'] as const) {
-      const again = await refusal(decideHeld(d, held.id, { decision, by: 'ops', seenSha256: sha }));
+      const again = await refusal(decideApproval(d, held.id, { decision, by: 'ops', seenSha256: sha }));
       expect(again.code).toBe('INVALID_FIELD');
       expect(again.message).toContain('it is sent, not waiting for approval');
     }
@@ -92,8 +98,8 @@ describe('sends held for the console', () => {
     const held = await send(d, SMS, false);
     const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
     const both = await Promise.allSettled([
-      decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha }),
-      decideHeld(d, held.id, { decision: 'approve', by: 'lead', seenSha256: sha }),
+      decideApproval(d, held.id, { decision: 'approve', by: 'ops', seenSha256: sha }),
+      decideApproval(d, held.id, { decision: 'approve', by: 'lead', seenSha256: sha }),
     ]);
     expect(both.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     expect(provider.payloads).toHaveLength(1);
@@ -102,17 +108,19 @@ describe('sends held for the console', () => {
   it("refuses a decision on a hash other than the stored payload's, and a decline sends nothing", async () => {
     const d = await deps('console');
     const held = await send(d, SMS, false);
-    const stale = await refusal(decideHeld(d, held.id, { decision: 'approve', by: 'ops', seenSha256: '0'.repeat(64) }));
+    const stale = await refusal(decideApproval(d, held.id, { decision: 'approve', by: 'ops', seenSha256: '0'.repeat(64) }));
     expect(stale.code).toBe('APPROVAL_REQUIRED');
     expect((await store.getDelivery(held.id))!.status).toBe('pending_approval');
     const sha = (await store.getDelivery(held.id))!.approval!.payload_sha256;
-    expect((await decideHeld(d, held.id, { decision: 'decline', by: 'ops', seenSha256: sha, reason: 'not now' })).status).toBe('declined');
+    expect((await decideApproval(d, held.id, { decision: 'decline', by: 'ops', seenSha256: sha, reason: 'not now' })).status).toBe(
+      'declined',
+    );
     expect((await store.getDelivery(held.id))!).toMatchObject({
       status: 'declined',
       approval: { outcome: 'declined', decided_by: 'ops', reason: 'not now' },
     });
     expect(provider.payloads).toEqual([]);
-    expect((await refusal(decideHeld(d, 'ntf_nope', { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('NOT_FOUND');
+    expect((await refusal(decideApproval(d, 'ntf_nope', { decision: 'approve', by: 'ops', seenSha256: sha }))).code).toBe('NOT_FOUND');
   });
 
   it("checks opt-outs and the client's rate limit again at the approval, and sends nothing when either refuses", async () => {
@@ -120,8 +128,10 @@ describe('sends held for the console', () => {
     const first = await send(d, SMS, false);
     const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
     const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
-    expect((await decideHeld(d, first.id, { decision: 'approve', by: 'ops', seenSha256: await sha(first.id) })).status).toBe('approved');
-    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe(
+    expect((await decideApproval(d, first.id, { decision: 'approve', by: 'ops', seenSha256: await sha(first.id) })).status).toBe(
+      'approved',
+    );
+    expect((await refusal(decideApproval(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe(
       'RATE_LIMITED',
     );
     await store.addOptOut('sms', '+14155550123', clock);
@@ -129,7 +139,7 @@ describe('sends held for the console', () => {
     const third = await send(d, { ...SMS, body: 'Disk fullest' }, false).catch((e: unknown) => e);
     // A new send to an opted-out number is refused before it is held; the one already held is refused at its approval.
     expect((third as NotifyError).code).toBe('RECIPIENT_OPTED_OUT');
-    expect((await refusal(decideHeld(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe(
+    expect((await refusal(decideApproval(d, second.id, { decision: 'approve', by: 'ops', seenSha256: await sha(second.id) }))).code).toBe(
       'RECIPIENT_OPTED_OUT',
     );
     expect((await store.getDelivery(second.id))!.status).toBe('pending_approval');
@@ -142,10 +152,10 @@ describe('sends held for the console', () => {
     const second = await send(d, { ...SMS, body: 'Disk fuller' }, false);
     const sha = (await store.getDelivery(first.id))!.approval!.payload_sha256;
     clock += 60_000;
-    const late = await refusal(decideHeld(d, first.id, { decision: 'approve', by: 'ops', seenSha256: sha }));
+    const late = await refusal(decideApproval(d, first.id, { decision: 'approve', by: 'ops', seenSha256: sha }));
     expect(late.message).toContain('expired');
     expect((await store.getDelivery(first.id))!).toMatchObject({ status: 'expired', approval: { outcome: 'expired' } });
-    expect(await expireHeld(d)).toBe(1);
+    expect(await expireAwaitingApproval(d)).toBe(1);
     expect((await store.getDelivery(second.id))!.status).toBe('expired');
     expect(provider.payloads).toEqual([]);
   });
@@ -168,7 +178,7 @@ describe('sends held for the console', () => {
     ];
     const sha = async (id: string) => (await store.getDelivery(id))!.approval!.payload_sha256;
     const approve = async (dd: PipelineDeps, id: string) =>
-      decideHeld(dd, id, { decision: 'approve', by: 'ops', seenSha256: await sha(id) });
+      decideApproval(dd, id, { decision: 'approve', by: 'ops', seenSha256: await sha(id) });
 
     // The server restarted with the number taken off the allowlist: the approval cannot send it.
     const narrowed = await deps('console', { NOTIFY_SMS_ALLOW: '+44', NOTIFY_APPROVAL_TTL_S: '86400' });
@@ -205,7 +215,7 @@ describe('sends held for the console', () => {
       ...d,
       store: Object.assign(Object.create(store) as SqliteStore, { claimDue: async () => Promise.reject(new Error('process died')) }),
     };
-    expect((await decideHeld(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
+    expect((await decideApproval(dying, held.id, { decision: 'approve', by: 'ops', seenSha256: sha })).record.status).toBe('approved');
     clock += 61_000;
     expect(await releaseDue(d)).toEqual([{ id: held.id, state: 'expired' }]);
     expect((await store.getDelivery(held.id))!.status).toBe('expired');
@@ -223,7 +233,7 @@ describe('sends held for the console', () => {
     expect(held).toMatchObject({ status: 'pending_approval', approval: { outcome: 'pending', reasons: ['sms'] } });
     expect(await store.findDeliveries({ limit: 10 })).toHaveLength(1);
     expect(provider.payloads).toEqual([]);
-    const decided = await decideHeld(d, scheduled.id, { decision: 'approve', by: 'ops', seenSha256: held.approval!.payload_sha256 });
+    const decided = await decideApproval(d, scheduled.id, { decision: 'approve', by: 'ops', seenSha256: held.approval!.payload_sha256 });
     expect(decided).toMatchObject({
       status: 'approved',
       released: { id: scheduled.id, state: 'released' },
