@@ -1,13 +1,16 @@
 /**
  * Live-send overhead: one live send through notify-mcp over stdio (SDK client, end to end)
  * against the same send made by the provider's library alone, to the same local peer:
- * nodemailer to smtp-server, the twilio client to a fake Twilio, WebClient to a fake Slack.
+ * nodemailer to smtp-server, the twilio client to a fake Twilio, WebClient to a fake Slack,
+ * fetch to a webhook receiver (a signed standard target: issue 38 asks for no more overhead
+ * over fetch than the Slack row has over WebClient).
  * The provider's round trip is the floor; the row is the ratio and the difference at p50.
  * The peers run in a process of their own (bench/lib/peers.mjs), as a provider is remote to
  * both sides; both sides are warmed the same way, over connections they keep (nodemailer's
  * pool, the HTTP agents' keep-alive), as notify-mcp's providers do.
  */
 import { spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +19,7 @@ import { ROOT, connectStdio, serverEnv, tempDir } from './lib/servers.mjs';
 import { quantile } from './lib/stats.mjs';
 
 const SID = 'AC' + '1'.repeat(32);
+const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 /** The three peers in their own process (bench/lib/peers.mjs): their origins, and a close. */
 async function startPeers() {
@@ -51,6 +55,10 @@ export async function benchLiveSend({ calls = 200, warmup = 50, runs = 3 } = {})
     SLACK_BOT_TOKEN: 'xoxb-bench',
     SLACK_API_URL: peers.slack,
     NOTIFY_SLACK_ALLOW: 'C0123ABCD',
+    NOTIFY_WEBHOOKS: `alerts=standard:${peers.webhook}/hook`,
+    NOTIFY_WEBHOOK_SECRET_ALERTS: WHSEC,
+    NOTIFY_WEBHOOK_PRIVATE_HOSTS: '127.0.0.1',
+    NOTIFY_WEBHOOK_ALLOW: 'alerts',
   });
   const notify = await connectStdio('notify', env, 'legacy');
 
@@ -78,6 +86,21 @@ export async function benchLiveSend({ calls = 200, warmup = 50, runs = 3 } = {})
       name: 'slack (WebClient to a fake Slack)',
       viaNotify: () => notify.client.callTool({ name: 'send_notification', arguments: { via: 'slack', channel: 'C0123ABCD', text: 'Deploy finished' } }),
       viaLibrary: () => web.chat.postMessage({ channel: 'C0123ABCD', text: 'Deploy finished' }),
+    },
+    {
+      name: 'webhook (a signed standard post; fetch to a receiver)',
+      viaNotify: () => notify.client.callTool({ name: 'send_notification', arguments: { via: 'webhook', target: 'alerts', text: 'Deploy finished' } }),
+      viaLibrary: async (i) => {
+        const body = JSON.stringify({ type: 'notification', id: `ntf_${i}`, title: null, text: 'Deploy finished', fields: [] });
+        const timestamp = String(Math.floor(Date.now() / 1000));
+        const signature = createHmac('sha256', Buffer.from(WHSEC.slice(6), 'base64')).update(`ntf_${i}.${timestamp}.${body}`).digest('base64');
+        const res = await fetch(`${peers.webhook}/hook`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'webhook-id': `ntf_${i}`, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` },
+          body,
+        });
+        await res.arrayBuffer();
+      },
     },
   ];
   const rows = [];
@@ -114,7 +137,7 @@ export async function benchLiveSend({ calls = 200, warmup = 50, runs = 3 } = {})
   return rows;
 }
 
-// `node bench/live-send.mjs` (after `npm run build`): the three rows.
+// `node bench/live-send.mjs` (after `npm run build`): the four rows.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const quick = process.argv.includes('--quick');
   for (const r of await benchLiveSend(quick ? { calls: 50, warmup: 20, runs: 1 } : {})) {

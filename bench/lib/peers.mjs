@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The providers' stand-ins for the live-send bench, in a process of their own: smtp-server,
- * a fake Twilio and a fake Slack (JSON answers). Apart from the bench process because a real
+ * a fake Twilio, a fake Slack (JSON answers) and a webhook receiver. Apart from the bench process because a real
  * provider is: with the peers inside the bench, the library's send never left its process
  * while notify-mcp's crossed to the bench and back, so a loaded machine's wake-ups landed on
  * one side only. Prints one JSON line of origins, then serves until its stdin closes.
@@ -29,6 +29,7 @@ let n = 0;
 const smtpPort = await smtpPeer();
 const twilio = await fakeJson(() => ({ sid: `SM${String(++n).padStart(32, '0')}`, status: 'queued' }));
 const slack = await fakeJson(() => ({ ok: true, channel: 'C0123ABCD', ts: `1712345678.${String(++n).padStart(6, '0')}` }));
-process.stdout.write(`${JSON.stringify({ smtpPort, twilio, slack })}\n`);
+const webhook = await fakeJson(() => ({}));
+process.stdout.write(`${JSON.stringify({ smtpPort, twilio, slack, webhook })}\n`);
 process.stdin.resume();
 process.stdin.on('end', () => process.exit(0));

@@ -106,7 +106,7 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   name: V;
   /** How a sentence names it: `email`, `SMS`, `Slack`. */
   label: string;
-  /** Every environment variable settings() reads besides the allowlist's (.env.example lists them). */
+  /** Every environment variable settings() reads besides the allowlist's (.env.example lists them); `PREFIX_*`: a family. */
   variables: readonly K[];
   /** Reads the settings; a value it cannot use is a ConfigError that says what to set. */
   settings(env: Env<K>): S;

@@ -9,8 +9,9 @@ import type { CallOfChannel, Channel } from './channel.js';
 import { email } from './email/index.js';
 import { slack } from './slack/index.js';
 import { sms } from './sms/index.js';
+import { webhook } from './webhook/index.js';
 
-export const CHANNELS = [email, sms, slack] as const satisfies readonly Channel[];
+export const CHANNELS = [email, sms, slack, webhook] as const satisfies readonly Channel[];
 
 /** The name of a built-in channel: the `via` of its calls. */
 export type Via = (typeof CHANNELS)[number]['name'];

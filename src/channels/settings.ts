@@ -10,6 +10,8 @@ export interface ChannelSettings {
    * (email attachments), and the variable that sets it: the caps grow with it, and say so.
    */
   readonly largerCalls?: { readonly bytes: number; readonly variable: string };
+  /** False: nothing to offer under these settings (webhook without a target), so loadConfig leaves it out of every schema. */
+  readonly offered?: boolean;
 }
 
 /** Settings of a live channel: what createProvider receives. */
@@ -19,9 +21,8 @@ export function isLive<S extends ChannelSettings>(settings: S): settings is Live
   return settings.live;
 }
 
-/** The variables `declared`, and no other, out of `env`. */
+/** The variables `declared`, and no other, out of `env`; a declared `PREFIX_*` brings every variable with that prefix. */
 export function only<K extends string>(env: Env, declared: readonly K[]): Env<K> {
-  const seen: { [P in K]?: string } = {};
-  for (const name of declared) seen[name] = env[name];
-  return seen;
+  const wanted = (key: string) => declared.some((d) => (d.endsWith('*') ? key.startsWith(d.slice(0, -1)) : key === d));
+  return Object.fromEntries(Object.entries(env).filter(([key]) => wanted(key))) as Env<K>;
 }

@@ -10,7 +10,9 @@ const channel = (config: Config, name: string) => config.channels.find((c) => c.
 describe('loadConfig', () => {
   it('runs every channel in dry-run with nothing set', () => {
     const c = loadConfig({ HOME: '/home/u' });
-    expect(c.channels.map((ch) => [ch.name, ch.live])).toEqual(CHANNELS.map((ch) => [ch.name, false]));
+    expect(c.channels.map((ch) => [ch.name, ch.live])).toEqual(
+      CHANNELS.filter((ch) => ch.name !== 'webhook').map((ch) => [ch.name, false]),
+    );
     expect(c.dataDir).toBe('/home/u/.local/share/notify-mcp');
     expect(loadConfig({ XDG_DATA_HOME: '/x' }).dataDir).toBe('/x/notify-mcp');
     expect(c.defaultProfile).toBe('flat');

@@ -38,7 +38,7 @@ export interface Config {
   /** Requests in flight at once per provider (SMTP server, Twilio, Slack); more wait in order. */
   providerConcurrency: number;
   logLevel: 'debug' | 'info' | 'warn' | 'error';
-  /** Every channel of the list loadConfig was given, configured, in its order. */
+  /** Every channel of the list loadConfig was given that its settings offer (webhook: a target is named), configured, in its order. */
   channels: readonly ConfiguredChannel[];
   /**
    * The largest message a transport takes (an HTTP body, a stdio line): BASE_MESSAGE_BYTES, grown by what a
@@ -163,7 +163,7 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
-  const configured = channels.map((c) => c.configure(env));
+  const configured = channels.map((c) => c.configure(env)).filter((c) => c.settings.offered !== false);
   const notify = approvalNotify(
     env.NOTIFY_APPROVAL_NOTIFY,
     () => publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'),

@@ -14,9 +14,15 @@ const read = (f: string) => readFileSync(join(ROOT, f), 'utf8');
 const configVars = new Set(
   [...read('src/config/config.ts').matchAll(/env\.([A-Z][A-Z0-9_]+)|env, '([A-Z][A-Z0-9_]+)'/g)].map((m) => m[1] ?? m[2]!),
 );
-// A channel module reads only the variables it declares (settings() is given no others).
-for (const channel of CHANNELS) for (const v of [...channel.variables, channel.allowlist.variable]) configVars.add(v);
 const exampleVars = new Set([...read('.env.example').matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!));
+// A channel module reads only the variables it declares (settings() is given no others); a
+// family (NOTIFY_WEBHOOK_SECRET_*) is shown in .env.example by one example of its own.
+for (const channel of CHANNELS)
+  for (const v of [...channel.variables, channel.allowlist.variable]) {
+    const family = v.endsWith('*') ? [...exampleVars].filter((e) => e.startsWith(v.slice(0, -1))) : [v];
+    expect(family.length, `${v} in .env.example`).toBe(1);
+    for (const name of family) configVars.add(name);
+  }
 const PLATFORM = new Set(['HOME', 'XDG_DATA_HOME']);
 
 const DESIGN_VARS = [

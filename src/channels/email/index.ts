@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { ConfigError, positiveInt } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { emailMatcher } from './allowlist.js';
+import { smtpRelays } from './relays.js';
 import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
 import { mailBoundary } from './boundary.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
@@ -63,11 +64,15 @@ export const email = defineChannel({
       largerCalls: { bytes: attachmentWireBytes(attachments.maxAttachmentBytes), variable: 'NOTIFY_EMAIL_MAX_ATTACHMENT_BYTES' },
     };
     if (!smtpUrl) return { live: false, ...common };
-    if (!/^smtps?:\/\/[^/]/.test(smtpUrl)) {
-      throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL, e.g. smtps://user:pass@smtp.example.com:465');
+    // One relay, or several in the order they are tried (./failover.ts).
+    const smtpUrls = smtpRelays(smtpUrl);
+    if (smtpUrls.length === 0 || smtpUrls.some((u) => !/^smtps?:\/\/[^/]/.test(u))) {
+      throw new ConfigError(
+        'SMTP_URL must be an smtp:// or smtps:// URL, or several separated by commas, e.g. smtps://user:pass@smtp.example.com:465',
+      );
     }
     if (!env.EMAIL_FROM) throw new ConfigError('SMTP_URL is set but EMAIL_FROM is not: set the sender address');
-    return { live: true, ...common, smtpUrl };
+    return { live: true, ...common, smtpUrls };
   },
 
   allowlist: { variable: 'NOTIFY_EMAIL_ALLOW', matcher: emailMatcher },
@@ -120,7 +125,13 @@ export const email = defineChannel({
 
   async check(settings, _allow, ctx) {
     const { checkSmtp } = await import('./check.js');
-    return checkSmtp(settings.smtpUrl, ctx, settings.sender.address);
+    const { relayName } = await import('./relays.js');
+    const each = await Promise.all(settings.smtpUrls.map((url) => checkSmtp(url, ctx, settings.sender.address)));
+    // Several relays: each line says which one it checked.
+    if (each.length === 1) return each[0]!;
+    return each.flatMap((checks, i) =>
+      checks.map((c) => ({ ...c, name: `${c.name} (relay ${i + 1}, ${relayName(settings.smtpUrls[i]!)})` })),
+    );
   },
 
   // The text part was derived from the old HTML, or given for it: derived again from the new one.
@@ -176,13 +187,18 @@ export const email = defineChannel({
 
   async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
     const { createSmtpProvider } = await import('./smtp.js');
-    return createSmtpProvider({
-      url: settings.smtpUrl,
-      pool: true,
-      timeoutsMs: { connection: 10_000, greeting: 10_000, socket: requestTimeoutMs },
-      maxConcurrent,
-      log,
-    });
+    const relay = (url: string) =>
+      createSmtpProvider({
+        url,
+        pool: true,
+        timeoutsMs: { connection: 10_000, greeting: 10_000, socket: requestTimeoutMs },
+        maxConcurrent,
+        log,
+      });
+    if (settings.smtpUrls.length === 1) return relay(settings.smtpUrls[0]!);
+    const { failoverProvider } = await import('./failover.js');
+    const relays = await Promise.all(settings.smtpUrls.map(async (url) => ({ url, provider: await relay(url) })));
+    return failoverProvider(relays, log);
   },
 
   sentMeans: 'The SMTP relay accepted the mail; that is not delivery, and no later receipt comes, so email never shows delivered.',

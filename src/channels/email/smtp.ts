@@ -42,6 +42,9 @@ export interface SmtpProviderOptions {
   log: Logger;
 }
 
+/** Errors of sends whose whole message reached the server: after one, no other relay may be tried (./failover.ts). */
+export const handedOverErrors = new WeakSet<ProviderError>();
+
 /** The sendMail option (a plain key: nodemailer copies own string keys into mail.data) our stream stage reports to. */
 const HANDED_OVER = 'notifyHandedOver';
 
@@ -202,6 +205,7 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
         return info.response ? { providerMessageId: id, providerStatus: info.response.slice(0, 200) } : { providerMessageId: id };
       } catch (err) {
         const mapped = classifySmtpError(ctx.signal.aborted && !hasReply(err) ? (ctx.signal.reason ?? err) : err, handedOver);
+        if (handedOver) handedOverErrors.add(mapped);
         log.debug('smtp send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;
       }

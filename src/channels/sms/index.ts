@@ -66,7 +66,9 @@ export const sms = defineChannel({
 
   settings(env) {
     const common = {
-      from: env.TWILIO_FROM || undefined,
+      /** The sender each message names; `senders` holds it and those tried after it (./senders.ts). */
+      from: list(env.TWILIO_FROM ?? '')[0],
+      senders: list(env.TWILIO_FROM ?? ''),
       messagingServiceSid: env.TWILIO_MESSAGING_SERVICE_SID || undefined,
       apiUrl: loopbackOrigin(env, 'TWILIO_API_URL'),
       /** How many segments a body may take. */
@@ -154,7 +156,14 @@ export const sms = defineChannel({
 
   async check(settings, _allow, ctx) {
     const { checkTwilio } = await import('./check.js');
-    return checkTwilio(settings, ctx);
+    const checks = await checkTwilio(settings, ctx);
+    if (settings.messagingServiceSid || settings.senders.length < 2) return checks;
+    // The senders tried after the first (./senders.ts): each its own line, the account checked once.
+    const more = await Promise.all(settings.senders.slice(1).map((from) => checkTwilio({ ...settings, from }, ctx)));
+    return [
+      ...checks,
+      ...more.flatMap((lines, i) => lines.filter((c) => c.name === 'sms sender').map((c) => ({ ...c, name: `sms sender ${i + 2}` }))),
+    ];
   },
 
   editWaiting: (call, change) => ({ ...call, body: change.text }),
@@ -179,7 +188,7 @@ export const sms = defineChannel({
 
   async createProvider(settings, { log, maxConcurrent, requestTimeoutMs }) {
     const { createTwilioProvider } = await import('./twilio.js');
-    return createTwilioProvider({
+    const provider = await createTwilioProvider({
       accountSid: settings.accountSid,
       authToken: settings.authToken,
       apiUrl: settings.apiUrl,
@@ -187,6 +196,9 @@ export const sms = defineChannel({
       maxConcurrent,
       log,
     });
+    if (settings.senders.length < 2) return provider;
+    const { senderFailover } = await import('./senders.js');
+    return senderFailover(provider, settings.senders, log);
   },
 
   examples: [

@@ -51,7 +51,7 @@ export async function serveWebhook(
     }
     throw err;
   }
-  const log = deps.log.child({ webhook: name, via: channel.name });
+  const log = deps.log.child({ hook: name, via: channel.name });
   // Before the signature: such a callback is refused whoever signed it, and nothing of it is read further.
   const field = unstorableField(new URLSearchParams(body));
   if (field) return refuseUnstorable(res, log, field);

@@ -8,6 +8,6 @@ import type { Route } from './route.js';
 export function webhookRoute(deps: ReceiptDeps & { channels: readonly ConfiguredChannel[]; log: Logger }): Route {
   return (req, res, url) => {
     const hook = WEBHOOK_ROUTE.exec(url.pathname);
-    return hook ? { name: 'webhook', serve: () => serveWebhook(req, res, url, hook[1]!, deps) } : undefined;
+    return hook ? { name: 'webhooks', serve: () => serveWebhook(req, res, url, hook[1]!, deps) } : undefined;
   };
 }

@@ -1,0 +1,115 @@
+/**
+ * Twilio sender failover (issue 38): TWILIO_FROM lists senders in order; the SMS channel's
+ * provider moves to the next only on a Twilio error that belongs to the sender (21606: this
+ * From cannot send there), never on one that belongs to the recipient (21211) or a 5xx. A
+ * fake Twilio Messages endpoint on loopback, reached through the twilio client.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/config.js';
+import { silentLogger } from '../../src/core/log.js';
+import { sendWithRetry } from '../../src/providers/retry.js';
+import type { Provider } from '../../src/providers/types.js';
+import type { SmsPayload } from '../../src/channels/sms/twilio.js';
+
+const CANNOT_SEND = '+15005550001';
+const GOOD = '+15005550006';
+const BAD_RECIPIENT = '+15005550009';
+
+let origin: string;
+let close: () => Promise<void>;
+const froms: string[] = [];
+
+beforeAll(async () => {
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c));
+    req.on('end', () => {
+      const form = Object.fromEntries(new URLSearchParams(body));
+      froms.push(form.From ?? '');
+      const reply = (status: number, json: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(json));
+      };
+      if (form.To === BAD_RECIPIENT) return reply(400, { code: 21211, message: "Invalid 'To' Phone Number", status: 400 });
+      if (form.From === CANNOT_SEND)
+        return reply(400, {
+          code: 21606,
+          message: "The 'From' phone number provided is not a valid message-capable Twilio phone number",
+          status: 400,
+        });
+      reply(201, { sid: `SM${'0'.repeat(32)}`, status: 'queued', from: form.From, to: form.To });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  close = () => new Promise<void>((resolve) => server.close(() => resolve()));
+});
+afterAll(() => close());
+beforeEach(() => {
+  froms.length = 0;
+});
+
+async function smsProvider(senders: string[]) {
+  const config = loadConfig({
+    NOTIFY_DATA_DIR: '/nonexistent',
+    TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
+    TWILIO_AUTH_TOKEN: 'token',
+    TWILIO_FROM: senders.join(','),
+    TWILIO_API_URL: origin,
+    NOTIFY_SMS_ALLOW: '*',
+  });
+  const connected = await config.channels
+    .find((c) => c.name === 'sms')!
+    .connect({ log: silentLogger, maxConcurrent: 2, requestTimeoutMs: 2_000 });
+  return { provider: connected.open((c) => c.provider as unknown as Provider<SmsPayload>), close: () => connected.close() };
+}
+
+const send = (provider: Provider<SmsPayload>, to: string) =>
+  sendWithRetry(
+    provider,
+    { To: to, Body: 'Disk full', From: CANNOT_SEND },
+    { notificationId: 'ntf_1', budgetMs: 3_000, log: silentLogger, maxAttempts: 1 },
+  );
+
+describe('Twilio sender failover', () => {
+  it('moves to the next sender when Twilio refuses the first for a reason of its own (21606)', async () => {
+    const sms = await smsProvider([CANNOT_SEND, GOOD]);
+    try {
+      const result = await send(sms.provider, '+14155550123');
+      expect(froms).toEqual([CANNOT_SEND, GOOD]);
+      expect(result.receipt.providerStatus).toContain(`(from ${GOOD})`);
+    } finally {
+      await sms.close();
+    }
+  });
+
+  it('does not move on a refusal that belongs to the recipient (21211): the same from any sender', async () => {
+    const sms = await smsProvider([CANNOT_SEND, GOOD]);
+    try {
+      const err = await send(sms.provider, BAD_RECIPIENT).then(
+        () => undefined,
+        (e: unknown) => e as Error & { code: string },
+      );
+      expect(err?.code).toBe('PROVIDER_REJECTED');
+      expect(froms).toEqual([CANNOT_SEND]);
+    } finally {
+      await sms.close();
+    }
+  });
+
+  it('with one sender, a sender refusal is the answer', async () => {
+    const sms = await smsProvider([CANNOT_SEND]);
+    try {
+      const err = await send(sms.provider, '+14155550123').then(
+        () => undefined,
+        (e: unknown) => e as Error & { code: string },
+      );
+      expect(err?.code).toBe('PROVIDER_REJECTED');
+      expect(froms).toEqual([CANNOT_SEND]);
+    } finally {
+      await sms.close();
+    }
+  });
+});
