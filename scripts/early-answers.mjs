@@ -16,7 +16,6 @@ import { writeFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
-import { CHANNELS } from '../dist/channels/registry.js';
 import { loadConfig } from '../dist/config/config.js';
 import { silentLogger } from '../dist/core/log.js';
 import { createServer } from '../dist/mcp/server.js';
@@ -25,7 +24,9 @@ const OUT = new URL('../dist/early-answers.json', import.meta.url);
 const MODERN = '2026-07-28';
 const CLIENT = { name: 'notify-mcp-build', version: '0' };
 // `store` is only a key here: the banner hub is keyed by it and reads it on a request, never on these.
-const app = { config: loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' }), channels: CHANNELS.map((c) => ({ name: c.name })), store: {}, log: silentLogger };
+const config = loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' });
+// The channels the default configuration offers (a webhook channel only with targets), as the server's App has them.
+const app = { config, channels: config.channels.map((c) => ({ name: c.name })), store: {}, log: silentLogger };
 
 /** Writes each request, in order, to a fresh stdio connection and returns the answers by id. */
 async function ask(requests) {
