@@ -95,7 +95,7 @@ export function listBody(rows: readonly ListRow[], f: ListFilters, channels: rea
       const client = (r ?? e)!.client;
       return html`<tr>
         <td data-label="Time">${time((r ?? e)!.created_at)}</td>
-        <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(row.id)}">${row.id}</a></td>
+        <td data-label="Notification" class="id"><a href="/console/notifications/${encodeURIComponent(row.id)}">${row.id}</a></td>
         <td data-label="What">${what ?? html`<span class="muted">—</span>`}</td>
         <td data-label="Channel">${(r ?? e)!.via}</td>
         <td data-label="Client">${client ?? html`<span class="muted">—</span>`}</td>

@@ -28,6 +28,8 @@ h1 { font-size: 1.5rem; margin: 8px 0 16px; }
 h2 { font-size: 1.15rem; margin: 24px 0 8px; }
 /* A hash or an id is one long word: it wraps anywhere rather than widen the page on a phone. */
 code, h1 { overflow-wrap: anywhere; }
+/* Ids in a fixed-width face: every id is as wide as every other, so a list's columns do not move with the digits drawn. */
+td.id { font-family: ui-monospace, 'DejaVu Sans Mono', monospace; font-size: .85rem; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 16px; margin: 0 0 16px; }
 .card > h2:first-child { margin-top: 0; }

@@ -18,7 +18,7 @@ export function waitingBody(entries: readonly OutboxEntry[], csrf: string): Html
     ${entries.map(
       (e) => html`<tr>
         <td data-label="Due">${time(e.due_at)}</td>
-        <td data-label="Notification"><a href="/console/notifications/${encodeURIComponent(e.id)}">${e.id}</a></td>
+        <td data-label="Notification" class="id"><a href="/console/notifications/${encodeURIComponent(e.id)}">${e.id}</a></td>
         <td data-label="What">${callSummary(e.call) ?? '—'}</td>
         <td data-label="Channel">${e.via}</td>
         <td data-label="Client">${e.client ?? '—'}</td>
