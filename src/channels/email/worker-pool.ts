@@ -198,8 +198,10 @@ export class WorkerPool<Request, Reply> {
       }
       // Past its backstop while the worker starts, the job gives up (busy, not its fault);
       // the worker goes on starting, for the next one.
+      // A late timer is no verdict: a ready message already waiting is read first, and the job starts instead.
       job.timer = setTimeout(() => {
-        if (slot.job !== job) return;
+        this.drain(slot);
+        if (slot.job !== job || slot.cpuMs) return;
         slot.job = undefined;
         this.settle(job, new WorkerTimeoutError(false, job.limits.wallMs, 'wait'));
         this.pump();

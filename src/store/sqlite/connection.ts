@@ -89,18 +89,36 @@ export function openDriver(Driver: typeof Database, file: string, options: Datab
   }
 }
 
+/**
+ * A pragma at open, tried again while another process holds the file: a replica starting
+ * beside one that is switching the file to WAL gets SQLITE_BUSY from `journal_mode` at once,
+ * without SQLite's busy timeout. Synchronous (the store is not open yet), for at most `timeoutMs`.
+ */
+function openPragma(db: Database.Database, text: string, timeoutMs: number): unknown {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return db.pragma(text, { simple: true });
+    } catch (err) {
+      if (!/^SQLITE_BUSY/.test(String((err as { code?: unknown }).code)) || Date.now() >= until) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 25);
+    }
+  }
+}
+
 /** The database file opened in WAL mode and migrated; `Driver` is better-sqlite3's Database, imported when a store is opened. */
 export function openDatabase(opts: SqliteStoreOptions, Driver: typeof Database): Database.Database {
   mkdirSync(dirname(opts.file), { recursive: true });
   const db = openDriver(Driver, opts.file, { timeout: opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS });
   try {
-    db.pragma(`busy_timeout = ${Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS)}`);
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    const timeoutMs = Math.trunc(opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS);
+    db.pragma(`busy_timeout = ${timeoutMs}`);
+    const mode = openPragma(db, 'journal_mode = WAL', timeoutMs);
     if (String(mode).toLowerCase() !== 'wal') throw new StoreError(`could not put ${opts.file} in WAL mode (got ${String(mode)})`);
     // NORMAL under WAL: a commit survives a process crash (SIGKILL included); a power loss
     // may undo the last commits. FULL would fsync every delivery record, most of what a
     // dry-run send costs.
-    db.pragma('synchronous = NORMAL');
+    openPragma(db, 'synchronous = NORMAL', timeoutMs);
     migrate(db, opts.log);
   } catch (err) {
     db.close();
