@@ -106,7 +106,7 @@ describe('console: scheduled and held', () => {
     const sent = await agent.callTool({ name: 'send_notification', arguments: { via: 'sms', to: '+14155550123', body: 'Right now' } });
     const now = (sent.structuredContent as { id: string }).id;
     const ids = (body: string) =>
-      [...body.matchAll(/<td data-label="Notification"><a href="\/console\/notifications\/([^"]+)">/g)].map((m) => m[1]!);
+      [...body.matchAll(/<td data-label="Notification" class="id"><a href="\/console\/notifications\/([^"]+)">/g)].map((m) => m[1]!);
     const all = ids((await raw(`${http.url}/console`, { headers: auth })).body);
     expect(all.slice(0, 3)).toEqual([now, gone, later]);
     const scheduled = await raw(`${http.url}/console?status=scheduled`, { headers: auth });
