@@ -27,14 +27,15 @@ export const ROUND = { ask: 40, escalate: 15, webhook: 70 };
  * have no field coming, and their limit is today's cost rounded up, so any growth is seen.
  */
 export const TOOL_BUDGETS = {
-  send_notification: { now: 725, room: { ask: ROUND.ask, escalate: ROUND.escalate, webhook: ROUND.webhook } },
-  send_email: { now: 390, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
-  send_sms: { now: 250, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
-  send_slack: { now: 340, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_notification: { now: 720, room: { ask: ROUND.ask, escalate: ROUND.escalate, webhook: ROUND.webhook } },
+  send_email: { now: 330, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_sms: { now: 225, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_slack: { now: 295, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_webhook: { now: 170, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
   get_notification: { now: 105 },
-  edit_notification: { now: 165 },
+  edit_notification: { now: 150 },
   retract_notification: { now: 85 },
-  show_banner: { now: 225 },
+  show_banner: { now: 215 },
   dismiss_banner: { now: 85 },
   list_banners: { now: 95 },
 };
@@ -42,12 +43,12 @@ export const TOOL_BUDGETS = {
 /**
  * Per profile, the whole tools/list. flat and per-channel carry the issue's limits (1,600 and
  * 2,000 with every field of the round); nested and oneOf have none, and are reported, not
- * guarded. per-channel's room is ask and escalate on its three send tools; the webhook branch
- * would be a fourth send tool there, for which the 2,000 leaves less than a send tool costs.
+ * guarded. per-channel's room is send_webhook (its tool: 165 tokens with two targets) and ask
+ * and escalate on its four send tools.
  */
 export const LIST_BUDGETS = {
-  flat: { now: 1475, room: { ...ROUND } },
-  'per-channel': { now: 1835, room: { ask: 3 * ROUND.ask, escalate: 3 * ROUND.escalate } },
+  flat: { now: 1445, room: { ...ROUND } },
+  'per-channel': { now: 1570, room: { webhook: ROUND.webhook + 100, ask: 4 * ROUND.ask, escalate: 4 * ROUND.escalate } },
 };
 
 export const roomOf = (budget) => Object.values(budget.room ?? {}).reduce((n, t) => n + t, 0);

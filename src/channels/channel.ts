@@ -21,12 +21,9 @@ export const idempotencyKey = z.string().min(1).max(128).optional();
 
 /**
  * Every branch takes them too: when to send (RFC 3339, Z or an offset; how far ahead is the
- * pipeline's to bound), and whether it may pass quiet hours. The example is a Z time: some clients
- * (mcp-use) turn date-time into a pattern that takes only Z. */
-export const sendAt = z.iso
-  .datetime({ offset: true })
-  .optional()
-  .meta({ description: 'RFC 3339, ≤30 days ahead', examples: ['2026-07-01T09:00:00Z'] });
+ * pipeline's to bound), and whether it may pass quiet hours. The words ask for a Z time: some
+ * clients (mcp-use) turn date-time into a pattern that takes only Z; offsets stay accepted. */
+export const sendAt = z.iso.datetime({ offset: true }).optional().meta({ description: 'UTC (Z), ≤30 days ahead' });
 export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours if allowed' });
 
 /** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`, `send_at`, `urgent`; closed. */

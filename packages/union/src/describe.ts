@@ -147,8 +147,19 @@ function commonSentence(def: UnionDef, words: boolean): string {
   return `Every ${def.options.variantNoun} takes ${parts.filter(Boolean).join(' and ')}.`;
 }
 
-/** Description of one variant's own tool (the `per-<variantNoun>` profile). */
+/**
+ * Description of one variant's own tool (the `per-<variantNoun>` profile). Its input schema is
+ * the variant's own, which states every generated limit (and, folded, every example), so only
+ * the hand-written limits, which no schema keyword holds, are said here.
+ */
 export function describeVariant(def: UnionDef, variant: Variant): string {
-  const takes = fieldsSentence(def, variant);
-  return [variant.meta.description, `${takes[0]!.toUpperCase()}${takes.slice(1)}.`, def.options.outro].filter(Boolean).join(' ');
+  return [variant.meta.description, handWrittenLimits(variant), def.options.outro].filter(Boolean).join(' ');
+}
+
+/** `attachments: PDF or image; 2 MiB in all.`, or a whole-variant phrase as it is given. */
+function handWrittenLimits(variant: Variant): string {
+  const given = variant.meta.limits;
+  if (typeof given === 'string') return `${given[0]!.toUpperCase()}${given.slice(1)}.`;
+  const said = variant.fields.filter((f) => given !== undefined && Object.hasOwn(given, f)).map((f) => `${f}: ${given![f]}`);
+  return said.length ? `${said.join('; ')}.` : '';
 }

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { defineUnion, describeUnion, describeVariant, UnionDefinitionError, validateUnionCall, type UnionOptions } from './index.js';
+import {
+  defineUnion,
+  describeUnion,
+  describeVariant,
+  profileTools,
+  UnionDefinitionError,
+  validateUnionCall,
+  type UnionOptions,
+} from './index.js';
 import { formatNumber, limitsOf } from './limits.js';
 import { toJsonSchema } from './json-schema.js';
 
@@ -60,7 +68,9 @@ describe('limits generated from the zod checks', () => {
     );
     expect(describeUnion(def)).toContain('short: takes text (at most 160 characters). A short update.');
     expect(describeUnion(def)).toContain('long: takes text; optional tags (at most 3 items).');
-    expect(describeVariant(def, def.variants[0]!)).toBe('A short update. Takes text (at most 160 characters).');
+    // The variant's own tool states it in its schema, so its description does not repeat it.
+    expect(describeVariant(def, def.variants[0]!)).toBe('A short update.');
+    expect(profileTools(def, 'per-board')[0]!.inputSchema.properties).toMatchObject({ text: { maxLength: 160 } });
     const r = validateUnionCall(def, {}, { board: 'short', text: 'hi', tags: [] });
     expect(!r.ok && r.issues[0].message).toBe('Drop tags, or set board to long: short takes text (at most 160 characters) only.');
   });

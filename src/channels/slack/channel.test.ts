@@ -25,7 +25,7 @@ describe('slack channel: broadcast mentions', () => {
         catalog['per-channel'].tools.find((t) => t.name === 'send_slack')!.description,
       ];
     };
-    for (const text of describe({})) expect(text).toContain('Broadcasts (<!channel>, <!here>, @channel, user groups) are posted inert');
+    for (const text of describe({})) expect(text).toContain('Broadcasts (<!channel>, <!here>, @channel, user groups) post inert');
     for (const text of describe({ NOTIFY_SLACK_ALLOW_BROADCAST: '1' }))
       expect(text).toContain('are allowed by the operator and notify everyone they name');
   });

@@ -18,7 +18,7 @@ const SLACK_TS = /^\d{10}\.\d{6}$/;
 function broadcastRule(allowed: boolean): string {
   return allowed
     ? 'Broadcast mentions (<!channel>, <!here>, <!everyone>, user groups) are allowed by the operator and notify everyone they name.'
-    : 'Broadcasts (<!channel>, <!here>, @channel, user groups) are posted inert; mention people as <@U…>.';
+    : 'Broadcasts (<!channel>, <!here>, @channel, user groups) post inert; mention as <@U…>.';
 }
 
 const slackText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');

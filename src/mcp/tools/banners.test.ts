@@ -68,7 +68,7 @@ describe('banner tools', () => {
     expect(showBanner.annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
     expect(dismissBanner.annotations).toEqual({ readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false });
     expect(listBanners.annotations).toMatchObject({ readOnlyHint: true, openWorldHint: false });
-    expect(showBanner.description).toMatch(/30 days/);
+    expect(listBanners.description).toMatch(/30 days/);
     expect(showBanner.description).toMatch(/not a wildcard/);
   });
 

@@ -28,9 +28,8 @@ export function editNotificationTool(channels: readonly ConfiguredChannel[]): Ob
     name: 'edit_notification',
     title: 'Edit notification',
     description:
-      'Changes the text (and blocks) of your Slack post, or of your notification not yet sent (scheduled, held, pending_approval; ' +
-      "for email, text is body_html), under a send's rules; approval is asked again. " +
-      'Sent email and SMS cannot change: ALREADY_SENT.',
+      "Changes the text (and blocks) of your Slack post, or of your notification not yet sent (for email, text is body_html), under a send's rules, approval included. " +
+      'Sent email and SMS: ALREADY_SENT.',
     input,
     outputSchema: withErrorShape({
       properties: {

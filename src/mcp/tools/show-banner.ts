@@ -13,8 +13,7 @@ export const showBanner: ObjectToolSpec<typeof input> = {
   description:
     'Shows an in-app banner to one audience segment until it expires or is dismissed. ' +
     'A viewer sees the banners of each segment it is in: "all" is a segment, not a wildcard. ' +
-    'With dedupe_key, an active banner of that audience and key is returned (deduplicated: true), not a new one. ' +
-    'Ended banners stay listed 30 days.',
+    'With dedupe_key, an active banner of that audience and key is returned (deduplicated: true), not a new one.',
   input,
   outputSchema: withErrorShape({
     properties: {
