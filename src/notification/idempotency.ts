@@ -212,16 +212,9 @@ export class ClaimHandle<R> {
    * once its budget passes and answer DELIVERY_UNKNOWN (the phase says the provider may have been called).
    */
   async complete(result: R): Promise<void> {
-    const { store, key, log, budgetMs } = this.run.opts;
-    await writeAfterAnswer(
-      async () => {
-        if (!(await store.completeIdempotency(key, this.owner, result))) {
-          log?.warn('idempotency claim was taken over during the send; its result is not stored under the key', { key });
-        }
-      },
-      budgetMs,
-      (err, again) => log?.error(`idempotency result not stored after a send${again ? '; trying again' : ''}`, { key, error: err.message }),
-    );
+    const { store, key } = this.run.opts;
+    // An error, not a warning: a message went out and its key does not say so yet.
+    await this.settle(() => store.completeIdempotency(key, this.owner, result), 'result after a send', 'error');
   }
 
   /** After a failed send: a final failure (the provider may have sent it) is kept under the key; any other is released. */
@@ -265,14 +258,15 @@ export class ClaimHandle<R> {
   }
 
   /** A fenced write after a send's outcome: its failure is logged, never thrown over the send's, and a store that is down gets it again (./after-answer.ts). */
-  private async settle(write: () => Promise<boolean>, what: string): Promise<void> {
+  private async settle(write: () => Promise<boolean>, what: string, level: 'warn' | 'error' = 'warn'): Promise<void> {
     const { key, log, budgetMs } = this.run.opts;
     await writeAfterAnswer(
       async () => {
-        if (!(await write())) log?.warn(`idempotency ${what} skipped: this call no longer owns the claim`, { key });
+        if (!(await write()))
+          log?.warn(`idempotency ${what} not written: this call no longer owns the claim (taken over during the send)`, { key });
       },
       budgetMs,
-      (err, again) => log?.warn(`idempotency ${what} failed${again ? '; trying again' : ''}`, { key, error: err.message }),
+      (err, again) => log?.[level](`idempotency ${what} failed${again ? '; trying again' : ''}`, { key, error: err.message }),
     );
   }
 }
