@@ -153,7 +153,7 @@ describe('slack: broadcast mentions and the allowlist', () => {
 
     const description = async (s: CliSession) =>
       (await s.client.listTools()).tools.find((t) => t.name === 'send_notification')!.description;
-    expect(await description(guarded)).toContain('are posted inert');
+    expect(await description(guarded)).toContain('post inert');
     expect(await description(broadcasting)).toContain('are allowed by the operator and notify everyone they name');
   });
 
