@@ -6,7 +6,7 @@
  * entry and its write commit together or not at all. No body or address is kept: digests,
  * and recipient classes (`@example.com`, `+14…`) as the logs have them.
  */
-import { hash as oneShotHash } from 'node:crypto';
+import { digestOf, sha256 } from '../core/digest.js';
 import type {
   ApprovalAnswer,
   AuditActor,
@@ -29,30 +29,8 @@ export const GENESIS = '0'.repeat(64);
 /** The kind of the entry a prune appends. */
 export const PRUNED = 'pruned';
 
-// The one-shot hash (Node >= 20.12), cheaper than createHash per entry: verify hashes every entry of the chain.
-export const sha256 = (text: string): string => oneShotHash('sha256', text, 'hex');
-
-/** JSON with object keys sorted at every depth: the same value gives the same bytes, whatever the engine returned. */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  // Concatenated in loops, not filter/map/join: every audited write digests its payload.
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
-    return `${out}]`;
-  }
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj).sort();
-  let out = '{';
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === undefined) continue;
-    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
-  }
-  return `${out}}`;
-}
-
-export const digestOf = (value: unknown): string => sha256(canonicalJson(value));
+// Where they are made is core's (a provider reports the digest of what it handed over); the audit's names stay here.
+export { canonicalJson, digestOf, sha256 } from '../core/digest.js';
 
 /** The hash of an entry: every field but the hash itself, seq and prev included, so position and order are bound. */
 export function entryHash(e: Omit<AuditEntry, 'hash'>): string {
@@ -87,9 +65,10 @@ export function chain(
 
 /**
  * The entries a delivery record's write appends: a person's part (the payload digest they
- * saw), the exact provider request when the provider was called (the payload as recorded:
- * for email the MIME bytes and the envelope, bcc included), and the outcome, which binds
- * the payload's digest too, so a dry run's entry names what it would have sent.
+ * saw), the exact provider request of each attempt (the payload as recorded: for email the
+ * MIME bytes and the envelope, bcc included; or the attempt's own, see DeliveryAttempt.digest),
+ * and the outcome, which binds the payload's digest too, so a dry run's entry names what it
+ * would have sent.
  */
 export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined): AuditInput[] {
   const recipients = classes(ctx);
@@ -105,7 +84,11 @@ export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined):
   const payload = digestOf(r.payload);
   const out: AuditInput[] = [];
   if (r.approval) out.push(entry(`approval.${r.approval.outcome}`, r.approval.payload_sha256));
-  if (r.attempts > 0) out.push(entry('request', payload));
+  // One per attempt, each with the digest of what that attempt handed its provider: two relays
+  // that got the same bytes show the same digest, a later Twilio sender or a webhook fallback its own.
+  for (const a of r.attempt_log) out.push(entry('request', a.digest ?? payload));
+  // A record that counts attempts without logging them (an unexpected failure's) still names its request.
+  if (r.attempt_log.length === 0 && r.attempts > 0) out.push(entry('request', payload));
   const outcome = {
     status: r.status,
     provider: r.provider,

@@ -123,9 +123,16 @@ describe('SMTP failover across ordered relays', () => {
   it('tries the second relay when the first refuses at connect', async () => {
     const second = await relay('accept');
     opened.push(second);
-    const result = await send(await emailProvider([await closedPort(), second.port]), 'ntf_connect');
+    const closed = await closedPort();
+    const result = await send(await emailProvider([closed, second.port]), 'ntf_connect');
     expect(second.mails).toBe(1);
     expect(result.receipt.providerStatus).toMatch(/queued as Q1.*\(relay 127\.0\.0\.1:\d+\)/);
+    // Each relay is an attempt of its own, named host:port, with its own outcome; both were handed the recorded payload.
+    expect(result.history).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${closed}`, outcome: 'transient', vendorCode: 'ECONNREFUSED' }),
+      expect.objectContaining({ attempt: 2, endpoint: `127.0.0.1:${second.port}`, outcome: 'sent' }),
+    ]);
+    expect(result.history.map((h) => h.digest)).toEqual([undefined, undefined]);
   });
 
   it('tries the second relay when the first answers 421 before DATA, or 550 at RCPT', async () => {
@@ -149,7 +156,9 @@ describe('SMTP failover across ordered relays', () => {
       (e: unknown) => e as Error & { code: string },
     );
     expect(err?.code).toBe('DELIVERY_UNKNOWN');
-    expect(sendFailureInfo(err)!.history.map((h) => h.outcome)).toEqual(['unknown']);
+    expect(sendFailureInfo(err)!.history).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${first.port}`, outcome: 'unknown' }),
+    ]);
     expect(second.tries).toBe(0);
     expect(second.mails).toBe(0);
   });

@@ -8,8 +8,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
+import { digestOf } from '../../src/core/digest.js';
 import { silentLogger } from '../../src/core/log.js';
-import { sendWithRetry } from '../../src/providers/retry.js';
+import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import type { Provider } from '../../src/providers/types.js';
 import type { SmsPayload } from '../../src/channels/sms/twilio.js';
 
@@ -80,6 +81,13 @@ describe('Twilio sender failover', () => {
       const result = await send(sms.provider, '+14155550123');
       expect(froms).toEqual([CANNOT_SEND, GOOD]);
       expect(result.receipt.providerStatus).toContain(`(from ${GOOD})`);
+      // Each sender is an attempt of its own; the second's request differs in its From, so it has its own digest.
+      expect(result.history).toEqual([
+        expect.objectContaining({ attempt: 1, endpoint: CANNOT_SEND, outcome: 'rejected', vendorCode: 21606 }),
+        expect.objectContaining({ attempt: 2, endpoint: GOOD, outcome: 'sent' }),
+      ]);
+      expect(result.history[0]!.digest).toBeUndefined();
+      expect(result.history[1]!.digest).toBe(digestOf({ To: '+14155550123', Body: 'Disk full', From: GOOD }));
     } finally {
       await sms.close();
     }
@@ -94,6 +102,9 @@ describe('Twilio sender failover', () => {
       );
       expect(err?.code).toBe('PROVIDER_REJECTED');
       expect(froms).toEqual([CANNOT_SEND]);
+      expect(sendFailureInfo(err)!.history).toEqual([
+        expect.objectContaining({ attempt: 1, endpoint: CANNOT_SEND, outcome: 'rejected', vendorCode: 21211 }),
+      ]);
     } finally {
       await sms.close();
     }
