@@ -156,12 +156,12 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
         reason: { type: 'string', description: "the approver's reason, when given" },
         attempts: {
           type: 'array',
-          description: 'every provider call, each failover endpoint its own, in order; empty for a dry run',
+          description: 'every provider call, one per failover endpoint tried, in order; empty for a dry run',
           items: {
             type: 'object',
             properties: {
               attempt: { type: 'integer' },
-              endpoint: { type: 'string', description: 'SMTP relay host:port, Twilio sender or webhook target' },
+              endpoint: { type: 'string', description: 'where it went: SMTP relay host:port, Twilio sender, or target' },
               outcome: { type: 'string' },
               at: { type: 'string', format: 'date-time' },
               latency_ms: { type: 'number' },
