@@ -11,7 +11,7 @@
  */
 export interface Endpoint {
   name: string;
-  /** SHA-256 (src/core/digest.ts) of the request this endpoint was handed; absent: the recorded payload. */
+  /** SHA-256 (src/store/audit.ts, digestOf: the audit's own) of the request this endpoint was handed; absent: the recorded payload. */
   digest?: string;
 }
 

@@ -6,7 +6,7 @@
  * entry and its write commit together or not at all. No body or address is kept: digests,
  * and recipient classes (`@example.com`, `+14…`) as the logs have them.
  */
-import { digestOf, sha256 } from '../core/digest.js';
+import { hash as oneShotHash } from 'node:crypto';
 import type {
   ApprovalAnswer,
   AuditActor,
@@ -29,8 +29,30 @@ export const GENESIS = '0'.repeat(64);
 /** The kind of the entry a prune appends. */
 export const PRUNED = 'pruned';
 
-// Where they are made is core's (a provider reports the digest of what it handed over); the audit's names stay here.
-export { canonicalJson, digestOf, sha256 } from '../core/digest.js';
+// The one-shot hash (Node >= 20.12), cheaper than createHash per entry: verify hashes every entry of the chain.
+export const sha256 = (text: string): string => oneShotHash('sha256', text, 'hex');
+
+/** JSON with object keys sorted at every depth: the same value gives the same bytes, whatever the engine returned. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  // Concatenated in loops, not filter/map/join: every audited write digests its payload.
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return `${out}]`;
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  let out = '{';
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += `${out.length === 1 ? '' : ','}${JSON.stringify(k)}:${canonicalJson(v)}`;
+  }
+  return `${out}}`;
+}
+
+export const digestOf = (value: unknown): string => sha256(canonicalJson(value));
 
 /** The hash of an entry: every field but the hash itself, seq and prev included, so position and order are bound. */
 export function entryHash(e: Omit<AuditEntry, 'hash'>): string {

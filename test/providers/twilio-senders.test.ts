@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
-import { digestOf } from '../../src/core/digest.js';
+import { digestOf } from '../../src/store/audit.js';
 import { silentLogger } from '../../src/core/log.js';
 import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import type { Provider } from '../../src/providers/types.js';

@@ -9,7 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { digestOf } from '../../src/core/digest.js';
+import { digestOf } from '../../src/store/audit.js';
 import { silentLogger } from '../../src/core/log.js';
 import { sendWithRetry, sendFailureInfo } from '../../src/providers/retry.js';
 import type { Resolve } from '../../src/channels/webhook/address.js';

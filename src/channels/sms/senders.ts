@@ -5,10 +5,10 @@
  * refusal that belongs to the recipient or the message, a rate limit or a network failure is
  * the same from any sender, so it ends there; Twilio answered, so nothing was sent.
  */
-import { digestOf } from '../../core/digest.js';
 import type { Logger } from '../../core/log.js';
 import { ProviderError, ProviderRejectedError } from '../../providers/errors.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
+import { digestOf } from '../../store/audit.js';
 import type { SmsPayload } from './twilio.js';
 
 /**

@@ -9,13 +9,13 @@
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { digestOf } from '../../core/digest.js';
 import type { Logger } from '../../core/log.js';
 import { DeliveryUnknownError, failedAt, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
 import type { Endpoint, Provider, ProviderReceipt, SendContext } from '../../providers/types.js';
+import { digestOf } from '../../store/audit.js';
 import { blockedAddress, BlockedAddressError, guardedLookup, systemResolve, type Resolve } from './address.js';
 import { standardSignature } from './sign.js';
 import { bareHost, type WebhookFormat, type WebhookTarget } from './targets.js';
