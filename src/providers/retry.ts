@@ -169,8 +169,10 @@ function attemptLog(now: () => number, onAttempt: RetryOptions['onAttempt']) {
 }
 
 /** The attempt of a failed call, from its error. */
-const failedAttempt = (log: ReturnType<typeof attemptLog>, err: unknown): AttemptRecord =>
-  err instanceof ProviderError ? log.add(outcomeOf(err), err.endpoint, err.vendorCode) : log.add(outcomeOf(err), undefined, undefined);
+const failedAttempt = (attempts: ReturnType<typeof attemptLog>, err: unknown): AttemptRecord =>
+  err instanceof ProviderError
+    ? attempts.add(outcomeOf(err), err.endpoint, err.vendorCode)
+    : attempts.add(outcomeOf(err), undefined, undefined);
 
 export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: RetryOptions): Promise<RetryResult> {
   const now = opts.now ?? Date.now;
