@@ -198,6 +198,21 @@ function approvalSection(a: DeliveryRecord['approval']): Html | '' {
     : '';
 }
 
+/** Every provider call; the endpoint column only where an attempt names one (a relay, a sender, a target). */
+function attemptsSection(r: DeliveryRecord): Html {
+  const log = r.attempt_log;
+  const named = log.some((x) => x.endpoint !== undefined);
+  const where = (x: DeliveryRecord['attempt_log'][number]) => (named ? html`<td>${x.endpoint ?? '—'}</td>` : '');
+  return html`<section class="card" aria-labelledby="attempts"><h2 id="attempts">Attempts</h2>
+  ${
+    log.length === 0
+      ? html`<p class="muted">No provider call${r.status === 'dry_run' ? ' (a dry run)' : ''}.</p>`
+      : html`<table><thead><tr><th scope="col">#</th><th scope="col">Started</th>${named ? html`<th scope="col">Endpoint</th>` : ''}<th scope="col">Outcome</th><th scope="col">Vendor code</th><th scope="col">Latency</th></tr></thead><tbody>
+    ${log.map((x) => html`<tr><td>${x.attempt}</td><td>${time(x.at)}</td>${where(x)}<td>${x.outcome}</td><td>${x.vendor_code ?? '—'}</td><td>${x.latency_ms} ms</td></tr>`)}</tbody></table>`
+  }
+  </section>`;
+}
+
 export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly AuditEntry[] = [], wholePayload = false): Html {
   const raw = rawMessage(r.payload);
   const message = raw === undefined ? undefined : parseMime(raw);
@@ -233,14 +248,7 @@ export function detailBody(r: DeliveryRecord, csrf: string, audit: readonly Audi
   </section>`
       : ''
   }
-  <section class="card" aria-labelledby="attempts"><h2 id="attempts">Attempts</h2>
-  ${
-    r.attempt_log.length === 0
-      ? html`<p class="muted">No provider call${r.status === 'dry_run' ? ' (a dry run)' : ''}.</p>`
-      : html`<table><thead><tr><th scope="col">#</th><th scope="col">Started</th><th scope="col">Outcome</th><th scope="col">Vendor code</th><th scope="col">Latency</th></tr></thead><tbody>
-    ${r.attempt_log.map((x) => html`<tr><td>${x.attempt}</td><td>${time(x.at)}</td><td>${x.outcome}</td><td>${x.vendor_code ?? '—'}</td><td>${x.latency_ms} ms</td></tr>`)}</tbody></table>`
-  }
-  </section>
+  ${attemptsSection(r)}
   ${auditSection(audit)}
   <section class="card" aria-labelledby="payload"><h2 id="payload">Exact payload</h2>
   ${shown.more > 0 ? html`<p class="notice" role="note">Shown: the first ${SHOWN_PAYLOAD_CHARS} characters; ${shown.more} more are not shown here. <a href="/console/notifications/${id}?payload=whole#payload">Show it whole</a> or download it.</p>` : ''}

@@ -30,6 +30,8 @@ function toDeliveryAttempt(a: AttemptRecord, i: number, startedAt: readonly numb
   const entry: DeliveryAttempt = { attempt: a.attempt, outcome: a.outcome, latency_ms: a.latencyMs };
   if (a.vendorCode !== undefined) entry.vendor_code = a.vendorCode;
   if (startedAt[i] !== undefined) entry.at = startedAt[i];
+  if (a.endpoint !== undefined) entry.endpoint = a.endpoint;
+  if (a.digest !== undefined) entry.digest = a.digest;
   return entry;
 }
 

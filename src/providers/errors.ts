@@ -3,7 +3,22 @@
  * Adapters throw these; src/providers/retry.ts decides what to retry and maps them to the
  * tool's error codes.
  */
+
+/**
+ * Where one request of a send went: what the delivery log names (an SMTP relay as host:port,
+ * never its credentials; a Twilio sender; a webhook target's name), and the digest of what it
+ * was handed when that is not the recorded payload (a later sender, a fallback target).
+ */
+export interface Endpoint {
+  name: string;
+  /** SHA-256 (src/store/audit.ts, digestOf: the audit's own) of the request this endpoint was handed; absent: the recorded payload. */
+  digest?: string;
+}
+
 export abstract class ProviderError extends Error {
+  /** The endpoint that failed, stamped by the adapter that called it (a failover provider has several). */
+  endpoint?: Endpoint;
+
   constructor(
     readonly provider: string,
     message: string,
@@ -65,4 +80,10 @@ export class ProviderBusyError extends ProviderError {
   ) {
     super(provider, `all ${limit} of this server's ${provider} slots stayed busy for the ${waitedMs} ms this send waited`);
   }
+}
+
+/** `err` with the endpoint that failed stamped on it (kept when an inner adapter named it already); `err` itself. */
+export function failedAt<E extends ProviderError>(err: E, endpoint: Endpoint): E {
+  err.endpoint ??= endpoint;
+  return err;
 }

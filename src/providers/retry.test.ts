@@ -320,3 +320,57 @@ describe('sendWithRetry', () => {
     expect(calls).toHaveLength(1);
   }, 5_000);
 });
+
+describe('sendWithRetry: a failover provider’s endpoints', () => {
+  /** Two endpoints: `a` refuses (transient) and the call fails over to `b`, which answers as `second` says. */
+  function failover(second: () => ProviderReceipt | Error, clock: { t: number }) {
+    const provider: Provider<{ n: number }> = {
+      name: 'fake',
+      async send(_payload, ctx) {
+        clock.t += 7;
+        ctx.failedOver?.(Object.assign(new ProviderTransientError('fake', 'a refused', { vendorCode: 421 }), { endpoint: { name: 'a' } }));
+        clock.t += 5;
+        const answer = second();
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+    };
+    return provider;
+  }
+
+  it('logs each endpoint as an attempt of its own, numbered in order, timed from where the one before ended', async () => {
+    const { clock, opts } = harness();
+    const seen: number[] = [];
+    const result = await sendWithRetry(
+      failover(() => ({ providerMessageId: 'm', endpoint: { name: 'b', digest: 'd'.repeat(64) } }), clock),
+      { n: 1 },
+      { ...opts, onAttempt: (a) => seen.push(a.attempt) },
+    );
+    expect(result.attempts).toBe(2);
+    expect(result.history).toEqual([
+      { attempt: 1, outcome: 'transient', vendorCode: 421, latencyMs: 7, endpoint: 'a' },
+      { attempt: 2, outcome: 'sent', latencyMs: 5, endpoint: 'b', digest: 'd'.repeat(64) },
+    ]);
+    expect(seen).toEqual([1, 2]);
+  });
+
+  it('a failure after a failover counts every endpoint tried, in the error and its history', async () => {
+    const { clock, opts } = harness();
+    const unknown = Object.assign(new DeliveryUnknownError('fake', 'no answer after the request'), { endpoint: { name: 'b' } });
+    const err = await rejection(
+      sendWithRetry(
+        failover(() => unknown, clock),
+        { n: 1 },
+        opts,
+      ),
+    );
+    expect(err.code).toBe('DELIVERY_UNKNOWN');
+    expect(sendFailureInfo(err)).toMatchObject({
+      attempts: 2,
+      history: [
+        { attempt: 1, outcome: 'transient', endpoint: 'a' },
+        { attempt: 2, outcome: 'unknown', endpoint: 'b' },
+      ],
+    });
+  });
+});

@@ -19,7 +19,7 @@ import {
   SendCancelledError,
 } from './errors.js';
 import { MIN_SEND_WINDOW_MS } from './slots.js';
-import type { Provider, ProviderReceipt } from './types.js';
+import type { Endpoint, Provider, ProviderReceipt } from './types.js';
 
 /** `dropped`: the attempt waited for a provider slot until (almost) no budget was left; nothing was sent. */
 export type AttemptOutcome = 'sent' | 'transient' | 'rate_limited' | 'rejected' | 'opted_out' | 'unknown' | 'dropped' | 'cancelled';
@@ -30,6 +30,10 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   vendorCode?: string | number;
   latencyMs: number;
+  /** The endpoint it went to (an SMTP relay, a Twilio sender, a webhook target), when the provider names it. */
+  endpoint?: string;
+  /** The digest of what it was handed, when that is not the recorded payload (see Endpoint). */
+  digest?: string;
 }
 
 export interface RetryOptions {
@@ -52,10 +56,10 @@ export interface RetryOptions {
   /** In [0, 1). */
   random?(): number;
   now?(): number;
-  /** First backoff ceiling; doubled per attempt up to maxDelayMs. */
+  /** First backoff ceiling; doubled per provider call up to maxDelayMs. */
   baseDelayMs?: number;
   maxDelayMs?: number;
-  /** A hard cap besides the budget, so a fast-failing peer is not hammered. */
+  /** A hard cap on provider calls besides the budget, so a fast-failing peer is not hammered (a failover call is one, whatever it tried). */
   maxAttempts?: number;
   /**
    * Called once, just before the first request is written (after any wait for a provider
@@ -137,6 +141,39 @@ function outcomeOf(err: unknown): AttemptOutcome {
   return 'unknown';
 }
 
+/**
+ * A send's attempts as the delivery log keeps them: one per endpoint tried (a failover
+ * provider tries several in one call), each timed from where the one before it ended.
+ */
+function attemptLog(now: () => number, onAttempt: RetryOptions['onAttempt']) {
+  const history: AttemptRecord[] = [];
+  let mark = 0;
+  return {
+    history,
+    /** A provider call starts. */
+    begin() {
+      mark = now();
+    },
+    add(outcome: AttemptOutcome, endpoint: Endpoint | undefined, vendorCode: string | number | undefined): AttemptRecord {
+      const at = now();
+      const record: AttemptRecord = { attempt: history.length + 1, outcome, latencyMs: at - mark };
+      if (vendorCode !== undefined) record.vendorCode = vendorCode;
+      if (endpoint) record.endpoint = endpoint.name;
+      if (endpoint?.digest) record.digest = endpoint.digest;
+      mark = at;
+      history.push(record);
+      onAttempt?.(record);
+      return record;
+    },
+  };
+}
+
+/** The attempt of a failed call, from its error. */
+const failedAttempt = (attempts: ReturnType<typeof attemptLog>, err: unknown): AttemptRecord =>
+  err instanceof ProviderError
+    ? attempts.add(outcomeOf(err), err.endpoint, err.vendorCode)
+    : attempts.add(outcomeOf(err), undefined, undefined);
+
 export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: RetryOptions): Promise<RetryResult> {
   const now = opts.now ?? Date.now;
   const sleep = opts.sleep ?? defaultSleep;
@@ -145,8 +182,11 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
   const maxDelay = opts.maxDelayMs ?? 8_000;
   const maxAttempts = opts.maxAttempts ?? 10;
   const deadline = now() + opts.budgetMs;
-  const history: AttemptRecord[] = [];
+  const attempts = attemptLog(now, opts.onAttempt);
+  const { history } = attempts;
   const log = opts.log.child({ notificationId: opts.notificationId, provider: provider.name });
+  // Each endpoint a failover provider leaves is an attempt of its own.
+  const failedOver = (err: ProviderError) => log.info('provider attempt', { ...failedAttempt(attempts, err) });
 
   const fail = (code: NotifyError['code'], message: string, cause: unknown, retryAfterS?: number): SendFailure => {
     const err = new NotifyError(code, message, retryAfterS === undefined ? { cause } : { cause, retryAfterS });
@@ -160,16 +200,16 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
 
   const start = startOnce(opts.beforeRequest);
 
-  for (let attempt = 1; ; attempt++) {
+  for (let round = 1; ; round++) {
     // Every earlier attempt failed with nothing sent (only those are retried).
-    if (opts.cancel?.aborted) throw fail('CANCELLED', cancelledMessage(provider.name, attempt - 1), opts.cancel.reason);
+    if (opts.cancel?.aborted) throw fail('CANCELLED', cancelledMessage(provider.name, history.length), opts.cancel.reason);
     const controller = new AbortController();
     const remaining = Math.max(0, deadline - now());
     const spent = () => controller.abort(new BudgetExceededError(`send budget of ${opts.budgetMs} ms ran out`));
     // A budget already spent aborts before the provider is called, so it sends nothing.
     if (remaining === 0) spent();
     const timer = setTimeout(spent, remaining);
-    const attemptAt = now();
+    attempts.begin();
     let err: unknown;
     try {
       if (!provider.callsStarting) await start.starting();
@@ -179,15 +219,13 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
         // On the real clock, as the timer above: `now` may be a test's.
         deadline: Date.now() + remaining,
         starting: start.starting,
+        failedOver,
         ...(opts.maxQueueMs === undefined ? {} : { startBy: Date.now() + Math.min(remaining, opts.maxQueueMs) }),
         ...(opts.cancel ? { cancel: opts.cancel } : {}),
       });
-      const record: AttemptRecord = { attempt, outcome: 'sent', latencyMs: now() - attemptAt };
-      history.push(record);
-      opts.onAttempt?.(record);
       // Debug: the caller's own line for the send ("sent") says how many attempts it took.
-      log.debug('provider attempt', { ...record });
-      return { receipt, attempts: attempt, history };
+      log.debug('provider attempt', { ...attempts.add('sent', receipt.endpoint, undefined) });
+      return { receipt, attempts: history.length, history };
     } catch (e) {
       err = e;
     } finally {
@@ -195,25 +233,20 @@ export async function sendWithRetry<P>(provider: Provider<P>, payload: P, opts: 
     }
     // The send could not be marked started (its claim was taken over): nothing was written.
     if (start.failure) throw start.failure.err;
+    log.info('provider attempt', { ...failedAttempt(attempts, err) });
 
-    const record: AttemptRecord = { attempt, outcome: outcomeOf(err), latencyMs: now() - attemptAt };
-    if (err instanceof ProviderError && err.vendorCode !== undefined) record.vendorCode = err.vendorCode;
-    history.push(record);
-    opts.onAttempt?.(record);
-    log.info('provider attempt', { ...record });
-
-    if (!(err instanceof ProviderTransientError)) throw finalFailure(err, provider.name, attempt, opts.budgetMs, fail);
+    if (!(err instanceof ProviderTransientError)) throw finalFailure(err, provider.name, history.length, opts.budgetMs, fail);
     const rateLimited = err.opts.rateLimited === true;
-    const ceiling = Math.min(maxDelay, base * 2 ** (attempt - 1));
+    const ceiling = Math.min(maxDelay, base * 2 ** (round - 1));
     const delay = Math.max(Math.floor(random() * ceiling), err.opts.retryAfterMs ?? 0);
     // A retry must have time to run after its wait: one started at the very end of the budget
     // would be cut off in flight (DELIVERY_UNKNOWN), where giving up now says nothing was sent.
-    if (attempt >= maxAttempts || controller.signal.aborted || delay + MIN_SEND_WINDOW_MS > deadline - now()) {
-      throw givenUp(err, provider.name, attempt, opts.budgetMs, Math.max(delay, base), fail);
+    if (round >= maxAttempts || controller.signal.aborted || delay + MIN_SEND_WINDOW_MS > deadline - now()) {
+      throw givenUp(err, provider.name, history.length, opts.budgetMs, Math.max(delay, base), fail);
     }
     const reason = rateLimited ? 'rate_limited' : `transient${err.vendorCode !== undefined ? `: ${err.vendorCode}` : ''}`;
-    opts.onRetry?.(attempt, delay, reason);
-    log.debug('provider retry', { attempt, delayMs: delay, reason });
+    opts.onRetry?.(history.length, delay, reason);
+    log.debug('provider retry', { attempt: history.length, delayMs: delay, reason });
     await backoff(sleep, delay, opts.cancel);
   }
 }

@@ -4,6 +4,10 @@
  * channel's adapter (src/channels/<name>/) declares its payload type. Providers
  * know nothing of MCP or of the union; they throw the typed errors of ./errors.ts.
  */
+import type { Endpoint, ProviderError } from './errors.js';
+
+export type { Endpoint } from './errors.js';
+
 export interface SendContext {
   /** The notification id (`ntf_…`), for headers and logs. */
   notificationId: string;
@@ -25,6 +29,12 @@ export interface SendContext {
   starting?: () => Promise<void>;
   /** When a request still waiting for a slot gives up (epoch ms, ProviderBusyError); at most `deadline`. */
   startBy?: number;
+  /**
+   * A failover provider calls this for each endpoint it leaves because it clearly did not
+   * accept (`err.endpoint` names it), before trying the next: each is an attempt of its own
+   * in the delivery log and the audit (src/providers/retry.ts).
+   */
+  failedOver?: (err: ProviderError) => void;
 }
 
 export interface ProviderReceipt {
@@ -33,6 +43,8 @@ export interface ProviderReceipt {
   conversation?: string;
   /** The provider's own word for the message on acceptance (Twilio: `queued`, `accepted`…), when it gives one. */
   providerStatus?: string;
+  /** The endpoint that took it, when the provider has several or names the one it used. */
+  endpoint?: Endpoint;
 }
 
 /** A message a provider took: its payload as recorded, and the provider's id for it. */

@@ -87,9 +87,10 @@ export function chain(
 
 /**
  * The entries a delivery record's write appends: a person's part (the payload digest they
- * saw), the exact provider request when the provider was called (the payload as recorded:
- * for email the MIME bytes and the envelope, bcc included), and the outcome, which binds
- * the payload's digest too, so a dry run's entry names what it would have sent.
+ * saw), the exact provider request of each attempt (the payload as recorded: for email the
+ * MIME bytes and the envelope, bcc included; or the attempt's own, see DeliveryAttempt.digest),
+ * and the outcome, which binds the payload's digest too, so a dry run's entry names what it
+ * would have sent.
  */
 export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined): AuditInput[] {
   const recipients = classes(ctx);
@@ -105,7 +106,11 @@ export function recordEntries(r: DeliveryRecord, ctx: AuditContext | undefined):
   const payload = digestOf(r.payload);
   const out: AuditInput[] = [];
   if (r.approval) out.push(entry(`approval.${r.approval.outcome}`, r.approval.payload_sha256));
-  if (r.attempts > 0) out.push(entry('request', payload));
+  // One per attempt, each with the digest of what that attempt handed its provider: two relays
+  // that got the same bytes show the same digest, a later Twilio sender or a webhook fallback its own.
+  for (const a of r.attempt_log) out.push(entry('request', a.digest ?? payload));
+  // A record that counts attempts without logging them (an unexpected failure's) still names its request.
+  if (r.attempt_log.length === 0 && r.attempts > 0) out.push(entry('request', payload));
   const outcome = {
     status: r.status,
     provider: r.provider,

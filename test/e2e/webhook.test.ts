@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { silentLogger } from '../../src/core/log.js';
+import { digestOf } from '../../src/store/audit.js';
 import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
 import {
   checkDiscord,
@@ -150,6 +151,20 @@ describe('webhook channel, live against local receivers', () => {
   it('falls back to the next target when the first refuses the connection', async () => {
     const { req } = await sent({ target: 'down', text: 'via the fallback' });
     expect(req.path).toBe('/discord');
+  });
+
+  it('a fallback is an attempt of its own: get_notification names both targets, the audit has each request digest', async () => {
+    const { id } = await sent({ target: 'down', text: 'attempts of a fallback' });
+    const got = (await client.callTool({ name: 'get_notification', arguments: { id } })) as Result;
+    expect(got.isError).toBeFalsy();
+    expect(got.structuredContent!.attempts).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: 'down', outcome: 'transient', vendor_code: 'ECONNREFUSED' }),
+      expect.objectContaining({ attempt: 2, endpoint: 'dev', outcome: 'sent' }),
+    ]);
+    // Each target's own request as recorded (the fallback's is payload.fallback), so a verifier can recompute both.
+    const { fallback, ...own } = (await app.store.getDelivery(id))!.payload as Record<string, unknown> & { fallback: unknown };
+    const requests = (await app.store.auditFor(id)).filter((e) => e.kind === 'request');
+    expect(requests.map((e) => e.digest)).toEqual([digestOf(own), digestOf(fallback)]);
   });
 
   describe('bad input: a structured error, and nothing leaves', () => {

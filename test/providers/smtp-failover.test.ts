@@ -14,6 +14,10 @@ import { sendWithRetry, sendFailureInfo } from '../../src/providers/retry.js';
 import type { Provider } from '../../src/providers/types.js';
 import type { EmailPayload } from '../../src/channels/email/smtp.js';
 import { smtpRelays } from '../../src/channels/email/relays.js';
+import { sendNotification } from '../../src/notification/pipeline.js';
+import { digestOf } from '../../src/store/audit.js';
+import { verifyAudit } from '../../src/store/audit-verify.js';
+import { failure, openTempStore, pipelineDeps } from '../helpers/pipeline-kit.js';
 
 type Behaviour = 'accept' | 'refuse-421-at-mail' | 'refuse-550-at-rcpt' | 'drop-after-data';
 
@@ -123,9 +127,16 @@ describe('SMTP failover across ordered relays', () => {
   it('tries the second relay when the first refuses at connect', async () => {
     const second = await relay('accept');
     opened.push(second);
-    const result = await send(await emailProvider([await closedPort(), second.port]), 'ntf_connect');
+    const closed = await closedPort();
+    const result = await send(await emailProvider([closed, second.port]), 'ntf_connect');
     expect(second.mails).toBe(1);
     expect(result.receipt.providerStatus).toMatch(/queued as Q1.*\(relay 127\.0\.0\.1:\d+\)/);
+    // Each relay is an attempt of its own, named host:port, with its own outcome; both were handed the recorded payload.
+    expect(result.history).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${closed}`, outcome: 'transient', vendorCode: 'ECONNREFUSED' }),
+      expect.objectContaining({ attempt: 2, endpoint: `127.0.0.1:${second.port}`, outcome: 'sent' }),
+    ]);
+    expect(result.history.map((h) => h.digest)).toEqual([undefined, undefined]);
   });
 
   it('tries the second relay when the first answers 421 before DATA, or 550 at RCPT', async () => {
@@ -149,7 +160,9 @@ describe('SMTP failover across ordered relays', () => {
       (e: unknown) => e as Error & { code: string },
     );
     expect(err?.code).toBe('DELIVERY_UNKNOWN');
-    expect(sendFailureInfo(err)!.history.map((h) => h.outcome)).toEqual(['unknown']);
+    expect(sendFailureInfo(err)!.history).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${first.port}`, outcome: 'unknown' }),
+    ]);
     expect(second.tries).toBe(0);
     expect(second.mails).toBe(0);
   });
@@ -163,5 +176,84 @@ describe('SMTP failover across ordered relays', () => {
     );
     expect(err?.code).toBe('PROVIDER_UNAVAILABLE');
     expect(err?.message).toContain('421');
+  });
+});
+
+describe('SMTP failover through the send pipeline: the record and the audit', () => {
+  /** One mail through the email channel over these relays, with a real SQLite store; its record and its audit entries. */
+  async function sendMail(ports: number[], budgetMs = 1_500) {
+    const store = await openTempStore('smtp-failover');
+    opened.push({ close: () => store.close() });
+    const deps = await pipelineDeps({
+      store,
+      providers: {},
+      env: {
+        SMTP_URL: ports.map((p) => `smtp://127.0.0.1:${p}`).join(','),
+        EMAIL_FROM: FROM,
+        NOTIFY_EMAIL_ALLOW: '*',
+        NOTIFY_SEND_BUDGET_MS: String(budgetMs),
+      },
+    });
+    opened.push({ close: () => Promise.all(deps.channels.map((c) => c.close())).then(() => undefined) });
+    const call = { via: 'email', to: 'ops@example.com', subject: 'Disk full', body_html: '<p>Disk /var is at 95%.</p>' };
+    const sent = sendNotification(deps, 'email', call, { client: 'bot', tool: 'send_notification' });
+    const id = await sent.then(
+      (r) => r.id,
+      async (e: unknown) => (await failure(Promise.reject(e))).details.notificationId as string | undefined,
+    );
+    const record = id ? await store.getDelivery(id) : (await store.listDeliveries(1))[0]!;
+    const audit = await store.auditFor(record!.id);
+    expect(await verifyAudit(store)).toMatchObject({ ok: true });
+    return { record: record!, requests: audit.filter((e) => e.kind === 'request'), kinds: audit.map((e) => e.kind) };
+  }
+
+  it('first relay refusing at connect, second answering 421 before DATA: every attempt names its relay, each with its request digest, all equal', async () => {
+    const closed = await closedPort();
+    const busy = await relay('refuse-421-at-mail');
+    opened.push(busy);
+    const { record, requests, kinds } = await sendMail([closed, busy.port]);
+    expect(record).toMatchObject({ status: 'failed', error_code: 'PROVIDER_UNAVAILABLE' });
+    // Retried within the budget: each round tries both relays in order.
+    expect(record.attempt_log.length).toBeGreaterThanOrEqual(2);
+    expect(record.attempt_log.length % 2).toBe(0);
+    expect(record.attempts).toBe(record.attempt_log.length);
+    expect(record.attempt_log.slice(0, 2)).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${closed}`, outcome: 'transient', vendor_code: 'ECONNREFUSED' }),
+      expect.objectContaining({ attempt: 2, endpoint: `127.0.0.1:${busy.port}`, outcome: 'transient', vendor_code: 421 }),
+    ]);
+    expect(record.attempt_log.map((a) => a.endpoint)).toEqual(
+      record.attempt_log.map((_, i) => `127.0.0.1:${i % 2 === 0 ? closed : busy.port}`),
+    );
+    // Never the credentials of the URL, only host and port.
+    expect(JSON.stringify(record.attempt_log)).not.toContain('smtp://');
+    // One request entry per attempt: both relays were handed the same bytes, so the digests are the payload's, all equal.
+    expect(requests).toHaveLength(record.attempt_log.length);
+    expect(new Set(requests.map((e) => e.digest))).toEqual(new Set([digestOf(record.payload)]));
+    expect(kinds.at(-1)).toBe('outcome.failed');
+  });
+
+  it('first relay refusing at connect, second accepting: two attempts, two equal request digests, sent', async () => {
+    const closed = await closedPort();
+    const second = await relay('accept');
+    opened.push(second);
+    const { record, requests, kinds } = await sendMail([closed, second.port]);
+    expect(record.status).toBe('sent');
+    expect(record.attempt_log).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${closed}`, outcome: 'transient' }),
+      expect.objectContaining({ attempt: 2, endpoint: `127.0.0.1:${second.port}`, outcome: 'sent' }),
+    ]);
+    expect(requests.map((e) => e.digest)).toEqual([digestOf(record.payload), digestOf(record.payload)]);
+    expect(kinds).toEqual(['request', 'request', 'outcome.sent']);
+  });
+
+  it('a drop after DATA is one attempt, unknown, with one request entry: no second relay, no second digest', async () => {
+    const first = await relay('drop-after-data');
+    const second = await relay('accept');
+    opened.push(first, second);
+    const { record, requests } = await sendMail([first.port, second.port], 5_000);
+    expect(record).toMatchObject({ status: 'unknown', error_code: 'DELIVERY_UNKNOWN', attempts: 1 });
+    expect(record.attempt_log).toEqual([expect.objectContaining({ attempt: 1, endpoint: `127.0.0.1:${first.port}`, outcome: 'unknown' })]);
+    expect(requests.map((e) => e.digest)).toEqual([digestOf(record.payload)]);
+    expect(second.tries).toBe(0);
   });
 });

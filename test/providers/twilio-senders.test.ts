@@ -8,10 +8,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/config.js';
+import { digestOf } from '../../src/store/audit.js';
 import { silentLogger } from '../../src/core/log.js';
-import { sendWithRetry } from '../../src/providers/retry.js';
+import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import type { Provider } from '../../src/providers/types.js';
 import type { SmsPayload } from '../../src/channels/sms/twilio.js';
+import { closeChannels } from '../../src/channels/connect.js';
+import { sendNotification } from '../../src/notification/pipeline.js';
+import { verifyAudit } from '../../src/store/audit-verify.js';
+import { openTempStore, pipelineDeps } from '../helpers/pipeline-kit.js';
 
 const CANNOT_SEND = '+15005550001';
 const GOOD = '+15005550006';
@@ -80,6 +85,13 @@ describe('Twilio sender failover', () => {
       const result = await send(sms.provider, '+14155550123');
       expect(froms).toEqual([CANNOT_SEND, GOOD]);
       expect(result.receipt.providerStatus).toContain(`(from ${GOOD})`);
+      // Each sender is an attempt of its own; the second's request differs in its From, so it has its own digest.
+      expect(result.history).toEqual([
+        expect.objectContaining({ attempt: 1, endpoint: CANNOT_SEND, outcome: 'rejected', vendorCode: 21606 }),
+        expect.objectContaining({ attempt: 2, endpoint: GOOD, outcome: 'sent' }),
+      ]);
+      expect(result.history[0]!.digest).toBeUndefined();
+      expect(result.history[1]!.digest).toBe(digestOf({ To: '+14155550123', Body: 'Disk full', From: GOOD }));
     } finally {
       await sms.close();
     }
@@ -94,6 +106,9 @@ describe('Twilio sender failover', () => {
       );
       expect(err?.code).toBe('PROVIDER_REJECTED');
       expect(froms).toEqual([CANNOT_SEND]);
+      expect(sendFailureInfo(err)!.history).toEqual([
+        expect.objectContaining({ attempt: 1, endpoint: CANNOT_SEND, outcome: 'rejected', vendorCode: 21211 }),
+      ]);
     } finally {
       await sms.close();
     }
@@ -110,6 +125,42 @@ describe('Twilio sender failover', () => {
       expect(froms).toEqual([CANNOT_SEND]);
     } finally {
       await sms.close();
+    }
+  });
+});
+
+describe('Twilio sender failover through the send pipeline: the record and the audit', () => {
+  it('names each sender in attempts; the audit has a request entry per sender, the second with the digest of its own From', async () => {
+    const store = await openTempStore('twilio-senders');
+    const deps = await pipelineDeps({
+      store,
+      providers: {},
+      env: {
+        TWILIO_ACCOUNT_SID: `AC${'0'.repeat(32)}`,
+        TWILIO_AUTH_TOKEN: 'token',
+        TWILIO_FROM: `${CANNOT_SEND},${GOOD}`,
+        TWILIO_API_URL: origin,
+        NOTIFY_SMS_ALLOW: '*',
+      },
+    });
+    try {
+      const sent = await sendNotification(deps, 'sms', { via: 'sms', to: '+14155550123', body: 'Disk full' }, { client: 'bot' });
+      expect(froms).toEqual([CANNOT_SEND, GOOD]);
+      const record = (await store.getDelivery(sent.id))!;
+      expect(record).toMatchObject({ status: 'sent', attempts: 2 });
+      expect(record.attempt_log).toEqual([
+        expect.objectContaining({ attempt: 1, endpoint: CANNOT_SEND, outcome: 'rejected', vendor_code: 21606 }),
+        expect.objectContaining({ attempt: 2, endpoint: GOOD, outcome: 'sent' }),
+      ]);
+      // The record keeps the payload as built (the first sender); the second attempt's request is it with the other From.
+      const payload = record.payload as SmsPayload;
+      expect(payload.From).toBe(CANNOT_SEND);
+      const requests = (await store.auditFor(sent.id)).filter((e) => e.kind === 'request');
+      expect(requests.map((e) => e.digest)).toEqual([digestOf(payload), digestOf({ ...payload, From: GOOD })]);
+      expect(await verifyAudit(store)).toMatchObject({ ok: true });
+    } finally {
+      await closeChannels(deps.channels);
+      await store.close();
     }
   });
 });

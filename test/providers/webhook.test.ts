@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { digestOf } from '../../src/store/audit.js';
 import { silentLogger } from '../../src/core/log.js';
 import { sendWithRetry, sendFailureInfo } from '../../src/providers/retry.js';
 import type { Resolve } from '../../src/channels/webhook/address.js';
@@ -126,7 +127,10 @@ describe('webhook provider: answers', () => {
   it('2xx is sent; the secret goes out as a signature, never in the recorded request', async () => {
     const p = provider([target('alerts', `http://127.0.0.1:${main.port}/hook`)]);
     const result = await send(p, request('alerts'));
-    expect(result.receipt).toEqual({ providerStatus: '200' });
+    expect(result.receipt).toEqual({ providerStatus: '200', endpoint: { name: 'alerts' } });
+    // One target and no fallback: its request is the recorded payload, so the attempt needs no digest of its own.
+    expect(result.history).toEqual([expect.objectContaining({ attempt: 1, endpoint: 'alerts', outcome: 'sent' })]);
+    expect(result.history[0]!.digest).toBeUndefined();
     expect(main.seen).toHaveLength(1);
     expect(main.seen[0]!.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
     expect(main.seen[0]!.headers['webhook-signature']).not.toContain('redacted');
@@ -186,6 +190,24 @@ describe('webhook provider: fallback', () => {
     expect(result.receipt.providerStatus).toBe('200');
     expect(main.seen).toHaveLength(1);
     expect(other.seen.map((s) => s.path)).toEqual(['/backup']);
+  });
+
+  it('each target tried is an attempt of its own, naming it, with the digest of its own request', async () => {
+    main.replies.push({ status: 500 });
+    const result = await send(provider(targets()), request('alerts', request('backup')));
+    expect(result.history).toEqual([
+      expect.objectContaining({ attempt: 1, endpoint: 'alerts', outcome: 'transient', vendorCode: 500 }),
+      expect.objectContaining({ attempt: 2, endpoint: 'backup', outcome: 'sent' }),
+    ]);
+    // Each request as recorded without the fallback's: what a verifier recomputes from payload and payload.fallback.
+    expect(result.history.map((h) => h.digest)).toEqual([digestOf(request('alerts')), digestOf(request('backup'))]);
+    expect(result.receipt.endpoint).toEqual({ name: 'backup', digest: digestOf(request('backup')) });
+  });
+
+  it('a target that may have accepted is the one attempt, naming it', async () => {
+    main.replies.push('hang');
+    const { info } = await failure(send(provider(targets(), { timeoutMs: 300 }), request('alerts', request('backup'))));
+    expect(info.history).toEqual([expect.objectContaining({ attempt: 1, endpoint: 'alerts', outcome: 'unknown' })]);
   });
 
   it('is not tried after a request that may have been accepted (no answer once written)', async () => {

@@ -93,6 +93,36 @@ describe.each(ENGINES)('audit chain on %s', (name, open, skip) => {
     ]);
   });
 
+  it.skipIf(skip)('appends a request entry per attempt, each with its own digest, and the chain verifies over them', async () => {
+    const { store, raw } = await start();
+    // Two relays handed the same bytes (no digest of their own: the payload's), then a fallback handed its own request.
+    const own = 'b'.repeat(64);
+    const sent = record('ntf_failover', T0 + 30_000, {
+      status: 'sent',
+      provider: 'smtp',
+      attempts: 3,
+      attempt_log: [
+        { attempt: 1, endpoint: 'a.example:465', outcome: 'transient', vendor_code: 'ECONNREFUSED', latency_ms: 2 },
+        { attempt: 2, endpoint: 'b.example:587', outcome: 'transient', vendor_code: 421, latency_ms: 3 },
+        { attempt: 3, endpoint: 'c', digest: own, outcome: 'sent', latency_ms: 4 },
+      ],
+    });
+    await store.writeRecord(sent, { audit: { tool: 'send_email' } });
+    const mine = await store.auditFor('ntf_failover');
+    expect(mine.map((e) => [e.kind, e.digest])).toEqual([
+      ['request', digestOf(sent.payload)],
+      ['request', digestOf(sent.payload)],
+      ['request', own],
+      ['outcome.sent', expect.any(String)],
+    ]);
+    expect((await store.getDelivery('ntf_failover'))!.attempt_log).toEqual(sent.attempt_log);
+    expect(await verifyAudit(store, 5)).toMatchObject({ ok: true, count: 16 });
+    // The second attempt's entry changed (its digest made the first's) is named like any entry.
+    const second = mine[1]!.seq;
+    await raw.run(`UPDATE audit_log SET digest = '${own}' WHERE seq = ${second}`);
+    expect(await verifyAudit(store, 5)).toMatchObject({ ok: false, seq: second, problem: 'changed' });
+  });
+
   it.skipIf(skip)('verifies an untouched chain, with the count and the head', async () => {
     const { store } = await start();
     const v = await verifyAudit(store, 5);

@@ -35,6 +35,8 @@ export function failoverProvider(
             : { ...receipt, providerStatus: `${receipt.providerStatus ?? 'accepted'} (relay ${relayName(relay.url)})` };
         } catch (err) {
           if (i === relays.length - 1 || !mayFailOver(err, ctx)) throw err;
+          // An attempt of its own, naming this relay (./smtp.ts stamped it): the log shows both relays, each with its outcome.
+          ctx.failedOver?.(err as ProviderError);
           const next = relays[i + 1]!;
           log.warn('smtp failover', {
             notificationId: ctx.notificationId,

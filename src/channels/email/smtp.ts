@@ -6,9 +6,10 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import type { Logger } from '../../core/log.js';
-import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
+import { DeliveryUnknownError, failedAt, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
+import { relayName } from './relays.js';
 
 /** Email as it goes over SMTP: the envelope and the complete MIME message. */
 export interface EmailPayload {
@@ -182,6 +183,8 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
     done();
   });
   const log = opts.log.child({ provider: 'smtp' });
+  // Every attempt names its relay: host and port, never the credentials in the URL.
+  const endpoint = { name: relayName(opts.url) };
 
   return {
     name: 'smtp',
@@ -202,9 +205,14 @@ export async function createSmtpProvider(opts: SmtpProviderOptions): Promise<Pro
         )) as { response?: string; serverMessageId?: string; messageId?: string };
         const id = info.serverMessageId ?? queueIdFromResponse(info.response) ?? payload.messageId;
         // The relay's reply ("250 2.0.0 Ok: queued as …"): acceptance, not delivery.
-        return info.response ? { providerMessageId: id, providerStatus: info.response.slice(0, 200) } : { providerMessageId: id };
+        return info.response
+          ? { providerMessageId: id, providerStatus: info.response.slice(0, 200), endpoint }
+          : { providerMessageId: id, endpoint };
       } catch (err) {
-        const mapped = classifySmtpError(ctx.signal.aborted && !hasReply(err) ? (ctx.signal.reason ?? err) : err, handedOver);
+        const mapped = failedAt(
+          classifySmtpError(ctx.signal.aborted && !hasReply(err) ? (ctx.signal.reason ?? err) : err, handedOver),
+          endpoint,
+        );
         if (handedOver) handedOverErrors.add(mapped);
         log.debug('smtp send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
         throw mapped;

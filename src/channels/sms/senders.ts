@@ -6,8 +6,9 @@
  * the same from any sender, so it ends there; Twilio answered, so nothing was sent.
  */
 import type { Logger } from '../../core/log.js';
-import { ProviderRejectedError } from '../../providers/errors.js';
+import { ProviderError, ProviderRejectedError } from '../../providers/errors.js';
 import type { Provider, ProviderReceipt } from '../../providers/types.js';
+import { digestOf } from '../../store/audit.js';
 import type { SmsPayload } from './twilio.js';
 
 /**
@@ -26,12 +27,18 @@ export function senderFailover(provider: Provider<SmsPayload>, senders: readonly
       if (first === -1) return provider.send(payload, ctx);
       for (let i = first; ; i++) {
         const from = senders[i]!;
+        // A later sender's request is the recorded payload with another From: it gets its own digest (the audit's).
+        const request = i === first ? payload : { ...payload, From: from };
+        const endpoint = i === first ? { name: from } : { name: from, digest: digestOf(request) };
         try {
-          const receipt = await provider.send(i === first ? payload : { ...payload, From: from }, ctx);
-          return i === first ? receipt : { ...receipt, providerStatus: `${receipt.providerStatus ?? 'accepted'} (from ${from})` };
+          const receipt = await provider.send(request, ctx);
+          return i === first ? receipt : { ...receipt, endpoint, providerStatus: `${receipt.providerStatus ?? 'accepted'} (from ${from})` };
         } catch (err) {
+          if (err instanceof ProviderError) err.endpoint = endpoint;
           const senderFault = err instanceof ProviderRejectedError && SENDER_ERRORS.has(Number(err.vendorCode));
           if (!senderFault || i + 1 >= senders.length || ctx.signal.aborted || ctx.cancel?.aborted) throw err;
+          // An attempt of its own in the log, naming this sender.
+          ctx.failedOver?.(err);
           log.warn('twilio sender failover', { notificationId: ctx.notificationId, from, to: senders[i + 1], code: err.vendorCode });
         }
       }

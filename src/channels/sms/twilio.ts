@@ -16,6 +16,7 @@ import type TwilioRequestClient from 'twilio/lib/base/RequestClient.js';
 import type { Logger } from '../../core/log.js';
 import {
   DeliveryUnknownError,
+  failedAt,
   ProviderError,
   ProviderRejectedError,
   ProviderTransientError,
@@ -188,6 +189,9 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
     callsStarting: true,
     async send(payload: SmsPayload, ctx): Promise<ProviderReceipt> {
       const state: CallState = { signal: ctx.signal, requested: false, tracked: false, written: false };
+      // The sender this attempt used; through a messaging service, the service (Twilio picks the number).
+      const sender = payload.From ?? payload.MessagingServiceSid;
+      const endpoint = sender === undefined ? undefined : { name: sender };
       try {
         const message = await slots.run(ctx, () =>
           calls.run(state, () =>
@@ -201,7 +205,9 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
             }),
           ),
         );
-        return { providerMessageId: message.sid, providerStatus: message.status };
+        return endpoint
+          ? { providerMessageId: message.sid, providerStatus: message.status, endpoint }
+          : { providerMessageId: message.sid, providerStatus: message.status };
       } catch (err) {
         const mapped = classifyTwilioError(err, {
           requested: state.requested,
@@ -211,7 +217,7 @@ export async function createTwilioProvider(opts: TwilioProviderOptions): Promise
           headers: state.headers,
         });
         log.debug('twilio send failed', { notificationId: ctx.notificationId, kind: mapped.name, code: mapped.vendorCode });
-        throw mapped;
+        throw endpoint ? failedAt(mapped, endpoint) : mapped;
       }
     },
   };

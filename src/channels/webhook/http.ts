@@ -10,11 +10,12 @@ import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
 import type { Logger } from '../../core/log.js';
-import { DeliveryUnknownError, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
+import { DeliveryUnknownError, failedAt, ProviderError, ProviderRejectedError, ProviderTransientError } from '../../providers/errors.js';
 import { networkFailure, rootNetworkCode } from '../../providers/network-failure.js';
 import { headerValue, parseRetryAfterMs } from '../../providers/retry-after.js';
 import { DEFAULT_PROVIDER_CONCURRENCY, Slots } from '../../providers/slots.js';
-import type { Provider, ProviderReceipt, SendContext } from '../../providers/types.js';
+import type { Endpoint, Provider, ProviderReceipt, SendContext } from '../../providers/types.js';
+import { digestOf } from '../../store/audit.js';
 import { blockedAddress, BlockedAddressError, guardedLookup, systemResolve, type Resolve } from './address.js';
 import { standardSignature } from './sign.js';
 import { bareHost, type WebhookFormat, type WebhookTarget } from './targets.js';
@@ -157,6 +158,16 @@ function notAccepted(err: ProviderError): boolean {
   return err instanceof ProviderRejectedError || err instanceof ProviderTransientError;
 }
 
+/**
+ * A target as its attempt names it. Its digest is of its own request as recorded (secrets
+ * redacted, without the fallback's), unless that request is the whole recorded payload.
+ */
+function endpointOf(request: WebhookRequest, root: WebhookRequest): Endpoint {
+  if (request === root && !request.fallback) return { name: request.target };
+  const { fallback: _fallback, ...own } = request;
+  return { name: request.target, digest: digestOf(own) };
+}
+
 export function createWebhookProvider(opts: WebhookProviderOptions): Provider<WebhookRequest> {
   const log = opts.log.child({ provider: 'webhook' });
   const slots = new Slots('webhook', opts.maxConcurrent ?? DEFAULT_PROVIDER_CONCURRENCY);
@@ -167,23 +178,29 @@ export function createWebhookProvider(opts: WebhookProviderOptions): Provider<We
   };
   const byName = new Map(opts.targets.map((t) => [t.name, t]));
 
-  const sendChain = async (request: WebhookRequest, ctx: SendContext): Promise<ProviderReceipt> => {
+  const sendChain = async (request: WebhookRequest, ctx: SendContext, root: WebhookRequest): Promise<ProviderReceipt> => {
+    const endpoint = endpointOf(request, root);
     const target = byName.get(request.target);
-    if (!target) throw new ProviderRejectedError('webhook', `target ${request.target} is no longer configured (NOTIFY_WEBHOOKS)`);
+    if (!target) {
+      const gone = new ProviderRejectedError('webhook', `target ${request.target} is no longer configured (NOTIFY_WEBHOOKS)`);
+      throw failedAt(gone, endpoint);
+    }
     try {
-      return await post(target, request, ctx, agents, opts);
+      return { ...(await post(target, request, ctx, agents, opts)), endpoint };
     } catch (err) {
-      const failure = err as ProviderError;
+      const failure = err instanceof ProviderError ? failedAt(err, endpoint) : (err as ProviderError);
       if (!request.fallback || !notAccepted(failure) || ctx.signal.aborted) throw failure;
+      // An attempt of its own in the log, naming this target.
+      ctx.failedOver?.(failure);
       log.info('webhook fallback', { target: request.target, fallback: request.fallback.target, reason: failure.vendorCode });
-      return sendChain(request.fallback, ctx);
+      return sendChain(request.fallback, ctx, root);
     }
   };
 
   return {
     name: 'webhook',
     callsStarting: true,
-    send: (payload, ctx) => slots.run(ctx, () => sendChain(payload, ctx)),
+    send: (payload, ctx) => slots.run(ctx, () => sendChain(payload, ctx, payload)),
     async close() {
       agents['http:'].destroy();
       agents['https:'].destroy();

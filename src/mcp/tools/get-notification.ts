@@ -52,6 +52,7 @@ function view(record: DeliveryRecord, sentMeans: string | undefined): Record<str
   }
   out.attempts = record.attempt_log.map((a) => ({
     attempt: a.attempt,
+    ...(a.endpoint !== undefined ? { endpoint: a.endpoint } : {}),
     outcome: a.outcome,
     ...(a.at !== undefined ? { at: iso(a.at) } : {}),
     latency_ms: a.latency_ms,
@@ -155,11 +156,12 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
         reason: { type: 'string', description: "the approver's reason, when given" },
         attempts: {
           type: 'array',
-          description: 'every provider call, in order; empty for a dry run',
+          description: 'every provider call, one per failover endpoint tried, in order; empty for a dry run',
           items: {
             type: 'object',
             properties: {
               attempt: { type: 'integer' },
+              endpoint: { type: 'string', description: 'where it went: SMTP relay host:port, Twilio sender, or target' },
               outcome: { type: 'string' },
               at: { type: 'string', format: 'date-time' },
               latency_ms: { type: 'number' },

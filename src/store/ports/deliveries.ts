@@ -39,12 +39,24 @@ export type ReceiptEvent = (typeof RECEIPT_EVENTS)[number];
 /** One provider call of a send, as the delivery log keeps it (no payload, no vendor message). */
 export interface DeliveryAttempt {
   attempt: number;
-  /** sent, transient, rate_limited, rejected, opted_out or unknown */
+  /** sent, transient, rate_limited, rejected, opted_out, unknown, dropped or cancelled */
   outcome: string;
   vendor_code?: string | number;
   latency_ms: number;
   /** When the call started (epoch ms); absent on records written before attempts were timed. */
   at?: number;
+  /**
+   * Where it went: an SMTP relay (host:port, never credentials), a Twilio sender, a webhook
+   * target. A failover's every endpoint is an attempt of its own. Absent where the provider
+   * names none (Slack), and on records written before attempts named them.
+   */
+  endpoint?: string;
+  /**
+   * SHA-256 of what this attempt handed its provider, when that is not the recorded payload
+   * (a later Twilio sender, a webhook target's own request); absent: the payload's digest.
+   * Its audit `request` entry carries it (src/store/audit.ts).
+   */
+  digest?: string;
 }
 
 export interface DeliveryRecord {
