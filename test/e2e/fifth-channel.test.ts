@@ -111,7 +111,10 @@ describe('a fifth channel, registered from the test folder', () => {
     const own = app.catalog['per-channel'].tools.find((t) => t.name === 'send_pager')!;
     // Its own schema states the generated limits; the description says what the schema cannot.
     expect(own.description).toMatch(/^Pages the on-call person of a service\./);
-    expect(own.inputSchema.properties).toMatchObject({ summary: { minLength: 1, maxLength: 1024 }, service: { description: expect.stringContaining('PABC123') } });
+    expect(own.inputSchema.properties).toMatchObject({
+      summary: { minLength: 1, maxLength: 1024 },
+      service: { description: expect.stringContaining('PABC123') },
+    });
     for (const profile of PROFILES) {
       for (const tool of app.catalog[profile].tools.filter((t) => t.name.startsWith('send_'))) {
         const out = tool.outputSchema!.properties as Record<string, { enum?: string[] }>;
