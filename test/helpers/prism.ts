@@ -51,6 +51,13 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A provider's request timeout against Prism. Prism checks each request against the whole
+ * published spec: at load 12 one Slack request took over 5 s (a failed run of five). These
+ * tests check shapes, not speed; the budget tests time sends against local fakes.
+ */
+export const PRISM_REQUEST_TIMEOUT_MS = 20_000;
+
 export interface PrismPeer {
   /** `http://127.0.0.1:<port>` */
   origin: string;

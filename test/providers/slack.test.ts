@@ -11,7 +11,7 @@ import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import { createSlackProvider, type SlackPayload } from '../../src/channels/slack/web-api.js';
 import type { Provider } from '../../src/providers/types.js';
 import { startFakePeer, startRecordingProxy, type FakePeer, type RecordingProxy } from '../helpers/fakes.js';
-import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
+import { freePort, PRISM_REQUEST_TIMEOUT_MS, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
 import { caught } from '../helpers/caught.js';
 
 const TOKEN = 'xoxb-test-token';
@@ -29,7 +29,7 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
   beforeAll(async () => {
     prism = await startPrism('slack');
     proxy = await startRecordingProxy(prism.origin);
-    provider = await createSlackProvider({ token: TOKEN, apiUrl: proxy.origin, timeoutMs: 5_000, log: silentLogger });
+    provider = await createSlackProvider({ token: TOKEN, apiUrl: proxy.origin, timeoutMs: PRISM_REQUEST_TIMEOUT_MS, log: silentLogger });
   });
   afterAll(async () => {
     await proxy?.close();
@@ -115,7 +115,12 @@ describePrism(`Slack provider against Prism (Slack's Web API spec)${skipReason ?
   });
 
   it('maps a missing token (401) to ProviderRejectedError naming SLACK_BOT_TOKEN', async () => {
-    const anonymous = await createSlackProvider({ token: '', apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    const anonymous = await createSlackProvider({
+      token: '',
+      apiUrl: prism.origin,
+      timeoutMs: PRISM_REQUEST_TIMEOUT_MS,
+      log: silentLogger,
+    });
     const err = await caught(anonymous.send({ channel: 'C0123ABCD', text: 'hi' }, ctx()));
     expect(err).toBeInstanceOf(ProviderRejectedError);
     expect((err as ProviderRejectedError).vendorCode).toBe(401);

@@ -11,7 +11,7 @@ import { sendFailureInfo, sendWithRetry } from '../../src/providers/retry.js';
 import { createTwilioProvider, type SmsPayload } from '../../src/channels/sms/twilio.js';
 import type { Provider } from '../../src/providers/types.js';
 import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
-import { freePort, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
+import { freePort, PRISM_REQUEST_TIMEOUT_MS, prismUnavailableReason, startPrism, type PrismPeer } from '../helpers/prism.js';
 import { caught } from '../helpers/caught.js';
 
 const SID = 'AC' + 'a'.repeat(32);
@@ -28,7 +28,13 @@ describePrism(`Twilio provider against Prism (Twilio's API spec)${skipReason ? `
 
   beforeAll(async () => {
     prism = await startPrism('twilio');
-    provider = await createTwilioProvider({ accountSid: SID, authToken: TOKEN, apiUrl: prism.origin, timeoutMs: 5_000, log: silentLogger });
+    provider = await createTwilioProvider({
+      accountSid: SID,
+      authToken: TOKEN,
+      apiUrl: prism.origin,
+      timeoutMs: PRISM_REQUEST_TIMEOUT_MS,
+      log: silentLogger,
+    });
   });
   afterAll(async () => {
     await prism?.stop();
@@ -73,7 +79,7 @@ describePrism(`Twilio provider against Prism (Twilio's API spec)${skipReason ? `
       accountSid: SID,
       authToken: 'bad:token',
       apiUrl: prism.origin,
-      timeoutMs: 5_000,
+      timeoutMs: PRISM_REQUEST_TIMEOUT_MS,
       log: silentLogger,
     });
     const err = await caught(bad.send(sms(), ctx()));
