@@ -76,7 +76,12 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   private readonly banners = sqliteBanners(this);
   readonly insertBanner = this.banners.insertBanner;
   readonly listBanners = this.banners.listBanners;
-  private readonly answers = sqlAnswers('sqlite', this.sql, (s, p, c) => this.audited(s, p, c), (p) => `SELECT value FROM json_each(${p})`);
+  private readonly answers = sqlAnswers(
+    'sqlite',
+    this.sql,
+    (s, p, c) => this.audited(s, p, c),
+    (p) => `SELECT value FROM json_each(${p})`,
+  );
   readonly answerKey = this.answers.answerKey;
   readonly recordQuestion = this.answers.recordQuestion;
   readonly getQuestion = this.answers.getQuestion;
