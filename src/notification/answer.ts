@@ -54,13 +54,13 @@ export async function questionState(store: AnswerPorts, target: { token: string 
   return now >= expires_at ? { kind: 'expired', question, expires_at } : { kind: 'open', question, expires_at, record };
 }
 
-/** Answers `choice` for the person `by`, through `via` (`link`, `cli`, …), at `now`. */
+/** Answers `choice` for the person `by` (`link`, `cli`, a Slack user…), through `via` (absent: the channel the message went by), at `now`. */
 export async function answerQuestion(
   deps: { store: AnswerPorts; now: () => number },
   target: { token: string } | { id: string },
   choice: string,
   by: string,
-  via: string,
+  via?: string,
 ): Promise<AnswerResult> {
   const now = deps.now();
   const state = await questionState(deps.store, target, now);
@@ -75,7 +75,7 @@ export async function answerQuestion(
       return { kind: 'not_sent', id };
   }
   if (!state.question.choices.includes(choice)) return { kind: 'not_offered', id, choices: state.question.choices };
-  const answer: QuestionAnswer = { choice, by, via, at: now };
+  const answer: QuestionAnswer = { choice, by, via: via ?? state.record.via, at: now };
   const written = await deps.store.answerQuestion(id, answer);
   return written.kind === 'recorded' ? { kind: 'recorded', id, answer } : { kind: 'answered', id, answer: written.answer };
 }
