@@ -46,6 +46,8 @@ function notTaken(res: ServerResponse, r: Exclude<AnswerResult, { kind: 'recorde
       return refused(res, 410, 'Question closed', `This question closed at ${when(r.expires_at)} UTC and takes no answer now.`);
     case 'not_sent':
       return refused(res, 409, 'Not open yet', 'The message with this question has not been sent yet, so it takes no answer yet.');
+    case 'live':
+      return refused(res, 409, 'Not taken', 'This question takes its answer from its recipients.');
     case 'not_offered':
       return refused(
         res,
