@@ -49,7 +49,8 @@ function questionBody(v: Extract<AnswerView, { kind: 'question' }>): Html {
       html`<form method="post" action="${v.action}"><input type="hidden" name="choice" value="${choice}"><button type="submit">${choice}</button></form>`,
   );
   return html`${promptOf(v.prompt)}
-<p class="muted">Sent by ${v.via}. Choose one answer; the first answer given counts. Open until ${time(v.expiresAt)}.</p>
+<p class="muted">Sent by ${v.via}. Choose one answer; the first answer given counts.</p>
+<p class="muted">Open until ${time(v.expiresAt)}.</p>
 <div class="choices" role="group" aria-label="Answers">${buttons}</div>`;
 }
 

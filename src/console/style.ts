@@ -64,6 +64,7 @@ iframe.mail { width: 100%; height: 24rem; border: 1px solid var(--line); border-
 .empty { padding: 24px; text-align: center; color: var(--muted); background: var(--card); border: 1px dashed var(--line); border-radius: 8px; }
 /* The answer page (a question's link): one column, a large button per choice. */
 body.answer main { max-width: 36rem; }
+body.answer time { white-space: nowrap; }
 blockquote.prompt { margin: 0 0 16px; padding: 12px 16px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; overflow-wrap: anywhere; }
 .choices { display: flex; flex-direction: column; gap: 12px; margin-top: 16px; }
 .choices form { margin: 0; }
