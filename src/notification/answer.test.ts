@@ -129,4 +129,17 @@ describe('answer links and the answer use case', () => {
     expect(payload.text).toMatch(/^Deploy\?\n\nAnswer \(Acknowledge\): <https:\/\/notify\.example\.com\/answer\/[A-Za-z0-9_-]{43}>$/);
     expect(payload.blocks.at(-1)?.text?.text).toBe(payload.text.split('\n\n')[1]);
   });
+
+  it('keeps the question before the message leaves: a store that cannot keep it sends nothing', async () => {
+    const slack = new FakeProvider('slack');
+    const d = await pipelineDeps({ store, providers: { slack }, env: { NOTIFY_PUBLIC_URL: BASE, ...SLACK_ENV }, now: () => clock });
+    const failing = new Proxy(store, {
+      get: (target, key) => (key === 'recordQuestion' ? async () => Promise.reject(new Error('disk full')) : Reflect.get(target, key)),
+    });
+    const call = { via: 'slack', channel: 'C0123ABCD', text: 'Deploy?', ask: {} };
+    await expect(send({ ...d, store: failing }, call)).rejects.toThrow();
+    expect(slack.payloads).toEqual([]);
+    await send(d, call);
+    expect(slack.payloads).toHaveLength(1);
+  });
 });
