@@ -22,7 +22,7 @@ const PATH = /^\/answer(?:\/([^/]*))?\/?$/;
 
 function reply(res: ServerResponse, view: AnswerView, status?: number): void {
   const page = answerPage(view);
-  send(res, status ?? page.status, page.body, { 'Referrer-Policy': 'no-referrer' });
+  send(res, status ?? page.status, page.body);
 }
 
 const refused = (res: ServerResponse, status: number, title: string, text: string) => reply(res, { kind: 'refused', title, text }, status);
