@@ -34,7 +34,7 @@ export function notificationDef(channels: readonly ConfiguredChannel[], approval
       // hours answers held with its release_at, and get_notification's own description says
       // which channels report delivery later.
       // A channel without credentials answers dry_run, and its result says so where it is read.
-      'Same key ≤24 h: first result, nothing resent; other payload refused.' + (approval === undefined ? '' : ` ${approval}`),
+      'Same key ≤24 h: sent once; other payload refused.' + (approval === undefined ? '' : ` ${approval}`),
     variantNoun: 'channel',
     variantToolName: channelToolName,
     nestedKey: 'notification',

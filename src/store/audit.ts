@@ -22,6 +22,8 @@ import type {
   OutboxState,
 } from './types.js';
 
+import type { QuestionAnswer } from './ports/answers.js';
+
 export type { AuditActor, AuditContext, AuditEntry, AuditHead, AuditInput } from './types.js';
 import { storedCall } from './sql/outbox.js';
 
@@ -149,6 +151,8 @@ export type AuditedChange =
   | { write: 'edit-waiting'; id: string; client: string | null; call: Record<string, unknown>; at: number }
   /** An edit of a held send: its new payload, back to pending_approval under a new hash. */
   | { write: 'revise-held'; id: string; client: string | null; revision: HeldRevision }
+  /** A person's answer to a send's question (the first one only; ports/answers.ts). */
+  | { write: 'question-answer'; id: string; client: string | null; answer: QuestionAnswer }
   /** A prune that moved the chain's anchor: the entry names the new anchor, so moving it by hand shows. */
   | { write: 'prune'; anchor_seq: number; anchor_hash: string; at: number };
 
@@ -190,6 +194,8 @@ export function auditEntriesFor(c: AuditedChange): AuditInput[] {
       const digest = digestOf({ payload: digestOf(payload), payload_sha256: approval.payload_sha256, status: 'pending_approval' });
       return [{ ...edit(c.id, c.client, at), digest }];
     }
+    case 'question-answer':
+      return [questionAnswerEntry(c.id, c.client, c.answer)];
     case 'prune':
       return [
         {
@@ -328,6 +334,19 @@ export function answerEntry(question: string, answer: ApprovalAnswer, at: number
     notification_id: null,
     kind: `answer.${answer}`,
     digest: digestOf({ question, answer }),
+    recipients: null,
+  };
+}
+
+/** The entry of an answer to send `id`'s question: who answered is in the digest only (it may be a phone number). */
+function questionAnswerEntry(id: string, client: string | null, a: QuestionAnswer): AuditInput {
+  return {
+    at: a.at,
+    client,
+    tool: null,
+    notification_id: id,
+    kind: 'question.answered',
+    digest: digestOf({ id, choice: a.choice, by: a.by, via: a.via, at: a.at }),
     recipients: null,
   };
 }

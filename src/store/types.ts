@@ -6,6 +6,7 @@
  * DATABASE_URL is set, so replicas share state). All times are epoch milliseconds; all
  * methods are safe to call from several processes.
  */
+import type { AnswersPort } from './ports/answers.js';
 import type { AuditPort } from './ports/audit.js';
 import type { BannersPort } from './ports/banners.js';
 import type { ClaimsPort } from './ports/claims.js';
@@ -18,7 +19,16 @@ import type { SessionsPort } from './ports/sessions.js';
 export * from './ports/index.js';
 
 /** Every port of the store, and its lifetime. */
-export interface Store extends DeliveriesPort, ClaimsPort, OutboxPort, AuditPort, BannersPort, ContactsPort, CountersPort, SessionsPort {
+export interface Store
+  extends DeliveriesPort,
+    ClaimsPort,
+    OutboxPort,
+    AuditPort,
+    BannersPort,
+    ContactsPort,
+    CountersPort,
+    SessionsPort,
+    AnswersPort {
   /** `sqlite` or `postgres`, for logs. */
   readonly kind: string;
   close(): Promise<void>;

@@ -83,6 +83,13 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     // sessions
     revokeSession: (...a) => around('revokeSession', () => store.revokeSession(...a)),
     sessionRevoked: (...a) => around('sessionRevoked', () => store.sessionRevoked(...a)),
+    // answers
+    answerKey: (...a) => around('answerKey', () => store.answerKey(...a)),
+    recordQuestion: (...a) => around('recordQuestion', () => store.recordQuestion(...a)),
+    getQuestion: (...a) => around('getQuestion', () => store.getQuestion(...a)),
+    questionByToken: (...a) => around('questionByToken', () => store.questionByToken(...a)),
+    answeredAmong: (...a) => around('answeredAmong', () => store.answeredAmong(...a)),
+    answerQuestion: (...a) => around('answerQuestion', () => store.answerQuestion(...a)),
     close: () => around('close', () => store.close()),
   };
 }

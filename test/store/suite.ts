@@ -4,6 +4,7 @@
  * always and test/store/postgres.test.ts when PostgreSQL answers.
  */
 import { afterEach, beforeEach, describe } from 'vitest';
+import { answersContract } from './contract/answers.js';
 import { bannersContract } from './contract/banners.js';
 import { claimsContract } from './contract/claims.js';
 import { contactsContract } from './contract/contacts.js';
@@ -34,5 +35,6 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     contactsContract(() => h);
     sessionsContract(() => h);
     bannersContract(() => h);
+    answersContract(() => h);
   });
 }

@@ -11,9 +11,8 @@ export const showBanner: ObjectToolSpec<typeof input> = {
   title: 'Show banner',
   // Each rule once: what the schema's keywords and property descriptions say is not repeated here.
   description:
-    'Shows an in-app banner to one audience segment until it expires or is dismissed. ' +
-    'A viewer sees the banners of each segment it is in: "all" is a segment, not a wildcard. ' +
-    'With dedupe_key, an active banner of that audience and key is returned (deduplicated: true), not a new one.',
+    'Shows an in-app banner to one audience segment until it expires or is dismissed; "all" is a segment, not a wildcard. ' +
+    'With dedupe_key, an active banner of that audience and key is returned (deduplicated: true).',
   input,
   outputSchema: withErrorShape({
     properties: {

@@ -1,5 +1,5 @@
 /**
- * Schema steps 13 to 23: the outbox, send caps, the audit chain, and what came after
+ * Schema steps 13 to 24: the outbox, send caps, the audit chain, and what came after
  * (../migrations.ts: released steps are never edited).
  */
 import { GENESIS } from '../audit.js';
@@ -137,5 +137,45 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
     // every replica refuses the cookie at once.
     sqlite: `CREATE TABLE console_revocations (session TEXT PRIMARY KEY, expires_at INTEGER NOT NULL);`,
     postgres: `CREATE TABLE console_revocations (session TEXT PRIMARY KEY, expires_at BIGINT NOT NULL);`,
+  },
+  {
+    version: 24,
+    name: "answers: a send's question, its token hashes, the first answer, and the store's answer key",
+    // One question per notification; the answer columns stay NULL until the first answer,
+    // which a conditional UPDATE writes once (src/store/sql/answers.ts). Tokens are kept
+    // only as their SHA-256. answer_key holds one row: the first process to start writes
+    // it, every replica reads the same, so links derive alike everywhere.
+    sqlite: `
+      CREATE TABLE questions (
+        notification_id TEXT PRIMARY KEY,
+        prompt TEXT NOT NULL,
+        choices TEXT NOT NULL,
+        expires_in_s INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        client TEXT,
+        answer_choice TEXT,
+        answer_by TEXT,
+        answer_via TEXT,
+        answered_at INTEGER
+      );
+      CREATE TABLE question_tokens (sha256 TEXT PRIMARY KEY, notification_id TEXT NOT NULL, recipient TEXT NOT NULL);
+      CREATE TABLE answer_key (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL);
+    `,
+    postgres: `
+      CREATE TABLE questions (
+        notification_id TEXT PRIMARY KEY,
+        prompt TEXT NOT NULL,
+        choices TEXT NOT NULL,
+        expires_in_s BIGINT NOT NULL,
+        created_at BIGINT NOT NULL,
+        client TEXT,
+        answer_choice TEXT,
+        answer_by TEXT,
+        answer_via TEXT,
+        answered_at BIGINT
+      );
+      CREATE TABLE question_tokens (sha256 TEXT PRIMARY KEY, notification_id TEXT NOT NULL, recipient TEXT NOT NULL);
+      CREATE TABLE answer_key (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL);
+    `,
   },
 ];

@@ -7,3 +7,4 @@ export * from './counters.js';
 export * from './deliveries.js';
 export * from './outbox.js';
 export * from './sessions.js';
+export * from './answers.js';

@@ -25,6 +25,7 @@ import { decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import { takeBackSteps } from '../sql/take-back.js';
+import { sqlAnswers } from '../sql/answers.js';
 import * as q from '../sql/statements.js';
 import { appendAudit, postgresAudit } from './audit.js';
 import { postgresBanners } from './banners.js';
@@ -81,6 +82,18 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   private readonly banners = postgresBanners(this);
   readonly insertBanner = this.banners.insertBanner;
   readonly listBanners = this.banners.listBanners;
+  private readonly answers = sqlAnswers(
+    'postgres',
+    this.sql,
+    (s, p, c) => this.audited(s, p, c),
+    (p) => `SELECT json_array_elements_text(${p}::json)`,
+  );
+  readonly answerKey = this.answers.answerKey;
+  readonly recordQuestion = this.answers.recordQuestion;
+  readonly getQuestion = this.answers.getQuestion;
+  readonly questionByToken = this.answers.questionByToken;
+  readonly answeredAmong = this.answers.answeredAmong;
+  readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = postgresAudit(this);
   readonly auditLines = this.audit.auditLines;
   readonly pruneAudit = this.audit.pruneAudit;

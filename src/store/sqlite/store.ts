@@ -26,6 +26,7 @@ import { decisionValues, SqlStore, statusChangeValues } from '../sql/shared.js';
 import { outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import { takeBackSteps } from '../sql/take-back.js';
+import { sqlAnswers } from '../sql/answers.js';
 import * as q from '../sql/statements.js';
 import { sqliteAudit } from './audit.js';
 import { sqliteBanners } from './banners.js';
@@ -75,6 +76,18 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   private readonly banners = sqliteBanners(this);
   readonly insertBanner = this.banners.insertBanner;
   readonly listBanners = this.banners.listBanners;
+  private readonly answers = sqlAnswers(
+    'sqlite',
+    this.sql,
+    (s, p, c) => this.audited(s, p, c),
+    (p) => `SELECT value FROM json_each(${p})`,
+  );
+  readonly answerKey = this.answers.answerKey;
+  readonly recordQuestion = this.answers.recordQuestion;
+  readonly getQuestion = this.answers.getQuestion;
+  readonly questionByToken = this.answers.questionByToken;
+  readonly answeredAmong = this.answers.answeredAmong;
+  readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = sqliteAudit(this);
   readonly auditLines = this.audit.auditLines;
   readonly pruneAudit = this.audit.pruneAudit;

@@ -1,0 +1,92 @@
+/**
+ * The answers port (../ports/answers.ts), written once over a Dialect: both engines run these
+ * statements unchanged; each hands in its own audited transaction and its JSON-array read.
+ */
+import type { AuditedChange } from '../audit.js';
+import type { AnswersPort, AnswerWrite, QuestionAnswer, QuestionRecord } from '../ports/answers.js';
+import { statement, type Dialect, type Statement } from './dialect.js';
+import { num, numOrNull, type Row } from './rows.js';
+
+const COLUMNS = 'notification_id, prompt, choices, expires_in_s, created_at, client, answer_choice, answer_by, answer_via, answered_at';
+
+const KEEP_KEY = statement('keep-answer-key', 'INSERT INTO answer_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING');
+const READ_KEY = statement('read-answer-key', 'SELECT key FROM answer_key WHERE id = 1');
+const INSERT_QUESTION = statement(
+  'insert-question',
+  'INSERT INTO questions (notification_id, prompt, choices, expires_in_s, created_at, client) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (notification_id) DO NOTHING',
+);
+const INSERT_TOKEN = statement(
+  'insert-question-token',
+  'INSERT INTO question_tokens (sha256, notification_id, recipient) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING',
+);
+const GET_QUESTION = statement('get-question', `SELECT ${COLUMNS} FROM questions WHERE notification_id = $1`);
+const QUESTION_BY_TOKEN = statement(
+  'question-by-token',
+  `SELECT ${COLUMNS} FROM questions WHERE notification_id = (SELECT notification_id FROM question_tokens WHERE sha256 = $1)`,
+);
+/** The first answer only: a question already answered matches no row, so nothing changes and nothing is audited. */
+const ANSWER = statement(
+  'answer-question',
+  `UPDATE questions SET answer_choice = $2, answer_by = $3, answer_via = $4, answered_at = $5
+   WHERE notification_id = $1 AND answered_at IS NULL RETURNING notification_id, client`,
+);
+
+function questionFromRow(r: Row): QuestionRecord {
+  const answeredAt = numOrNull(r.answered_at);
+  return {
+    notification_id: r.notification_id as string,
+    prompt: r.prompt as string,
+    choices: JSON.parse(r.choices as string) as string[],
+    expires_in_s: num(r.expires_in_s),
+    created_at: num(r.created_at),
+    client: (r.client as string | null) ?? null,
+    answer:
+      answeredAt === null
+        ? null
+        : { choice: r.answer_choice as string, by: r.answer_by as string, via: r.answer_via as string, at: answeredAt },
+  };
+}
+
+/** Runs a write and appends the audit entries of the rows it changed, in one transaction (each engine's). */
+type Audited = (s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]) => Promise<Row[]>;
+
+/** The port over `sql` on `engine`; `inJson(p)` is the engine's subquery of the values of JSON array parameter `p`. */
+export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJson: (p: string) => string): AnswersPort {
+  const answered = statement(
+    `${engine}-answered-among`,
+    `SELECT ${COLUMNS} FROM questions WHERE answered_at IS NOT NULL AND notification_id IN (${inJson('$1')})`,
+  );
+  return {
+    async answerKey(candidate) {
+      await sql.run(KEEP_KEY, [candidate]);
+      return (await sql.get(READ_KEY, []))!.key as string;
+    },
+    async recordQuestion(q, tokens) {
+      await sql.run(INSERT_QUESTION, [q.notification_id, q.prompt, JSON.stringify(q.choices), q.expires_in_s, q.created_at, q.client]);
+      for (const t of tokens) await sql.run(INSERT_TOKEN, [t.sha256, q.notification_id, t.recipient]);
+    },
+    async getQuestion(id) {
+      const row = await sql.get(GET_QUESTION, [id]);
+      return row ? questionFromRow(row) : null;
+    },
+    async questionByToken(sha256) {
+      const row = await sql.get(QUESTION_BY_TOKEN, [sha256]);
+      return row ? questionFromRow(row) : null;
+    },
+    async answeredAmong(ids) {
+      if (ids.length === 0) return [];
+      return (await sql.all(answered, [JSON.stringify(ids)])).map(questionFromRow);
+    },
+    async answerQuestion(id, a: QuestionAnswer): Promise<AnswerWrite> {
+      const rows = await audited(ANSWER, [id, a.choice, a.by, a.via, a.at], (written) =>
+        written.map((r) => ({ write: 'question-answer', id, client: (r.client as string | null) ?? null, answer: a })),
+      );
+      if (rows.length === 1) return { kind: 'recorded' };
+      const first = (await sql.get(GET_QUESTION, [id])) ?? undefined;
+      const answer = first ? questionFromRow(first).answer : null;
+      // No row moved and none answered: the question is not there (the caller read it a moment ago).
+      if (!answer) throw new Error(`question ${id} was neither answered now nor before`);
+      return { kind: 'answered', answer };
+    },
+  };
+}

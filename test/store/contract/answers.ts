@@ -1,0 +1,74 @@
+/** The answers port: questions, token hashes, the first answer and the answer key. Part of the Store contract (../suite.ts), run on both engines. */
+import { beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../../src/store/types.js';
+import { T0, type StoreHandle } from './fixtures.js';
+
+const question = (id: string) => ({
+  notification_id: id,
+  prompt: 'Deploy v2?',
+  choices: ['Yes', 'No'],
+  expires_in_s: 3600,
+  created_at: T0,
+  client: 'bot',
+});
+const answer = (choice: string, by = 'link', at = T0 + 1000) => ({ choice, by, via: 'email', at });
+
+export function answersContract(open: () => StoreHandle): void {
+  let h: StoreHandle;
+  let store: Store;
+  beforeEach(() => {
+    h = open();
+    store = h.store;
+  });
+
+  describe('answers', () => {
+    it('keeps the first answer key offered, for every store of the same data', async () => {
+      const other = await h.reopen();
+      expect(await store.answerKey('a'.repeat(43))).toBe('a'.repeat(43));
+      expect(await other.answerKey('b'.repeat(43))).toBe('a'.repeat(43));
+    });
+
+    it('finds a question by its token hash, once recorded; a second record changes nothing', async () => {
+      expect(await store.questionByToken('f'.repeat(64))).toBeNull();
+      await store.recordQuestion(question('ntf_q1'), [{ sha256: 'f'.repeat(64), recipient: '' }]);
+      await store.recordQuestion({ ...question('ntf_q1'), choices: ['Other'] }, [{ sha256: 'f'.repeat(64), recipient: '' }]);
+      const q = await (await h.reopen()).questionByToken('f'.repeat(64));
+      expect(q).toEqual({ ...question('ntf_q1'), answer: null });
+      expect(await store.getQuestion('ntf_q1')).toEqual(q);
+      expect(await store.getQuestion('ntf_none')).toBeNull();
+    });
+
+    it('the first answer wins, with one audit entry; a later one is given the first and writes nothing', async () => {
+      await store.recordQuestion(question('ntf_q2'), []);
+      const before = (await store.auditHead()).seq;
+      expect(await store.answerQuestion('ntf_q2', answer('Yes'))).toEqual({ kind: 'recorded' });
+      const other = await h.reopen();
+      expect(await other.answerQuestion('ntf_q2', answer('No', '+14155550100', T0 + 2000))).toEqual({
+        kind: 'answered',
+        answer: answer('Yes'),
+      });
+      expect((await store.getQuestion('ntf_q2'))?.answer).toEqual(answer('Yes'));
+      const entries = await store.auditEntries({ afterSeq: before, limit: 10 });
+      expect(entries.map((e) => [e.kind, e.notification_id, e.client])).toEqual([['question.answered', 'ntf_q2', 'bot']]);
+    });
+
+    it('answers racing on two stores: exactly one is recorded', async () => {
+      await store.recordQuestion(question('ntf_q3'), []);
+      const other = await h.reopen();
+      const results = await Promise.all([
+        store.answerQuestion('ntf_q3', answer('Yes')),
+        other.answerQuestion('ntf_q3', answer('No')),
+        store.answerQuestion('ntf_q3', answer('No')),
+      ]);
+      expect(results.filter((r) => r.kind === 'recorded')).toHaveLength(1);
+    });
+
+    it('lists the answered among waiting ids in one read', async () => {
+      await store.recordQuestion(question('ntf_a'), []);
+      await store.recordQuestion(question('ntf_b'), []);
+      await store.answerQuestion('ntf_b', answer('No'));
+      expect((await store.answeredAmong(['ntf_a', 'ntf_b', 'ntf_c'])).map((q) => q.notification_id)).toEqual(['ntf_b']);
+      expect(await store.answeredAmong([])).toEqual([]);
+    });
+  });
+}
