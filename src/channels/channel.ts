@@ -13,6 +13,9 @@ import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import { ask, answerLink, rulesOf, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
+import type { InboundCallback, InboundPath, InboundReading } from './inbound.js';
+
+export type { InboundCallback } from './inbound.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
 import type { ReceiptEvent } from '../store/types.js';
@@ -83,14 +86,6 @@ export interface ReceiptReport {
   notificationId?: string;
 }
 
-/** A callback as it reached POST /webhooks/<path>. */
-export interface InboundCallback {
-  /** The query string as received, `?…` or empty (signatures cover it). */
-  search: string;
-  headers: Readonly<Record<string, string | string[] | undefined>>;
-  body: string;
-}
-
 /** `verified: false`: unsigned, mis-signed, or this server cannot check it; nothing may change. `report: null`: a status not tracked. */
 export type ReceiptReading = { verified: false } | { verified: true; report: ReceiptReport | null };
 
@@ -143,6 +138,11 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   sentMeans: string;
   /** Receipts the provider posts back to POST /webhooks/<path>; a channel without them stays at `sent`. */
   receipts?: { path: string; read(settings: S, callback: InboundCallback): Promise<ReceiptReading> };
+  /**
+   * What people send back (a Slack click, an SMS reply) is posted to `path` (from the server's
+   * root); `read` verifies it and says what it is (./inbound.ts). `nowMs`: for a signature's age.
+   */
+  inbound?: { path: string; read(settings: S, callback: InboundCallback, nowMs: number): Promise<InboundReading> };
   /** The zod string formats its fields use, in words with an example, for error advice. */
   formats?: Readonly<Record<string, FormatWords>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
@@ -235,6 +235,8 @@ export interface ConfiguredChannel {
   readonly branch: z.ZodObject;
   /** Its provider's receipts, read under these settings. */
   readonly receipts?: { readonly path: string; read(callback: InboundCallback): Promise<ReceiptReading> };
+  /** Where people's replies arrive, read under these settings (ChannelModule.inbound). */
+  readonly inbound?: InboundPath;
   /** Its `notify-mcp doctor` lines: dry-run or live, its allowlist, and a live channel's own checks. */
   check(ctx: CheckContext): Promise<Check[]>;
   /**
@@ -341,6 +343,9 @@ export function defineChannel<const V extends string, const K extends string, S 
         branch,
         ...(module.receipts
           ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } }
+          : {}),
+        ...(module.inbound
+          ? { inbound: { path: module.inbound.path, read: (cb: InboundCallback, now: number) => module.inbound!.read(settings, cb, now) } }
           : {}),
         check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
         async connect(ctx: ProviderContext, given?: Provider<unknown>, links?: AnswerLinker): Promise<ConnectedChannel> {

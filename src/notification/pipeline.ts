@@ -68,7 +68,10 @@ export async function sendOrAsk(
   try {
     const answer = await channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)));
     // A release's question was kept when the call was taken (same id, same token).
-    if (!isApprovalAsk(answer) && opts.release === undefined) await keepQuestion(deps.store, deps.answerKey, value, answer, opts.client);
+    if (!isApprovalAsk(answer) && opts.release === undefined) {
+      const recipients = value.ask === undefined ? [] : channel.open((typed) => typed.recipients(typed.parse(value)));
+      await keepQuestion(deps.store, deps.answerKey, value, answer, opts.client, recipients);
+    }
     return answer;
   } catch (err) {
     throw storeUnavailable(err, via, deps.log) ?? err;

@@ -15,6 +15,7 @@ export async function keepQuestion(
   value: Readonly<Record<string, unknown>>,
   sent: { id: string; accepted_at: string },
   client: string | null,
+  recipients: readonly string[] = [],
 ): Promise<void> {
   const asked = value.ask as Ask | undefined;
   if (asked === undefined) return;
@@ -22,6 +23,7 @@ export async function keepQuestion(
   if (answerKey === undefined) throw new Error(`send ${sent.id} asks, but no answer key was given to the send path`);
   const { choices, expires_in_s } = questionOf(asked);
   // One link for the whole message (recipient ''): every channel sends one message to all its recipients.
-  const tokens = [{ sha256: tokenSha256(answerToken(answerKey, sent.id, '')), recipient: '' }];
+  // A row per recipient too (their tokens never leave): who was asked, so an SMS reply finds its question.
+  const tokens = ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(answerKey, sent.id, recipient)), recipient }));
   await store.recordQuestion({ notification_id: sent.id, choices, expires_in_s, created_at: Date.parse(sent.accepted_at), client }, tokens);
 }
