@@ -68,9 +68,12 @@ export async function sendOrAsk(
   try {
     const answer = await channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)));
     // A release's question was kept when the call was taken (same id, same token).
-    if (!isApprovalAsk(answer) && opts.release === undefined) {
-      const recipients = value.ask === undefined ? [] : channel.open((typed) => typed.recipients(typed.parse(value)));
-      await keepQuestion(deps.store, deps.answerKey, value, answer, opts.client, recipients);
+    if (value.ask !== undefined && !isApprovalAsk(answer) && opts.release === undefined) {
+      const { prompt, recipients } = channel.open((typed) => {
+        const call = typed.parse(value);
+        return { prompt: typed.summary(call).headline, recipients: typed.recipients(call) };
+      });
+      await keepQuestion(deps.store, deps.answerKey, value, answer, opts.client, prompt, recipients);
     }
     return answer;
   } catch (err) {

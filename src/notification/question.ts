@@ -8,13 +8,17 @@ import { questionOf, type Ask } from '../channels/ask.js';
 import { answerToken, tokenSha256 } from '../core/answer-token.js';
 import type { AnswersPort } from '../store/ports/answers.js';
 
-/** The part of a send's answer this needs: its id. */
+/** How much of the subject or first line the answer page shows. */
+const PROMPT_MAX = 300;
+
+/** `sent`: the send's answer (its id and time); `prompt`: the message's subject or first line, for the answer page. */
 export async function keepQuestion(
   store: Pick<AnswersPort, 'recordQuestion'>,
   answerKey: string | undefined,
   value: Readonly<Record<string, unknown>>,
   sent: { id: string; accepted_at: string },
   client: string | null,
+  prompt: string,
   recipients: readonly string[] = [],
 ): Promise<void> {
   const asked = value.ask as Ask | undefined;
@@ -25,5 +29,15 @@ export async function keepQuestion(
   // One link for the whole message (recipient ''): every channel sends one message to all its recipients.
   // A row per recipient too (their tokens never leave): who was asked, so an SMS reply finds its question.
   const tokens = ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(answerKey, sent.id, recipient)), recipient }));
-  await store.recordQuestion({ notification_id: sent.id, choices, expires_in_s, created_at: Date.parse(sent.accepted_at), client }, tokens);
+  await store.recordQuestion(
+    {
+      notification_id: sent.id,
+      prompt: prompt.slice(0, PROMPT_MAX),
+      choices,
+      expires_in_s,
+      created_at: Date.parse(sent.accepted_at),
+      client,
+    },
+    tokens,
+  );
 }

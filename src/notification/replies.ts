@@ -38,6 +38,8 @@ function outcomeOf(result: AnswerResult): ReplyOutcome {
       return { kind: 'refused', why: `That is not one of this question's choices (${result.choices.join(', ')}); nothing was recorded.` };
     case 'not_sent':
       return { kind: 'refused', why: 'This question has not been sent yet; nothing was recorded.' };
+    // `live` comes only from the shell's dry-run answer, never from a reply.
+    case 'live':
     case 'unknown':
       return { kind: 'refused', why: 'This question is not known here; nothing was recorded.' };
   }

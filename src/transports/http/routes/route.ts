@@ -14,6 +14,7 @@ export type RouteName =
   | 'replies'
   | 'widget'
   | 'console'
+  | 'answer'
   | 'other';
 
 export interface Routed {
