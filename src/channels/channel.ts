@@ -13,7 +13,7 @@ import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import { ask, rulesOf, withAnswer, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
-import type { InboundCallback, InboundPath, InboundReading } from './inbound.js';
+import type { InboundCallback, InboundModule, InboundPath } from './inbound.js';
 
 export type { InboundCallback } from './inbound.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
@@ -142,7 +142,7 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * What people send back (a Slack click, an SMS reply) is posted to `path` (from the server's
    * root); `read` verifies it and says what it is (./inbound.ts). `nowMs`: for a signature's age.
    */
-  inbound?: { path: string; read(settings: S, callback: InboundCallback, nowMs: number): Promise<InboundReading> };
+  inbound?: InboundModule<S>;
   /** The zod string formats its fields use, in words with an example, for error advice. */
   formats?: Readonly<Record<string, FormatWords>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
@@ -297,6 +297,11 @@ function firstLineOf(call: unknown): Summary {
   return { headlineLabel: 'Call', headline: body.slice(0, 120), body };
 }
 
+/** A module's inbound path, read under its settings (ConfiguredChannel.inbound). */
+function inboundOf<S>(inbound: InboundModule<S> | undefined, settings: S): { inbound?: InboundPath } {
+  return inbound ? { inbound: { path: inbound.path, read: (cb, now) => inbound.read(settings, cb, now) } } : {};
+}
+
 /**
  * Checks a channel module's parts against each other, and seals it for the registry: the call
  * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
@@ -343,9 +348,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         ...(module.receipts
           ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } }
           : {}),
-        ...(module.inbound
-          ? { inbound: { path: module.inbound.path, read: (cb: InboundCallback, now: number) => module.inbound!.read(settings, cb, now) } }
-          : {}),
+        ...inboundOf(module.inbound, settings),
         check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
         async connect(ctx: ProviderContext, given?: Provider<unknown>, links?: AnswerLinker): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);

@@ -50,3 +50,9 @@ export interface InboundPath {
   readonly path: string;
   read(callback: InboundCallback, nowMs: number): Promise<InboundReading>;
 }
+
+/** Where a channel module's replies arrive, and how it reads them under settings S (ChannelModule.inbound). */
+export interface InboundModule<S> {
+  path: string;
+  read(settings: S, callback: InboundCallback, nowMs: number): Promise<InboundReading>;
+}
