@@ -76,7 +76,8 @@ async function takeChoice(deps: ReplyDeps, via: string, reply: Extract<InboundRe
 async function takeCode(deps: ReplyDeps, via: string, reply: Extract<InboundReply, { kind: 'code' }>): Promise<ReplyTaken> {
   if (reply.code === null) return { kind: 'ignored', why: 'the reply is not a reply code' };
   const now = deps.now();
-  for (const question of await deps.store.unansweredQuestionsTo(reply.from, CANDIDATES)) {
+  const candidates = await deps.store.unansweredQuestionsTo(reply.from, CANDIDATES);
+  for (const question of candidates) {
     const state = await questionState(deps.store, { id: question.notification_id }, now);
     if (state.kind !== 'open' || state.record.via !== via) continue;
     const id = question.notification_id;
@@ -84,7 +85,10 @@ async function takeCode(deps: ReplyDeps, via: string, reply: Extract<InboundRepl
     if (choice === undefined) return { kind: 'ignored', why: `code ${reply.code} is not offered (1 to ${question.choices.length})`, id };
     return taken(outcomeOf(await answerQuestion(deps, { id }, choice, reply.from, via)), id);
   }
-  return { kind: 'ignored', why: 'no open question was sent to this number (never asked, answered, or expired)' };
+  // Said apart for the log: a number never asked is not the same as one whose questions ran out.
+  return candidates.length === 0
+    ? { kind: 'ignored', why: 'no open question was sent to this number (none asked, or all answered)' }
+    : { kind: 'ignored', why: 'no open question was sent to this number (those unanswered have expired or not left yet)' };
 }
 
 /** Acts on a verified reply on channel `via`, and logs what it did (never the number). */

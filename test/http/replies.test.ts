@@ -227,5 +227,6 @@ describe('SMS replies', () => {
     clock += 61_000;
     expect((await reply('+14155550129', '1')).status).toBe(200);
     expect(await answerOf(id)).toBeNull();
+    expect(logs.some((l) => l.includes('those unanswered have expired'))).toBe(true);
   });
 });
