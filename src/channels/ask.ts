@@ -68,8 +68,9 @@ export function rulesOf<C>(
   refine: ((call: C, ctx: z.RefinementCtx) => void) | undefined,
   publicUrl: string | undefined,
   room: AnswerRoom | undefined,
+  check?: (call: C, link: AnswerLink) => AnswerProblem | undefined,
 ): ((call: C & { ask?: Ask }, ctx: z.RefinementCtx) => void) | undefined {
-  if (publicUrl !== undefined && room === undefined) return refine;
+  if (publicUrl !== undefined && room === undefined && check === undefined) return refine;
   return (call, ctx) => {
     refine?.(call, ctx);
     if (call.ask === undefined) return;
@@ -77,17 +78,28 @@ export function rulesOf<C>(
       ctx.addIssue({ code: 'custom', path: ['ask'], message: NO_PUBLIC_URL });
       return;
     }
-    const text = (call as Record<string, unknown>)[room!.field];
     // A bad ask is reported on its own: its choices are what the room is measured with.
-    if (typeof text !== 'string' || !ask.safeParse(call.ask).success) return;
-    const taken = room!.line({ choices: questionOf(call.ask).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` }).length;
-    if (text.length + taken > room!.max)
-      ctx.addIssue({
-        code: 'custom',
-        path: [room!.field],
-        message: `Shorten {field}: with ask, the answer link takes ${taken} of its ${room!.max} characters, so it may have ${room!.max - taken} (it has ${text.length}).`,
-        params: { code: 'TOO_LONG' },
-      });
+    if (!ask.safeParse(call.ask).success) return;
+    const link = { choices: questionOf(call.ask).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` };
+    const problem = (room && roomProblem(call as Record<string, unknown>, room, link)) ?? check?.(call, link);
+    if (problem) ctx.addIssue({ code: 'custom', ...problem, params: { code: 'TOO_LONG' } });
+  };
+}
+
+/** Why a call's limits fail once its answer link is in it: where, and what to do. */
+export interface AnswerProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+function roomProblem(call: Record<string, unknown>, room: AnswerRoom, link: AnswerLink): AnswerProblem | undefined {
+  const text = call[room.field];
+  if (typeof text !== 'string') return undefined;
+  const taken = room.line(link).length;
+  if (text.length + taken <= room.max) return undefined;
+  return {
+    path: [room.field],
+    message: `Shorten {field}: with ask, the answer link takes ${taken} of its ${room.max} characters, so it may have ${room.max - taken} (it has ${text.length}).`,
   };
 }
 

@@ -11,7 +11,7 @@ import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
-import { ask, rulesOf, withAnswer, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
+import { ask, rulesOf, withAnswer, type AnswerLink, type AnswerProblem, type AnswerRoom, type Ask } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
 import type { InboundCallback, InboundModule, InboundPath } from './inbound.js';
 
@@ -126,6 +126,8 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
     limits?: { readonly [F in keyof Shape & string]?: string };
     /** A rule across fields (email: recipients in all), checked after each field passed its own. */
     refine?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, ctx: z.RefinementCtx) => void;
+    /** With `ask`: whether the call's limits still hold with the answer link in its message (a link as long as a real one). */
+    answerCheck?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, link: AnswerLink) => AnswerProblem | undefined;
   };
   /** A limited text field the answer link of a call that asks is added to (Slack: text): checked at the call. */
   answerRoom?: AnswerRoom;
@@ -321,7 +323,7 @@ export function defineChannel<const V extends string, const K extends string, S 
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
-      const { fields, description, limits, refine } = module.branch(settings);
+      const { fields, description, limits, refine, answerCheck } = module.branch(settings);
       const closed: Branch<V, Shape> = z.strictObject({
         via: z.literal(module.name),
         ...fields,
@@ -331,7 +333,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         ask,
       });
       // NOTIFY_PUBLIC_URL read here, where the whole environment is handed in: `ask` is refused at the call without it.
-      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom);
+      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, answerCheck);
       // Refined before .meta(): the description and limits belong to the schema the union holds.
       const branch = (
         rules
