@@ -37,7 +37,7 @@ function outcomeOf(result: AnswerResult): ReplyOutcome {
     case 'not_offered':
       return { kind: 'refused', why: `That is not one of this question's choices (${result.choices.join(', ')}); nothing was recorded.` };
     case 'not_sent':
-      return { kind: 'refused', why: 'This question has not been sent yet; nothing was recorded.' };
+      return { kind: 'refused', why: 'This message has not been sent (it may never be); nothing was recorded.' };
     // `live` comes only from the shell's dry-run answer, never from a reply.
     case 'live':
     case 'unknown':
