@@ -28,11 +28,11 @@ export type InboundReply =
       index: number;
       /** Who clicked (Slack: the user ID). */
       by: string;
-      /** Tells the person (and the channel) how it ended; must not throw. */
+      /** Tells the person (and the channel) how it ended; a throw is logged by the caller, the answer stands. */
       respond(outcome: ReplyOutcome): Promise<void>;
     }
-  /** A text reply (SMS): who sent it, and the reply code it reads as (1-based), if any. */
-  | { kind: 'code'; from: string; code: number | null; text: string }
+  /** A text reply (SMS): who sent it, and the reply code it reads as (1-based), if any; the text itself goes no further. */
+  | { kind: 'code'; from: string; code: number | null }
   /** An opt-out word (STOP): the sender is to get nothing more on this channel; never an answer. */
   | { kind: 'opt_out'; from: string; word: string };
 

@@ -2,8 +2,8 @@
  * Twilio's inbound-message webhook (the number's "A message comes in" URL,
  * NOTIFY_PUBLIC_URL/webhooks/twilio/inbound): a reply to a question, or an opt-out. Verified
  * with the twilio package's validateRequest, as the status callbacks are (./receipts.ts). An
- * opt-out word is never an answer, whatever else the text holds. Answered with empty TwiML:
- * this server sends no reply of its own.
+ * opt-out word is an opt-out, never an answer. Answered with empty TwiML: this server sends no
+ * reply of its own.
  */
 import type { InboundCallback, InboundReading } from '../inbound.js';
 import { replyCode } from './reply-codes.js';
@@ -52,5 +52,5 @@ export async function readTwilioInbound(
   if (!from || !E164.test(from)) return { verified: true, reply: null, why: 'the message names no E.164 sender', ack: EMPTY_TWIML };
   const word = optOutWord(text, params.OptOutType);
   if (word !== undefined) return { verified: true, reply: { kind: 'opt_out', from, word }, ack: EMPTY_TWIML };
-  return { verified: true, reply: { kind: 'code', from, code: replyCode(text), text }, ack: EMPTY_TWIML };
+  return { verified: true, reply: { kind: 'code', from, code: replyCode(text) }, ack: EMPTY_TWIML };
 }
