@@ -7,7 +7,6 @@ import { z } from 'zod';
 import { flag, loopbackOrigin } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
-import type { Ask } from '../ask.js';
 import { BLOCK_TYPES, blocksField, blocksText, MAX_BLOCKS, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import { slackAnswerLine, withSlackAnswer } from './answer-links.js';
@@ -62,16 +61,14 @@ export const slack = defineChannel({
       blocks: blocksField.optional().meta({ description: `Block Kit: ${BLOCK_TYPES.join(', ')}` }),
     },
     description: broadcastRule(allowBroadcast),
-    // A question's answer takes a block of its own (buttons, or the link's section) within Slack's 50.
-    refine(call: { blocks?: unknown[]; ask?: Ask }, ctx: z.RefinementCtx) {
-      if (call.ask === undefined || call.blocks === undefined || call.blocks.length < MAX_BLOCKS) return;
-      ctx.addIssue({
-        code: 'custom',
-        path: ['blocks'],
-        message: `Send at most ${MAX_BLOCKS - 1} blocks with ask: its answer takes one of the ${MAX_BLOCKS} Slack allows (it has ${call.blocks.length}).`,
-        params: { code: 'TOO_LONG' },
-      });
-    },
+    // With blocks, the link is one more section: Slack takes at most MAX_BLOCKS.
+    answerCheck: (call: { blocks?: readonly unknown[] | undefined }) =>
+      (call.blocks?.length ?? 0) < MAX_BLOCKS
+        ? undefined
+        : {
+            path: ['blocks'],
+            message: `Shorten {field}: with ask, the answer link is one more block, so at most ${MAX_BLOCKS - 1} blocks.`,
+          },
   }),
 
   answerRoom: { field: 'text', max: TEXT_MAX, line: slackAnswerLine },

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { ConfigError, list, loopbackOrigin, positiveInt, publicBaseUrl } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { smsMatcher } from './allowlist.js';
-import { ask, questionOf, type Ask } from '../ask.js';
+import type { AnswerLink } from '../ask.js';
 import { readTwilioInbound, TWILIO_INBOUND_PATH } from './inbound.js';
 import { readTwilioReceipt, statusCallbackFor, TWILIO_RECEIPT_PATH } from './receipts.js';
 import { replyCodesProblem, withReplyCodes } from './reply-codes.js';
@@ -132,11 +132,9 @@ export const sms = defineChannel({
       },
       description: 'SMS by Twilio.',
       // A question's reply codes end the text: they count in its segments (./reply-codes.ts).
-      refine(call: { body: string; ask?: Ask }, ctx: z.RefinementCtx) {
-        const asked = call.ask;
-        if (asked === undefined || !ask.safeParse(asked).success) return;
-        const problem = replyCodesProblem(call.body, questionOf(asked).choices, maxSegments);
-        if (problem) ctx.addIssue({ code: 'custom', path: ['body'], message: problem, params: { code: 'TOO_LONG' } });
+      answerCheck: (call: { body: string }, link: AnswerLink) => {
+        const problem = replyCodesProblem(call.body, link.choices, maxSegments);
+        return problem === undefined ? undefined : { path: ['body'], message: problem };
       },
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: {
