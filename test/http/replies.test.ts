@@ -2,7 +2,8 @@
  * Answers in the channel itself (DESIGN section 11), over HTTP in process: Slack button clicks
  * on POST /slack/interactions, SMS replies on POST /webhooks/twilio/inbound. Each refusal
  * changes nothing: a forged or stale Slack signature, a replayed click, a reply from a
- * number that was not asked, a code not offered; STOP is an opt-out, never an answer.
+ * number that was not asked, a code not offered; STOP is an opt-out, never an answer. On
+ * SQLite and PostgreSQL.
  */
 import twilio from 'twilio';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
