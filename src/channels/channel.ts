@@ -13,6 +13,9 @@ import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
 import { ask, ASK_LIMITS, rulesOf, withAnswer, type AnswerLink, type AnswerProblem, type AnswerRoom, type Ask } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
+import type { InboundCallback, InboundModule, InboundPath } from './inbound.js';
+
+export type { InboundCallback } from './inbound.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
 import type { ReceiptEvent } from '../store/types.js';
@@ -80,14 +83,6 @@ export interface ReceiptReport {
   notificationId?: string;
 }
 
-/** A callback as it reached POST /webhooks/<path>. */
-export interface InboundCallback {
-  /** The query string as received, `?…` or empty (signatures cover it). */
-  search: string;
-  headers: Readonly<Record<string, string | string[] | undefined>>;
-  body: string;
-}
-
 /** `verified: false`: unsigned, mis-signed, or this server cannot check it; nothing may change. `report: null`: a status not tracked. */
 export type ReceiptReading = { verified: false } | { verified: true; report: ReceiptReport | null };
 
@@ -142,6 +137,11 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   sentMeans: string;
   /** Receipts the provider posts back to POST /webhooks/<path>; a channel without them stays at `sent`. */
   receipts?: { path: string; read(settings: S, callback: InboundCallback): Promise<ReceiptReading> };
+  /**
+   * What people send back (a Slack click, an SMS reply) is posted to `path` (from the server's
+   * root); `read` verifies it and says what it is (./inbound.ts). `nowMs`: for a signature's age.
+   */
+  inbound?: InboundModule<S>;
   /** The zod string formats its fields use, in words with an example, for error advice. */
   formats?: Readonly<Record<string, FormatWords>>;
   /** Every recipient a call names: each must pass the allowlist and the opt-out list. */
@@ -234,6 +234,8 @@ export interface ConfiguredChannel {
   readonly branch: z.ZodObject;
   /** Its provider's receipts, read under these settings. */
   readonly receipts?: { readonly path: string; read(callback: InboundCallback): Promise<ReceiptReading> };
+  /** Where people's replies arrive, read under these settings (ChannelModule.inbound). */
+  readonly inbound?: InboundPath;
   /** Its `notify-mcp doctor` lines: dry-run or live, its allowlist, and a live channel's own checks. */
   check(ctx: CheckContext): Promise<Check[]>;
   /**
@@ -294,6 +296,11 @@ function firstLineOf(call: unknown): Summary {
   return { headlineLabel: 'Call', headline: body.slice(0, 120), body };
 }
 
+/** A module's inbound path, read under its settings (ConfiguredChannel.inbound). */
+function inboundOf<S>(inbound: InboundModule<S> | undefined, settings: S): { inbound?: InboundPath } {
+  return inbound ? { inbound: { path: inbound.path, read: (cb, now) => inbound.read(settings, cb, now) } } : {};
+}
+
 /**
  * Checks a channel module's parts against each other, and seals it for the registry: the call
  * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
@@ -340,6 +347,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         ...(module.receipts
           ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } }
           : {}),
+        ...inboundOf(module.inbound, settings),
         check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
         async connect(ctx: ProviderContext, given?: Provider<unknown>, links?: AnswerLinker): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);

@@ -337,6 +337,7 @@ async function chargeAndBuild<C, P>(
       startedAt,
       opts.client,
       channel.summary(call).headline,
+      channel.recipients(call),
     );
   // The moment it leaves: a refusal here sends nothing, and a scheduled send counts now, not when it was scheduled.
   await deps.capGate?.charge(opts.client, channel.name, (m) => channel.capAmount(m, call, meta), deps.now());

@@ -16,7 +16,10 @@ const PROMPT_MAX = 300;
 /** A send's answer that says its message has not left yet. */
 export const WAITING: ReadonlySet<string> = new Set(['scheduled', 'held', 'pending_approval']);
 
-/** `value`: the call; `id` and `at`: the notification and when it was taken; `prompt`: its subject or first line, for the answer page. */
+/**
+ * `value`: the call; `id` and `at`: the notification and when it was taken; `prompt`: its subject or
+ * first line, for the answer page; `recipients`: whom it asks (an SMS reply is matched to its number).
+ */
 export async function keepQuestion(
   store: Pick<AnswersPort, 'recordQuestion'>,
   answerKey: string | undefined,
@@ -25,6 +28,7 @@ export async function keepQuestion(
   at: number,
   client: string | null,
   prompt: string,
+  recipients: readonly string[],
 ): Promise<void> {
   const asked = value.ask as Ask | undefined;
   if (asked === undefined) return;
@@ -32,7 +36,8 @@ export async function keepQuestion(
   if (answerKey === undefined) throw new Error(`send ${id} asks, but no answer key was given to the send path`);
   const { choices, expires_in_s } = questionOf(asked);
   // One link for the whole message (recipient ''): every channel sends one message to all its recipients.
-  const tokens = [{ sha256: tokenSha256(answerToken(answerKey, id, '')), recipient: '' }];
+  // A row per recipient too (their tokens never leave): who was asked, so an SMS reply finds its question.
+  const tokens = ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(answerKey, id, recipient)), recipient }));
   await store.recordQuestion(
     { notification_id: id, prompt: prompt.slice(0, PROMPT_MAX), choices, expires_in_s, created_at: at, client },
     tokens,
@@ -53,8 +58,11 @@ export async function keepWaitingQuestion(
   opts: { client: string | null },
 ): Promise<void> {
   try {
-    const prompt = channel.open((typed) => typed.summary(typed.parse(value)).headline);
-    await keepQuestion(deps.store, deps.answerKey, value, sent.id, Date.parse(sent.accepted_at), opts.client, prompt);
+    const { prompt, recipients } = channel.open((typed) => {
+      const call = typed.parse(value);
+      return { prompt: typed.summary(call).headline, recipients: typed.recipients(call) };
+    });
+    await keepQuestion(deps.store, deps.answerKey, value, sent.id, Date.parse(sent.accepted_at), opts.client, prompt, recipients);
   } catch (err) {
     deps.log.warn('question of a waiting send not kept; its release keeps it', { id: sent.id, error: String(err) });
   }

@@ -216,7 +216,16 @@ async function leave<C, P>(
   );
   // Before it leaves: its link must be known to the store (kept at the call too, best effort).
   if (call !== undefined)
-    await keepQuestion(deps.store, deps.answerKey, row.approval.call!, row.id, row.created_at, row.client, channel.summary(call).headline);
+    await keepQuestion(
+      deps.store,
+      deps.answerKey,
+      row.approval.call!,
+      row.id,
+      row.created_at,
+      row.client,
+      channel.summary(call).headline,
+      channel.recipients(call),
+    );
   const firstContacts = row.approval.first_contacts ?? [];
   if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), row.client);
   if (!channel.live) {

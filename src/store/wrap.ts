@@ -88,6 +88,7 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     recordQuestion: (...a) => around('recordQuestion', () => store.recordQuestion(...a)),
     getQuestion: (...a) => around('getQuestion', () => store.getQuestion(...a)),
     questionByToken: (...a) => around('questionByToken', () => store.questionByToken(...a)),
+    unansweredQuestionsTo: (...a) => around('unansweredQuestionsTo', () => store.unansweredQuestionsTo(...a)),
     answeredAmong: (...a) => around('answeredAmong', () => store.answeredAmong(...a)),
     answerQuestion: (...a) => around('answerQuestion', () => store.answerQuestion(...a)),
     close: () => around('close', () => store.close()),

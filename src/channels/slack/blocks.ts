@@ -1,8 +1,8 @@
 /**
  * Block Kit for notifications: the layout blocks that need nothing back from Slack. An
- * interactive block (actions, input, a button in a section's accessory…) posts fine, but its
- * clicks go to the app's request URL, which this server does not have: they are refused with
- * advice. Broadcast mentions are made inert inside blocks as in text (./mentions.ts).
+ * interactive block (actions, input, a button in a section's accessory…) is refused with
+ * advice: clicks go to the app's request URL, where this server takes only the buttons it
+ * adds to a question itself (`ask`, ./answer-buttons.ts). Broadcast mentions are made inert inside blocks as in text (./mentions.ts).
  */
 import { z } from 'zod';
 import { neutraliseBroadcasts } from './mentions.js';

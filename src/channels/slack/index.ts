@@ -10,6 +10,8 @@ import { slackMatcher } from './allowlist.js';
 import { BLOCK_TYPES, blocksField, blocksText, MAX_BLOCKS, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import { slackAnswerLine, withSlackAnswer } from './answer-links.js';
+import { withSlackButtons } from './answer-buttons.js';
+import { readSlackInteraction, SLACK_INTERACTIONS_PATH } from './interactions.js';
 import type { SlackPayload } from './web-api.js';
 
 const SLACK_CHANNEL = /^([CGDUW][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;
@@ -28,13 +30,15 @@ const slackText = (s: string): string => s.replace(/&/g, '&amp;').replace(/</g, 
 export const slack = defineChannel({
   name: 'slack',
   label: 'Slack',
-  variables: ['SLACK_BOT_TOKEN', 'SLACK_API_URL', 'NOTIFY_SLACK_ALLOW_BROADCAST'],
+  variables: ['SLACK_BOT_TOKEN', 'SLACK_API_URL', 'NOTIFY_SLACK_ALLOW_BROADCAST', 'SLACK_SIGNING_SECRET'],
 
   settings(env) {
     const common = {
       apiUrl: loopbackOrigin(env, 'SLACK_API_URL'),
       /** Post broadcast mentions (<!channel>, <!here>, user groups…) as written; otherwise they are made inert. */
       allowBroadcast: flag(env, 'NOTIFY_SLACK_ALLOW_BROADCAST'),
+      /** Verifies button clicks (POST /slack/interactions); with it, a question carries buttons, without it links only. */
+      signingSecret: env.SLACK_SIGNING_SECRET || undefined,
     };
     const botToken = env.SLACK_BOT_TOKEN || undefined;
     return botToken ? { live: true, botToken, ...common } : { live: false, ...common };
@@ -100,13 +104,19 @@ export const slack = defineChannel({
       (neutraliseBroadcasts(call.text).count > 0 || (call.blocks !== undefined && neutraliseBlocks(call.blocks).count > 0)),
   },
 
+  inbound: {
+    path: SLACK_INTERACTIONS_PATH,
+    read: (settings, callback, nowMs) => readSlackInteraction(settings, callback, nowMs),
+  },
+
   async buildPayload(call, { settings, answer }) {
     // A broadcast pages a whole channel: that needs the operator's consent, not the caller's.
     const text = settings.allowBroadcast ? call.text : neutraliseBroadcasts(call.text).text;
     const payload: SlackPayload = { channel: call.channel, text };
     if (call.thread) payload.thread_ts = call.thread;
     if (call.blocks) payload.blocks = settings.allowBroadcast ? call.blocks : neutraliseBlocks(call.blocks).blocks;
-    return { payload: answer ? withSlackAnswer(payload, answer) : payload };
+    if (!answer) return { payload };
+    return { payload: settings.signingSecret ? withSlackButtons(payload, answer) : withSlackAnswer(payload, answer) };
   },
 
   editCall: (posted, change) => ({

@@ -6,7 +6,10 @@ import { z } from 'zod';
 import { ConfigError, list, loopbackOrigin, positiveInt, publicBaseUrl } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { smsMatcher } from './allowlist.js';
+import type { AnswerLink } from '../ask.js';
+import { readTwilioInbound, TWILIO_INBOUND_PATH } from './inbound.js';
 import { readTwilioReceipt, statusCallbackFor, TWILIO_RECEIPT_PATH } from './receipts.js';
+import { replyCodesProblem, withReplyCodes } from './reply-codes.js';
 import { capacity, countSegments, segmentProblem, SMS_ENCODINGS } from './segments.js';
 import type { SmsPayload } from './twilio.js';
 
@@ -77,6 +80,8 @@ export const sms = defineChannel({
       mediaHosts: mediaHosts(env.NOTIFY_SMS_MEDIA_HOSTS),
       /** Where Twilio posts status callbacks (each send's StatusCallback), when the server is reachable. */
       statusCallback: ((base) => (base ? `${base}/webhooks/${TWILIO_RECEIPT_PATH}` : undefined))(publicBaseUrl(env, 'NOTIFY_PUBLIC_URL')),
+      /** The number's incoming-message URL (replies, STOP), as Twilio signs it. */
+      inboundUrl: ((base) => (base ? `${base}${TWILIO_INBOUND_PATH}` : undefined))(publicBaseUrl(env, 'NOTIFY_PUBLIC_URL')),
     };
     const accountSid = env.TWILIO_ACCOUNT_SID || undefined;
     const authToken = env.TWILIO_AUTH_TOKEN || undefined;
@@ -126,6 +131,11 @@ export const sms = defineChannel({
           .optional(),
       },
       description: 'SMS by Twilio.',
+      // A question's reply codes end the text: they count in its segments (./reply-codes.ts).
+      answerCheck: (call: { body: string }, link: AnswerLink) => {
+        const problem = replyCodesProblem(call.body, link.choices, maxSegments);
+        return problem === undefined ? undefined : { path: ['body'], message: problem };
+      },
       // The exact rule is the refinement's: the schema's maxLength is the GSM-7 capacity only.
       limits: {
         body: `fits ${segments} characters, or ${ucs} with emoji or non-Latin`,
@@ -146,6 +156,11 @@ export const sms = defineChannel({
   receipts: {
     path: TWILIO_RECEIPT_PATH,
     read: (settings, callback) => readTwilioReceipt(settings.live ? settings.authToken : undefined, settings.statusCallback, callback),
+  },
+
+  inbound: {
+    path: TWILIO_INBOUND_PATH,
+    read: (settings, callback) => readTwilioInbound(settings.live ? settings.authToken : undefined, settings.inboundUrl, callback),
   },
 
   recipients: (call) => [call.to],
@@ -175,17 +190,16 @@ export const sms = defineChannel({
     details: (call.media_urls ?? []).map((url, i) => ({ label: `Media ${i + 1}`, value: url })),
   }),
 
-  async buildPayload(call, { id, settings }) {
-    // A call that asks gets no link here (DESIGN section 11: links are not added to SMS). The
-    // seam for reply codes (`Reply 1 for …`, counted in the segments): ctx.answer has the
-    // choices; the body's limit must then leave their room at the call, as Slack's answerRoom does.
-    const payload: SmsPayload = { To: call.to, Body: call.body };
+  async buildPayload(call, { id, settings, answer }) {
+    // A question is answered by a reply code, never a link (DESIGN section 11: links are not added to SMS).
+    const body = answer ? withReplyCodes(call.body, answer.choices) : call.body;
+    const payload: SmsPayload = { To: call.to, Body: body };
     if (call.media_urls) payload.MediaUrl = call.media_urls.map(judgedUrl);
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;
     else if (settings.from) payload.From = settings.from;
     // Our id rides in the URL Twilio signs, so a receipt settles this send even when its API answer is lost.
     if (settings.statusCallback) payload.StatusCallback = statusCallbackFor(settings.statusCallback, id);
-    const { segments, encoding } = countSegments(call.body);
+    const { segments, encoding } = countSegments(body);
     return { payload, meta: { segments, encoding } };
   },
 

@@ -1,5 +1,5 @@
 /**
- * Schema steps 13 to 24: the outbox, send caps, the audit chain, and what came after
+ * Schema steps 13 to 25: the outbox, send caps, the audit chain, and what came after
  * (../migrations.ts: released steps are never edited).
  */
 import { GENESIS } from '../audit.js';
@@ -177,5 +177,11 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
       CREATE TABLE question_tokens (sha256 TEXT PRIMARY KEY, notification_id TEXT NOT NULL, recipient TEXT NOT NULL);
       CREATE TABLE answer_key (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL);
     `,
+  },
+  {
+    version: 25,
+    name: 'answers: question tokens by recipient, for an SMS reply to find what its number was asked',
+    sqlite: `CREATE INDEX question_tokens_recipient ON question_tokens (recipient);`,
+    postgres: `CREATE INDEX question_tokens_recipient ON question_tokens (recipient);`,
   },
 ];

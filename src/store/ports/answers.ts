@@ -43,6 +43,11 @@ export interface AnswersPort {
   getQuestion(notificationId: string): Promise<QuestionRecord | null>;
   /** The question a token hash belongs to. */
   questionByToken(sha256: string): Promise<QuestionRecord | null>;
+  /**
+   * The unanswered questions with a token made for `recipient` (an SMS number: its reply
+   * answers one of them), newest first, at most `limit`.
+   */
+  unansweredQuestionsTo(recipient: string, limit: number): Promise<QuestionRecord[]>;
   /** Of `ids`, the questions answered (one read, for every wait of a process at once). */
   answeredAmong(ids: readonly string[]): Promise<QuestionRecord[]>;
   /** Writes the first answer, with its audit entry, in one transaction; a later one changes nothing and gets the first. */

@@ -92,6 +92,7 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   readonly recordQuestion = this.answers.recordQuestion;
   readonly getQuestion = this.answers.getQuestion;
   readonly questionByToken = this.answers.questionByToken;
+  readonly unansweredQuestionsTo = this.answers.unansweredQuestionsTo;
   readonly answeredAmong = this.answers.answeredAmong;
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = postgresAudit(this);

@@ -24,6 +24,12 @@ const QUESTION_BY_TOKEN = statement(
   'question-by-token',
   `SELECT ${COLUMNS} FROM questions WHERE notification_id = (SELECT notification_id FROM question_tokens WHERE sha256 = $1)`,
 );
+const UNANSWERED_TO = statement(
+  'unanswered-questions-to',
+  `SELECT ${COLUMNS} FROM questions WHERE answered_at IS NULL AND notification_id IN
+   (SELECT notification_id FROM question_tokens WHERE recipient = $1 AND recipient <> '')
+   ORDER BY created_at DESC, notification_id DESC LIMIT $2`,
+);
 /** The first answer only: a question already answered matches no row, so nothing changes and nothing is audited. */
 const ANSWER = statement(
   'answer-question',
@@ -72,6 +78,9 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
     async questionByToken(sha256) {
       const row = await sql.get(QUESTION_BY_TOKEN, [sha256]);
       return row ? questionFromRow(row) : null;
+    },
+    async unansweredQuestionsTo(recipient, limit) {
+      return (await sql.all(UNANSWERED_TO, [recipient, limit])).map(questionFromRow);
     },
     async answeredAmong(ids) {
       if (ids.length === 0) return [];

@@ -86,6 +86,7 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   readonly recordQuestion = this.answers.recordQuestion;
   readonly getQuestion = this.answers.getQuestion;
   readonly questionByToken = this.answers.questionByToken;
+  readonly unansweredQuestionsTo = this.answers.unansweredQuestionsTo;
   readonly answeredAmong = this.answers.answeredAmong;
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = sqliteAudit(this);

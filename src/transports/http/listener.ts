@@ -33,6 +33,7 @@ import { feedRoute, preflightRoute } from './routes/feed.js';
 import { mcpRoute, type McpRoute } from './routes/mcp.js';
 import { opsRoute } from './routes/ops.js';
 import type { Route, RouteName } from './routes/route.js';
+import { replyRoute } from './routes/replies.js';
 import { webhookRoute } from './routes/webhooks.js';
 import { widgetRoute } from './routes/widget.js';
 
@@ -166,6 +167,7 @@ function wire(app: App, options: HttpOptions, log: Logger, host: string): Wired 
   const routes: Route[] = [
     mcp.route,
     webhookRoute({ store: app.store, now: app.now, log, channels: app.config.channels }),
+    replyRoute({ store: app.store, now: app.now, log, channels: app.config.channels }),
     preflightRoute(cors),
     widgetRoute({ widget, cors }),
     opsRoute({ auth, metrics }),

@@ -70,5 +70,20 @@ export function answersContract(open: () => StoreHandle): void {
       expect((await store.answeredAmong(['ntf_a', 'ntf_b', 'ntf_c'])).map((q) => q.notification_id)).toEqual(['ntf_b']);
       expect(await store.answeredAmong([])).toEqual([]);
     });
+
+    it('lists the unanswered questions asked of a recipient, newest first, bounded', async () => {
+      const tok = (n: number, recipient: string) => ({ sha256: String(n).padStart(64, '0'), recipient });
+      await store.recordQuestion({ ...question('ntf_old'), created_at: T0 }, [tok(1, ''), tok(2, '+14155550100')]);
+      await store.recordQuestion({ ...question('ntf_new'), created_at: T0 + 10 }, [tok(3, ''), tok(4, '+14155550100')]);
+      await store.recordQuestion({ ...question('ntf_done'), created_at: T0 + 20 }, [tok(5, '+14155550100')]);
+      await store.recordQuestion({ ...question('ntf_other'), created_at: T0 + 30 }, [tok(6, '+14155550199')]);
+      await store.answerQuestion('ntf_done', answer('Yes'));
+      const ids = async (r: string, limit = 10) => (await store.unansweredQuestionsTo(r, limit)).map((q) => q.notification_id);
+      expect(await ids('+14155550100')).toEqual(['ntf_new', 'ntf_old']);
+      expect(await ids('+14155550100', 1)).toEqual(['ntf_new']);
+      // The message-wide token ('') names no one.
+      expect(await ids('')).toEqual([]);
+      expect(await ids('+14155550000')).toEqual([]);
+    });
   });
 }

@@ -11,6 +11,7 @@ export type RouteName =
   | 'banners'
   | 'banners_stream'
   | 'webhooks'
+  | 'replies'
   | 'widget'
   | 'console'
   | 'answer'
