@@ -28,6 +28,9 @@ export type ActionOutcome = { ok: true; result: Record<string, unknown> } | { ok
 /** Statuses a send may have in the outbox alone (no delivery record yet, or ever). */
 const OUTBOX_STATUSES: readonly string[] = ['scheduled', 'held', 'cancelled', 'expired', 'failed', 'unknown'] satisfies OutboxState[];
 
+/** Open questions shown at once on the questions page. */
+export const QUESTION_ROWS = 200;
+
 /** Waiting sends shown at once on the waiting page. */
 const PENDING_ROWS = 200;
 
@@ -154,6 +157,8 @@ export function consoleActions(app: App) {
       return { entry, waiting: WAITING_STATES.includes(entry.state) };
     },
     audit: (id: string) => app.store.auditFor(id),
+    question: (id: string) => app.store.getQuestion(id),
+    openQuestions: () => app.store.openQuestions(app.now(), QUESTION_ROWS),
     /** A page of sends awaiting approval, newest first, after the one named (the last of the page before). */
     async pending(after?: string): Promise<DeliveryRecord[]> {
       await expireAwaitingApproval(app);

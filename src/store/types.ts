@@ -19,7 +19,16 @@ import type { SessionsPort } from './ports/sessions.js';
 export * from './ports/index.js';
 
 /** Every port of the store, and its lifetime. */
-export interface Store extends DeliveriesPort, ClaimsPort, OutboxPort, AuditPort, BannersPort, ContactsPort, CountersPort, SessionsPort, AnswersPort {
+export interface Store
+  extends DeliveriesPort,
+    ClaimsPort,
+    OutboxPort,
+    AuditPort,
+    BannersPort,
+    ContactsPort,
+    CountersPort,
+    SessionsPort,
+    AnswersPort {
   /** `sqlite` or `postgres`, for logs. */
   readonly kind: string;
   close(): Promise<void>;

@@ -89,6 +89,7 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     getQuestion: (...a) => around('getQuestion', () => store.getQuestion(...a)),
     questionByToken: (...a) => around('questionByToken', () => store.questionByToken(...a)),
     answeredAmong: (...a) => around('answeredAmong', () => store.answeredAmong(...a)),
+    openQuestions: (...a) => around('openQuestions', () => store.openQuestions(...a)),
     answerQuestion: (...a) => around('answerQuestion', () => store.answerQuestion(...a)),
     close: () => around('close', () => store.close()),
   };

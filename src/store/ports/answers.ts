@@ -43,6 +43,8 @@ export interface AnswersPort {
   questionByToken(sha256: string): Promise<QuestionRecord | null>;
   /** Of `ids`, the questions answered (one read, for every wait of a process at once). */
   answeredAmong(ids: readonly string[]): Promise<QuestionRecord[]>;
+  /** Questions still open at `now` (unanswered, not expired), newest first: the console's list. */
+  openQuestions(now: number, limit: number): Promise<QuestionRecord[]>;
   /** Writes the first answer, with its audit entry, in one transaction; a later one changes nothing and gets the first. */
   answerQuestion(notificationId: string, answer: QuestionAnswer): Promise<AnswerWrite>;
 }

@@ -82,12 +82,18 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   private readonly banners = postgresBanners(this);
   readonly insertBanner = this.banners.insertBanner;
   readonly listBanners = this.banners.listBanners;
-  private readonly answers = sqlAnswers('postgres', this.sql, (s, p, c) => this.audited(s, p, c), (p) => `SELECT json_array_elements_text(${p}::json)`);
+  private readonly answers = sqlAnswers(
+    'postgres',
+    this.sql,
+    (s, p, c) => this.audited(s, p, c),
+    (p) => `SELECT json_array_elements_text(${p}::json)`,
+  );
   readonly answerKey = this.answers.answerKey;
   readonly recordQuestion = this.answers.recordQuestion;
   readonly getQuestion = this.answers.getQuestion;
   readonly questionByToken = this.answers.questionByToken;
   readonly answeredAmong = this.answers.answeredAmong;
+  readonly openQuestions = this.answers.openQuestions;
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = postgresAudit(this);
   readonly auditLines = this.audit.auditLines;

@@ -24,6 +24,11 @@ const QUESTION_BY_TOKEN = statement(
   'question-by-token',
   `SELECT ${COLUMNS} FROM questions WHERE notification_id = (SELECT notification_id FROM question_tokens WHERE sha256 = $1)`,
 );
+const OPEN_QUESTIONS = statement(
+  'open-questions',
+  `SELECT ${COLUMNS} FROM questions WHERE answered_at IS NULL AND created_at + expires_in_s * 1000 > $1
+   ORDER BY created_at DESC, notification_id DESC LIMIT $2`,
+);
 /** The first answer only: a question already answered matches no row, so nothing changes and nothing is audited. */
 const ANSWER = statement(
   'answer-question',
@@ -75,6 +80,9 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
     async answeredAmong(ids) {
       if (ids.length === 0) return [];
       return (await sql.all(answered, [JSON.stringify(ids)])).map(questionFromRow);
+    },
+    async openQuestions(now, limit) {
+      return (await sql.all(OPEN_QUESTIONS, [now, limit])).map(questionFromRow);
     },
     async answerQuestion(id, a: QuestionAnswer): Promise<AnswerWrite> {
       const rows = await audited(ANSWER, [id, a.choice, a.by, a.via, a.at], (written) =>

@@ -76,12 +76,18 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   private readonly banners = sqliteBanners(this);
   readonly insertBanner = this.banners.insertBanner;
   readonly listBanners = this.banners.listBanners;
-  private readonly answers = sqlAnswers('sqlite', this.sql, (s, p, c) => this.audited(s, p, c), (p) => `SELECT value FROM json_each(${p})`);
+  private readonly answers = sqlAnswers(
+    'sqlite',
+    this.sql,
+    (s, p, c) => this.audited(s, p, c),
+    (p) => `SELECT value FROM json_each(${p})`,
+  );
   readonly answerKey = this.answers.answerKey;
   readonly recordQuestion = this.answers.recordQuestion;
   readonly getQuestion = this.answers.getQuestion;
   readonly questionByToken = this.answers.questionByToken;
   readonly answeredAmong = this.answers.answeredAmong;
+  readonly openQuestions = this.answers.openQuestions;
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = sqliteAudit(this);
   readonly auditLines = this.audit.auditLines;

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import type { QuestionRecord } from '../store/ports/answers.js';
+import { questionSection, questionsBody } from './questions-page.js';
+
+const T0 = Date.UTC(2026, 11, 6, 9);
+const q = (over: Partial<QuestionRecord> = {}): QuestionRecord => ({
+  notification_id: 'ntf_q1',
+  choices: ['Roll back', '<b>Keep</b>'],
+  expires_in_s: 3600,
+  created_at: T0,
+  client: 'bot',
+  answer: null,
+  ...over,
+});
+
+describe('console questions', () => {
+  it('says when none is open, and lists open ones with their choices as text', () => {
+    expect(questionsBody([], 200).text).toContain('No question waits for an answer.');
+    const listed = questionsBody([q(), q({ notification_id: 'ntf_q2' })], 200).text;
+    expect(listed).toContain('2 open, newest first');
+    expect(listed).toContain('href="/console/notifications/ntf_q2"');
+    expect(listed).toContain('&lt;b&gt;Keep&lt;/b&gt;');
+    expect(listed).not.toContain('<b>Keep');
+  });
+
+  it("shows a notification's question open, answered, or expired, and nothing without one", () => {
+    expect(questionSection(null, T0).text).toBe('');
+    expect(questionSection(q(), T0 + 1000).text).toContain('Not answered yet; open until');
+    expect(questionSection(q(), T0 + 3_600_000).text).toContain('Expired at');
+    const answered = questionSection(
+      q({ answer: { choice: 'Roll back', by: 'U024BE7LH', via: 'slack', at: T0 + 5000 } }),
+      T0 + 3_600_000,
+    ).text;
+    expect(answered).toMatch(
+      /<dt>Answer<\/dt><dd><strong>Roll back<\/strong><\/dd><dt>By<\/dt><dd>U024BE7LH<\/dd><dt>Through<\/dt><dd>slack<\/dd>/,
+    );
+    expect(answered).not.toContain('Expired');
+  });
+});
