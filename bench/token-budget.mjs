@@ -17,7 +17,9 @@ export function toolTokens(tool) {
 /**
  * What this round's fields are expected to cost (issue 40): `ask` and `escalate` on every
  * send tool, the webhook branch in send_notification. A field that lands moves its room into
- * `now`, so the sum stays the issue's limit.
+ * `now`, so the sum stays the issue's limit. `ask` has landed (issue 37): its room is in `now`
+ * (it costs 37 on the flat send_notification, 36 on each per-channel send tool, limits kept as
+ * refinements rather than schema keywords; get_notification's wait_s 8 more).
  */
 export const ROUND = { ask: 40, escalate: 15, webhook: 70 };
 
@@ -27,10 +29,10 @@ export const ROUND = { ask: 40, escalate: 15, webhook: 70 };
  * have no field coming, and their limit is today's cost rounded up, so any growth is seen.
  */
 export const TOOL_BUDGETS = {
-  send_notification: { now: 725, room: { ask: ROUND.ask, escalate: ROUND.escalate, webhook: ROUND.webhook } },
-  send_email: { now: 390, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
-  send_sms: { now: 250, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
-  send_slack: { now: 340, room: { ask: ROUND.ask, escalate: ROUND.escalate } },
+  send_notification: { now: 765, room: { escalate: ROUND.escalate, webhook: ROUND.webhook } },
+  send_email: { now: 430, room: { escalate: ROUND.escalate } },
+  send_sms: { now: 290, room: { escalate: ROUND.escalate } },
+  send_slack: { now: 380, room: { escalate: ROUND.escalate } },
   get_notification: { now: 105 },
   edit_notification: { now: 165 },
   retract_notification: { now: 85 },
@@ -46,8 +48,8 @@ export const TOOL_BUDGETS = {
  * would be a fourth send tool there, for which the 2,000 leaves less than a send tool costs.
  */
 export const LIST_BUDGETS = {
-  flat: { now: 1475, room: { ...ROUND } },
-  'per-channel': { now: 1835, room: { ask: 3 * ROUND.ask, escalate: 3 * ROUND.escalate } },
+  flat: { now: 1515, room: { escalate: ROUND.escalate, webhook: ROUND.webhook } },
+  'per-channel': { now: 1955, room: { escalate: 3 * ROUND.escalate } },
 };
 
 export const roomOf = (budget) => Object.values(budget.room ?? {}).reduce((n, t) => n + t, 0);

@@ -3,7 +3,9 @@
  * store, providers and the tool catalog. Transports create one MCP server per connection
  * on top of this (src/mcp/server.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { buildCatalog } from './mcp/catalog.js';
+import { answerLinker } from './core/answer-token.js';
 import { closeChannels, connectChannels } from './channels/connect.js';
 import type { Config } from './config/config.js';
 import type { Logger } from './core/log.js';
@@ -44,7 +46,10 @@ function awaitingApprovalHook(
 
 export async function createApp(config: Config, log: Logger, overrides: AppOverrides = {}): Promise<App> {
   const store = overrides.store ?? (await openStore(config, log));
-  const channels = await connectChannels(config, log, overrides.providers);
+  // The store's one answer key: every replica derives the same answer links from it.
+  const answerKey = config.publicUrl ? await store.answerKey(randomBytes(32).toString('base64url')) : undefined;
+  const links = config.publicUrl && answerKey ? answerLinker(config.publicUrl, answerKey) : undefined;
+  const channels = await connectChannels(config, log, overrides.providers, links);
   // Built in order, each part whole when made: the send path's own parts, the hook that
   // notifies approvers (its notices are never held or scheduled, so it needs neither), the
   // release loop over both, and last the deps every call sees, the loop as their outbox.
@@ -57,6 +62,7 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     // Counted in the store, so processes sharing it share the limits (src/policy/rate-limit.ts).
     rateGate: overrides.rateGate ?? createRateGate(config.rateLimits, store),
     capGate: createCapGate(config.caps, store),
+    ...(answerKey ? { answerKey } : {}),
   };
   const inflight = new Set<Promise<unknown>>();
   const track = <T>(call: Promise<T>): Promise<T> => {

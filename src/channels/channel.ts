@@ -5,11 +5,13 @@
  */
 import { z } from 'zod';
 import type { Check, CheckContext } from '../core/check.js';
-import { deepFreeze, type Env } from '../core/env.js';
+import type { AnswerLinker } from '../core/answer-token.js';
+import { deepFreeze, publicBaseUrl, type Env } from '../core/env.js';
 import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
+import { ask, answerLink, rulesOf, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
@@ -29,9 +31,14 @@ export const sendAt = z.iso
   .meta({ description: 'RFC 3339, ≤30 days ahead', examples: ['2026-07-01T09:00:00Z'] });
 export const urgent = z.boolean().optional().meta({ description: 'may pass quiet hours if allowed' });
 
-/** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`, `send_at`, `urgent`; closed. */
+/** Channel V's union branch: `via`, the channel's own fields, then `idempotency_key`, `send_at`, `urgent`, `ask`; closed. */
 export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<
-  { via: z.ZodLiteral<V> } & Shape & { idempotency_key: typeof idempotencyKey; send_at: typeof sendAt; urgent: typeof urgent },
+  { via: z.ZodLiteral<V> } & Shape & {
+      idempotency_key: typeof idempotencyKey;
+      send_at: typeof sendAt;
+      urgent: typeof urgent;
+      ask: typeof ask;
+    },
   z.core.$strict
 >;
 
@@ -125,6 +132,8 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
     /** A rule across fields (email: recipients in all), checked after each field passed its own. */
     refine?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, ctx: z.RefinementCtx) => void;
   };
+  /** A limited text field the answer link of a call that asks is added to (Slack: text): checked at the call. */
+  answerRoom?: AnswerRoom;
   /** JSON Schema of the properties `meta` adds to a result, for the output schema. */
   result?: Readonly<Record<string, JsonSchema>>;
   /**
@@ -152,9 +161,13 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
   /**
    * `timeoutMs`: how long building may take (it counts against the send's budget). The same
    * call, `id` and `at` (the message's time) must build the same payload: an approval is
-   * bound to its hash, and the approved send builds it again.
+   * bound to its hash, and the approved send builds it again. `answer`: the call asks, and
+   * the message carries this link (derived from `id`, so it is rebuilt alike too).
    */
-  buildPayload(call: CallOf<V, Shape>, ctx: { id: string; settings: S; timeoutMs: number; at?: number }): Promise<BuiltPayload<P>>;
+  buildPayload(
+    call: CallOf<V, Shape>,
+    ctx: { id: string; settings: S; timeoutMs: number; at?: number; answer?: AnswerLink },
+  ): Promise<BuiltPayload<P>>;
   /** The live provider; loaded here, on demand, so a dry-run start imports no vendor SDK. */
   createProvider(settings: LiveSettings<S>, ctx: ProviderContext): Promise<Provider<P>>;
   /**
@@ -224,8 +237,11 @@ export interface ConfiguredChannel {
   readonly receipts?: { readonly path: string; read(callback: InboundCallback): Promise<ReceiptReading> };
   /** Its `notify-mcp doctor` lines: dry-run or live, its allowlist, and a live channel's own checks. */
   check(ctx: CheckContext): Promise<Check[]>;
-  /** Gives it its provider: live with credentials, dry-run without; `provider` replaces either (tests). */
-  connect(ctx: ProviderContext, provider?: Provider<unknown>): Promise<ConnectedChannel>;
+  /**
+   * Gives it its provider: live with credentials, dry-run without; `provider` replaces either
+   * (tests). `links` makes the answer link of a call that asks (the store's key; app.ts).
+   */
+  connect(ctx: ProviderContext, provider?: Provider<unknown>, links?: AnswerLinker): Promise<ConnectedChannel>;
 }
 
 /** A configured channel with its provider. */
@@ -299,16 +315,22 @@ export function defineChannel<const V extends string, const K extends string, S 
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits, refine } = module.branch(settings);
+      // Read here, where the whole environment is handed in: `ask` is refused at the call without it.
+      const publicUrl = publicBaseUrl(env, 'NOTIFY_PUBLIC_URL');
       const closed: Branch<V, Shape> = z.strictObject({
         via: z.literal(module.name),
         ...fields,
         idempotency_key: idempotencyKey,
         send_at: sendAt,
         urgent,
+        ask,
       });
+      const rules = rulesOf(refine, publicUrl, module.answerRoom);
       // Refined before .meta(): the description and limits belong to the schema the union holds.
       const branch = (
-        refine ? closed.superRefine((call, ctx) => refine(call as z.output<z.ZodObject<Shape>>, ctx as z.RefinementCtx)) : closed
+        rules
+          ? closed.superRefine((call, ctx) => rules(call as z.output<z.ZodObject<Shape>> & { ask?: Ask }, ctx as z.RefinementCtx))
+          : closed
       ).meta(limits === undefined ? { description } : { description, limits });
       return Object.freeze({
         channel,
@@ -321,7 +343,7 @@ export function defineChannel<const V extends string, const K extends string, S 
           ? { receipts: { path: module.receipts.path, read: (cb: InboundCallback) => module.receipts!.read(settings, cb) } }
           : {}),
         check: (ctx: CheckContext) => checkChannel(channel, settings, allow, ctx),
-        async connect(ctx: ProviderContext, given?: Provider<unknown>): Promise<ConnectedChannel> {
+        async connect(ctx: ProviderContext, given?: Provider<unknown>, links?: AnswerLinker): Promise<ConnectedChannel> {
           const provider: Provider<P> = given ?? (isLive(settings) ? await channel.createProvider(settings, ctx) : dryRunProvider);
           // Through `channel`, not `module`, so a test can spy on one method of the module.
           const typed: TypedChannel<CallOf<V, Shape>, P> = {
@@ -336,7 +358,12 @@ export function defineChannel<const V extends string, const K extends string, S 
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
             recipientClass: (recipient) => channel.recipientClass?.(recipient) ?? module.name,
-            buildPayload: (call, id, timeoutMs, at) => channel.buildPayload(call, { id, settings, timeoutMs, at }),
+            buildPayload: (call, id, timeoutMs, at) => {
+              // Generic over Shape, the call's type does not show the shared fields: read as the branch made it.
+              const asked = (call as { ask?: Ask }).ask;
+              const answer = asked && answerLink(asked, id, links);
+              return channel.buildPayload(call, answer ? { id, settings, timeoutMs, at, answer } : { id, settings, timeoutMs, at });
+            },
             summary: (call) => module.summary?.(call) ?? firstLineOf(call),
             approvalRule: (rule, call) => module.approvalRules?.[rule]?.(call, settings) ?? false,
             capAmount: (measure, call, meta) => (measure === module.name ? 1 : module.capMeasures?.[measure]?.(call, meta)),

@@ -3,6 +3,7 @@
  * dry-run otherwise. A live channel's SDK is imported by its module's createProvider, so a
  * dry-run start loads none.
  */
+import type { AnswerLinker } from '../core/answer-token.js';
 import type { Logger } from '../core/log.js';
 import type { Provider } from '../providers/types.js';
 import type { ConfiguredChannel, ConnectedChannel } from './channel.js';
@@ -18,14 +19,18 @@ export interface ConnectSettings {
   sendBudgetMs: number;
 }
 
-/** `providers`: replacements by channel name (tests); they are not closed by the channel. */
+/**
+ * `providers`: replacements by channel name (tests); they are not closed by the channel.
+ * `links`: the answer links of calls that ask (the store's answer key; app.ts).
+ */
 export async function connectChannels(
   config: ConnectSettings,
   log: Logger,
   providers: Readonly<Record<string, Provider<unknown>>> = {},
+  links?: AnswerLinker,
 ): Promise<ConnectedChannel[]> {
   const ctx = { log, maxConcurrent: config.providerConcurrency, requestTimeoutMs: Math.min(HTTP_TIMEOUT_MS, config.sendBudgetMs) };
-  const settled = await Promise.allSettled(config.channels.map((c) => c.connect(ctx, providers[c.name])));
+  const settled = await Promise.allSettled(config.channels.map((c) => c.connect(ctx, providers[c.name], links)));
   const connected = settled.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failure = settled.find((r) => r.status === 'rejected');
   if (failure) {

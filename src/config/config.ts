@@ -72,6 +72,8 @@ export interface Config {
    * set per token client (NOTIFY_TOKEN_TOOLS); a client not named there gets the server's.
    */
   tools: ToolSettings;
+  /** NOTIFY_PUBLIC_URL, without a trailing slash: where answer links point (absent: `ask` is refused at the call). */
+  publicUrl?: string;
 }
 
 /** What `pg` connects with; anything else would fail later as a DNS error naming the wrong thing. */
@@ -171,6 +173,8 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
     configured,
   );
   if (notify) config.approval.notify = notify;
+  const publicUrl = publicBaseUrl(env, 'NOTIFY_PUBLIC_URL');
+  if (publicUrl) config.publicUrl = publicUrl;
   return Object.freeze({ ...deepFreeze(config), channels: Object.freeze(configured), messageCap: deepFreeze(messageCap(configured)) });
 }
 

@@ -25,6 +25,7 @@ import {
 } from './deliver.js';
 import { approvalClaim, scopedKey } from './claim-keys.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
+import { keepQuestion } from './question.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
 import { budgetLeft } from './send-budget.js';
@@ -64,11 +65,14 @@ export async function sendOrAsk(
   const channel = deps.channels.find((c) => c.name === via);
   // The union is built from the same channel list, so this is a bug, not a caller's mistake.
   if (!channel) throw new Error(`no connected channel "${via}"`);
-  return channel
-    .open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)))
-    .catch((err: unknown) => {
-      throw storeUnavailable(err, via, deps.log) ?? err;
-    });
+  try {
+    const answer = await channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)));
+    // A release's question was kept when the call was taken (same id, same token).
+    if (!isApprovalAsk(answer) && opts.release === undefined) await keepQuestion(deps.store, deps.answerKey, value, answer, opts.client);
+    return answer;
+  } catch (err) {
+    throw storeUnavailable(err, via, deps.log) ?? err;
+  }
 }
 
 /** A refusal carries its recipients' classes for the log line the tool writes (never the addresses). */

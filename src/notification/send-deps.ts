@@ -7,6 +7,7 @@ import type { ConnectedChannel } from '../channels/channel.js';
 import type { Logger } from '../core/log.js';
 import type { CapGate } from '../policy/caps.js';
 import type { RateGate } from '../policy/rate-limit.js';
+import type { AnswersPort } from '../store/ports/answers.js';
 import type { AuditContext } from '../store/ports/audit.js';
 import type { ClaimsPort } from '../store/ports/claims.js';
 import type { ContactsPort, OptOutCheck } from '../store/ports/contacts.js';
@@ -30,8 +31,8 @@ export interface SendResult {
   [meta: string]: string | number | boolean | undefined;
 }
 
-/** The store ports the send use cases take: the delivery log, idempotency claims, the outbox, contacts and opt-outs. */
-export type SendPorts = DeliveriesPort & ClaimsPort & OutboxPort & ContactsPort;
+/** The store ports the send use cases take: the delivery log, idempotency claims, the outbox, contacts and opt-outs, questions. */
+export type SendPorts = DeliveriesPort & ClaimsPort & OutboxPort & ContactsPort & Pick<AnswersPort, 'recordQuestion'>;
 
 export interface PipelineDeps {
   config: SendSettings;
@@ -43,6 +44,8 @@ export interface PipelineDeps {
   rateGate?: RateGate;
   /** NOTIFY_CAPS, charged just before a send leaves. */
   capGate?: CapGate;
+  /** The store's answer key (app.ts), when answer links can be made (NOTIFY_PUBLIC_URL): a send that asks keeps its token's hash. */
+  answerKey?: string;
   /** The release loop, told when this process schedules a send (./outbox.ts). */
   outbox?: { wake(dueAt: number): void };
   /** Told of each send that awaits approval in the console, once, as its row is written (NOTIFY_APPROVAL_NOTIFY); must not throw. */

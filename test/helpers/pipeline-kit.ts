@@ -4,12 +4,14 @@
  * in a temporary file, the deps a use case takes, and the NotifyError a call fails with.
  * Configuration is the caller's: `SMS_ENV` and `SLACK_ENV` are the usual live channels.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { connectChannels } from '../../src/channels/connect.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
+import { answerLinker } from '../../src/core/answer-token.js';
 import { NotifyError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/log.js';
 import type { PipelineDeps } from '../../src/notification/send-deps.js';
@@ -98,10 +100,14 @@ export interface KitOptions {
 /** The deps a use case takes: the configuration from `env`, the channels connected with the fakes, a silent log. */
 export async function pipelineDeps(opts: KitOptions): Promise<PipelineDeps & { config: Config }> {
   const config = loadConfig({ NOTIFY_DATA_DIR: '/unused', ...opts.env });
+  // As app.ts does: with NOTIFY_PUBLIC_URL, the store's answer key makes the links of calls that ask.
+  const answerKey = config.publicUrl ? await opts.store.answerKey(randomBytes(32).toString('base64url')) : undefined;
+  const links = config.publicUrl && answerKey ? answerLinker(config.publicUrl, answerKey) : undefined;
   return {
     config,
     store: opts.store,
-    channels: await connectChannels(config, silentLogger, opts.providers),
+    ...(answerKey ? { answerKey } : {}),
+    channels: await connectChannels(config, silentLogger, opts.providers, links),
     log: silentLogger,
     now: opts.now ?? Date.now,
     ...(opts.rateGate ? { rateGate: createRateGate(config.rateLimits, opts.store) } : {}),

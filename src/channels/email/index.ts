@@ -10,6 +10,7 @@ import { smtpRelays } from './relays.js';
 import { attachmentFacts, attachmentSettings, attachmentsField, attachmentWireBytes, sizeWords, typeWords } from './attachments.js';
 import { mailBoundary } from './boundary.js';
 import { buildEmailMime, plainEmailMime, type MailParts } from './mime.js';
+import { withEmailAnswer } from './answer-links.js';
 import {
   distinctRecipientCount,
   emailRecipients,
@@ -148,21 +149,22 @@ export const email = defineChannel({
     return { headlineLabel: 'Subject', headline: call.subject, body: call.body_text ?? call.body_html, details };
   },
 
-  async buildPayload(call, { id, settings, timeoutMs, at = Date.now() }) {
+  async buildPayload(call, { id, settings, timeoutMs, at = Date.now(), answer }) {
     const { from, sender } = settings;
     const to = toFields(call);
     const messageId = `<${id}@${sender.domain}>`;
+    const bodies = answer ? withEmailAnswer(call.body_html, call.body_text, answer) : { html: call.body_html, text: call.body_text };
     const mail: MailParts = {
       from,
       to,
       subject: call.subject,
-      html: call.body_html,
+      html: bodies.html,
       messageId,
       headers: { 'X-Notification-Id': id },
       // Deterministic, so an approved email is rebuilt byte for byte (the boundary too, below).
       date: new Date(at),
     };
-    if (call.body_text !== undefined) mail.text = call.body_text;
+    if (bodies.text !== undefined) mail.text = bodies.text;
     if (call.reply_to) mail.replyTo = call.reply_to;
     // bcc never reaches MailParts, so no header can carry it: it is on the envelope alone.
     if (call.cc) mail.cc = call.cc;

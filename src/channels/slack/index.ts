@@ -9,10 +9,12 @@ import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
 import { BLOCK_TYPES, blocksField, blocksText, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
+import { slackAnswerLine, withSlackAnswer } from './answer-links.js';
 import type { SlackPayload } from './web-api.js';
 
 const SLACK_CHANNEL = /^([CGDUW][A-Z0-9]{2,}|#[a-z0-9][a-z0-9._-]{0,79})$/;
 const SLACK_TS = /^\d{10}\.\d{6}$/;
+const TEXT_MAX = 40_000;
 
 /** What happens to broadcast mentions, for the description. */
 function broadcastRule(allowed: boolean): string {
@@ -46,7 +48,7 @@ export const slack = defineChannel({
         .string()
         .regex(SLACK_CHANNEL)
         .meta({ description: 'conversation or user (DM) ID or #name', examples: ['C0123ABCD'] }),
-      text: z.string().min(1).max(40_000),
+      text: z.string().min(1).max(TEXT_MAX),
       thread: z
         .string()
         .regex(SLACK_TS)
@@ -56,6 +58,8 @@ export const slack = defineChannel({
     },
     description: broadcastRule(allowBroadcast),
   }),
+
+  answerRoom: { field: 'text', max: TEXT_MAX, line: slackAnswerLine },
 
   sentMeans: 'Slack posted the message; that is final (ok:true), no later receipt comes.',
 
@@ -88,13 +92,13 @@ export const slack = defineChannel({
       (neutraliseBroadcasts(call.text).count > 0 || (call.blocks !== undefined && neutraliseBlocks(call.blocks).count > 0)),
   },
 
-  async buildPayload(call, { settings }) {
+  async buildPayload(call, { settings, answer }) {
     // A broadcast pages a whole channel: that needs the operator's consent, not the caller's.
     const text = settings.allowBroadcast ? call.text : neutraliseBroadcasts(call.text).text;
     const payload: SlackPayload = { channel: call.channel, text };
     if (call.thread) payload.thread_ts = call.thread;
     if (call.blocks) payload.blocks = settings.allowBroadcast ? call.blocks : neutraliseBlocks(call.blocks).blocks;
-    return { payload };
+    return { payload: answer ? withSlackAnswer(payload, answer) : payload };
   },
 
   editCall: (posted, change) => ({

@@ -176,6 +176,9 @@ export const sms = defineChannel({
   }),
 
   async buildPayload(call, { id, settings }) {
+    // A call that asks gets no link here (DESIGN section 11: links are not added to SMS). The
+    // seam for reply codes (`Reply 1 for …`, counted in the segments): ctx.answer has the
+    // choices; the body's limit must then leave their room at the call, as Slack's answerRoom does.
     const payload: SmsPayload = { To: call.to, Body: call.body };
     if (call.media_urls) payload.MediaUrl = call.media_urls.map(judgedUrl);
     if (settings.messagingServiceSid) payload.MessagingServiceSid = settings.messagingServiceSid;

@@ -3,6 +3,7 @@
  * own limits, checked at the call so that an over-long message is refused with the target
  * and the limit named, before anything leaves.
  */
+import type { AnswerLink } from '../ask.js';
 import type { WebhookFormat } from './targets.js';
 
 export interface WebhookMessage {
@@ -10,6 +11,8 @@ export interface WebhookMessage {
   title?: string | undefined;
   fields?: readonly { name: string; value: string }[] | undefined;
   urgent?: boolean | undefined;
+  /** A question's link (the call asks): `answer_urls` in the standard body, a line of text or an action elsewhere. */
+  answer?: AnswerLink | undefined;
 }
 
 export interface FormatRequest {
@@ -23,7 +26,8 @@ const hasExtras = (m: WebhookMessage): boolean => m.title !== undefined || (m.fi
 
 /** Standard Webhooks: `{ type, id, title, text, fields }`; the signature headers are the provider's (./sign.ts). */
 function standard(m: WebhookMessage, id: string): FormatRequest {
-  const body = JSON.stringify({ type: 'notification', id, title: m.title ?? null, text: m.text, fields: m.fields ?? [] });
+  const answer = m.answer ? { choices: m.answer.choices, answer_urls: [m.answer.url] } : {};
+  const body = JSON.stringify({ type: 'notification', id, title: m.title ?? null, text: m.text, fields: m.fields ?? [], ...answer });
   return { headers: { ...JSON_TYPE }, body };
 }
 
@@ -70,14 +74,21 @@ const headerText = (s: string): string =>
 
 /** ntfy: the text (and a `name: value` line per field) as the body; title, priority and tags as headers. */
 function ntfy(m: WebhookMessage): FormatRequest {
+  // A `view` action opens the answer page (one button in the notification); the text carries the link too.
   const lines = [m.text, ...(m.fields ?? []).map((f) => `${f.name}: ${f.value}`)];
   const headers: Record<string, string> = { 'content-type': 'text/plain; charset=utf-8', Tags: 'notify-mcp' };
   if (m.title !== undefined) headers.Title = headerText(m.title);
   headers.Priority = m.urgent ? 'high' : 'default';
+  if (m.answer) headers.Actions = `view, Answer, ${m.answer.url}`;
   return { headers, body: lines.join('\n') };
 }
 
-export function formatRequest(format: WebhookFormat, m: WebhookMessage, id: string): FormatRequest {
+/** The line a text-only format's message ends with when it asks: the one rendering of the link outside the standard body. */
+export const answerLine = (link: AnswerLink): string => `\n\nAnswer (${link.choices.join(' / ')}): ${link.url}`;
+
+export function formatRequest(format: WebhookFormat, given: WebhookMessage, id: string): FormatRequest {
+  // The standard body carries the link as data; every other format shows it in the text.
+  const m = given.answer && format !== 'standard' ? { ...given, text: given.text + answerLine(given.answer) } : given;
   switch (format) {
     case 'standard':
       return standard(m, id);

@@ -152,8 +152,8 @@ export const webhook = defineChannel({
     details: (call.fields ?? []).map(([label, value]) => ({ label: label!, value: value! })),
   }),
 
-  async buildPayload(call, { id, settings, at }) {
-    return { payload: requestFor(chainOf(call.target, settings.targets), messageOf(call), id, at ?? Date.now()) };
+  async buildPayload(call, { id, settings, at, answer }) {
+    return { payload: requestFor(chainOf(call.target, settings.targets), { ...messageOf(call), answer }, id, at ?? Date.now()) };
   },
 
   async check(settings, _allow, ctx) {

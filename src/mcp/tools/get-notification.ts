@@ -13,10 +13,18 @@ import { withErrorShape } from '../tool-result.js';
 import { listWords } from '@notify-mcp/union';
 import { STATE_MEANINGS } from '../../notification/status.js';
 
+/** Under the common 60 s client timeout. */
+export const MAX_WAIT_S = 55;
+
 // Any id of a plausible length is looked up: a malformed one is as unknown as a foreign one.
 const input = z
   .object({
     id: z.string().min(1).max(64).meta({ description: 'ntf_… id from send_notification' }),
+    // Bounds checked by refinement: schema keywords would cost every model tokens (issue 37).
+    wait_s: z
+      .number()
+      .refine((s) => Number.isInteger(s) && s >= 0 && s <= MAX_WAIT_S, `wait_s is an integer from 0 to ${MAX_WAIT_S}`)
+      .optional(),
   })
   .strict();
 

@@ -1,0 +1,99 @@
+/**
+ * `ask`, which every branch takes (defineChannel adds it beside `urgent`): the send asks its
+ * recipients a question, answered through links (DESIGN section 11). Without `choices` it
+ * is an acknowledgement. Written once here: the union merges it across branches for free.
+ */
+import { z } from 'zod';
+import type { AnswerLinker } from '../core/answer-token.js';
+
+/** A question's life when `expires_in_s` is absent (a day); counted from when the message left. */
+export const DEFAULT_EXPIRES_IN_S = 86_400;
+/** The one choice of an acknowledgement. */
+export const ACKNOWLEDGE = 'Acknowledge';
+
+/** The limits, checked by refinement rather than schema keywords: the keywords cost every model more tokens than the field itself (issue 37's budget: 40). */
+const CHOICES_RULE = 'ask.choices takes 1-5 choices of 1-40 characters each';
+const EXPIRY_RULE = 'ask.expires_in_s is an integer from 60 to 604800 (7 days); default 86400';
+
+export const ask = z
+  .strictObject({
+    choices: z
+      .array(z.string())
+      .refine((c) => c.length >= 1 && c.length <= 5 && c.every((x) => x.length >= 1 && x.length <= 40), CHOICES_RULE)
+      .optional(),
+    expires_in_s: z
+      .number()
+      .refine((s) => Number.isInteger(s) && s >= 60 && s <= 604_800, EXPIRY_RULE)
+      .optional(),
+  })
+  .optional();
+
+export type Ask = NonNullable<z.output<typeof ask>>;
+
+/** What a question offers and how long it lives, defaults applied. */
+export function questionOf(a: Ask): { choices: string[]; expires_in_s: number } {
+  return { choices: a.choices ?? [ACKNOWLEDGE], expires_in_s: a.expires_in_s ?? DEFAULT_EXPIRES_IN_S };
+}
+
+/** What a channel's payload building is given when the call asks: the choices, and the one link the message carries. */
+export interface AnswerLink {
+  choices: readonly string[];
+  url: string;
+}
+
+/** Why a call with `ask` is refused when this server has no public address for its links. */
+export const NO_PUBLIC_URL =
+  'ask needs answer links, and links need NOTIFY_PUBLIC_URL: set it to the base URL people reach this server at ' +
+  '(e.g. https://notify.example.com), or drop ask';
+
+/**
+ * Where a channel's answer link goes into a limited text field: the field, its limit in
+ * characters, and the text the link adds (the channel's one rendering of it).
+ */
+export interface AnswerRoom {
+  field: string;
+  max: number;
+  line(link: AnswerLink): string;
+}
+
+/** A token as long as a real one (43 base64url characters): the room a link takes does not depend on its token. */
+const TOKEN_SHAPE = 'x'.repeat(43);
+
+/**
+ * The module's own rule across fields, plus what `ask` needs at the call: NOTIFY_PUBLIC_URL
+ * (without it, links cannot be made), and room for the link in a limited text field, so a
+ * text near its limit is refused at the call, naming the room, never cut or refused later.
+ */
+export function rulesOf<C>(
+  refine: ((call: C, ctx: z.RefinementCtx) => void) | undefined,
+  publicUrl: string | undefined,
+  room: AnswerRoom | undefined,
+): ((call: C & { ask?: Ask }, ctx: z.RefinementCtx) => void) | undefined {
+  if (publicUrl !== undefined && room === undefined) return refine;
+  return (call, ctx) => {
+    refine?.(call, ctx);
+    if (call.ask === undefined) return;
+    if (publicUrl === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['ask'], message: NO_PUBLIC_URL });
+      return;
+    }
+    const text = (call as Record<string, unknown>)[room!.field];
+    // A bad ask is reported on its own: its choices are what the room is measured with.
+    if (typeof text !== 'string' || !ask.safeParse(call.ask).success) return;
+    const taken = room!.line({ choices: questionOf(call.ask).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` }).length;
+    if (text.length + taken > room!.max)
+      ctx.addIssue({
+        code: 'custom',
+        path: [room!.field],
+        message: `Shorten {field}: with ask, the answer link takes ${taken} of its ${room!.max} characters, so it may have ${room!.max - taken} (it has ${text.length}).`,
+        params: { code: 'TOO_LONG' },
+      });
+  };
+}
+
+/** The link a call that asks carries; without a linker (a caller that connected without the store's key) it cannot be made. */
+export function answerLink(a: Ask, id: string, links: AnswerLinker | undefined): AnswerLink {
+  if (!links) throw new Error('a call with ask reached payload building without an answer linker (connect it with the store key)');
+  // One link for the whole message: every channel sends one message to all its recipients.
+  return { choices: questionOf(a).choices, url: links(id, '') };
+}

@@ -1,0 +1,81 @@
+/**
+ * The answer use case (DESIGN section 11): a person answers a send's question, by its link's
+ * token (the answer page), or by its id (the CLI, for a dry run). The first answer wins and
+ * is written with its audit entry in one transaction; an expired question, a question whose
+ * message has not left, and a choice not offered take none, and say so. Not to be confused
+ * with ./after-answer.ts (writes after a PROVIDER's answer).
+ */
+import { tokenSha256, TOKEN_SHAPE } from '../core/answer-token.js';
+import type { AnswersPort, QuestionAnswer, QuestionRecord } from '../store/ports/answers.js';
+import type { DeliveriesPort, DeliveryRecord, DeliveryStatus } from '../store/ports/deliveries.js';
+
+export type AnswerPorts = Pick<AnswersPort, 'getQuestion' | 'questionByToken' | 'answerQuestion'> & Pick<DeliveriesPort, 'getDelivery'>;
+
+/** A question as it stands now. `open`: it takes an answer until `expires_at`. */
+export type QuestionState =
+  | { kind: 'open'; question: QuestionRecord; expires_at: number; record: DeliveryRecord }
+  | { kind: 'answered'; question: QuestionRecord; answer: QuestionAnswer }
+  | { kind: 'expired'; question: QuestionRecord; expires_at: number }
+  /** The message has not left (scheduled, held, awaiting approval) or never will: no answer yet. */
+  | { kind: 'not_sent'; question: QuestionRecord }
+  | { kind: 'unknown' };
+
+export type AnswerResult =
+  | { kind: 'recorded'; id: string; answer: QuestionAnswer }
+  /** Someone answered first: who, when and what. */
+  | { kind: 'answered'; id: string; answer: QuestionAnswer }
+  | { kind: 'expired'; id: string; expires_at: number }
+  | { kind: 'not_offered'; id: string; choices: readonly string[] }
+  | { kind: 'not_sent'; id: string }
+  | { kind: 'unknown' };
+
+/** States a message is in once it left (a dry run "leaves" as its record). */
+const LEFT: ReadonlySet<DeliveryStatus> = new Set(['dry_run', 'queued', 'sent', 'delivered', 'undelivered']);
+
+/** When the message left, or undefined while it has not (or never will): a question's life counts from here. */
+export function leftAt(record: DeliveryRecord): number | undefined {
+  const sent = record.attempt_log.find((a) => a.outcome === 'sent');
+  if (!LEFT.has(record.status) && !(record.status === 'failed' && sent)) return undefined;
+  if (sent?.at !== undefined) return sent.at;
+  // A dry run held for approval left when it was released (its last status change); any other when recorded.
+  return record.approval ? record.status_updated_at : record.created_at;
+}
+
+/** The question a token or an id names, and where it stands at `now`. */
+export async function questionState(store: AnswerPorts, target: { token: string } | { id: string }, now: number): Promise<QuestionState> {
+  if ('token' in target && !TOKEN_SHAPE.test(target.token)) return { kind: 'unknown' };
+  const question = 'token' in target ? await store.questionByToken(tokenSha256(target.token)) : await store.getQuestion(target.id);
+  if (!question) return { kind: 'unknown' };
+  if (question.answer) return { kind: 'answered', question, answer: question.answer };
+  const record = await store.getDelivery(question.notification_id);
+  const left = record ? leftAt(record) : undefined;
+  if (!record || left === undefined) return { kind: 'not_sent', question };
+  const expires_at = left + question.expires_in_s * 1000;
+  return now >= expires_at ? { kind: 'expired', question, expires_at } : { kind: 'open', question, expires_at, record };
+}
+
+/** Answers `choice` for the person `by`, through `via` (`link`, `cli`, …), at `now`. */
+export async function answerQuestion(
+  deps: { store: AnswerPorts; now: () => number },
+  target: { token: string } | { id: string },
+  choice: string,
+  by: string,
+  via: string,
+): Promise<AnswerResult> {
+  const now = deps.now();
+  const state = await questionState(deps.store, target, now);
+  if (state.kind === 'unknown') return state;
+  const id = state.question.notification_id;
+  switch (state.kind) {
+    case 'answered':
+      return { kind: 'answered', id, answer: state.answer };
+    case 'expired':
+      return { kind: 'expired', id, expires_at: state.expires_at };
+    case 'not_sent':
+      return { kind: 'not_sent', id };
+  }
+  if (!state.question.choices.includes(choice)) return { kind: 'not_offered', id, choices: state.question.choices };
+  const answer: QuestionAnswer = { choice, by, via, at: now };
+  const written = await deps.store.answerQuestion(id, answer);
+  return written.kind === 'recorded' ? { kind: 'recorded', id, answer } : { kind: 'answered', id, answer: written.answer };
+}
