@@ -1,43 +1,47 @@
 /** Questions (a send's `ask`): the open ones, and one notification's question with its answer. */
-import type { QuestionRecord } from '../store/ports/answers.js';
+import type { QuestionState } from '../notification/answer.js';
 import { html, type Html } from './html.js';
 import { time } from './layout.js';
 
-const expiresAt = (q: QuestionRecord) => q.created_at + q.expires_in_s * 1000;
+/** A question the list shows: open (until `expires_at`), or asked by a message that has not left yet. */
+export type OpenQuestion = Extract<QuestionState, { kind: 'open' | 'not_sent' }>;
 
-const choiceList = (q: QuestionRecord) => html`<ol class="choices">${q.choices.map((c) => html`<li>${c}</li>`)}</ol>`;
+const choiceList = (choices: readonly string[]) => html`<ol class="choices">${choices.map((c) => html`<li>${c}</li>`)}</ol>`;
+const until = (q: OpenQuestion) => (q.kind === 'open' ? time(q.expires_at) : html`<span class="muted">not sent yet</span>`);
 
-/** The open questions, newest first: what each asks, and until when. */
-export function questionsBody(questions: readonly QuestionRecord[], limit: number): Html {
+/** The open questions, newest first: what each offers, and until when. */
+export function questionsBody(questions: readonly OpenQuestion[], limit: number): Html {
   if (questions.length === 0) return html`<p class="empty">No question waits for an answer.</p>`;
   const count = questions.length === limit ? `The newest ${limit}` : `${questions.length} open`;
-  return html`<p class="muted">${count}, newest first: asked, not answered, not expired.</p>
+  return html`<p class="muted">${count}, newest first: asked, neither answered nor expired. A question's life counts from when its message left.</p>
   <table class="rows"><caption class="skip">Open questions</caption>
-    <thead><tr><th scope="col">Asked</th><th scope="col">Notification</th><th scope="col">Choices</th><th scope="col">Client</th><th scope="col">Expires</th></tr></thead>
+    <thead><tr><th scope="col">Asked</th><th scope="col">Notification</th><th scope="col">Choices</th><th scope="col">Client</th><th scope="col">Open until</th></tr></thead>
     <tbody>
     ${questions.map(
-      (q) => html`<tr>
-        <td data-label="Asked">${time(q.created_at)}</td>
-        <td data-label="Notification" class="id"><a href="/console/notifications/${encodeURIComponent(q.notification_id)}">${q.notification_id}</a></td>
-        <td data-label="Choices">${q.choices.join(' · ')}</td>
-        <td data-label="Client">${q.client ?? '—'}</td>
-        <td data-label="Expires">${time(expiresAt(q))}</td>
+      (s) => html`<tr>
+        <td data-label="Asked">${time(s.question.created_at)}</td>
+        <td data-label="Notification" class="id"><a href="/console/notifications/${encodeURIComponent(s.question.notification_id)}">${s.question.notification_id}</a></td>
+        <td data-label="Choices">${s.question.choices.join(' · ')}</td>
+        <td data-label="Client">${s.question.client ?? '—'}</td>
+        <td data-label="Open until">${until(s)}</td>
       </tr>`,
     )}
     </tbody></table>`;
 }
 
 /** One notification's question: its choices, and the answer, or why there is none. */
-export function questionSection(q: QuestionRecord | null, now: number): Html {
-  if (!q) return html``;
-  const a = q.answer;
-  const state = a
-    ? html`<dl class="facts"><dt>Answer</dt><dd><strong>${a.choice}</strong></dd><dt>By</dt><dd>${a.by}</dd><dt>Through</dt><dd>${a.via}</dd><dt>At</dt><dd>${time(a.at)}</dd></dl>`
-    : expiresAt(q) <= now
-      ? html`<p class="muted">Expired at ${time(expiresAt(q))} without an answer.</p>`
-      : html`<p class="muted">Not answered yet; open until ${time(expiresAt(q))}.</p>`;
+export function questionSection(s: QuestionState): Html {
+  if (s.kind === 'unknown') return html``;
+  const state =
+    s.kind === 'answered'
+      ? html`<dl class="facts"><dt>Answer</dt><dd><strong>${s.answer.choice}</strong></dd><dt>By</dt><dd>${s.answer.by}</dd><dt>Through</dt><dd>${s.answer.via}</dd><dt>At</dt><dd>${time(s.answer.at)}</dd></dl>`
+      : s.kind === 'expired'
+        ? html`<p class="muted">Expired at ${time(s.expires_at)} without an answer.</p>`
+        : s.kind === 'open'
+          ? html`<p class="muted">Not answered yet; open until ${time(s.expires_at)}.</p>`
+          : html`<p class="muted">Its message has not left: the question opens when it does.</p>`;
   return html`<section class="card" aria-labelledby="question"><h2 id="question">Question</h2>
-  ${choiceList(q)}
+  ${choiceList(s.question.choices)}
   ${state}
   </section>`;
 }

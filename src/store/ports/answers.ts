@@ -43,8 +43,11 @@ export interface AnswersPort {
   questionByToken(sha256: string): Promise<QuestionRecord | null>;
   /** Of `ids`, the questions answered (one read, for every wait of a process at once). */
   answeredAmong(ids: readonly string[]): Promise<QuestionRecord[]>;
-  /** Questions still open at `now` (unanswered, not expired), newest first: the console's list. */
-  openQuestions(now: number, limit: number): Promise<QuestionRecord[]>;
+  /**
+   * Unanswered questions whose life, counted from when they were asked, ends after `after`,
+   * newest first: the console's open questions (it judges each, as the answer use case does).
+   */
+  openQuestions(after: number, limit: number): Promise<QuestionRecord[]>;
   /** Writes the first answer, with its audit entry, in one transaction; a later one changes nothing and gets the first. */
   answerQuestion(notificationId: string, answer: QuestionAnswer): Promise<AnswerWrite>;
 }

@@ -81,8 +81,8 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
       if (ids.length === 0) return [];
       return (await sql.all(answered, [JSON.stringify(ids)])).map(questionFromRow);
     },
-    async openQuestions(now, limit) {
-      return (await sql.all(OPEN_QUESTIONS, [now, limit])).map(questionFromRow);
+    async openQuestions(after, limit) {
+      return (await sql.all(OPEN_QUESTIONS, [after, limit])).map(questionFromRow);
     },
     async answerQuestion(id, a: QuestionAnswer): Promise<AnswerWrite> {
       const rows = await audited(ANSWER, [id, a.choice, a.by, a.via, a.at], (written) =>

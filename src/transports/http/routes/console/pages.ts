@@ -53,7 +53,7 @@ export const notification: ConsoleHandler = async (deps, r) => {
     const unrecorded = part ? null : await deps.actions.unrecorded(id);
     if (!unrecorded) return errorPage(res, 404, `No notification has id ${id}.`, 'notifications');
     const { entry, waiting } = unrecorded;
-    const body = html`${questionSection(await deps.actions.question(entry.id), deps.now())}${waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id))}`;
+    const body = html`${questionSection(await deps.actions.question(entry.id))}${waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id))}`;
     return send(res, 200, page({ ...shell, title: `Notification ${entry.id}`, section: 'notifications', ...r.carried(), body }));
   }
   const raw = rawMessage(record.payload);
@@ -83,7 +83,7 @@ export const notification: ConsoleHandler = async (deps, r) => {
       });
       return void res.end(JSON.stringify(record.payload, null, 2));
     default: {
-      const question = questionSection(await deps.actions.question(record.id), deps.now());
+      const question = questionSection(await deps.actions.question(record.id));
       const body = html`${question}${detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole')}`;
       return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...r.carried(), body }));
     }
