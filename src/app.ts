@@ -12,6 +12,7 @@ import type { Logger } from './core/log.js';
 import { createApprovalCodec } from './mcp/approval-round.js';
 import type { App } from './mcp/server.js';
 import type { PipelineDeps, RateGate } from './notification/pipeline.js';
+import { answerWaits } from './notification/answer-waits.js';
 import { approvalNotifier } from './notification/approval-notice.js';
 import { startOutboxRunner } from './notification/outbox-runner.js';
 import { createRateGate } from './policy/rate-limit.js';
@@ -89,16 +90,19 @@ export async function createApp(config: Config, log: Logger, overrides: AppOverr
     await Promise.race([Promise.allSettled([...inflight]).then(() => undefined), timeout]);
     clearTimeout(timer);
   };
+  const waits = answerWaits(store, { onError: (err) => log.warn('answer wait poll failed', { error: String(err) }) });
   let closing: Promise<void> | undefined;
   return {
     ...deps,
     catalog,
     approvalCodec: createApprovalCodec(config.approval.key),
+    answerWaits: waits,
     track,
     drain,
     close() {
       closing ??= (async () => {
         await runner?.stop();
+        waits.close();
         await drain();
         await closeChannels(channels);
         await store.close();

@@ -97,3 +97,9 @@ export function answerLink(a: Ask, id: string, links: AnswerLinker | undefined):
   // One link for the whole message: every channel sends one message to all its recipients.
   return { choices: questionOf(a).choices, url: links(id, '') };
 }
+
+/** A payload build's context, with the link when the call asks. Generic over a channel's call: read `ask` as the branch made it. */
+export function withAnswer<T extends { id: string }>(call: unknown, ctx: T, links: AnswerLinker | undefined): T & { answer?: AnswerLink } {
+  const asked = (call as { ask?: Ask }).ask;
+  return asked ? { ...ctx, answer: answerLink(asked, ctx.id, links) } : ctx;
+}

@@ -11,7 +11,7 @@ import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
-import { ask, answerLink, rulesOf, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
+import { ask, rulesOf, withAnswer, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
@@ -315,8 +315,6 @@ export function defineChannel<const V extends string, const K extends string, S 
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits, refine } = module.branch(settings);
-      // Read here, where the whole environment is handed in: `ask` is refused at the call without it.
-      const publicUrl = publicBaseUrl(env, 'NOTIFY_PUBLIC_URL');
       const closed: Branch<V, Shape> = z.strictObject({
         via: z.literal(module.name),
         ...fields,
@@ -325,7 +323,8 @@ export function defineChannel<const V extends string, const K extends string, S 
         urgent,
         ask,
       });
-      const rules = rulesOf(refine, publicUrl, module.answerRoom);
+      // NOTIFY_PUBLIC_URL read here, where the whole environment is handed in: `ask` is refused at the call without it.
+      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom);
       // Refined before .meta(): the description and limits belong to the schema the union holds.
       const branch = (
         rules
@@ -358,12 +357,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             parse: (value) => (parsedWith(value, branch) ? (value as CallOf<V, Shape>) : branch.parse(value)),
             recipients: (call) => channel.recipients(call),
             recipientClass: (recipient) => channel.recipientClass?.(recipient) ?? module.name,
-            buildPayload: (call, id, timeoutMs, at) => {
-              // Generic over Shape, the call's type does not show the shared fields: read as the branch made it.
-              const asked = (call as { ask?: Ask }).ask;
-              const answer = asked && answerLink(asked, id, links);
-              return channel.buildPayload(call, answer ? { id, settings, timeoutMs, at, answer } : { id, settings, timeoutMs, at });
-            },
+            buildPayload: (call, id, timeoutMs, at) => channel.buildPayload(call, withAnswer(call, { id, settings, timeoutMs, at }, links)),
             summary: (call) => module.summary?.(call) ?? firstLineOf(call),
             approvalRule: (rule, call) => module.approvalRules?.[rule]?.(call, settings) ?? false,
             capAmount: (measure, call, meta) => (measure === module.name ? 1 : module.capMeasures?.[measure]?.(call, meta)),

@@ -9,6 +9,7 @@
  *   notify-mcp worker                  release scheduled and held sends (no MCP server)
  *   notify-mcp doctor [--json]         check the configuration before going live
  *   notify-mcp contacts [forget <channel> <recipient>]
+ *   notify-mcp answer <id> <choice>
  *   notify-mcp audit verify | export [--since T] [--client C]
  *   notify-mcp bundle FILE [--http …]  (or --servers FILE; --config FILE, the old form)
  */
@@ -39,6 +40,7 @@ const USAGE = `Usage:
                                       HTTP bind address to judge); sends nothing
   notify-mcp contacts [forget <channel> <recipient>]
                                       list approved first contacts, or forget one
+  notify-mcp answer <id> <choice>     answer a dry-run question (ask) from the shell, as its recipient would
   notify-mcp audit verify [--json]    check the audit chain: exit 0 with the count, 1 naming the first entry tampered with
   notify-mcp audit export [--since T] [--client C]
                                       print audit entries as JSON lines, oldest first
@@ -137,6 +139,10 @@ async function main(argv: string[]): Promise<number> {
     case 'contacts': {
       const { contactsCommand } = await import('./contacts.js');
       return contactsCommand(positionals.slice(1), config, log, out);
+    }
+    case 'answer': {
+      const { answerCommand } = await import('./answer.js');
+      return answerCommand(positionals.slice(1), config, log, out);
     }
     case 'audit': {
       const { auditCommand } = await import('./audit.js');

@@ -62,6 +62,13 @@ iframe.mail { width: 100%; height: 24rem; border: 1px solid var(--line); border-
 .notice { border-left: 4px solid var(--accent); padding: 8px 12px; background: var(--card); margin: 0 0 16px; }
 .notice.error { border-color: var(--bad); }
 .empty { padding: 24px; text-align: center; color: var(--muted); background: var(--card); border: 1px dashed var(--line); border-radius: 8px; }
+/* The answer page (a question's link): one column, a large button per choice. */
+body.answer main { max-width: 36rem; }
+body.answer time { white-space: nowrap; }
+blockquote.prompt { margin: 0 0 16px; padding: 12px 16px; background: var(--card); border: 1px solid var(--line); border-radius: 8px; overflow-wrap: anywhere; }
+.choices { display: flex; flex-direction: column; gap: 12px; margin-top: 16px; }
+.choices form { margin: 0; }
+.choices button { width: 100%; min-height: 56px; justify-content: center; font-size: 1.1rem; overflow-wrap: anywhere; }
 @media (max-width: 640px) {
   table.rows thead { position: absolute; left: -999px; }
   table.rows, table.rows tbody, table.rows tr, table.rows td { display: block; width: 100%; }

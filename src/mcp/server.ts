@@ -21,6 +21,7 @@ import { channelToolName, SEND_TOOL } from '../channels/send-union.js';
 import type { Config, Profile, ToolGroup } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { CallObserver } from './metrics.js';
+import type { AnswerWaits } from '../notification/answer-waits.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
 import type { Store } from '../store/types.js';
 import { APPROVAL_MAX_ROUNDS, APPROVAL_TTL_S, approvalRound, askApproval, OpenQuestions, type ApprovalState } from './approval-round.js';
@@ -42,6 +43,8 @@ export interface App extends PipelineDeps {
   catalog: Catalog;
   /** Signs and verifies the approval state clients carry between rounds; one per process. */
   approvalCodec: RequestStateCodec<ApprovalState>;
+  /** This process's waits for answers (get_notification's wait_s). */
+  answerWaits: AnswerWaits;
   /** Runs a tool call so that close() waits for it. */
   track<T>(call: Promise<T>): Promise<T>;
   /** Resolves when no call is in flight, or after `timeoutMs`. */
@@ -231,6 +234,7 @@ function toolsCall({ app, conn, server, questions, profileFor, offered }: CallSc
         entry.call(args, {
           deps: app,
           store: app.store,
+          answerWaits: app.answerWaits,
           config: app.config,
           log,
           client,

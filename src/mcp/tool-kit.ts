@@ -11,15 +11,19 @@ import type { ConfiguredChannel } from '../channels/channel.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../core/log.js';
 import type { ApprovalRequest, ApprovalRound } from '../notification/approval.js';
+import type { AnswerWaits } from '../notification/answer-waits.js';
 import type { Caller } from '../notification/own.js';
 import type { PipelineDeps } from '../notification/pipeline.js';
+import type { AnswersPort } from '../store/ports/answers.js';
 import type { BannersPort } from '../store/ports/banners.js';
 import type { DeliveriesPort } from '../store/ports/deliveries.js';
 import type { OutboxPort } from '../store/ports/outbox.js';
 
 export interface ToolContext {
   /** The ports the tools read and write directly (a send goes through `deps`). */
-  store: DeliveriesPort & OutboxPort & BannersPort;
+  store: DeliveriesPort & OutboxPort & BannersPort & Pick<AnswersPort, 'getQuestion'>;
+  /** This process's waits for answers (get_notification's wait_s); absent: wait_s answers at once. */
+  answerWaits?: AnswerWaits;
   config: Config;
   log: Logger;
   /** Authenticated client name (HTTP) or clientInfo.name (stdio), when known. */

@@ -77,7 +77,9 @@ describe('answer links and the answer use case', () => {
     const answer = (t: { token: string } | { id: string }, choice: string, at = clock) =>
       answerQuestion({ store, now: () => at }, t, choice, 'link', 'email');
     expect(await answer({ token }, 'No')).toEqual({ kind: 'not_offered', id: sent.id, choices: ['Yes'] });
-    expect(await answer({ token: `${token.slice(0, 42)}A` }, 'Yes')).toEqual({ kind: 'unknown' });
+    // Another token of the same shape (its last character changed: never the same one).
+    const other = `${token.slice(0, 42)}${token.endsWith('A') ? 'B' : 'A'}`;
+    expect(await answer({ token: other }, 'Yes')).toEqual({ kind: 'unknown' });
     expect(await answer({ token: 'short' }, 'Yes')).toEqual({ kind: 'unknown' });
     expect(await answer({ id: 'ntf_none' }, 'Yes')).toEqual({ kind: 'unknown' });
     expect(await answer({ token }, 'Yes', clock + 60_000)).toEqual({ kind: 'expired', id: sent.id, expires_at: clock + 60_000 });
@@ -126,5 +128,18 @@ describe('answer links and the answer use case', () => {
     const payload = (await store.getDelivery(sent.id))!.payload as { text: string; blocks: { type: string; text?: { text: string } }[] };
     expect(payload.text).toMatch(/^Deploy\?\n\nAnswer \(Acknowledge\): <https:\/\/notify\.example\.com\/answer\/[A-Za-z0-9_-]{43}>$/);
     expect(payload.blocks.at(-1)?.text?.text).toBe(payload.text.split('\n\n')[1]);
+  });
+
+  it('keeps the question before the message leaves: a store that cannot keep it sends nothing', async () => {
+    const slack = new FakeProvider('slack');
+    const d = await pipelineDeps({ store, providers: { slack }, env: { NOTIFY_PUBLIC_URL: BASE, ...SLACK_ENV }, now: () => clock });
+    const failing = new Proxy(store, {
+      get: (target, key) => (key === 'recordQuestion' ? async () => Promise.reject(new Error('disk full')) : Reflect.get(target, key)),
+    });
+    const call = { via: 'slack', channel: 'C0123ABCD', text: 'Deploy?', ask: {} };
+    await expect(send({ ...d, store: failing }, call)).rejects.toThrow();
+    expect(slack.payloads).toEqual([]);
+    await send(d, call);
+    expect(slack.payloads).toHaveLength(1);
   });
 });

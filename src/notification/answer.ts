@@ -27,6 +27,8 @@ export type AnswerResult =
   | { kind: 'expired'; id: string; expires_at: number }
   | { kind: 'not_offered'; id: string; choices: readonly string[] }
   | { kind: 'not_sent'; id: string }
+  /** Answered from the shell (`only: 'dry_run'`), but the message really left: its recipients answer it. */
+  | { kind: 'live'; id: string }
   | { kind: 'unknown' };
 
 /** States a message is in once it left (a dry run "leaves" as its record). */
@@ -54,13 +56,18 @@ export async function questionState(store: AnswerPorts, target: { token: string 
   return now >= expires_at ? { kind: 'expired', question, expires_at } : { kind: 'open', question, expires_at, record };
 }
 
-/** Answers `choice` for the person `by`, through `via` (`link`, `cli`, …), at `now`. */
+/**
+ * Answers `choice` for the person `by` (`link`, `cli`, a Slack user…), through `via` (absent:
+ * the channel the message went by), at `now`. `only: 'dry_run'`: a dry run's question alone
+ * (the CLI: a developer tries the loop without a provider, never answers for a real recipient).
+ */
 export async function answerQuestion(
   deps: { store: AnswerPorts; now: () => number },
   target: { token: string } | { id: string },
   choice: string,
   by: string,
-  via: string,
+  via?: string,
+  only?: 'dry_run',
 ): Promise<AnswerResult> {
   const now = deps.now();
   const state = await questionState(deps.store, target, now);
@@ -74,8 +81,9 @@ export async function answerQuestion(
     case 'not_sent':
       return { kind: 'not_sent', id };
   }
+  if (only === 'dry_run' && state.record.status !== 'dry_run') return { kind: 'live', id };
   if (!state.question.choices.includes(choice)) return { kind: 'not_offered', id, choices: state.question.choices };
-  const answer: QuestionAnswer = { choice, by, via, at: now };
+  const answer: QuestionAnswer = { choice, by, via: via ?? state.record.via, at: now };
   const written = await deps.store.answerQuestion(id, answer);
   return written.kind === 'recorded' ? { kind: 'recorded', id, answer } : { kind: 'answered', id, answer: written.answer };
 }

@@ -25,7 +25,7 @@ import {
 } from './deliver.js';
 import { approvalClaim, scopedKey } from './claim-keys.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
-import { keepQuestion } from './question.js';
+import { keepQuestion, keepWaitingQuestion, WAITING } from './question.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease, scheduleIfWaiting } from './schedule.js';
 import { budgetLeft } from './send-budget.js';
@@ -67,8 +67,10 @@ export async function sendOrAsk(
   if (!channel) throw new Error(`no connected channel "${via}"`);
   try {
     const answer = await channel.open((typed) => withRecipientClasses(typed, value, sendTyped(deps, typed, value, opts)));
-    // A release's question was kept when the call was taken (same id, same token).
-    if (!isApprovalAsk(answer) && opts.release === undefined) await keepQuestion(deps.store, deps.answerKey, value, answer, opts.client);
+    // A send that waits (scheduled, held, awaiting approval) keeps its question now, so its link
+    // says "not sent yet"; its release keeps it again before it leaves (chargeAndBuild).
+    if (value.ask !== undefined && !isApprovalAsk(answer) && WAITING.has(answer.status))
+      await keepWaitingQuestion(deps, channel, value, answer, opts);
     return answer;
   } catch (err) {
     throw storeUnavailable(err, via, deps.log) ?? err;
@@ -324,6 +326,18 @@ async function chargeAndBuild<C, P>(
   // At most half the budget, so that the provider call keeps the rest. An approved send
   // sends the payload the person saw, as it was built for them.
   const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
+  // Before it leaves: a message never carries a link its store does not know.
+  const asked = (call as { ask?: unknown }).ask !== undefined;
+  if (asked)
+    await keepQuestion(
+      deps.store,
+      deps.answerKey,
+      call as Record<string, unknown>,
+      id,
+      startedAt,
+      opts.client,
+      channel.summary(call).headline,
+    );
   // The moment it leaves: a refusal here sends nothing, and a scheduled send counts now, not when it was scheduled.
   await deps.capGate?.charge(opts.client, channel.name, (m) => channel.capAmount(m, call, meta), deps.now());
   // Before the claim moves to `sending`: a throw here releases it.

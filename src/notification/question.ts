@@ -6,22 +6,56 @@
  */
 import { questionOf, type Ask } from '../channels/ask.js';
 import { answerToken, tokenSha256 } from '../core/answer-token.js';
+import type { ConnectedChannel } from '../channels/channel.js';
 import type { AnswersPort } from '../store/ports/answers.js';
+import type { PipelineDeps } from './send-deps.js';
 
-/** The part of a send's answer this needs: its id. */
+/** How much of the subject or first line the answer page shows. */
+const PROMPT_MAX = 300;
+
+/** A send's answer that says its message has not left yet. */
+export const WAITING: ReadonlySet<string> = new Set(['scheduled', 'held', 'pending_approval']);
+
+/** `value`: the call; `id` and `at`: the notification and when it was taken; `prompt`: its subject or first line, for the answer page. */
 export async function keepQuestion(
   store: Pick<AnswersPort, 'recordQuestion'>,
   answerKey: string | undefined,
   value: Readonly<Record<string, unknown>>,
-  sent: { id: string; accepted_at: string },
+  id: string,
+  at: number,
   client: string | null,
+  prompt: string,
 ): Promise<void> {
   const asked = value.ask as Ask | undefined;
   if (asked === undefined) return;
   // The call was validated with links possible, so the app holds a key: without one this is a bug.
-  if (answerKey === undefined) throw new Error(`send ${sent.id} asks, but no answer key was given to the send path`);
+  if (answerKey === undefined) throw new Error(`send ${id} asks, but no answer key was given to the send path`);
   const { choices, expires_in_s } = questionOf(asked);
   // One link for the whole message (recipient ''): every channel sends one message to all its recipients.
-  const tokens = [{ sha256: tokenSha256(answerToken(answerKey, sent.id, '')), recipient: '' }];
-  await store.recordQuestion({ notification_id: sent.id, choices, expires_in_s, created_at: Date.parse(sent.accepted_at), client }, tokens);
+  const tokens = [{ sha256: tokenSha256(answerToken(answerKey, id, '')), recipient: '' }];
+  await store.recordQuestion(
+    { notification_id: id, prompt: prompt.slice(0, PROMPT_MAX), choices, expires_in_s, created_at: at, client },
+    tokens,
+  );
+}
+
+/**
+ * The question of a send that waits, kept at the call so its link answers "not sent yet".
+ * The waiting send is already written, so a failure here must not fail the call (a caller
+ * retrying would schedule it twice): it is logged, and the release keeps the question anyway
+ * before the message leaves.
+ */
+export async function keepWaitingQuestion(
+  deps: PipelineDeps,
+  channel: ConnectedChannel,
+  value: Readonly<Record<string, unknown>>,
+  sent: { id: string; accepted_at: string },
+  opts: { client: string | null },
+): Promise<void> {
+  try {
+    const prompt = channel.open((typed) => typed.summary(typed.parse(value)).headline);
+    await keepQuestion(deps.store, deps.answerKey, value, sent.id, Date.parse(sent.accepted_at), opts.client, prompt);
+  } catch (err) {
+    deps.log.warn('question of a waiting send not kept; its release keeps it', { id: sent.id, error: String(err) });
+  }
 }

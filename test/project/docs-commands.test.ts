@@ -114,7 +114,7 @@ describe('commands shown in the docs exist in --help', () => {
 
   it('reads the help: its commands and their flags', () => {
     expect([...help.commands.keys()].sort()).toEqual(
-      ['', 'audit export', 'audit verify', 'bundle', 'contacts', 'doctor', 'outbox', 'schema', 'worker'].sort(),
+      ['', 'answer', 'audit export', 'audit verify', 'bundle', 'contacts', 'doctor', 'outbox', 'schema', 'worker'].sort(),
     );
     expect(help.commands.get('outbox')).toEqual(new Set(['--limit', '--waiting']));
     expect(help.global).toEqual(new Set(['--help', '--version', '--env-file']));

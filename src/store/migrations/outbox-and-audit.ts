@@ -148,6 +148,7 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
     sqlite: `
       CREATE TABLE questions (
         notification_id TEXT PRIMARY KEY,
+        prompt TEXT NOT NULL,
         choices TEXT NOT NULL,
         expires_in_s INTEGER NOT NULL,
         created_at INTEGER NOT NULL,
@@ -163,6 +164,7 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
     postgres: `
       CREATE TABLE questions (
         notification_id TEXT PRIMARY KEY,
+        prompt TEXT NOT NULL,
         choices TEXT NOT NULL,
         expires_in_s BIGINT NOT NULL,
         created_at BIGINT NOT NULL,

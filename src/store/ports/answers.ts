@@ -13,6 +13,8 @@ export interface QuestionAnswer {
 
 export interface QuestionRecord {
   notification_id: string;
+  /** What the answer page shows of the message: its subject or first line. */
+  prompt: string;
   choices: readonly string[];
   expires_in_s: number;
   created_at: number;

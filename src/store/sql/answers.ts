@@ -7,13 +7,13 @@ import type { AnswersPort, AnswerWrite, QuestionAnswer, QuestionRecord } from '.
 import { statement, type Dialect, type Statement } from './dialect.js';
 import { num, numOrNull, type Row } from './rows.js';
 
-const COLUMNS = 'notification_id, choices, expires_in_s, created_at, client, answer_choice, answer_by, answer_via, answered_at';
+const COLUMNS = 'notification_id, prompt, choices, expires_in_s, created_at, client, answer_choice, answer_by, answer_via, answered_at';
 
 const KEEP_KEY = statement('keep-answer-key', 'INSERT INTO answer_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING');
 const READ_KEY = statement('read-answer-key', 'SELECT key FROM answer_key WHERE id = 1');
 const INSERT_QUESTION = statement(
   'insert-question',
-  'INSERT INTO questions (notification_id, choices, expires_in_s, created_at, client) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (notification_id) DO NOTHING',
+  'INSERT INTO questions (notification_id, prompt, choices, expires_in_s, created_at, client) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (notification_id) DO NOTHING',
 );
 const INSERT_TOKEN = statement(
   'insert-question-token',
@@ -40,6 +40,7 @@ function questionFromRow(r: Row): QuestionRecord {
   const answeredAt = numOrNull(r.answered_at);
   return {
     notification_id: r.notification_id as string,
+    prompt: r.prompt as string,
     choices: JSON.parse(r.choices as string) as string[],
     expires_in_s: num(r.expires_in_s),
     created_at: num(r.created_at),
@@ -66,7 +67,7 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
       return (await sql.get(READ_KEY, []))!.key as string;
     },
     async recordQuestion(q, tokens) {
-      await sql.run(INSERT_QUESTION, [q.notification_id, JSON.stringify(q.choices), q.expires_in_s, q.created_at, q.client]);
+      await sql.run(INSERT_QUESTION, [q.notification_id, q.prompt, JSON.stringify(q.choices), q.expires_in_s, q.created_at, q.client]);
       for (const t of tokens) await sql.run(INSERT_TOKEN, [t.sha256, q.notification_id, t.recipient]);
     },
     async getQuestion(id) {

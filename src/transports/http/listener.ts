@@ -27,6 +27,7 @@ import { createHostPolicy, hostRefusal, isLoopbackHost, type HostPolicy } from '
 import { createRequestAuth } from './request-auth.js';
 import { consoleActions } from '../../console/actions.js';
 import { createSessions } from '../../console/session.js';
+import { answerRoute } from './routes/answer.js';
 import { consoleRoute } from './routes/console.js';
 import { feedRoute, preflightRoute } from './routes/feed.js';
 import { mcpRoute, type McpRoute } from './routes/mcp.js';
@@ -180,6 +181,7 @@ function wire(app: App, options: HttpOptions, log: Logger, host: string): Wired 
       log,
     }),
     feedRoute({ auth, cors, store: app.store, now: app.now, privateCache: app.config.http.readAuth, hub, streams, limits }),
+    answerRoute({ store: app.store, now: app.now, publicUrl: app.config.publicUrl }),
   ];
   return { routes, mcp, hub, streams, metrics, authRequired: auth.required, hosts };
 }

@@ -3,7 +3,14 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/types.js';
 import { T0, type StoreHandle } from './fixtures.js';
 
-const question = (id: string) => ({ notification_id: id, choices: ['Yes', 'No'], expires_in_s: 3600, created_at: T0, client: 'bot' });
+const question = (id: string) => ({
+  notification_id: id,
+  prompt: 'Deploy v2?',
+  choices: ['Yes', 'No'],
+  expires_in_s: 3600,
+  created_at: T0,
+  client: 'bot',
+});
 const answer = (choice: string, by = 'link', at = T0 + 1000) => ({ choice, by, via: 'email', at });
 
 export function answersContract(open: () => StoreHandle): void {

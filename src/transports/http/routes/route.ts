@@ -4,7 +4,17 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
-export type RouteName = 'mcp' | 'healthz' | 'metrics' | 'banners' | 'banners_stream' | 'webhooks' | 'widget' | 'console' | 'other';
+export type RouteName =
+  | 'mcp'
+  | 'healthz'
+  | 'metrics'
+  | 'banners'
+  | 'banners_stream'
+  | 'webhooks'
+  | 'widget'
+  | 'console'
+  | 'answer'
+  | 'other';
 
 export interface Routed {
   name: RouteName;
