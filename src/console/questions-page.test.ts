@@ -6,6 +6,7 @@ import { questionSection, questionsBody } from './questions-page.js';
 const T0 = Date.UTC(2026, 11, 6, 9);
 const q = (over: Partial<QuestionRecord> = {}): QuestionRecord => ({
   notification_id: 'ntf_q1',
+  prompt: 'Deploy 142 failed. Roll back?',
   choices: ['Roll back', '<b>Keep</b>'],
   expires_in_s: 3600,
   created_at: T0,
@@ -28,6 +29,7 @@ describe('console questions', () => {
     expect(listed).toContain('2 open, newest first');
     expect(listed).toContain('href="/console/notifications/ntf_q2"');
     expect(listed).toContain('not sent yet');
+    expect(listed).toContain('Deploy 142 failed. Roll back?');
     expect(listed).toContain('&lt;b&gt;Keep&lt;/b&gt;');
     expect(listed).not.toContain('<b>Keep');
   });

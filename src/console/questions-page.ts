@@ -15,12 +15,13 @@ export function questionsBody(questions: readonly OpenQuestion[], limit: number)
   const count = questions.length === limit ? `The newest ${limit}` : `${questions.length} open`;
   return html`<p class="muted">${count}, newest first: asked, neither answered nor expired. A question's life counts from when its message left.</p>
   <table class="rows"><caption class="skip">Open questions</caption>
-    <thead><tr><th scope="col">Asked</th><th scope="col">Notification</th><th scope="col">Choices</th><th scope="col">Client</th><th scope="col">Open until</th></tr></thead>
+    <thead><tr><th scope="col">Asked</th><th scope="col">Notification</th><th scope="col">Question</th><th scope="col">Choices</th><th scope="col">Client</th><th scope="col">Open until</th></tr></thead>
     <tbody>
     ${questions.map(
       (s) => html`<tr>
         <td data-label="Asked">${time(s.question.created_at)}</td>
         <td data-label="Notification" class="id"><a href="/console/notifications/${encodeURIComponent(s.question.notification_id)}">${s.question.notification_id}</a></td>
+        <td data-label="Question">${s.question.prompt.slice(0, 200)}</td>
         <td data-label="Choices">${s.question.choices.join(' · ')}</td>
         <td data-label="Client">${s.question.client ?? '—'}</td>
         <td data-label="Open until">${until(s)}</td>
@@ -41,6 +42,7 @@ export function questionSection(s: QuestionState): Html {
           ? html`<p class="muted">Not answered yet; open until ${time(s.expires_at)}.</p>`
           : html`<p class="muted">Its message has not left: the question opens when it does.</p>`;
   return html`<section class="card" aria-labelledby="question"><h2 id="question">Question</h2>
+  <p>${s.question.prompt}</p>
   ${choiceList(s.question.choices)}
   ${state}
   </section>`;

@@ -148,7 +148,7 @@ describe.skipIf(skip)('console questions in Chromium', () => {
     await page.getByRole('button', { name: 'Renew now' }).click();
     await page.goto(`${cli.origin}/console/notifications/${id}`);
     const section = page.getByRole('region', { name: 'Question' });
-    await expect.poll(() => section.textContent()).toMatch(/Answer\s*Renew now\s*By\s*link\s*Through\s*link/);
+    await expect.poll(() => section.textContent()).toMatch(/Answer\s*Renew now\s*By\s*link\s*Through\s*slack/);
     await page.goto(`${cli.origin}/console/questions`);
     expect(await page.getByRole('link', { name: id }).count()).toBe(0);
     await page.context().close();
