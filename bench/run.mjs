@@ -9,6 +9,7 @@
 import { cpus, loadavg, platform, release } from 'node:os';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { benchAnswers } from './answers.mjs';
 import { benchAudit } from './audit.mjs';
 import { benchBannerFeed } from './banner-feed.mjs';
 import { benchBannerStream } from './banner-stream.mjs';
@@ -112,6 +113,8 @@ try {
   rows.push(...(await guarded('9. Scheduled sends', 'due → sent, 10,000 due at once', () => benchSchedule(quick ? { n: 1_000 } : {}))));
   step('console views while 100 held 2 MiB emails wait');
   rows.push(...(await guarded('10. Console', 'console views, 100 held 2 MiB emails', () => benchConsolePages(quick ? { runs: 2 } : {}))));
+  step('answers: POST → waiting get_notification');
+  rows.push(...(await guarded('11. Answers', 'answer → waiting get_notification', () => benchAnswers(quick ? { n: 15 } : {}))));
 } finally {
   removeTempDirs();
 }

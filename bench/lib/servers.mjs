@@ -140,8 +140,9 @@ export async function startHttpServer(kind, env, { mcpPath = '/mcp', cli = CLI }
   };
 }
 
-export async function connectHttp(url, era = 'legacy') {
-  const transport = new StreamableHTTPClientTransport(url);
+/** `token`: a bearer token of NOTIFY_HTTP_TOKENS, for a server that requires one. */
+export async function connectHttp(url, era = 'legacy', token) {
+  const transport = new StreamableHTTPClientTransport(url, token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
   const client = eraClient(era);
   await client.connect(transport);
   if (client.getProtocolEra() !== era) throw new Error(`${url}: connected as ${client.getProtocolEra()}, not ${era}`);

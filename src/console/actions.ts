@@ -15,18 +15,24 @@ import { unstorableRefusal } from '../core/storable-text.js';
 import type { App } from '../mcp/server.js';
 import { offeredGroups, toolOffered } from '../mcp/tool-groups.js';
 import { decideApproval, expireAwaitingApproval, type ApprovalDecided, type ApprovalDecision } from '../notification/decide-approval.js';
+import { questionState } from '../notification/answer.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
+import { MAX_AHEAD_MS } from '../notification/settings.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { BannerRecord, DeliveryListing, DeliveryQuery, DeliveryRecord, OutboxEntry, OutboxState } from '../store/types.js';
 import { APPROVAL_ROWS } from './approvals-page.js';
 import { headStrings } from './json-head.js';
 import type { ListRow } from './notifications-page.js';
+import type { OpenQuestion } from './questions-page.js';
 
 /** A console action's answer as the page shows it: its result, or its coded refusal's message. */
 export type ActionOutcome = { ok: true; result: Record<string, unknown> } | { ok: false; code: string; message: string };
 
 /** Statuses a send may have in the outbox alone (no delivery record yet, or ever). */
 const OUTBOX_STATUSES: readonly string[] = ['scheduled', 'held', 'cancelled', 'expired', 'failed', 'unknown'] satisfies OutboxState[];
+
+/** Open questions shown at once on the questions page. */
+export const QUESTION_ROWS = 200;
 
 /** Waiting sends shown at once on the waiting page. */
 const PENDING_ROWS = 200;
@@ -154,6 +160,16 @@ export function consoleActions(app: App) {
       return { entry, waiting: WAITING_STATES.includes(entry.state) };
     },
     audit: (id: string) => app.store.auditFor(id),
+    question: (id: string) => questionState(app.store, { id }, app.now()),
+    async openQuestions(): Promise<OpenQuestion[]> {
+      const now = app.now();
+      // Each is judged as the answer use case judges it; the store's read only leaves out those
+      // that cannot be open: life counts from when the message left, at most this long after it was asked.
+      const horizon = MAX_AHEAD_MS + 86_400_000 + app.config.approval.ttlMs;
+      const rows = await app.store.openQuestions(now - horizon, QUESTION_ROWS);
+      const states = await Promise.all(rows.map((q) => questionState(app.store, { id: q.notification_id }, now)));
+      return states.filter((s): s is OpenQuestion => s.kind === 'open' || s.kind === 'not_sent');
+    },
     /** A page of sends awaiting approval, newest first, after the one named (the last of the page before). */
     async pending(after?: string): Promise<DeliveryRecord[]> {
       await expireAwaitingApproval(app);

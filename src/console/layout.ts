@@ -1,7 +1,7 @@
 /** The page shell every console view shares: landmarks, navigation, the sign-out form. */
 import { html, type Html } from './html.js';
 
-export type Section = 'notifications' | 'approvals' | 'waiting' | 'banners' | 'login';
+export type Section = 'notifications' | 'approvals' | 'waiting' | 'questions' | 'banners' | 'login';
 
 export interface Shell {
   title: string;
@@ -16,6 +16,7 @@ const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'notifications', href: '/console', label: 'Notifications' },
   { section: 'approvals', href: '/console/approvals', label: 'Approvals' },
   { section: 'waiting', href: '/console/waiting', label: 'Scheduled' },
+  { section: 'questions', href: '/console/questions', label: 'Questions' },
   { section: 'banners', href: '/console/banners', label: 'Banners' },
 ];
 

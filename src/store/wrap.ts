@@ -90,6 +90,7 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     questionByToken: (...a) => around('questionByToken', () => store.questionByToken(...a)),
     unansweredQuestionsTo: (...a) => around('unansweredQuestionsTo', () => store.unansweredQuestionsTo(...a)),
     answeredAmong: (...a) => around('answeredAmong', () => store.answeredAmong(...a)),
+    openQuestions: (...a) => around('openQuestions', () => store.openQuestions(...a)),
     answerQuestion: (...a) => around('answerQuestion', () => store.answerQuestion(...a)),
     close: () => around('close', () => store.close()),
   };

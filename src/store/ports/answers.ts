@@ -50,6 +50,11 @@ export interface AnswersPort {
   unansweredQuestionsTo(recipient: string, limit: number): Promise<QuestionRecord[]>;
   /** Of `ids`, the questions answered (one read, for every wait of a process at once). */
   answeredAmong(ids: readonly string[]): Promise<QuestionRecord[]>;
+  /**
+   * Unanswered questions whose life, counted from when they were asked, ends after `after`,
+   * newest first: the console's open questions (it judges each, as the answer use case does).
+   */
+  openQuestions(after: number, limit: number): Promise<QuestionRecord[]>;
   /** Writes the first answer, with its audit entry, in one transaction; a later one changes nothing and gets the first. */
   answerQuestion(notificationId: string, answer: QuestionAnswer): Promise<AnswerWrite>;
 }

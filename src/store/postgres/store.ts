@@ -94,6 +94,7 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   readonly questionByToken = this.answers.questionByToken;
   readonly unansweredQuestionsTo = this.answers.unansweredQuestionsTo;
   readonly answeredAmong = this.answers.answeredAmong;
+  readonly openQuestions = this.answers.openQuestions;
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = postgresAudit(this);
   readonly auditLines = this.audit.auditLines;

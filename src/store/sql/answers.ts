@@ -30,6 +30,11 @@ const UNANSWERED_TO = statement(
    (SELECT notification_id FROM question_tokens WHERE recipient = $1 AND recipient <> '')
    ORDER BY created_at DESC, notification_id DESC LIMIT $2`,
 );
+const OPEN_QUESTIONS = statement(
+  'open-questions',
+  `SELECT ${COLUMNS} FROM questions WHERE answered_at IS NULL AND created_at + expires_in_s * 1000 > $1
+   ORDER BY created_at DESC, notification_id DESC LIMIT $2`,
+);
 /** The first answer only: a question already answered matches no row, so nothing changes and nothing is audited. */
 const ANSWER = statement(
   'answer-question',
@@ -85,6 +90,9 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
     async answeredAmong(ids) {
       if (ids.length === 0) return [];
       return (await sql.all(answered, [JSON.stringify(ids)])).map(questionFromRow);
+    },
+    async openQuestions(after, limit) {
+      return (await sql.all(OPEN_QUESTIONS, [after, limit])).map(questionFromRow);
     },
     async answerQuestion(id, a: QuestionAnswer): Promise<AnswerWrite> {
       const rows = await audited(ANSWER, [id, a.choice, a.by, a.via, a.at], (written) =>

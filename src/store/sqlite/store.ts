@@ -88,6 +88,7 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   readonly questionByToken = this.answers.questionByToken;
   readonly unansweredQuestionsTo = this.answers.unansweredQuestionsTo;
   readonly answeredAmong = this.answers.answeredAmong;
+  readonly openQuestions = this.answers.openQuestions;
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly audit = sqliteAudit(this);
   readonly auditLines = this.audit.auditLines;

@@ -63,6 +63,18 @@ export function answersContract(open: () => StoreHandle): void {
       expect(results.filter((r) => r.kind === 'recorded')).toHaveLength(1);
     });
 
+    it('lists open questions newest first: neither answered nor expired', async () => {
+      await store.recordQuestion({ ...question('ntf_o1'), created_at: T0 }, []);
+      await store.recordQuestion({ ...question('ntf_o2'), created_at: T0 + 10 }, []);
+      await store.recordQuestion({ ...question('ntf_o3'), created_at: T0 + 20 }, []);
+      await store.recordQuestion({ ...question('ntf_old'), created_at: T0 - 3_600_000 }, []);
+      await store.answerQuestion('ntf_o2', answer('Yes'));
+      expect((await store.openQuestions(T0 + 1000, 10)).map((q) => q.notification_id)).toEqual(['ntf_o3', 'ntf_o1']);
+      expect((await store.openQuestions(T0 + 1000, 1)).map((q) => q.notification_id)).toEqual(['ntf_o3']);
+      // ntf_o1 expires at T0 + 3600 s exactly: open before, not at.
+      expect((await store.openQuestions(T0 + 3_600_000, 10)).map((q) => q.notification_id)).toEqual(['ntf_o3']);
+    });
+
     it('lists the answered among waiting ids in one read', async () => {
       await store.recordQuestion(question('ntf_a'), []);
       await store.recordQuestion(question('ntf_b'), []);

@@ -51,6 +51,7 @@ const TABLE: ConsoleEntry[] = [
   { method: 'POST', pattern: new RegExp(`^/console/approvals/${ID}$`), handler: pages.decide },
   { method: 'GET', pattern: /^\/console\/waiting$/, handler: pages.waiting },
   { method: 'POST', pattern: new RegExp(`^/console/waiting/${ID}/retract$`), handler: pages.retract },
+  { method: 'GET', pattern: /^\/console\/questions$/, handler: pages.questions },
   { method: 'GET', pattern: /^\/console\/banners$/, needs: 'see', handler: pages.banners },
   { method: 'POST', pattern: /^\/console\/banners$/, needs: 'change', handler: pages.showBanner },
   { method: 'POST', pattern: new RegExp(`^/console/banners/${ID}/dismiss$`), needs: 'change', handler: pages.dismissBanner },

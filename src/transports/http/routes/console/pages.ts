@@ -4,11 +4,14 @@
  */
 import { approvalsBody } from '../../../../console/approvals-page.js';
 import { bannersBody } from '../../../../console/banners-page.js';
+import { html } from '../../../../console/html.js';
 import { page } from '../../../../console/layout.js';
 import { htmlBody, parseMime, rawMessage } from '../../../../console/mime.js';
 import { detailBody, listBody, toQuery, type ListFilters } from '../../../../console/notifications-page.js';
 import { waitingDetailBody } from '../../../../console/waiting-detail.js';
 import { waitingBody } from '../../../../console/waiting-page.js';
+import { questionSection, questionsBody } from '../../../../console/questions-page.js';
+import { QUESTION_ROWS } from '../../../../console/actions.js';
 import { cookie, errorPage, MAIL_CSP, notice, redirect, SECURITY_HEADERS, send, SESSION_COOKIE, type ConsoleHandler } from './kit.js';
 
 export const logout: ConsoleHandler = async (deps, { req, res, client, session }) => {
@@ -50,7 +53,7 @@ export const notification: ConsoleHandler = async (deps, r) => {
     const unrecorded = part ? null : await deps.actions.unrecorded(id);
     if (!unrecorded) return errorPage(res, 404, `No notification has id ${id}.`, 'notifications');
     const { entry, waiting } = unrecorded;
-    const body = waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id));
+    const body = html`${questionSection(await deps.actions.question(entry.id))}${waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id))}`;
     return send(res, 200, page({ ...shell, title: `Notification ${entry.id}`, section: 'notifications', ...r.carried(), body }));
   }
   const raw = rawMessage(record.payload);
@@ -80,7 +83,8 @@ export const notification: ConsoleHandler = async (deps, r) => {
       });
       return void res.end(JSON.stringify(record.payload, null, 2));
     default: {
-      const body = detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole');
+      const question = questionSection(await deps.actions.question(record.id));
+      const body = html`${question}${detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole')}`;
       return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...r.carried(), body }));
     }
   }
@@ -138,6 +142,11 @@ export const retract: ConsoleHandler = async (deps, { res, client, params, withN
     return errorPage(res, 409, `${id} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
   deps.log.info('retracted in the console', { notificationId: id, by: client });
   return redirect(res, withNotice('/console/waiting', 'info', `Retracted ${id}: it will not be sent.`));
+};
+
+export const questions: ConsoleHandler = async (deps, r) => {
+  const body = questionsBody(await deps.actions.openQuestions(), QUESTION_ROWS);
+  return send(r.res, 200, page({ ...r.shell, title: 'Open questions', section: 'questions', ...r.carried(), body }));
 };
 
 export const banners: ConsoleHandler = async (deps, r) => {
