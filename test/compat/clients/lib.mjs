@@ -32,11 +32,17 @@ const VALID = {
 /** subject is not an SMS field: the server answers FIELD_NOT_ON_CHANNEL. */
 const BAD = { via: 'sms', to: '+14155550123', body: 'Deploy 142 is live.', subject: 'Deploy' };
 
-const FIELDS = {
-  email: ['to', 'cc', 'bcc', 'subject', 'body_html', 'body_text', 'reply_to', 'attachments', 'idempotency_key', 'send_at', 'urgent'],
-  sms: ['to', 'body', 'media_urls', 'idempotency_key', 'send_at', 'urgent'],
-  slack: ['channel', 'text', 'thread', 'blocks', 'idempotency_key', 'send_at', 'urgent'],
-};
+/**
+ * Each branch's fields under `nested` (OpenAI-strict: every field required, absent ones null),
+ * read from the server's pinned nested tool, so that a field added to every branch (`ask`) is
+ * sent as null by the model here too.
+ */
+const nestedSnap = JSON.parse(readFileSync(join(ROOT, 'test/__toolsnaps__/nested.json'), 'utf8'));
+const FIELDS = Object.fromEntries(
+  nestedSnap.tools
+    .find((t) => t.name === 'send_notification')
+    .inputSchema.properties.notification.anyOf.map((b) => [b.properties.via.enum[0], Object.keys(b.properties).filter((f) => f !== 'via')]),
+);
 
 /** The tool and arguments a model sends for `call` under `profile`. */
 export function shaped(profile, call) {
