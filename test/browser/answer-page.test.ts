@@ -3,7 +3,7 @@
  * answered one and an expired one, at 390 and 1280 px: it fits the viewport, passes axe,
  * answers by keyboard (Tab to a choice, Enter), and looks like its committed baseline (times masked).
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -14,16 +14,14 @@ import { answerToken } from '../../src/core/answer-token.js';
 import { createLogger } from '../../src/core/log.js';
 import { sendNotification } from '../../src/notification/pipeline.js';
 import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
-import { ROOT } from '../helpers/cli.js';
 import { launchChromium, skipWithoutChromium } from './chromium.js';
-import { compareWithBaseline } from './screenshots.js';
+import { DESKTOP, expectPageLooksRight, PHONE } from './page-check.js';
 
-declare const document: { documentElement: { scrollWidth: number }; activeElement: { textContent: string } | null };
+declare const document: { activeElement: { textContent: string } | null };
 
-const AXE = readFileSync(join(ROOT, 'test/node_modules/axe-core/axe.min.js'), 'utf8');
 const SIZES = [
-  ['phone', { width: 390, height: 844 }],
-  ['desktop', { width: 1280, height: 800 }],
+  ['phone', PHONE],
+  ['desktop', DESKTOP],
 ] as const;
 const skip = skipWithoutChromium();
 let clock = Date.UTC(2026, 5, 1, 9, 30);
@@ -59,34 +57,14 @@ async function question(subject: string, ask: Record<string, unknown>): Promise<
   return `/answer/${answerToken(app.answerKey!, id, '')}`;
 }
 
-async function axe(page: Page): Promise<string[]> {
-  // The page's CSP allows no script; axe is injected by the browser driver, which CSP does not govern.
-  await page.evaluate(AXE);
-  return page.evaluate(async () => {
-    const a = (globalThis as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string }[] }> } }).axe;
-    return (await a.run((globalThis as unknown as { document: unknown }).document)).violations.map((v) => v.id);
-  });
-}
-
-/** Both widths: fits, passes axe, matches its baseline. */
+/** Both widths: fits, passes axe, matches its baseline (./page-check.ts). */
 async function check(label: string, path: string, status: number): Promise<void> {
   for (const [size, viewport] of SIZES) {
     const context = await browser.newContext({ viewport, reducedMotion: 'reduce', colorScheme: 'light' });
     const page = await context.newPage();
     const response = await page.goto(`${http.url}${path}`);
     expect(response!.status(), label).toBe(status);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${label} ${size}: width`).toBeLessThanOrEqual(viewport.width);
-    expect(await axe(page), `${label} ${size}: axe`).toEqual([]);
-    const png = await page.screenshot({
-      fullPage: true,
-      animations: 'disabled',
-      caret: 'hide',
-      mask: [page.locator('time')],
-      maskColor: '#888888',
-    });
-    const name = `answer-${label}-${size}`;
-    const result = compareWithBaseline(name, png);
-    expect(result.diffPath, `${name}: ${(result.ratio * 100).toFixed(2)}% of pixels differ, see ${result.diffPath}`).toBeUndefined();
+    await expectPageLooksRight(page, `answer-${label}-${size}`, viewport, { mask: [page.locator('time')], fullPage: true });
     await context.close();
   }
 }

@@ -5,22 +5,15 @@
  * 0, 1 and 12 of them; a retracted scheduled send has its page. Screenshots at 390 and 1280
  * px against committed baselines (ids, times, hashes and the kept call masked), and axe.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, ROOT, tempDataDir } from '../helpers/cli.js';
+import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
 import { assertBuilt, eraClient, type ToolOutcome } from '../helpers/mcp-cli.js';
 import { launchChromium, skipWithoutChromium } from './chromium.js';
-import { compareWithBaseline } from './screenshots.js';
+import { DESKTOP, expectPageLooksRight, PHONE } from './page-check.js';
 
-declare const document: { documentElement: { scrollWidth: number } };
-
-const AXE = readFileSync(join(ROOT, 'test/node_modules/axe-core/axe.min.js'), 'utf8');
-const DESKTOP = { width: 1280, height: 800 };
-const PHONE = { width: 390, height: 844 };
 const OPS = 'ops-token-0123456789abcdef';
 const BOT = 'bot-token-0123456789abcdef';
 
@@ -80,9 +73,9 @@ const masks = (page: Page) => [
 ];
 
 /**
- * The page at both widths: it fits the viewport, passes axe, and looks like its baseline. A
- * list's rows are compared on the desktop only (`list`): on a phone a row's random id wraps
- * onto a second line or not, as its hex digits' widths add up, and every row below moves.
+ * The page at both widths (./page-check.ts). A list's rows are compared on the desktop only
+ * (`list`): on a phone a row's random id wraps onto a second line or not, as its hex digits'
+ * widths add up, and every row below moves.
  */
 async function check(label: string, path: string, { list = false }: { list?: boolean } = {}): Promise<void> {
   for (const [size, viewport] of [
@@ -91,27 +84,11 @@ async function check(label: string, path: string, { list = false }: { list?: boo
   ] as const) {
     const { context, page } = await operator(viewport);
     await page.goto(`${cli.origin}${path}`);
-    expect(await page.evaluate(() => document.documentElement.scrollWidth), `${label} ${size}: page width`).toBeLessThanOrEqual(
-      viewport.width,
-    );
-    await page.evaluate(AXE);
-    const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(ctx: unknown): Promise<{ violations: { id: string }[] }> } }).axe;
-      return (await axe.run((globalThis as unknown as { document: unknown }).document)).violations.map((v) => v.id);
-    });
-    expect(violations, `${label} ${size}: axe`).toEqual([]);
-    const clip = list && size === 'phone' ? { clip: { x: 0, y: 0, width: viewport.width, height: 600 } } : {};
-    const png = await page.screenshot({
-      fullPage: !list && size === 'phone',
-      ...clip,
-      animations: 'disabled',
-      caret: 'hide',
+    await expectPageLooksRight(page, `console-${label}-${size}`, viewport, {
       mask: masks(page),
-      maskColor: '#888888',
+      fullPage: !list && size === 'phone',
+      ...(list && size === 'phone' ? { clipHeight: 600 } : {}),
     });
-    const name = `console-${label}-${size}`;
-    const result = compareWithBaseline(name, png);
-    expect(result.diffPath, `${name}: ${(result.ratio * 100).toFixed(2)}% of pixels differ, see ${result.diffPath}`).toBeUndefined();
     await context.close();
   }
 }
