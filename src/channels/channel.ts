@@ -11,7 +11,7 @@ import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
-import { ask, rulesOf, withAnswer, type AnswerLink, type AnswerRoom, type Ask } from './ask.js';
+import { ask, escalateField, rulesOf, withAnswer, type AnswerLink, type AnswerRoom, type Ask, type EscalationDelays } from './ask.js';
 import { checkChannel } from './doctor-lines.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
@@ -60,6 +60,12 @@ export interface Notice {
   text: string;
   /** The held send's console page. */
   link: string;
+}
+
+/** What an escalation step carries of the send it escalates, in plain text: each channel escapes it for its own format. */
+export interface Forwarded {
+  subject: string;
+  text: string;
 }
 
 /** Properties a channel adds to a successful result (SMS: segments, encoding). */
@@ -199,6 +205,12 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * Without it, notices cannot go through this channel.
    */
   notice?(to: string, notice: Notice): z.input<Branch<V, Shape>>;
+  /**
+   * The call that carries another send's message to `to` (an escalation step,
+   * NOTIFY_ESCALATIONS=<name>=<channel>:<to>@<delay>): the subject where the channel has one,
+   * and the text, shortened to what its branch takes. Without it, no step goes through this channel.
+   */
+  forward?(to: string, message: Forwarded): z.input<Branch<V, Shape>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -219,8 +231,13 @@ export interface Channel {
   readonly capMeasureNames: readonly string[];
   /** The call of a notice to the approvers (ChannelModule.notice), unparsed. */
   readonly notice?: (to: string, notice: Notice) => Readonly<Record<string, unknown>>;
-  /** Reads its settings and allowlist from `env` (config.ts hands it in). */
-  configure(env: Env): ConfiguredChannel;
+  /** The call of an escalation step (ChannelModule.forward), unparsed. */
+  readonly forward?: (to: string, message: Forwarded) => Readonly<Record<string, unknown>>;
+  /**
+   * Reads its settings and allowlist from `env` (config.ts hands it in); `escalations`: the
+   * configured policies' names and longest delays (s), for the branch's `escalate`.
+   */
+  configure(env: Env, escalations?: EscalationDelays): ConfiguredChannel;
 }
 
 /** A channel configured from an environment; nothing is connected yet (`notify-mcp schema` stops here). */
@@ -310,25 +327,29 @@ export function defineChannel<const V extends string, const K extends string, S 
     ...module,
     approvalRuleNames: Object.keys(module.approvalRules ?? {}),
     capMeasureNames: Object.keys(module.capMeasures ?? {}),
-    configure(env: Env): ConfiguredChannel {
+    configure(env: Env, escalations: EscalationDelays = new Map()): ConfiguredChannel {
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits, refine } = module.branch(settings);
-      const closed: Branch<V, Shape> = z.strictObject({
+      const closed = z.strictObject({
         via: z.literal(module.name),
         ...fields,
         idempotency_key: idempotencyKey,
         send_at: sendAt,
         urgent,
         ask,
+        // Absent from the schema when no policy is configured: it costs a model nothing then.
+        ...escalateField(escalations),
       });
       // NOTIFY_PUBLIC_URL read here, where the whole environment is handed in: `ask` is refused at the call without it.
-      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom);
+      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, escalations);
       // Refined before .meta(): the description and limits belong to the schema the union holds.
       const branch = (
         rules
-          ? closed.superRefine((call, ctx) => rules(call as z.output<z.ZodObject<Shape>> & { ask?: Ask }, ctx as z.RefinementCtx))
+          ? closed.superRefine((call, ctx) =>
+              rules(call as z.output<z.ZodObject<Shape>> & { ask?: Ask; escalate?: string }, ctx as z.RefinementCtx),
+            )
           : closed
       ).meta(limits === undefined ? { description } : { description, limits });
       return Object.freeze({
