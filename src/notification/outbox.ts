@@ -244,6 +244,11 @@ export async function releaseDue(
         if (e.approved_sha256 !== undefined) await expireApproved(deps, e.id);
         out.push({ id: e.id, state: 'expired' });
       }
+      // Escalation steps whose first send was answered before their claim: nothing is sent.
+      for (const e of claim.cancelled ?? []) {
+        deps.log.info('escalation step cancelled: answered', { notificationId: e.id, via: e.via, escalates: e.escalates });
+        out.push({ id: e.id, state: 'cancelled' });
+      }
       const batch = recordBatch(deps, owner);
       for (const e of claim.due) {
         const p: Promise<void> = releaseEntry(deps, e, owner, batch)

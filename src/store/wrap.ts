@@ -50,6 +50,8 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     holdRelease: (...a) => around('holdRelease', () => store.holdRelease(...a)),
     moveWaiting: (...a) => around('moveWaiting', () => store.moveWaiting(...a)),
     getOutboxEntry: (...a) => around('getOutboxEntry', () => store.getOutboxEntry(...a)),
+    escalationSteps: (...a) => around('escalationSteps', () => store.escalationSteps(...a)),
+    cancelEscalation: (...a) => around('cancelEscalation', () => store.cancelEscalation(...a)),
     listOutbox: (...a) => around('listOutbox', () => store.listOutbox(...a)),
     nextDue: (...a) => around('nextDue', () => store.nextDue(...a)),
     oldestRelease: (...a) => around('oldestRelease', () => store.oldestRelease(...a)),

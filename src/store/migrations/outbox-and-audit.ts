@@ -1,5 +1,5 @@
 /**
- * Schema steps 13 to 24: the outbox, send caps, the audit chain, and what came after
+ * Schema steps 13 to 25: the outbox, send caps, the audit chain, and what came after
  * (../migrations.ts: released steps are never edited).
  */
 import { GENESIS } from '../audit.js';
@@ -176,6 +176,21 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
       );
       CREATE TABLE question_tokens (sha256 TEXT PRIMARY KEY, notification_id TEXT NOT NULL, recipient TEXT NOT NULL);
       CREATE TABLE answer_key (id INTEGER PRIMARY KEY CHECK (id = 1), key TEXT NOT NULL);
+    `,
+  },
+  {
+    version: 25,
+    name: 'escalation steps: the send an outbox entry escalates',
+    // A step of an escalation (DESIGN section 11) waits in the outbox like a scheduled send;
+    // `escalates` names the first send, whose question's answer cancels it (in the answer's
+    // transaction) and which its claim reads in the claim's own statement.
+    sqlite: `
+      ALTER TABLE outbox ADD COLUMN escalates TEXT;
+      CREATE INDEX outbox_escalates ON outbox (escalates) WHERE escalates IS NOT NULL;
+    `,
+    postgres: `
+      ALTER TABLE outbox ADD COLUMN escalates TEXT;
+      CREATE INDEX outbox_escalates ON outbox (escalates) WHERE escalates IS NOT NULL;
     `,
   },
 ];

@@ -30,7 +30,9 @@ export interface QuestionToken {
 }
 
 /** What a write of an answer did: recorded, or an earlier answer stood (it is returned). */
-export type AnswerWrite = { kind: 'recorded' } | { kind: 'answered'; answer: QuestionAnswer };
+export type AnswerWrite =
+  /** `cancelled`: the escalation steps this answer cancelled, in its transaction (present when any). */
+  { kind: 'recorded'; cancelled?: string[] } | { kind: 'answered'; answer: QuestionAnswer };
 
 export interface AnswersPort {
   /**
@@ -45,6 +47,10 @@ export interface AnswersPort {
   questionByToken(sha256: string): Promise<QuestionRecord | null>;
   /** Of `ids`, the questions answered (one read, for every wait of a process at once). */
   answeredAmong(ids: readonly string[]): Promise<QuestionRecord[]>;
-  /** Writes the first answer, with its audit entry, in one transaction; a later one changes nothing and gets the first. */
+  /**
+   * Writes the first answer, with its audit entry, in one transaction; a later one changes
+   * nothing and gets the first. The same transaction cancels the escalation steps of the
+   * notification still waiting (one a release claimed first is left to it).
+   */
   answerQuestion(notificationId: string, answer: QuestionAnswer): Promise<AnswerWrite>;
 }

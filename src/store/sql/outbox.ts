@@ -22,7 +22,15 @@ export const OUTBOX_COLUMNS = [
   'idem_key',
   'payload_hash',
   'congested_since',
+  'escalates',
 ] as const;
+
+/**
+ * SQL true for an escalation step of `table` whose first send's question is answered: read by
+ * each engine's claim of due sends in its own statement (PostgreSQL) or transaction (SQLite).
+ */
+export const rootAnswered = (table: string): string =>
+  `(${table}.escalates IS NOT NULL AND EXISTS (SELECT 1 FROM questions q WHERE q.notification_id = ${table}.escalates AND q.answered_at IS NOT NULL))`;
 
 /**
  * How an approved send's entry keeps its hash: in the call column, under a key no channel's
@@ -43,7 +51,7 @@ export function outboxValues(e: OutboxEntry): unknown[] {
         ? e[c] === null || e[c] === undefined
           ? null
           : JSON.stringify(e[c])
-        : e[c],
+        : (e[c] ?? null),
   );
 }
 
@@ -66,6 +74,7 @@ export function outboxFromRow(r: Row): OutboxEntry {
     idem_key: (r.idem_key as string | null) ?? null,
     payload_hash: (r.payload_hash as string | null) ?? null,
     congested_since: numOrNull(r.congested_since),
+    ...(typeof r.escalates === 'string' ? { escalates: r.escalates } : {}),
   };
 }
 
