@@ -303,6 +303,8 @@ export interface TypedChannel<C, P> {
   editCall(posted: unknown, change: { text: string; blocks?: unknown[] | undefined }): unknown;
   /** The call an edit of a send not yet sent makes (ChannelModule.editWaiting), unparsed; undefined when the channel cannot edit one. */
   editWaiting(call: C, change: { text: string; blocks?: unknown[] | undefined }): unknown;
+  /** The call of an escalation step to `to` (ChannelModule.forward), unparsed; undefined when the channel forwards nothing. */
+  forward(to: string, message: Forwarded): unknown;
 }
 
 /** A summary for a channel that declares none: its call as JSON, without `via`. */
@@ -385,6 +387,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             // The record holds the payload this channel built: its own type.
             editCall: (posted, change) => module.editCall?.(posted as P, change),
             editWaiting: (call, change) => module.editWaiting?.(call, change),
+            forward: (to, message) => module.forward?.(to, message),
             branchOf: (value) =>
               branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
           };

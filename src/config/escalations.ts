@@ -19,7 +19,7 @@ const UNIT_MS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000 };
 const MAX_STEPS = 10;
 /** The longest life a question may have (ask.expires_in_s): a later step could never be answered. */
 const MAX_DELAY_MS = 604_800_000;
-const SHAPE = 'policies like oncall=slack:#ops@0,sms:+14155550100@5m (name=channel:recipient@delay,…; ; between policies)';
+const SHAPE = 'name=channel:recipient@delay,… (delay 0, or a number with s, m or h), policies separated by ;';
 
 function delayOf(raw: string, where: string): number {
   if (raw === '0') return 0;

@@ -21,6 +21,8 @@ export interface QuestionRecord {
   /** The sender's client, for the answer's audit entry. */
   client: string | null;
   answer: QuestionAnswer | null;
+  /** Read by its token: the message the token was made for, when not the question's own (an escalation step's id). */
+  token_for?: string;
 }
 
 /** One answer token, as kept: its SHA-256 (hex), and the recipient or message it was made for (`''`: the whole message). */

@@ -23,7 +23,11 @@ const INSERT_TOKEN = statement(
 const GET_QUESTION = statement('get-question', `SELECT ${COLUMNS} FROM questions WHERE notification_id = $1`);
 const QUESTION_BY_TOKEN = statement(
   'question-by-token',
-  `SELECT ${COLUMNS} FROM questions WHERE notification_id = (SELECT notification_id FROM question_tokens WHERE sha256 = $1)`,
+  `SELECT ${COLUMNS.split(', ')
+    .map((c) => `q.${c}`)
+    .join(
+      ', ',
+    )}, t.recipient AS token_recipient FROM question_tokens t JOIN questions q ON q.notification_id = t.notification_id WHERE t.sha256 = $1`,
 );
 /** The first answer only: a question already answered matches no row, so nothing changes and nothing is audited. */
 const ANSWER = statement(
@@ -69,7 +73,10 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: AuditedAll, in
     },
     async questionByToken(sha256) {
       const row = await sql.get(QUESTION_BY_TOKEN, [sha256]);
-      return row ? questionFromRow(row) : null;
+      if (!row) return null;
+      // A token made for one message of several (an escalation step): which one it was.
+      const recipient = row.token_recipient as string;
+      return recipient === '' ? questionFromRow(row) : { ...questionFromRow(row), token_for: recipient };
     },
     async answeredAmong(ids) {
       if (ids.length === 0) return [];
