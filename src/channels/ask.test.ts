@@ -70,4 +70,11 @@ describe('ask', () => {
     });
     expect(issues({ ...slack, text: 'x'.repeat(40_000) })).toEqual([]);
   });
+
+  it('refuses 50 Slack blocks with ask: the link is one more block', () => {
+    const blocks = (n: number) => Array.from({ length: n }, () => ({ type: 'divider' }));
+    expect(issues({ ...slack, blocks: blocks(50), ask: {} })[0]).toMatchObject({ code: 'TOO_LONG', path: '/blocks' });
+    expect(issues({ ...slack, blocks: blocks(49), ask: {} })).toEqual([]);
+    expect(issues({ ...slack, blocks: blocks(50) })).toEqual([]);
+  });
 });

@@ -86,9 +86,10 @@ export function rulesOf<C>(
   refine: ((call: C, ctx: z.RefinementCtx) => void) | undefined,
   publicUrl: string | undefined,
   room: AnswerRoom | undefined,
+  check?: (call: C, link: AnswerLink) => AnswerProblem | undefined,
   escalations: EscalationDelays = new Map(),
 ): ((call: C & { ask?: Ask; escalate?: string }, ctx: z.RefinementCtx) => void) | undefined {
-  if (publicUrl !== undefined && room === undefined && escalations.size === 0) return refine;
+  if (publicUrl !== undefined && room === undefined && check === undefined && escalations.size === 0) return refine;
   return (call, ctx) => {
     refine?.(call, ctx);
     const asked = askOf(call);
@@ -100,16 +101,26 @@ export function rulesOf<C>(
     // A bad ask is reported on its own: its choices and life are what the checks below measure with.
     if (!ask.safeParse(asked).success) return;
     if (call.escalate !== undefined) escalationFits(call.escalate, asked, escalations, ctx);
-    const text = room && (call as Record<string, unknown>)[room.field];
-    if (typeof text !== 'string') return;
-    const taken = room!.line({ choices: questionOf(asked).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` }).length;
-    if (text.length + taken > room!.max)
-      ctx.addIssue({
-        code: 'custom',
-        path: [room!.field],
-        message: `Shorten {field}: with ask, the answer link takes ${taken} of its ${room!.max} characters, so it may have ${room!.max - taken} (it has ${text.length}).`,
-        params: { code: 'TOO_LONG' },
-      });
+    const link = { choices: questionOf(asked).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` };
+    const problem = (room && roomProblem(call as Record<string, unknown>, room, link)) ?? check?.(call, link);
+    if (problem) ctx.addIssue({ code: 'custom', ...problem, params: { code: 'TOO_LONG' } });
+  };
+}
+
+/** Why a call's limits fail once its answer link is in it: where, and what to do. */
+export interface AnswerProblem {
+  path: (string | number)[];
+  message: string;
+}
+
+function roomProblem(call: Record<string, unknown>, room: AnswerRoom, link: AnswerLink): AnswerProblem | undefined {
+  const text = call[room.field];
+  if (typeof text !== 'string') return undefined;
+  const taken = room.line(link).length;
+  if (text.length + taken <= room.max) return undefined;
+  return {
+    path: [room.field],
+    message: `Shorten {field}: with ask, the answer link takes ${taken} of its ${room.max} characters, so it may have ${room.max - taken} (it has ${text.length}).`,
   };
 }
 

@@ -11,7 +11,17 @@ import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
-import { ask, escalateField, rulesOf, withAnswer, type AnswerLink, type AnswerRoom, type Ask, type EscalationDelays } from './ask.js';
+import {
+  ask,
+  escalateField,
+  rulesOf,
+  withAnswer,
+  type AnswerLink,
+  type AnswerProblem,
+  type AnswerRoom,
+  type Ask,
+  type EscalationDelays,
+} from './ask.js';
 import { checkChannel } from './doctor-lines.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
@@ -137,6 +147,8 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
     limits?: { readonly [F in keyof Shape & string]?: string };
     /** A rule across fields (email: recipients in all), checked after each field passed its own. */
     refine?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, ctx: z.RefinementCtx) => void;
+    /** With `ask`: whether the call's limits still hold with the answer link in its message (a link as long as a real one). */
+    answerCheck?: (call: NoInfer<z.output<z.ZodObject<Shape>>>, link: AnswerLink) => AnswerProblem | undefined;
   };
   /** A limited text field the answer link of a call that asks is added to (Slack: text): checked at the call. */
   answerRoom?: AnswerRoom;
@@ -333,7 +345,7 @@ export function defineChannel<const V extends string, const K extends string, S 
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
-      const { fields, description, limits, refine } = module.branch(settings);
+      const { fields, description, limits, refine, answerCheck } = module.branch(settings);
       const closed = z.strictObject({
         via: z.literal(module.name),
         ...fields,
@@ -345,7 +357,7 @@ export function defineChannel<const V extends string, const K extends string, S 
         ...escalateField(escalations),
       });
       // NOTIFY_PUBLIC_URL read here, where the whole environment is handed in: `ask` is refused at the call without it.
-      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, escalations);
+      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, answerCheck, escalations);
       // Refined before .meta(): the description and limits belong to the schema the union holds.
       const branch = (
         rules

@@ -23,7 +23,10 @@ function said(r: AnswerResult, id: string): { line: string; ok: boolean } {
     case 'not_offered':
       return { line: `not recorded: choose one of ${r.choices.map((c) => JSON.stringify(c)).join(', ')}`, ok: false };
     case 'not_sent':
-      return { line: `not recorded: ${r.id} has not been sent yet (scheduled, held or awaiting approval)`, ok: false };
+      return {
+        line: `not recorded: ${r.id} has not been sent yet (scheduled, held or awaiting approval) or will not be (declined, cancelled, taken back)`,
+        ok: false,
+      };
     case 'live':
       return { line: `not recorded: ${r.id} was really sent; only a dry-run question is answered from the shell`, ok: false };
     case 'unknown':

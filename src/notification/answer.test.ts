@@ -4,12 +4,13 @@
  * hash only, the first answer winning, and every answer that must take nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FakeProvider, openTempStore, pipelineDeps, SLACK_ENV } from '../../test/helpers/pipeline-kit.js';
+import { FakeProvider, FakeSlack, openTempStore, pipelineDeps, SLACK_ENV } from '../../test/helpers/pipeline-kit.js';
 import type { Config } from '../config/config.js';
 import { tokenSha256 } from '../core/answer-token.js';
 import type { SqliteStore } from '../store/sqlite/store.js';
 import { answerQuestion } from './answer.js';
 import { decideApproval } from './decide-approval.js';
+import { editNotification } from './edit.js';
 import { sendNotification, type PipelineDeps } from './pipeline.js';
 
 let store: SqliteStore;
@@ -141,5 +142,19 @@ describe('answer links and the answer use case', () => {
     expect(slack.payloads).toEqual([]);
     await send(d, call);
     expect(slack.payloads).toHaveLength(1);
+  });
+
+  it('an edited Slack post that asked keeps its question and the same link', async () => {
+    const slack = new FakeSlack();
+    const d = await pipelineDeps({ store, providers: { slack }, env: { NOTIFY_PUBLIC_URL: BASE, ...SLACK_ENV }, now: () => clock });
+    const sent = await send(d, { via: 'slack', channel: 'C0123ABCD', text: 'Deploy?', ask: { choices: ['Yes', 'No'] } });
+    const first = (slack.payloads[0] as { text: string }).text;
+    const edited = await editNotification(d, { client: 'bot', operator: false, signal: new AbortController().signal }, sent.id, {
+      text: 'Deploy v2?',
+    });
+    expect(edited).toMatchObject({ status: 'sent' });
+    const next = (slack.edits[0]!.next as { text: string }).text;
+    expect(next).toBe(`Deploy v2?${first.slice('Deploy?'.length)}`);
+    expect(tokenIn(next)).toBe(tokenIn(first));
   });
 });

@@ -68,8 +68,12 @@ async function editPosted(
   record: DeliveryRecord,
   change: Change,
 ): Promise<{ kind: 'edited'; payload: unknown } | ApprovalAsk> {
+  const question = await deps.store.getQuestion(record.id);
   return channelOf(record, deps.channels, async (channel) => {
-    const raw = channel.editCall(record.payload, change);
+    const edited = channel.editCall(record.payload, change);
+    // A post that asked keeps asking: the edit carries the same question, so the same link (its id's).
+    const raw =
+      question && edited ? { ...(edited as object), ask: { choices: question.choices, expires_in_s: question.expires_in_s } } : edited;
     if (raw === undefined) {
       throw errors.alreadySent(
         `Notification ${record.id} is ${record.via}, which cannot be changed once handed over. Send a correction instead.`,

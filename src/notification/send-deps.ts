@@ -32,7 +32,7 @@ export interface SendResult {
 }
 
 /** The store ports the send use cases take: the delivery log, idempotency claims, the outbox, contacts and opt-outs, questions. */
-export type SendPorts = DeliveriesPort & ClaimsPort & OutboxPort & ContactsPort & Pick<AnswersPort, 'recordQuestion'>;
+export type SendPorts = DeliveriesPort & ClaimsPort & OutboxPort & ContactsPort & Pick<AnswersPort, 'recordQuestion' | 'getQuestion'>;
 
 export interface PipelineDeps {
   config: SendSettings;

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { loneSurrogateAt } from './echo.js';
 import {
   defineUnion,
   MAX_ISSUES,
@@ -179,6 +180,19 @@ describe('keys that shadow Object.prototype', () => {
 });
 
 describe('lone surrogates', () => {
+  it('in a nested key are shown as U+FFFD in the message, while the path names the key as sent', () => {
+    const boxes = defineUnion(
+      z.discriminatedUnion('kind', [
+        z.strictObject({ kind: z.literal('box'), opts: z.strictObject({ a: z.string() }).optional() }).meta({ description: 'A box.' }),
+      ]),
+      { toolName: 'box', title: 'Box', intro: 'A box.', variantNoun: 'shape', variantToolName: (v) => `draw_${v}`, nestedKey: 'shape' },
+    );
+    const [box] = profileTools(boxes, 'flat');
+    const found = issues(validateUnionCall(boxes, box!.binding, { kind: 'box', opts: { '\ud800': '\ud800' } }));
+    expect(found.map((i) => i.path)).toContain('/opts/\ud800');
+    for (const issue of found) expect(loneSurrogateAt(issue.message), issue.message).toBe(-1);
+  });
+
   it('are refused in every text field, at any depth, naming the path', () => {
     expect(issues(validateUnionCall(def, flat!.binding, { kind: 'circle', r: 1, label: 'a\ud800' }))).toEqual([
       {

@@ -80,7 +80,8 @@ export function issuePath(base: string, segments: readonly PropertyKey[]): strin
  */
 export function fieldLabel(base: string, segments: readonly PropertyKey[]): string {
   if (segments.length === 1 && !base) return describeKey(segments[0]!);
-  const tokens = segments.slice(0, 8).map((s) => (typeof s === 'string' && s.length > ECHO_MAX_CHARS ? clipText(s) : s));
+  // Clipped, and a lone surrogate in a key shown as U+FFFD: the message itself must be well-formed text.
+  const tokens = segments.slice(0, 8).map((s) => (typeof s === 'string' ? clipText(s) : s));
   const label = pointer(base, tokens);
   return segments.length > 8 ? `${label}/…` : label;
 }

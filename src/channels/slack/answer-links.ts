@@ -1,7 +1,7 @@
 /**
  * How a Slack question shows its answer link: the one place it is rendered (buttons, with
  * SLACK_SIGNING_SECRET, are to come beside it). In the text, after a blank line; with blocks
- * (which Slack shows instead of the text), as one more section too.
+ * (which Slack shows instead of the text), as one more section too (the call keeps room for it).
  */
 import type { AnswerLink } from '../ask.js';
 import type { SlackPayload } from './web-api.js';

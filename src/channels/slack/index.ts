@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { flag, loopbackOrigin } from '../../core/env.js';
 import { defineChannel } from '../channel.js';
 import { slackMatcher } from './allowlist.js';
-import { BLOCK_TYPES, blocksField, blocksText, neutraliseBlocks } from './blocks.js';
+import { BLOCK_TYPES, blocksField, blocksText, MAX_BLOCKS, neutraliseBlocks } from './blocks.js';
 import { neutraliseBroadcasts } from './mentions.js';
 import { slackAnswerLine, withSlackAnswer } from './answer-links.js';
 import type { SlackPayload } from './web-api.js';
@@ -57,6 +57,14 @@ export const slack = defineChannel({
       blocks: blocksField.optional().meta({ description: `Block Kit: ${BLOCK_TYPES.join(', ')}` }),
     },
     description: broadcastRule(allowBroadcast),
+    // With blocks, the link is one more section: Slack takes at most MAX_BLOCKS.
+    answerCheck: (call: { blocks?: readonly unknown[] | undefined }) =>
+      (call.blocks?.length ?? 0) < MAX_BLOCKS
+        ? undefined
+        : {
+            path: ['blocks'],
+            message: `Shorten {field}: with ask, the answer link is one more block, so at most ${MAX_BLOCKS - 1} blocks.`,
+          },
   }),
 
   answerRoom: { field: 'text', max: TEXT_MAX, line: slackAnswerLine },

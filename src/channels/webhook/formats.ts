@@ -86,9 +86,16 @@ function ntfy(m: WebhookMessage): FormatRequest {
 /** The line a text-only format's message ends with when it asks: the one rendering of the link outside the standard body. */
 export const answerLine = (link: AnswerLink): string => `\n\nAnswer (${link.choices.join(' / ')}): ${link.url}`;
 
-export function formatRequest(format: WebhookFormat, given: WebhookMessage, id: string): FormatRequest {
-  // The standard body carries the link as data; every other format shows it in the text.
-  const m = given.answer && format !== 'standard' ? { ...given, text: given.text + answerLine(given.answer) } : given;
+/**
+ * The message as `format` shows it: the standard body carries a question's link as data, every
+ * other format in its text too (so the format's text limit counts it; ntfy adds an action).
+ */
+export function shownMessage(format: WebhookFormat, m: WebhookMessage): WebhookMessage {
+  return m.answer && format !== 'standard' ? { ...m, text: m.text + answerLine(m.answer) } : m;
+}
+
+/** The request for message `m` as `format` shows it (shownMessage first). */
+export function formatRequest(format: WebhookFormat, m: WebhookMessage, id: string): FormatRequest {
   switch (format) {
     case 'standard':
       return standard(m, id);

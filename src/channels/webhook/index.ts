@@ -8,7 +8,8 @@ import { z } from 'zod';
 import { flag } from '../../core/env.js';
 import type { RecipientMatcher } from '../../policy/matcher.js';
 import { defineChannel } from '../channel.js';
-import { formatProblem, formatRequest, type WebhookMessage } from './formats.js';
+import type { AnswerLink } from '../ask.js';
+import { answerLine, formatProblem, formatRequest, shownMessage, type WebhookMessage } from './formats.js';
 import type { WebhookRequest } from './http.js';
 import { REDACTED } from './sign.js';
 import { chainOf, privateHosts, readTargets, redactedUrl, type WebhookTarget } from './targets.js';
@@ -24,7 +25,7 @@ const targetMatcher: RecipientMatcher = {
 /** The request for one target and its fallbacks, as recorded: secrets redacted, the timestamp the message's. */
 function requestFor(chain: readonly WebhookTarget[], m: WebhookMessage, id: string, at: number): WebhookRequest {
   const [target, ...rest] = chain;
-  const { headers, body } = formatRequest(target!.format, m, id);
+  const { headers, body } = formatRequest(target!.format, shownMessage(target!.format, m), id);
   if (target!.format === 'standard') {
     Object.assign(headers, { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': `v1,${REDACTED}` });
   }
@@ -88,6 +89,17 @@ function sizeProblem(m: WebhookMessage): { path: (string | number)[]; message: s
   };
 }
 
+/** The first target of the call's chain (the target, then its fallbacks) whose format's limit `m` passes, in words. */
+function chainProblem(call: Call, m: WebhookMessage, targets: readonly WebhookTarget[]): string | undefined {
+  for (const t of chainOf(call.target, targets)) {
+    const shown = shownMessage(t.format, m);
+    const problem = formatProblem(t.format, shown, formatRequest(t.format, shown, ID_SHAPE).body);
+    if (!problem) continue;
+    return `target ${t.name}${t.name === call.target ? '' : ` (the fallback of ${call.target})`}: ${problem}`;
+  }
+  return undefined;
+}
+
 export const webhook = defineChannel({
   name: 'webhook',
   label: 'webhook',
@@ -123,18 +135,16 @@ export const webhook = defineChannel({
         const m = messageOf(call);
         const long = sizeProblem(m);
         if (long) return ctx.addIssue({ code: 'custom', ...long, params: { code: 'TOO_LONG' } });
-        for (const t of chainOf(call.target, targets)) {
-          const problem = formatProblem(t.format, m, formatRequest(t.format, m, ID_SHAPE).body);
-          if (!problem) continue;
-          const via = t.name === call.target ? '' : ` (the fallback of ${call.target})`;
-          ctx.addIssue({
-            code: 'custom',
-            path: ['text'],
-            message: `Shorten {field}: target ${t.name}${via}: ${problem}.`,
-            params: { code: 'TOO_LONG' },
-          });
-          return;
-        }
+        const problem = chainProblem(call, m, targets);
+        if (problem)
+          ctx.addIssue({ code: 'custom', path: ['text'], message: `Shorten {field}: ${problem}.`, params: { code: 'TOO_LONG' } });
+      },
+      // With ask, the same limits with the link in the message (the text of every format but standard).
+      answerCheck: (call: Call, link: AnswerLink) => {
+        const problem = chainProblem(call, { ...messageOf(call), answer: link }, targets);
+        return problem
+          ? { path: ['text'], message: `Shorten {field}: with ask's answer link (${answerLine(link).length} characters), ${problem}.` }
+          : undefined;
       },
     };
   },

@@ -22,7 +22,7 @@ const PATH = /^\/answer(?:\/([^/]*))?\/?$/;
 
 function reply(res: ServerResponse, view: AnswerView, status?: number): void {
   const page = answerPage(view);
-  send(res, status ?? page.status, page.body, { 'Referrer-Policy': 'no-referrer' });
+  send(res, status ?? page.status, page.body);
 }
 
 const refused = (res: ServerResponse, status: number, title: string, text: string) => reply(res, { kind: 'refused', title, text }, status);
@@ -45,7 +45,12 @@ function notTaken(res: ServerResponse, r: Exclude<AnswerResult, { kind: 'recorde
     case 'expired':
       return refused(res, 410, 'Question closed', `This question closed at ${when(r.expires_at)} UTC and takes no answer now.`);
     case 'not_sent':
-      return refused(res, 409, 'Not open yet', 'The message with this question has not been sent yet, so it takes no answer yet.');
+      return refused(
+        res,
+        409,
+        'Not open',
+        'The message with this question has not been sent yet (or will not be: declined or taken back), so it takes no answer.',
+      );
     case 'live':
       return refused(res, 409, 'Not taken', 'This question takes its answer from its recipients.');
     case 'not_offered':
