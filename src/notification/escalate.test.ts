@@ -118,6 +118,14 @@ describe('escalate', () => {
     expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['released', 'cancelled']);
   });
 
+  it('retracting a first send that cannot be taken back (a sent SMS) still stops its escalation', async () => {
+    const d = await deps();
+    const first = await send(d, { via: 'sms', to: '+14155550123', body: 'Disk full', escalate: 'oncall' });
+    const caller = { client: 'bot', operator: false, signal: new AbortController().signal };
+    await expect(retractNotification(d, caller, first.id)).rejects.toMatchObject({ code: 'ALREADY_SENT' });
+    expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['cancelled', 'cancelled']);
+  });
+
   it('a cap reached stops a step, CAP_REACHED in its outcome, rather than holding it until the cap resets', async () => {
     const d = await deps({ NOTIFY_CAPS: '*:sms=1/day' });
     await sendEscalating(d, 'sms', { via: 'sms', to: '+14155550123', body: 'uses the cap' }, { client: 'bot' });
