@@ -7,7 +7,6 @@ import { z } from 'zod';
 import type { Check, CheckContext } from '../core/check.js';
 import type { AnswerLinker } from '../core/answer-token.js';
 import { deepFreeze, publicBaseUrl, type Env } from '../core/env.js';
-import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
@@ -25,7 +24,29 @@ import {
 import { checkChannel } from './doctor-lines.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
-import type { ReceiptEvent } from '../store/types.js';
+import type {
+  BuiltPayload,
+  Forwarded,
+  InboundCallback,
+  Notice,
+  ProviderContext,
+  ReceiptReading,
+  ReceiptReport,
+  ResultMeta,
+  Summary,
+} from './channel-parts.js';
+
+export type {
+  BuiltPayload,
+  Forwarded,
+  InboundCallback,
+  Notice,
+  ProviderContext,
+  ReceiptReading,
+  ReceiptReport,
+  ResultMeta,
+  Summary,
+} from './channel-parts.js';
 import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
@@ -54,70 +75,6 @@ export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<
 
 /** A call of channel V as the union validated it. */
 export type CallOf<V extends string, Shape extends z.ZodRawShape> = z.output<Branch<V, Shape>>;
-
-/** What a person approving a send reads of it: `Subject: …` or `First line: …`, and the body (its size is shown). */
-export interface Summary {
-  headlineLabel: string;
-  headline: string;
-  body: string;
-  /** More lines the person reads, each `label: value` (email: Cc, Bcc, each attachment with its size and SHA-256). */
-  details?: readonly { label: string; value: string }[];
-}
-
-/** What a notice to the approvers says (NOTIFY_APPROVAL_NOTIFY), in plain text: each channel escapes it for its own format. */
-export interface Notice {
-  subject: string;
-  text: string;
-  /** The held send's console page. */
-  link: string;
-}
-
-/** What an escalation step carries of the send it escalates, in plain text: each channel escapes it for its own format. */
-export interface Forwarded {
-  subject: string;
-  text: string;
-}
-
-/** Properties a channel adds to a successful result (SMS: segments, encoding). */
-export type ResultMeta = Readonly<Record<string, string | number>>;
-
-export interface BuiltPayload<P> {
-  /** The exact wire payload: what the provider sends, and what the delivery log records. */
-  payload: P;
-  meta?: ResultMeta;
-}
-
-/** A provider's word on one message, read from its callback. */
-export interface ReceiptReport {
-  providerMessageId: string;
-  /** The vendor's status in this server's words. */
-  event: ReceiptEvent;
-  /** The vendor's own status (Twilio `undelivered`) and error code, kept as the last provider status. */
-  providerStatus: string;
-  code: string | null;
-  /** Our notification id, when the callback carried it under its signature (the URL we gave the provider). */
-  notificationId?: string;
-}
-
-/** A callback as it reached POST /webhooks/<path>. */
-export interface InboundCallback {
-  /** The query string as received, `?…` or empty (signatures cover it). */
-  search: string;
-  headers: Readonly<Record<string, string | string[] | undefined>>;
-  body: string;
-}
-
-/** `verified: false`: unsigned, mis-signed, or this server cannot check it; nothing may change. `report: null`: a status not tracked. */
-export type ReceiptReading = { verified: false } | { verified: true; report: ReceiptReport | null };
-
-/** What every provider is given besides its channel's settings. */
-export interface ProviderContext {
-  log: Logger;
-  /** Requests in flight at once (NOTIFY_PROVIDER_CONCURRENCY); more wait in order. */
-  maxConcurrent: number;
-  /** How long one request may take; the send's budget may end it sooner. */
-  requestTimeoutMs: number;
-}
 
 /**
  * A channel as its author writes it. Type parameters are inferred by defineChannel: V the
@@ -326,6 +283,19 @@ function firstLineOf(call: unknown): Summary {
   return { headlineLabel: 'Call', headline: body.slice(0, 120), body };
 }
 
+/** Channel `name`'s closed branch: `via`, its own fields, then what every branch takes (`escalate` only where a policy is configured: it costs a model nothing otherwise). */
+function closedBranch<V extends string, Shape extends z.ZodRawShape>(name: V, fields: Shape, escalations: EscalationDelays) {
+  return z.strictObject({
+    via: z.literal(name),
+    ...fields,
+    idempotency_key: idempotencyKey,
+    send_at: sendAt,
+    urgent,
+    ask,
+    ...escalateField(escalations),
+  });
+}
+
 /**
  * Checks a channel module's parts against each other, and seals it for the registry: the call
  * its branch accepts is what recipients() and buildPayload() take, the payload buildPayload()
@@ -346,16 +316,7 @@ export function defineChannel<const V extends string, const K extends string, S 
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits, refine, answerCheck } = module.branch(settings);
-      const closed = z.strictObject({
-        via: z.literal(module.name),
-        ...fields,
-        idempotency_key: idempotencyKey,
-        send_at: sendAt,
-        urgent,
-        ask,
-        // Absent from the schema when no policy is configured: it costs a model nothing then.
-        ...escalateField(escalations),
-      });
+      const closed = closedBranch(module.name, fields, escalations);
       // NOTIFY_PUBLIC_URL read here, where the whole environment is handed in: `ask` is refused at the call without it.
       const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, answerCheck, escalations);
       // Refined before .meta(): the description and limits belong to the schema the union holds.

@@ -9,6 +9,7 @@
 import { errors } from '../core/errors.js';
 import type { DeliveryRecord, DeliveryStatus } from '../store/ports/deliveries.js';
 import { cancelWaiting } from './outbox.js';
+import { stopEscalation } from './stop-escalation.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
 import type { PipelineDeps } from './send-deps.js';
 import { advance } from './status.js';
@@ -28,7 +29,7 @@ export async function retractNotification(deps: PipelineDeps, caller: Caller, id
   const record = await ownNotification(deps.store, id, caller);
   // Its escalation's steps still waiting stop whatever becomes of the message itself (an SMS
   // already handed over cannot be taken back, but no one need be paged about it any more).
-  await stopEscalation(deps, caller, record.id);
+  await stopEscalation(deps, record.id, { client: caller.client, tool: 'retract_notification' });
   await takeBack(deps, caller, record);
   const step = advance(record.status, 'retracted');
   if (!step.ok) throw errors.invalidField(`Notification ${record.id} cannot be retracted: ${step.reason}.`, { path: '/id' });
@@ -100,7 +101,7 @@ async function retractWaiting(deps: PipelineDeps, caller: Caller, id: string): P
   if (!entry || !(caller.operator || entry.client === caller.client)) return undefined;
   const result = await cancelWaiting(deps, id, { client: caller.client, tool: 'retract_notification' });
   if (result.kind === 'cancelled') {
-    await stopEscalation(deps, caller, id);
+    await stopEscalation(deps, id, { client: caller.client, tool: 'retract_notification' });
     return { id, via: entry.via, status: 'cancelled', retracted_at: new Date(deps.now()).toISOString() };
   }
   if (result.kind === 'not_found') return undefined;
@@ -115,13 +116,6 @@ async function retractWaiting(deps: PipelineDeps, caller: Caller, id: string): P
     path: '/id',
     via: entry.via,
   });
-}
-
-/** Cancels the escalation steps of `id` still waiting (none when it escalates nothing). */
-async function stopEscalation(deps: PipelineDeps, caller: Caller, id: string): Promise<void> {
-  const cancelled = await deps.store.cancelEscalation(id, deps.now(), { client: caller.client, tool: 'retract_notification' });
-  if (cancelled.length > 0)
-    deps.log.info('escalation stopped by retract', { notificationId: id, steps: cancelled.length, client: caller.client });
 }
 
 async function takeBack(deps: PipelineDeps, caller: Caller, record: DeliveryRecord): Promise<void> {

@@ -183,7 +183,6 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
         release_at: { type: 'string', format: 'date-time', description: 'a send held by quiet hours: when the window ends' },
         updated_at: { type: 'string', format: 'date-time', description: 'when status or provider_status last changed' },
         ...QUESTION_OUTPUT,
-        // Only where a policy is configured: a schema without one stays as it was.
         ...(escalating(channels) ? ESCALATION_OUTPUT : {}),
       },
       required: ['id', 'via', 'status', 'status_means', 'provider', 'attempts', 'accepted_at', 'updated_at'],

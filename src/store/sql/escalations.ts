@@ -46,7 +46,7 @@ export function sqlEscalations(sql: Dialect, auditedAll: AuditedAll): Pick<Outbo
     },
     async cancelEscalation(rootId, now, by) {
       const [rows] = await auditedAll([{ s: CANCEL_STEPS, params: [rootId, now] }], ([moved]) =>
-        stepsCancelled(moved!, rootId, now, by ? 'stopped' : 'retracted', by),
+        stepsCancelled(moved!, rootId, now, by?.tool === 'retract_notification' ? 'retracted' : 'stopped', by),
       );
       return rows!.map((r) => r.id as string);
     },

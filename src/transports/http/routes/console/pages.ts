@@ -8,6 +8,8 @@ import { page } from '../../../../console/layout.js';
 import { htmlBody, parseMime, rawMessage } from '../../../../console/mime.js';
 import { detailBody, listBody, toQuery, type ListFilters } from '../../../../console/notifications-page.js';
 import { waitingDetailBody } from '../../../../console/waiting-detail.js';
+import { escalationSection } from '../../../../console/escalation-section.js';
+import { html } from '../../../../console/html.js';
 import { waitingBody } from '../../../../console/waiting-page.js';
 import { cookie, errorPage, MAIL_CSP, notice, redirect, SECURITY_HEADERS, send, SESSION_COOKIE, type ConsoleHandler } from './kit.js';
 
@@ -50,7 +52,8 @@ export const notification: ConsoleHandler = async (deps, r) => {
     const unrecorded = part ? null : await deps.actions.unrecorded(id);
     if (!unrecorded) return errorPage(res, 404, `No notification has id ${id}.`, 'notifications');
     const { entry, waiting } = unrecorded;
-    const body = waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id));
+    const steps = escalationSection(entry.id, await deps.actions.escalation(entry.id), csrf);
+    const body = html`${waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id))}${steps}`;
     return send(res, 200, page({ ...shell, title: `Notification ${entry.id}`, section: 'notifications', ...r.carried(), body }));
   }
   const raw = rawMessage(record.payload);
@@ -80,7 +83,8 @@ export const notification: ConsoleHandler = async (deps, r) => {
       });
       return void res.end(JSON.stringify(record.payload, null, 2));
     default: {
-      const body = detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole');
+      const detail = detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole');
+      const body = html`${detail}${escalationSection(record.id, await deps.actions.escalation(record.id), csrf)}`;
       return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...r.carried(), body }));
     }
   }
@@ -138,6 +142,14 @@ export const retract: ConsoleHandler = async (deps, { res, client, params, withN
     return errorPage(res, 409, `${id} is ${r.entry.state}, no longer waiting: it cannot be retracted here.`, 'waiting');
   deps.log.info('retracted in the console', { notificationId: id, by: client });
   return redirect(res, withNotice('/console/waiting', 'info', `Retracted ${id}: it will not be sent.`));
+};
+
+/** The Stop button of a running escalation: its steps still waiting are cancelled. */
+export const stop: ConsoleHandler = async (deps, { res, client, params, withNotice }) => {
+  const id = params[0]!;
+  const cancelled = await deps.actions.stopEscalation(id, client);
+  const said = cancelled.length > 0 ? `Stopped: ${cancelled.length} step(s) will not be sent.` : 'No step was waiting any more.';
+  return redirect(res, withNotice(`/console/notifications/${encodeURIComponent(id)}`, 'info', said));
 };
 
 export const banners: ConsoleHandler = async (deps, r) => {
