@@ -9,6 +9,7 @@ import { FakeProvider, FakeSlack, openTempStore, pipelineDeps, SLACK_ENV, SMS_EN
 import type { Config } from '../config/config.js';
 import type { SqliteStore } from '../store/sqlite/store.js';
 import { answerQuestion } from './answer.js';
+import { decideApproval } from './decide-approval.js';
 import { sendEscalating } from './escalate.js';
 import { releaseDue } from './outbox.js';
 import type { PipelineDeps, SendResult } from './pipeline.js';
@@ -124,6 +125,18 @@ describe('escalate', () => {
     const caller = { client: 'bot', operator: false, signal: new AbortController().signal };
     await expect(retractNotification(d, caller, first.id)).rejects.toMatchObject({ code: 'ALREADY_SENT' });
     expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['cancelled', 'cancelled']);
+  });
+
+  it('steps wait while the first send awaits approval, and stop when it is declined', async () => {
+    const d = await deps({ NOTIFY_APPROVAL: 'slack', NOTIFY_APPROVAL_MODE: 'console' });
+    const first = await send(d);
+    expect(first.status).toBe('pending_approval');
+    expect(await release(d, T0 + 60_000)).toEqual([]);
+    expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['scheduled', 'scheduled']);
+    const row = (await store.getDelivery(first.id))!;
+    await decideApproval(d, first.id, { decision: 'decline', by: 'ops', seenSha256: row.approval!.payload_sha256 });
+    expect((await release(d, T0 + 120_000)).map((r) => r.state)).toEqual(['cancelled', 'cancelled']);
+    expect(sms.payloads).toEqual([]);
   });
 
   it('a cap reached stops a step, CAP_REACHED in its outcome, rather than holding it until the cap resets', async () => {

@@ -26,11 +26,20 @@ export const OUTBOX_COLUMNS = [
 ] as const;
 
 /**
- * SQL true for an escalation step of `table` whose first send's question is answered: read by
- * each engine's claim of due sends in its own statement (PostgreSQL) or transaction (SQLite).
+ * SQL true for an escalation step of `table` that must never leave: its first send's question
+ * is answered, or the first send ended without leaving (declined or expired unapproved,
+ * retracted; or cancelled, expired or refused in the outbox). Read by each engine's claim of
+ * due sends in its own statement (PostgreSQL) or transaction (SQLite), which cancels the step.
  */
 export const rootAnswered = (table: string): string =>
-  `(${table}.escalates IS NOT NULL AND EXISTS (SELECT 1 FROM questions q WHERE q.notification_id = ${table}.escalates AND q.answered_at IS NOT NULL))`;
+  `(${table}.escalates IS NOT NULL AND (
+     EXISTS (SELECT 1 FROM questions q WHERE q.notification_id = ${table}.escalates AND q.answered_at IS NOT NULL)
+     OR EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status IN ('declined', 'expired', 'retracted'))
+     OR EXISTS (SELECT 1 FROM outbox r WHERE r.id = ${table}.escalates AND r.state IN ('cancelled', 'expired', 'failed'))))`;
+
+/** SQL true for an escalation step whose first send still awaits a person's approval: not claimed yet (its question is not open). */
+export const rootPending = (table: string): string =>
+  `(${table}.escalates IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status = 'pending_approval'))`;
 
 /**
  * How an approved send's entry keeps its hash: in the call column, under a key no channel's

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/types.js';
-import { T0, type StoreHandle } from './fixtures.js';
+import { delivery, T0, type StoreHandle } from './fixtures.js';
 import { entry } from './outbox.js';
 
 const OPTS = { limit: 100, leaseMs: 60_000, graceMs: 3_600_000 };
@@ -72,6 +72,23 @@ export function escalationsContract(handle: () => StoreHandle): void {
       const other = entry({ due_at: T0 + 1000 });
       await store().scheduleSend(other);
       expect((await store().claimDue(T0 + 1000, { ...OPTS, owner: 'b' })).due.map((d) => d.id)).toEqual([other.id]);
+    });
+
+    it('a claim leaves a step waiting while its first send awaits approval, and cancels it once the first send ended unsent', async () => {
+      const pending = await escalation(1);
+      await store().writeRecord(delivery(pending.root, T0, { status: 'pending_approval' }));
+      const declined = await escalation(1);
+      await store().writeRecord(delivery(declined.root, T0, { status: 'declined' }));
+      const cancelledRoot = entry({ due_at: T0 + 3_600_000 });
+      await store().scheduleSend(cancelledRoot);
+      await store().moveWaiting(cancelledRoot.id, ['scheduled'], 'cancelled', T0);
+      const orphan = entry({ escalates: cancelledRoot.id, due_at: T0 + 1000 });
+      await store().scheduleSend(orphan);
+      const claim = await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
+      expect(claim.due).toEqual([]);
+      expect((claim.cancelled ?? []).map((c) => c.id).sort()).toEqual([declined.ids[0], orphan.id].sort());
+      expect((await store().getOutboxEntry(pending.ids[0]!))?.state).toBe('scheduled');
+      expect((await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a', id: pending.ids[0]! })).due).toEqual([]);
     });
 
     it('an answer racing a claim on two handles: each step is either claimed or cancelled, never both', async () => {
