@@ -137,6 +137,8 @@ describe.each(ERAS)('escalation over the built CLI, %s client', (era) => {
     await sleepUntil(at + 4_500);
     expect(smsFor(id)).toHaveLength(1);
     expect(smsFor(id)[0]!.form).toMatchObject({ To: '+14155550100' });
+    // The step is a notification of its own, which says what it escalates.
+    expect(out(await call(bot, 'get_notification', { id: before[0]!.id }))).toMatchObject({ via: 'sms', escalates: id });
     expect((await answer(link)).status).toBe(200);
     const shown = out(await call(bot, 'get_notification', { id }));
     expect(shown.answer).toMatchObject({ choice: 'Acknowledge', by: 'link', via: 'slack' });

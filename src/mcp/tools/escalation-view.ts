@@ -13,6 +13,7 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export const escalating = (channels: readonly ConfiguredChannel[]): boolean => channels.some((c) => 'escalate' in c.branch.shape);
 
 export const ESCALATION_OUTPUT = {
+  escalates: { type: 'string', description: 'an escalation step: the first send it escalates, whose question it carries' },
   escalation: {
     type: 'array',
     description:
@@ -48,13 +49,14 @@ function codeOf(entry: OutboxEntry): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** The steps of `id`, as the result shows them; nothing when it escalates nothing. */
+/** The steps of `id`, as the result shows them; for a step, the first send it escalates; nothing when neither. */
 export async function escalationFields(
-  store: Pick<OutboxPort, 'escalationSteps'> & Pick<DeliveriesPort, 'getDelivery'>,
+  store: Pick<OutboxPort, 'escalationSteps' | 'getOutboxEntry'> & Pick<DeliveriesPort, 'getDelivery'>,
   channels: readonly ConnectedChannel[],
   id: string,
 ): Promise<Record<string, unknown>> {
-  const steps = await store.escalationSteps(id);
+  const [steps, self] = await Promise.all([store.escalationSteps(id), store.getOutboxEntry(id)]);
+  if (self?.escalates) return { escalates: self.escalates };
   if (steps.length === 0) return {};
   const shown = await Promise.all(
     steps.map(async (s) => {
