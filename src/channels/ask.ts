@@ -35,6 +35,24 @@ export const ask = z
 
 export type Ask = NonNullable<z.output<typeof ask>>;
 
+/** The configured escalation policies' names, each with its longest step delay in seconds (NOTIFY_ESCALATIONS). */
+export type EscalationDelays = ReadonlyMap<string, number>;
+
+/**
+ * `escalate`, beside `ask` on every branch: an enum of the configured policies' names, and no
+ * field at all when none is configured. Bare (no description): the name says it, and each
+ * word of schema costs every model context (issue 39's budget: 15 tokens).
+ */
+export function escalateField(escalations: EscalationDelays): { escalate?: z.ZodOptional<z.ZodEnum<Record<string, string>>> } {
+  const names = [...escalations.keys()];
+  return names.length === 0 ? {} : { escalate: z.enum(names as [string, ...string[]]).optional() };
+}
+
+/** The question a call asks: its own `ask`, or the acknowledgement `escalate` implies. */
+export function askOf(call: { ask?: Ask; escalate?: string }): Ask | undefined {
+  return call.ask ?? (call.escalate !== undefined ? {} : undefined);
+}
+
 /** What a question offers and how long it lives, defaults applied. */
 export function questionOf(a: Ask): { choices: string[]; expires_in_s: number } {
   return { choices: a.choices ?? [ACKNOWLEDGE], expires_in_s: a.expires_in_s ?? DEFAULT_EXPIRES_IN_S };
@@ -74,18 +92,21 @@ export function rulesOf<C>(
   publicUrl: string | undefined,
   room: AnswerRoom | undefined,
   check?: (call: C, link: AnswerLink) => AnswerProblem | undefined,
-): ((call: C & { ask?: Ask }, ctx: z.RefinementCtx) => void) | undefined {
-  if (publicUrl !== undefined && room === undefined && check === undefined) return refine;
+  escalations: EscalationDelays = new Map(),
+): ((call: C & { ask?: Ask; escalate?: string }, ctx: z.RefinementCtx) => void) | undefined {
+  if (publicUrl !== undefined && room === undefined && check === undefined && escalations.size === 0) return refine;
   return (call, ctx) => {
     refine?.(call, ctx);
-    if (call.ask === undefined) return;
+    const asked = askOf(call);
+    if (asked === undefined) return;
     if (publicUrl === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['ask'], message: NO_PUBLIC_URL });
+      ctx.addIssue({ code: 'custom', path: [call.ask === undefined ? 'escalate' : 'ask'], message: NO_PUBLIC_URL });
       return;
     }
-    // A bad ask is reported on its own: its choices are what the room is measured with.
-    if (!ask.safeParse(call.ask).success) return;
-    const link = { choices: questionOf(call.ask).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` };
+    // A bad ask is reported on its own: its choices and life are what the checks below measure with.
+    if (!ask.safeParse(asked).success) return;
+    if (call.escalate !== undefined) escalationFits(call.escalate, asked, escalations, ctx);
+    const link = { choices: questionOf(asked).choices, url: `${publicUrl}/answer/${TOKEN_SHAPE}` };
     const problem = (room && roomProblem(call as Record<string, unknown>, room, link)) ?? check?.(call, link);
     if (problem) ctx.addIssue({ code: 'custom', ...problem, params: { code: 'TOO_LONG' } });
   };
@@ -108,6 +129,18 @@ function roomProblem(call: Record<string, unknown>, room: AnswerRoom, link: Answ
   };
 }
 
+/** A policy whose last step leaves after the question expires is refused at the call: that step could never be answered. */
+function escalationFits(name: string, asked: Ask, escalations: EscalationDelays, ctx: z.RefinementCtx): void {
+  const longest = escalations.get(name);
+  const life = questionOf(asked).expires_in_s;
+  if (longest === undefined || longest <= life) return;
+  ctx.addIssue({
+    code: 'custom',
+    path: ['escalate'],
+    message: `Policy ${name}'s last step leaves ${longest} s after the first send, after the question expires (${life} s): set ask.expires_in_s to at least ${longest}, or choose another policy.`,
+  });
+}
+
 /** The link a call that asks carries; without a linker (a caller that connected without the store's key) it cannot be made. */
 export function answerLink(a: Ask, id: string, links: AnswerLinker | undefined): AnswerLink {
   if (!links) throw new Error('a call with ask reached payload building without an answer linker (connect it with the store key)');
@@ -117,6 +150,6 @@ export function answerLink(a: Ask, id: string, links: AnswerLinker | undefined):
 
 /** A payload build's context, with the link when the call asks. Generic over a channel's call: read `ask` as the branch made it. */
 export function withAnswer<T extends { id: string }>(call: unknown, ctx: T, links: AnswerLinker | undefined): T & { answer?: AnswerLink } {
-  const asked = (call as { ask?: Ask }).ask;
+  const asked = askOf(call as { ask?: Ask; escalate?: string });
   return asked ? { ...ctx, answer: answerLink(asked, ctx.id, links) } : ctx;
 }

@@ -7,18 +7,47 @@ import { z } from 'zod';
 import type { Check, CheckContext } from '../core/check.js';
 import type { AnswerLinker } from '../core/answer-token.js';
 import { deepFreeze, publicBaseUrl, type Env } from '../core/env.js';
-import type { Logger } from '../core/log.js';
 import { readAllowlist, type Allowlist } from '../policy/allowlist.js';
 import type { RecipientMatcher } from '../policy/matcher.js';
 import { dryRunProvider } from '../providers/dry-run.js';
-import { ask, ASK_LIMITS, rulesOf, withAnswer, type AnswerLink, type AnswerProblem, type AnswerRoom, type Ask } from './ask.js';
+import {
+  ask,
+  ASK_LIMITS,
+  escalateField,
+  rulesOf,
+  withAnswer,
+  type AnswerLink,
+  type AnswerProblem,
+  type AnswerRoom,
+  type Ask,
+  type EscalationDelays,
+} from './ask.js';
 import { checkChannel } from './doctor-lines.js';
 import type { InboundCallback, InboundModule, InboundPath } from './inbound.js';
-
-export type { InboundCallback } from './inbound.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
-import type { ReceiptEvent } from '../store/types.js';
+import type {
+  BuiltPayload,
+  Forwarded,
+  Notice,
+  ProviderContext,
+  ReceiptReading,
+  ReceiptReport,
+  ResultMeta,
+  Summary,
+} from './channel-parts.js';
+
+export type { InboundCallback } from './inbound.js';
+export type {
+  BuiltPayload,
+  Forwarded,
+  Notice,
+  ProviderContext,
+  ReceiptReading,
+  ReceiptReport,
+  ResultMeta,
+  Summary,
+} from './channel-parts.js';
 import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
@@ -44,56 +73,6 @@ export type Branch<V extends string, Shape extends z.ZodRawShape> = z.ZodObject<
 
 /** A call of channel V as the union validated it. */
 export type CallOf<V extends string, Shape extends z.ZodRawShape> = z.output<Branch<V, Shape>>;
-
-/** What a person approving a send reads of it: `Subject: …` or `First line: …`, and the body (its size is shown). */
-export interface Summary {
-  headlineLabel: string;
-  headline: string;
-  body: string;
-  /** More lines the person reads, each `label: value` (email: Cc, Bcc, each attachment with its size and SHA-256). */
-  details?: readonly { label: string; value: string }[];
-}
-
-/** What a notice to the approvers says (NOTIFY_APPROVAL_NOTIFY), in plain text: each channel escapes it for its own format. */
-export interface Notice {
-  subject: string;
-  text: string;
-  /** The held send's console page. */
-  link: string;
-}
-
-/** Properties a channel adds to a successful result (SMS: segments, encoding). */
-export type ResultMeta = Readonly<Record<string, string | number>>;
-
-export interface BuiltPayload<P> {
-  /** The exact wire payload: what the provider sends, and what the delivery log records. */
-  payload: P;
-  meta?: ResultMeta;
-}
-
-/** A provider's word on one message, read from its callback. */
-export interface ReceiptReport {
-  providerMessageId: string;
-  /** The vendor's status in this server's words. */
-  event: ReceiptEvent;
-  /** The vendor's own status (Twilio `undelivered`) and error code, kept as the last provider status. */
-  providerStatus: string;
-  code: string | null;
-  /** Our notification id, when the callback carried it under its signature (the URL we gave the provider). */
-  notificationId?: string;
-}
-
-/** `verified: false`: unsigned, mis-signed, or this server cannot check it; nothing may change. `report: null`: a status not tracked. */
-export type ReceiptReading = { verified: false } | { verified: true; report: ReceiptReport | null };
-
-/** What every provider is given besides its channel's settings. */
-export interface ProviderContext {
-  log: Logger;
-  /** Requests in flight at once (NOTIFY_PROVIDER_CONCURRENCY); more wait in order. */
-  maxConcurrent: number;
-  /** How long one request may take; the send's budget may end it sooner. */
-  requestTimeoutMs: number;
-}
 
 /**
  * A channel as its author writes it. Type parameters are inferred by defineChannel: V the
@@ -198,6 +177,12 @@ export interface ChannelModule<V extends string, K extends string, S extends Cha
    * Without it, notices cannot go through this channel.
    */
   notice?(to: string, notice: Notice): z.input<Branch<V, Shape>>;
+  /**
+   * The call that carries another send's message to `to` (an escalation step,
+   * NOTIFY_ESCALATIONS=<name>=<channel>:<to>@<delay>): the subject where the channel has one,
+   * and the text, shortened to what its branch takes. Without it, no step goes through this channel.
+   */
+  forward?(to: string, message: Forwarded): z.input<Branch<V, Shape>>;
   /** Valid calls, simplest first: the test fixtures loop over them. */
   examples: readonly [z.input<Branch<V, Shape>>, ...z.input<Branch<V, Shape>>[]];
 }
@@ -218,8 +203,13 @@ export interface Channel {
   readonly capMeasureNames: readonly string[];
   /** The call of a notice to the approvers (ChannelModule.notice), unparsed. */
   readonly notice?: (to: string, notice: Notice) => Readonly<Record<string, unknown>>;
-  /** Reads its settings and allowlist from `env` (config.ts hands it in). */
-  configure(env: Env): ConfiguredChannel;
+  /** The call of an escalation step (ChannelModule.forward), unparsed. */
+  readonly forward?: (to: string, message: Forwarded) => Readonly<Record<string, unknown>>;
+  /**
+   * Reads its settings and allowlist from `env` (config.ts hands it in); `escalations`: the
+   * configured policies' names and longest delays (s), for the branch's `escalate`.
+   */
+  configure(env: Env, escalations?: EscalationDelays): ConfiguredChannel;
 }
 
 /** A channel configured from an environment; nothing is connected yet (`notify-mcp schema` stops here). */
@@ -287,6 +277,8 @@ export interface TypedChannel<C, P> {
   editCall(posted: unknown, change: { text: string; blocks?: unknown[] | undefined }): unknown;
   /** The call an edit of a send not yet sent makes (ChannelModule.editWaiting), unparsed; undefined when the channel cannot edit one. */
   editWaiting(call: C, change: { text: string; blocks?: unknown[] | undefined }): unknown;
+  /** The call of an escalation step to `to` (ChannelModule.forward), unparsed; undefined when the channel forwards nothing. */
+  forward(to: string, message: Forwarded): unknown;
 }
 
 /** A summary for a channel that declares none: its call as JSON, without `via`. */
@@ -294,6 +286,19 @@ function firstLineOf(call: unknown): Summary {
   const { via: _via, idempotency_key: _key, ...rest } = call as Record<string, unknown>;
   const body = JSON.stringify(rest);
   return { headlineLabel: 'Call', headline: body.slice(0, 120), body };
+}
+
+/** Channel `name`'s closed branch: `via`, its own fields, then what every branch takes (`escalate` only where a policy is configured: it costs a model nothing otherwise). */
+function closedBranch<V extends string, Shape extends z.ZodRawShape>(name: V, fields: Shape, escalations: EscalationDelays) {
+  return z.strictObject({
+    via: z.literal(name),
+    ...fields,
+    idempotency_key: idempotencyKey,
+    send_at: sendAt,
+    urgent,
+    ask,
+    ...escalateField(escalations),
+  });
 }
 
 /** A module's inbound path, read under its settings (ConfiguredChannel.inbound). */
@@ -316,25 +321,20 @@ export function defineChannel<const V extends string, const K extends string, S 
     ...module,
     approvalRuleNames: Object.keys(module.approvalRules ?? {}),
     capMeasureNames: Object.keys(module.capMeasures ?? {}),
-    configure(env: Env): ConfiguredChannel {
+    configure(env: Env, escalations: EscalationDelays = new Map()): ConfiguredChannel {
       const settings = deepFreeze(module.settings(only(env, module.variables)));
       const { variable, matcher } = module.allowlist;
       const allow = deepFreeze(readAllowlist(env, variable, module.name, matcher, settings.live));
       const { fields, description, limits, refine, answerCheck } = module.branch(settings);
-      const closed: Branch<V, Shape> = z.strictObject({
-        via: z.literal(module.name),
-        ...fields,
-        idempotency_key: idempotencyKey,
-        send_at: sendAt,
-        urgent,
-        ask,
-      });
+      const closed = closedBranch(module.name, fields, escalations);
       // NOTIFY_PUBLIC_URL read here, where the whole environment is handed in: `ask` is refused at the call without it.
-      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, answerCheck);
+      const rules = rulesOf(refine, publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'), module.answerRoom, answerCheck, escalations);
       // Refined before .meta(): the description and limits belong to the schema the union holds.
       const branch = (
         rules
-          ? closed.superRefine((call, ctx) => rules(call as z.output<z.ZodObject<Shape>> & { ask?: Ask }, ctx as z.RefinementCtx))
+          ? closed.superRefine((call, ctx) =>
+              rules(call as z.output<z.ZodObject<Shape>> & { ask?: Ask; escalate?: string }, ctx as z.RefinementCtx),
+            )
           : closed
       ).meta({ description, limits: { ...limits, ask: ASK_LIMITS } });
       return Object.freeze({
@@ -371,6 +371,7 @@ export function defineChannel<const V extends string, const K extends string, S 
             // The record holds the payload this channel built: its own type.
             editCall: (posted, change) => module.editCall?.(posted as P, change),
             editWaiting: (call, change) => module.editWaiting?.(call, change),
+            forward: (to, message) => module.forward?.(to, message),
             branchOf: (value) =>
               branch.safeParse(value) as { success: true; data: CallOf<V, Shape> } | { success: false; error: z.ZodError },
           };

@@ -21,6 +21,8 @@ import { describeValue } from '@notify-mcp/union';
 import { assertDistinctTokens, feedOrigins, httpTokens, operators, tools, type ToolSettings } from './access.js';
 import { approvalKey, approvalMode, approvalNotify, rateLimits, urgentPolicy } from './policies.js';
 import { clientProfiles, profile, type HttpToken, type Profile } from './profiles.js';
+import { checkEscalations, parseEscalations } from './escalations.js';
+import { policyDelays, type EscalationPolicy } from '../notification/escalation-policy.js';
 
 export { ConfigError } from '../core/env.js';
 export { PROFILES, TOOL_GROUPS, type HttpToken, type Profile, type ToolGroup } from './profiles.js';
@@ -74,6 +76,8 @@ export interface Config {
   tools: ToolSettings;
   /** NOTIFY_PUBLIC_URL, without a trailing slash: where answer links point (absent: `ask` is refused at the call). */
   publicUrl?: string;
+  /** NOTIFY_ESCALATIONS: named policies of steps a send may take (`escalate`); each step checked against its channel at start. */
+  escalations: readonly EscalationPolicy[];
 }
 
 /** What `pg` connects with; anything else would fail later as a DNS error naming the wrong thing. */
@@ -128,6 +132,7 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
   }
 
   const tokens = httpTokens(env.NOTIFY_HTTP_TOKENS);
+  const escalations = parseEscalations(env.NOTIFY_ESCALATIONS);
   const config: Omit<Config, 'channels' | 'messageCap'> = {
     dataDir: env.NOTIFY_DATA_DIR || defaultDataDir(env),
     databaseUrl: databaseUrl(env.DATABASE_URL),
@@ -162,10 +167,13 @@ export function loadConfig(env: Env = environment(), channels: readonly Channel[
       ttlMs: positiveInt(env, 'NOTIFY_APPROVAL_TTL_S', 86_400) * 1000,
     },
     tools: tools(env.NOTIFY_TOOLS, env.NOTIFY_TOKEN_TOOLS, tokens),
+    escalations,
   };
   assertDistinctTokens(config.http.tokens, config.feed.tokens);
   // Each channel freezes its own settings; its branch (a zod schema) must stay as zod made it.
-  const configured = channels.map((c) => c.configure(env)).filter((c) => c.settings.offered !== false);
+  const delays = policyDelays(escalations);
+  const configured = channels.map((c) => c.configure(env, delays)).filter((c) => c.settings.offered !== false);
+  checkEscalations(escalations, configured);
   const notify = approvalNotify(
     env.NOTIFY_APPROVAL_NOTIFY,
     () => publicBaseUrl(env, 'NOTIFY_PUBLIC_URL'),

@@ -18,6 +18,7 @@ import { decideApproval, expireAwaitingApproval, type ApprovalDecided, type Appr
 import { questionState } from '../notification/answer.js';
 import { cancelWaiting, WAITING_STATES } from '../notification/outbox.js';
 import { MAX_AHEAD_MS } from '../notification/settings.js';
+import { stopEscalation } from '../notification/stop-escalation.js';
 import { StoreUnavailableError } from '../store/errors.js';
 import type { BannerRecord, DeliveryListing, DeliveryQuery, DeliveryRecord, OutboxEntry, OutboxState } from '../store/types.js';
 import { APPROVAL_ROWS } from './approvals-page.js';
@@ -186,6 +187,10 @@ export function consoleActions(app: App) {
      * release racing, one wins. The audit names the operator who took it back, not its sender.
      */
     retract: (id: string, operator: string) => app.track(cancelWaiting(app, id, { client: operator, tool: null })),
+    /** The steps of a first send's escalation (none when it escalates nothing). */
+    escalation: (id: string) => app.store.escalationSteps(id),
+    /** Cancels the steps still waiting, as retract_notification on the first send does; the audit names the operator. */
+    stopEscalation: (id: string, operator: string) => app.track(stopEscalation(app, id, { client: operator, tool: null })),
     activeBanners: (): Promise<BannerRecord[]> => app.store.listBanners({ status: 'active', now: app.now(), limit: 200 }),
     showBanner: (args: Record<string, unknown>, client: string) =>
       bannerAction(app, client, 'show_banner', { schema: showBannerInput, args }, showBanner),

@@ -8,8 +8,11 @@
 import { tokenSha256, TOKEN_SHAPE } from '../core/answer-token.js';
 import type { AnswersPort, QuestionAnswer, QuestionRecord } from '../store/ports/answers.js';
 import type { DeliveriesPort, DeliveryRecord, DeliveryStatus } from '../store/ports/deliveries.js';
+import type { OutboxPort } from '../store/ports/outbox.js';
 
-export type AnswerPorts = Pick<AnswersPort, 'getQuestion' | 'questionByToken' | 'answerQuestion'> & Pick<DeliveriesPort, 'getDelivery'>;
+export type AnswerPorts = Pick<AnswersPort, 'getQuestion' | 'questionByToken' | 'answerQuestion'> &
+  Pick<DeliveriesPort, 'getDelivery'> &
+  Pick<OutboxPort, 'getOutboxEntry'>;
 
 /** A question as it stands now. `open`: it takes an answer until `expires_at`. */
 export type QuestionState =
@@ -83,7 +86,9 @@ export async function answerQuestion(
   }
   if (only === 'dry_run' && state.record.status !== 'dry_run') return { kind: 'live', id };
   if (!state.question.choices.includes(choice)) return { kind: 'not_offered', id, choices: state.question.choices };
-  const answer: QuestionAnswer = { choice, by, via: via ?? state.record.via, at: now };
+  // Through an escalation step's link: the step's channel is where it was answered.
+  const stepVia = state.question.token_for && (await deps.store.getOutboxEntry(state.question.token_for))?.via;
+  const answer: QuestionAnswer = { choice, by, via: via ?? stepVia ?? state.record.via, at: now };
   const written = await deps.store.answerQuestion(id, answer);
   return written.kind === 'recorded' ? { kind: 'recorded', id, answer } : { kind: 'answered', id, answer: written.answer };
 }

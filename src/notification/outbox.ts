@@ -68,7 +68,13 @@ export async function releaseEntry(deps: PipelineDeps, entry: OutboxEntry, owner
   const deferrable = deps.now() + MIN_BACKOFF_MS < congestion.since + congestion.graceMs;
   let ending: Ending;
   try {
-    const release = { id: entry.id, key: outboxReleaseClaim(entry.id), deferrable, ...(write ? { write } : {}) };
+    const release = {
+      id: entry.id,
+      key: outboxReleaseClaim(entry.id),
+      deferrable,
+      ...(write ? { write } : {}),
+      ...(entry.escalates ? { escalates: entry.escalates } : {}),
+    };
     const result =
       entry.approved_sha256 !== undefined
         ? await releaseApproved(deps, entry, entry.approved_sha256, release)
@@ -112,7 +118,9 @@ async function releaseFailed(
   // meets the day's cap leaves when it resets, as its sender would expect, rather than fail.
   const resetsAt =
     err instanceof NotifyError && err.code === 'CAP_REACHED' && err.details.resetsAt !== undefined ? Date.parse(err.details.resetsAt) : NaN;
-  if (!Number.isNaN(resetsAt)) return await holdAgain(deps, entry, owner, resetsAt, false, log, 'CAP_REACHED');
+  // Not an escalation step: a page that waits for tomorrow's cap is no escalation; it stops, CAP_REACHED in its state.
+  if (!Number.isNaN(resetsAt) && entry.escalates === undefined)
+    return await holdAgain(deps, entry, owner, resetsAt, false, log, 'CAP_REACHED');
   // Congestion holds work, never drops it: nothing was sent, so it waits again with a backoff
   // that grows with how long the provider has been congested.
   if (deferrable && isCongestion(err)) {
@@ -243,6 +251,11 @@ export async function releaseDue(
         });
         if (e.approved_sha256 !== undefined) await expireApproved(deps, e.id);
         out.push({ id: e.id, state: 'expired' });
+      }
+      // Escalation steps whose first send was answered before their claim: nothing is sent.
+      for (const e of claim.cancelled ?? []) {
+        deps.log.info('escalation step cancelled: answered', { notificationId: e.id, via: e.via, escalates: e.escalates });
+        out.push({ id: e.id, state: 'cancelled' });
       }
       const batch = recordBatch(deps, owner);
       for (const e of claim.due) {

@@ -328,7 +328,8 @@ async function chargeAndBuild<C, P>(
   const { payload, meta } = approved?.built ?? (await channel.buildPayload(call, id, deps.config.sendBudgetMs / 2, startedAt));
   // Before it leaves: a message never carries a link its store does not know.
   const asked = (call as { ask?: unknown }).ask !== undefined;
-  if (asked)
+  // An escalation step's token was kept pointing at its first send's question (./escalate.ts).
+  if (asked && opts.release?.escalates === undefined)
     await keepQuestion(
       deps.store,
       deps.answerKey,

@@ -9,6 +9,7 @@
 import { errors } from '../core/errors.js';
 import type { DeliveryRecord, DeliveryStatus } from '../store/ports/deliveries.js';
 import { cancelWaiting } from './outbox.js';
+import { stopEscalation } from './stop-escalation.js';
 import { amendContext, amendFailure, channelOf, ownNotification, type Caller } from './own.js';
 import type { PipelineDeps } from './send-deps.js';
 import { advance } from './status.js';
@@ -26,6 +27,9 @@ export async function retractNotification(deps: PipelineDeps, caller: Caller, id
   const waiting = await retractWaiting(deps, caller, id);
   if (waiting) return waiting;
   const record = await ownNotification(deps.store, id, caller);
+  // Its escalation's steps still waiting stop whatever becomes of the message itself (an SMS
+  // already handed over cannot be taken back, but no one need be paged about it any more).
+  await stopEscalation(deps, record.id, { client: caller.client, tool: 'retract_notification' });
   await takeBack(deps, caller, record);
   const step = advance(record.status, 'retracted');
   if (!step.ok) throw errors.invalidField(`Notification ${record.id} cannot be retracted: ${step.reason}.`, { path: '/id' });
@@ -96,7 +100,10 @@ async function retractWaiting(deps: PipelineDeps, caller: Caller, id: string): P
   const entry = await deps.store.getOutboxEntry(id);
   if (!entry || !(caller.operator || entry.client === caller.client)) return undefined;
   const result = await cancelWaiting(deps, id, { client: caller.client, tool: 'retract_notification' });
-  if (result.kind === 'cancelled') return { id, via: entry.via, status: 'cancelled', retracted_at: new Date(deps.now()).toISOString() };
+  if (result.kind === 'cancelled') {
+    await stopEscalation(deps, id, { client: caller.client, tool: 'retract_notification' });
+    return { id, via: entry.via, status: 'cancelled', retracted_at: new Date(deps.now()).toISOString() };
+  }
   if (result.kind === 'not_found') return undefined;
   const state = result.entry.state;
   if (state === 'releasing' || state === 'released' || state === 'unknown') {

@@ -70,8 +70,10 @@ export interface SendOptions {
    * under this key, and never scheduled again. `deferrable`: the release may wait again in the
    * outbox, so a congested provider (RATE_LIMITED, PROVIDER_UNAVAILABLE, nothing sent) leaves
    * no record, and a request waits for a provider slot at most half of what is left.
+   * `escalates`: an escalation step of that first send, whose link answers the first send's
+   * question (its token was kept so when the step was scheduled: ./escalate.ts).
    */
-  release?: { id: string; key: string; write?: ReleaseWriter; deferrable?: boolean };
+  release?: { id: string; key: string; write?: ReleaseWriter; deferrable?: boolean; escalates?: string };
   /** The tool the call came through, for the audit log. */
   tool?: string;
 }

@@ -1,6 +1,7 @@
 /** What a send needs of the configuration: its time budget, the approval policy, and time (send_at, quiet hours). */
 import type { QuietWindow } from '../policy/quiet-hours.js';
 import type { ApprovalMode, ApprovalRule } from './approval-rules.js';
+import type { EscalationPolicy } from './escalation-policy.js';
 
 export interface SendSettings {
   /** Per-call time budget for a send, retries included. */
@@ -9,6 +10,8 @@ export interface SendSettings {
   approval: { rules: readonly ApprovalRule[]; mode?: ApprovalMode; ttlMs?: number };
   /** Scheduled sends and quiet hours; without it, send_at is still taken, with the defaults. */
   time?: TimeSettings;
+  /** NOTIFY_ESCALATIONS: the policies a send may name (`escalate`). */
+  escalations?: readonly EscalationPolicy[];
 }
 
 export interface TimeSettings {

@@ -50,6 +50,8 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     holdRelease: (...a) => around('holdRelease', () => store.holdRelease(...a)),
     moveWaiting: (...a) => around('moveWaiting', () => store.moveWaiting(...a)),
     getOutboxEntry: (...a) => around('getOutboxEntry', () => store.getOutboxEntry(...a)),
+    escalationSteps: (...a) => around('escalationSteps', () => store.escalationSteps(...a)),
+    cancelEscalation: (...a) => around('cancelEscalation', () => store.cancelEscalation(...a)),
     listOutbox: (...a) => around('listOutbox', () => store.listOutbox(...a)),
     nextDue: (...a) => around('nextDue', () => store.nextDue(...a)),
     oldestRelease: (...a) => around('oldestRelease', () => store.oldestRelease(...a)),
@@ -80,10 +82,9 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     admitRate: (...a) => around('admitRate', () => store.admitRate(...a)),
     chargeCaps: (...a) => around('chargeCaps', () => store.chargeCaps(...a)),
     listCapCounters: (...a) => around('listCapCounters', () => store.listCapCounters(...a)),
-    // sessions
+    // sessions, then answers
     revokeSession: (...a) => around('revokeSession', () => store.revokeSession(...a)),
     sessionRevoked: (...a) => around('sessionRevoked', () => store.sessionRevoked(...a)),
-    // answers
     answerKey: (...a) => around('answerKey', () => store.answerKey(...a)),
     recordQuestion: (...a) => around('recordQuestion', () => store.recordQuestion(...a)),
     getQuestion: (...a) => around('getQuestion', () => store.getQuestion(...a)),

@@ -10,6 +10,7 @@ import { claimsContract } from './contract/claims.js';
 import { contactsContract } from './contract/contacts.js';
 import { countersContract } from './contract/counters.js';
 import { deliveriesContract } from './contract/deliveries.js';
+import { escalationsContract } from './contract/escalations.js';
 import type { StoreHandle } from './contract/fixtures.js';
 import { outboxContract } from './contract/outbox.js';
 import { receiptsContract } from './contract/receipts.js';
@@ -36,5 +37,6 @@ export function storeSuite(name: string, open: () => Promise<StoreHandle>): void
     sessionsContract(() => h);
     bannersContract(() => h);
     answersContract(() => h);
+    escalationsContract(() => h);
   });
 }

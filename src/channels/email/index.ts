@@ -122,6 +122,13 @@ export const email = defineChannel({
     subject: n.subject,
     body_html: `<p>${htmlText(n.text)}</p><p>Approve or decline: <a href="${htmlText(n.link)}">${htmlText(n.link)}</a></p>`,
   }),
+  forward: (to, m) => ({
+    via: 'email',
+    to,
+    subject: m.subject.slice(0, 255),
+    body_html: `<p>${htmlText(m.text).replace(/\n/g, '<br>')}</p>`,
+    body_text: m.text,
+  }),
   recipientClass: (recipient) => `@${recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase()}`,
 
   async check(settings, _allow, ctx) {

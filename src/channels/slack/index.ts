@@ -81,6 +81,8 @@ export const slack = defineChannel({
 
   // Slack reads `<…>` as links and mentions: a client's self-chosen name must not become one.
   notice: (to, n) => ({ via: 'slack', channel: to, text: `${slackText(n.text)} Approve or decline: <${n.link}>` }),
+  // Bounded well under TEXT_MAX: the answer link and its line are added to the text.
+  forward: (to, m) => ({ via: 'slack', channel: to, text: slackText(m.text).slice(0, 3_000) }),
   editWaiting: (call, change) => ({
     ...call,
     text: change.text,

@@ -13,6 +13,16 @@ import { replyCodesProblem, withReplyCodes } from './reply-codes.js';
 import { capacity, countSegments, segmentProblem, SMS_ENCODINGS } from './segments.js';
 import type { SmsPayload } from './twilio.js';
 
+/** A forwarded text cut to one segment (the default NOTIFY_SMS_MAX_SEGMENTS): an escalation step must fit any setting. */
+function oneSegment(text: string): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  if (countSegments(t).segments <= 1) return t;
+  // From one GSM-7 segment's room down: UCS-2 text (an emoji, a non-Latin script) fits less.
+  let n = Math.min(t.length, 157);
+  while (n > 1 && countSegments(`${t.slice(0, n)}...`).segments > 1) n--;
+  return `${t.slice(0, n)}...`;
+}
+
 const E164 = /^\+[1-9]\d{1,14}$/;
 const HOST = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
 
@@ -181,6 +191,7 @@ export const sms = defineChannel({
     ];
   },
 
+  forward: (to, m) => ({ via: 'sms', to, body: oneSegment(m.text) }),
   editWaiting: (call, change) => ({ ...call, body: change.text }),
   // Twilio fetches each media URL and sends what it finds: a person approving the message must read where from.
   summary: (call) => ({

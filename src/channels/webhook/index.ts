@@ -154,6 +154,7 @@ export const webhook = defineChannel({
   recipients: (call) => [call.target],
 
   notice: (to, n) => ({ via: 'webhook', target: to, title: n.subject, text: `${n.text} Approve or decline: ${n.link}` }),
+  forward: (to, m) => ({ via: 'webhook', target: to, title: m.subject.slice(0, TITLE_MAX), text: m.text.slice(0, 4_000) }),
   editWaiting: (call, change) => ({ ...call, text: change.text }),
   summary: (call) => ({
     headlineLabel: call.title === undefined ? 'First line' : 'Title',

@@ -13,6 +13,7 @@ import { httpChecks } from './http.js';
 import { storeCheck } from './store.js';
 import { capsChecks } from './caps.js';
 import { toolsCheck } from './tools.js';
+import { describePolicy } from '../../notification/escalation-policy.js';
 
 export interface DoctorReport {
   ok: boolean;
@@ -49,6 +50,8 @@ export async function runDoctor(env: Env, opts: DoctorOptions = {}): Promise<Doc
   for (const channel of config.channels) checks.push(...(await channel.check({ timeoutMs })));
   checks.push(await storeCheck(config, timeoutMs));
   checks.push(...(await capsChecks(config)));
+  // Each step was checked against its channel and allowlist as the configuration loaded.
+  for (const p of config.escalations) checks.push(pass('escalation', describePolicy(p)));
   checks.push(...httpChecks(config, opts.host));
   checks.push(toolsCheck(config));
   return { ok: checks.every((c) => c.ok), checks };

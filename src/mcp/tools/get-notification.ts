@@ -13,6 +13,7 @@ import { withErrorShape } from '../tool-result.js';
 import { listWords } from '@notify-mcp/union';
 import { STATE_MEANINGS } from '../../notification/status.js';
 import { QUESTION_OUTPUT, questionFields, waitedFields } from './question-view.js';
+import { ESCALATION_OUTPUT, escalating, escalationFields } from './escalation-view.js';
 
 /** Under the common 60 s client timeout. */
 export const MAX_WAIT_S = 55;
@@ -184,6 +185,7 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
         release_at: { type: 'string', format: 'date-time', description: 'a send held by quiet hours: when the window ends' },
         updated_at: { type: 'string', format: 'date-time', description: 'when status or provider_status last changed' },
         ...QUESTION_OUTPUT,
+        ...(escalating(channels) ? ESCALATION_OUTPUT : {}),
       },
       required: ['id', 'via', 'status', 'status_means', 'provider', 'attempts', 'accepted_at', 'updated_at'],
     }),
@@ -192,12 +194,21 @@ export function getNotificationTool(channels: readonly ConfiguredChannel[]): Obj
       const show = async (): Promise<Record<string, unknown>> => {
         const [record, entry] = await Promise.all([ctx.store.getDelivery(args.id), ctx.store.getOutboxEntry(args.id)]);
         if (!record && entry && visible(entry, ctx))
-          return { ...waitingView(entry), ...timesOf(entry), ...(await questionFields(ctx.store, args.id, null)) };
+          return {
+            ...waitingView(entry),
+            ...timesOf(entry),
+            ...(await questionFields(ctx.store, args.id, null)),
+            ...(await escalationFields(ctx.store, ctx.deps.channels, args.id)),
+          };
         if (!record || !visible(record, ctx)) {
           throw errors.notYourNotification(args.id);
         }
         const shown = entry ? { ...view(record, sentMeans.get(record.via)), ...timesOf(entry) } : view(record, sentMeans.get(record.via));
-        return { ...shown, ...(await questionFields(ctx.store, args.id, record)) };
+        return {
+          ...shown,
+          ...(await questionFields(ctx.store, args.id, record)),
+          ...(await escalationFields(ctx.store, ctx.deps.channels, args.id)),
+        };
       };
       // Visible first: another client's id is refused at once, never waited on.
       return waitedFields(await show(), args.wait_s, ctx.answerWaits, ctx.signal, show);

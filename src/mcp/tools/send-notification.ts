@@ -10,7 +10,7 @@ import { failureResult, invalidResult, okResult, withErrorShape } from '../tool-
 import type { ProfileTool, UnionDef, UnionProfile } from '@notify-mcp/union';
 import { canonicalJson, profileTools, validateUnionCall } from '@notify-mcp/union';
 import { isApprovalAsk } from '../../notification/approval.js';
-import { sendOrAsk } from '../../notification/pipeline.js';
+import { sendEscalating } from '../../notification/escalate.js';
 
 export type { SendDeps } from '../tool-kit.js';
 
@@ -103,7 +103,7 @@ export async function callSendTool(
   const checked = validateUnionCall(def, tool.binding, args);
   if (!checked.ok) return invalidResult(checked, def.discriminator);
   try {
-    const answer = await sendOrAsk(deps, checked.variant, checked.value, {
+    const answer = await sendEscalating(deps, checked.variant, checked.value, {
       client: ctx.client,
       tool: tool.name,
       ...(ctx.signal ? { signal: ctx.signal } : {}),

@@ -184,4 +184,19 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
     sqlite: `CREATE INDEX question_tokens_recipient ON question_tokens (recipient);`,
     postgres: `CREATE INDEX question_tokens_recipient ON question_tokens (recipient);`,
   },
+  {
+    version: 26,
+    name: 'escalation steps: the send an outbox entry escalates',
+    // A step of an escalation (DESIGN section 11) waits in the outbox like a scheduled send;
+    // `escalates` names the first send, whose question's answer cancels it (in the answer's
+    // transaction) and which its claim reads in the claim's own statement.
+    sqlite: `
+      ALTER TABLE outbox ADD COLUMN escalates TEXT;
+      CREATE INDEX outbox_escalates ON outbox (escalates) WHERE escalates IS NOT NULL;
+    `,
+    postgres: `
+      ALTER TABLE outbox ADD COLUMN escalates TEXT;
+      CREATE INDEX outbox_escalates ON outbox (escalates) WHERE escalates IS NOT NULL;
+    `,
+  },
 ];

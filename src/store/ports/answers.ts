@@ -21,6 +21,8 @@ export interface QuestionRecord {
   /** The sender's client, for the answer's audit entry. */
   client: string | null;
   answer: QuestionAnswer | null;
+  /** Read by its token: the message the token was made for, when not the question's own (an escalation step's id). */
+  token_for?: string;
 }
 
 /** One answer token, as kept: its SHA-256 (hex), and the recipient or message it was made for (`''`: the whole message). */
@@ -30,7 +32,9 @@ export interface QuestionToken {
 }
 
 /** What a write of an answer did: recorded, or an earlier answer stood (it is returned). */
-export type AnswerWrite = { kind: 'recorded' } | { kind: 'answered'; answer: QuestionAnswer };
+export type AnswerWrite =
+  /** `cancelled`: the escalation steps this answer cancelled, in its transaction (present when any). */
+  { kind: 'recorded'; cancelled?: string[] } | { kind: 'answered'; answer: QuestionAnswer };
 
 export interface AnswersPort {
   /**
@@ -55,6 +59,10 @@ export interface AnswersPort {
    * newest first: the console's open questions (it judges each, as the answer use case does).
    */
   openQuestions(after: number, limit: number): Promise<QuestionRecord[]>;
-  /** Writes the first answer, with its audit entry, in one transaction; a later one changes nothing and gets the first. */
+  /**
+   * Writes the first answer, with its audit entry, in one transaction; a later one changes
+   * nothing and gets the first. The same transaction cancels the escalation steps of the
+   * notification still waiting (one a release claimed first is left to it).
+   */
   answerQuestion(notificationId: string, answer: QuestionAnswer): Promise<AnswerWrite>;
 }

@@ -51,12 +51,14 @@ export interface OutboxEntry {
   congested_since: number | null;
   /** A send a person approved in the console: the payload hash they approved. Its release sends its row's payload; `call` is empty. */
   approved_sha256?: string;
+  /** An escalation step: the first send it escalates. Claimed only while that send's question is unanswered. */
+  escalates?: string;
 }
 
 /** A new waiting entry: what it is and when it is due, not yet claimed, without a key unless given. */
 export function waitingEntry(
   e: Pick<OutboxEntry, 'id' | 'via' | 'client' | 'call' | 'state' | 'send_at' | 'due_at' | 'created_at'> &
-    Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash' | 'approved_sha256'>>,
+    Partial<Pick<OutboxEntry, 'idem_key' | 'payload_hash' | 'approved_sha256' | 'escalates'>>,
 ): OutboxEntry {
   return {
     idem_key: null,
@@ -74,6 +76,8 @@ export function waitingEntry(
 export interface DueClaim {
   due: OutboxEntry[];
   expired: OutboxEntry[];
+  /** Escalation steps whose first send was answered before they were claimed: `cancelled` by the claim (present when any). */
+  cancelled?: OutboxEntry[];
 }
 
 export interface DueClaimOptions {
@@ -113,7 +117,9 @@ export interface OutboxPort {
   /**
    * Claims what is due at `now`, in one statement (PostgreSQL, `FOR UPDATE SKIP LOCKED`) or
    * one immediate transaction (SQLite): each entry goes to exactly one caller across every
-   * process on the store. Entries due longer than `graceMs` ago become `expired` instead.
+   * process on the store. Entries due longer than `graceMs` ago become `expired` instead, and
+   * escalation steps whose first send's question is answered `cancelled`, read in the same
+   * statement or transaction: of an answer and a claim racing, exactly one wins.
    */
   claimDue(now: number, opts: DueClaimOptions): Promise<DueClaim>;
   /**
@@ -145,6 +151,10 @@ export interface OutboxPort {
     by?: AuditActor,
   ): Promise<{ entry: OutboxEntry; moved: boolean } | null>;
   getOutboxEntry(id: string): Promise<OutboxEntry | null>;
+  /** The steps escalating `rootId`, in due order, whatever their state. */
+  escalationSteps(rootId: string): Promise<OutboxEntry[]>;
+  /** Cancels the steps of `rootId` still waiting, in one statement (a retract, the console's Stop): their ids. */
+  cancelEscalation(rootId: string, now: number, by?: AuditActor): Promise<string[]>;
   /** Entries in `states`, soonest due first. */
   listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
   /** The earliest due time among entries in `states`, or null. */

@@ -2,12 +2,24 @@
 import { released, type AuditedChange } from '../audit.js';
 import type { DueClaim, DueClaimOptions, OutboxPort, ReleaseRecord } from '../ports/outbox.js';
 import type { RecordWrite } from '../ports/deliveries.js';
-import { outboxFromRow } from '../sql/outbox.js';
+import { outboxFromRow, rootAnswered, rootPending } from '../sql/outbox.js';
 import { DELIVERY_COLUMNS, deliveryValues, num, WRITTEN, type Row } from '../sql/rows.js';
 import { prepared, type PgEngine } from './engine.js';
 
 const N = DELIVERY_COLUMNS.length;
 
+/**
+ * An escalation step whose first send's question is answered, read in this statement:
+ * `cancelled` instead of claimed. An answer's transaction cancels the steps still waiting,
+ * and a step it holds locked is skipped here, so each step goes to exactly one of the two.
+ */
+const ANSWERED = `${rootAnswered('outbox')} AS answered`;
+/** A step whose first send awaits approval waits too: not picked. */
+const PENDING = rootPending('outbox');
+const walk = (state: string, cond: string) =>
+  `(SELECT id, state AS prior, due_at, ${ANSWERED} FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
+/** Not claimed: cancelled (answered) or expired (too late), both only for an entry no release had started. */
+const ENDS = `picked.prior <> 'releasing' AND (picked.answered OR o.due_at < $1 - $5)`;
 /**
  * Claims what is due at $1 (a release claimed before $2 was left by a dead process) for owner
  * $4, at most $3 (CLAIM_DUE_ID: only entry $3); due longer than $5 ago (never claimed) expires
@@ -15,23 +27,21 @@ const N = DELIVERY_COLUMNS.length;
  * `prior` is the state before the claim, read under the same lock. Without an id, one index
  * walk per state, so a batch reads only the rows it may claim, not every due row sorted.
  */
-const walk = (state: string, cond: string) =>
-  `(SELECT id, state AS prior, due_at FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 const claimDueStatement = (name: string, pick: string) =>
   prepared(
     name,
     `WITH ${pick}
      UPDATE outbox o SET
-       state = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN 'expired' ELSE 'releasing' END,
-       owner = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN NULL ELSE $4 END,
-       claimed_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN o.claimed_at ELSE $1 END,
-       finished_at = CASE WHEN picked.prior <> 'releasing' AND o.due_at < $1 - $5 THEN $1 ELSE NULL END
+       state = CASE WHEN picked.prior <> 'releasing' AND picked.answered THEN 'cancelled' WHEN ${ENDS} THEN 'expired' ELSE 'releasing' END,
+       owner = CASE WHEN ${ENDS} THEN NULL ELSE $4 END,
+       claimed_at = CASE WHEN ${ENDS} THEN o.claimed_at ELSE $1 END,
+       finished_at = CASE WHEN ${ENDS} THEN $1 ELSE NULL END
      FROM picked WHERE o.id = picked.id RETURNING o.*, picked.prior`,
   );
 /** $1 now, $2 the lease's start, $3 the batch size, $4 the owner, $5 the grace. */
 const CLAIM_DUE = claimDueStatement(
   'claim-due',
-  `s AS ${walk('scheduled', 'due_at <= $1')}, h AS ${walk('held', 'due_at <= $1')}, r AS ${walk('releasing', 'claimed_at <= $2')},
+  `s AS ${walk('scheduled', `due_at <= $1 AND NOT ${PENDING}`)}, h AS ${walk('held', `due_at <= $1 AND NOT ${PENDING}`)}, r AS ${walk('releasing', 'claimed_at <= $2')},
    picked AS (SELECT * FROM s UNION ALL SELECT * FROM h UNION ALL SELECT * FROM r ORDER BY due_at LIMIT $3)`,
 );
 
@@ -39,8 +49,8 @@ const CLAIM_DUE = claimDueStatement(
 const CLAIM_DUE_ID = claimDueStatement(
   'claim-due-id',
   `picked AS (
-     SELECT id, state AS prior FROM outbox
-     WHERE ((state IN ('scheduled', 'held') AND due_at <= $1) OR (state = 'releasing' AND claimed_at <= $2)) AND id = $3
+     SELECT id, state AS prior, ${ANSWERED} FROM outbox
+     WHERE ((state IN ('scheduled', 'held') AND due_at <= $1 AND NOT ${PENDING}) OR (state = 'releasing' AND claimed_at <= $2)) AND id = $3
      FOR UPDATE SKIP LOCKED)`,
 );
 
@@ -63,6 +73,15 @@ async function claimDue(e: PgEngine, now: number, { limit, owner, leaseMs, grace
         .sort((x, y) => num(x.due_at) - num(y.due_at) || String(x.id).localeCompare(String(y.id)))
         .map((row): AuditedChange => {
           const e = outboxFromRow(row);
+          if (e.state === 'cancelled')
+            return {
+              write: 'outbox',
+              id: e.id,
+              client: e.client,
+              state: 'cancelled',
+              at: now,
+              detail: { escalates: e.escalates, why: 'answered' },
+            };
           return e.state === 'expired'
             ? {
                 write: 'outbox',
@@ -85,7 +104,8 @@ async function claimDue(e: PgEngine, now: number, { limit, owner, leaseMs, grace
   const out: DueClaim = { due: [], expired: [] };
   for (const row of rows) {
     const entry = outboxFromRow(row);
-    (entry.state === 'expired' ? out.expired : out.due).push(entry);
+    if (entry.state === 'cancelled') (out.cancelled ??= []).push(entry);
+    else (entry.state === 'expired' ? out.expired : out.due).push(entry);
   }
   out.due.sort((a, b) => a.due_at - b.due_at);
   return out;

@@ -26,6 +26,7 @@ import { outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import { takeBackSteps } from '../sql/take-back.js';
 import { sqlAnswers } from '../sql/answers.js';
+import { sqlEscalations, type Step } from '../sql/escalations.js';
 import * as q from '../sql/statements.js';
 import { appendAudit, postgresAudit } from './audit.js';
 import { postgresBanners } from './banners.js';
@@ -85,7 +86,7 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   private readonly answers = sqlAnswers(
     'postgres',
     this.sql,
-    (s, p, c) => this.audited(s, p, c),
+    (steps, c) => this.auditedAll(steps, c),
     (p) => `SELECT json_array_elements_text(${p}::json)`,
   );
   readonly answerKey = this.answers.answerKey;
@@ -96,6 +97,9 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   readonly answeredAmong = this.answers.answeredAmong;
   readonly openQuestions = this.answers.openQuestions;
   readonly answerQuestion = this.answers.answerQuestion;
+  private readonly escalations = sqlEscalations(this.sql, (steps, c) => this.auditedAll(steps, c));
+  readonly escalationSteps = this.escalations.escalationSteps;
+  readonly cancelEscalation = this.escalations.cancelEscalation;
   private readonly audit = postgresAudit(this);
   readonly auditLines = this.audit.auditLines;
   readonly pruneAudit = this.audit.pruneAudit;
@@ -134,6 +138,16 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   /** ./audit.ts's appendAudit, for the aggregates' writes: call it last in the write's transaction. */
   appendAudit(client: pg.PoolClient, changes: readonly AuditedChange[]): Promise<void> {
     return appendAudit(client, changes);
+  }
+
+  /** Statements in order in one transaction, with the audit entries of what they changed. */
+  async auditedAll(steps: readonly Step[], changes: (rows: Row[][]) => AuditedChange[]): Promise<Row[][]> {
+    return this.transaction(async (client) => {
+      const out: Row[][] = [];
+      for (const { s, params } of steps) out.push((await client.query({ ...s, values: params as unknown[] })).rows as Row[]);
+      await this.appendAudit(client, changes(out));
+      return out;
+    });
   }
 
   async audited(s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]): Promise<Row[]> {

@@ -4,7 +4,8 @@
  */
 import type { AuditedChange } from '../audit.js';
 import type { AnswersPort, AnswerWrite, QuestionAnswer, QuestionRecord } from '../ports/answers.js';
-import { statement, type Dialect, type Statement } from './dialect.js';
+import { statement, type Dialect } from './dialect.js';
+import { CANCEL_STEPS, stepsCancelled, type AuditedAll } from './escalations.js';
 import { num, numOrNull, type Row } from './rows.js';
 
 const COLUMNS = 'notification_id, prompt, choices, expires_in_s, created_at, client, answer_choice, answer_by, answer_via, answered_at';
@@ -22,7 +23,11 @@ const INSERT_TOKEN = statement(
 const GET_QUESTION = statement('get-question', `SELECT ${COLUMNS} FROM questions WHERE notification_id = $1`);
 const QUESTION_BY_TOKEN = statement(
   'question-by-token',
-  `SELECT ${COLUMNS} FROM questions WHERE notification_id = (SELECT notification_id FROM question_tokens WHERE sha256 = $1)`,
+  `SELECT ${COLUMNS.split(', ')
+    .map((c) => `q.${c}`)
+    .join(
+      ', ',
+    )}, t.recipient AS token_recipient FROM question_tokens t JOIN questions q ON q.notification_id = t.notification_id WHERE t.sha256 = $1`,
 );
 const UNANSWERED_TO = statement(
   'unanswered-questions-to',
@@ -58,11 +63,8 @@ function questionFromRow(r: Row): QuestionRecord {
   };
 }
 
-/** Runs a write and appends the audit entries of the rows it changed, in one transaction (each engine's). */
-type Audited = (s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]) => Promise<Row[]>;
-
 /** The port over `sql` on `engine`; `inJson(p)` is the engine's subquery of the values of JSON array parameter `p`. */
-export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJson: (p: string) => string): AnswersPort {
+export function sqlAnswers(engine: string, sql: Dialect, audited: AuditedAll, inJson: (p: string) => string): AnswersPort {
   const answered = statement(
     `${engine}-answered-among`,
     `SELECT ${COLUMNS} FROM questions WHERE answered_at IS NOT NULL AND notification_id IN (${inJson('$1')})`,
@@ -82,7 +84,10 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
     },
     async questionByToken(sha256) {
       const row = await sql.get(QUESTION_BY_TOKEN, [sha256]);
-      return row ? questionFromRow(row) : null;
+      if (!row) return null;
+      // A token made for one message of several (an escalation step): which one it was.
+      const recipient = row.token_recipient as string;
+      return recipient === '' ? questionFromRow(row) : { ...questionFromRow(row), token_for: recipient };
     },
     async unansweredQuestionsTo(recipient, limit) {
       return (await sql.all(UNANSWERED_TO, [recipient, limit])).map(questionFromRow);
@@ -95,10 +100,21 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: Audited, inJso
       return (await sql.all(OPEN_QUESTIONS, [after, limit])).map(questionFromRow);
     },
     async answerQuestion(id, a: QuestionAnswer): Promise<AnswerWrite> {
-      const rows = await audited(ANSWER, [id, a.choice, a.by, a.via, a.at], (written) =>
-        written.map((r) => ({ write: 'question-answer', id, client: (r.client as string | null) ?? null, answer: a })),
+      // The answer and the cancel of its escalation's steps still waiting, in one transaction:
+      // a step's claim reads the answer in its own statement, so each step is either claimed
+      // before this commits (it leaves; the answer still lands) or cancelled here.
+      const [rows, cancelled] = await audited(
+        [
+          { s: ANSWER, params: [id, a.choice, a.by, a.via, a.at] },
+          { s: CANCEL_STEPS, params: [id, a.at] },
+        ],
+        ([written, moved]): AuditedChange[] => [
+          ...written!.map((r): AuditedChange => ({ write: 'question-answer', id, client: (r.client as string | null) ?? null, answer: a })),
+          ...stepsCancelled(moved!, id, a.at, 'answered'),
+        ],
       );
-      if (rows.length === 1) return { kind: 'recorded' };
+      if (rows!.length === 1)
+        return cancelled!.length > 0 ? { kind: 'recorded', cancelled: cancelled!.map((r) => r.id as string) } : { kind: 'recorded' };
       const first = (await sql.get(GET_QUESTION, [id])) ?? undefined;
       const answer = first ? questionFromRow(first).answer : null;
       // No row moved and none answered: the question is not there (the caller read it a moment ago).

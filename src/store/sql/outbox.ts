@@ -22,7 +22,24 @@ export const OUTBOX_COLUMNS = [
   'idem_key',
   'payload_hash',
   'congested_since',
+  'escalates',
 ] as const;
+
+/**
+ * SQL true for an escalation step of `table` that must never leave: its first send's question
+ * is answered, or the first send ended without leaving (declined or expired unapproved,
+ * retracted; or cancelled, expired or refused in the outbox). Read by each engine's claim of
+ * due sends in its own statement (PostgreSQL) or transaction (SQLite), which cancels the step.
+ */
+export const rootAnswered = (table: string): string =>
+  `(${table}.escalates IS NOT NULL AND (
+     EXISTS (SELECT 1 FROM questions q WHERE q.notification_id = ${table}.escalates AND q.answered_at IS NOT NULL)
+     OR EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status IN ('declined', 'expired', 'retracted'))
+     OR EXISTS (SELECT 1 FROM outbox r WHERE r.id = ${table}.escalates AND r.state IN ('cancelled', 'expired', 'failed'))))`;
+
+/** SQL true for an escalation step whose first send still awaits a person's approval: not claimed yet (its question is not open). */
+export const rootPending = (table: string): string =>
+  `(${table}.escalates IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status = 'pending_approval'))`;
 
 /**
  * How an approved send's entry keeps its hash: in the call column, under a key no channel's
@@ -43,7 +60,7 @@ export function outboxValues(e: OutboxEntry): unknown[] {
         ? e[c] === null || e[c] === undefined
           ? null
           : JSON.stringify(e[c])
-        : e[c],
+        : (e[c] ?? null),
   );
 }
 
@@ -66,6 +83,7 @@ export function outboxFromRow(r: Row): OutboxEntry {
     idem_key: (r.idem_key as string | null) ?? null,
     payload_hash: (r.payload_hash as string | null) ?? null,
     congested_since: numOrNull(r.congested_since),
+    ...(typeof r.escalates === 'string' ? { escalates: r.escalates } : {}),
   };
 }
 

@@ -2,10 +2,15 @@
 import { released, type AuditedChange } from '../audit.js';
 import type { RecordWrite } from '../ports/deliveries.js';
 import type { DueClaim, DueClaimOptions, OutboxPort, ReleaseRecord } from '../ports/outbox.js';
-import { outboxFromRow } from '../sql/outbox.js';
+import { outboxFromRow, rootAnswered, rootPending } from '../sql/outbox.js';
 import { deliveryValues, WRITTEN, type Row } from '../sql/rows.js';
 import * as q from '../sql/statements.js';
 import type { SqliteEngine } from './engine.js';
+
+/** Whether a row is an escalation step whose first send was answered. */
+const ANSWERED = `${rootAnswered('outbox')} AS root_answered`;
+/** A step whose first send awaits approval waits too: not read for a claim. */
+const PENDING = rootPending('outbox');
 
 /** The claim of due sends and the end of dry-run releases, over engine `e`. */
 export function sqliteOutbox(e: SqliteEngine): Pick<OutboxPort, 'claimDue' | 'recordReleases'> {
@@ -19,17 +24,32 @@ async function claimDue(e: SqliteEngine, now: number, { limit, owner, leaseMs, g
   // IMMEDIATE: the write lock is held from the read to the updates, so each due entry goes
   // to one process of those sharing the file.
   const tx = e.db.transaction((): DueClaim => {
-    const where = `((state IN ('scheduled', 'held') AND due_at <= ?) OR (state = 'releasing' AND claimed_at <= ?))`;
+    const where = `((state IN ('scheduled', 'held') AND due_at <= ? AND NOT ${PENDING}) OR (state = 'releasing' AND claimed_at <= ?))`;
     const rows = (
       id === undefined
         ? soonestDue(e, now, now - leaseMs, limit)
-        : e.statement(`SELECT * FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, id)
+        : e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, id)
     ) as Row[];
     const claim = e.statement(`UPDATE outbox SET state = ?, owner = ?, claimed_at = ?, finished_at = ? WHERE id = ?`);
     const out: DueClaim = { due: [], expired: [] };
     const moves: AuditedChange[] = [];
     for (const row of rows) {
       const entry = outboxFromRow(row);
+      // An escalation step whose first send was answered is cancelled, read in this transaction:
+      // an answer's write (and its cancel of the steps) commits wholly before or after it.
+      if (entry.state !== 'releasing' && Number(row.root_answered) === 1) {
+        claim.run('cancelled', null, entry.claimed_at, now, entry.id);
+        (out.cancelled ??= []).push({ ...entry, state: 'cancelled', finished_at: now });
+        moves.push({
+          write: 'outbox',
+          id: entry.id,
+          client: entry.client,
+          state: 'cancelled',
+          at: now,
+          detail: { escalates: entry.escalates, why: 'answered' },
+        });
+        continue;
+      }
       // A release already under way keeps going (its idempotency claim decides); a send never started is too late past the grace.
       const late = entry.state !== 'releasing' && entry.due_at < now - graceMs;
       if (late) {
@@ -67,8 +87,8 @@ async function claimDue(e: SqliteEngine, now: number, { limit, owner, leaseMs, g
  * per state, so a batch reads only the rows it may claim, not every due row sorted.
  */
 function soonestDue(e: SqliteEngine, now: number, leaseEnded: number, limit: number): Row[] {
-  const walk = e.statement(`SELECT * FROM outbox WHERE state = ? AND due_at <= ? ORDER BY due_at LIMIT ?`);
-  const stale = e.statement(`SELECT * FROM outbox WHERE state = 'releasing' AND claimed_at <= ? ORDER BY due_at LIMIT ?`);
+  const walk = e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE state = ? AND due_at <= ? AND NOT ${PENDING} ORDER BY due_at LIMIT ?`);
+  const stale = e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE state = 'releasing' AND claimed_at <= ? ORDER BY due_at LIMIT ?`);
   const rows = [
     ...(walk.all('scheduled', now, limit) as Row[]),
     ...(walk.all('held', now, limit) as Row[]),

@@ -27,6 +27,7 @@ import { outboxStatements, outboxValues } from '../sql/outbox.js';
 import { ENQUEUE_APPROVED } from '../sql/approval-writes.js';
 import { takeBackSteps } from '../sql/take-back.js';
 import { sqlAnswers } from '../sql/answers.js';
+import { sqlEscalations, type Step } from '../sql/escalations.js';
 import * as q from '../sql/statements.js';
 import { sqliteAudit } from './audit.js';
 import { sqliteBanners } from './banners.js';
@@ -79,7 +80,7 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   private readonly answers = sqlAnswers(
     'sqlite',
     this.sql,
-    (s, p, c) => this.audited(s, p, c),
+    (steps, c) => this.auditedAll(steps, c),
     (p) => `SELECT value FROM json_each(${p})`,
   );
   readonly answerKey = this.answers.answerKey;
@@ -90,6 +91,9 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   readonly answeredAmong = this.answers.answeredAmong;
   readonly openQuestions = this.answers.openQuestions;
   readonly answerQuestion = this.answers.answerQuestion;
+  private readonly escalations = sqlEscalations(this.sql, (steps, c) => this.auditedAll(steps, c));
+  readonly escalationSteps = this.escalations.escalationSteps;
+  readonly cancelEscalation = this.escalations.cancelEscalation;
   private readonly audit = sqliteAudit(this);
   readonly auditLines = this.audit.auditLines;
   readonly pruneAudit = this.audit.pruneAudit;
@@ -148,6 +152,16 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
     const insert = this.shared(INSERT_AUDIT);
     for (const e of entries) insert.run(auditValues(e));
     this.shared(MOVE_AUDIT_HEAD).run([next.seq, next.hash]);
+  }
+
+  /** Statements in order in one immediate transaction, with the audit entries of what they changed. */
+  async auditedAll(steps: readonly Step[], changes: (rows: Row[][]) => AuditedChange[]): Promise<Row[][]> {
+    const tx = this.db.transaction((): Row[][] => {
+      const rows = steps.map(({ s, params }) => this.shared(s).all(params));
+      this.appendAudit(changes(rows));
+      return rows;
+    });
+    return tx.immediate();
   }
 
   async audited(s: Statement, params: readonly unknown[], changes: (rows: Row[]) => AuditedChange[]): Promise<Row[]> {

@@ -47,6 +47,7 @@ const TABLE: ConsoleEntry[] = [
   { method: 'POST', pattern: /^\/console\/logout$/, handler: pages.logout },
   { method: 'GET', pattern: /^\/console\/?$/, handler: pages.notifications },
   { method: 'GET', pattern: new RegExp(`^/console/notifications/${ID}(/html|/raw|/payload\\.json)?$`), handler: pages.notification },
+  { method: 'POST', pattern: new RegExp(`^/console/notifications/${ID}/stop$`), handler: pages.stop },
   { method: 'GET', pattern: /^\/console\/approvals$/, handler: pages.approvals },
   { method: 'POST', pattern: new RegExp(`^/console/approvals/${ID}$`), handler: pages.decide },
   { method: 'GET', pattern: /^\/console\/waiting$/, handler: pages.waiting },

@@ -9,6 +9,7 @@ import { page } from '../../../../console/layout.js';
 import { htmlBody, parseMime, rawMessage } from '../../../../console/mime.js';
 import { detailBody, listBody, toQuery, type ListFilters } from '../../../../console/notifications-page.js';
 import { waitingDetailBody } from '../../../../console/waiting-detail.js';
+import { escalationSection } from '../../../../console/escalation-section.js';
 import { waitingBody } from '../../../../console/waiting-page.js';
 import { questionSection, questionsBody } from '../../../../console/questions-page.js';
 import { QUESTION_ROWS } from '../../../../console/actions.js';
@@ -53,7 +54,9 @@ export const notification: ConsoleHandler = async (deps, r) => {
     const unrecorded = part ? null : await deps.actions.unrecorded(id);
     if (!unrecorded) return errorPage(res, 404, `No notification has id ${id}.`, 'notifications');
     const { entry, waiting } = unrecorded;
-    const body = html`${questionSection(await deps.actions.question(entry.id))}${waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id))}`;
+    const steps = escalationSection(entry.id, await deps.actions.escalation(entry.id), csrf);
+    const question = questionSection(await deps.actions.question(entry.id));
+    const body = html`${question}${waitingDetailBody(entry, csrf, waiting, await deps.actions.audit(entry.id))}${steps}`;
     return send(res, 200, page({ ...shell, title: `Notification ${entry.id}`, section: 'notifications', ...r.carried(), body }));
   }
   const raw = rawMessage(record.payload);
@@ -84,7 +87,8 @@ export const notification: ConsoleHandler = async (deps, r) => {
       return void res.end(JSON.stringify(record.payload, null, 2));
     default: {
       const question = questionSection(await deps.actions.question(record.id));
-      const body = html`${question}${detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole')}`;
+      const detail = detailBody(record, csrf, await deps.actions.audit(record.id), url.searchParams.get('payload') === 'whole');
+      const body = html`${question}${detail}${escalationSection(record.id, await deps.actions.escalation(record.id), csrf)}`;
       return send(res, 200, page({ ...shell, title: `Notification ${record.id}`, section: 'notifications', ...r.carried(), body }));
     }
   }
@@ -147,6 +151,14 @@ export const retract: ConsoleHandler = async (deps, { res, client, params, withN
 export const questions: ConsoleHandler = async (deps, r) => {
   const body = questionsBody(await deps.actions.openQuestions(), QUESTION_ROWS);
   return send(r.res, 200, page({ ...r.shell, title: 'Open questions', section: 'questions', ...r.carried(), body }));
+};
+
+/** The Stop button of a running escalation: its steps still waiting are cancelled. */
+export const stop: ConsoleHandler = async (deps, { res, client, params, withNotice }) => {
+  const id = params[0]!;
+  const cancelled = await deps.actions.stopEscalation(id, client);
+  const said = cancelled.length > 0 ? `Stopped: ${cancelled.length} step(s) will not be sent.` : 'No step was waiting any more.';
+  return redirect(res, withNotice(`/console/notifications/${encodeURIComponent(id)}`, 'info', said));
 };
 
 export const banners: ConsoleHandler = async (deps, r) => {
