@@ -50,7 +50,6 @@ export interface ReceiptReport {
   notificationId?: string;
 }
 
-
 /** `verified: false`: unsigned, mis-signed, or this server cannot check it; nothing may change. `report: null`: a status not tracked. */
 export type ReceiptReading = { verified: false } | { verified: true; report: ReceiptReport | null };
 

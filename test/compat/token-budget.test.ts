@@ -40,3 +40,31 @@ describe('context budget (o200k: name, description, input schema per tool)', () 
     expect(toolTokens(grown) - toolTokens(tool)).toBeGreaterThanOrEqual(60);
   });
 });
+
+describe("issue 40's budget with every field of the round in place", () => {
+  // ask (NOTIFY_PUBLIC_URL), escalate with one policy, the webhook branch with two targets.
+  const full = buildCatalog(
+    loadConfig({
+      NOTIFY_DATA_DIR: '/nonexistent',
+      NOTIFY_PUBLIC_URL: 'https://notify.example.com',
+      NOTIFY_ESCALATIONS: 'oncall=slack:#ops@0,sms:+14155550100@5m,email:lead@example.com@15m',
+      NOTIFY_SLACK_ALLOW: '#ops',
+      NOTIFY_SMS_ALLOW: '+14155550100',
+      NOTIFY_EMAIL_ALLOW: 'example.com',
+      NOTIFY_WEBHOOKS: 'alerts=standard:https://hooks.example.com/n,ops=discord:https://discord.com/api/webhooks/1/a',
+      NOTIFY_WEBHOOK_SECRET_ALERTS: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      NOTIFY_WEBHOOK_ALLOW: '*',
+    }),
+  );
+  const list = (p: 'flat' | 'per-channel') => full[p].tools.reduce((n, t) => n + toolTokens(t), 0);
+
+  it('the flat list ≤ 1,600, send_notification ≤ 850, the per-channel list ≤ 2,000', () => {
+    const send = toolTokens(full.flat.tools.find((t) => t.name === 'send_notification')!);
+    const figures = { flat: list('flat'), send_notification: send, 'per-channel': list('per-channel') };
+    console.info('every field of the round', figures);
+    expect(JSON.stringify(full.flat.tools)).toContain('"escalate"');
+    expect(figures.flat).toBeLessThanOrEqual(1600);
+    expect(figures.send_notification).toBeLessThanOrEqual(850);
+    expect(figures['per-channel']).toBeLessThanOrEqual(2000);
+  });
+});
