@@ -25,7 +25,7 @@ import { markdownTable } from './lib/table.mjs';
 import { benchStoreSends } from './store.mjs';
 import { benchSchedule } from './schedule.mjs';
 import { benchTokens } from './tokens.mjs';
-import { budgetRows } from './token-budget.mjs';
+import { budgetRows, FULL_ROUND_ENV, fullRoundRows } from './token-budget.mjs';
 import { buildCatalog } from '../dist/mcp/catalog.js';
 import { loadConfig } from '../dist/config/config.js';
 import { benchValidation } from './validation.mjs';
@@ -92,6 +92,7 @@ try {
   rows.push(...benchTokens());
   step('context budget: every profile and tool against issue 40');
   rows.push(...budgetRows(buildCatalog(loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' }))));
+  rows.push(...fullRoundRows(buildCatalog(loadConfig(FULL_ROUND_ENV))));
   rows.push(...(await guarded('8. Live-send overhead', 'live send vs the library alone', () => benchLiveSend(quick ? { calls: 50, warmup: 20, runs: 1 } : {}))));
   step('validation');
   rows.push(...benchValidation(quick ? { runs: 3, ms: 100 } : {}));

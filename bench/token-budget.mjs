@@ -57,6 +57,45 @@ export const roomOf = (budget) => Object.values(budget.room ?? {}).reduce((n, t)
 /** The limit with the round's fields in place: `now` plus its room. */
 export const limitOf = (budget) => budget.now + roomOf(budget);
 
+/**
+ * Issue 40's configuration "with every field of this round in place": ask (NOTIFY_PUBLIC_URL),
+ * escalate with one policy, the webhook branch with two targets. The test that guards it is
+ * test/compat/token-budget.test.ts; the bench prints it against the issue's limits.
+ */
+export const FULL_ROUND_ENV = {
+  NOTIFY_DATA_DIR: '/nonexistent',
+  NOTIFY_PUBLIC_URL: 'https://notify.example.com',
+  NOTIFY_ESCALATIONS: 'oncall=slack:#ops@0,sms:+14155550100@5m,email:lead@example.com@15m',
+  NOTIFY_SLACK_ALLOW: '#ops',
+  NOTIFY_SMS_ALLOW: '+14155550100',
+  NOTIFY_EMAIL_ALLOW: 'example.com',
+  NOTIFY_WEBHOOKS: 'alerts=standard:https://hooks.example.com/n,ops=discord:https://discord.com/api/webhooks/1/a',
+  NOTIFY_WEBHOOK_SECRET_ALERTS: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  NOTIFY_WEBHOOK_ALLOW: '*',
+};
+
+/** The issue's limits, with every field of the round in place. */
+export const ROUND_LIMITS = { flat: 1600, send_notification: 850, 'per-channel': 2000 };
+
+/** The lists and send_notification under FULL_ROUND_ENV, against ROUND_LIMITS. */
+export function fullRoundRows(catalog) {
+  const list = (p) => catalog[p].tools.reduce((n, t) => n + toolTokens(t), 0);
+  const send = toolTokens(catalog.flat.tools.find((t) => t.name === 'send_notification'));
+  const row = (name, tokens, max) => ({
+    section: '3. Context budget',
+    name: `${name}, every field of the round (ask, escalate with one policy, two webhook targets)`,
+    unit: 'tokens',
+    better: 'lower',
+    value: exact(tokens),
+    target: { max, absolute: true, text: `≤ ${max.toLocaleString('en-US')}` },
+  });
+  return [
+    row('whole tools/list, flat', list('flat'), ROUND_LIMITS.flat),
+    row('send_notification, flat', send, ROUND_LIMITS.send_notification),
+    row('whole tools/list, per-channel', list('per-channel'), ROUND_LIMITS['per-channel']),
+  ];
+}
+
 /** The peers the issue compares with (docs/tools.md gives their sources). */
 export const PEERS = [
   { name: 'median MCP server, survey of 3,213 servers (cited)', tokens: 1905 },
@@ -99,7 +138,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const { buildCatalog } = await import('../dist/mcp/catalog.js');
   const { loadConfig } = await import('../dist/config/config.js');
   const { verdict } = await import('./lib/table.mjs');
-  for (const r of budgetRows(buildCatalog(loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' })))) {
+  const rows = [...budgetRows(buildCatalog(loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' }))), ...fullRoundRows(buildCatalog(loadConfig(FULL_ROUND_ENV)))];
+  for (const r of rows) {
     console.log(`${String(r.value.median).padStart(6)}  ${r.name}${r.target ? `  [${r.target.text}: ${verdict(r)}]` : ''}`);
   }
 }

@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCatalog } from '../../src/mcp/catalog.js';
 import { loadConfig } from '../../src/config/config.js';
-import { LIST_BUDGETS, limitOf, TOOL_BUDGETS, toolTokens } from '../../bench/token-budget.mjs';
+import { FULL_ROUND_ENV, LIST_BUDGETS, limitOf, ROUND_LIMITS, TOOL_BUDGETS, toolTokens } from '../../bench/token-budget.mjs';
 
 const catalog = buildCatalog(loadConfig({ NOTIFY_DATA_DIR: '/nonexistent' }));
 const tokens = (profile: keyof typeof LIST_BUDGETS) => catalog[profile].tools.map((t) => ({ name: t.name, tokens: toolTokens(t) }));
@@ -42,20 +42,8 @@ describe('context budget (o200k: name, description, input schema per tool)', () 
 });
 
 describe("issue 40's budget with every field of the round in place", () => {
-  // ask (NOTIFY_PUBLIC_URL), escalate with one policy, the webhook branch with two targets.
-  const full = buildCatalog(
-    loadConfig({
-      NOTIFY_DATA_DIR: '/nonexistent',
-      NOTIFY_PUBLIC_URL: 'https://notify.example.com',
-      NOTIFY_ESCALATIONS: 'oncall=slack:#ops@0,sms:+14155550100@5m,email:lead@example.com@15m',
-      NOTIFY_SLACK_ALLOW: '#ops',
-      NOTIFY_SMS_ALLOW: '+14155550100',
-      NOTIFY_EMAIL_ALLOW: 'example.com',
-      NOTIFY_WEBHOOKS: 'alerts=standard:https://hooks.example.com/n,ops=discord:https://discord.com/api/webhooks/1/a',
-      NOTIFY_WEBHOOK_SECRET_ALERTS: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-      NOTIFY_WEBHOOK_ALLOW: '*',
-    }),
-  );
+  // ask (NOTIFY_PUBLIC_URL), escalate with one policy, the webhook branch with two targets (FULL_ROUND_ENV).
+  const full = buildCatalog(loadConfig(FULL_ROUND_ENV));
   const list = (p: 'flat' | 'per-channel') => full[p].tools.reduce((n, t) => n + toolTokens(t), 0);
 
   it('the flat list ≤ 1,600, send_notification ≤ 850, the per-channel list ≤ 2,000', () => {
@@ -63,8 +51,8 @@ describe("issue 40's budget with every field of the round in place", () => {
     const figures = { flat: list('flat'), send_notification: send, 'per-channel': list('per-channel') };
     console.info('every field of the round', figures);
     expect(JSON.stringify(full.flat.tools)).toContain('"escalate"');
-    expect(figures.flat).toBeLessThanOrEqual(1600);
-    expect(figures.send_notification).toBeLessThanOrEqual(850);
-    expect(figures['per-channel']).toBeLessThanOrEqual(2000);
+    expect(figures.flat).toBeLessThanOrEqual(ROUND_LIMITS.flat);
+    expect(figures.send_notification).toBeLessThanOrEqual(ROUND_LIMITS.send_notification);
+    expect(figures['per-channel']).toBeLessThanOrEqual(ROUND_LIMITS['per-channel']);
   });
 });
