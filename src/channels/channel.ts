@@ -26,28 +26,11 @@ import { checkChannel } from './doctor-lines.js';
 import type { InboundCallback, InboundModule, InboundPath } from './inbound.js';
 import { isLive, only, type ChannelSettings, type LiveSettings } from './settings.js';
 import type { Provider } from '../providers/types.js';
-import type {
-  BuiltPayload,
-  Forwarded,
-  Notice,
-  ProviderContext,
-  ReceiptReading,
-  ReceiptReport,
-  ResultMeta,
-  Summary,
-} from './channel-parts.js';
+import type { BuiltPayload, Forwarded, Notice, ProviderContext, ReceiptReading, ResultMeta, Summary } from './channel-parts.js';
 
 export type { InboundCallback } from './inbound.js';
-export type {
-  BuiltPayload,
-  Forwarded,
-  Notice,
-  ProviderContext,
-  ReceiptReading,
-  ReceiptReport,
-  ResultMeta,
-  Summary,
-} from './channel-parts.js';
+// A channel's parts, named where channels are: every type of ./channel-parts.ts, listed once there.
+export type * from './channel-parts.js';
 import { parsedWith, type FormatWords, type JsonSchema } from '@notify-mcp/union';
 
 /** Every branch takes it besides its own fields: the same key and payload send once. */
