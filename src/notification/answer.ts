@@ -8,13 +8,16 @@
 import { tokenSha256, TOKEN_SHAPE } from '../core/answer-token.js';
 import type { AnswersPort, QuestionAnswer, QuestionRecord } from '../store/ports/answers.js';
 import type { DeliveriesPort, DeliveryRecord, DeliveryStatus } from '../store/ports/deliveries.js';
-import type { OutboxPort } from '../store/ports/outbox.js';
 
-export type AnswerPorts = Pick<AnswersPort, 'getQuestion' | 'questionByToken' | 'answerQuestion'> &
-  Pick<DeliveriesPort, 'getDelivery'> &
-  Pick<OutboxPort, 'getOutboxEntry'>;
+export type AnswerPorts = Pick<AnswersPort, 'getQuestion' | 'questionByToken' | 'answerQuestion'> & Pick<DeliveriesPort, 'getDelivery'>;
 
-/** A question as it stands now. `open`: it takes an answer until `expires_at`. */
+/** What an answer names: a link's token, or a notification (the CLI; an SMS reply, with the step it went in when a step's). */
+export type AnswerTarget = { token: string } | { id: string; sent_in?: string };
+
+/**
+ * A question as it stands now. `open`: it takes an answer until `expires_at`; `record` is the
+ * message the answer came through (the first send's, or the escalation step's it went in).
+ */
 export type QuestionState =
   | { kind: 'open'; question: QuestionRecord; expires_at: number; record: DeliveryRecord }
   | { kind: 'answered'; question: QuestionRecord; answer: QuestionAnswer }
@@ -34,12 +37,15 @@ export type AnswerResult =
   | { kind: 'live'; id: string }
   | { kind: 'unknown' };
 
-/** States a message is in once it left (a dry run "leaves" as its record). */
-const LEFT: ReadonlySet<DeliveryStatus> = new Set(['dry_run', 'queued', 'sent', 'delivered', 'undelivered']);
+/**
+ * States a message is in once it left (a dry run "leaves" as its record). `unknown` may have
+ * left: a person holding its link or number is the proof that it did.
+ */
+const LEFT: ReadonlySet<DeliveryStatus> = new Set(['dry_run', 'queued', 'sent', 'delivered', 'undelivered', 'unknown']);
 
 /** When the message left, or undefined while it has not (or never will): a question's life counts from here. */
 export function leftAt(record: DeliveryRecord): number | undefined {
-  const sent = record.attempt_log.find((a) => a.outcome === 'sent');
+  const sent = record.attempt_log.find((a) => a.outcome === 'sent') ?? (record.status === 'unknown' ? record.attempt_log[0] : undefined);
   if (!LEFT.has(record.status) && !(record.status === 'failed' && sent)) return undefined;
   if (sent?.at !== undefined) return sent.at;
   // A dry run held for approval left when it was released (its last status change); any other when recorded.
@@ -47,16 +53,24 @@ export function leftAt(record: DeliveryRecord): number | undefined {
 }
 
 /** The question a token or an id names, and where it stands at `now`. */
-export async function questionState(store: AnswerPorts, target: { token: string } | { id: string }, now: number): Promise<QuestionState> {
-  if ('token' in target && !TOKEN_SHAPE.test(target.token)) return { kind: 'unknown' };
-  const question = 'token' in target ? await store.questionByToken(tokenSha256(target.token)) : await store.getQuestion(target.id);
+export async function questionState(store: AnswerPorts, target: AnswerTarget, now: number): Promise<QuestionState> {
+  const question = await questionOfTarget(store, target);
   if (!question) return { kind: 'unknown' };
   if (question.answer) return { kind: 'answered', question, answer: question.answer };
-  const record = await store.getDelivery(question.notification_id);
-  const left = record ? leftAt(record) : undefined;
-  if (!record || left === undefined) return { kind: 'not_sent', question };
+  const first = await store.getDelivery(question.notification_id);
+  const step = question.sent_in === undefined ? null : await store.getDelivery(question.sent_in);
+  // Its life counts from the first send; a step that left answers it even when the first send did not leave.
+  const left = (first && leftAt(first)) ?? (step && leftAt(step));
+  const record = step ?? first;
+  if (!record || left === undefined || left === null) return { kind: 'not_sent', question };
   const expires_at = left + question.expires_in_s * 1000;
   return now >= expires_at ? { kind: 'expired', question, expires_at } : { kind: 'open', question, expires_at, record };
+}
+
+async function questionOfTarget(store: AnswerPorts, target: AnswerTarget): Promise<QuestionRecord | null> {
+  if ('token' in target) return TOKEN_SHAPE.test(target.token) ? store.questionByToken(tokenSha256(target.token)) : null;
+  const question = await store.getQuestion(target.id);
+  return question && target.sent_in !== undefined ? { ...question, sent_in: target.sent_in } : question;
 }
 
 /**
@@ -66,7 +80,7 @@ export async function questionState(store: AnswerPorts, target: { token: string 
  */
 export async function answerQuestion(
   deps: { store: AnswerPorts; now: () => number },
-  target: { token: string } | { id: string },
+  target: AnswerTarget,
   choice: string,
   by: string,
   via?: string,
@@ -86,9 +100,8 @@ export async function answerQuestion(
   }
   if (only === 'dry_run' && state.record.status !== 'dry_run') return { kind: 'live', id };
   if (!state.question.choices.includes(choice)) return { kind: 'not_offered', id, choices: state.question.choices };
-  // Through an escalation step's link: the step's channel is where it was answered.
-  const stepVia = state.question.token_for && (await deps.store.getOutboxEntry(state.question.token_for))?.via;
-  const answer: QuestionAnswer = { choice, by, via: via ?? stepVia ?? state.record.via, at: now };
+  const step = state.question.sent_in;
+  const answer: QuestionAnswer = { choice, by, via: via ?? state.record.via, at: now, ...(step !== undefined ? { step } : {}) };
   const written = await deps.store.answerQuestion(id, answer);
   return written.kind === 'recorded' ? { kind: 'recorded', id, answer } : { kind: 'answered', id, answer: written.answer };
 }

@@ -7,11 +7,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeProvider, FakeSlack, openTempStore, pipelineDeps, SLACK_ENV, SMS_ENV } from '../../test/helpers/pipeline-kit.js';
 import type { Config } from '../config/config.js';
+import { silentLogger } from '../core/log.js';
+import { DeliveryUnknownError, ProviderRejectedError } from '../providers/errors.js';
+import { StoreUnavailableError } from '../store/errors.js';
 import type { SqliteStore } from '../store/sqlite/store.js';
 import { answerQuestion } from './answer.js';
 import { decideApproval } from './decide-approval.js';
 import { sendEscalating } from './escalate.js';
 import { releaseDue } from './outbox.js';
+import { takeReply } from './replies.js';
 import type { PipelineDeps, SendResult } from './pipeline.js';
 import { retractNotification } from './retract.js';
 
@@ -82,9 +86,9 @@ describe('escalate', () => {
     expect(await answerQuestion({ store, now: () => clock }, { token }, 'Acknowledge', 'link')).toEqual({
       kind: 'recorded',
       id: first.id,
-      answer: { choice: 'Acknowledge', by: 'link', via: 'email', at: T0 + 130_000 },
+      answer: { choice: 'Acknowledge', by: 'link', via: 'email', at: T0 + 130_000, step: emailStep!.id },
     });
-    expect((await store.getQuestion(first.id))?.answer?.via).toBe('email');
+    expect((await store.getQuestion(first.id))?.answer).toMatchObject({ via: 'email', step: emailStep!.id });
     expect(await store.getQuestion(emailStep!.id)).toBeNull();
   });
 
@@ -127,16 +131,93 @@ describe('escalate', () => {
     expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['cancelled', 'cancelled']);
   });
 
-  it('steps wait while the first send awaits approval, and stop when it is declined', async () => {
+  it('a first send awaiting approval has no steps; declined, none are ever kept', async () => {
     const d = await deps({ NOTIFY_APPROVAL: 'slack', NOTIFY_APPROVAL_MODE: 'console' });
     const first = await send(d);
     expect(first.status).toBe('pending_approval');
-    expect(await release(d, T0 + 60_000)).toEqual([]);
-    expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['scheduled', 'scheduled']);
+    expect(await store.escalationSteps(first.id)).toEqual([]);
     const row = (await store.getDelivery(first.id))!;
     await decideApproval(d, first.id, { decision: 'decline', by: 'ops', seenSha256: row.approval!.payload_sha256 });
-    expect((await release(d, T0 + 120_000)).map((r) => r.state)).toEqual(['cancelled', 'cancelled']);
+    expect(await release(d, T0 + 600_000)).toEqual([]);
+    expect(await store.escalationSteps(first.id)).toEqual([]);
     expect(sms.payloads).toEqual([]);
+  });
+
+  it('an approved first send keeps its steps as it is released, due from then', async () => {
+    const d = await deps({ NOTIFY_APPROVAL: 'slack', NOTIFY_APPROVAL_MODE: 'console' });
+    const first = await send(d);
+    const row = (await store.getDelivery(first.id))!;
+    clock = T0 + 300_000;
+    // The decision releases it at once.
+    expect((await decideApproval(d, first.id, { decision: 'approve', by: 'ops', seenSha256: row.approval!.payload_sha256 })).status).toBe(
+      'approved',
+    );
+    expect(slack.payloads).toHaveLength(1);
+    expect((await store.escalationSteps(first.id)).map((s) => [s.via, s.due_at - T0])).toEqual([
+      ['sms', 360_000],
+      ['email', 420_000],
+    ]);
+  });
+
+  it('a first send held by quiet hours keeps its steps when it leaves, due from then, not from the call', async () => {
+    // Slack quiet from 11:00 to 13:00 UTC; T0 is 12:00.
+    const d = await deps({ NOTIFY_QUIET_HOURS: 'slack=11:00-13:00@UTC' });
+    const first = await send(d);
+    expect(first.status).toBe('held');
+    expect(await store.escalationSteps(first.id)).toEqual([]);
+    expect((await release(d, T0 + 3_600_000)).map((r) => r.state)).toEqual(['released']);
+    expect((await store.escalationSteps(first.id)).map((s) => s.due_at - T0)).toEqual([3_660_000, 3_720_000]);
+  });
+
+  it('a first send the provider refuses fails, and its steps are cancelled: nothing escalates a send its caller saw fail', async () => {
+    const d = await deps();
+    slack.failWith = new ProviderRejectedError('slack', 'channel_not_found', 'channel_not_found');
+    await expect(send(d)).rejects.toMatchObject({ code: 'PROVIDER_REJECTED' });
+    const [root] = await store.listDeliveries(1);
+    expect((await store.escalationSteps(root!.id)).map((s) => s.state)).toEqual(['cancelled', 'cancelled']);
+    expect(await release(d, T0 + 600_000)).toEqual([]);
+    expect(sms.payloads).toEqual([]);
+  });
+
+  it('a first send that may have left (DELIVERY_UNKNOWN) keeps its steps, and its link still answers', async () => {
+    const d = await deps();
+    slack.failWith = new DeliveryUnknownError('slack', 'timed out after the request was written');
+    await expect(send(d)).rejects.toMatchObject({ code: 'DELIVERY_UNKNOWN' });
+    const token = LINK.exec(JSON.stringify(slack.payloads[0]))![1]!;
+    const [root] = await store.listDeliveries(1);
+    expect((await store.escalationSteps(root!.id)).map((s) => s.state)).toEqual(['scheduled', 'scheduled']);
+    clock = T0 + 30_000;
+    expect(await answerQuestion({ store, now: () => clock }, { token }, 'Acknowledge', 'link')).toMatchObject({ kind: 'recorded' });
+    expect(await release(d, T0 + 600_000)).toEqual([]);
+  });
+
+  it('a store that cannot keep the steps fails the send before its provider call: nothing leaves without its escalation', async () => {
+    const d = await deps();
+    const failing = Object.create(store) as SqliteStore;
+    failing.scheduleSend = async () => {
+      throw new StoreUnavailableError('sqlite', 'disk I/O error');
+    };
+    await expect(send({ ...d, store: failing })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(slack.payloads).toEqual([]);
+  });
+
+  it('an SMS reply to a step answers the first send, naming the step', async () => {
+    const d = await deps();
+    const first = await send(d);
+    const [smsStep] = await store.escalationSteps(first.id);
+    await release(d, T0 + 60_000);
+    expect(JSON.stringify(sms.payloads[0])).toContain('Reply 1 to acknowledge');
+    clock = T0 + 65_000;
+    const taken = await takeReply({ store, now: () => clock, log: silentLogger }, 'sms', { kind: 'code', from: '+14155550100', code: 1 });
+    expect(taken).toMatchObject({ kind: 'answered', id: first.id, outcome: { kind: 'recorded' } });
+    expect((await store.getQuestion(first.id))?.answer).toEqual({
+      choice: 'Acknowledge',
+      by: '+14155550100',
+      via: 'sms',
+      at: T0 + 65_000,
+      step: smsStep!.id,
+    });
+    expect((await store.escalationSteps(first.id)).map((s) => s.state)).toEqual(['released', 'cancelled']);
   });
 
   it('a cap reached stops a step, CAP_REACHED in its outcome, rather than holding it until the cap resets', async () => {

@@ -24,6 +24,7 @@ import {
   type Send,
 } from './deliver.js';
 import { approvalClaim, scopedKey } from './claim-keys.js';
+import { keepSteps, stopStepsOfFailedSend } from './escalation-steps.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
 import { keepQuestion, keepWaitingQuestion, WAITING } from './question.js';
 import { checkAllowed } from './recipient-policy.js';
@@ -252,7 +253,7 @@ async function sendClaimed<C, P>(
   { id, claim, approval, deadline, releaseWrite, recordOptOut }: ClaimedSend<P>,
 ): Promise<SendResult | ApprovalAsk> {
   const { deps, channel, recipients, opts } = send;
-  let prepared: Prepared<P>;
+  let prepared: Prepared<P> | undefined;
   let budgetLeftMs: number;
   try {
     const step = await approval();
@@ -274,6 +275,8 @@ async function sendClaimed<C, P>(
   } catch (err) {
     // Nothing was sent: a refusal or a failure before the provider call frees the key.
     await claim?.release();
+    // Only a dry run's record fails after its steps were kept (the last step of chargeAndBuild).
+    if (prepared) await stopStepsOfFailedCall(send, call, prepared.id, err);
     throw err;
   }
 
@@ -282,10 +285,17 @@ async function sendClaimed<C, P>(
     result = await deliver(send, prepared, { budgetLeftMs, claim });
   } catch (err) {
     await claim?.fail(err);
+    await stopStepsOfFailedCall(send, call, prepared.id, err);
     throw err;
   }
   await claim?.complete(result);
   return result;
+}
+
+/** A send at the call (not a release: its outbox entry's state speaks for it) that failed: the steps it kept are cancelled. */
+async function stopStepsOfFailedCall<C, P>({ deps, opts }: Send<C, P>, call: C, id: string, err: unknown): Promise<void> {
+  if (opts.release === undefined)
+    await stopStepsOfFailedSend(deps, { id, call: call as Record<string, unknown>, client: opts.client }, err);
 }
 
 /** The answer to a send that awaits a person's approval in the console: its id, and that it waits (nothing was sent). Its row is written: onAwaitingApproval hears of it. */
@@ -344,5 +354,8 @@ async function chargeAndBuild<C, P>(
   await deps.capGate?.charge(opts.client, channel.name, (m) => channel.capAmount(m, call, meta), deps.now());
   // Before the claim moves to `sending`: a throw here releases it.
   throwIfCancelled(opts.signal, channel.name);
+  // Last before it leaves: no check can stop it after its steps are kept.
+  const leaving = { id, via: channel.name, call: call as Record<string, unknown>, client: opts.client };
+  await keepSteps(deps, { ...leaving, summary: channel.summary(call) }, deps.now());
   return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };
 }

@@ -11,7 +11,7 @@ import type { AnswersPort } from '../store/ports/answers.js';
 import type { PipelineDeps } from './send-deps.js';
 
 /** How much of the subject or first line the answer page shows. */
-const PROMPT_MAX = 300;
+export const PROMPT_MAX = 300;
 
 /** A send's answer that says its message has not left yet. */
 export const WAITING: ReadonlySet<string> = new Set(['scheduled', 'held', 'pending_approval']);

@@ -9,6 +9,7 @@ import { payloadSha256 } from './approval.js';
 import { deliver, heldByQuietHours, newRecord, sendResult, storeUnavailable, type Prepared, type Send } from './deliver.js';
 import { approvedReleaseClaim, scopedKey } from './claim-keys.js';
 import { claimKey, IDEMPOTENCY_TTL_MS, type ClaimHandle } from './idempotency.js';
+import { keepSteps } from './escalation-steps.js';
 import { keepQuestion } from './question.js';
 import { checkAllowed } from './recipient-policy.js';
 import { quietRelease } from './schedule.js';
@@ -214,8 +215,10 @@ async function leave<C, P>(
     (m) => (call === undefined ? (m === via ? 1 : undefined) : channel.capAmount(m, call, undefined)),
     deps.now(),
   );
-  // Before it leaves: its link must be known to the store (kept at the call too, best effort).
-  if (call !== undefined)
+  // Before it leaves: its link must be known to the store (kept at the call too, best effort),
+  // and its escalation's steps kept, due from now.
+  if (call !== undefined) {
+    const summary = channel.summary(call);
     await keepQuestion(
       deps.store,
       deps.answerKey,
@@ -223,9 +226,11 @@ async function leave<C, P>(
       row.id,
       row.created_at,
       row.client,
-      channel.summary(call).headline,
+      summary.headline,
       channel.recipients(call),
     );
+    await keepSteps(deps, { id: row.id, via, call: row.approval.call!, summary, client: row.client }, deps.now());
+  }
   const firstContacts = row.approval.first_contacts ?? [];
   if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), row.client);
   if (!channel.live) {

@@ -78,12 +78,14 @@ async function takeCode(deps: ReplyDeps, via: string, reply: Extract<InboundRepl
   const now = deps.now();
   const candidates = await deps.store.unansweredQuestionsTo(reply.from, CANDIDATES);
   for (const question of candidates) {
-    const state = await questionState(deps.store, { id: question.notification_id }, now);
+    // The message that went to this number: the first send, or an escalation step.
+    const target = { id: question.notification_id, ...(question.sent_in !== undefined ? { sent_in: question.sent_in } : {}) };
+    const state = await questionState(deps.store, target, now);
     if (state.kind !== 'open' || state.record.via !== via) continue;
     const id = question.notification_id;
     const choice = question.choices[reply.code - 1];
     if (choice === undefined) return { kind: 'ignored', why: `code ${reply.code} is not offered (1 to ${question.choices.length})`, id };
-    return taken(outcomeOf(await answerQuestion(deps, { id }, choice, reply.from, via)), id);
+    return taken(outcomeOf(await answerQuestion(deps, target, choice, reply.from, via)), id);
   }
   // Said apart for the log: a number never asked is not the same as one whose questions ran out.
   return candidates.length === 0

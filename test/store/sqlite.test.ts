@@ -184,6 +184,38 @@ describe('SQLite store specifics', () => {
     }
   });
 
+  it("upgrades a version-26 database: an escalation step's link, kept as its recipient, becomes a token sent in that step", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
+    try {
+      const file = join(dir, 'notify.db');
+      const v26 = databaseAt(file, 26);
+      v26
+        .prepare(
+          `INSERT INTO questions (notification_id, prompt, choices, expires_in_s, created_at, client) VALUES ('ntf_root', 'Disk', '["Acknowledge"]', 600, 1, 'bot')`,
+        )
+        .run();
+      const token = v26.prepare('INSERT INTO question_tokens (sha256, notification_id, recipient) VALUES (?, ?, ?)');
+      const step = `ntf_${'0123456789abcdef'.repeat(2)}`;
+      token.run('a'.repeat(64), 'ntf_root', step);
+      // Recipients that only look like ids stay recipients.
+      token.run('b'.repeat(64), 'ntf_root', 'ntf_lead@example.com');
+      token.run('c'.repeat(64), 'ntf_root', '+14155550100');
+      v26.close();
+
+      const store = await openSqliteStore({ file, log: silentLogger });
+      try {
+        expect(await store.questionByToken('a'.repeat(64))).toMatchObject({ notification_id: 'ntf_root', sent_in: step });
+        expect((await store.unansweredQuestionsTo(step, 5)).length).toBe(0);
+        expect((await store.unansweredQuestionsTo('ntf_lead@example.com', 5)).map((q) => q.sent_in)).toEqual([undefined]);
+        expect((await store.unansweredQuestionsTo('+14155550100', 5)).map((q) => q.notification_id)).toEqual(['ntf_root']);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('answers the feed query from the partial index, without sorting the matching rows', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'notify-store-'));
     try {

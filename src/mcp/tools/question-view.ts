@@ -19,12 +19,14 @@ export const QUESTION_OUTPUT = {
   },
   answer: {
     type: 'object',
-    description: 'the first answer: the choice, who gave it (link, a user ID, a number), through what, and when',
+    description:
+      'the first answer: the choice, who gave it (link, a user ID, a number), through what, and when; step: the escalation step whose message took it',
     properties: {
       choice: { type: 'string' },
       by: { type: 'string' },
       via: { type: 'string' },
       at: { type: 'string', format: 'date-time' },
+      step: { type: 'string' },
     },
     required: ['choice', 'by', 'via', 'at'],
   },
@@ -47,7 +49,10 @@ export async function questionFields(
   const out: Record<string, unknown> = {
     question: { choices: q.choices, ...(left !== undefined ? { expires_at: iso(left + q.expires_in_s * 1000) } : {}) },
   };
-  if (q.answer) out.answer = { choice: q.answer.choice, by: q.answer.by, via: q.answer.via, at: iso(q.answer.at) };
+  if (q.answer) {
+    const { choice, by, via, at, step } = q.answer;
+    out.answer = { choice, by, via, at: iso(at), ...(step !== undefined ? { step } : {}) };
+  }
   return out;
 }
 

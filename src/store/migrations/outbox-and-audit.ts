@@ -199,4 +199,23 @@ export const OUTBOX_AND_AUDIT: readonly Migration[] = [
       CREATE INDEX outbox_escalates ON outbox (escalates) WHERE escalates IS NOT NULL;
     `,
   },
+  {
+    version: 27,
+    name: 'answers: the message a token went in, and the message that took the answer',
+    // A question's tokens may go in several messages (an escalation's steps): `sent_in` names
+    // the step a token went in (NULL: the question's own message), so a step's link and an SMS
+    // reply to a step's number find the question and say which step; `answer_in` keeps which
+    // step took the answer. Step links kept before this version named the step as `recipient`.
+    sqlite: `
+      ALTER TABLE question_tokens ADD COLUMN sent_in TEXT;
+      ALTER TABLE questions ADD COLUMN answer_in TEXT;
+      UPDATE question_tokens SET sent_in = recipient, recipient = ''
+        WHERE length(recipient) = 36 AND substr(recipient, 1, 4) = 'ntf_' AND NOT substr(recipient, 5) GLOB '*[^0-9a-f]*';
+    `,
+    postgres: `
+      ALTER TABLE question_tokens ADD COLUMN sent_in TEXT;
+      ALTER TABLE questions ADD COLUMN answer_in TEXT;
+      UPDATE question_tokens SET sent_in = recipient, recipient = '' WHERE recipient ~ '^ntf_[0-9a-f]{32}$';
+    `,
+  },
 ];

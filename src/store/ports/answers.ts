@@ -9,6 +9,8 @@ export interface QuestionAnswer {
   by: string;
   via: string;
   at: number;
+  /** The escalation step whose message took it (its link, button or reply), when not the question's own. */
+  step?: string;
 }
 
 export interface QuestionRecord {
@@ -21,14 +23,18 @@ export interface QuestionRecord {
   /** The sender's client, for the answer's audit entry. */
   client: string | null;
   answer: QuestionAnswer | null;
-  /** Read by its token: the message the token was made for, when not the question's own (an escalation step's id). */
-  token_for?: string;
+  /** Read by a token or a recipient: the message it went in, when not the question's own (an escalation step's id). */
+  sent_in?: string;
 }
 
-/** One answer token, as kept: its SHA-256 (hex), and the recipient or message it was made for (`''`: the whole message). */
+/**
+ * One answer token, as kept: its SHA-256 (hex), the recipient it was made for (`''`: the whole
+ * message), and the message it went in when not the question's own (an escalation step).
+ */
 export interface QuestionToken {
   sha256: string;
   recipient: string;
+  sent_in?: string;
 }
 
 /** What a write of an answer did: recorded, or an earlier answer stood (it is returned). */
@@ -49,7 +55,7 @@ export interface AnswersPort {
   questionByToken(sha256: string): Promise<QuestionRecord | null>;
   /**
    * The unanswered questions with a token made for `recipient` (an SMS number: its reply
-   * answers one of them), newest first, at most `limit`.
+   * answers one of them), newest first, at most `limit`; each once per message that went to it.
    */
   unansweredQuestionsTo(recipient: string, limit: number): Promise<QuestionRecord[]>;
   /** Of `ids`, the questions answered (one read, for every wait of a process at once). */

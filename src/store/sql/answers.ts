@@ -8,7 +8,11 @@ import { statement, type Dialect } from './dialect.js';
 import { CANCEL_STEPS, stepsCancelled, type AuditedAll } from './escalations.js';
 import { num, numOrNull, type Row } from './rows.js';
 
-const COLUMNS = 'notification_id, prompt, choices, expires_in_s, created_at, client, answer_choice, answer_by, answer_via, answered_at';
+const COLUMNS =
+  'notification_id, prompt, choices, expires_in_s, created_at, client, answer_choice, answer_by, answer_via, answered_at, answer_in';
+const Q_COLUMNS = COLUMNS.split(', ')
+  .map((c) => `q.${c}`)
+  .join(', ');
 
 const KEEP_KEY = statement('keep-answer-key', 'INSERT INTO answer_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING');
 const READ_KEY = statement('read-answer-key', 'SELECT key FROM answer_key WHERE id = 1');
@@ -18,22 +22,18 @@ const INSERT_QUESTION = statement(
 );
 const INSERT_TOKEN = statement(
   'insert-question-token',
-  'INSERT INTO question_tokens (sha256, notification_id, recipient) VALUES ($1, $2, $3) ON CONFLICT (sha256) DO NOTHING',
+  'INSERT INTO question_tokens (sha256, notification_id, recipient, sent_in) VALUES ($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING',
 );
 const GET_QUESTION = statement('get-question', `SELECT ${COLUMNS} FROM questions WHERE notification_id = $1`);
 const QUESTION_BY_TOKEN = statement(
   'question-by-token',
-  `SELECT ${COLUMNS.split(', ')
-    .map((c) => `q.${c}`)
-    .join(
-      ', ',
-    )}, t.recipient AS token_recipient FROM question_tokens t JOIN questions q ON q.notification_id = t.notification_id WHERE t.sha256 = $1`,
+  `SELECT ${Q_COLUMNS}, t.sent_in AS token_sent_in FROM question_tokens t JOIN questions q ON q.notification_id = t.notification_id WHERE t.sha256 = $1`,
 );
 const UNANSWERED_TO = statement(
   'unanswered-questions-to',
-  `SELECT ${COLUMNS} FROM questions WHERE answered_at IS NULL AND notification_id IN
-   (SELECT notification_id FROM question_tokens WHERE recipient = $1 AND recipient <> '')
-   ORDER BY created_at DESC, notification_id DESC LIMIT $2`,
+  `SELECT ${Q_COLUMNS}, t.sent_in AS token_sent_in FROM question_tokens t JOIN questions q ON q.notification_id = t.notification_id
+   WHERE t.recipient = $1 AND t.recipient <> '' AND q.answered_at IS NULL
+   ORDER BY q.created_at DESC, q.notification_id DESC, t.sent_in DESC LIMIT $2`,
 );
 const OPEN_QUESTIONS = statement(
   'open-questions',
@@ -43,7 +43,7 @@ const OPEN_QUESTIONS = statement(
 /** The first answer only: a question already answered matches no row, so nothing changes and nothing is audited. */
 const ANSWER = statement(
   'answer-question',
-  `UPDATE questions SET answer_choice = $2, answer_by = $3, answer_via = $4, answered_at = $5
+  `UPDATE questions SET answer_choice = $2, answer_by = $3, answer_via = $4, answered_at = $5, answer_in = $6
    WHERE notification_id = $1 AND answered_at IS NULL RETURNING notification_id, client`,
 );
 
@@ -59,8 +59,20 @@ function questionFromRow(r: Row): QuestionRecord {
     answer:
       answeredAt === null
         ? null
-        : { choice: r.answer_choice as string, by: r.answer_by as string, via: r.answer_via as string, at: answeredAt },
+        : {
+            choice: r.answer_choice as string,
+            by: r.answer_by as string,
+            via: r.answer_via as string,
+            at: answeredAt,
+            ...(typeof r.answer_in === 'string' ? { step: r.answer_in } : {}),
+          },
   };
+}
+
+/** A question read through one of its tokens: the message that token went in, when a step's. */
+function withSentIn(row: Row): QuestionRecord {
+  const q = questionFromRow(row);
+  return typeof row.token_sent_in === 'string' ? { ...q, sent_in: row.token_sent_in } : q;
 }
 
 /** The port over `sql` on `engine`; `inJson(p)` is the engine's subquery of the values of JSON array parameter `p`. */
@@ -76,7 +88,7 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: AuditedAll, in
     },
     async recordQuestion(q, tokens) {
       await sql.run(INSERT_QUESTION, [q.notification_id, q.prompt, JSON.stringify(q.choices), q.expires_in_s, q.created_at, q.client]);
-      for (const t of tokens) await sql.run(INSERT_TOKEN, [t.sha256, q.notification_id, t.recipient]);
+      for (const t of tokens) await sql.run(INSERT_TOKEN, [t.sha256, q.notification_id, t.recipient, t.sent_in ?? null]);
     },
     async getQuestion(id) {
       const row = await sql.get(GET_QUESTION, [id]);
@@ -84,13 +96,10 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: AuditedAll, in
     },
     async questionByToken(sha256) {
       const row = await sql.get(QUESTION_BY_TOKEN, [sha256]);
-      if (!row) return null;
-      // A token made for one message of several (an escalation step): which one it was.
-      const recipient = row.token_recipient as string;
-      return recipient === '' ? questionFromRow(row) : { ...questionFromRow(row), token_for: recipient };
+      return row ? withSentIn(row) : null;
     },
     async unansweredQuestionsTo(recipient, limit) {
-      return (await sql.all(UNANSWERED_TO, [recipient, limit])).map(questionFromRow);
+      return (await sql.all(UNANSWERED_TO, [recipient, limit])).map(withSentIn);
     },
     async answeredAmong(ids) {
       if (ids.length === 0) return [];
@@ -105,7 +114,7 @@ export function sqlAnswers(engine: string, sql: Dialect, audited: AuditedAll, in
       // before this commits (it leaves; the answer still lands) or cancelled here.
       const [rows, cancelled] = await audited(
         [
-          { s: ANSWER, params: [id, a.choice, a.by, a.via, a.at] },
+          { s: ANSWER, params: [id, a.choice, a.by, a.via, a.at, a.step ?? null] },
           { s: CANCEL_STEPS, params: [id, a.at] },
         ],
         ([written, moved]): AuditedChange[] => [

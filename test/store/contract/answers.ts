@@ -97,5 +97,29 @@ export function answersContract(open: () => StoreHandle): void {
       expect(await ids('')).toEqual([]);
       expect(await ids('+14155550000')).toEqual([]);
     });
+
+    it("a step's tokens answer the first send's question and say which step: by link, by recipient, and in the answer kept", async () => {
+      const tok = (n: number, recipient: string, sent_in?: string) => ({
+        sha256: String(n).padStart(64, '0'),
+        recipient,
+        ...(sent_in ? { sent_in } : {}),
+      });
+      await store.recordQuestion(question('ntf_root'), [tok(1, ''), tok(2, '+14155550100')]);
+      await store.recordQuestion(question('ntf_root'), [tok(3, '', 'ntf_step1'), tok(4, '+14155550199', 'ntf_step1')]);
+      expect(await store.questionByToken(tok(1, '').sha256)).toEqual({ ...question('ntf_root'), answer: null });
+      expect(await store.questionByToken(tok(3, '').sha256)).toEqual({ ...question('ntf_root'), answer: null, sent_in: 'ntf_step1' });
+      const to = async (r: string) => (await store.unansweredQuestionsTo(r, 10)).map((q) => [q.notification_id, q.sent_in]);
+      expect(await to('+14155550199')).toEqual([['ntf_root', 'ntf_step1']]);
+      expect(await to('+14155550100')).toEqual([['ntf_root', undefined]]);
+      expect(await store.answerQuestion('ntf_root', { ...answer('Yes', '+14155550199'), via: 'sms', step: 'ntf_step1' })).toEqual({
+        kind: 'recorded',
+      });
+      expect((await (await h.reopen()).getQuestion('ntf_root'))?.answer).toEqual({
+        ...answer('Yes', '+14155550199'),
+        via: 'sms',
+        step: 'ntf_step1',
+      });
+      expect(await to('+14155550199')).toEqual([]);
+    });
   });
 }
