@@ -18,6 +18,7 @@ import { benchColdStart } from './cold-start.mjs';
 import { benchConsolePages } from './console-pages.mjs';
 import { benchDiscovery } from './discovery.mjs';
 import { benchDryRunFloor } from './dry-run-floor.mjs';
+import { benchEscalations } from './escalations.mjs';
 import { benchHttpKeyed, benchHttpVsBare } from './http-load.mjs';
 import { benchLiveSend } from './live-send.mjs';
 import { ERAS, ROOT, removeTempDirs } from './lib/servers.mjs';
@@ -116,6 +117,8 @@ try {
   rows.push(...(await guarded('10. Console', 'console views, 100 held 2 MiB emails', () => benchConsolePages(quick ? { runs: 2 } : {}))));
   step('answers: POST → waiting get_notification');
   rows.push(...(await guarded('11. Answers', 'answer → waiting get_notification', () => benchAnswers(quick ? { n: 15 } : {}))));
+  step('escalations: 1,000 steps due at once, a fifth answered before');
+  rows.push(...(await guarded('12. Escalations', 'escalation steps due → sent, 1,000 due at once', () => benchEscalations(quick ? { n: 200, rounds: 1 } : {}))));
 } finally {
   removeTempDirs();
 }

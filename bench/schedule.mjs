@@ -8,12 +8,10 @@
  *
  *   node bench/schedule.mjs [--n 10000]
  */
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
-import Database from 'better-sqlite3';
-import pg from 'pg';
-import { CLI, removeTempDirs, tempDir } from './lib/servers.mjs';
-import { quantile, sleep } from './lib/stats.mjs';
+import { resolve } from 'node:path';
+import { inBatches, makeDue, startWorkers, stopWorkers, untilReleased } from './lib/release.mjs';
+import { removeTempDirs, tempDir } from './lib/servers.mjs';
+import { quantile } from './lib/stats.mjs';
 import { PG_URL, freshPgSchema, pgAvailable } from './store.mjs';
 
 const DIST = resolve(import.meta.dirname, '../dist');
@@ -24,80 +22,45 @@ async function openStoreOf(env) {
   return openStore(loadConfig(env), silentLogger);
 }
 
-/** Moves the round's entries to `due` in one statement, straight in the store's own tables. */
-async function makeDue(env, tag, due) {
-  const pattern = `ntf_bench_${tag}_%`;
-  if (env.DATABASE_URL) {
-    const client = new pg.Client({ connectionString: env.DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query('UPDATE outbox SET due_at = $1, send_at = $1 WHERE id LIKE $2', [due, pattern]);
-    } finally {
-      await client.end();
-    }
-    return;
-  }
-  const db = new Database(join(env.NOTIFY_DATA_DIR, 'notify.db'));
-  try {
-    db.prepare('UPDATE outbox SET due_at = ?, send_at = ? WHERE id LIKE ?').run(due, due, pattern);
-  } finally {
-    db.close();
-  }
-}
-
 /** One round: `workers` processes release `n` sends due at once; the lateness of each, in ms. */
 export async function round(env, workers, n, nodeArgs = []) {
   const store = await openStoreOf(env);
-  const children = [];
+  let children = [];
   try {
     const tag = Math.random().toString(36).slice(2, 8);
-    // Put in an hour ahead, then made due all at once by one statement: inserting 10,000 on a
-    // loaded machine can take longer than any lead time chosen beforehand.
+    // Put in an hour ahead, then made due all at once by one statement.
     const later = Date.now() + 3_600_000;
-    for (let i = 0; i < n; i += 100) {
-      await Promise.all(
-        Array.from({ length: Math.min(100, n - i) }, (_, j) =>
-          store.scheduleSend({
-            id: `ntf_bench_${tag}_${String(i + j).padStart(6, '0')}`,
-            via: 'slack',
-            client: 'bench',
-            call: CALL,
-            state: 'scheduled',
-            send_at: later,
-            due_at: later,
-            created_at: Date.now(),
-            owner: null,
-            claimed_at: null,
-            finished_at: null,
-            outcome: null,
-            idem_key: null,
-            payload_hash: null,
-          }),
-        ),
-      );
-    }
+    await inBatches(n, 100, (i) =>
+      store.scheduleSend({
+        id: `ntf_bench_${tag}_${String(i).padStart(6, '0')}`,
+        via: 'slack',
+        client: 'bench',
+        call: CALL,
+        state: 'scheduled',
+        send_at: later,
+        due_at: later,
+        created_at: Date.now(),
+        owner: null,
+        claimed_at: null,
+        finished_at: null,
+        outcome: null,
+        idem_key: null,
+        payload_hash: null,
+      }),
+    );
     // Due once the workers have started and armed their timers (their slow poll reads the next due time).
     const due = Date.now() + 4_000;
-    await makeDue(env, tag, due);
-    for (let w = 0; w < workers; w++) {
-      const child = spawn(process.execPath, [...nodeArgs, CLI, 'worker'], { env: { ...env, NOTIFY_SCHEDULE_POLL_S: '1', NOTIFY_LOG_LEVEL: 'error' }, stdio: ['ignore', 'ignore', 'inherit'] });
-      children.push(child);
-    }
-    const deadline = due + 120_000;
-    while ((await store.listOutbox(['scheduled', 'held', 'releasing'], 1)).length > 0) {
-      if (Date.now() > deadline) throw new Error('the workers did not release everything within 2 minutes of due');
-      await sleep(200);
-    }
+    await makeDue(env, 'id', `ntf_bench_${tag}_%`, due);
+    children = startWorkers(env, workers, nodeArgs);
+    await untilReleased(store, due);
     const records = (await store.listDeliveries(n * 2)).filter((r) => r.id.startsWith(`ntf_bench_${tag}_`));
     if (records.length !== n) throw new Error(`${records.length} of ${n} were recorded`);
     return { late: records.map((r) => r.status_updated_at - due) };
   } finally {
-    for (const c of children) c.kill('SIGTERM');
-    await Promise.all(children.map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    await stopWorkers(children);
     await store.close();
   }
 }
-
 
 function row(storeName, target, base, n, targetWorkers, baseWorkers) {
   const v = quantile(target.late, 0.99);

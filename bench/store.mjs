@@ -99,9 +99,10 @@ async function sends(app, entry, n, keyed, tag, quiet, concurrency = 1) {
   return (n * 1000) / (performance.now() - t0);
 }
 
-async function openApp(env, dist) {
+/** An app on `env`'s store, as a server builds it; `overrides` as createApp takes them (noOutboxRunner: no release loop in the bench). */
+export async function openApp(env, dist, overrides) {
   const b = await build(dist);
-  const app = await b.createApp(b.loadConfig(env), b.quiet);
+  const app = await b.createApp(b.loadConfig(env), b.quiet, overrides);
   return { app, entry: app.catalog.flat.entries.get('send_notification'), quiet: b.quiet };
 }
 

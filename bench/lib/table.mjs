@@ -26,7 +26,9 @@ export function verdict(row) {
   if (!t) return '';
   if (t.absolute) {
     const v = row.value.median;
-    return v <= t.max ? `met (${Math.round(t.max - v)} under)` : `**missed** by ${Math.round(v - t.max)} (${((v / t.max - 1) * 100).toFixed(0)}%)`;
+    // A target of none (max 0) has no percentage to miss by.
+    const pct = t.max > 0 ? ` (${((v / t.max - 1) * 100).toFixed(0)}%)` : '';
+    return v <= t.max ? `met (${Math.round(t.max - v)} under)` : `**missed** by ${Math.round(v - t.max)}${pct}`;
   }
   const r = row.ratio.median;
   if (t.max !== undefined) return r <= t.max ? 'met' : `**missed**: ${r.toFixed(2)}× vs ${t.max}× (${((r / t.max - 1) * 100).toFixed(0)}% over)`;
