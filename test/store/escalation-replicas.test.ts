@@ -5,7 +5,9 @@
  * them answered in that second from a third process; one worker is SIGKILLed at the due
  * second, while Twilio (a fake that answers slowly) has requests in flight. Nothing is sent
  * twice; every step ends sent (`released`, its SMS received once), `cancelled` (none
- * received) or `unknown` (at most one received), and none is left waiting.
+ * received) or `unknown` (at most one received), and none is left waiting. A step the killed
+ * worker had claimed is taken over by the survivor within its lease plus 2 s (read from the
+ * audit chain: each claim is an `outbox.releasing` entry with its time).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
@@ -68,6 +70,22 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms: num
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}; the workers' last lines:\n${lastStderr}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** 2 × NOTIFY_SEND_BUDGET_MS + 1 s (src/notification/outbox.ts leaseMs). */
+const LEASE_MS = 2 * 3_000 + 1_000;
+
+/** For each claim that took over another's (a second `outbox.releasing` of one entry), how long after the first claim's lease ended. */
+async function takeoverLateness(store: Store, leaseMs: number): Promise<number[]> {
+  const claims = new Map<string, number[]>();
+  for (let after = 0; ; ) {
+    const page = await store.auditEntries({ afterSeq: after, limit: 1_000 });
+    if (page.length === 0) break;
+    for (const e of page)
+      if (e.kind === 'outbox.releasing') claims.set(e.notification_id!, [...(claims.get(e.notification_id!) ?? []), e.at]);
+    after = page.at(-1)!.seq;
+  }
+  return [...claims.values()].filter((at) => at.length > 1).map((at) => at[1]! - at[0]! - leaseMs);
 }
 
 async function run(engine: string, storeEnv: Record<string, string>, open: () => Promise<Store>): Promise<void> {
@@ -135,7 +153,12 @@ async function run(engine: string, storeEnv: Record<string, string>, open: () =>
     }
     // Sent at most once, each.
     expect([...received.values()].filter((n) => n > 1)).toEqual([]);
-    process.stderr.write(`escalation-replicas ${engine}: ${JSON.stringify(Object.fromEntries(states))}, SMS ${bodies.length - before}\n`);
+    const late = await takeoverLateness(store, LEASE_MS);
+    expect(late.filter((ms) => ms > 2_000)).toEqual([]);
+    process.stderr.write(
+      `escalation-replicas ${engine}: ${JSON.stringify(Object.fromEntries(states))}, SMS ${bodies.length - before}, ` +
+        `${late.length} taken over, at most ${Math.max(0, ...late)} ms past the lease\n`,
+    );
   } finally {
     await store.close();
   }
