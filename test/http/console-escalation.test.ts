@@ -3,50 +3,27 @@
  * (link, channel, due, state) with a Stop button; Stop cancels the steps still waiting (the
  * audit names the operator), and the page then says no step waits, without the button.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
-import { loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/core/log.js';
-import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
+import type { App } from '../../src/app.js';
+import type { HttpHandle } from '../../src/transports/http/listener.js';
+import { BOT, OPS, startConsoleApp, type ConsoleApp } from '../helpers/console-app.js';
 import { raw } from '../helpers/http.js';
-import { eraClient } from '../helpers/mcp-cli.js';
-
-const OPS = 'ops-token-0123456789abcdef';
-const BOT = 'bot-token-0123456789abcdef';
 
 describe('console: a running escalation', () => {
+  let c: ConsoleApp;
   let app: App;
   let http: HttpHandle;
   let agent: Client;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'notify-console-escalation-'));
-    app = await createApp(
-      loadConfig({
-        NOTIFY_DATA_DIR: dir,
-        HOME: dir,
-        NOTIFY_HTTP_TOKENS: `ops:${OPS},bot:${BOT}`,
-        NOTIFY_OPERATOR_CLIENTS: 'ops',
-        NOTIFY_PUBLIC_URL: 'https://notify.example.com',
-        NOTIFY_ESCALATIONS: 'oncall=sms:+14155550100@1h,email:lead@example.com@2h',
-      }),
-      createLogger('error', () => {}),
-    );
-    http = await serveHttp(app, { port: 0 });
-    agent = eraClient('agent', 'modern');
-    await agent.connect(
-      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
-    );
+    c = await startConsoleApp('notify-console-escalation', {
+      NOTIFY_PUBLIC_URL: 'https://notify.example.com',
+      NOTIFY_ESCALATIONS: 'oncall=sms:+14155550100@1h,email:lead@example.com@2h',
+    });
+    ({ app, http, agent } = c);
   });
-  afterAll(async () => {
-    await agent?.close().catch(() => {});
-    await http?.close();
-    await app?.close();
-  });
+  afterAll(async () => c?.close());
 
   it("shows the steps on the first send's page, and Stop cancels those still waiting", async () => {
     const result = await agent.callTool({

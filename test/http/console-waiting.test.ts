@@ -5,43 +5,24 @@
  * shows scheduled and cancelled sends (the outbox's, with no delivery record) under their
  * filters, paged with the records, and a retracted scheduled send has its page.
  */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
-import { loadConfig } from '../../src/config/config.js';
-import { createLogger } from '../../src/core/log.js';
-import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
+import type { App } from '../../src/app.js';
+import type { HttpHandle } from '../../src/transports/http/listener.js';
+import { BOT, OPS, startConsoleApp, type ConsoleApp } from '../helpers/console-app.js';
 import { raw } from '../helpers/http.js';
-import { eraClient } from '../helpers/mcp-cli.js';
-
-const OPS = 'ops-token-0123456789abcdef';
-const BOT = 'bot-token-0123456789abcdef';
 
 describe('console: scheduled and held', () => {
+  let c: ConsoleApp;
   let app: App;
   let http: HttpHandle;
   let agent: Client;
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'notify-console-waiting-'));
-    app = await createApp(
-      loadConfig({ NOTIFY_DATA_DIR: dir, HOME: dir, NOTIFY_HTTP_TOKENS: `ops:${OPS},bot:${BOT}`, NOTIFY_OPERATOR_CLIENTS: 'ops' }),
-      createLogger('error', () => {}),
-    );
-    http = await serveHttp(app, { port: 0 });
-    agent = eraClient('agent', 'modern');
-    await agent.connect(
-      new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
-    );
+    c = await startConsoleApp('notify-console-waiting');
+    ({ app, http, agent } = c);
   });
-  afterAll(async () => {
-    await agent?.close().catch(() => {});
-    await http?.close();
-    await app?.close();
-  });
+  afterAll(async () => c?.close());
 
   it('lists a scheduled send and retracts it, once', async () => {
     const sendAt = new Date(Date.now() + 3_600_000).toISOString();

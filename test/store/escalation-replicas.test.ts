@@ -9,7 +9,6 @@
  * worker had claimed is taken over by the survivor within its lease plus 2 s (read from the
  * audit chain: each claim is an `outbox.releasing` entry with its time).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,10 +20,11 @@ import { answerQuestion } from '../../src/notification/answer.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import type { Store } from '../../src/store/types.js';
-import { CLI, cliEnv, tempDataDir } from '../helpers/cli.js';
+import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { listenOnLoopback } from '../helpers/fakes.js';
 import { pipelineDeps } from '../helpers/pipeline-kit.js';
 import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
+import { workerPool } from '../helpers/workers.js';
 
 const pgSkip = await postgresSkipReason('escalation-replicas');
 const N = 40;
@@ -34,8 +34,7 @@ const POLICY = 'page=sms:+14155550100@4s,sms:+14155550101@4s';
 /** Twilio, slowly: each request is recorded as it arrives and answered 400 ms later, so a kill finds some in flight. */
 let twilio: { origin: string; close(): Promise<void> };
 const bodies: { to: string; body: string }[] = [];
-const children: ChildProcess[] = [];
-let lastStderr = '';
+const workers = workerPool();
 
 beforeAll(async () => {
   const server: Server = createServer((req, res) => {
@@ -53,24 +52,9 @@ beforeAll(async () => {
   twilio = await listenOnLoopback(server);
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  workers.killAll();
   await twilio?.close();
 });
-
-function worker(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [CLI, 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (lastStderr = (lastStderr + c).slice(-4000)));
-  children.push(child);
-  return child;
-}
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; the workers' last lines:\n${lastStderr}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** 2 × NOTIFY_SEND_BUDGET_MS + 1 s (src/notification/outbox.ts leaseMs). */
 const LEASE_MS = 2 * 3_000 + 1_000;
@@ -110,8 +94,8 @@ async function run(engine: string, storeEnv: Record<string, string>, open: () =>
   try {
     // The first sends (Slack, a dry run here) and their steps, as a server would keep them.
     const d = await pipelineDeps({ store, providers: {}, env: config });
-    const a = worker(env);
-    const b = worker(env);
+    const a = workers.start(env);
+    const b = workers.start(env);
     const roots: string[] = [];
     for (let i = 0; i < N; i++) {
       const call = { via: 'slack', channel: 'C0123ABCD', text: `page ${i}`, escalate: 'page' };
@@ -122,16 +106,16 @@ async function run(engine: string, storeEnv: Record<string, string>, open: () =>
     const due = Math.max(...steps.map((s) => s.due_at));
     const before = bodies.length;
     // In the due second: a third answered (racing the claims), and worker A killed with requests in flight.
-    await until('the due second', () => Date.now() >= due - 200, 20_000);
+    await workers.until('the due second', () => Date.now() >= due - 200, 20_000);
     const answering = Promise.all(
       roots.filter((_, i) => i % 3 === 0).map((id) => answerQuestion({ store, now: Date.now }, { id }, 'Acknowledge', 'link')),
     );
-    await until('the first SMS', () => bodies.length > before, 20_000);
+    await workers.until('the first SMS', () => bodies.length > before, 20_000);
     a.kill('SIGKILL');
     const answers = await answering;
     expect(answers.map((r) => r.kind).filter((k) => k !== 'recorded')).toEqual([]);
     const left = async () => (await store.listOutbox(['scheduled', 'held', 'releasing'], 10)).length;
-    await until('every step to leave the outbox', async () => (await left()) === 0, 60_000);
+    await workers.until('every step to leave the outbox', async () => (await left()) === 0, 60_000);
     b.kill('SIGTERM');
     await new Promise((r) => (b.exitCode !== null ? r(null) : b.once('exit', r)));
 

@@ -6,7 +6,6 @@
  * (`released`, its mail received exactly once) or `unknown` (received at most once); none
  * is sent twice, none is lost, none is left waiting.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,40 +13,25 @@ import { silentLogger } from '../../src/core/log.js';
 import { openPostgresStore } from '../../src/store/postgres/store.js';
 import { openSqliteStore } from '../../src/store/sqlite/store.js';
 import { waitingEntry, type OutboxEntry, type Store } from '../../src/store/types.js';
-import { CLI, cliEnv, tempDataDir } from '../helpers/cli.js';
+import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { PG_URL, postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
+import { workerPool } from '../helpers/workers.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 const pgSkip = await postgresSkipReason('schedule-replicas');
 const N = 2_000;
 
 let smtp: TestSmtpServer;
-const children: ChildProcess[] = [];
+const workers = workerPool();
 /** The workers' last log lines, for a failure's message. */
-let lastStderr = '';
 
 beforeAll(async () => {
   smtp = await startSmtpServer();
 });
 afterAll(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  workers.killAll();
   await smtp?.close();
 });
-
-function worker(env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [CLI, 'worker'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.setEncoding('utf8').on('data', (c: string) => (lastStderr = (lastStderr + c).slice(-4000)));
-  children.push(child);
-  return child;
-}
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; the workers' last lines:\n${lastStderr}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function entry(i: number, due: number, tag: string): OutboxEntry {
   return waitingEntry({
@@ -83,13 +67,13 @@ async function run(engine: string, storeEnv: Record<string, string>, open: () =>
     for (let i = 0; i < N; i += 100) await Promise.all(Array.from({ length: 100 }, (_, j) => store.scheduleSend(entry(i + j, due, tag))));
     const phases = { scheduled_ms: Date.now() - t0, first_mails_ms: 0, drained_ms: 0 };
     const before = smtp.received.length;
-    const a = worker(env);
-    const b = worker(env);
-    await until('the first mails', () => smtp.received.length - before >= 200, 60_000);
+    const a = workers.start(env);
+    const b = workers.start(env);
+    await workers.until('the first mails', () => smtp.received.length - before >= 200, 60_000);
     phases.first_mails_ms = Date.now() - t0;
     a.kill('SIGKILL');
     const waiting = async () => (await store.listOutbox(['scheduled', 'held', 'releasing'], 10)).length;
-    await until('every entry to leave the outbox', async () => (await waiting()) === 0, 150_000);
+    await workers.until('every entry to leave the outbox', async () => (await waiting()) === 0, 150_000);
     phases.drained_ms = Date.now() - t0;
     b.kill('SIGTERM');
     await new Promise((r) => (b.exitCode !== null ? r(null) : b.once('exit', r)));
