@@ -198,7 +198,7 @@ async function scenario(kind) {
     const storeFaultLabel = storeFault.label;
     await Promise.all(servers.map((s) => s.stop()));
     // The audit chain orders the answers and the steps' claims as they committed.
-    const audit = auditEntries(storeEnv, (e) => ['question.answered', 'outbox.scheduled', 'outbox.releasing'].includes(e.kind));
+    const audit = auditEntries(storeEnv, (e) => ['question.answered', 'outbox.scheduled', 'outbox.releasing', 'outbox.expired'].includes(e.kind));
     if (audit.error) step(`${kind}: audit export failed: ${audit.error}`);
     // Each fault lasts until the next one starts; the last entry only ends the store fault.
     // The store fault is the one a release must meet (its claim and record writes fail); the provider faults are reported.

@@ -63,9 +63,9 @@ test('a step still waiting, expired, released without a record, or failed for a 
   const finals = new Map(healthy().finals);
   finals.set('r3', read([step(3, 1, 'email', 3_000, 'expired'), step(3, 2, 'slack', 5_000, 'failed', 'CAP_REACHED')]));
   finals.set('r1', read([step(1, 1, 'email', 3_000, 'scheduled'), step(1, 2, 'slack', 5_000, 'released')]));
-  const r = run({ finals, steps: new Map([['r2', new Map([['email', 1]])]]), audit: [audit(1, 'outbox.scheduled', 'r3s1', T + 3_000 + 9_000)] });
+  const r = run({ finals, steps: new Map([['r2', new Map([['email', 1]])]]), audit: [audit(1, 'outbox.scheduled', 'r3s1', T + 3_000 + 9_000), audit(2, 'outbox.expired', 'r3s1', T + 3_000 + 14_000)] });
   flags(r, /4 steps ended neither sent, cancelled, unknown nor failed by their provider \(e\.g\. r1s1 .*scheduled/);
-  flags(r, /r3s1 \(email step of r3\): expired, written 6000 ms after its due time/);
+  flags(r, /r3s1 \(email step of r3\): expired, written 6000 ms after its due time, expired at a claim 11000 ms after it/);
   flags(r, /steps 6 != sent 1 \+ cancelled 1 \+ unknown 0 \+ failed by the provider 0: 4 not accounted for/);
   assert.deepEqual(r.figures.kept_after_due, { steps: 1, max_ms: 6_000 });
 });

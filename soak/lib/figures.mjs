@@ -681,8 +681,9 @@ export function escalationFigures({ sends, policies, answers, finals, steps, aud
 
   // The audit chain orders commits: a step's first claim after its first send's answer left after the answer.
   const claimLate = [];
-  /** Step id -> how long after its due time it was written (its first send was still going). */
+  /** Step id -> how long after its due time it was written (its first send was still going), and expired at a claim. */
   const keptLate = new Map();
+  const expiredLate = new Map();
   const auditFigures = { read: audit !== undefined, entries: audit?.length ?? 0 };
   if (audit === undefined) breaks.push('the audit chain could not be read: whether a step was claimed after an answer was not checked');
   else {
@@ -695,11 +696,13 @@ export function escalationFigures({ sends, policies, answers, finals, steps, aud
         if (!answerSeq.has(e.notification_id)) answerSeq.set(e.notification_id, e.seq);
       } else if (e.kind === 'outbox.releasing' && !firstClaim.has(e.notification_id)) firstClaim.set(e.notification_id, e);
       else if (e.kind === 'outbox.scheduled' && dueById.has(e.notification_id) && !keptLate.has(e.notification_id)) keptLate.set(e.notification_id, Date.parse(e.at) - dueById.get(e.notification_id));
+      else if (e.kind === 'outbox.expired' && dueById.has(e.notification_id)) expiredLate.set(e.notification_id, Date.parse(e.at) - dueById.get(e.notification_id));
     }
-    // Why a step ended waiting or expired, where it was written after its due time.
+    // Why a step ended waiting or expired: written after its due time, or first claimed past the grace.
     problems.unaccounted = problems.unaccounted.map((p) => {
-      const late = keptLate.get(p.split(' ')[0]);
-      return late > 0 ? `${p}, written ${late} ms after its due time` : p;
+      const id = p.split(' ')[0];
+      const written = keptLate.get(id) > 0 ? `, written ${keptLate.get(id)} ms after its due time` : '';
+      return `${p}${written}${expiredLate.has(id) ? `, expired at a claim ${expiredLate.get(id)} ms after it` : ''}`;
     });
     for (const [id, n] of Object.entries(answersOf)) if (n > 1 && roots.has(id)) problems.first_answer.push(`${id}: ${n} answers in the audit chain`);
     for (const [id, stepIds] of stepsOfRoot) {
