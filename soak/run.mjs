@@ -2,8 +2,9 @@
 /**
  * `npm run soak` (issue 16, "Prove it"): 50 concurrent HTTP clients against the built
  * `notify-mcp --http`, live channels pointed at loopback fakes, with faults injected on a
- * schedule, some sends scheduled a few seconds ahead and some of those retracted (each
- * one's final state read once the load is over); once on SQLite, once on PostgreSQL with
+ * schedule, some sends scheduled a few seconds ahead and some of those retracted, some held
+ * for the console, some escalating and answered through their links (each one's final state
+ * read once the load is over); once on SQLite, once on PostgreSQL with
  * two replicas sharing the load; then 100,000 seeded generated calls through the real
  * pipeline (test/property/fuzz.property.test.ts).
  * Prints the figures, writes them to soak/results.json and soak/results.md, and exits
@@ -23,9 +24,9 @@ import pg from 'pg';
 import { fillDisk, makeDataDir } from './lib/disk.mjs';
 import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
 import { computeFigures } from './lib/figures.mjs';
-import { httpTokens, OPERATOR, readFinalStates, runLoad } from './lib/load.mjs';
+import { ESCALATIONS, escalationsEnv, httpTokens, OPERATOR, readFinalStates, runLoad } from './lib/load.mjs';
 import { startOperator } from './lib/operator.mjs';
-import { ROOT, startServer } from './lib/server.mjs';
+import { auditEntries, ROOT, startServer } from './lib/server.mjs';
 import { startTcpProxy } from './lib/tcp-proxy.mjs';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60);
@@ -79,6 +80,8 @@ function providerEnv(smtp, twilio, slack) {
     NOTIFY_APPROVAL_TTL_S: String(APPROVAL_TTL_S),
     NOTIFY_HTTP_TOKENS: httpTokens(CLIENTS),
     NOTIFY_OPERATOR_CLIENTS: OPERATOR,
+    // Escalations (issue 39): steps 2-6 s after the first send, so they fall due under each fault.
+    NOTIFY_ESCALATIONS: escalationsEnv(),
   };
 }
 
@@ -117,10 +120,13 @@ async function scenario(kind) {
   let storeFault;
   let dbName;
   let proxy;
+  /** Where `notify-mcp audit export` finds the store once the servers are stopped. */
+  let storeEnv;
   try {
     if (kind === 'sqlite') {
       const data = makeDataDir('notify-soak-', 256);
       cleanups.push(data.cleanup);
+      storeEnv = { NOTIFY_DATA_DIR: data.dir };
       servers = [await startServer('sqlite', { ...env, NOTIFY_DATA_DIR: data.dir }, PROBE)];
       let filled;
       storeFault = data.tmpfs
@@ -143,9 +149,12 @@ async function scenario(kind) {
       viaProxy.hostname = '127.0.0.1';
       viaProxy.port = String(proxy.port);
       viaProxy.pathname = `/${dbName}`;
+      const direct = new URL(PG_BASE);
+      direct.pathname = `/${dbName}`;
       const dataA = makeDataDir('notify-soak-a-', 16);
       const dataB = makeDataDir('notify-soak-b-', 16);
       cleanups.push(dataA.cleanup, dataB.cleanup);
+      storeEnv = { NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: direct.href };
       // Sequentially: both migrate under an advisory lock anyway; this keeps start-up logs apart.
       servers.push(await startServer('postgres-a', { ...env, NOTIFY_DATA_DIR: dataA.dir, DATABASE_URL: viaProxy.href }, PROBE));
       servers.push(await startServer('postgres-b', { ...env, NOTIFY_DATA_DIR: dataB.dir, DATABASE_URL: viaProxy.href }, PROBE));
@@ -161,7 +170,7 @@ async function scenario(kind) {
     const clear = schedule(fakes, storeFault, faults);
     step(`${kind}: ${CLIENTS} clients for ${SECONDS} s against ${servers.map((s) => s.url).join(' and ')}`);
     const operator = startOperator({ record: (r) => records.push(r), seed: SEED * 31 + 7 });
-    await runLoad({ urls: servers.map((s) => s.url), clients: CLIENTS, deadline, seed: SEED, record: (r) => records.push(r), operator });
+    await runLoad({ urls: servers.map((s) => s.url), clients: CLIENTS, deadline, seed: SEED, record: (r) => records.push(r), operator, links: linksIn(fakes) });
     clear();
     storeFault.stop?.();
     for (const s of servers) s.endLoad();
@@ -170,8 +179,15 @@ async function scenario(kind) {
     const waiting = records.filter((r) => r.kind === 'schedule' && r.code === 'OK' && r.structured?.status === 'scheduled');
     const ids = new Map(waiting.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url, due: Date.parse(r.structured.send_at) }]));
     const lastDue = Math.max(Date.now(), ...[...ids.values()].map((w) => w.due));
-    step(`${kind}: load over; reading ${ids.size} scheduled sends (the last due in ${Math.round((lastDue - Date.now()) / 1000)} s; waiting at most ${Math.round((lastDue + SETTLE_MS - Date.now()) / 1000)} s)`);
-    const finals = await readFinalStates(ids.values(), lastDue + SETTLE_MS);
+    // Escalated first sends: read until none of their steps is waiting (the last due 6 s after its first send).
+    const roots = records.filter((r) => r.kind === 'send' && r.escalate && r.code === 'OK' && r.structured?.status === 'sent');
+    const rootIds = new Map(roots.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url }]));
+    const lastStepDue = Math.max(Date.now(), ...roots.map((r) => Date.parse(r.structured.accepted_at) + ESCALATIONS[r.escalate].at(-1)[2]));
+    step(`${kind}: load over; reading ${ids.size} scheduled sends (the last due in ${Math.round((lastDue - Date.now()) / 1000)} s; waiting at most ${Math.round((lastDue + SETTLE_MS - Date.now()) / 1000)} s) and ${rootIds.size} escalations`);
+    const [finals, escalationFinals] = await Promise.all([
+      readFinalStates(ids.values(), lastDue + SETTLE_MS),
+      readFinalStates(rootIds.values(), lastStepDue + SETTLE_MS, { stillWaiting: (sc) => (sc.escalation ?? []).some((s) => ['scheduled', 'held', 'releasing'].includes(s.state)) }),
+    ]);
     // Held sends: the approvals pages expire the ones past their TTL (the earlier undecided
     // ones; the later stay pending_approval); then each is read as its sender, again while an
     // approved one has not left yet.
@@ -181,14 +197,18 @@ async function scenario(kind) {
     for (const s of servers) s.exitedEarly = s.exited();
     const storeFaultLabel = storeFault.label;
     await Promise.all(servers.map((s) => s.stop()));
+    // The audit chain orders the answers and the steps' claims as they committed.
+    const audit = auditEntries(storeEnv, (e) => ['question.answered', 'outbox.scheduled', 'outbox.releasing', 'outbox.expired'].includes(e.kind));
+    if (audit.error) step(`${kind}: audit export failed: ${audit.error}`);
     // Each fault lasts until the next one starts; the last entry only ends the store fault.
     // The store fault is the one a release must meet (its claim and record writes fail); the provider faults are reported.
     const windows = faults.slice(0, -1).map((f, i) => ({ label: `${f.t_s} s ${f.fault}`, from: f.at, to: faults[i + 1].at, mustCover: i === faults.length - 2 }));
     // Every answer, decision and final read, and the servers' error lines, for diagnosis of a break.
     const debugFile = join(tmpdir(), `notify-soak-${kind}-${process.pid}.json`);
-    writeFileSync(debugFile, JSON.stringify({ records, finals: [...finals], heldFinals: [...heldFinals], faults, errors: servers.map((s) => ({ server: s.name, lines: s.logLines.filter((l) => /"(error|warn)"/.test(l)) })) }));
+    writeFileSync(debugFile, JSON.stringify({ records, finals: [...finals], heldFinals: [...heldFinals], escalationFinals: [...escalationFinals], faults, errors: servers.map((s) => ({ server: s.name, lines: s.logLines.filter((l) => /"(error|warn)"/.test(l)) })) }));
     step(`${kind}: every answer and the servers' error lines are in ${debugFile}`);
-    const figures = computeFigures({ records, fakes, servers, finals, windows, heldFinals, consolePages: operator.pages });
+    const escalation = { policies: Object.fromEntries(Object.entries(ESCALATIONS).map(([name, steps]) => [name, steps.map(([via]) => via)])), finals: escalationFinals, audit: audit.entries };
+    const figures = computeFigures({ records, fakes, servers, finals, windows, heldFinals, consolePages: operator.pages, escalation });
     return {
       scenario: kind === 'sqlite' ? 'SQLite, one server' : 'PostgreSQL, two replicas',
       seconds: SECONDS,
@@ -212,6 +232,15 @@ async function scenario(kind) {
     }
     for (const c of cleanups) c();
   }
+}
+
+/** The answer links delivered so far for first send `token` (id `root`) and for its steps, each with where it came from. */
+function linksIn(fakes) {
+  return (token, root) =>
+    fakes.flatMap((f) => [
+      ...[...(f.links.get(token) ?? [])].map((t) => ({ token: t, from: `first send (${f.channel})` })),
+      ...[...(f.links.get(root) ?? [])].map((t) => ({ token: t, from: `step (${f.channel})` })),
+    ]);
 }
 
 function fuzz() {
@@ -238,7 +267,7 @@ function markdown(results) {
     } else {
       lines.push(`${r.clients} clients, ${r.seconds} s. Faults: ${r.faults.map((f) => `${f.t_s} s ${f.fault}`).join('; ')}. Store fault: ${r.store_fault}.`, '');
       lines.push(GC_MS > 0 ? `Each server ran with a full GC forced every ${GC_MS} ms (soak/lib/memprobe.cjs), so RSS and live_heap measure memory held, not garbage not yet collected.` : 'No forced GC (SOAK_GC_MS=0): RSS includes garbage not yet collected; live_heap not measured.', '');
-      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, scheduled: r.scheduled, scheduled_edits: r.scheduled_edits, held: r.held, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
+      lines.push('```json', JSON.stringify({ calls: r.calls, calls_by_kind: r.calls_by_kind, answers_by_code: r.answers_by_code, latency_ms: r.latency_ms, sends: r.sends, scheduled: r.scheduled, scheduled_edits: r.scheduled_edits, held: r.held, escalations: r.escalations, providers: r.providers, rss: r.rss, live_heap: r.live_heap, proxy: r.proxy }, null, 2), '```', '');
     }
     lines.push(r.breaks.length ? `**Invariants broken:**\n${r.breaks.map((b) => `- ${b}`).join('\n')}` : 'All invariants held.', '');
   }
@@ -252,9 +281,9 @@ for (const part of parts) {
   const r = part === 'fuzz' ? fuzz() : await scenario(part);
   results.push(r);
   if (part !== 'fuzz') {
-    const { calls, answers_by_code, latency_ms, sends, scheduled, scheduled_edits, held, rss, live_heap, breaks } = r;
+    const { calls, answers_by_code, latency_ms, sends, scheduled, scheduled_edits, held, escalations, rss, live_heap, breaks } = r;
     const brief = (figures) => Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, { ...v, timeline_mb: undefined }]));
-    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, scheduled, scheduled_edits, held, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
+    process.stdout.write(`\n== ${r.scenario} ==\n${JSON.stringify({ calls, answers_by_code, latency_ms, sends, scheduled, scheduled_edits, held, escalations, rss: brief(rss), live_heap: brief(live_heap), breaks }, null, 2)}\n`);
   }
 }
 writeFileSync(join(ROOT, 'soak/results.json'), JSON.stringify({ date: new Date(started).toISOString(), seed: SEED, results }, null, 2) + '\n');

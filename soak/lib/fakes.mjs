@@ -14,6 +14,12 @@
  * chat.update (an edit of a post that left), and counts them by the token of the post they
  * change, apart from deliveries. Each delivery also records the version marker its text
  * carries (`soakv<n>`: which edit of the message left).
+ *
+ * An escalation step's text starts `Escalates ntf_…:` and carries its first send's text
+ * (token included), so it is counted apart, by the first send's id (`steps`): one fake is one
+ * channel, and a soak policy names each channel once, so (fake, id) is one step. The answer
+ * links a delivery carries (`/answer/<token>`) are kept by soak token or by first send id,
+ * for the load to answer with (load.mjs).
  */
 import { createServer } from 'node:http';
 import { SMTPServer } from 'smtp-server';
@@ -24,6 +30,23 @@ const TOKEN_RE = /\bsk[0-9a-z]+x[0-9a-z]+\b/;
  * (n counting the edits of that send), so a delivery says which text reached the provider.
  */
 const VERSION_RE = /\bsoakv(\d+)\b/;
+/** A step's text: `Escalates <first send's id>: <its text>` (src/notification/escalate.ts). */
+const STEP_RE = /\bEscalates (ntf_[0-9a-f]+):/;
+const LINK_RE = /\/answer\/([A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g;
+
+/** The answer tokens in a text, each once. */
+export function answerTokensIn(text) {
+  return [...new Set([...(text ?? '').matchAll(LINK_RE)].map((m) => m[1]))];
+}
+
+/** A raw MIME message's text, quoted-printable and base64 parts decoded (where a version marker or a link may be). */
+export function mimeText(raw) {
+  const plain = raw.replace(/=\r?\n/g, '');
+  const qp = plain.replace(/=([0-9A-F]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16)));
+  const b64 = (raw.match(/(?:^[A-Za-z0-9+/=]{16,}\r?\n)+/gm) ?? []).map((block) => Buffer.from(block.replace(/\s+/g, ''), 'base64').toString('utf8'));
+  return [plain, qp, ...b64].join('\n');
+}
+
 export function versionIn(text) {
   const m = VERSION_RE.exec(text ?? '');
   return m ? Number(m[1]) : -1;
@@ -31,20 +54,15 @@ export function versionIn(text) {
 
 /** The version marker in a raw MIME message: in any part, quoted-printable or base64. */
 export function versionInMime(raw) {
-  const plain = raw.replace(/=\r?\n/g, '');
-  const v = versionIn(plain);
-  if (v >= 0) return v;
-  for (const block of raw.match(/(?:^[A-Za-z0-9+/=]{16,}\r?\n)+/gm) ?? []) {
-    const w = versionIn(Buffer.from(block.replace(/\s+/g, ''), 'base64').toString('utf8'));
-    if (w >= 0) return w;
-  }
-  return -1;
+  return versionIn(mimeText(raw));
 }
 
 /** Deliveries by token, plus counts of every request seen and faults served. */
 function ledger(name) {
   return {
     name,
+    /** The channel it stands for (an escalation step's `via`). */
+    channel: { smtp: 'email', twilio: 'sms', slack: 'slack' }[name],
     requests: 0,
     delivered: new Map(),
     /** token -> the version marker of each delivery (-1: none), in order. */
@@ -54,6 +72,22 @@ function ledger(name) {
     untokened: 0,
     mode: 'ok',
     rate: 0,
+    /** First send id -> deliveries of its escalation step on this channel. */
+    steps: new Map(),
+    /** Soak token (a first send) or first send id (its steps) -> the answer tokens delivered. */
+    links: new Map(),
+    /**
+     * A delivery: a step's (by `head`, its first line or subject) counted by its first send's
+     * id, any other by the soak token in it; `body` is where its answer links are.
+     */
+    receive(head, version, body = head) {
+      const root = STEP_RE.exec(head ?? '')?.[1];
+      const key = root ?? TOKEN_RE.exec(head ?? '')?.[0];
+      if (root) this.steps.set(root, (this.steps.get(root) ?? 0) + 1);
+      else this.deliver(key, version);
+      const tokens = key ? answerTokensIn(body) : [];
+      for (const t of tokens) (this.links.get(key) ?? this.links.set(key, new Set()).get(key)).add(t);
+    },
     deliver(token, version = -1) {
       if (!token) {
         this.untokened++;
@@ -133,10 +167,10 @@ async function httpFake(name, { okStatus, ok, text, idOf, amend }) {
       const t = text(req, body);
       // Only a success that can still reach the server counts as delivered.
       if (req.socket.destroyed) return;
-      const token = TOKEN_RE.exec(t ?? '')?.[0];
-      book.deliver(token, versionIn(t));
+      book.receive(t, versionIn(t));
       book.lastText = t;
       const answer = ok(++seq);
+      const token = STEP_RE.test(t ?? '') ? undefined : TOKEN_RE.exec(t ?? '')?.[0];
       if (token && idOf) book.sentIds.set(idOf(answer), token);
       res.writeHead(okStatus, { 'content-type': 'application/json' });
       res.end(JSON.stringify(answer));
@@ -213,8 +247,10 @@ export async function startSmtp() {
         if (fault === '421' || fault === 'reset') return cb(Object.assign(new Error('Service not available, closing channel'), { responseCode: 421 }));
         if (fault === '5xx') return cb(Object.assign(new Error('Try again later'), { responseCode: 451 }));
         const raw = Buffer.concat(chunks).toString('utf8');
-        const subject = /^Subject: (.*)$/m.exec(raw)?.[1];
-        book.deliver(TOKEN_RE.exec(subject ?? '')?.[0], versionInMime(raw));
+        // Unfolded: a long subject (a step's) continues on the next line.
+        const subject = /^Subject: (.*)$/m.exec(raw.replace(/\r?\n[ \t]+/g, ' '))?.[1];
+        const text = mimeText(raw);
+        book.receive(subject, versionIn(text), text);
         cb(null, 'Ok');
       });
     },

@@ -77,6 +77,23 @@ const DECIDED_RETRACT = new Set(['OK', 'ALREADY_SENT', 'INVALID_FIELD', 'NOT_FOU
 
 const count = (xs) => xs.reduce((o, x) => ((o[x] = (o[x] ?? 0) + 1), o), {});
 const examples = (xs) => xs.slice(0, 3).join(', ');
+/** p50, p99 and max of sorted ms. */
+const spread = (sorted) => ({ p50: Math.round(percentile(sorted, 50)), p99: Math.round(percentile(sorted, 99)), max: Math.round(sorted.at(-1) ?? 0) });
+
+/**
+ * For each fault window ({ label, from, to, mustCover? }, epoch ms), how many of `dueById`
+ * fell due in it and in which class (`classOf`) they ended; `uncovered(label)` where a
+ * window that must see one fell due saw none.
+ */
+function dueInWindows(windows, dueById, classOf, uncovered) {
+  const out = {};
+  for (const w of windows) {
+    const inside = [...dueById].filter(([, due]) => due >= w.from && due < w.to).map(([id]) => id);
+    out[w.label] = { due: inside.length, ...count(inside.map((id) => classOf.get(id))) };
+    if (w.mustCover && inside.length === 0) uncovered(w.label);
+  }
+  return out;
+}
 
 /**
  * Scheduled sends and retracts (issue 24): `schedules` are the send_notification answers of
@@ -180,12 +197,7 @@ export function scheduledFigures({ schedules, retracts, finals, delivered, delet
     .sort((a, b) => a - b);
 
   // Which fault each scheduled send fell due under, and how those ended.
-  const dueInFaults = {};
-  for (const w of windows) {
-    const inside = ids.filter((id) => dueById.get(id) >= w.from && dueById.get(id) < w.to);
-    dueInFaults[w.label] = { due: inside.length, ...count(inside.map((id) => classOf.get(id))) };
-    if (w.mustCover && inside.length === 0) breaks.push(`no scheduled send fell due during "${w.label}": the release was not exercised under that fault`);
-  }
+  const dueInFaults = dueInWindows(windows, dueById, classOf, (label) => breaks.push(`no scheduled send fell due during "${label}": the release was not exercised under that fault`));
 
   return {
     figures: {
@@ -209,7 +221,7 @@ export function scheduledFigures({ schedules, retracts, finals, delivered, delet
         lost: lost.length,
         delivered_though_not_sent: notSentButDelivered.length,
       },
-      release_late_ms: { releases: late.length, p50: Math.round(percentile(late, 50)), p99: Math.round(percentile(late, 99)), max: Math.round(late.at(-1) ?? 0) },
+      release_late_ms: { releases: late.length, ...spread(late) },
       due_in_fault_windows: dueInFaults,
     },
     breaks,
@@ -227,11 +239,11 @@ function byKind(records) {
   return out;
 }
 
-export function computeFigures({ records: all, fakes, servers, finals = new Map(), windows = [], heldFinals = new Map(), consolePages }) {
+export function computeFigures({ records: all, fakes, servers, finals = new Map(), windows = [], heldFinals = new Map(), consolePages, escalation }) {
   const breaks = [];
-  // The operator's console requests are not tool calls: figured apart (heldFigures).
+  // The operator's console requests and the answer POSTs are not tool calls: figured apart (heldFigures, escalationFigures).
   const decisions = all.filter((r) => r.kind === 'decision');
-  const records = all.filter((r) => r.kind !== 'decision');
+  const records = all.filter((r) => r.kind !== 'decision' && r.kind !== 'answer');
   const heldTokens = new Set(records.filter((r) => r.kind === 'held').map((r) => r.token));
   // A call with send_at answered `sent` (its time had passed when the server got to it) is an ordinary send.
   const schedules = records.filter((r) => r.kind === 'schedule');
@@ -263,7 +275,10 @@ export function computeFigures({ records: all, fakes, servers, finals = new Map(
   const versions = new Map();
   const updates = new Map();
   const providers = {};
+  /** First send id -> channel -> deliveries of its step there. */
+  const steps = new Map();
   for (const f of fakes) {
+    for (const [root, n] of f.steps ?? []) (steps.get(root) ?? steps.set(root, new Map()).get(root)).set(f.channel, n);
     untokened += f.untokened;
     deletedUnknown += f.retractedUnknown ?? 0;
     updatedUnknown += f.updatedUnknown ?? 0;
@@ -282,7 +297,7 @@ export function computeFigures({ records: all, fakes, servers, finals = new Map(
       if (!scheduledOne) providerDeliveries += count;
     }
     for (const [token, count] of f.retracted ?? []) deleted.set(token, (deleted.get(token) ?? 0) + count);
-    providers[f.name] = { requests: f.requests, delivered: n, distinct: f.delivered.size, ...(f.retracted ? { deleted: f.retracted.size } : {}), faults_served: f.faults };
+    providers[f.name] = { requests: f.requests, delivered: n, distinct: f.delivered.size, escalation_steps: [...(f.steps ?? new Map()).values()].reduce((a, b) => a + b, 0), ...(f.retracted ? { deleted: f.retracted.size } : {}), faults_served: f.faults };
   }
   if (deletedUnknown) breaks.push(`${deletedUnknown} deletions named a message the Slack fake never posted`);
   if (updatedUnknown) breaks.push(`${updatedUnknown} chat.update calls named a message the Slack fake never posted`);
@@ -292,6 +307,8 @@ export function computeFigures({ records: all, fakes, servers, finals = new Map(
   breaks.push(...scheduledEdits.breaks);
   const updatedOrdinary = [...updates.keys()].filter((t) => !scheduledTokens.has(t) && !heldTokens.has(t));
   if (updatedOrdinary.length) breaks.push(`${updatedOrdinary.length} Slack posts never edited were updated at the provider (e.g. ${examples(updatedOrdinary)})`);
+  const escalations = escalation && escalationFigures({ sends: records.filter((r) => r.kind === 'send' && r.escalate), answers: all.filter((r) => r.kind === 'answer'), steps, windows, ...escalation });
+  if (escalations) breaks.push(...escalations.breaks);
   const scheduled = scheduledFigures({ schedules: schedules.filter((r) => scheduledTokens.has(r.token)), retracts: records.filter((r) => r.kind === 'retract'), finals, delivered: scheduledDelivered, deleted, windows });
   breaks.push(...scheduled.breaks);
   const duplicates = [...delivered].filter(([, c]) => c > 1).map(([t]) => t);
@@ -340,6 +357,7 @@ export function computeFigures({ records: all, fakes, servers, finals = new Map(
     scheduled: scheduled.figures,
     scheduled_edits: scheduledEdits.figures,
     held: { ...held.figures, console_pages: consolePages },
+    escalations: escalations?.figures,
     providers,
     rss,
     live_heap: live,
@@ -534,6 +552,229 @@ export function scheduledEditFigures({ edits, schedules, versions, updates = new
       left_with_original_text: left.original,
       left_with_edited_text: left.edited,
       slack_posts_updated_after_release: [...tokens].filter((t) => (updates.get(t) ?? []).length > 0).length,
+    },
+    breaks,
+  };
+}
+
+/** An escalation step's state (get_notification's `escalation`) in the classes the invariant adds up. */
+const STEP_CLASS = {
+  sent: 'sent',
+  // An SMS step: Twilio took it (queued), and a receipt may have moved it on.
+  queued: 'sent',
+  delivered: 'sent',
+  cancelled: 'cancelled',
+  unknown: 'unknown',
+  failed: 'failed',
+  scheduled: 'waiting',
+  held: 'waiting',
+  releasing: 'waiting',
+};
+/**
+ * How long before a step's due time an answer acknowledged to its POST must have been to
+ * cancel it for sure. The answer commits before its 2xx, and no claim takes a step before
+ * its process's Date.now() reaches due_at (the stores' claimDue: `due_at <= now`), which is
+ * the same host clock the soak reads in whole ms: so the order needs none. The margin only
+ * absorbs the ms truncation of both reads and a clock adjustment between them.
+ */
+export const ANSWER_MARGIN_MS = 5;
+/** Within this of a step's due time, an answer is said to race its release. */
+const RACE_MS = 750;
+const isSent = (r) => r.code === 'OK' && r.structured?.status === 'sent';
+
+/**
+ * Escalations (issue 39): `sends` are the send_notification answers of sends naming a policy
+ * (`escalate`), `policies` each policy's step channels in order, `answers` the answer POSTs
+ * (load.mjs: choice, start/end, outcome `recorded`/`answered`/other, the choice the page
+ * showed), `finals` each acknowledged first send's final get_notification read (its `answer`
+ * and `escalation` steps), `steps` the fakes' step deliveries (first send id -> channel ->
+ * count), `audit` the store's audit entries (`question.answered` and `outbox.*`, seq order),
+ * or undefined when they could not be read. Invariant: steps = sent + cancelled + unknown +
+ * failed (by the provider); a sent step reached its channel exactly once, a cancelled or
+ * failed one never, any at most once; a step due more than ANSWER_MARGIN_MS after an answer
+ * was acknowledged ended cancelled and undelivered; a step cancelled only under an answer; the
+ * answer kept is the first (the one POST answered `recorded`, the choice every later POST was
+ * shown); no step was first claimed after its first send's answer in the audit chain.
+ */
+export function escalationFigures({ sends, policies, answers, finals, steps, audit, windows = [] }) {
+  const breaks = [];
+  const roots = new Map();
+  for (const r of sends) if (isSent(r)) roots.set(r.structured.id, { token: r.token, policy: r.escalate });
+  const problems = { missing_steps: [], unaccounted: [], duplicates: [], lost: [], delivered_not_sent: [], orphans: [], after_answer: [], cancelled_unanswered: [], first_answer: [], claimed_after_answer: [], posts_failed: [] };
+  const final = { sent: 0, cancelled: 0, unknown: 0, failed: 0, waiting: 0, other: 0 };
+  const byState = {};
+  const failedByCode = {};
+  const answerVia = {};
+  const racingSteps = {};
+  const dueById = new Map();
+  const classById = new Map();
+  const deliveredById = new Map();
+  const stepsOfRoot = new Map();
+  let stepCount = 0;
+  let answered = 0;
+  let dueAfterAnswer = 0;
+
+  const postsByRoot = new Map();
+  for (const a of answers) (postsByRoot.get(a.root) ?? postsByRoot.set(a.root, []).get(a.root)).push(a);
+  const stood = (a) => a.outcome === 'recorded' || a.outcome === 'answered';
+  // An answer whose POST got no clear answer (no answer, a store fault) may have been taken.
+  const undecided = (a) => !stood(a) && a.outcome !== 'no_link' && !/^HTTP_4/.test(a.outcome);
+  for (const a of answers) if (a.outcome.startsWith('NO_ANSWER') || (/^HTTP_5/.test(a.outcome) && a.outcome !== 'HTTP_503')) problems.posts_failed.push(`${a.root}: ${a.outcome}`);
+
+  for (const [id, root] of roots) {
+    const f = finals.get(id);
+    const shown = f?.code === 'OK' ? (f.escalation ?? []) : [];
+    const want = policies[root.policy]?.length ?? 0;
+    if (f?.code !== 'OK' || shown.length !== want) problems.missing_steps.push(`${id} (${root.token}, ${root.policy}): ${f?.code === 'OK' ? `${shown.length} of ${want} steps` : `read ${f?.code ?? 'never'}`}`);
+    const delivered = steps.get(id) ?? new Map();
+    const answer = f?.answer;
+    if (answer) {
+      answered++;
+      answerVia[answer.via] = (answerVia[answer.via] ?? 0) + 1;
+    }
+    const posts = postsByRoot.get(id) ?? [];
+    // The first moment an answer is known to have stood: a POST that recorded it, or was shown it.
+    const ackAt = Math.min(...posts.filter(stood).map((a) => a.end));
+    stepsOfRoot.set(id, shown.map((s) => s.id));
+    for (const s of shown) {
+      stepCount++;
+      const state = s.state ?? 'none';
+      byState[state] = (byState[state] ?? 0) + 1;
+      let cls = STEP_CLASS[state] ?? 'other';
+      if (cls === 'failed') {
+        const code = s.code ?? 'none';
+        failedByCode[code] = (failedByCode[code] ?? 0) + 1;
+        if (!PROVIDER_FAILURE_CODES.has(code)) cls = 'other';
+      }
+      final[cls]++;
+      classById.set(s.id, cls);
+      const due = Date.parse(s.due_at);
+      dueById.set(s.id, due);
+      const n = delivered.get(s.via) ?? 0;
+      deliveredById.set(s.id, n);
+      const tag = `${s.id} (${s.via} step of ${id})`;
+      if (cls === 'waiting' || cls === 'other') problems.unaccounted.push(`${tag}: ${state}${s.code ? ` ${s.code}` : ''}`);
+      if (n > 1) problems.duplicates.push(`${tag}: ${n} deliveries`);
+      if (cls === 'sent' && n !== 1) problems.lost.push(`${tag}: read ${state}, ${n} deliveries`);
+      if ((cls === 'cancelled' || cls === 'failed') && n > 0) problems.delivered_not_sent.push(`${tag}: read ${state}, ${n} deliveries`);
+      if (cls === 'cancelled' && !answer) problems.cancelled_unanswered.push(`${tag}: its first send has no answer`);
+      if (due > ackAt + ANSWER_MARGIN_MS) {
+        dueAfterAnswer++;
+        if (cls !== 'cancelled' || n > 0) problems.after_answer.push(`${tag}: due ${due - ackAt} ms after an answer was acknowledged, read ${state}, ${n} deliveries`);
+      }
+      if (Number.isFinite(ackAt) && Math.abs(due - ackAt) <= RACE_MS) racingSteps[cls] = (racingSteps[cls] ?? 0) + 1;
+    }
+    for (const via of delivered.keys()) if (!shown.some((s) => s.via === via)) problems.orphans.push(`${id}: a ${via} step delivered that get_notification does not list`);
+
+    // The first answer stands: one POST recorded it, and every later one was shown its choice.
+    const recorded = posts.filter((a) => a.outcome === 'recorded');
+    const tag = `${id} (${root.token})`;
+    if (recorded.length > 1) problems.first_answer.push(`${tag}: ${recorded.length} answers recorded (${recorded.map((a) => a.choice).join(', ')})`);
+    const kept = answer?.choice;
+    if (recorded.length && kept !== recorded[0].choice) problems.first_answer.push(`${tag}: recorded ${recorded[0].choice}, reads ${kept ?? 'no answer'}`);
+    for (const a of posts.filter((p) => p.outcome === 'answered')) if (a.shown !== kept) problems.first_answer.push(`${tag}: a later answer was shown ${a.shown}, reads ${kept ?? 'no answer'}`);
+    if (answer && !recorded.length && !posts.some((a) => undecided(a) && a.choice === kept)) problems.first_answer.push(`${tag}: reads ${kept}, which no answer sent could have recorded`);
+    if (answer && answer.by !== 'link') problems.first_answer.push(`${tag}: answered by ${answer.by}, not by a link`);
+  }
+  // Step deliveries by first sends the load never saw acknowledged as escalations.
+  for (const [id, byVia] of steps) if (!roots.has(id)) problems.orphans.push(`${id}: ${[...byVia.keys()].join('/')} step delivered for a first send not acknowledged`);
+
+  // The audit chain orders commits: a step's first claim after its first send's answer left after the answer.
+  const claimLate = [];
+  /** Step id -> how long after its due time it was written (its first send was still going), and expired at a claim. */
+  const keptLate = new Map();
+  const expiredLate = new Map();
+  const auditFigures = { read: audit !== undefined, entries: audit?.length ?? 0 };
+  if (audit === undefined) breaks.push('the audit chain could not be read: whether a step was claimed after an answer was not checked');
+  else {
+    const answerSeq = new Map();
+    const firstClaim = new Map();
+    const answersOf = {};
+    for (const e of audit) {
+      if (e.kind === 'question.answered') {
+        answersOf[e.notification_id] = (answersOf[e.notification_id] ?? 0) + 1;
+        if (!answerSeq.has(e.notification_id)) answerSeq.set(e.notification_id, e.seq);
+      } else if (e.kind === 'outbox.releasing' && !firstClaim.has(e.notification_id)) firstClaim.set(e.notification_id, e);
+      else if (e.kind === 'outbox.scheduled' && dueById.has(e.notification_id) && !keptLate.has(e.notification_id)) keptLate.set(e.notification_id, Date.parse(e.at) - dueById.get(e.notification_id));
+      else if (e.kind === 'outbox.expired' && dueById.has(e.notification_id)) expiredLate.set(e.notification_id, Date.parse(e.at) - dueById.get(e.notification_id));
+    }
+    // Why a step ended waiting or expired: written after its due time, or first claimed past the grace.
+    problems.unaccounted = problems.unaccounted.map((p) => {
+      const id = p.split(' ')[0];
+      const written = keptLate.get(id) > 0 ? `, written ${keptLate.get(id)} ms after its due time` : '';
+      return `${p}${written}${expiredLate.has(id) ? `, expired at a claim ${expiredLate.get(id)} ms after it` : ''}`;
+    });
+    for (const [id, n] of Object.entries(answersOf)) if (n > 1 && roots.has(id)) problems.first_answer.push(`${id}: ${n} answers in the audit chain`);
+    for (const [id, stepIds] of stepsOfRoot) {
+      const seq = answerSeq.get(id);
+      for (const sid of stepIds) {
+        const claim = firstClaim.get(sid);
+        if (claim && dueById.has(sid)) claimLate.push(Date.parse(claim.at) - dueById.get(sid));
+        if (seq !== undefined && claim && claim.seq > seq) problems.claimed_after_answer.push(`${sid} (step of ${id}): claimed at audit seq ${claim.seq}, answered at ${seq}`);
+      }
+    }
+  }
+  claimLate.sort((a, b) => a - b);
+
+  const say = {
+    missing_steps: 'escalated sends acknowledged sent do not list their policy\'s steps',
+    unaccounted: 'steps ended neither sent, cancelled, unknown nor failed by their provider',
+    duplicates: 'steps reached their provider more than once',
+    lost: 'steps read sent did not reach their provider exactly once',
+    delivered_not_sent: 'steps read cancelled or failed reached their provider',
+    orphans: 'step deliveries belong to no step listed',
+    after_answer: `steps due more than ${ANSWER_MARGIN_MS} ms after an answer was acknowledged were not cancelled, or left`,
+    cancelled_unanswered: 'steps were cancelled though their first send was never answered',
+    first_answer: 'escalations did not keep their first answer',
+    claimed_after_answer: 'steps were claimed after their first send\'s answer (audit chain order)',
+    posts_failed: 'answer POSTs got no answer or a 5xx other than 503',
+  };
+  for (const [k, xs] of Object.entries(problems)) if (xs.length) breaks.push(`${xs.length} ${say[k]} (e.g. ${examples(xs)})`);
+  const accounted = final.sent + final.cancelled + final.unknown + final.failed;
+  if (accounted !== stepCount) breaks.push(`steps ${stepCount} != sent ${final.sent} + cancelled ${final.cancelled} + unknown ${final.unknown} + failed by the provider ${final.failed}: ${stepCount - accounted} not accounted for`);
+
+  const dueInFaults = dueInWindows(windows, dueById, classById, (label) => breaks.push(`no escalation step fell due during "${label}": steps were not released under that fault`));
+  const timing = (a) => {
+    const d = a.dues ?? [];
+    if (!d.length || a.start === undefined) return 'not sent';
+    if (d.some((due) => Math.abs(a.start - due) <= RACE_MS)) return `within ${RACE_MS} ms of a due time`;
+    if (a.start < d[0]) return 'before the first due time';
+    return a.start > d.at(-1) ? 'after the last due time' : 'between due times';
+  };
+  return {
+    figures: {
+      calls: sends.length,
+      answers_by_code: count(sends.map((r) => (r.code === 'OK' ? `OK:${r.structured?.status}` : r.code))),
+      escalated: roots.size,
+      by_policy: count([...roots.values()].map((r) => r.policy)),
+      steps: stepCount,
+      final,
+      final_by_state: byState,
+      failed_by_code: failedByCode,
+      invariant: `steps ${stepCount} = sent ${final.sent} + cancelled ${final.cancelled} + unknown ${final.unknown} + failed ${final.failed}${accounted === stepCount ? '' : ` (BROKEN: ${stepCount - accounted} unaccounted)`}`,
+      answered,
+      unanswered: roots.size - answered,
+      answered_via: answerVia,
+      answers: {
+        posts: answers.length,
+        outcomes: count(answers.map((a) => a.outcome)),
+        link_from: count(answers.filter((a) => a.link_from).map((a) => a.link_from)),
+        timing: count(answers.map(timing)),
+        racing_pairs: [...postsByRoot.values()].filter((ps) => ps.length > 1 && ps[0].start !== undefined && Math.abs(ps[0].start - (ps[1].start ?? Infinity)) <= 50).length,
+      },
+      steps_due_after_an_answer: dueAfterAnswer,
+      steps_due_within_750ms_of_an_answer: racingSteps,
+      provider: {
+        step_deliveries: [...steps.values()].reduce((n, m) => n + [...m.values()].reduce((a, b) => a + b, 0), 0),
+        duplicates: problems.duplicates.length,
+        lost: problems.lost.length,
+        delivered_though_not_sent: problems.delivered_not_sent.length,
+        unknown_delivered: [...classById].filter(([sid, c]) => c === 'unknown' && deliveredById.get(sid) > 0).length,
+      },
+      audit: { ...auditFigures, claimed_after_answer: problems.claimed_after_answer.length },
+      kept_after_due: { steps: [...keptLate.values()].filter((ms) => ms > 0).length, max_ms: Math.max(0, ...keptLate.values()) },
+      claim_late_ms: { claims: claimLate.length, ...spread(claimLate) },
+      due_in_fault_windows: dueInFaults,
     },
     breaks,
   };

@@ -165,6 +165,34 @@ export const HELD_DECLINE_SHARE = 0.15;
 export const HELD_SKIP_SHARE = 0.08;
 /** Of the scheduled sends not retracted, this share is edited (edit_notification), half racing the release. */
 export const SCHEDULED_EDIT_SHARE = 0.3;
+/**
+ * Escalations (issue 39): this share of the sends names a policy (`escalate`, NOTIFY_ESCALATIONS
+ * below: steps 2-6 s after the first send, each channel once per policy, so a fake's channel
+ * names the step). Of those, this share asks its own choices (the others an acknowledgement),
+ * and each is answered by POSTing a delivered link to either replica: never (ANSWER_NONE),
+ * before the first step is due, within RACE_MS of a step's due time (racing its release), or
+ * after the last; this share of the answered gets a second answer, half at the same moment on
+ * the other replica (racing the first), half up to 2 s later.
+ */
+export const ESCALATE_SHARE = 0.06;
+export const ESCALATE_CHOICES_SHARE = 0.4;
+export const ANSWER_NONE = 0.2;
+export const ANSWER_EARLY = 0.25;
+export const ANSWER_RACE = 0.35;
+export const SECOND_ANSWER_SHARE = 0.35;
+export const ESCALATIONS = {
+  page: [['slack', '#ops-alerts', 2_000], ['sms', '+14155550177', 4_000], ['email', 'lead@example.com', 6_000]],
+  mail: [['email', 'oncall@example.com', 3_000], ['slack', 'C0SOAK001', 5_000]],
+  text: [['sms', '+14155550178', 2_000], ['email', 'lead@example.com', 5_000]],
+};
+/** NOTIFY_ESCALATIONS for ESCALATIONS. */
+export const escalationsEnv = () =>
+  Object.entries(ESCALATIONS)
+    .map(([name, steps]) => `${name}=${steps.map(([via, to, ms]) => `${via}:${to}@${ms / 1000}s`).join(',')}`)
+    .join(';');
+const CHOICES = ['ack', 'defer', 'resolve'];
+/** How long an answer waits for a link to be delivered (an SMS first send has none: its first email or Slack step brings one). */
+const LINK_WAIT_MS = 12_000;
 const SEND_AT_MIN_MS = 2_000;
 const SEND_AT_SPREAD_MS = 6_000;
 const RACE_MS = 750;
@@ -175,8 +203,10 @@ const RACE_MS = 750;
  * replica when there are two). Resolves once the retracts still timed after the deadline
  * have been answered too.
  */
-export async function runLoad({ urls, clients, deadline, seed, record, operator }) {
+export async function runLoad({ urls, clients, deadline, seed, record, operator, links }) {
   const retracts = [];
+  /** Answers to escalations, still timed after the deadline, awaited with the retracts. */
+  const answering = [];
   /** Edits still timed after the deadline, awaited with the retracts. */
   const edits = [];
   /**
@@ -257,6 +287,10 @@ export async function runLoad({ urls, clients, deadline, seed, record, operator 
         }
         continue;
       }
+      if (links && rand() < ESCALATE_SHARE) {
+        answering.push(...(await escalate({ rand, token, name, home, other, record, links })));
+        continue;
+      }
       const args = sendArgs(rand, token);
       const scheduled = rand() < SCHEDULE_SHARE;
       if (scheduled) args.send_at = new Date(Date.now() + SEND_AT_MIN_MS + rand() * SEND_AT_SPREAD_MS).toISOString();
@@ -301,6 +335,7 @@ export async function runLoad({ urls, clients, deadline, seed, record, operator 
   });
   await Promise.all(loops);
   await Promise.all(retracts);
+  await Promise.all(answering);
   // Edits scheduled by the operator's decisions keep coming while it works through its queue.
   await operator?.finish();
   for (let n = 0; n < edits.length; ) {
@@ -311,11 +346,85 @@ export async function runLoad({ urls, clients, deadline, seed, record, operator 
 }
 
 /**
+ * One escalated send (a policy, and its own choices or an acknowledgement), recorded as a
+ * send (`escalate` names its policy); once acknowledged, its answers timed as ESCALATE_SHARE
+ * says. Resolves to the answers' promises.
+ */
+async function escalate({ rand, token, name, home, other, record, links }) {
+  const args = sendArgs(rand, token);
+  // An SMS first send carries no link: its policy's first step must bring one (email or Slack).
+  const policy = args.via === 'sms' ? pick(rand, ['page', 'mail']) : pick(rand, Object.keys(ESCALATIONS));
+  args.escalate = policy;
+  if (rand() < ESCALATE_CHOICES_SHARE) args.ask = { choices: CHOICES };
+  const keyed = rand() < 0.2;
+  if (keyed) args.idempotency_key = `key-${token}`;
+  const o = await callTool(home, 'send_notification', args, name);
+  record({ kind: 'send', via: args.via, token, keyed, escalate: policy, client: name, url: home, ...o });
+  const root = o.code === 'OK' && o.structured?.status === 'sent' ? o.structured.id : undefined;
+  const plan = rand();
+  if (!root || plan < ANSWER_NONE) return [];
+  const dues = ESCALATIONS[policy].map(([, , ms]) => Date.parse(o.structured.accepted_at) + ms);
+  let at;
+  if (plan < ANSWER_NONE + ANSWER_EARLY) at = Date.now() + rand() * Math.max(0, dues[0] - 500 - Date.now());
+  else if (plan < ANSWER_NONE + ANSWER_EARLY + ANSWER_RACE) at = pick(rand, dues) + (rand() * 2 - 1) * RACE_MS;
+  else at = dues.at(-1) + 500 + rand() * 1_500;
+  const choices = args.ask?.choices ?? ['Acknowledge'];
+  const first = { at, choice: pick(rand, choices), to: rand() < 0.5 ? home : other };
+  const posts = [first];
+  if (rand() < SECOND_ANSWER_SHARE) {
+    // Racing: the same moment, the other replica, another choice where there is one.
+    const racing = rand() < 0.5;
+    const others = choices.length > 1 ? choices.filter((c) => c !== first.choice) : choices;
+    posts.push({ at: racing ? at : at + rand() * 2_000, choice: pick(rand, others), to: first.to === home ? other : home });
+  }
+  return posts.map((p) => sleepUntil(p.at).then(() => answerOnce({ ...p, root, token, policy, dues, links, record })));
+}
+
+const sleepUntil = (at) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+
+/**
+ * POSTs `choice` to `<to's origin>/answer/<token>` (same origin: an Origin header of that
+ * replica), with a link delivered so far for the first send or one of its steps, waiting up
+ * to LINK_WAIT_MS for one. Records when it was sent and answered, and what the page said:
+ * `recorded` (200, this answer stood), `answered` (409: another stood, its choice shown), or
+ * another status.
+ */
+async function answerOnce({ at, choice, to, root, token, policy, dues, links, record }) {
+  const origin = new URL(to).origin;
+  let from = links(token, root);
+  for (const until = Date.now() + LINK_WAIT_MS; from.length === 0 && Date.now() < until; from = links(token, root)) await new Promise((r) => setTimeout(r, 200));
+  const base = { kind: 'answer', root, token, policy, choice, planned_at: at, dues, server: origin };
+  if (from.length === 0) return record({ ...base, outcome: 'no_link' });
+  const link = from[Math.floor(Math.random() * from.length)];
+  const start = Date.now();
+  let status = 0;
+  let text = '';
+  let error;
+  try {
+    const res = await fetch(`${origin}/answer/${link.token}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded', Origin: origin },
+      body: new URLSearchParams({ choice }).toString(),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
+    status = res.status;
+    text = await res.text();
+  } catch (err) {
+    error = err.cause?.code ?? err.name;
+  }
+  const end = Date.now();
+  const shown = /answered <strong>([^<]*)<\/strong>/.exec(text)?.[1];
+  const outcome = status === 200 && /Answer recorded/.test(text) ? 'recorded' : status === 409 && /Already answered/.test(text) ? 'answered' : status ? `HTTP_${status}` : `NO_ANSWER:${error}`;
+  record({ ...base, link_from: link.from, start, end, status, outcome, shown });
+}
+
+/**
  * The final state of each scheduled id, read with get_notification as its sender (its own
  * client name) once nothing should be waiting: polls the ones still waiting until `until`
  * (epoch ms). Resolves to Map id -> { code, status?, error_code?, send_at?, first_attempt_at? }.
  */
-export async function readFinalStates(waiting, until, { concurrency = 8, everyMs = 1_000, waitingStates = ['scheduled', 'held'] } = {}) {
+export async function readFinalStates(waiting, until, { concurrency = 8, everyMs = 1_000, waitingStates = ['scheduled', 'held'], stillWaiting = () => false } = {}) {
   const finals = new Map();
   let left = [...waiting];
   for (;;) {
@@ -325,10 +434,10 @@ export async function readFinalStates(waiting, until, { concurrency = 8, everyMs
         left.slice(i, i + concurrency).map(async (w) => {
           const o = await callTool(w.url, 'get_notification', { id: w.id }, w.client);
           const sc = o.structured ?? {};
-          const read = { code: o.code, status: sc.status, error_code: sc.error_code, send_at: sc.send_at, first_attempt_at: sc.attempts?.[0]?.at, approval: sc.approval };
+          const read = { code: o.code, status: sc.status, error_code: sc.error_code, send_at: sc.send_at, first_attempt_at: sc.attempts?.[0]?.at, approval: sc.approval, answer: sc.answer, escalation: sc.escalation };
           finals.set(w.id, read);
           // Still waiting, or not readable now: asked again until `until`; what it is then is final.
-          if (o.code !== 'OK' || waitingStates.includes(sc.status)) next.push(w);
+          if (o.code !== 'OK' || waitingStates.includes(sc.status) || stillWaiting(sc)) next.push(w);
         }),
       );
     }

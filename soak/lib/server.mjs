@@ -4,7 +4,7 @@
  * sampled from inside by the soak's preload (memprobe.cjs), which forces a full GC every
  * `probe.gcMs` (0: never) so the samples measure memory held, not garbage.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -68,6 +68,8 @@ export async function startServer(name, env, probe) {
       SOAK_MEMPROBE_FILE: probeFile,
       SOAK_MEMPROBE_GC_MS: String(probe.gcMs),
       SOAK_MEMPROBE_SNAPSHOTS: probe.heapSnapshots,
+      // Its own origin: answer links in its messages point here (escalations ask a question).
+      NOTIFY_PUBLIC_URL: `http://127.0.0.1:${port}`,
       ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -134,4 +136,25 @@ export async function startServer(name, env, probe) {
       return new Promise((r) => child.once('exit', (code, signal) => r(cleanProbe({ code, signal }))));
     },
   };
+}
+
+/**
+ * The store's audit entries that `keep` takes, oldest first, through `notify-mcp audit export`
+ * on `storeEnv` (NOTIFY_DATA_DIR, DATABASE_URL) once the servers are stopped: { entries } or
+ * { error }.
+ */
+export function auditEntries(storeEnv, keep) {
+  const r = spawnSync(process.execPath, [CLI, 'audit', 'export'], {
+    env: { PATH: process.env.PATH ?? '', HOME: storeEnv.NOTIFY_DATA_DIR, NOTIFY_LOG_LEVEL: 'error', ...storeEnv },
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+  });
+  if (r.status !== 0) return { error: `exit ${r.status ?? r.signal}: ${(r.stderr ?? r.error?.message ?? '').slice(0, 500)}` };
+  const entries = [];
+  for (const line of r.stdout.split('\n')) {
+    if (!line) continue;
+    const e = JSON.parse(line);
+    if (keep(e)) entries.push(e);
+  }
+  return { entries };
 }
