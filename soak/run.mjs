@@ -207,7 +207,7 @@ async function scenario(kind) {
     const debugFile = join(tmpdir(), `notify-soak-${kind}-${process.pid}.json`);
     writeFileSync(debugFile, JSON.stringify({ records, finals: [...finals], heldFinals: [...heldFinals], escalationFinals: [...escalationFinals], faults, errors: servers.map((s) => ({ server: s.name, lines: s.logLines.filter((l) => /"(error|warn)"/.test(l)) })) }));
     step(`${kind}: every answer and the servers' error lines are in ${debugFile}`);
-    const escalation = { policies: Object.fromEntries(Object.entries(ESCALATIONS).map(([name, steps]) => [name, steps.map(([via]) => via)])), finals: escalationFinals, audit: audit.entries };
+    const escalation = { policies: Object.fromEntries(Object.entries(ESCALATIONS).map(([name, steps]) => [name, steps.map(([via]) => via)])), finals: escalationFinals, audit: audit.entries, graceMs: GRACE_S * 1000 };
     const figures = computeFigures({ records, fakes, servers, finals, windows, heldFinals, consolePages: operator.pages, escalation });
     return {
       scenario: kind === 'sqlite' ? 'SQLite, one server' : 'PostgreSQL, two replicas',
