@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { fillDisk, makeDataDir } from './lib/disk.mjs';
 import { startSlack, startSmtp, startTwilio } from './lib/fakes.mjs';
-import { computeFigures } from './lib/figures.mjs';
+import { computeFigures, escalatedId } from './lib/figures.mjs';
 import { ESCALATIONS, escalationsEnv, httpTokens, OPERATOR, readFinalStates, runLoad } from './lib/load.mjs';
 import { startOperator } from './lib/operator.mjs';
 import { auditEntries, ROOT, startServer } from './lib/server.mjs';
@@ -180,9 +180,9 @@ async function scenario(kind) {
     const ids = new Map(waiting.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url, due: Date.parse(r.structured.send_at) }]));
     const lastDue = Math.max(Date.now(), ...[...ids.values()].map((w) => w.due));
     // Escalated first sends: read until none of their steps is waiting (the last due 6 s after its first send).
-    const roots = records.filter((r) => r.kind === 'send' && r.escalate && r.code === 'OK' && r.structured?.status === 'sent');
-    const rootIds = new Map(roots.map((r) => [r.structured.id, { id: r.structured.id, client: r.client, url: r.url }]));
-    const lastStepDue = Math.max(Date.now(), ...roots.map((r) => Date.parse(r.structured.accepted_at) + ESCALATIONS[r.escalate].at(-1)[2]));
+    const roots = records.filter((r) => escalatedId(r) !== undefined);
+    const rootIds = new Map(roots.map((r) => [escalatedId(r), { id: escalatedId(r), client: r.client, url: r.url }]));
+    const lastStepDue = Math.max(Date.now(), ...roots.map((r) => (Date.parse(r.structured.accepted_at) || Date.now()) + ESCALATIONS[r.escalate].at(-1)[2]));
     step(`${kind}: load over; reading ${ids.size} scheduled sends (the last due in ${Math.round((lastDue - Date.now()) / 1000)} s; waiting at most ${Math.round((lastDue + SETTLE_MS - Date.now()) / 1000)} s) and ${rootIds.size} escalations`);
     const [finals, escalationFinals] = await Promise.all([
       readFinalStates(ids.values(), lastDue + SETTLE_MS),

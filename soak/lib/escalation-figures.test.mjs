@@ -56,7 +56,7 @@ test('every allowed end passes, and adds up to steps = sent + cancelled + unknow
 test('a first send acknowledged sent without its policy\'s steps breaks the run', () => {
   const finals = new Map(healthy().finals);
   finals.set('r1', read([step(1, 1, 'email', 3_000, 'sent')]));
-  flags(run({ finals, steps: new Map([['r1', new Map([['email', 1]])], ['r2', new Map([['email', 1]])]]) }), /1 escalated sends acknowledged sent do not list their policy's steps/);
+  flags(run({ finals, steps: new Map([['r1', new Map([['email', 1]])], ['r2', new Map([['email', 1]])]]) }), /1 escalated sends acknowledged sent \(or DELIVERY_UNKNOWN\) do not list their policy's steps/);
 });
 
 test('a step still waiting, expired outside a store fault, released without a record, or failed for a reason not its provider\'s breaks the sum', () => {
@@ -92,6 +92,18 @@ test('a step delivered twice, a sent one never delivered, a cancelled or failed 
   flags(r, /1 steps reached their provider more than once \(e\.g\. r1s1/);
   flags(r, /2 steps read sent did not reach their provider exactly once \(e\.g\. r1s1 .*2 deliveries, r1s2 .*0 deliveries/);
   flags(r, /2 steps read cancelled or failed reached their provider \(e\.g\. r2s2 .*, r3s2/);
+});
+
+test('a first send answered DELIVERY_UNKNOWN may have left: its steps go on, are read and checked as any; one answered another error is an orphan', () => {
+  const unknownSend = { kind: 'send', token: 'sk0x4', escalate: 'mail', code: 'DELIVERY_UNKNOWN', structured: { error: { code: 'DELIVERY_UNKNOWN', notification_id: 'r4' } } };
+  const finals = new Map(healthy().finals);
+  finals.set('r4', read([step(4, 1, 'email', 3_000, 'sent'), step(4, 2, 'slack', 5_000, 'sent')]));
+  const steps = new Map([...healthy().steps, ['r4', new Map([['email', 1], ['slack', 1]])]]);
+  const r = run({ sends: [...healthy().sends, unknownSend], finals, steps });
+  assert.deepEqual(r.breaks, []);
+  assert.equal(r.figures.steps, 8);
+  // The same steps delivered for a first send its caller was told failed.
+  flags(run({ sends: [...healthy().sends, { ...unknownSend, code: 'PROVIDER_REJECTED', structured: { error: { code: 'PROVIDER_REJECTED', notification_id: 'r4' } } }], finals, steps }), /r4: email\/slack step delivered for a first send not acknowledged/);
 });
 
 test('a step delivery for a step not listed, or for a first send never acknowledged, breaks the run', () => {

@@ -431,7 +431,13 @@ export function heldFigures({ helds, edits, decisions, finals, versions, updates
     if (declined && state !== 'declined') problems.declined_not_declined.push(`${tag}: ${state}`);
     if (state === 'declined' && !declined && !maybe.some((d) => d.decision === 'decline')) problems.declined_undecided.push(tag);
     if (dv.some((v) => v < maxOkEdit)) problems.older_than_edit.push(`${tag}: version ${dv.join('/')} left after edit ${maxOkEdit} answered pending_approval`);
-    for (const e of es.filter((e) => e.code === 'ALREADY_SENT')) if (dv.some((v) => v >= e.version)) problems.edit_already_sent_left.push(`${tag}: edit ${e.version} answered ALREADY_SENT, version ${dv.join('/')} left`);
+    // ALREADY_SENT lost to a release under way; a release that then sent nothing (deferred by a
+    // fault) leaves the approved send waiting, and a later edit answered pending_approval may
+    // reopen it: only the versions such an edit made may leave after it.
+    for (const e of es.filter((e) => e.code === 'ALREADY_SENT')) {
+      const reopened = es.filter((x) => x.code === 'OK' && x.structured?.status === 'pending_approval' && x.start > (e.end ?? e.start)).map((x) => x.version);
+      if (dv.some((v) => v >= e.version && !reopened.includes(v))) problems.edit_already_sent_left.push(`${tag}: edit ${e.version} answered ALREADY_SENT, version ${dv.join('/')} left`);
+    }
     if ((updates.get(token) ?? []).length) problems.approved_post_edited.push(`${tag}: ${updates.get(token).length} chat.update`);
     if (cls === undefined) {
       problems.other_state.push(`${tag}: ${state}`);
@@ -587,6 +593,16 @@ const RACE_MS = 750;
 const isSent = (r) => r.code === 'OK' && r.structured?.status === 'sent';
 
 /**
+ * The first send an escalating call (`escalate`) started, whose steps go on: answered `sent`,
+ * or DELIVERY_UNKNOWN (it may have left, and nobody has answered); undefined for any other answer.
+ */
+export function escalatedId(r) {
+  if (r.kind !== 'send' || !r.escalate) return undefined;
+  if (isSent(r)) return r.structured.id;
+  return r.code === 'DELIVERY_UNKNOWN' ? r.structured?.error?.notification_id : undefined;
+}
+
+/**
  * Escalations (issue 39): `sends` are the send_notification answers of sends naming a policy
  * (`escalate`), `policies` each policy's step channels in order, `answers` the answer POSTs
  * (load.mjs: choice, start/end, outcome `recorded`/`answered`/other, the choice the page
@@ -603,7 +619,10 @@ const isSent = (r) => r.code === 'OK' && r.structured?.status === 'sent';
 export function escalationFigures({ sends, policies, answers, finals, steps, audit, windows = [], graceMs = 5_000 }) {
   const breaks = [];
   const roots = new Map();
-  for (const r of sends) if (isSent(r)) roots.set(r.structured.id, { token: r.token, policy: r.escalate });
+  for (const r of sends) {
+    const id = escalatedId(r);
+    if (id) roots.set(id, { token: r.token, policy: r.escalate });
+  }
   const problems = { missing_steps: [], unaccounted: [], duplicates: [], lost: [], delivered_not_sent: [], orphans: [], after_answer: [], cancelled_unanswered: [], first_answer: [], claimed_after_answer: [], posts_failed: [] };
   const final = { sent: 0, cancelled: 0, unknown: 0, failed: 0, expired: 0, waiting: 0, other: 0 };
   const byState = {};
@@ -727,7 +746,7 @@ export function escalationFigures({ sends, policies, answers, finals, steps, aud
   claimLate.sort((a, b) => a - b);
 
   const say = {
-    missing_steps: 'escalated sends acknowledged sent do not list their policy\'s steps',
+    missing_steps: 'escalated sends acknowledged sent (or DELIVERY_UNKNOWN) do not list their policy\'s steps',
     unaccounted: 'steps ended neither sent, cancelled, unknown nor failed by their provider',
     duplicates: 'steps reached their provider more than once',
     lost: 'steps read sent did not reach their provider exactly once',

@@ -62,6 +62,16 @@ test('a declined send delivered, a duplicate, a stuck approval, a failure withou
   for (const re of [/declined held sends reached a provider/, /more than once/, /no state the invariant allows/, /failed without an error code/, /approved Slack posts were edited/]) assert.match(all, re);
 });
 
+test('after an edit answered ALREADY_SENT, its text leaving breaks the run; a later edit answered pending_approval, approved, may leave', () => {
+  const base = { helds: [held('a', 'ta')], decisions: [decision('a', 'approve', 0), decision('a', 'approve', 2)], finals: { a: final('sent') } };
+  const refused = { ...edit('a', 1, 'ALREADY_SENT'), start: 1000, end: 1010 };
+  const reopened = { ...edit('a', 2, 'OK', 'pending_approval'), start: 2000 };
+  assert.deepEqual(run({ ...base, edits: [refused, reopened], versions: { ta: [2] } }).breaks, []);
+  assert.match(run({ ...base, edits: [refused], decisions: [decision('a', 'approve', 0), decision('a', 'approve', 1)], versions: { ta: [1] } }).breaks.join('\n'), /edit 1 answered ALREADY_SENT, version 1 left/);
+  // The reopening edit came before the refused one: no later edit reopened it.
+  assert.match(run({ ...base, edits: [refused, { ...reopened, start: 500 }], versions: { ta: [2] } }).breaks.join('\n'), /edit 1 answered ALREADY_SENT, version 2 left/);
+});
+
 test('pending_approval though the last text was approved breaks the run', () => {
   const r = run({ helds: [held('a', 'ta')], decisions: [decision('a', 'approve', 0)], finals: { a: final('pending_approval') } });
   assert.match(r.breaks.join('\n'), /ended pending_approval though/);

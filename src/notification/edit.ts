@@ -210,7 +210,7 @@ async function notRevised(deps: PipelineDeps, record: DeliveryRecord): Promise<N
 /** Why an approved send can no longer be edited: its release took it first (`state`: its outbox entry's). */
 function approvedGone(id: string, state: string | undefined): string {
   if (state === 'releasing')
-    return `Notification ${id} was approved and is being released now (its provider call may be under way, or it waits between attempts); it can no longer be edited. Read it with get_notification; if it left, send a correction.`;
+    return `Notification ${id} was approved and is being released now (its provider call may be under way); it cannot be edited while it is. Read it with get_notification: if it left, send a correction; if the release ended without sending (a fault), it waits approved again and can be edited.`;
   if (state === undefined || state === 'released') return `Notification ${id} was approved and has left; send a correction instead.`;
   return `Notification ${id} was approved and its release ended ${state}; it can no longer be edited. Read it with get_notification.`;
 }

@@ -194,7 +194,7 @@ describe('escalate', () => {
   it('a store that cannot keep the steps fails the send before its provider call: nothing leaves without its escalation', async () => {
     const d = await deps();
     const failing = Object.create(store) as SqliteStore;
-    failing.scheduleSend = async () => {
+    failing.scheduleEscalation = async () => {
       throw new StoreUnavailableError('sqlite', 'disk I/O error');
     };
     await expect(send({ ...d, store: failing })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });

@@ -14,6 +14,7 @@ import { questionOf, type Ask } from '../channels/ask.js';
 import type { TypedChannel } from '../channels/channel.js';
 import { answerToken, tokenSha256 } from '../core/answer-token.js';
 import { NotifyError } from '../core/errors.js';
+import type { QuestionToken } from '../store/ports/answers.js';
 import { waitingEntry } from '../store/ports/outbox.js';
 import type { EscalationStep } from './escalation-policy.js';
 import { PROMPT_MAX } from './question.js';
@@ -56,29 +57,42 @@ export async function keepSteps(deps: PipelineDeps, send: LeavingSend, at: numbe
     subject: `Escalates ${send.id}: ${send.summary.headline}`,
     text: `Escalates ${send.id}: ${send.summary.body}`.slice(0, TEXT_MAX),
   };
-  for (const [i, step] of policy.steps.entries()) {
+  const steps = policy.steps.map((step, i) => {
     const id = stepId(send.id, i + 1);
     const channel = deps.channels.find((c) => c.name === step.via)!;
     const { call, recipients } = channel.open((typed) => stepCall(typed, step, message, ask, send.call.urgent === true));
-    // Its links before it can leave: a step never carries a link the store does not know.
-    await keepStepTokens(deps, send, id, recipients, at);
     const due = at + step.delayMs;
-    const written = await deps.store.scheduleSend(
-      waitingEntry({
-        id,
-        via: step.via,
-        client: send.client,
-        call,
-        state: 'scheduled',
-        send_at: due,
-        due_at: due,
-        created_at: at,
-        idem_key: `escalate:${send.id}:${i + 1}`,
-        escalates: send.id,
-      }),
-    );
-    if (written.kind === 'scheduled') deps.outbox?.wake(due);
-  }
+    const entry = waitingEntry({
+      id,
+      via: step.via,
+      client: send.client,
+      call,
+      state: 'scheduled',
+      send_at: due,
+      due_at: due,
+      created_at: at,
+      idem_key: `escalate:${send.id}:${i + 1}`,
+      escalates: send.id,
+    });
+    return { entry, recipients };
+  });
+  // With their links, in one transaction: a step never carries a link the store does not know,
+  // and a store that fails part way keeps none (the send fails before it leaves).
+  const { choices, expires_in_s } = questionOf(ask);
+  const question = {
+    notification_id: send.id,
+    prompt: send.summary.headline.slice(0, PROMPT_MAX),
+    choices,
+    expires_in_s,
+    created_at: at,
+    client: send.client,
+  };
+  const added = await deps.store.scheduleEscalation(
+    question,
+    steps.flatMap((s) => stepTokens(deps.answerKey, s.entry.id, s.recipients)),
+    steps.map((s) => s.entry),
+  );
+  if (added.length > 0) deps.outbox?.wake(Math.min(...steps.map((s) => s.entry.due_at)));
   deps.log.info('escalation kept', { notificationId: send.id, policy: policy.name, steps: policy.steps.length, client: send.client });
 }
 
@@ -115,23 +129,8 @@ function stepCall<C, P>(
   return { call, recipients: [...typed.recipients(typed.parse(call))] };
 }
 
-/** The step's link and its recipients' rows (an SMS reply finds its question by number), all answering the first send's question. */
-async function keepStepTokens(deps: PipelineDeps, send: LeavingSend, id: string, recipients: readonly string[], at: number): Promise<void> {
-  // Without a key no link can be made (the call was refused at validation then): nothing to keep.
-  if (deps.answerKey === undefined) return;
-  const key = deps.answerKey;
-  const { choices, expires_in_s } = questionOf(send.call.ask as Ask);
-  const tokens = ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(key, id, recipient)), recipient, sent_in: id }));
-  // The first send's question is kept already (before this, as it left): this adds the tokens only.
-  await deps.store.recordQuestion(
-    {
-      notification_id: send.id,
-      prompt: send.summary.headline.slice(0, PROMPT_MAX),
-      choices,
-      expires_in_s,
-      created_at: at,
-      client: send.client,
-    },
-    tokens,
-  );
+/** The step's link and its recipients' rows (an SMS reply finds its question by number); none without a key (no link can be made). */
+function stepTokens(key: string | undefined, id: string, recipients: readonly string[]): QuestionToken[] {
+  if (key === undefined) return [];
+  return ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(key, id, recipient)), recipient, sent_in: id }));
 }

@@ -51,6 +51,7 @@ export function storeThrough<X extends object>(store: Store, around: Around, ext
     moveWaiting: (...a) => around('moveWaiting', () => store.moveWaiting(...a)),
     getOutboxEntry: (...a) => around('getOutboxEntry', () => store.getOutboxEntry(...a)),
     escalationSteps: (...a) => around('escalationSteps', () => store.escalationSteps(...a)),
+    scheduleEscalation: (...a) => around('scheduleEscalation', () => store.scheduleEscalation(...a)),
     cancelEscalation: (...a) => around('cancelEscalation', () => store.cancelEscalation(...a)),
     listOutbox: (...a) => around('listOutbox', () => store.listOutbox(...a)),
     nextDue: (...a) => around('nextDue', () => store.nextDue(...a)),

@@ -5,6 +5,7 @@
 import type { AuditActor, AuditContext } from './audit.js';
 import type { DeliveryAmendment, DeliveryDecision, DeliveryQuery, DeliveryRecord, HeldRevision, RecordWrite } from './deliveries.js';
 import type { OptOutCheck } from './contacts.js';
+import type { QuestionRecord, QuestionToken } from './answers.js';
 
 /** A released dry run's record, written with the end of its release (Store.recordReleases). */
 export interface ReleaseRecord {
@@ -153,6 +154,16 @@ export interface OutboxPort {
   getOutboxEntry(id: string): Promise<OutboxEntry | null>;
   /** The steps escalating `rootId`, in due order, whatever their state. */
   escalationSteps(rootId: string): Promise<OutboxEntry[]>;
+  /**
+   * Keeps an escalation's steps (each under its own key: one kept already stays as it is) and
+   * their answer tokens, pointing at `question` (kept if it is not yet), in one transaction:
+   * all or none. The ids of the steps this call added.
+   */
+  scheduleEscalation(
+    question: Omit<QuestionRecord, 'answer'>,
+    tokens: readonly QuestionToken[],
+    steps: readonly OutboxEntry[],
+  ): Promise<string[]>;
   /** Cancels the steps of `rootId` still waiting, in one statement (a retract, the console's Stop): their ids. */
   cancelEscalation(rootId: string, now: number, by?: AuditActor): Promise<string[]>;
   /** Entries in `states`, soonest due first. */

@@ -99,6 +99,7 @@ class PostgresEngine extends SqlStore implements Store, PgEngine {
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly escalations = sqlEscalations(this.sql, (steps, c) => this.auditedAll(steps, c));
   readonly escalationSteps = this.escalations.escalationSteps;
+  readonly scheduleEscalation = this.escalations.scheduleEscalation;
   readonly cancelEscalation = this.escalations.cancelEscalation;
   private readonly audit = postgresAudit(this);
   readonly auditLines = this.audit.auditLines;

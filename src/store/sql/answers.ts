@@ -5,6 +5,7 @@
 import type { AuditedChange } from '../audit.js';
 import type { AnswersPort, AnswerWrite, QuestionAnswer, QuestionRecord } from '../ports/answers.js';
 import { statement, type Dialect } from './dialect.js';
+import { INSERT_QUESTION, INSERT_TOKEN } from './question-inserts.js';
 import { CANCEL_STEPS, stepsCancelled, type AuditedAll } from './escalations.js';
 import { num, numOrNull, type Row } from './rows.js';
 
@@ -16,14 +17,6 @@ const Q_COLUMNS = COLUMNS.split(', ')
 
 const KEEP_KEY = statement('keep-answer-key', 'INSERT INTO answer_key (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING');
 const READ_KEY = statement('read-answer-key', 'SELECT key FROM answer_key WHERE id = 1');
-const INSERT_QUESTION = statement(
-  'insert-question',
-  'INSERT INTO questions (notification_id, prompt, choices, expires_in_s, created_at, client) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (notification_id) DO NOTHING',
-);
-const INSERT_TOKEN = statement(
-  'insert-question-token',
-  'INSERT INTO question_tokens (sha256, notification_id, recipient, sent_in) VALUES ($1, $2, $3, $4) ON CONFLICT (sha256) DO NOTHING',
-);
 const GET_QUESTION = statement('get-question', `SELECT ${COLUMNS} FROM questions WHERE notification_id = $1`);
 const QUESTION_BY_TOKEN = statement(
   'question-by-token',

@@ -7,7 +7,8 @@ import type { AuditedChange } from '../audit.js';
 import type { AuditActor } from '../ports/audit.js';
 import type { OutboxPort } from '../ports/outbox.js';
 import { statement, type Dialect, type Statement } from './dialect.js';
-import { outboxFromRow } from './outbox.js';
+import { OUTBOX_INSERT, outboxFromRow, outboxValues } from './outbox.js';
+import { INSERT_QUESTION, INSERT_TOKEN } from './question-inserts.js';
 import type { Row } from './rows.js';
 
 /** A statement and its parameters, one of several run in one transaction. */
@@ -19,6 +20,7 @@ export interface Step {
 /** Runs statements in order in one transaction, appending the audit entries of what they changed (each engine's). */
 export type AuditedAll = (steps: readonly Step[], changes: (rows: Row[][]) => AuditedChange[]) => Promise<Row[][]>;
 
+const INSERT_STEP = statement('escalation-step-insert', OUTBOX_INSERT);
 const STEPS = statement('escalation-steps', 'SELECT * FROM outbox WHERE escalates = $1 ORDER BY due_at, id');
 /** Only steps still waiting: one a release claimed has left (or is leaving) and stays its release's. */
 export const CANCEL_STEPS = statement(
@@ -39,10 +41,27 @@ export function stepsCancelled(rows: readonly Row[], rootId: string, now: number
   }));
 }
 
-export function sqlEscalations(sql: Dialect, auditedAll: AuditedAll): Pick<OutboxPort, 'escalationSteps' | 'cancelEscalation'> {
+export function sqlEscalations(
+  sql: Dialect,
+  auditedAll: AuditedAll,
+): Pick<OutboxPort, 'escalationSteps' | 'scheduleEscalation' | 'cancelEscalation'> {
   return {
     async escalationSteps(rootId) {
       return (await sql.all(STEPS, [rootId])).map(outboxFromRow);
+    },
+    async scheduleEscalation(q, tokens, steps) {
+      const rows = await auditedAll(
+        [
+          { s: INSERT_QUESTION, params: [q.notification_id, q.prompt, JSON.stringify(q.choices), q.expires_in_s, q.created_at, q.client] },
+          ...tokens.map((t) => ({ s: INSERT_TOKEN, params: [t.sha256, q.notification_id, t.recipient, t.sent_in ?? null] })),
+          ...steps.map((e) => ({ s: INSERT_STEP, params: outboxValues(e) })),
+        ],
+        (written) =>
+          written
+            .slice(1 + tokens.length)
+            .flatMap((added, i) => (added.length === 1 ? [{ write: 'schedule' as const, entry: steps[i]! }] : [])),
+      );
+      return rows.slice(1 + tokens.length).flatMap((added) => added.map((r) => r.id as string));
     },
     async cancelEscalation(rootId, now, by) {
       const [rows] = await auditedAll([{ s: CANCEL_STEPS, params: [rootId, now] }], ([moved]) =>

@@ -87,6 +87,9 @@ export function outboxFromRow(r: Row): OutboxEntry {
   };
 }
 
+/** A new entry, or nothing when its key is taken (an entry without a key always goes in): its id when it went in. */
+export const OUTBOX_INSERT = `INSERT INTO outbox (${OUTBOX_COLUMNS.join(', ')}) VALUES (${OUTBOX_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (idem_key) DO NOTHING RETURNING id`;
+
 export const capCounterFromRow = (r: Row): CapCounter => ({ key: r.key as string, used: num(r.used), resets_at: num(r.resets_at) });
 
 export interface OutboxStatements {
@@ -106,10 +109,7 @@ export interface OutboxStatements {
 export function outboxStatements(engine: string, states: (p: string) => string): OutboxStatements {
   const s = (name: string, text: string) => statement(`${engine}-${name}`, text);
   return {
-    insert: s(
-      'outbox-insert',
-      `INSERT INTO outbox (${OUTBOX_COLUMNS.join(', ')}) VALUES (${OUTBOX_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')}) ON CONFLICT (idem_key) DO NOTHING RETURNING id`,
-    ),
+    insert: s('outbox-insert', OUTBOX_INSERT),
     byId: s('outbox-by-id', 'SELECT * FROM outbox WHERE id = $1'),
     byKey: s('outbox-by-key', 'SELECT * FROM outbox WHERE idem_key = $1'),
     // Fenced: a release taken over by another process (its lease ran out) changes nothing.

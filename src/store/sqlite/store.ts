@@ -93,6 +93,7 @@ class Sqlite extends SqlStore implements Store, SqliteEngine {
   readonly answerQuestion = this.answers.answerQuestion;
   private readonly escalations = sqlEscalations(this.sql, (steps, c) => this.auditedAll(steps, c));
   readonly escalationSteps = this.escalations.escalationSteps;
+  readonly scheduleEscalation = this.escalations.scheduleEscalation;
   readonly cancelEscalation = this.escalations.cancelEscalation;
   private readonly audit = sqliteAudit(this);
   readonly auditLines = this.audit.auditLines;

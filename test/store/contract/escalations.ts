@@ -4,6 +4,7 @@
  * claim cancels a step whose first send was answered (read in the claim itself); of an answer
  * and a claim racing on two handles, each step goes to exactly one; a retract's cancel.
  */
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Store } from '../../../src/store/types.js';
 import { delivery, T0, type StoreHandle } from './fixtures.js';
@@ -36,6 +37,33 @@ export function escalationsContract(handle: () => StoreHandle): void {
       }
       return { root, ids };
     }
+
+    it('keeps an escalation with its tokens in one transaction: a second keep adds nothing, a failure part way keeps none', async () => {
+      const root = `ntf_root_tx_${Math.random().toString(16).slice(2)}`;
+      const steps = [1, 2].map((i) =>
+        entry({ escalates: root, idem_key: `escalate:${root}:${i}`, due_at: T0 + 1000 * i, send_at: T0 + 1000 * i }),
+      );
+      const tokens = steps.map((s) => ({ sha256: randomBytes(32).toString('hex'), recipient: '', sent_in: s.id }));
+      const before = (await store().auditHead()).seq;
+      expect(await store().scheduleEscalation(question(root), tokens, steps)).toEqual(steps.map((s) => s.id));
+      expect(await store().scheduleEscalation(question(root), tokens, steps)).toEqual([]);
+      expect((await store().escalationSteps(root)).map((s) => s.id)).toEqual(steps.map((s) => s.id));
+      expect(await store().questionByToken(tokens[1]!.sha256)).toMatchObject({ notification_id: root, sent_in: steps[1]!.id });
+      const kinds = (await store().auditEntries({ afterSeq: before, limit: 10 })).map((e) => e.kind);
+      expect(kinds).toEqual(['outbox.scheduled', 'outbox.scheduled']);
+
+      // The second step's id is taken (under another key): its insert fails, and the whole keep with it.
+      const other = `ntf_root_tx2_${Math.random().toString(16).slice(2)}`;
+      const clash = [
+        entry({ escalates: other, idem_key: `escalate:${other}:1`, due_at: T0 + 1000 }),
+        { ...entry({ escalates: other, idem_key: `escalate:${other}:2`, due_at: T0 + 2000 }), id: steps[0]!.id },
+      ];
+      const token = { sha256: randomBytes(32).toString('hex'), recipient: '', sent_in: clash[0]!.id };
+      await expect(store().scheduleEscalation(question(other), [token], clash)).rejects.toThrow();
+      expect(await store().escalationSteps(other)).toEqual([]);
+      expect(await store().questionByToken(token.sha256)).toBeNull();
+      expect(await store().getQuestion(other)).toBeNull();
+    });
 
     it('keeps the first send a step escalates, and lists the steps in due order', async () => {
       const { root, ids } = await escalation(2);
