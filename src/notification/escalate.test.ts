@@ -191,6 +191,36 @@ describe('escalate', () => {
     expect(await release(d, T0 + 600_000)).toEqual([]);
   });
 
+  it('a step due at once waits while the first send is in flight; when the first send fails, it is cancelled and never leaves', async () => {
+    const d = await deps({ NOTIFY_ESCALATIONS: 'now=sms:+14155550100@0' });
+    let fail!: () => void;
+    slack.hold = new Promise((resolve) => (fail = resolve));
+    slack.failWith = new ProviderRejectedError('slack', 'channel_not_found', 'channel_not_found');
+    const sending = send(d, { ...PAGE, escalate: 'now' }).catch((err: unknown) => err);
+    for (let i = 0; slack.payloads.length === 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 5));
+    const rootId = (await store.listOutbox(['scheduled'], 1))[0]!.escalates!;
+    expect(await release(d, T0 + 5_000)).toEqual([]);
+    fail();
+    expect(await sending).toMatchObject({ code: 'PROVIDER_REJECTED' });
+    expect(await release(d, T0 + 10_000)).toEqual([]);
+    expect((await store.escalationSteps(rootId)).map((s) => s.state)).toEqual(['cancelled']);
+    expect(sms.payloads).toEqual([]);
+  });
+
+  it('a step due at once leaves as soon as the first send is recorded, not before', async () => {
+    const d = await deps({ NOTIFY_ESCALATIONS: 'now=sms:+14155550100@0' });
+    let go!: () => void;
+    slack.hold = new Promise((resolve) => (go = resolve));
+    const sending = send(d, { ...PAGE, escalate: 'now' });
+    for (let i = 0; slack.payloads.length === 0 && i < 100; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(await release(d, T0 + 1_000)).toEqual([]);
+    go();
+    const first = await sending;
+    const [step] = await store.escalationSteps(first.id);
+    expect(await release(d, T0 + 1_000)).toEqual([{ id: step!.id, state: 'released' }]);
+    expect(sms.payloads).toHaveLength(1);
+  });
+
   it('a store that cannot keep the steps fails the send before its provider call: nothing leaves without its escalation', async () => {
     const d = await deps();
     const failing = Object.create(store) as SqliteStore;

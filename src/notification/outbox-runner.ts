@@ -76,7 +76,7 @@ export function startOutboxRunner(base: Omit<PipelineDeps, 'outbox'>, log: Logge
       }
       // A release under way in a process that died is taken over when its lease ends, not at the next poll.
       const [next, claimed] = await Promise.all([
-        deps.store.nextDue(WAITING_STATES).catch(() => null),
+        deps.store.nextDue(WAITING_STATES, leaseMs(deps)).catch(() => null),
         deps.store.oldestRelease().catch(() => null),
       ]);
       running = undefined;

@@ -330,7 +330,7 @@ describe('caps', () => {
     expect(sms.payloads.length).toBe(3);
     const reset = Date.UTC(2026, 0, 15, 13);
     expect(await store.getOutboxEntry(later.id)).toMatchObject({ state: 'held', due_at: reset, owner: null, send_at: T0 + 60_000 });
-    expect(await store.nextDue(['scheduled', 'held'])).toBe(reset);
+    expect(await store.nextDue(['scheduled', 'held'], 60_000)).toBe(reset);
     clock = reset - 1;
     expect(await releaseDue(d)).toEqual([]);
     // It leaves when the cap resets, once, and counts against the new period.

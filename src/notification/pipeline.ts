@@ -271,12 +271,16 @@ async function sendClaimed<C, P>(
     prepared = await chargeAndBuild(send, call, step?.approved, id);
     budgetLeftMs = budgetLeft(deadline, deps.now(), deps.config.sendBudgetMs, channel.name);
     // A dry run is its record: written with the claim's completion, in one store write.
-    if (!channel.live) return await recordDryRun(send, prepared, { claim, releaseWrite, optOut: recordOptOut });
+    if (!channel.live) {
+      const recorded = await recordDryRun(send, prepared, { claim, releaseWrite, optOut: recordOptOut });
+      await settleSteps(send, call, prepared.id);
+      return recorded;
+    }
   } catch (err) {
     // Nothing was sent: a refusal or a failure before the provider call frees the key.
     await claim?.release();
     // Only a dry run's record fails after its steps were kept (the last step of chargeAndBuild).
-    if (prepared) await stopStepsOfFailedCall(send, call, prepared.id, err);
+    if (prepared) await settleSteps(send, call, prepared.id, err);
     throw err;
   }
 
@@ -285,17 +289,23 @@ async function sendClaimed<C, P>(
     result = await deliver(send, prepared, { budgetLeftMs, claim });
   } catch (err) {
     await claim?.fail(err);
-    await stopStepsOfFailedCall(send, call, prepared.id, err);
+    await settleSteps(send, call, prepared.id, err);
     throw err;
   }
   await claim?.complete(result);
+  await settleSteps(send, call, prepared.id);
   return result;
 }
 
-/** A send at the call (not a release: its outbox entry's state speaks for it) that failed: the steps it kept are cancelled. */
-async function stopStepsOfFailedCall<C, P>({ deps, opts }: Send<C, P>, call: C, id: string, err: unknown): Promise<void> {
-  if (opts.release === undefined)
-    await stopStepsOfFailedSend(deps, { id, call: call as Record<string, unknown>, client: opts.client }, err);
+/**
+ * A send at the call whose outcome is known: the steps it kept may leave now (they waited for
+ * it), or are cancelled when it failed. A release needs neither: its outbox entry's state
+ * speaks for it, and the pass that released it looks again for what is due.
+ */
+async function settleSteps<C, P>({ deps, opts }: Send<C, P>, call: C, id: string, err?: unknown): Promise<void> {
+  if (opts.release !== undefined || typeof (call as { escalate?: unknown }).escalate !== 'string') return;
+  if (err !== undefined) await stopStepsOfFailedSend(deps, { id, call: call as Record<string, unknown>, client: opts.client }, err);
+  deps.outbox?.wake(deps.now());
 }
 
 /** The answer to a send that awaits a person's approval in the console: its id, and that it waits (nothing was sent). Its row is written: onAwaitingApproval hears of it. */

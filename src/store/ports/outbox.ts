@@ -168,8 +168,13 @@ export interface OutboxPort {
   cancelEscalation(rootId: string, now: number, by?: AuditActor): Promise<string[]>;
   /** Entries in `states`, soonest due first. */
   listOutbox(states: readonly OutboxState[], limit: number): Promise<OutboxEntry[]>;
-  /** The earliest due time among entries in `states`, or null. */
-  nextDue(states: readonly OutboxState[]): Promise<number | null>;
+  /**
+   * The earliest time an entry in `states` may be claimed, or null: its due time; for an
+   * escalation step whose first send is still in flight, no sooner than `leaseMs` after it was
+   * kept (its process wakes its own release when the first send ends); none for a step whose
+   * first send awaits approval.
+   */
+  nextDue(states: readonly OutboxState[], leaseMs: number): Promise<number | null>;
   /** When the oldest release under way was claimed (its lease ends a lease later), or null when none is. */
   oldestRelease(): Promise<number | null>;
   /**

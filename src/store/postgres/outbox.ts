@@ -2,7 +2,7 @@
 import { released, type AuditedChange } from '../audit.js';
 import type { DueClaim, DueClaimOptions, OutboxPort, ReleaseRecord } from '../ports/outbox.js';
 import type { RecordWrite } from '../ports/deliveries.js';
-import { outboxFromRow, rootAnswered, rootPending } from '../sql/outbox.js';
+import { outboxFromRow, rootAnswered, rootNotYet } from '../sql/outbox.js';
 import { DELIVERY_COLUMNS, deliveryValues, num, WRITTEN, type Row } from '../sql/rows.js';
 import { prepared, type PgEngine } from './engine.js';
 
@@ -14,8 +14,8 @@ const N = DELIVERY_COLUMNS.length;
  * and a step it holds locked is skipped here, so each step goes to exactly one of the two.
  */
 const ANSWERED = `${rootAnswered('outbox')} AS answered`;
-/** A step whose first send awaits approval waits too: not picked. */
-const PENDING = rootPending('outbox');
+/** A step whose first send awaits approval or is in flight waits: not picked ($2: the lease's start). */
+const NOT_YET = rootNotYet('outbox', '$2');
 const walk = (state: string, cond: string) =>
   `(SELECT id, state AS prior, due_at, ${ANSWERED} FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
 /** Not claimed: cancelled (answered) or expired (too late), both only for an entry no release had started. */
@@ -41,7 +41,7 @@ const claimDueStatement = (name: string, pick: string) =>
 /** $1 now, $2 the lease's start, $3 the batch size, $4 the owner, $5 the grace. */
 const CLAIM_DUE = claimDueStatement(
   'claim-due',
-  `s AS ${walk('scheduled', `due_at <= $1 AND NOT ${PENDING}`)}, h AS ${walk('held', `due_at <= $1 AND NOT ${PENDING}`)}, r AS ${walk('releasing', 'claimed_at <= $2')},
+  `s AS ${walk('scheduled', `due_at <= $1 AND NOT ${NOT_YET}`)}, h AS ${walk('held', `due_at <= $1 AND NOT ${NOT_YET}`)}, r AS ${walk('releasing', 'claimed_at <= $2')},
    picked AS (SELECT * FROM s UNION ALL SELECT * FROM h UNION ALL SELECT * FROM r ORDER BY due_at LIMIT $3)`,
 );
 
@@ -50,7 +50,7 @@ const CLAIM_DUE_ID = claimDueStatement(
   'claim-due-id',
   `picked AS (
      SELECT id, state AS prior, ${ANSWERED} FROM outbox
-     WHERE ((state IN ('scheduled', 'held') AND due_at <= $1 AND NOT ${PENDING}) OR (state = 'releasing' AND claimed_at <= $2)) AND id = $3
+     WHERE ((state IN ('scheduled', 'held') AND due_at <= $1 AND NOT ${NOT_YET}) OR (state = 'releasing' AND claimed_at <= $2)) AND id = $3
      FOR UPDATE SKIP LOCKED)`,
 );
 

@@ -28,18 +28,36 @@ export const OUTBOX_COLUMNS = [
 /**
  * SQL true for an escalation step of `table` that must never leave: its first send's question
  * is answered, or the first send ended without leaving (declined or expired unapproved,
- * retracted; or cancelled, expired or refused in the outbox). Read by each engine's claim of
+ * retracted, failed without the provider ever taking it; or cancelled, expired or refused in
+ * the outbox). A first send failed by a receipt after its provider took it escalates on. Read by each engine's claim of
  * due sends in its own statement (PostgreSQL) or transaction (SQLite), which cancels the step.
  */
 export const rootAnswered = (table: string): string =>
   `(${table}.escalates IS NOT NULL AND (
      EXISTS (SELECT 1 FROM questions q WHERE q.notification_id = ${table}.escalates AND q.answered_at IS NOT NULL)
      OR EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status IN ('declined', 'expired', 'retracted'))
+     OR EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status = 'failed' AND d.provider_message_id IS NULL)
      OR EXISTS (SELECT 1 FROM outbox r WHERE r.id = ${table}.escalates AND r.state IN ('cancelled', 'expired', 'failed'))))`;
 
-/** SQL true for an escalation step whose first send still awaits a person's approval: not claimed yet (its question is not open). */
-export const rootPending = (table: string): string =>
-  `(${table}.escalates IS NOT NULL AND EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status = 'pending_approval'))`;
+/** SQL true for a step of `table` whose first send awaits a person's approval (steps kept by an earlier version at the call). */
+const rootPending = (table: string): string =>
+  `EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status = 'pending_approval')`;
+
+/** SQL true for a step of `table` whose first send is still in flight: no record yet, and its outbox entry (if any) not ended. */
+const rootInFlight = (table: string): string =>
+  `(NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates)
+    AND NOT EXISTS (SELECT 1 FROM outbox r WHERE r.id = ${table}.escalates AND r.state NOT IN ('scheduled', 'held', 'releasing')))`;
+
+/**
+ * SQL true for an escalation step of `table` not to be claimed yet, however due: its first
+ * send awaits approval, or is still in flight (its steps are kept just before its provider
+ * call), so a step never leaves before the first send's outcome is known, and one whose
+ * first send failed at the call is cancelled instead. Past a lease from when the steps were
+ * kept (`leaseStart`, SQL), a first send still without a record died with its process: the
+ * steps go on, as for one that may have left.
+ */
+export const rootNotYet = (table: string, leaseStart: string): string =>
+  `(${table}.escalates IS NOT NULL AND (${rootPending(table)} OR (${table}.created_at > ${leaseStart} AND ${rootInFlight(table)})))`;
 
 /**
  * How an approved send's entry keeps its hash: in the call column, under a key no channel's
@@ -129,7 +147,17 @@ export function outboxStatements(engine: string, states: (p: string) => string):
       `UPDATE outbox SET state = $1, finished_at = $2 WHERE id = $3 AND state IN (${states('$4')}) RETURNING id, client`,
     ),
     list: s('outbox-list', `SELECT * FROM outbox WHERE state IN (${states('$1')}) ORDER BY due_at, id LIMIT $2`),
-    nextDue: s('outbox-next-due', `SELECT MIN(due_at) AS due FROM outbox WHERE state IN (${states('$1')})`),
+    // A step waits for its first send (rootNotYet): due, for a timer, when it may be claimed ($2: the lease).
+    nextDue: s(
+      'outbox-next-due',
+      `SELECT MIN(due) AS due FROM (
+         SELECT MIN(due_at) AS due FROM outbox WHERE state IN (${states('$1')}) AND escalates IS NULL
+         UNION ALL
+         SELECT MIN(CASE WHEN ${rootPending('outbox')} THEN NULL
+                         WHEN created_at + $2 > due_at AND ${rootInFlight('outbox')} THEN created_at + $2
+                         ELSE due_at END) AS due
+         FROM outbox WHERE state IN (${states('$1')}) AND escalates IS NOT NULL) AS n`,
+    ),
     oldestRelease: s('outbox-oldest-release', `SELECT MIN(claimed_at) AS claimed FROM outbox WHERE state = 'releasing'`),
     capCounters: s('cap-counters', 'SELECT key, used, resets_at FROM cap_counters WHERE resets_at > $1 ORDER BY key'),
   };

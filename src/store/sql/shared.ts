@@ -328,8 +328,8 @@ export abstract class SqlStore {
     return (await this.sql.all(this.ob.list, [JSON.stringify(states), Math.max(0, Math.trunc(limit))])).map(outboxFromRow);
   }
 
-  async nextDue(states: readonly OutboxState[]): Promise<number | null> {
-    const row = await this.sql.get(this.ob.nextDue, [JSON.stringify(states)]);
+  async nextDue(states: readonly OutboxState[], leaseMs: number): Promise<number | null> {
+    const row = await this.sql.get(this.ob.nextDue, [JSON.stringify(states), leaseMs]);
     return row?.due === null || row?.due === undefined ? null : Number(row.due);
   }
 

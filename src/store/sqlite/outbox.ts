@@ -2,15 +2,15 @@
 import { released, type AuditedChange } from '../audit.js';
 import type { RecordWrite } from '../ports/deliveries.js';
 import type { DueClaim, DueClaimOptions, OutboxPort, ReleaseRecord } from '../ports/outbox.js';
-import { outboxFromRow, rootAnswered, rootPending } from '../sql/outbox.js';
+import { outboxFromRow, rootAnswered, rootNotYet } from '../sql/outbox.js';
 import { deliveryValues, WRITTEN, type Row } from '../sql/rows.js';
 import * as q from '../sql/statements.js';
 import type { SqliteEngine } from './engine.js';
 
 /** Whether a row is an escalation step whose first send was answered. */
 const ANSWERED = `${rootAnswered('outbox')} AS root_answered`;
-/** A step whose first send awaits approval waits too: not read for a claim. */
-const PENDING = rootPending('outbox');
+/** A step whose first send awaits approval or is in flight waits: not read for a claim (`?`: the lease's start). */
+const NOT_YET = rootNotYet('outbox', '?');
 
 /** The claim of due sends and the end of dry-run releases, over engine `e`. */
 export function sqliteOutbox(e: SqliteEngine): Pick<OutboxPort, 'claimDue' | 'recordReleases'> {
@@ -24,11 +24,11 @@ async function claimDue(e: SqliteEngine, now: number, { limit, owner, leaseMs, g
   // IMMEDIATE: the write lock is held from the read to the updates, so each due entry goes
   // to one process of those sharing the file.
   const tx = e.db.transaction((): DueClaim => {
-    const where = `((state IN ('scheduled', 'held') AND due_at <= ? AND NOT ${PENDING}) OR (state = 'releasing' AND claimed_at <= ?))`;
+    const where = `((state IN ('scheduled', 'held') AND due_at <= ? AND NOT ${NOT_YET}) OR (state = 'releasing' AND claimed_at <= ?))`;
     const rows = (
       id === undefined
         ? soonestDue(e, now, now - leaseMs, limit)
-        : e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, id)
+        : e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE ${where} AND id = ?`).all(now, now - leaseMs, now - leaseMs, id)
     ) as Row[];
     const claim = e.statement(`UPDATE outbox SET state = ?, owner = ?, claimed_at = ?, finished_at = ? WHERE id = ?`);
     const out: DueClaim = { due: [], expired: [] };
@@ -87,11 +87,11 @@ async function claimDue(e: SqliteEngine, now: number, { limit, owner, leaseMs, g
  * per state, so a batch reads only the rows it may claim, not every due row sorted.
  */
 function soonestDue(e: SqliteEngine, now: number, leaseEnded: number, limit: number): Row[] {
-  const walk = e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE state = ? AND due_at <= ? AND NOT ${PENDING} ORDER BY due_at LIMIT ?`);
+  const walk = e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE state = ? AND due_at <= ? AND NOT ${NOT_YET} ORDER BY due_at LIMIT ?`);
   const stale = e.statement(`SELECT *, ${ANSWERED} FROM outbox WHERE state = 'releasing' AND claimed_at <= ? ORDER BY due_at LIMIT ?`);
   const rows = [
-    ...(walk.all('scheduled', now, limit) as Row[]),
-    ...(walk.all('held', now, limit) as Row[]),
+    ...(walk.all('scheduled', now, leaseEnded, limit) as Row[]),
+    ...(walk.all('held', now, leaseEnded, limit) as Row[]),
     ...(stale.all(leaseEnded, limit) as Row[]),
   ];
   return rows.sort((a, b) => Number(a.due_at) - Number(b.due_at)).slice(0, limit);

@@ -25,10 +25,12 @@ export function escalationsContract(handle: () => StoreHandle): void {
   describe('escalation steps', () => {
     const store = (): Store => handle().store;
     let n = 0;
-    async function escalation(steps: number): Promise<{ root: string; ids: string[] }> {
+    /** A first send with `steps` steps; `left`: its record written (it left), else none yet. */
+    async function escalation(steps: number, left = true): Promise<{ root: string; ids: string[] }> {
       n += 1;
       const root = `ntf_root_${n}_${Math.random().toString(16).slice(2)}`;
       await store().recordQuestion(question(root), []);
+      if (left) await store().writeRecord(delivery(root, T0));
       const ids: string[] = [];
       for (let i = 0; i < steps; i++) {
         const e = entry({ escalates: root, due_at: T0 + 1000 * (i + 1), send_at: T0 + 1000 * (i + 1) });
@@ -87,6 +89,33 @@ export function escalationsContract(handle: () => StoreHandle): void {
       expect((await store().answerQuestion(root, ack(T0 + 1600))).kind).toBe('answered');
     });
 
+    it('a step waits while its first send is in flight; its record lets it go, a failure at the call cancels it, a lease passed lets it go anyway', async () => {
+      const lease = OPTS.leaseMs;
+      const inFlight = await escalation(1, false);
+      const failed = await escalation(1, false);
+      const lost = await escalation(1, false);
+      const stepIds = [inFlight.ids[0], failed.ids[0], lost.ids[0]];
+      const claimed = async (at: number) =>
+        (await store().claimDue(at, { ...OPTS, owner: 'a' })).due.map((d) => d.id).filter((id) => stepIds.includes(id));
+      expect(await claimed(T0 + 1000)).toEqual([]);
+      // Due, for a timer, when it may be claimed: a lease after the steps were kept.
+      expect(await store().nextDue(['scheduled', 'held'], lease)).toBeGreaterThanOrEqual(T0 + lease);
+      await store().writeRecord(delivery(inFlight.root, T0 + 500, { status: 'sent' }));
+      await store().writeRecord(delivery(failed.root, T0 + 500, { status: 'failed', error_code: 'PROVIDER_REJECTED' }));
+      const cancelled = await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
+      expect(cancelled.due.map((d) => d.id)).toEqual([inFlight.ids[0]]);
+      expect(cancelled.cancelled?.map((c) => c.id)).toEqual([failed.ids[0]]);
+      // No record a lease after its steps were kept: its process died in the call; the step goes on.
+      expect(await claimed(T0 + lease - 1)).toEqual([]);
+      expect(await claimed(T0 + lease + 1)).toEqual([lost.ids[0]]);
+    });
+
+    it('a first send failed by a receipt after its provider took it escalates on', async () => {
+      const { root, ids } = await escalation(1, false);
+      await store().writeRecord(delivery(root, T0, { status: 'failed', provider_message_id: 'SM1', error_code: 'PROVIDER_REJECTED' }));
+      expect((await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' })).due.map((d) => d.id)).toContain(ids[0]);
+    });
+
     it('a claim cancels a step whose first send is answered (a step written after the answer)', async () => {
       const { root } = await escalation(0);
       await store().answerQuestion(root, ack(T0 + 10));
@@ -103,9 +132,9 @@ export function escalationsContract(handle: () => StoreHandle): void {
     });
 
     it('a claim leaves a step waiting while its first send awaits approval, and cancels it once the first send ended unsent', async () => {
-      const pending = await escalation(1);
+      const pending = await escalation(1, false);
       await store().writeRecord(delivery(pending.root, T0, { status: 'pending_approval' }));
-      const declined = await escalation(1);
+      const declined = await escalation(1, false);
       await store().writeRecord(delivery(declined.root, T0, { status: 'declined' }));
       const cancelledRoot = entry({ due_at: T0 + 3_600_000 });
       await store().scheduleSend(cancelledRoot);

@@ -34,12 +34,12 @@ export function outboxContract(handle: () => StoreHandle): void {
       const e = entry();
       expect(await store().scheduleSend(e)).toEqual({ kind: 'scheduled' });
       expect(await store().getOutboxEntry(e.id)).toEqual(e);
-      expect(await store().nextDue(['scheduled', 'held'])).toBe(T0 + 1000);
+      expect(await store().nextDue(['scheduled', 'held'], 60_000)).toBe(T0 + 1000);
       expect(await store().claimDue(T0 + 999, { ...OPTS, owner: 'a' })).toEqual({ due: [], expired: [] });
       const claim = await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
       expect(claim.due.map((d) => [d.id, d.state, d.owner, d.claimed_at])).toEqual([[e.id, 'releasing', 'a', T0 + 1000]]);
       expect((await store().claimDue(T0 + 2000, { ...OPTS, owner: 'b' })).due).toEqual([]);
-      expect(await store().nextDue(['scheduled', 'held'])).toBeNull();
+      expect(await store().nextDue(['scheduled', 'held'], 60_000)).toBeNull();
     });
 
     it('a keyed entry replays: a second one under the key writes nothing and gives the first', async () => {
