@@ -43,9 +43,13 @@ export const rootAnswered = (table: string): string =>
 const rootPending = (table: string): string =>
   `EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status = 'pending_approval')`;
 
-/** SQL true for a step of `table` whose first send is still in flight: no record yet, and its outbox entry (if any) not ended. */
+/**
+ * SQL true for a step of `table` whose first send is still in flight: no record yet (an
+ * approved send's row says `approved` until its release records it), and its outbox entry (if
+ * any) not ended.
+ */
 const rootInFlight = (table: string): string =>
-  `(NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates)
+  `(NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = ${table}.escalates AND d.status <> 'approved')
     AND NOT EXISTS (SELECT 1 FROM outbox r WHERE r.id = ${table}.escalates AND r.state NOT IN ('scheduled', 'held', 'releasing')))`;
 
 /**

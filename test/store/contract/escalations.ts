@@ -100,7 +100,10 @@ export function escalationsContract(handle: () => StoreHandle): void {
       expect(await claimed(T0 + 1000)).toEqual([]);
       // Due, for a timer, when it may be claimed: a lease after the steps were kept.
       expect(await store().nextDue(['scheduled', 'held'], lease)).toBeGreaterThanOrEqual(T0 + lease);
-      await store().writeRecord(delivery(inFlight.root, T0 + 500, { status: 'sent' }));
+      // An approved send's row is there before it leaves: still in flight.
+      await store().writeRecord(delivery(inFlight.root, T0 + 500, { status: 'approved' }));
+      expect(await claimed(T0 + 1000)).toEqual([]);
+      await store().recordRelease({ ...delivery(inFlight.root, T0 + 500), status: 'sent' });
       await store().writeRecord(delivery(failed.root, T0 + 500, { status: 'failed', error_code: 'PROVIDER_REJECTED' }));
       const cancelled = await store().claimDue(T0 + 1000, { ...OPTS, owner: 'a' });
       expect(cancelled.due.map((d) => d.id)).toEqual([inFlight.ids[0]]);
