@@ -18,8 +18,12 @@ const ANSWERED = `${rootAnswered('outbox')} AS answered`;
 const NOT_YET = rootNotYet('outbox', '$2');
 const walk = (state: string, cond: string) =>
   `(SELECT id, state AS prior, due_at, ${ANSWERED} FROM outbox WHERE state = '${state}' AND ${cond} ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED)`;
-/** Not claimed: cancelled (answered) or expired (too late), both only for an entry no release had started. */
-const ENDS = `picked.prior <> 'releasing' AND (picked.answered OR o.due_at < $1 - $5)`;
+/**
+ * Not claimed: cancelled (answered) or expired (too late), both only for an entry no release
+ * had started. A step may have waited up to a lease for its first send (rootNotYet): its grace
+ * also runs from a lease after it was kept.
+ */
+const ENDS = `picked.prior <> 'releasing' AND (picked.answered OR (o.due_at < $1 - $5 AND (o.escalates IS NULL OR o.created_at < $2 - $5)))`;
 /**
  * Claims what is due at $1 (a release claimed before $2 was left by a dead process) for owner
  * $4, at most $3 (CLAIM_DUE_ID: only entry $3); due longer than $5 ago (never claimed) expires

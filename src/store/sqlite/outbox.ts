@@ -51,7 +51,11 @@ async function claimDue(e: SqliteEngine, now: number, { limit, owner, leaseMs, g
         continue;
       }
       // A release already under way keeps going (its idempotency claim decides); a send never started is too late past the grace.
-      const late = entry.state !== 'releasing' && entry.due_at < now - graceMs;
+      // A step may have waited up to a lease for its first send (rootNotYet): its grace also runs from a lease after it was kept.
+      const late =
+        entry.state !== 'releasing' &&
+        entry.due_at < now - graceMs &&
+        (entry.escalates === undefined || entry.created_at < now - leaseMs - graceMs);
       if (late) {
         claim.run('expired', null, entry.claimed_at, now, entry.id);
         out.expired.push({ ...entry, state: 'expired', finished_at: now });

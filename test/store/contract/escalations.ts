@@ -113,6 +113,18 @@ export function escalationsContract(handle: () => StoreHandle): void {
       expect(await claimed(T0 + lease + 1)).toEqual([lost.ids[0]]);
     });
 
+    it('a step that waited for its first send is not expired for it: its grace also runs from a lease after it was kept', async () => {
+      const { root, ids } = await escalation(1, false);
+      const graceMs = 5_000;
+      // Due at T0 + 1 s, kept at T0; the first send took 8 s, past the grace from the step's due time.
+      await store().writeRecord(delivery(root, T0 + 8_000, { status: 'sent' }));
+      expect((await store().claimDue(T0 + 9_000, { ...OPTS, graceMs, owner: 'a' })).due.map((d) => d.id)).toContain(ids[0]);
+      // One that a stopped server finds long after, past the lease and the grace, expires as any entry.
+      const stale = await escalation(1);
+      const late = await store().claimDue(T0 + OPTS.leaseMs + graceMs + 1_001, { ...OPTS, graceMs, owner: 'a' });
+      expect(late.expired.map((e) => e.id)).toContain(stale.ids[0]);
+    });
+
     it('a first send failed by a receipt after its provider took it escalates on', async () => {
       const { root, ids } = await escalation(1, false);
       await store().writeRecord(delivery(root, T0, { status: 'failed', provider_message_id: 'SM1', error_code: 'PROVIDER_REJECTED' }));
