@@ -23,17 +23,16 @@ import type { PipelineDeps } from './send-deps.js';
 /** How much of the first send's text a step carries: a forwarded page, not a copy. */
 const TEXT_MAX = 1_000;
 
-/** The first send as it leaves: its id and channel, its call (with `escalate` and `ask`), its summary, its client. */
+/** The first send as it leaves: its id, its call (with `escalate` and `ask`), its summary, its client. */
 export interface LeavingSend {
   id: string;
-  via: string;
   call: Readonly<Record<string, unknown>>;
   summary: { headline: string; body: string };
   client: string | null;
 }
 
 /** Step `i`'s id: the first send's time prefix (ids stay in time order) and 80 bits of a hash of the first send's id and `i`. */
-export function stepId(rootId: string, i: number): string {
+function stepId(rootId: string, i: number): string {
   const hash = createHash('sha256').update(`${rootId}:${i}`).digest('hex');
   return `${rootId.slice(0, 16)}${hash.slice(0, 20)}`;
 }
@@ -98,9 +97,9 @@ export async function keepSteps(deps: PipelineDeps, send: LeavingSend, at: numbe
 
 /**
  * A first send sent at the call that failed (nothing left, or the provider refused it): its
- * caller is told the send failed, so its steps are cancelled. One that may have left
- * (DELIVERY_UNKNOWN) keeps them: nobody has answered. A release's failure is its outbox
- * entry's state, which the steps' claim reads (src/store/sql/outbox.ts).
+ * caller is told the send failed, so its steps are cancelled, and read so at once (their claim
+ * would cancel them too, reading the first send's record or outbox entry: src/store/sql/outbox.ts).
+ * One that may have left (DELIVERY_UNKNOWN) keeps them: nobody has answered.
  */
 export async function stopStepsOfFailedSend(
   deps: PipelineDeps,

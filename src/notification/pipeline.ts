@@ -365,7 +365,6 @@ async function chargeAndBuild<C, P>(
   // Before the claim moves to `sending`: a throw here releases it.
   throwIfCancelled(opts.signal, channel.name);
   // Last before it leaves: no check can stop it after its steps are kept.
-  const leaving = { id, via: channel.name, call: call as Record<string, unknown>, client: opts.client };
-  await keepSteps(deps, { ...leaving, summary: channel.summary(call) }, deps.now());
+  await keepSteps(deps, { id, call: call as Record<string, unknown>, summary: channel.summary(call), client: opts.client }, deps.now());
   return meta === undefined ? { id, approved, startedAt, payload } : { id, approved, startedAt, payload, meta };
 }

@@ -229,7 +229,7 @@ async function leave<C, P>(
       summary.headline,
       channel.recipients(call),
     );
-    await keepSteps(deps, { id: row.id, via, call: row.approval.call!, summary, client: row.client }, deps.now());
+    await keepSteps(deps, { id: row.id, call: row.approval.call!, summary, client: row.client }, deps.now());
   }
   const firstContacts = row.approval.first_contacts ?? [];
   if (firstContacts.length > 0) await deps.store.addContacts(via, firstContacts, deps.now(), row.client);
