@@ -29,8 +29,9 @@ export const OUTBOX_COLUMNS = [
  * SQL true for an escalation step of `table` that must never leave: its first send's question
  * is answered, or the first send ended without leaving (declined or expired unapproved,
  * retracted, failed without the provider ever taking it; or cancelled, expired or refused in
- * the outbox). A first send failed by a receipt after its provider took it escalates on. Read by each engine's claim of
- * due sends in its own statement (PostgreSQL) or transaction (SQLite), which cancels the step.
+ * the outbox). A first send failed by a receipt after its provider took it escalates on. Read
+ * by each engine's claim of due sends in its own statement (PostgreSQL) or transaction
+ * (SQLite), which cancels the step.
  */
 export const rootAnswered = (table: string): string =>
   `(${table}.escalates IS NOT NULL AND (
