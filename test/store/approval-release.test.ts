@@ -169,7 +169,7 @@ async function editedWhileReleasing(open: () => Promise<Store>): Promise<void> {
       { text: '<p>second</p>' },
     ).catch((e: NotifyError) => e);
     expect(err).toMatchObject({ code: 'ALREADY_SENT' });
-    expect((err as NotifyError).message).toMatch(/is being released now .* it can no longer be edited/);
+    expect((err as NotifyError).message).toMatch(/is being released now .* it cannot be edited while it is/);
     expect((await store.getDelivery(held.id))!.status).toBe('approved');
   } finally {
     await store.close();
