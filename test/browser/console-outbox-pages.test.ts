@@ -5,12 +5,12 @@
  * 0, 1 and 12 of them; a retracted scheduled send has its page. Screenshots at 390 and 1280
  * px against committed baselines (ids, times, hashes and the kept call masked), and axe.
  */
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
-import { assertBuilt, eraClient, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { assertBuilt, connectHttp, type ToolOutcome } from '../helpers/mcp-cli.js';
 import { launchChromium, skipWithoutChromium } from './chromium.js';
 import { DESKTOP, expectPageLooksRight, PHONE } from './page-check.js';
 
@@ -33,10 +33,7 @@ beforeAll(async () => {
     NOTIFY_APPROVAL_MODE: 'console',
   });
   cli = await startHttpCli(env);
-  agent = eraClient('planning-agent', 'modern');
-  await agent.connect(
-    new StreamableHTTPClientTransport(new URL(cli.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
-  );
+  agent = await connectHttp(cli.url, 'planning-agent', 'modern', BOT);
   browser = await launchChromium();
 }, 60_000);
 

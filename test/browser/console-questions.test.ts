@@ -5,12 +5,12 @@
  * at 390 and 1280 px against committed baselines (ids and times masked), and axe.
  */
 import { createServer } from 'node:net';
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
-import { assertBuilt, eraClient, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { assertBuilt, connectHttp, type ToolOutcome } from '../helpers/mcp-cli.js';
 import { launchChromium, skipWithoutChromium } from './chromium.js';
 import { DESKTOP, expectPageLooksRight, PHONE } from './page-check.js';
 
@@ -42,10 +42,7 @@ beforeAll(async () => {
     NOTIFY_PUBLIC_URL: `http://127.0.0.1:${port}`,
   });
   cli = await startHttpCli(env, ['--port', String(port)]);
-  agent = eraClient('ops-bot', 'modern');
-  await agent.connect(
-    new StreamableHTTPClientTransport(new URL(cli.url), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
-  );
+  agent = await connectHttp(cli.url, 'ops-bot', 'modern', BOT);
   browser = await launchChromium();
 }, 60_000);
 

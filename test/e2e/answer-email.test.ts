@@ -6,14 +6,14 @@
  * Then `notify-mcp answer` refuses that live question, and answers a dry-run one.
  */
 import { createServer } from 'node:net';
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { simpleParser } from 'mailparser';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, skipWithoutChromium } from '../browser/chromium.js';
 import { cliEnv, runCli, tempDataDir } from '../helpers/cli.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
-import { connectCli, ERAS, eraClient, type Era, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { connectCli, connectHttp, type ToolOutcome, type Era, ERAS } from '../helpers/mcp-cli.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.js';
 
 const TOKEN = 'lead-bot-token-0123456789abcdef';
@@ -57,10 +57,7 @@ afterAll(async () => {
 });
 
 async function connect(era: Era): Promise<Client> {
-  const client = eraClient(`answer-${era}`, era);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
-  );
+  const client = await connectHttp(server.url, `answer-${era}`, era, TOKEN);
   clients.push(client);
   return client;
 }

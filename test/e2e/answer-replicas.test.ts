@@ -4,11 +4,11 @@
  * question asked on the first, a get_notification with wait_s waiting there, and the answer
  * page's POST made to the second. Both protocol eras for the waiting call.
  */
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
-import { ERAS, eraClient, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { connectHttp, type ToolOutcome, ERAS } from '../helpers/mcp-cli.js';
 import { postgresSkipReason, sharedPostgresSchema } from '../helpers/postgres.js';
 
 const OPS = 'ops-token-0123456789abcdef';
@@ -37,8 +37,7 @@ async function replicas(store: Record<string, string>): Promise<[HttpCli, HttpCl
 }
 
 async function client(server: HttpCli, era: (typeof ERAS)[number]): Promise<Client> {
-  const c = eraClient('oncall-bot', era);
-  await c.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${OPS}` } } }));
+  const c = await connectHttp(server.url, 'oncall-bot', era, OPS);
   open.push({ stop: () => c.close() });
   return c;
 }

@@ -6,7 +6,7 @@
  * and a waiting get_notification returns with the answer.
  */
 import { rmSync } from 'node:fs';
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slackSignature } from '../../src/channels/slack/signature.js';
@@ -14,7 +14,7 @@ import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
 import { startFakeTwilio, type FakeTwilio } from '../helpers/fake-twilio.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
-import { ERAS, eraClient, type Era, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { connectHttp, type ToolOutcome, type Era, ERAS } from '../helpers/mcp-cli.js';
 
 const PUBLIC_URL = 'https://notify.example.com';
 const TWILIO_TOKEN = 'e2e-replies-twilio-auth-token';
@@ -58,10 +58,7 @@ afterAll(async () => {
 });
 
 async function connect(era: Era): Promise<Client> {
-  const client = eraClient(`replies-${era}`, era);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }),
-  );
+  const client = await connectHttp(server.url, `replies-${era}`, era, TOKEN);
   clients.push(client);
   expect(client.getProtocolEra()).toBe(era);
   return client;

@@ -6,12 +6,12 @@
  * step; a cap stops a step with CAP_REACHED in its state. Delays of seconds, a 1 s poll.
  */
 import { createServer } from 'node:net';
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, tempDataDir } from '../helpers/cli.js';
 import { startFakePeer, type FakePeer } from '../helpers/fakes.js';
 import { startHttpCli, type HttpCli } from '../helpers/http-cli.js';
-import { eraClient, ERAS, type Era, type ToolOutcome } from '../helpers/mcp-cli.js';
+import { connectHttp, type ToolOutcome, type Era, ERAS } from '../helpers/mcp-cli.js';
 
 const BOT = 'ops-bot-token-0123456789abcdef';
 const CAPPED = 'capped-bot-token-0123456789abcdef';
@@ -75,10 +75,7 @@ async function serve(): Promise<{ server: HttpCli; publicUrl: string }> {
 }
 
 async function connect(server: HttpCli, era: Era, token = BOT): Promise<Client> {
-  const client = eraClient(`escalation-${era}`, era);
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
-  );
+  const client = await connectHttp(server.url, `escalation-${era}`, era, token);
   clients.push(client);
   return client;
 }

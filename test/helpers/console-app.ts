@@ -6,12 +6,12 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { createApp, type App } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/core/log.js';
 import { serveHttp, type HttpHandle } from '../../src/transports/http/listener.js';
-import { eraClient } from './mcp-cli.js';
+import { connectHttp } from './mcp-cli.js';
 
 export const OPS = 'ops-token-0123456789abcdef';
 export const BOT = 'bot-token-0123456789abcdef';
@@ -31,10 +31,7 @@ export async function startConsoleApp(prefix: string, env: Record<string, string
     createLogger('error', () => {}),
   );
   const http = await serveHttp(app, { port: 0 });
-  const agent = eraClient('agent', 'modern');
-  await agent.connect(
-    new StreamableHTTPClientTransport(new URL(`${http.url}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${BOT}` } } }),
-  );
+  const agent = await connectHttp(`${http.url}/mcp`, 'agent', 'modern', BOT);
   return {
     app,
     http,

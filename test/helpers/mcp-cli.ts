@@ -3,7 +3,7 @@
  * read tool results, and read its delivery log with `notify-mcp outbox`.
  */
 import { existsSync } from 'node:fs';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { ChildStdioTransport, CLI, runCli } from './cli.js';
 
 /** Fails early, with what to do, when the suite runs before a build. */
@@ -25,6 +25,13 @@ export const MODERN_VERSION = '2026-07-28';
 /** A v2 SDK client of that era: the default handshake, or pinned to 2026-07-28 (no fallback). */
 export function eraClient(name: string, era: Era): Client {
   return new Client({ name, version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_VERSION } } } : {});
+}
+
+/** A client of that era connected over streamable HTTP to `url`, with `token` as its bearer. */
+export async function connectHttp(url: string, name: string, era: Era, token: string): Promise<Client> {
+  const client = eraClient(name, era);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
 }
 
 export async function connectCli(env: Record<string, string>, clientName = 'e2e', era: Era = 'legacy'): Promise<CliSession> {
