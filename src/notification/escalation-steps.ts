@@ -10,14 +10,12 @@
  * derived from the first send's, so a release taken over writes none twice.
  */
 import { createHash } from 'node:crypto';
-import { questionOf, type Ask } from '../channels/ask.js';
+import type { Ask } from '../channels/ask.js';
 import type { TypedChannel } from '../channels/channel.js';
-import { answerToken, tokenSha256 } from '../core/answer-token.js';
 import { NotifyError } from '../core/errors.js';
-import type { QuestionToken } from '../store/ports/answers.js';
 import { waitingEntry } from '../store/ports/outbox.js';
 import type { EscalationStep } from './escalation-policy.js';
-import { PROMPT_MAX } from './question.js';
+import { messageTokens, questionRecord } from './question.js';
 import type { PipelineDeps } from './send-deps.js';
 
 /** How much of the first send's text a step carries: a forwarded page, not a copy. */
@@ -76,19 +74,12 @@ export async function keepSteps(deps: PipelineDeps, send: LeavingSend, at: numbe
     return { entry, recipients };
   });
   // With their links, in one transaction: a step never carries a link the store does not know,
-  // and a store that fails part way keeps none (the send fails before it leaves).
-  const { choices, expires_in_s } = questionOf(ask);
-  const question = {
-    notification_id: send.id,
-    prompt: send.summary.headline.slice(0, PROMPT_MAX),
-    choices,
-    expires_in_s,
-    created_at: at,
-    client: send.client,
-  };
+  // and a store that fails part way keeps none (the send fails before it leaves). Without a key
+  // no link can be made (the call was refused at validation then): no token to keep.
+  const key = deps.answerKey;
   const added = await deps.store.scheduleEscalation(
-    question,
-    steps.flatMap((s) => stepTokens(deps.answerKey, s.entry.id, s.recipients)),
+    questionRecord(ask, send.id, at, send.client, send.summary.headline),
+    key === undefined ? [] : steps.flatMap((s) => messageTokens(key, s.entry.id, s.recipients, s.entry.id)),
     steps.map((s) => s.entry),
   );
   if (added.length > 0) deps.outbox?.wake(Math.min(...steps.map((s) => s.entry.due_at)));
@@ -101,12 +92,7 @@ export async function keepSteps(deps: PipelineDeps, send: LeavingSend, at: numbe
  * would cancel them too, reading the first send's record or outbox entry: src/store/sql/outbox.ts).
  * One that may have left (DELIVERY_UNKNOWN) keeps them: nobody has answered.
  */
-export async function stopStepsOfFailedSend(
-  deps: PipelineDeps,
-  send: Pick<LeavingSend, 'id' | 'call' | 'client'>,
-  err: unknown,
-): Promise<void> {
-  if (typeof send.call.escalate !== 'string') return;
+export async function stopStepsOfFailedSend(deps: PipelineDeps, send: Pick<LeavingSend, 'id' | 'client'>, err: unknown): Promise<void> {
   if (err instanceof NotifyError && err.code === 'DELIVERY_UNKNOWN') return;
   try {
     await deps.store.cancelEscalation(send.id, deps.now(), { client: send.client, tool: 'send_notification' });
@@ -126,10 +112,4 @@ function stepCall<C, P>(
   const forwarded = typed.forward(step.to, message) as Record<string, unknown>;
   const call = { ...forwarded, ask, ...(urgent ? { urgent: true } : {}) };
   return { call, recipients: [...typed.recipients(typed.parse(call))] };
-}
-
-/** The step's link and its recipients' rows (an SMS reply finds its question by number); none without a key (no link can be made). */
-function stepTokens(key: string | undefined, id: string, recipients: readonly string[]): QuestionToken[] {
-  if (key === undefined) return [];
-  return ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(key, id, recipient)), recipient, sent_in: id }));
 }

@@ -304,7 +304,7 @@ async function sendClaimed<C, P>(
  */
 async function settleSteps<C, P>({ deps, opts }: Send<C, P>, call: C, id: string, err?: unknown): Promise<void> {
   if (opts.release !== undefined || typeof (call as { escalate?: unknown }).escalate !== 'string') return;
-  if (err !== undefined) await stopStepsOfFailedSend(deps, { id, call: call as Record<string, unknown>, client: opts.client }, err);
+  if (err !== undefined) await stopStepsOfFailedSend(deps, { id, client: opts.client }, err);
   deps.outbox?.wake(deps.now());
 }
 

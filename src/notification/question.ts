@@ -7,11 +7,11 @@
 import { questionOf, type Ask } from '../channels/ask.js';
 import { answerToken, tokenSha256 } from '../core/answer-token.js';
 import type { ConnectedChannel } from '../channels/channel.js';
-import type { AnswersPort } from '../store/ports/answers.js';
+import type { AnswersPort, QuestionRecord, QuestionToken } from '../store/ports/answers.js';
 import type { PipelineDeps } from './send-deps.js';
 
 /** How much of the subject or first line the answer page shows. */
-export const PROMPT_MAX = 300;
+const PROMPT_MAX = 300;
 
 /** A send's answer that says its message has not left yet. */
 export const WAITING: ReadonlySet<string> = new Set(['scheduled', 'held', 'pending_approval']);
@@ -34,14 +34,27 @@ export async function keepQuestion(
   if (asked === undefined) return;
   // The call was validated with links possible, so the app holds a key: without one this is a bug.
   if (answerKey === undefined) throw new Error(`send ${id} asks, but no answer key was given to the send path`);
-  const { choices, expires_in_s } = questionOf(asked);
-  // One link for the whole message (recipient ''): every channel sends one message to all its recipients.
-  // A row per recipient too (their tokens never leave): who was asked, so an SMS reply finds its question.
-  const tokens = ['', ...recipients].map((recipient) => ({ sha256: tokenSha256(answerToken(answerKey, id, recipient)), recipient }));
-  await store.recordQuestion(
-    { notification_id: id, prompt: prompt.slice(0, PROMPT_MAX), choices, expires_in_s, created_at: at, client },
-    tokens,
-  );
+  await store.recordQuestion(questionRecord(asked, id, at, client, prompt), messageTokens(answerKey, id, recipients));
+}
+
+/** The question `ask` makes of notification `id`, as kept: `prompt` (its subject or first line) cut for the answer page. */
+export function questionRecord(ask: Ask, id: string, at: number, client: string | null, prompt: string): Omit<QuestionRecord, 'answer'> {
+  const { choices, expires_in_s } = questionOf(ask);
+  return { notification_id: id, prompt: prompt.slice(0, PROMPT_MAX), choices, expires_in_s, created_at: at, client };
+}
+
+/**
+ * The token hashes of message `messageId`: one link for the whole message (recipient ''; every
+ * channel sends one message to all its recipients), and a row per recipient (their tokens
+ * never leave): who was asked, so an SMS reply finds its question. `sent_in` when the message
+ * is not the question's own (an escalation step).
+ */
+export function messageTokens(answerKey: string, messageId: string, recipients: readonly string[], sentIn?: string): QuestionToken[] {
+  return ['', ...recipients].map((recipient) => ({
+    sha256: tokenSha256(answerToken(answerKey, messageId, recipient)),
+    recipient,
+    ...(sentIn !== undefined ? { sent_in: sentIn } : {}),
+  }));
 }
 
 /**
